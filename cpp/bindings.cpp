@@ -1,0 +1,368 @@
+// The one pybind11 module, rateopt._core. It only converts, checks cheap
+// invariants (dtypes, contiguity, lengths), allocates outputs while holding the
+// GIL, releases the GIL around the core call, and maps errors. The expensive
+// checks (finiteness, index ranges) are separate functions that the Python
+// boundary (rateopt.core) calls once per data object. No math lives here.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "rateopt/lambda_player.hpp"
+#include "rateopt/matrix_view.hpp"
+#include "rateopt/parallel.hpp"
+#include "rateopt/rate_kernel.hpp"
+#include "rateopt/simplex.hpp"
+#include "rateopt/validate.hpp"
+
+namespace py = pybind11;
+using std::int32_t;
+using std::int64_t;
+
+namespace {
+
+using darray = py::array_t<double, py::array::c_style>;
+
+[[noreturn]] void type_error(const std::string& msg) { throw py::type_error(msg); }
+[[noreturn]] void value_error(const std::string& msg) { throw py::value_error(msg); }
+
+template <class T>
+bool is_exact(const py::array& a) {
+    return py::isinstance<py::array_t<T>>(a) && (a.flags() & py::array::c_style);
+}
+
+// Borrow a C-contiguous array of exactly dtype T and ndim, or raise TypeError.
+// Never converts: the Python layer does the (warned) conversions.
+template <class T>
+py::array_t<T, py::array::c_style> borrow(const py::array& a, const char* name, int ndim) {
+    if (!is_exact<T>(a))
+        type_error(std::string(name) + " must be a C-contiguous array of dtype " +
+                   py::str(py::dtype::of<T>()).cast<std::string>() + ", got dtype " +
+                   py::str(a.dtype()).cast<std::string>());
+    if (a.ndim() != ndim)
+        value_error(std::string(name) + " must be " + std::to_string(ndim) + "-D, got " +
+                    std::to_string(a.ndim()) + "-D");
+    return py::reinterpret_borrow<py::array_t<T, py::array::c_style>>(a);
+}
+
+void check_len(int64_t got, int64_t want, const std::string& what) {
+    if (got != want)
+        value_error(what + " has length " + std::to_string(got) + ", expected " + std::to_string(want));
+}
+
+int check_threads(int n_threads) {
+    if (n_threads < 1) value_error("n_threads must be >= 1 at the core boundary, got " + std::to_string(n_threads));
+    return n_threads;
+}
+
+struct AtomArgs {
+    py::array_t<int64_t, py::array::c_style> indptr;
+    py::array_t<int32_t, py::array::c_style> indices;
+    darray weights;
+    rateopt::AtomView view;
+};
+
+AtomArgs atom_args(const py::array& indptr, const py::array& indices, const py::array& weights,
+                   int64_t n_atoms, int64_t n_rows) {
+    AtomArgs a{borrow<int64_t>(indptr, "atoms.indptr", 1), borrow<int32_t>(indices, "atoms.indices", 1),
+               borrow<double>(weights, "atoms.weights", 1), {}};
+    check_len(a.indptr.shape(0), n_rows + 1, "atoms.indptr (n_samples + 1)");
+    check_len(a.weights.shape(0), a.indices.shape(0), "atoms.weights (nnz of atoms.indices)");
+    const int64_t nnz = a.indices.shape(0);
+    if (a.indptr.at(0) != 0 || a.indptr.at(n_rows) != nnz)
+        value_error("atoms.indptr must start at 0 and end at len(atoms.indices)");
+    if (n_atoms < 0 || n_atoms > std::numeric_limits<int32_t>::max())
+        value_error("atoms.n_atoms out of range");
+    a.view = rateopt::AtomView{a.indptr.data(), a.indices.data(), a.weights.data(), n_rows, n_atoms};
+    return a;
+}
+
+py::tuple kernel_outputs(darray& rates, darray& ppos, darray& pneg, darray& grad,
+                         const rateopt::RateKernelOutput& out) {
+    return py::make_tuple(rates, ppos, pneg, grad, out.proxy_value, out.grad_bias, out.value);
+}
+
+template <class Matrix>
+py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
+                     const py::array& coef_in, double margin, const py::object& rows_in, int n_threads) {
+    auto theta = borrow<double>(theta_in, "theta", 1);
+    auto coef = borrow<double>(coef_in, "coef", 1);
+    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
+    check_len(coef.shape(0), atoms.view.n_atoms, "coef (n_atoms)");
+    const int64_t* rows = nullptr;
+    int64_t n_batch = 0;
+    py::array_t<int64_t, py::array::c_style> rows_arr;
+    if (!rows_in.is_none()) {
+        rows_arr = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 1);
+        rows = rows_arr.data();
+        n_batch = rows_arr.shape(0);
+        if (n_batch == 0) value_error("rows must not be empty");
+        if (rateopt::first_out_of_range(rows, n_batch, X.n_rows, 1) >= 0)
+            value_error("rows holds a row index outside [0, n_samples)");
+    }
+    check_threads(n_threads);
+    const int64_t n_atoms = atoms.view.n_atoms;
+    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), grad(X.n_cols);
+    rateopt::RateKernelOutput out;
+    out.rates = rates.mutable_data();
+    out.proxy_pos_rates = ppos.mutable_data();
+    out.proxy_neg_rates = pneg.mutable_data();
+    out.grad = grad.mutable_data();
+    {
+        py::gil_scoped_release release;
+        rateopt::rate_kernel(X, theta.data(), bias, atoms.view, coef.data(), margin, rows, n_batch,
+                             n_threads, out);
+    }
+    return kernel_outputs(rates, ppos, pneg, grad, out);
+}
+
+py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double bias,
+                            const py::array& atom_indptr, const py::array& atom_indices,
+                            const py::array& atom_weights, int64_t n_atoms, const py::array& coef,
+                            double margin, const py::object& rows, int n_threads) {
+    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
+    const int64_t n = X.shape(0), d = X.shape(1);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    if (is_exact<float>(X)) {
+        auto x = borrow<float>(X, "X", 2);
+        return run_kernel(rateopt::DenseView<float>{x.data(), n, d}, theta, bias, atoms, coef, margin, rows, n_threads);
+    }
+    auto x = borrow<double>(X, "X", 2);
+    return run_kernel(rateopt::DenseView<double>{x.data(), n, d}, theta, bias, atoms, coef, margin, rows, n_threads);
+}
+
+template <class T, class I>
+py::tuple csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr,
+                       int64_t n, int64_t d, const py::array& theta, double bias, const AtomArgs& atoms,
+                       const py::array& coef, double margin, const py::object& rows, int n_threads) {
+    auto x = borrow<T>(data, "X.data", 1);
+    auto ind = borrow<I>(indices, "X.indices", 1);
+    auto ptr = borrow<I>(indptr, "X.indptr", 1);
+    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
+    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
+    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
+        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
+    return run_kernel(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, theta, bias, atoms,
+                      coef, margin, rows, n_threads);
+}
+
+py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr,
+                          int64_t n, int64_t d, const py::array& theta, double bias,
+                          const py::array& atom_indptr, const py::array& atom_indices,
+                          const py::array& atom_weights, int64_t n_atoms, const py::array& coef,
+                          double margin, const py::object& rows, int n_threads) {
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    const bool f32 = is_exact<float>(data);
+    const bool i32 = is_exact<int32_t>(indices);
+    if (f32 && i32) return csr_dispatch<float, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
+    if (f32) return csr_dispatch<float, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
+    if (i32) return csr_dispatch<double, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
+    return csr_dispatch<double, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
+}
+
+// ---- one-time checks -------------------------------------------------------
+
+int64_t first_nonfinite(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    if (is_exact<float>(a)) {
+        auto x = borrow<float>(a, "array", 1);
+        py::gil_scoped_release release;
+        return rateopt::first_nonfinite(x.data(), x.shape(0), n_threads);
+    }
+    auto x = borrow<double>(a, "array", 1);
+    py::gil_scoped_release release;
+    return rateopt::first_nonfinite(x.data(), x.shape(0), n_threads);
+}
+
+int64_t first_out_of_range(const py::array& a, int64_t bound, int n_threads) {
+    check_threads(n_threads);
+    if (is_exact<int32_t>(a)) {
+        auto x = borrow<int32_t>(a, "array", 1);
+        py::gil_scoped_release release;
+        return rateopt::first_out_of_range(x.data(), x.shape(0), bound, n_threads);
+    }
+    auto x = borrow<int64_t>(a, "array", 1);
+    py::gil_scoped_release release;
+    return rateopt::first_out_of_range(x.data(), x.shape(0), bound, n_threads);
+}
+
+int64_t first_decrease(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    if (is_exact<int32_t>(a)) {
+        auto x = borrow<int32_t>(a, "array", 1);
+        py::gil_scoped_release release;
+        return x.shape(0) == 0 ? -1 : rateopt::first_decrease(x.data(), x.shape(0) - 1, n_threads);
+    }
+    auto x = borrow<int64_t>(a, "array", 1);
+    py::gil_scoped_release release;
+    return x.shape(0) == 0 ? -1 : rateopt::first_decrease(x.data(), x.shape(0) - 1, n_threads);
+}
+
+int64_t first_negative(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    auto x = borrow<double>(a, "array", 1);
+    py::gil_scoped_release release;
+    return rateopt::first_negative(x.data(), x.shape(0), n_threads);
+}
+
+uint64_t memory_floor(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    if (!(a.flags() & py::array::c_style)) type_error("memory_floor needs a C-contiguous array");
+    const auto* bytes = static_cast<const unsigned char*>(a.data());
+    const int64_t n_bytes = a.nbytes();
+    py::gil_scoped_release release;
+    return rateopt::stream_checksum(bytes, n_bytes, n_threads);
+}
+
+// ---- lambda player ---------------------------------------------------------
+
+int64_t square_side(const darray& M, const char* name) {
+    if (M.ndim() != 2 || M.shape(0) != M.shape(1) || M.shape(0) < 1)
+        value_error(std::string(name) + " must be a non-empty square matrix");
+    return M.shape(0);
+}
+
+darray copy_of(const darray& a) {
+    darray out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+    std::copy(a.data(), a.data() + a.size(), out.mutable_data());
+    return out;
+}
+
+darray swap_update_multiplicative(const py::array& log_M_in, const py::array& delta_in,
+                                  const py::array& lam_in, double eta) {
+    auto log_M = borrow<double>(log_M_in, "log_M", 2);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    auto lam = borrow<double>(lam_in, "lam", 1);
+    const int64_t k = square_side(log_M, "log_M");
+    check_len(delta.shape(0), k, "delta");
+    check_len(lam.shape(0), k, "lam");
+    darray out = copy_of(log_M);
+    rateopt::swap_update_multiplicative(out.mutable_data(), delta.data(), lam.data(), k, eta);
+    return out;
+}
+
+darray swap_update_additive(const py::array& M_in, const py::array& delta_in, const py::array& lam_in,
+                            double eta) {
+    auto M = borrow<double>(M_in, "M", 2);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    auto lam = borrow<double>(lam_in, "lam", 1);
+    const int64_t k = square_side(M, "M");
+    check_len(delta.shape(0), k, "delta");
+    check_len(lam.shape(0), k, "lam");
+    darray out = copy_of(M);
+    rateopt::swap_update_additive(out.mutable_data(), delta.data(), lam.data(), k, eta);
+    return out;
+}
+
+py::tuple stationary_distribution(const py::array& M_in, const py::array& lam0_in, double tol,
+                                  int64_t max_iter) {
+    auto M = borrow<double>(M_in, "M", 2);
+    auto lam0 = borrow<double>(lam0_in, "lam0", 1);
+    const int64_t k = square_side(M, "M");
+    check_len(lam0.shape(0), k, "lam0");
+    if (max_iter < 0) value_error("max_iter must be >= 0");
+    darray lam = copy_of(lam0);
+    rateopt::StationaryInfo info;
+    {
+        py::gil_scoped_release release;
+        info = rateopt::stationary_distribution(M.data(), k, lam.mutable_data(), tol, max_iter);
+    }
+    return py::make_tuple(lam, info.n_iter, info.fallback, info.residual);
+}
+
+darray external_update_multiplicative(const py::array& log_lam_in, const py::array& delta_in, double eta) {
+    auto log_lam = borrow<double>(log_lam_in, "log_lam", 1);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    check_len(delta.shape(0), log_lam.shape(0), "delta");
+    darray out = copy_of(log_lam);
+    rateopt::external_update_multiplicative(out.mutable_data(), delta.data(), out.shape(0), eta);
+    return out;
+}
+
+darray external_update_additive(const py::array& lam_in, const py::array& delta_in, double eta, bool simplex,
+                                double radius) {
+    auto lam = borrow<double>(lam_in, "lam", 1);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    check_len(delta.shape(0), lam.shape(0), "delta");
+    darray out = copy_of(lam);
+    rateopt::external_update_additive(out.mutable_data(), delta.data(), out.shape(0), eta, simplex, radius);
+    return out;
+}
+
+darray project_simplex(const py::array& v_in, double radius) {
+    auto v = borrow<double>(v_in, "v", 1);
+    darray out = copy_of(v);
+    rateopt::project_simplex(v.data(), v.shape(0), radius, out.mutable_data());
+    return out;
+}
+
+darray project_l1_ball_nonneg(const py::array& v_in, double radius) {
+    auto v = borrow<double>(v_in, "v", 1);
+    darray out = copy_of(v);
+    rateopt::project_l1_ball_nonneg(v.data(), v.shape(0), radius, out.mutable_data());
+    return out;
+}
+
+py::dict build_info() {
+    py::dict info;
+    info["openmp"] = rateopt::openmp_enabled();
+#if defined(_OPENMP)
+    info["openmp_version"] = static_cast<int>(_OPENMP);
+#else
+    info["openmp_version"] = py::none();
+#endif
+#if defined(__clang__)
+    info["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+    info["compiler"] = std::string("gcc ") + __VERSION__;
+#elif defined(_MSC_VER)
+    info["compiler"] = std::string("msvc ") + std::to_string(_MSC_VER);
+#else
+    info["compiler"] = "unknown";
+#endif
+    info["cplusplus"] = static_cast<long>(__cplusplus);
+#if defined(NDEBUG)
+    info["debug"] = false;
+#else
+    info["debug"] = true;
+#endif
+    info["version"] = ROPT_VERSION_INFO;
+    return info;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "rateopt's compiled core (private: use rateopt.core).";
+    m.def("openmp_enabled", &rateopt::openmp_enabled);
+    m.def("default_threads", &rateopt::default_threads);
+    m.def("available_cores", &rateopt::available_cores);
+    m.def("build_info", &build_info);
+    m.def("rate_kernel_dense", &rate_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
+          py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
+          py::arg("coef"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+    m.def("rate_kernel_csr", &rate_kernel_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("theta"), py::arg("bias"),
+          py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
+          py::arg("coef"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+    m.def("first_nonfinite", &first_nonfinite, py::arg("array"), py::arg("n_threads"));
+    m.def("first_out_of_range", &first_out_of_range, py::arg("array"), py::arg("bound"), py::arg("n_threads"));
+    m.def("first_decrease", &first_decrease, py::arg("array"), py::arg("n_threads"));
+    m.def("first_negative", &first_negative, py::arg("array"), py::arg("n_threads"));
+    m.def("memory_floor", &memory_floor, py::arg("array"), py::arg("n_threads"));
+    m.def("swap_update_multiplicative", &swap_update_multiplicative, py::arg("log_M"), py::arg("delta"),
+          py::arg("lam"), py::arg("eta"));
+    m.def("swap_update_additive", &swap_update_additive, py::arg("M"), py::arg("delta"), py::arg("lam"),
+          py::arg("eta"));
+    m.def("stationary_distribution", &stationary_distribution, py::arg("M"), py::arg("lam0"), py::arg("tol"),
+          py::arg("max_iter"));
+    m.def("external_update_multiplicative", &external_update_multiplicative, py::arg("log_lam"),
+          py::arg("delta"), py::arg("eta"));
+    m.def("external_update_additive", &external_update_additive, py::arg("lam"), py::arg("delta"),
+          py::arg("eta"), py::arg("simplex"), py::arg("radius"));
+    m.def("project_simplex", &project_simplex, py::arg("v"), py::arg("radius"));
+    m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
+}

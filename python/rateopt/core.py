@@ -1,0 +1,714 @@
+"""The validated Python face of the compiled core.
+
+This module is the boundary between user data and the C++ kernels in
+:mod:`rateopt._core`. Data objects (:class:`FeatureMatrix`, :class:`AtomTable`)
+are validated **once**, when they are built; the per-iteration functions then
+check only cheap invariants (lengths, finiteness of the small vectors) before
+releasing the GIL and calling the core.
+
+See ``docs/core_api.md`` for the mathematical contract.
+
+References
+----------
+.. [1] A. Cotter, H. Jiang, S. Wang, T. Narayan, M. Gupta, S. You, K. Sridharan.
+   "Optimization with Non-Differentiable Constraints with Applications to
+   Fairness, Recall, Churn, and Other Goals". JMLR 20(172), 2019.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core
+from ._threads import resolve_n_threads
+from .exceptions import DataCopyWarning, NumericalError
+
+__all__ = [
+    "FeatureMatrix",
+    "AtomTable",
+    "KernelResult",
+    "rate_kernel",
+    "swap_regret_update",
+    "swap_regret_update_additive",
+    "stationary_distribution",
+    "external_update_multiplicative",
+    "external_update_additive",
+    "project_simplex",
+    "project_l1_ball_nonneg",
+]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
+# The checks below are memory-bound passes; two threads saturate this kind of machine.
+_CHECK_THREADS = None
+
+
+def _check_threads():
+    return resolve_n_threads(_CHECK_THREADS)
+
+
+def _warn_copy(name, why):
+    warnings.warn(
+        f"{name} was copied to {why}; pass it in that layout to avoid the copy",
+        DataCopyWarning,
+        stacklevel=4,
+    )
+
+
+class FeatureMatrix:
+    """Features validated once, then read in place by every kernel call.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy.sparse matrix/array
+        A C-contiguous float32/float64 array or a CSR matrix with float32/float64
+        data and int32/int64 indices is wrapped without a copy. Anything else
+        (other dtypes, Fortran order, other sparse formats, lists, DataFrames)
+        is converted once, with a :class:`~rateopt.exceptions.DataCopyWarning`.
+
+    Attributes
+    ----------
+    data : ndarray or scipy.sparse.csr_matrix
+        The wrapped (possibly converted) matrix.
+    n_samples, n_features : int
+        The shape.
+    dtype : numpy.dtype
+        float32 or float64.
+    is_sparse : bool
+        Whether ``data`` is CSR.
+    index_dtype : numpy.dtype or None
+        int32 or int64 for CSR, None for dense.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, has no rows, holds NaN or inf, or (CSR) has an
+        inconsistent ``indptr`` or column indices outside ``[0, n_features)``.
+
+    Notes
+    -----
+    A CSR matrix with unsorted column indices or duplicate entries is accepted;
+    duplicates are summed, which is what scipy means by such a matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import FeatureMatrix
+    >>> Xm = FeatureMatrix(np.ones((3, 2)))
+    >>> Xm.n_samples, Xm.n_features, Xm.is_sparse
+    (3, 2, False)
+    """
+
+    __slots__ = ("data", "n_samples", "n_features", "dtype", "is_sparse", "index_dtype")
+
+    def __init__(self, X):
+        if isinstance(X, FeatureMatrix):
+            for name in self.__slots__:
+                setattr(self, name, getattr(X, name))
+            return
+        if sp.issparse(X):
+            self._init_sparse(X)
+        else:
+            self._init_dense(X)
+
+    def _init_dense(self, X):
+        if isinstance(X, np.ndarray):
+            arr = X
+        else:
+            try:
+                arr = np.asarray(X)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"X could not be read as a numeric 2-D array: {exc}") from None
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features), got an array with ndim={arr.ndim}")
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"X must hold real numbers, got dtype {arr.dtype}")
+        if arr.dtype not in _FLOATS or not arr.flags.c_contiguous:
+            dtype = arr.dtype if arr.dtype in _FLOATS else np.float64
+            arr = np.ascontiguousarray(arr, dtype=dtype)
+            _warn_copy("X", f"a C-contiguous {np.dtype(dtype).name} array")
+        if arr.shape[0] == 0:
+            raise ValueError("X has no rows (n_samples == 0)")
+        bad = _core.first_nonfinite(arr.reshape(-1), _check_threads())
+        if bad >= 0:
+            i, j = divmod(int(bad), arr.shape[1])
+            raise ValueError(f"X holds a non-finite value (NaN or inf) at row {i}, column {j}")
+        self.data = arr
+        self.n_samples, self.n_features = arr.shape
+        self.dtype = arr.dtype
+        self.is_sparse = False
+        self.index_dtype = None
+
+    def _init_sparse(self, X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got a sparse array with ndim={X.ndim}")
+        if X.format != "csr":
+            X = X.tocsr()
+            _warn_copy("X", "CSR format")
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
+        if X.dtype not in _FLOATS:
+            X = X.astype(np.float64)
+            _warn_copy("X", "float64 data")
+        if (
+            X.indices.dtype not in _INDEX
+            or X.indices.dtype != X.indptr.dtype
+            or not (X.indices.flags.c_contiguous and X.indptr.flags.c_contiguous and X.data.flags.c_contiguous)
+        ):
+            X = sp.csr_matrix((np.ascontiguousarray(X.data), X.indices.astype(np.int64),
+                               X.indptr.astype(np.int64)), shape=X.shape)
+            _warn_copy("X", "CSR with contiguous int64 indices")
+        n, d = X.shape
+        if n == 0:
+            raise ValueError("X has no rows (n_samples == 0)")
+        indptr, indices, data = X.indptr, X.indices, X.data
+        threads = _check_threads()
+        if indptr.shape[0] != n + 1:
+            raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
+        if indices.shape[0] != data.shape[0]:
+            raise ValueError("X.indices and X.data have different lengths")
+        if indptr[0] != 0 or indptr[-1] > indices.shape[0]:
+            raise ValueError("X.indptr must start at 0 and end at most at len(X.indices)")
+        bad = _core.first_decrease(indptr, threads)
+        if bad >= 0:
+            raise ValueError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
+        nnz = int(indptr[-1])
+        bad = _core.first_out_of_range(indices[:nnz], d, threads)
+        if bad >= 0:
+            raise ValueError(
+                f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})"
+            )
+        bad = _core.first_nonfinite(data[:nnz], threads)
+        if bad >= 0:
+            row = int(np.searchsorted(indptr, bad, side="right") - 1)
+            raise ValueError(f"X holds a non-finite value (NaN or inf) at row {row}, column {int(indices[bad])}")
+        self.data = X
+        self.n_samples, self.n_features = n, d
+        self.dtype = X.dtype
+        self.is_sparse = True
+        self.index_dtype = indices.dtype
+
+    def __repr__(self):
+        kind = f"CSR[{self.index_dtype}]" if self.is_sparse else "dense"
+        return f"FeatureMatrix({self.n_samples}x{self.n_features}, {self.dtype}, {kind})"
+
+
+def _as_index_array(a, name, dtype):
+    arr = np.asarray(a)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got ndim={arr.ndim}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _as_float_vector(a, name, length=None):
+    try:
+        arr = np.ascontiguousarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a vector of real numbers") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got ndim={arr.ndim}")
+    if length is not None and arr.shape[0] != length[1]:
+        raise ValueError(f"{name} has length {arr.shape[0]}, expected {length[0]} = {length[1]}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} holds a non-finite value (NaN or inf)")
+    return arr
+
+
+def _as_finite_scalar(x, name):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {x!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v
+
+
+class AtomTable:
+    """The atom-membership table the fused kernel consumes (CSR over examples).
+
+    Row ``j`` lists the atoms example ``j`` belongs to,
+    ``indices[indptr[j]:indptr[j+1]]``, with normalized weights
+    ``weights[...] = w_j / sum_{i in S_a} w_i``, so that the positive-prediction
+    rate of atom ``a`` is ``p+(S_a) = sum_j weights_ja * 1[s_j >= 0]``.
+
+    Parameters
+    ----------
+    indptr : array-like of int, shape (n_samples + 1,)
+        Row pointers, starting at 0, non-decreasing, ending at ``len(indices)``.
+    indices : array-like of int, shape (nnz,)
+        Atom ids in ``[0, n_atoms)``.
+    weights : array-like of float, shape (nnz,)
+        Normalized weights, finite and non-negative.
+    n_atoms : int
+        Number of atoms.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64
+    indices : ndarray of int32
+    weights : ndarray of float64
+    n_samples : int
+    n_atoms : int
+
+    Raises
+    ------
+    ValueError
+        If the arrays are inconsistent, an atom id is out of range or a weight is
+        negative or not finite.
+
+    See Also
+    --------
+    AtomTable.from_membership : build the table from a boolean membership matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import AtomTable
+    >>> t = AtomTable.from_membership(np.array([[1, 0], [1, 1], [0, 1]], bool))
+    >>> t.weights
+    array([0.5, 0.5, 0.5, 0.5])
+    """
+
+    __slots__ = ("indptr", "indices", "weights", "n_samples", "n_atoms")
+
+    def __init__(self, indptr, indices, weights, n_atoms):
+        indptr = _as_index_array(indptr, "atoms.indptr", np.int64)
+        indices = _as_index_array(indices, "atoms.indices", np.int64)
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        n_atoms = operator.index(n_atoms)
+        if not 0 <= n_atoms <= np.iinfo(np.int32).max:
+            raise ValueError(f"atoms.n_atoms must be in [0, 2**31), got {n_atoms}")
+        if indptr.shape[0] < 2:
+            raise ValueError("atoms.indptr must have length n_samples + 1 >= 2")
+        if weights.ndim != 1 or weights.shape[0] != indices.shape[0]:
+            raise ValueError("atoms.weights must be 1-D with the same length as atoms.indices")
+        if indptr[0] != 0 or indptr[-1] != indices.shape[0]:
+            raise ValueError("atoms.indptr must start at 0 and end at len(atoms.indices)")
+        threads = _check_threads()
+        bad = _core.first_decrease(indptr, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.indptr decreases at row {bad}")
+        bad = _core.first_out_of_range(indices, n_atoms, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.indices holds atom id {int(indices[bad])} outside [0, n_atoms={n_atoms})")
+        bad = _core.first_nonfinite(weights, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.weights holds a non-finite value at position {bad}")
+        bad = _core.first_negative(weights, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.weights holds a negative weight {weights[bad]} at position {bad}")
+        self.indptr = indptr
+        self.indices = indices.astype(np.int32)
+        self.weights = weights
+        self.n_samples = indptr.shape[0] - 1
+        self.n_atoms = n_atoms
+
+    @classmethod
+    def from_membership(cls, membership, sample_weight=None):
+        """Build the table from a membership matrix and per-example weights.
+
+        Parameters
+        ----------
+        membership : array-like or sparse matrix of shape (n_samples, n_atoms)
+            Nonzero where example ``j`` belongs to atom ``a``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative example weights; ``None`` means all ones.
+
+        Returns
+        -------
+        AtomTable
+
+        Raises
+        ------
+        ValueError
+            If a weight is negative or not finite, or an atom's weights sum to 0
+            (an empty atom has no rate).
+        """
+        M = sp.csr_matrix(membership, dtype=bool)
+        M.sum_duplicates()
+        M.eliminate_zeros()
+        M.sort_indices()
+        n, n_atoms = M.shape
+        if sample_weight is None:
+            w = np.ones(n)
+        else:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.shape != (n,):
+                raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+            if not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise ValueError("sample_weight must be finite and non-negative")
+        rows = np.repeat(np.arange(n), np.diff(M.indptr))
+        cols = M.indices
+        sizes = np.bincount(cols, weights=w[rows], minlength=n_atoms)
+        empty = np.flatnonzero(sizes <= 0)
+        if empty.size:
+            raise ValueError(f"atom {int(empty[0])} has zero total weight: its rate is undefined")
+        return cls(M.indptr, cols, w[rows] / sizes[cols], n_atoms)
+
+    def __repr__(self):
+        return f"AtomTable(n_samples={self.n_samples}, n_atoms={self.n_atoms}, nnz={self.indices.shape[0]})"
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """What one call of the fused rate kernel returns.
+
+    Attributes
+    ----------
+    rates : ndarray of shape (n_atoms,)
+        0-1 positive-prediction rate of every atom (positive iff score >= 0).
+    proxy_pos_rates : ndarray of shape (n_atoms,)
+        ``sum_j v_ja max(0, margin + s_j)``: hinge upper bound of each ``p+``.
+    proxy_neg_rates : ndarray of shape (n_atoms,)
+        ``sum_j v_ja max(0, margin - s_j)``: hinge upper bound of each ``p-``.
+    proxy_value : float
+        The net per-example hinge upper bound of ``sum_a coef_a p+(S_a)``.
+    grad : ndarray of shape (n_features,)
+        Subgradient of ``proxy_value`` with respect to ``theta``.
+    grad_bias : float
+        Subgradient of ``proxy_value`` with respect to the bias.
+    value : float
+        The exact 0-1 value ``sum_a coef_a rates[a]``.
+    """
+
+    rates: np.ndarray
+    proxy_pos_rates: np.ndarray
+    proxy_neg_rates: np.ndarray
+    proxy_value: float
+    grad: np.ndarray
+    grad_bias: float
+    value: float
+
+
+def rate_kernel(X, theta, bias, atoms, coef, *, margin=1.0, rows=None, n_threads=None):
+    """Atom rates, hinge proxy value and its gradient in one pass over the data.
+
+    With ``s_j = x_j . theta + bias`` and the net coefficient
+    ``u_j = sum_a coef_a v_ja`` of each row, the proxy replaces ``u_j 1[s_j >= 0]``
+    by ``u_j max(0, margin + s_j)`` when ``u_j > 0`` and by
+    ``|u_j| max(0, margin - s_j) - |u_j|`` when ``u_j < 0`` (an upper bound for
+    ``margin >= 1``; DESIGN.md §1).
+
+    Parameters
+    ----------
+    X : FeatureMatrix or array-like of shape (n_samples, n_features)
+        The features. Pass a :class:`FeatureMatrix` inside loops: anything else is
+        validated on every call.
+    theta : array-like of shape (n_features,)
+        Model weights (float64, finite).
+    bias : float
+        Model intercept.
+    atoms : AtomTable
+        Membership table with ``atoms.n_samples == n_samples``.
+    coef : array-like of shape (n_atoms,)
+        Per-atom coefficients of the linear combination to bound.
+    margin : float, default=1.0
+        Hinge margin (> 0; the hinge upper-bounds the indicator for ``margin >= 1``).
+    rows : array-like of int, default=None
+        Minibatch row ids (repeats allowed). Sums run over these rows and are
+        scaled by ``n_samples / len(rows)``: unbiased estimates of the full values.
+    n_threads : int, default=None
+        ``None`` follows the OpenMP setting, ``-1`` uses all cores.
+
+    Returns
+    -------
+    KernelResult
+
+    Raises
+    ------
+    ValueError
+        On shape mismatches, non-finite ``theta``/``bias``/``coef``/``margin``,
+        ``rows`` out of range, or invalid ``n_threads``.
+    rateopt.exceptions.NumericalError
+        If the scores overflow to infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import AtomTable, rate_kernel
+    >>> X = np.array([[1.0], [-1.0], [2.0]])
+    >>> atoms = AtomTable.from_membership(np.ones((3, 1), bool))
+    >>> res = rate_kernel(X, np.array([1.0]), 0.0, atoms, np.array([1.0]))
+    >>> float(res.rates[0])  # two of three scores are >= 0
+    0.6666666666666666
+    """
+    Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
+    if not isinstance(atoms, AtomTable):
+        raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
+    if atoms.n_samples != Xm.n_samples:
+        raise ValueError(f"atoms has {atoms.n_samples} rows but X has n_samples = {Xm.n_samples}")
+    theta = _as_float_vector(theta, "theta", ("n_features", Xm.n_features))
+    coef = _as_float_vector(coef, "coef", ("n_atoms", atoms.n_atoms))
+    bias = _as_finite_scalar(bias, "bias")
+    margin = _as_finite_scalar(margin, "margin")
+    if margin <= 0:
+        raise ValueError(f"margin must be > 0, got {margin}")
+    if rows is not None:
+        rows = _as_index_array(rows, "rows", np.int64)
+        if rows.shape[0] == 0:
+            raise ValueError("rows must not be empty")
+        if rows.min() < 0 or rows.max() >= Xm.n_samples:
+            raise ValueError(f"rows holds a row index outside [0, n_samples={Xm.n_samples})")
+    threads = resolve_n_threads(n_threads)
+    args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coef, margin, rows, threads)
+    if Xm.is_sparse:
+        D = Xm.data
+        out = _core.rate_kernel_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, *args)
+    else:
+        out = _core.rate_kernel_dense(Xm.data, *args)
+    rates, ppos, pneg, grad, proxy_value, grad_bias, value = out
+    res = KernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_value=proxy_value,
+                       grad=grad, grad_bias=grad_bias, value=value)
+    if not (math.isfinite(res.proxy_value) and math.isfinite(res.grad_bias) and np.all(np.isfinite(res.grad))):
+        raise NumericalError("the scores overflowed (non-finite proxy or gradient): scale X or reduce theta")
+    return res
+
+
+# ---------------------------------------------------------------------------
+# The lambda player's primitives
+# ---------------------------------------------------------------------------
+
+
+def _square(a, name):
+    arr = np.ascontiguousarray(a, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {arr.shape}")
+    return arr
+
+
+def _finite_matrix(a, name, allow_neg_inf=False):
+    arr = _square(a, name)
+    ok = np.isfinite(arr) | (allow_neg_inf & np.isneginf(arr))
+    if not np.all(ok):
+        raise ValueError(f"{name} holds a non-finite value")
+    return arr
+
+
+def _check_stochastic(M, name):
+    if np.any(M < 0) or not np.allclose(M.sum(axis=0), 1.0, rtol=0, atol=1e-9):
+        raise ValueError(f"{name} must be left-stochastic: non-negative with every column summing to 1")
+
+
+def swap_regret_update(log_M, delta, lam, eta):
+    """Multiplicative swap-regret step of the proxy-Lagrangian multiplier player.
+
+    Computes ``M <- colnormalize(M * exp(eta * outer(delta, lam)))`` in log space:
+    ``log_M[j, i] += eta * delta[j] * lam[i]``, then each column is normalized
+    with log-sum-exp (seed 001, Algorithm 3, lines 8-9).
+
+    Parameters
+    ----------
+    log_M : array-like of shape (k, k)
+        Logarithm of a left-stochastic matrix (entries may be ``-inf``).
+    delta : array-like of shape (k,)
+        The gain ``(0, g_1, ..., g_m)`` (the 0-1 constraint values).
+    lam : array-like of shape (k,)
+        The current multipliers (the stationary distribution of ``M``).
+    eta : float
+        Step size.
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+        The updated ``log M``; ``exp`` of it has columns summing to 1.
+    """
+    log_M = _finite_matrix(log_M, "log_M", allow_neg_inf=True)
+    k = log_M.shape[0]
+    delta = _as_float_vector(delta, "delta", ("k", k))
+    lam = _as_float_vector(lam, "lam", ("k", k))
+    eta = _as_finite_scalar(eta, "eta")
+    return _core.swap_update_multiplicative(log_M, delta, lam, eta)
+
+
+def swap_regret_update_additive(M, delta, lam, eta):
+    """Additive swap-regret step: ``M + eta * outer(delta, lam)``, columns projected onto the simplex.
+
+    Parameters
+    ----------
+    M : array-like of shape (k, k)
+        A left-stochastic matrix.
+    delta : array-like of shape (k,)
+        The gain ``(0, g_1, ..., g_m)``.
+    lam : array-like of shape (k,)
+        The current multipliers.
+    eta : float
+        Step size.
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+        The updated left-stochastic matrix.
+    """
+    M = _finite_matrix(M, "M")
+    k = M.shape[0]
+    delta = _as_float_vector(delta, "delta", ("k", k))
+    lam = _as_float_vector(lam, "lam", ("k", k))
+    eta = _as_finite_scalar(eta, "eta")
+    return _core.swap_update_additive(M, delta, lam, eta)
+
+
+def stationary_distribution(M, lam0=None, *, tol=1e-12, max_iter=100, return_info=False):
+    """A stationary distribution ``lam = M lam`` of a left-stochastic matrix.
+
+    Power iteration ``lam <- M lam`` from ``lam0`` until ``||M lam - lam||_1 <= tol``;
+    if that does not happen within ``max_iter`` steps (periodic or slowly mixing
+    chains), the exact GTH state reduction is used instead, which also handles
+    reducible chains (it then returns one of their stationary distributions).
+
+    Parameters
+    ----------
+    M : array-like of shape (k, k)
+        Left-stochastic matrix (columns sum to 1).
+    lam0 : array-like of shape (k,), default=None
+        Warm start (a distribution); ``None`` means uniform.
+    tol : float, default=1e-12
+        Tolerance on the L1 residual of the power iteration.
+    max_iter : int, default=100
+        Maximum number of power-iteration steps before the exact fallback.
+    return_info : bool, default=False
+        Also return ``{"n_iter", "fallback", "residual"}``.
+
+    Returns
+    -------
+    lam : ndarray of shape (k,)
+        Non-negative, sums to 1, ``M @ lam == lam`` up to rounding.
+    info : dict
+        Only when ``return_info`` is True.
+    """
+    M = _finite_matrix(M, "M")
+    _check_stochastic(M, "M")
+    k = M.shape[0]
+    if lam0 is None:
+        lam0 = np.full(k, 1.0 / k)
+    else:
+        lam0 = _as_float_vector(lam0, "lam0", ("k", k))
+        if np.any(lam0 < 0) or lam0.sum() <= 0:
+            raise ValueError("lam0 must be non-negative with a positive sum")
+        lam0 = lam0 / lam0.sum()
+    tol = _as_finite_scalar(tol, "tol")
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    max_iter = operator.index(max_iter)
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    lam, n_iter, fallback, residual = _core.stationary_distribution(M, lam0, tol, max_iter)
+    if return_info:
+        return lam, {"n_iter": int(n_iter), "fallback": bool(fallback), "residual": float(residual)}
+    return lam
+
+
+def external_update_multiplicative(log_lam, delta, eta):
+    """Multiplicative (Hedge) step on the simplex: ``log_softmax(log_lam + eta * delta)``.
+
+    Parameters
+    ----------
+    log_lam : array-like of shape (k,)
+        Logarithm of the current distribution (entries may be ``-inf``).
+    delta : array-like of shape (k,)
+        The gain vector.
+    eta : float
+        Step size.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        The updated log-distribution.
+    """
+    log_lam = np.ascontiguousarray(log_lam, dtype=np.float64)
+    if log_lam.ndim != 1 or log_lam.shape[0] == 0 or np.any(np.isnan(log_lam) | np.isposinf(log_lam)):
+        raise ValueError("log_lam must be a non-empty vector of finite values or -inf")
+    delta = _as_float_vector(delta, "delta", ("k", log_lam.shape[0]))
+    eta = _as_finite_scalar(eta, "eta")
+    return _core.external_update_multiplicative(log_lam, delta, eta)
+
+
+def external_update_additive(lam, delta, eta, *, radius=None, simplex=False):
+    """Projected gradient-ascent step on the multipliers.
+
+    ``lam + eta * delta`` projected onto the simplex (``simplex=True``, the
+    proxy-Lagrangian's domain) or onto ``{lam >= 0, sum(lam) <= radius}`` (the
+    Lagrangian's domain; ``radius=None`` means no cap).
+
+    Parameters
+    ----------
+    lam : array-like of shape (k,)
+        Current multipliers.
+    delta : array-like of shape (k,)
+        The constraint values (the gradient of the Lagrangian in ``lam``).
+    eta : float
+        Step size.
+    radius : float, default=None
+        L1 radius of the Lagrangian's domain (> 0); ignored when ``simplex``.
+    simplex : bool, default=False
+        Project onto the probability simplex instead.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+    """
+    lam = _as_float_vector(lam, "lam")
+    delta = _as_float_vector(delta, "delta", ("k", lam.shape[0]))
+    eta = _as_finite_scalar(eta, "eta")
+    r = _radius(radius)
+    return _core.external_update_additive(lam, delta, eta, bool(simplex), r)
+
+
+def _radius(radius):
+    if radius is None:
+        return math.inf
+    r = float(radius)
+    if not r > 0:
+        raise ValueError(f"radius must be > 0, got {radius!r}")
+    return r
+
+
+def project_simplex(v, radius=1.0):
+    """Euclidean projection onto ``{x >= 0, sum(x) = radius}``.
+
+    Parameters
+    ----------
+    v : array-like of shape (k,)
+    radius : float, default=1.0
+        Must be > 0.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+
+    Examples
+    --------
+    >>> from rateopt.core import project_simplex
+    >>> project_simplex([0.5, 0.5, 1.0]).tolist()
+    [0.25, 0.25, 0.5]
+    """
+    v = _as_float_vector(v, "v")
+    r = _radius(radius)
+    if not math.isfinite(r):
+        raise ValueError("radius must be finite for the simplex")
+    return _core.project_simplex(v, r)
+
+
+def project_l1_ball_nonneg(v, radius=None):
+    """Euclidean projection onto ``{x >= 0, sum(x) <= radius}``.
+
+    Parameters
+    ----------
+    v : array-like of shape (k,)
+    radius : float, default=None
+        Must be > 0; ``None`` means no cap (the projection is then ``max(v, 0)``).
+
+    Returns
+    -------
+    ndarray of shape (k,)
+    """
+    v = _as_float_vector(v, "v")
+    return _core.project_l1_ball_nonneg(v, _radius(radius))
