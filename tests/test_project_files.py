@@ -1,0 +1,29 @@
+"""The README's set-up commands and the CI script stay in step."""
+
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _readme_commands():
+    text = (ROOT / "README.md").read_text()
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", setup, flags=re.S)
+
+
+@pytest.mark.skipif(not (ROOT / "README.md").exists(), reason="not run from a source checkout")
+def test_readme_has_exactly_two_setup_commands():
+    commands = _readme_commands()
+    assert len(commands) == 2
+    assert all("\n" not in c for c in commands)
+
+
+@pytest.mark.skipif(not (ROOT / ".ci" / "run").exists(), reason="not run from a source checkout")
+def test_ci_runs_the_readme_test_command_verbatim():
+    test_command = _readme_commands()[1]
+    assert "pytest" in test_command
+    ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert test_command in ci_lines
