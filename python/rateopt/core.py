@@ -118,21 +118,22 @@ class FeatureMatrix:
             self._init_dense(X)
 
     def _init_dense(self, X):
-        if isinstance(X, np.ndarray):
-            arr = X
-        else:
+        converted = not isinstance(X, np.ndarray)
+        if converted:
             try:
                 arr = np.asarray(X)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"X could not be read as a numeric 2-D array: {exc}") from None
+        else:
+            arr = X
         if arr.ndim != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features), got an array with ndim={arr.ndim}")
         if arr.dtype.kind not in "biuf":
             raise ValueError(f"X must hold real numbers, got dtype {arr.dtype}")
-        if arr.dtype not in _FLOATS or not arr.flags.c_contiguous:
+        if converted or arr.dtype not in _FLOATS or not arr.flags.c_contiguous:
             dtype = arr.dtype if arr.dtype in _FLOATS else np.float64
             arr = np.ascontiguousarray(arr, dtype=dtype)
-            _warn_copy("X", f"a C-contiguous {np.dtype(dtype).name} array")
+            _warn_copy("X", f"a C-contiguous {np.dtype(dtype).name} NumPy array")
         if arr.shape[0] == 0:
             raise ValueError("X has no rows (n_samples == 0)")
         bad = _core.first_nonfinite(arr.reshape(-1), _check_threads())
@@ -333,6 +334,8 @@ class AtomTable:
             If a weight is negative or not finite, or an atom's weights sum to 0
             (an empty atom has no rate).
         """
+        if getattr(membership, "ndim", np.ndim(membership)) != 2:
+            raise ValueError("membership must be 2-D (n_samples, n_atoms)")
         M = sp.csr_matrix(membership, dtype=bool)
         M.sum_duplicates()
         M.eliminate_zeros()
@@ -351,7 +354,9 @@ class AtomTable:
         sizes = np.bincount(cols, weights=w[rows], minlength=n_atoms)
         empty = np.flatnonzero(sizes <= 0)
         if empty.size:
-            raise ValueError(f"atom {int(empty[0])} has zero total weight: its rate is undefined")
+            raise ValueError(
+                f"membership: atom {int(empty[0])} has zero total sample_weight; its rate is undefined"
+            )
         return cls(M.indptr, cols, w[rows] / sizes[cols], n_atoms)
 
     def __repr__(self):
