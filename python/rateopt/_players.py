@@ -1,0 +1,162 @@
+"""The two players of the rate-constrained games.
+
+* :class:`ModelPlayer` holds the linear model ``(theta, bias)`` and takes
+  (sub)gradient steps on the proxy Lagrangian: plain, Adagrad or Adam steps,
+  L2 regularization ``l2/2 ||theta||^2`` (the bias is not regularized), and an
+  optional projection onto the L2 ball ``||theta|| <= radius``.
+* :class:`SwapRegretPlayer` is the proxy-Lagrangian multiplier player of seed
+  001, Algorithm 3: a left-stochastic ``(m+1, m+1)`` matrix ``M``, the
+  multipliers ``lambda = M lambda`` on the (m+1)-simplex, updated with the 0-1
+  constraint values (multiplicative in log space, or additive).
+* :class:`LagrangePlayer` is the Lagrangian multiplier vector of Algorithms 4
+  and 5: ``lambda >= 0, ||lambda||_1 <= R``, projected gradient ascent.
+
+The players never see data: the game hands them gradients and constraint
+values computed by the fused kernel.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import core
+
+__all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer", "OPTIMIZERS"]
+
+OPTIMIZERS = ("sgd", "adagrad", "adam")
+
+
+class ModelPlayer:
+    """Gradient steps on a linear model's weights and bias.
+
+    Parameters
+    ----------
+    n_features : int
+    optimizer : {"sgd", "adagrad", "adam"}
+    learning_rate : float
+    l2 : float
+        L2 regularization strength on ``theta``.
+    radius : float or None
+        Project ``theta`` onto ``||theta||_2 <= radius`` after each step.
+    fit_intercept : bool
+        Whether the bias is trained (it stays 0 otherwise).
+    """
+
+    def __init__(self, n_features, *, optimizer="adam", learning_rate=0.01, l2=0.0, radius=None,
+                 fit_intercept=True):
+        self.theta = np.zeros(n_features)
+        self.bias = 0.0
+        self.optimizer = optimizer
+        self.lr = learning_rate
+        self.l2 = l2
+        self.radius = radius
+        self.fit_intercept = fit_intercept
+        self._t = 0
+        self._m = np.zeros(n_features + 1)
+        self._v = np.zeros(n_features + 1)
+
+    def step(self, grad, grad_bias):
+        """One step given the proxy Lagrangian's (sub)gradient at the current point."""
+        g = np.empty(self.theta.shape[0] + 1)
+        g[:-1] = grad + self.l2 * self.theta
+        g[-1] = grad_bias if self.fit_intercept else 0.0
+        self._t += 1
+        if self.optimizer == "sgd":
+            delta = self.lr * g
+        elif self.optimizer == "adagrad":
+            self._v += g * g
+            delta = self.lr * g / (np.sqrt(self._v) + 1e-10)
+        else:  # adam, with the usual bias corrections
+            b1, b2 = 0.9, 0.999
+            self._m = b1 * self._m + (1 - b1) * g
+            self._v = b2 * self._v + (1 - b2) * g * g
+            m_hat = self._m / (1 - b1 ** self._t)
+            v_hat = self._v / (1 - b2 ** self._t)
+            delta = self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+        self.theta -= delta[:-1]
+        self.bias -= delta[-1]
+        if self.radius is not None:
+            norm = float(np.linalg.norm(self.theta))
+            if norm > self.radius:
+                self.theta *= self.radius / norm
+
+
+class SwapRegretPlayer:
+    """Swap-regret multiplier player on the (m+1)-simplex (seed 001, Algorithm 3).
+
+    Parameters
+    ----------
+    n_constraints : int
+        m; the player's matrix is (m+1, m+1).
+    eta : float
+        Step size of the update.
+    update : {"multiplicative", "additive"}
+        ``M <- colnormalize(M * exp(eta * delta lambda^T))`` (kept as ``log M``),
+        or ``M + eta * delta lambda^T`` with each column projected onto the simplex.
+    """
+
+    def __init__(self, n_constraints, *, eta, update="multiplicative"):
+        k = n_constraints + 1
+        self.update_kind = update
+        self.eta = eta
+        if update == "multiplicative":
+            self.log_M = np.full((k, k), -math.log(k))
+        else:
+            self.M = np.full((k, k), 1.0 / k)
+        self.lam = np.full(k, 1.0 / k)
+        self._refresh()
+
+    def _matrix(self):
+        return np.exp(self.log_M) if self.update_kind == "multiplicative" else self.M
+
+    def _refresh(self):
+        self.lam = core.stationary_distribution(self._matrix(), self.lam)
+
+    def weights(self):
+        """``(objective weight, constraint weights)`` for the model player."""
+        return self.lam[0], self.lam[1:]
+
+    def update(self, constraint_values):
+        """Ascent step with ``delta = (0, g_1, ..., g_m)``, then the new stationary lambda."""
+        delta = np.concatenate(([0.0], constraint_values))
+        if self.update_kind == "multiplicative":
+            self.log_M = core.swap_regret_update(self.log_M, delta, self.lam, self.eta)
+        else:
+            self.M = core.swap_regret_update_additive(self.M, delta, self.lam, self.eta)
+        self._refresh()
+
+    def state(self):
+        """The full multiplier vector (objective weight first)."""
+        return self.lam.copy()
+
+
+class LagrangePlayer:
+    """Lagrange multipliers ``lambda >= 0, ||lambda||_1 <= R``, projected gradient ascent.
+
+    Parameters
+    ----------
+    n_constraints : int
+    eta : float
+        Step size.
+    radius : float or None
+        The L1 radius R (None: no cap).
+    """
+
+    def __init__(self, n_constraints, *, eta, radius=None):
+        self.lam = np.zeros(n_constraints)
+        self.eta = eta
+        self.radius = radius
+
+    def weights(self):
+        """``(1, lambda)``: the objective always has weight 1 in the Lagrangian."""
+        return 1.0, self.lam
+
+    def update(self, constraint_values):
+        """``lambda <- Proj(lambda + eta * g)``."""
+        self.lam = core.external_update_additive(self.lam, constraint_values, self.eta, radius=self.radius)
+
+    def state(self):
+        """``(1, lambda)`` as one vector, the layout of the swap player's state."""
+        return np.concatenate(([1.0], self.lam))

@@ -1,0 +1,433 @@
+"""Training: the proxy-Lagrangian and Lagrangian games (seed 001, Algorithms 3-5).
+
+Each iteration is **one** pass of the fused kernel over every dataset: it
+returns, at the same model, the 0-1 atom rates (from which the multiplier
+player's constraint values follow) and the subgradient of the proxy Lagrangian
+(which the model player steps on). Every ``record_every`` iterations the
+iterate is stored with its training objective and constraint values; the
+solutions (m-stochastic, T-stochastic, best, last) are built from these.
+
+References
+----------
+.. [1] A. Cotter, H. Jiang, S. Wang, T. Narayan, M. Gupta, S. You, K. Sridharan.
+   "Optimization with Non-Differentiable Constraints with Applications to
+   Fairness, Recall, Churn, and Other Goals". JMLR 20(172), 2019.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from . import _shrink
+from ._classifiers import LinearClassifier, StochasticClassifier
+from ._game import GameSpec, kernel_pass, spec_from_problem
+from ._models import LinearModel
+from ._players import OPTIMIZERS, LagrangePlayer, ModelPlayer, SwapRegretPlayer
+from ._threads import resolve_n_threads
+
+__all__ = ["train", "TrainResult", "METHODS", "SOLUTIONS"]
+
+METHODS = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
+SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
+
+
+def _constraint_bound(C, kappa):
+    """B_Delta: the largest |g_i| any model can produce (rates lie in [0, 1])."""
+    if C.shape[0] == 0:
+        return 1.0
+    hi = np.maximum(C, 0).sum(axis=1) - kappa
+    lo = np.minimum(C, 0).sum(axis=1) - kappa
+    return float(max(np.max(np.abs(hi)), np.max(np.abs(lo)), 1e-12))
+
+
+def default_eta_lambda(method, n_constraints, n_iter, bound, lambda_radius=None):
+    """The multiplier step sizes of the papers' rate lemmas.
+
+    * ``proxy-swap``: Lemma 8, ``sqrt((m+1) ln(m+1) / (T B^2))``.
+    * Lagrangian methods: Lemma 23, ``R / (B sqrt(2T))`` with ``R = lambda_radius``
+      (or ``R = 1`` when there is no radius).
+    """
+    m, T = n_constraints, max(n_iter, 1)
+    if method == "proxy-swap":
+        k = m + 1
+        return math.sqrt(k * math.log(k) / (T * bound * bound)) if k > 1 else 0.0
+    R = 1.0 if lambda_radius is None else lambda_radius
+    return R / (bound * math.sqrt(2 * T))
+
+
+class TrainResult:
+    """The outcome of :func:`train`: the recorded iterates and how to turn them into a classifier.
+
+    Attributes
+    ----------
+    method : str
+    weights : ndarray of shape (n_recorded, n_features)
+        Recorded iterates ``theta(t)``.
+    biases : ndarray of shape (n_recorded,)
+    iterations : ndarray of int of shape (n_recorded,)
+        The iteration at which each iterate was recorded.
+    objectives : ndarray of shape (n_recorded,)
+        Training 0-1 objective of each iterate.
+    constraints : ndarray of shape (n_recorded, n_constraints)
+        Training 0-1 constraint values ``g_i`` (<= 0 is satisfied).
+    multipliers : ndarray of shape (n_recorded, n_constraints + 1)
+        The multipliers when each iterate was played; the first entry is the
+        objective's weight (``lambda_1`` of the proxy-Lagrangian, 1 for the
+        Lagrangian methods).
+    val_objectives, val_constraints : ndarray or None
+        The same on the validation problem, when one was given.
+    constraint_names : tuple of str
+    n_iter : int
+        Iterations run (fewer than asked if a callback stopped training).
+    """
+
+    def __init__(self, *, method, weights, biases, iterations, objectives, constraints, multipliers,
+                 val_objectives, val_constraints, constraint_names, n_iter):
+        self.method = method
+        self.weights = weights
+        self.biases = biases
+        self.iterations = iterations
+        self.objectives = objectives
+        self.constraints = constraints
+        self.multipliers = multipliers
+        self.val_objectives = val_objectives
+        self.val_constraints = val_constraints
+        self.constraint_names = constraint_names
+        self.n_iter = n_iter
+        self._last_shrink = None
+
+    @property
+    def max_violations(self):
+        """``max(0, max_i g_i)`` of every recorded iterate."""
+        if self.constraints.shape[1] == 0:
+            return np.zeros(self.constraints.shape[0])
+        return np.maximum(self.constraints.max(axis=1), 0.0)
+
+    @property
+    def history(self):
+        """Per recorded iterate: iteration, objective, max violation and multipliers."""
+        return {
+            "iteration": self.iterations,
+            "objective": self.objectives,
+            "max_violation": self.max_violations,
+            "multipliers": self.multipliers,
+        }
+
+    def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """Build a classifier from the recorded iterates.
+
+        Parameters
+        ----------
+        kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
+            ``"m-stochastic"``: the mixture of at most m+1 iterates solving the
+            shrinking LP (seed 001, Lemma 5) with HiGHS; if no mixture meets the
+            constraints within ``epsilon``, the one with the smallest largest
+            violation, then the best objective at that violation.
+            ``"T-stochastic"``: every iterate, uniformly or weighted by the
+            objective's multiplier (``weighting="lambda"``, Theorem 6).
+            ``"best"``: the iterate chosen by the rank heuristic (Eq. 18) on the
+            training values. ``"last"``: the last iterate.
+        epsilon : float, default=0.0
+            Allowed constraint violation of the m-stochastic LP.
+        weighting : {"uniform", "lambda"}, default="uniform"
+            Weights of the T-stochastic mixture.
+
+        Returns
+        -------
+        LinearClassifier or StochasticClassifier
+        """
+        if kind == "last":
+            return LinearClassifier(self.weights[-1], self.biases[-1])
+        if kind == "best":
+            t = _shrink.best_iterate(self.objectives, self.constraints)
+            return LinearClassifier(self.weights[t], self.biases[t])
+        if kind == "T-stochastic":
+            if weighting == "uniform":
+                p = _shrink.uniform_mixture(self.weights.shape[0])
+            elif weighting == "lambda":
+                p = _shrink.lambda_weighted_mixture(self.multipliers[:, 0])
+            else:
+                raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
+            return StochasticClassifier(self.weights, self.biases, p)
+        if kind == "m-stochastic":
+            res = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon)
+            self._last_shrink = res
+            s = res.support
+            return StochasticClassifier(self.weights[s], self.biases[s], res.weights[s])
+        raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
+
+    def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """Training objective and constraint values of a solution (expected values for mixtures).
+
+        Returns
+        -------
+        objective : float
+        constraints : ndarray of shape (n_constraints,)
+        """
+        T = self.weights.shape[0]
+        if kind == "last":
+            p = np.eye(T)[-1]
+        elif kind == "best":
+            p = np.eye(T)[_shrink.best_iterate(self.objectives, self.constraints)]
+        elif kind == "T-stochastic":
+            p = (_shrink.uniform_mixture(T) if weighting == "uniform"
+                 else _shrink.lambda_weighted_mixture(self.multipliers[:, 0]))
+        elif kind == "m-stochastic":
+            p = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon).weights
+        else:
+            raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
+        return float(p @ self.objectives), self.constraints.T @ p
+
+    def summary(self, kind="m-stochastic", *, epsilon=0.0, file=None):
+        """Print the chosen solution's training values, per constraint.
+
+        Shows each constraint's value (<= 0 is satisfied), whether it binds
+        (within 1e-6 of 0), and, for the m-stochastic solution, whether the
+        shrinking LP found the problem infeasible on the training data and by
+        how much.
+
+        Parameters
+        ----------
+        kind : str, default="m-stochastic"
+        epsilon : float, default=0.0
+        file : file-like, default=None
+
+        Returns
+        -------
+        str
+            The printed text.
+        """
+        import sys
+
+        obj, g = self.solution_values(kind, epsilon=epsilon)
+        lines = [f"rateopt {self.method}: {self.n_iter} iterations, {self.weights.shape[0]} recorded iterates",
+                 f"solution {kind}: training objective {obj:.6f}"]
+        if kind == "m-stochastic":
+            res = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon)
+            lines[-1] += f", {res.support.shape[0]} support model(s)"
+            if not res.feasible:
+                lines.append(f"  INFEASIBLE on the training data: no mixture of the iterates meets every "
+                             f"constraint; smallest achievable largest violation = {res.infeasibility:.6f}")
+        width = max([len(n) for n in self.constraint_names] + [10])
+        for name, v in zip(self.constraint_names, g):
+            status = "violated" if v > 1e-6 else ("binds" if v > -1e-6 else "slack")
+            lines.append(f"  {name:<{width}}  {v:+.6f}  {status}")
+        text = "\n".join(lines)
+        print(text, file=file or sys.stdout)
+        return text
+
+
+def _check_positive(name, value, allow_none=False):
+    if value is None and allow_none:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def _check_int(name, value, minimum, allow_none=False):
+    if value is None and allow_none:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        v = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def _progress(verbose, total):
+    if not verbose:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="rateopt", leave=False)
+
+
+def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="adam", learning_rate=0.01,
+          eta_lambda=None, update="multiplicative", lambda_radius=None, batch_size=None, margin=1.0,
+          record_every=None, validation=None, random_state=None, n_threads=None, verbose=False,
+          callback=None):
+    """Train a linear model under rate constraints.
+
+    Parameters
+    ----------
+    problem : Problem or GameSpec
+        The objective and constraints (compiled once).
+    model : LinearModel, default=None
+        The model and its regularization (default ``LinearModel()``).
+    method : {"proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained"}, default="proxy-swap"
+        ``"proxy-swap"``: the proxy-Lagrangian game of seed 001, Algorithm 3 (the
+        model steps on hinge proxies, the multipliers on the (m+1)-simplex see
+        the true 0-1 constraint values and minimize swap regret).
+        ``"proxy-external"``: Algorithm 4 (model on proxies, Lagrange multipliers
+        ``lambda >= 0`` on the 0-1 values, external regret).
+        ``"lagrangian-hinge"``: Algorithm 5 with hinge proxies for both players
+        (the "Hinge" baseline). ``"unconstrained"``: the objective's proxy only.
+    n_iter : int, default=1000
+        Iterations T (each is one pass of the fused kernel).
+    optimizer : {"adam", "adagrad", "sgd"}, default="adam"
+        The model player's steps.
+    learning_rate : float, default=0.01
+        The model player's step size.
+    eta_lambda : float, default=None
+        The multipliers' step size. Default: Lemma 8's
+        ``sqrt((m+1) ln(m+1) / (T B^2))`` for ``proxy-swap`` and Lemma 23's
+        ``R / (B sqrt(2T))`` (R = ``lambda_radius`` or 1) for the Lagrangian
+        methods, with B the largest possible ``|g_i|``. The lemmas' steps are
+        conservative; larger steps (0.1-1) usually reach feasibility sooner.
+    update : {"multiplicative", "additive"}, default="multiplicative"
+        The swap-regret update of ``proxy-swap``.
+    lambda_radius : float, default=None
+        L1 radius R of the Lagrange multipliers (Lagrangian methods; None: no cap).
+    batch_size : int, default=None
+        Minibatch size per dataset (rows drawn with replacement; estimates are
+        unbiased). None: full batch. Recorded iterates are always evaluated on
+        the full training data.
+    margin : float, default=1.0
+        Hinge margin of the proxies.
+    record_every : int, default=None
+        Record the iterate every this many iterations (default: ``max(1, T // 100)``);
+        the last iterate is always recorded.
+    validation : Problem or GameSpec, default=None
+        Also evaluate recorded iterates on this problem (same constraints on
+        validation data).
+    random_state : int or None, default=None
+        Seed of the minibatch sampling (full-batch training is deterministic).
+    n_threads : int or None, default=None
+        Threads of the core (None: the OpenMP setting; -1: all cores).
+    verbose : bool, default=False
+        Show a progress bar (needs ``tqdm``; silently skipped without it).
+    callback : callable, default=None
+        Called as ``callback(iteration, info)`` after every recorded iterate with
+        ``info = {"objective", "constraints", "multipliers"}``; return ``True``
+        to stop training.
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    ValueError
+        On an unknown method, optimizer or update, or invalid numbers.
+    """
+    spec = _as_spec(problem)
+    val_spec = None if validation is None else _as_spec(validation)
+    if val_spec is not None and val_spec.n_constraints != spec.n_constraints:
+        raise ValueError("validation must have the same constraints as problem")
+    model = LinearModel() if model is None else model
+    if not isinstance(model, LinearModel):
+        raise TypeError(f"model must be a LinearModel, got {type(model).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+    if update not in ("multiplicative", "additive"):
+        raise ValueError(f"update must be 'multiplicative' or 'additive', got {update!r}")
+    n_iter = _check_int("n_iter", n_iter, 1)
+    learning_rate = _check_positive("learning_rate", learning_rate)
+    lambda_radius = _check_positive("lambda_radius", lambda_radius, allow_none=True)
+    margin = _check_positive("margin", margin)
+    batch_size = _check_int("batch_size", batch_size, 1, allow_none=True)
+    record_every = _check_int("record_every", record_every, 1, allow_none=True) or max(1, n_iter // 100)
+    threads = resolve_n_threads(n_threads)
+    m = spec.n_constraints
+    bound = _constraint_bound(spec.C, spec.kappa)
+    if eta_lambda is None:
+        eta_lambda = default_eta_lambda(method, m, n_iter, bound, lambda_radius)
+    elif method != "unconstrained":
+        eta_lambda = _check_positive("eta_lambda", eta_lambda)
+    rng = np.random.default_rng(random_state)
+
+    player = None
+    if method == "proxy-swap":
+        player = SwapRegretPlayer(m, eta=eta_lambda, update=update)
+    elif method in ("proxy-external", "lagrangian-hinge"):
+        player = LagrangePlayer(m, eta=eta_lambda, radius=lambda_radius)
+    mp = ModelPlayer(spec.n_features, optimizer=optimizer, learning_rate=learning_rate, l2=model.l2,
+                     radius=model.radius, fit_intercept=model.fit_intercept)
+    sizes = [blk.X.n_samples for blk in spec.blocks]
+    minibatch = batch_size is not None and any(batch_size < n for n in sizes)
+
+    rec = {k: [] for k in ("w", "b", "it", "obj", "g", "lam", "vobj", "vg")}
+    bar = _progress(verbose, n_iter)
+    zero = np.zeros(spec.n_atoms)
+    t_done = 0
+    for t in range(n_iter):
+        if player is None:
+            lam_obj, lam_con = 1.0, np.zeros(m)
+        else:
+            lam_obj, lam_con = player.weights()
+        coef = lam_obj * spec.c0 + lam_con @ spec.C
+        rows = None
+        if minibatch:
+            rows = [None if batch_size >= n else rng.integers(0, n, batch_size) for n in sizes]
+        kp = kernel_pass(spec, mp.theta, mp.bias, coef, margin=margin, rows=rows, n_threads=threads)
+        g01 = spec.constraints(kp.rates)
+        record = (t % record_every == 0) or (t == n_iter - 1)
+        stop = False
+        if record:
+            full = kp if not minibatch else kernel_pass(spec, mp.theta, mp.bias, zero, margin=margin,
+                                                        n_threads=threads)
+            lam_state = player.state() if player is not None else np.concatenate(([1.0], np.zeros(m)))
+            obj, g = spec.objective(full.rates), spec.constraints(full.rates)
+            rec["w"].append(mp.theta.copy())
+            rec["b"].append(mp.bias)
+            rec["it"].append(t)
+            rec["obj"].append(obj)
+            rec["g"].append(g)
+            rec["lam"].append(lam_state)
+            if val_spec is not None:
+                vp = kernel_pass(val_spec, mp.theta, mp.bias, np.zeros(val_spec.n_atoms), margin=margin,
+                                 n_threads=threads)
+                rec["vobj"].append(val_spec.objective(vp.rates))
+                rec["vg"].append(val_spec.constraints(vp.rates))
+            if callback is not None:
+                stop = bool(callback(t, {"objective": obj, "constraints": g, "multipliers": lam_state}))
+        t_done = t + 1
+        if bar is not None:
+            bar.update(1)
+        if stop:
+            break
+        mp.step(kp.grad, kp.grad_bias)
+        if player is not None and m > 0:
+            if method == "lagrangian-hinge":
+                player.update(spec.proxy_constraints(kp.proxy_pos_rates, kp.proxy_neg_rates))
+            else:
+                player.update(g01)
+    if bar is not None:
+        bar.close()
+    return TrainResult(
+        method=method,
+        weights=np.array(rec["w"]),
+        biases=np.array(rec["b"]),
+        iterations=np.array(rec["it"]),
+        objectives=np.array(rec["obj"]),
+        constraints=np.array(rec["g"]).reshape(len(rec["g"]), m),
+        multipliers=np.array(rec["lam"]),
+        val_objectives=np.array(rec["vobj"]) if val_spec is not None else None,
+        val_constraints=np.array(rec["vg"]).reshape(len(rec["vg"]), m) if val_spec is not None else None,
+        constraint_names=tuple(spec.constraint_names),
+        n_iter=t_done,
+    )
+
+
+def _as_spec(problem):
+    if isinstance(problem, GameSpec):
+        return problem
+    if not hasattr(problem, "compiled") or not hasattr(problem, "datasets"):
+        raise TypeError(f"problem must be a rateopt Problem, got {type(problem).__name__}")
+    return spec_from_problem(problem)
