@@ -1,11 +1,53 @@
 """rateopt: train classifiers whose prediction rates meet real-world goals.
 
-The public API is re-exported here; the compiled core lives in the private
-module :mod:`rateopt._core` and is reached through :mod:`rateopt.core`.
+State goals as rates (:class:`Dataset`, contexts and subsets, rate functions,
+:mod:`rateopt.goals`), compile them into a :class:`Problem`, and train with
+:func:`train` (or the scikit-learn estimator :class:`RateConstrainedClassifier`).
+The compiled core lives in the private module :mod:`rateopt._core` and is
+reached through :mod:`rateopt.core`.
 """
 
-from . import core, exceptions
+from . import core, exceptions, goals
+from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
+from ._data import Context, Dataset
+from ._estimator import RateConstrainedClassifier
+from ._models import LinearModel
+from ._problem import CompiledProblem, Evaluation, Problem
+from ._rates import (
+    Constraint,
+    Expression,
+    accuracy,
+    baseline_accuracy,
+    baseline_positive_rate,
+    churn_rate,
+    equal,
+    error_rate,
+    false_negative_count,
+    false_negative_proportion,
+    false_negative_rate,
+    false_positive_count,
+    false_positive_proportion,
+    false_positive_rate,
+    loss_count,
+    loss_only_churn_rate,
+    loss_rate,
+    negative_prediction_count,
+    negative_prediction_rate,
+    positive_prediction_count,
+    positive_prediction_rate,
+    prevalence,
+    sum,
+    true_negative_count,
+    true_negative_proportion,
+    true_negative_rate,
+    true_positive_count,
+    true_positive_proportion,
+    true_positive_rate,
+    win_count,
+    win_rate,
+)
+from ._train import TrainResult, train
 from .core import AtomTable, FeatureMatrix, rate_kernel
 
 __version__ = "0.1.0"
@@ -14,8 +56,55 @@ __all__ = [
     "__version__",
     "core",
     "exceptions",
+    "goals",
     "show_config",
     "get_config",
+    # data and the rate language
+    "Dataset",
+    "Context",
+    "Expression",
+    "Constraint",
+    "Problem",
+    "CompiledProblem",
+    "Evaluation",
+    "equal",
+    "sum",
+    "positive_prediction_rate",
+    "negative_prediction_rate",
+    "true_positive_rate",
+    "false_negative_rate",
+    "false_positive_rate",
+    "true_negative_rate",
+    "error_rate",
+    "accuracy",
+    "true_positive_proportion",
+    "false_positive_proportion",
+    "true_negative_proportion",
+    "false_negative_proportion",
+    "positive_prediction_count",
+    "negative_prediction_count",
+    "true_positive_count",
+    "false_positive_count",
+    "true_negative_count",
+    "false_negative_count",
+    "churn_rate",
+    "loss_only_churn_rate",
+    "win_rate",
+    "loss_rate",
+    "win_count",
+    "loss_count",
+    "prevalence",
+    "baseline_positive_rate",
+    "baseline_accuracy",
+    # training
+    "LinearModel",
+    "train",
+    "TrainResult",
+    "LinearClassifier",
+    "StochasticClassifier",
+    "load",
+    "RateConstrainedClassifier",
+    # the core
     "FeatureMatrix",
     "AtomTable",
     "rate_kernel",

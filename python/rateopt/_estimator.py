@@ -1,0 +1,243 @@
+"""The scikit-learn estimator: rate-constrained linear classification."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from ._compat import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._classifiers import LinearClassifier
+from ._data import Dataset
+from ._models import LinearModel
+from ._problem import Problem
+from ._train import METHODS, SOLUTIONS, train
+
+__all__ = ["RateConstrainedClassifier"]
+
+
+def _deterministic_solution(est):
+    return est.solution in ("best", "last")
+
+
+class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
+    """Linear classifier trained under rate constraints (fairness, coverage, churn, ...).
+
+    The goals (see :mod:`rateopt.goals`) are bound to the data passed to
+    :meth:`fit`; the model is trained with the chosen game
+    (:func:`rateopt.train`) and the final classifier is built from the recorded
+    iterates (``solution``).
+
+    Parameters
+    ----------
+    goals : sequence of Goal, default=()
+        Data-independent goals, e.g. ``[rateopt.goals.equal_opportunity("sex", slack=0.05)]``.
+        Goals whose role is ``"train"`` bind to the training data; other roles
+        bind to ``extra_datasets`` given to :meth:`fit`.
+    method : {"proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained"}, default="proxy-swap"
+        The training game.
+    solution : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
+        How the final classifier is built from the iterates. The stochastic
+        kinds give a mixture of linear models (``decision_function`` is then
+        unavailable; ``predict_proba`` is the mixture's probability of a
+        positive decision).
+    l2 : float, default=0.0
+        L2 regularization of the weights.
+    optimizer : {"adam", "adagrad", "sgd"}, default="adam"
+    learning_rate : float, default=0.01
+        Model player's step size.
+    eta_lambda : float, default=None
+        Multiplier step size (default: the papers' lemma; see :func:`rateopt.train`).
+    n_iter : int, default=1000
+        Training iterations.
+    batch_size : int, default=None
+        Minibatch size (None: full batch).
+    epsilon : float, default=0.0
+        Allowed violation in the m-stochastic LP.
+    random_state : int or None, default=None
+        Seed of minibatch sampling and of the stochastic classifier's draws in
+        :meth:`predict` (None means 0 for the draws).
+    n_threads : int or None, default=None
+        Threads of the core (None: the OpenMP setting; -1: all cores).
+    verbose : bool, default=False
+        Progress bar during training (needs tqdm).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels; ``classes_[1]`` is the positive class.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names.
+    classifier_ : LinearClassifier or StochasticClassifier
+        The trained classifier.
+    result_ : TrainResult
+        Recorded iterates and training history.
+    problem_ : Problem
+        The compiled problem on the training data.
+    n_iter_ : int
+        Iterations run.
+    coef_, intercept_ : ndarray, float
+        Only for deterministic solutions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rateopt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> est = rateopt.RateConstrainedClassifier(
+    ...     goals=[rateopt.goals.coverage_budget(0.3)], n_iter=300).fit(X, y)
+    >>> float(est.predict_proba(X)[:, 1].mean()) <= 0.3 + 1e-9
+    True
+    """
+
+    _parameter_constraints = {
+        "goals": ["array-like", list, tuple],
+        "method": [StrOptions(set(METHODS))],
+        "solution": [StrOptions(set(SOLUTIONS))],
+        "l2": [Interval(numbers.Real, 0, None, closed="left")],
+        "optimizer": [StrOptions({"adam", "adagrad", "sgd"})],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "eta_lambda": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "n_threads": [numbers.Integral, None],
+        "verbose": ["boolean"],
+    }
+
+    def __init__(self, goals=(), *, method="proxy-swap", solution="m-stochastic", l2=0.0, optimizer="adam",
+                 learning_rate=0.01, eta_lambda=None, n_iter=1000, batch_size=None, epsilon=0.0,
+                 random_state=None, n_threads=None, verbose=False):
+        self.goals = goals
+        self.method = method
+        self.solution = solution
+        self.l2 = l2
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.eta_lambda = eta_lambda
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.epsilon = epsilon
+        self.random_state = random_state
+        self.n_threads = n_threads
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y, groups=None, sample_weight=None, baseline=None, extra_datasets=None):
+        """Train under the goals.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two distinct labels; the larger (in sorted order) is the positive class.
+        groups : DataFrame, dict of arrays, or 2-D array, default=None
+            Group columns the goals refer to (e.g. ``df[["sex", "race"]]``).
+        sample_weight : array-like of shape (n_samples,), default=None
+        baseline : array-like of shape (n_samples,), default=None
+            A deployed model's decisions or scores (churn, win-loss goals).
+        extra_datasets : dict of str to Dataset, default=None
+            Further datasets by role (``"steering"``, ``"rule"``, ...).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             order="C", y_numeric=False)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.shape[0] > 2:
+            raise ValueError(
+                "Only binary classification is supported: y must hold exactly two classes, "
+                f"got {self.classes_.shape[0]}"
+            )
+        if self.classes_.shape[0] < 2:
+            raise ValueError("y holds only 1 class: a classifier needs two classes to learn")
+        y01 = (y == self.classes_[1]).astype(np.int64)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (X.shape[0],):
+                raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected ({X.shape[0]},)")
+        train_ds = Dataset(X, y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
+        datasets = {"train": train_ds}
+        for role, ds in (extra_datasets or {}).items():
+            if role == "train":
+                raise ValueError("extra_datasets must not use the role 'train'")
+            datasets[role] = ds
+        goals = list(self.goals) if self.goals is not None else []
+        self.problem_ = Problem(constraints=goals, datasets=datasets)
+        self.result_ = train(self.problem_, LinearModel(l2=self.l2), method=self.method, n_iter=self.n_iter,
+                             optimizer=self.optimizer, learning_rate=self.learning_rate,
+                             eta_lambda=self.eta_lambda, batch_size=self.batch_size,
+                             random_state=self.random_state, n_threads=self.n_threads, verbose=self.verbose)
+        self.classifier_ = self.result_.solution(self.solution, epsilon=self.epsilon)
+        self.n_iter_ = self.result_.n_iter
+        if isinstance(self.classifier_, LinearClassifier):
+            self.coef_ = self.classifier_.coef_
+            self.intercept_ = self.classifier_.intercept_
+        return self
+
+    def _positive_decisions(self, X):
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
+        seed = 0 if self.random_state is None else self.random_state
+        return self.classifier_.predict(X, random_state=seed)
+
+    def predict(self, X):
+        """Predicted labels (a stochastic solution draws one support model per row).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[self._positive_decisions(X)]
+
+    def predict_proba(self, X):
+        """Probability of each class (for a mixture, over the draw of the support model).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
+        p = self.classifier_.predict_proba(X)
+        return np.column_stack([1.0 - p, p])
+
+    @available_if(_deterministic_solution)
+    def decision_function(self, X):
+        """Scores of the deterministic solution (positive class iff >= 0).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
+        return self.classifier_.decision_function(X)
