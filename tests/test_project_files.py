@@ -27,3 +27,18 @@ def test_ci_runs_the_readme_test_command_verbatim():
     assert "pytest" in test_command
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_command in ci_lines
+
+
+@pytest.mark.skipif(not (ROOT / "README.md").exists(), reason="not run from a source checkout")
+def test_readme_python_examples_run(capsys):
+    pytest.importorskip("sklearn")
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)\n```", text, flags=re.S)
+    assert len(blocks) >= 2
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    # The goals example prints the error rate and one line per constraint row.
+    assert "error rate" in out
+    assert "tpr[group=B] >= tpr[all] - 0.05" in out

@@ -10,6 +10,7 @@ reached through :mod:`rateopt.core`.
 from . import core, exceptions, goals
 from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
+from ._demo import make_groups_dataset
 from ._data import Context, Dataset
 from ._estimator import RateConstrainedClassifier
 from ._models import LinearModel
@@ -59,6 +60,7 @@ __all__ = [
     "goals",
     "show_config",
     "get_config",
+    "make_groups_dataset",
     # data and the rate language
     "Dataset",
     "Context",

@@ -1,8 +1,10 @@
-"""``python -m rateopt``: print the build configuration and run a self-check.
+"""``python -m rateopt``: the build configuration, a self-check, and the demo.
 
 The self-check builds a small random problem (dense and CSR), runs the fused
 rate kernel and a few multiplier-player steps, compares them with plain NumPy,
-and exits non-zero on any mismatch.
+and exits non-zero on any mismatch. The demo (:mod:`rateopt._demo`) trains an
+unconstrained and an equal-opportunity-constrained classifier on generated
+data and prints their per-group rates side by side.
 """
 
 import sys
@@ -69,7 +71,13 @@ def main(argv=None):
     print("self-check:")
     ok = selfcheck()
     print("self-check passed" if ok else "SELF-CHECK FAILED")
-    return 0 if ok else 1
+    if not ok:
+        return 1
+    from ._demo import run_demo
+
+    print()
+    run_demo()
+    return 0
 
 
 if __name__ == "__main__":
