@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "rateopt/kernel_block.hpp"
 #include "rateopt/lambda_player.hpp"
 #include "rateopt/matrix_view.hpp"
 #include "rateopt/parallel.hpp"
@@ -306,6 +307,115 @@ darray project_l1_ball_nonneg(const py::array& v_in, double radius) {
     return out;
 }
 
+
+// ---- kernel blocks ----------------------------------------------------------
+
+rateopt::KernelParams kernel_params(int kind, double gamma, double coef0, double degree) {
+    if (kind < 0 || kind > 3) value_error("kernel kind must be 0..3 (linear, poly, rbf, laplacian)");
+    rateopt::KernelParams p;
+    p.kind = static_cast<rateopt::KernelKind>(kind);
+    p.gamma = gamma;
+    p.coef0 = coef0;
+    p.degree = degree;
+    return p;
+}
+
+template <class Matrix>
+py::array run_kernel_block(const Matrix& X, const py::array& B_in, const rateopt::KernelParams& p, bool out_f32,
+                           int n_threads) {
+    auto B = borrow<double>(B_in, "landmarks", 2);
+    if (B.shape(1) != X.n_cols)
+        value_error("landmarks have " + std::to_string(B.shape(1)) + " features, X has " + std::to_string(X.n_cols));
+    check_threads(n_threads);
+    const int64_t r = B.shape(0);
+    if (out_f32) {
+        py::array_t<float, py::array::c_style> out({X.n_rows, r});
+        float* o = out.mutable_data();
+        {
+            py::gil_scoped_release release;
+            rateopt::kernel_block(X, B.data(), r, p, n_threads, o);
+        }
+        return out;
+    }
+    darray out({X.n_rows, r});
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        rateopt::kernel_block(X, B.data(), r, p, n_threads, o);
+    }
+    return out;
+}
+
+py::array kernel_block_dense(const py::array& X, const py::array& B, int kind, double gamma, double coef0,
+                             double degree, bool out_f32, int n_threads) {
+    const auto p = kernel_params(kind, gamma, coef0, degree);
+    if (X.ndim() != 2) value_error("X must be 2-D");
+    const int64_t n = X.shape(0), d = X.shape(1);
+    if (is_exact<float>(X)) {
+        auto x = borrow<float>(X, "X", 2);
+        return run_kernel_block(rateopt::DenseView<float>{x.data(), n, d}, B, p, out_f32, n_threads);
+    }
+    auto x = borrow<double>(X, "X", 2);
+    return run_kernel_block(rateopt::DenseView<double>{x.data(), n, d}, B, p, out_f32, n_threads);
+}
+
+template <class T, class I>
+py::array csr_kernel_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                              int64_t d, const py::array& B, const rateopt::KernelParams& p, bool out_f32,
+                              int n_threads) {
+    auto x = borrow<T>(data, "X.data", 1);
+    auto ind = borrow<I>(indices, "X.indices", 1);
+    auto ptr = borrow<I>(indptr, "X.indptr", 1);
+    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
+    return run_kernel_block(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, B, p, out_f32, n_threads);
+}
+
+py::array kernel_block_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                           int64_t d, const py::array& B, int kind, double gamma, double coef0, double degree,
+                           bool out_f32, int n_threads) {
+    const auto p = kernel_params(kind, gamma, coef0, degree);
+    const bool f32 = is_exact<float>(data);
+    const bool i32 = is_exact<int32_t>(indices);
+    if (f32 && i32) return csr_kernel_dispatch<float, int32_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
+    if (f32) return csr_kernel_dispatch<float, int64_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
+    if (i32) return csr_kernel_dispatch<double, int32_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
+    return csr_kernel_dispatch<double, int64_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
+}
+
+void gram_transform(const py::array& G, const py::object& xsq_in, const py::object& bsq_in, int kind, double gamma,
+                    double coef0, double degree, int n_threads) {
+    const auto p = kernel_params(kind, gamma, coef0, degree);
+    check_threads(n_threads);
+    if (G.ndim() != 2) value_error("G must be 2-D");
+    const int64_t n = G.shape(0), r = G.shape(1);
+    darray xsq, bsq;
+    const double* xs = nullptr;
+    const double* bs = nullptr;
+    if (!xsq_in.is_none()) {
+        xsq = borrow<double>(xsq_in.cast<py::array>(), "xsq", 1);
+        check_len(xsq.shape(0), n, "xsq");
+        xs = xsq.data();
+    }
+    if (!bsq_in.is_none()) {
+        bsq = borrow<double>(bsq_in.cast<py::array>(), "bsq", 1);
+        check_len(bsq.shape(0), r, "bsq");
+        bs = bsq.data();
+    }
+    if (p.kind == rateopt::KernelKind::rbf && (!xs || !bs)) value_error("the rbf kernel needs xsq and bsq");
+    if (!G.writeable()) value_error("G must be writeable");
+    if (is_exact<float>(G)) {
+        auto g = py::reinterpret_borrow<py::array_t<float, py::array::c_style>>(G);
+        float* gp = g.mutable_data();
+        py::gil_scoped_release release;
+        rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
+        return;
+    }
+    auto g = borrow<double>(G, "G", 2);
+    double* gp = g.mutable_data();
+    py::gil_scoped_release release;
+    rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
+}
+
 py::dict build_info() {
     py::dict info;
     info["openmp"] = rateopt::openmp_enabled();
@@ -364,5 +474,12 @@ PYBIND11_MODULE(_core, m) {
     m.def("external_update_additive", &external_update_additive, py::arg("lam"), py::arg("delta"),
           py::arg("eta"), py::arg("simplex"), py::arg("radius"));
     m.def("project_simplex", &project_simplex, py::arg("v"), py::arg("radius"));
+    m.def("kernel_block_dense", &kernel_block_dense, py::arg("X"), py::arg("landmarks"), py::arg("kind"),
+          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
+    m.def("kernel_block_csr", &kernel_block_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("landmarks"), py::arg("kind"), py::arg("gamma"),
+          py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
+    m.def("gram_transform", &gram_transform, py::arg("G"), py::arg("xsq"), py::arg("bsq"), py::arg("kind"),
+          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
     m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
 }

@@ -13,7 +13,7 @@ from ._config import get_config, show_config
 from ._demo import make_groups_dataset
 from ._data import Context, Dataset
 from ._estimator import RateConstrainedClassifier
-from ._models import LinearModel
+from ._models import KernelModel, LinearModel
 from ._problem import CompiledProblem, Evaluation, Problem
 from ._rates import (
     Constraint,
@@ -49,6 +49,7 @@ from ._rates import (
     win_rate,
 )
 from ._train import TrainResult, train
+from ._kernels import kernel_block
 from .core import AtomTable, FeatureMatrix, rate_kernel
 
 __version__ = "0.1.0"
@@ -100,6 +101,8 @@ __all__ = [
     "baseline_accuracy",
     # training
     "LinearModel",
+    "KernelModel",
+    "kernel_block",
     "train",
     "TrainResult",
     "LinearClassifier",

@@ -29,16 +29,39 @@ FORMAT_VERSION = 1
 _META_KEY = "__rateopt_metadata__"
 
 
-def _features(X, n_features):
+def _raw_features(X, n_features, feature_map):
+    """Validate X against the model's raw input width; returns the FeatureMatrix."""
     Xm = FeatureMatrix(X)
-    if Xm.n_features != n_features:
-        raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {n_features}")
-    return Xm.data
+    want = feature_map.n_features_in_ if feature_map is not None else n_features
+    if Xm.n_features != want:
+        raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {want}")
+    return Xm
 
 
-def _scores(X, weights, biases):
-    """(n_samples, n_models) scores in float64 (float32 X is upcast by the product)."""
-    return np.asarray(X @ np.asarray(weights, dtype=np.float64).T, dtype=np.float64) + biases
+def _scores(Xm, weights, biases, feature_map=None):
+    """(n_samples, n_models) scores in float64.
+
+    For a kernel model the features are streamed: one chunk of kernel values
+    exists at a time.
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    if feature_map is None:
+        return np.asarray(Xm.data @ W.T, dtype=np.float64) + biases
+    S = np.empty((Xm.n_samples, W.shape[0]))
+    Wphi = feature_map.whitening @ W.T  # fold the whitening into the weights: K @ (U s^-1/2 W^T)
+    for start, stop, K in feature_map.iter_kernel_chunks(Xm):
+        S[start:stop] = K @ Wphi
+    return S + biases
+
+
+def _map_meta(feature_map):
+    return None if feature_map is None else feature_map.params()
+
+
+def _map_arrays(feature_map):
+    if feature_map is None:
+        return {}
+    return {"landmarks": feature_map.landmarks, "whitening": feature_map.whitening}
 
 
 class LinearClassifier:
@@ -68,12 +91,15 @@ class LinearClassifier:
 
     kind = "deterministic"
 
-    def __init__(self, coef, intercept=0.0):
+    def __init__(self, coef, intercept=0.0, feature_map=None):
         self.coef_ = np.array(coef, dtype=np.float64).reshape(-1)
         self.intercept_ = float(intercept)
         if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
             raise ValueError("coef and intercept must be finite")
-        self.n_features_in_ = self.coef_.shape[0]
+        self.feature_map = feature_map
+        if feature_map is not None and feature_map.n_components_ != self.coef_.shape[0]:
+            raise ValueError("coef must have one weight per kernel feature")
+        self.n_features_in_ = self.coef_.shape[0] if feature_map is None else feature_map.n_features_in_
 
     def decision_function(self, X):
         """Scores ``X @ coef + intercept``.
@@ -86,8 +112,8 @@ class LinearClassifier:
         -------
         ndarray of shape (n_samples,)
         """
-        D = _features(X, self.n_features_in_)
-        return _scores(D, self.coef_[None, :], np.array([self.intercept_]))[:, 0]
+        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
+        return _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0]
 
     def predict(self, X, random_state=None):
         """0/1 decisions (1 iff the score is >= 0). ``random_state`` is ignored.
@@ -119,9 +145,9 @@ class LinearClassifier:
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
-        _save(path, {"kind": self.kind, "n_features": self.n_features_in_},
+        _save(path, {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": _map_meta(self.feature_map)},
               {"weights": self.coef_[None, :], "biases": np.array([self.intercept_]),
-               "probabilities": np.ones(1)})
+               "probabilities": np.ones(1), **_map_arrays(self.feature_map)})
 
     def __repr__(self):
         return f"LinearClassifier(n_features={self.n_features_in_})"
@@ -154,7 +180,7 @@ class StochasticClassifier:
 
     kind = "stochastic"
 
-    def __init__(self, weights, biases, probabilities):
+    def __init__(self, weights, biases, probabilities, feature_map=None):
         W = np.array(weights, dtype=np.float64)
         if W.ndim != 2 or W.shape[0] == 0:
             raise ValueError("weights must be a non-empty 2-D array (n_models, n_features)")
@@ -166,8 +192,12 @@ class StochasticClassifier:
             raise ValueError("weights, biases and probabilities must be finite")
         if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
             raise ValueError("probabilities must be non-negative and sum to 1")
-        self.weights_, self.biases_, self.probabilities_ = W, b, p / p.sum()
-        self.n_features_in_ = W.shape[1]
+        # Kept as given (validated above), so that save/load round-trips bit for bit.
+        self.weights_, self.biases_, self.probabilities_ = W, b, p
+        self.feature_map = feature_map
+        if feature_map is not None and feature_map.n_components_ != W.shape[1]:
+            raise ValueError("weights must have one column per kernel feature")
+        self.n_features_in_ = W.shape[1] if feature_map is None else feature_map.n_features_in_
 
     @property
     def n_models(self):
@@ -176,7 +206,8 @@ class StochasticClassifier:
 
     def scores(self, X):
         """Every support model's scores, shape (n_samples, n_models)."""
-        return _scores(_features(X, self.n_features_in_), self.weights_, self.biases_)
+        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
+        return _scores(Xm, self.weights_, self.biases_, self.feature_map)
 
     def predict_proba(self, X):
         """Probability that the mixture labels each row positive.
@@ -206,9 +237,9 @@ class StochasticClassifier:
         ndarray of int of shape (n_samples,)
         """
         seed = _seed(random_state)
-        D = _features(X, self.n_features_in_)
-        S = _scores(D, self.weights_, self.biases_)
-        u = row_uniforms(D, seed)
+        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
+        S = _scores(Xm, self.weights_, self.biases_, self.feature_map)
+        u = row_uniforms(Xm.data, seed)
         cdf = np.cumsum(self.probabilities_)
         cdf[-1] = 1.0
         pick = np.minimum(np.searchsorted(cdf, u, side="right"), self.n_models - 1)
@@ -216,8 +247,9 @@ class StochasticClassifier:
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
-        _save(path, {"kind": self.kind, "n_features": self.n_features_in_},
-              {"weights": self.weights_, "biases": self.biases_, "probabilities": self.probabilities_})
+        _save(path, {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": _map_meta(self.feature_map)},
+              {"weights": self.weights_, "biases": self.biases_, "probabilities": self.probabilities_,
+               **_map_arrays(self.feature_map)})
 
     def __repr__(self):
         return f"StochasticClassifier(n_models={self.n_models}, n_features={self.n_features_in_})"
@@ -263,11 +295,13 @@ def load(path):
     """
     path = os.fspath(path)
     try:
-        with np.load(path, allow_pickle=False) as z:
+        # Open the file ourselves: np.load leaks its handle when the archive is damaged.
+        with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:
             if _META_KEY not in z.files:
                 raise RateoptError(f"{path!r} is not a rateopt model file (no metadata entry)")
             meta = json.loads(bytes(z[_META_KEY]).decode())
-            arrays = {k: z[k] for k in ("weights", "biases", "probabilities") if k in z.files}
+            arrays = {k: z[k] for k in ("weights", "biases", "probabilities", "landmarks", "whitening")
+                      if k in z.files}
     except RateoptError:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, UnicodeDecodeError) as exc:
@@ -276,18 +310,36 @@ def load(path):
         raise RateoptError(f"{path!r} is not a rateopt model file")
     if meta.get("version") != FORMAT_VERSION:
         raise RateoptError(f"{path!r} has format version {meta.get('version')!r}; this rateopt reads {FORMAT_VERSION}")
-    if set(arrays) != {"weights", "biases", "probabilities"}:
+    if not {"weights", "biases", "probabilities"} <= set(arrays):
         raise RateoptError(f"{path!r} is damaged: missing arrays")
     W, b, p = arrays["weights"], arrays["biases"], arrays["probabilities"]
-    if W.ndim != 2 or W.shape[1] != meta.get("n_features"):
-        raise RateoptError(f"{path!r} is damaged: weights do not match the metadata")
     try:
+        fmap = _load_map(meta.get("feature_map"), arrays)
+        width = W.shape[1] if W.ndim == 2 else None
+        if W.ndim != 2 or (fmap is None and width != meta.get("n_features")):
+            raise ValueError("weights do not match the metadata")
         if meta.get("kind") == "deterministic":
             if W.shape[0] != 1:
                 raise ValueError("a deterministic model has one weight vector")
-            return LinearClassifier(W[0], float(b[0]))
+            return LinearClassifier(W[0], float(b[0]), feature_map=fmap)
         if meta.get("kind") == "stochastic":
-            return StochasticClassifier(W, b, p)
-    except ValueError as exc:
+            return StochasticClassifier(W, b, p, feature_map=fmap)
+    except (ValueError, TypeError, KeyError) as exc:
         raise RateoptError(f"{path!r} is damaged: {exc}") from None
     raise RateoptError(f"{path!r} holds an unknown classifier kind {meta.get('kind')!r}")
+
+
+def _load_map(meta, arrays):
+    if meta is None:
+        return None
+    from ._kernels import KERNELS, NystroemMap
+
+    if not isinstance(meta, dict) or meta.get("kind") != "nystroem" or meta.get("kernel") not in KERNELS:
+        raise ValueError("unknown feature map")
+    if "landmarks" not in arrays or "whitening" not in arrays:
+        raise ValueError("the kernel model's landmarks or whitening are missing")
+    B, W = arrays["landmarks"], arrays["whitening"]
+    if B.ndim != 2 or W.ndim != 2 or W.shape[0] != B.shape[0] or not (np.all(np.isfinite(B)) and np.all(np.isfinite(W))):
+        raise ValueError("the kernel model's landmarks and whitening are inconsistent")
+    return NystroemMap(meta["kernel"], float(meta["gamma"]), float(meta["degree"]), float(meta["coef0"]), B, W,
+                       np.dtype(meta.get("dtype", "float32")))

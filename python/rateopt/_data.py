@@ -205,8 +205,8 @@ class _And(_Predicate):
     def describe(self):
         return " & ".join(_wrap(p.describe(), "|") for p in self.parts)
 
-    def _key(self):
-        return self.parts
+    def _key(self):  # intersection is commutative: order only matters for the name
+        return frozenset(self.parts)
 
 
 class _Or(_Predicate):
@@ -225,7 +225,7 @@ class _Or(_Predicate):
         return " | ".join(_wrap(p.describe(), "&") for p in self.parts)
 
     def _key(self):
-        return self.parts
+        return frozenset(self.parts)
 
 
 class _Not(_Predicate):
@@ -312,11 +312,16 @@ class Dataset:
     group_names : sequence of str, default=None
         Column names when ``groups`` is a plain array (default ``"group"`` for
         a 1-D array and ``"group0"``, ``"group1"``, ... for a 2-D one).
-    baseline_kind : {"auto", "decisions", "scores"}, default="auto"
+    baseline_kind : {"auto", "decisions", "scores", "labels"}, default="auto"
         How ``baseline`` is read. ``"decisions"``: booleans or 0/1 values used
         as is. ``"scores"``: real values, positive iff ``score >= 0``.
-        ``"auto"``: booleans, and numbers that are all 0 or 1, are decisions;
-        any other numbers are scores (so ``{-1, +1}`` decisions also work).
+        ``"labels"``: the dataset's label values (a classifier's ``predict``
+        output), positive iff equal to the positive label. ``"auto"``:
+        booleans, and numbers that are all 0 or 1, are decisions; any other
+        numbers are scores (so ``{-1, +1}`` decisions also work); non-numeric
+        values are read as labels. When the values could also be read as labels
+        (all are label values, e.g. labels ``{1, 2}``) and that reading differs,
+        ``"auto"`` raises: pass ``baseline_kind``.
 
     Attributes
     ----------
@@ -348,13 +353,13 @@ class Dataset:
 
     See Also
     --------
-    Context : subsets of a dataset, the arguments of rate functions.
+    Context : Subsets of a dataset, the arguments of rate functions.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from rateopt._data import Dataset
-    >>> ds = Dataset(np.zeros((4, 2)), y=["no", "yes", "yes", "no"],
+    >>> import rateopt as ro
+    >>> ds = ro.Dataset(np.zeros((4, 2)), y=["no", "yes", "yes", "no"],
     ...              groups={"sex": ["F", "M", "F", "M"]})
     >>> ds.y
     array([0, 1, 1, 0], dtype=int8)
@@ -498,21 +503,55 @@ class Dataset:
         return out
 
     def _parse_baseline(self, baseline, kind):
-        if kind not in ("auto", "decisions", "scores"):
+        if kind not in ("auto", "decisions", "scores", "labels"):
             raise RateoptError(
-                f"baseline_kind must be 'auto', 'decisions' or 'scores', got {kind!r}"
+                "baseline_kind must be 'auto', 'decisions', 'scores' or 'labels', "
+                f"got {kind!r}"
             )
         if baseline is None:
             return None
         b = _as_1d(baseline, self.n_samples, "baseline")
+        by_label = None  # the reading as a classifier's predict output in the label values
+        if kind in ("auto", "labels") and self.classes is not None:
+            known = np.array([c for c in self.classes if c is not None], dtype=object)
+            if bool(np.all(np.isin(b, known))):
+                by_label = np.asarray(b == self.classes[1], dtype=bool)
+        if kind == "labels":
+            if by_label is None:
+                raise RateoptError(
+                    "baseline_kind='labels' but the baseline values are not all among the "
+                    f"label values {self.classes!r}"
+                    if self.classes is not None
+                    else "baseline_kind='labels' but y is None"
+                )
+            return _readonly(by_label)
+        if b.dtype.kind not in "biuf":
+            if by_label is not None:
+                return _readonly(by_label)
+            raise RateoptError(
+                "baseline must hold boolean/0-1 decisions, real scores or the label values, "
+                f"got dtype {b.dtype}"
+            )
+        try:
+            dec = self._numeric_baseline(b, kind)
+        except RateoptError:
+            if by_label is None:
+                raise
+            dec = None
+        if by_label is not None and (dec is None or not np.array_equal(dec, by_label)):
+            raise RateoptError(
+                f"baseline is ambiguous: read as label values {self.classes!r} (positive label "
+                f"{self.classes[1]!r}) it differs from its reading as 0/1 decisions or scores; "
+                "pass baseline_kind='labels', 'decisions' or 'scores'"
+            )
+        return _readonly(dec)
+
+    @staticmethod
+    def _numeric_baseline(b, kind):
         if b.dtype.kind == "b":
             if kind == "scores":
                 raise RateoptError("baseline_kind='scores' but baseline is boolean")
-            return _readonly(np.array(b, dtype=bool, copy=True))
-        if b.dtype.kind not in "iuf":
-            raise RateoptError(
-                f"baseline must hold boolean/0-1 decisions or real scores, got dtype {b.dtype}"
-            )
+            return np.array(b, dtype=bool, copy=True)
         b = np.asarray(b, dtype=np.float64)
         if not np.all(np.isfinite(b)):
             raise RateoptError("baseline must be finite (found NaN or inf)")
@@ -520,8 +559,8 @@ class Dataset:
         if kind == "decisions" and not is01:
             raise RateoptError("baseline_kind='decisions' but baseline has values other than 0/1")
         if kind == "decisions" or (kind == "auto" and is01):
-            return _readonly(b == 1)
-        return _readonly(b >= 0)
+            return b == 1
+        return b >= 0
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -539,22 +578,22 @@ class Dataset:
 
     @property
     def has_labels(self) -> bool:
-        """bool: Whether the dataset has labels."""
+        """Whether the dataset has labels."""
         return self.y is not None
 
     @property
     def has_baseline(self) -> bool:
-        """bool: Whether the dataset has baseline decisions."""
+        """Whether the dataset has baseline decisions."""
         return self.baseline is not None
 
     @property
     def total_weight(self) -> float:
-        """float: Sum of the example weights."""
+        """Sum of the example weights."""
         return float(np.sum(self.weights))
 
     @property
     def group_names(self) -> tuple:
-        """tuple: Names of the group columns."""
+        """Names of the group columns."""
         return tuple(self.groups)
 
     def group_values(self, column) -> np.ndarray:
@@ -567,7 +606,7 @@ class Dataset:
 
         Returns
         -------
-        values : ndarray
+        ndarray
             The sorted distinct values (first-appearance order when the
             values cannot be sorted); ``None`` and NaN are left out.
 
@@ -599,8 +638,8 @@ class Dataset:
         Examples
         --------
         >>> import numpy as np
-        >>> from rateopt._data import Dataset
-        >>> Dataset(np.zeros((3, 1)), name="unlabeled").context()
+        >>> import rateopt as ro
+        >>> ro.Dataset(np.zeros((3, 1)), name="unlabeled").context()
         Context(dataset='unlabeled', subset='all')
         """
         return Context(self, _All())
@@ -646,8 +685,8 @@ class Context:
     Examples
     --------
     >>> import numpy as np
-    >>> from rateopt._data import Dataset
-    >>> ds = Dataset(np.zeros((4, 1)), y=[0, 1, 1, 0],
+    >>> import rateopt as ro
+    >>> ds = ro.Dataset(np.zeros((4, 1)), y=[0, 1, 1, 0],
     ...              groups={"sex": ["F", "M", "F", "M"]})
     >>> women = ds.context().subset(group="sex", value="F")
     >>> (women & ds.context().positive()).name
@@ -671,20 +710,23 @@ class Context:
 
     @property
     def name(self) -> str:
-        """str: The subset's name in reports (``"all"`` for the whole dataset)."""
+        """The subset's name in reports (``"all"`` for the whole dataset)."""
         return self._name if self._name is not None else self._predicate.describe()
 
     @property
     def label(self) -> str:
-        """str: The name used inside rate names: the subset's name, prefixed by
-        ``"<dataset>:"`` unless the dataset is named ``"train"``."""
+        """The subset's name as used inside rate names.
+
+        The subset's name, prefixed by ``"<dataset>:"`` unless the dataset is
+        named ``"train"``.
+        """
         if self.dataset.name == DEFAULT_DATASET_NAME:
             return self.name
         return f"{self.dataset.name}:{self.name}"
 
     @property
     def is_all(self) -> bool:
-        """bool: Whether the context is the whole dataset (by construction)."""
+        """Whether the context is the whole dataset (by construction)."""
         return self._predicate.is_all
 
     def named(self, name: str) -> Context:
@@ -884,7 +926,7 @@ class Context:
 
         Returns
         -------
-        mask : ndarray of shape (n_samples,) of bool
+        ndarray of shape (n_samples,) of bool
             True for the examples in the subset.
         """
         return np.array(self._predicate.evaluate(self.dataset), dtype=bool, copy=True)

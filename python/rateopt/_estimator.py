@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._classifiers import LinearClassifier
 from ._data import Dataset
-from ._models import LinearModel
+from ._models import KernelModel, LinearModel
 from ._problem import Problem
 from ._train import METHODS, SOLUTIONS, train
 
@@ -45,8 +45,24 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         kinds give a mixture of linear models (``decision_function`` is then
         unavailable; ``predict_proba`` is the mixture's probability of a
         positive decision).
+    model : {"linear", "kernel"}, default="linear"
+        A linear model, or a kernel model (:class:`rateopt.KernelModel`) with
+        the parameters below.
+    kernel : {"rbf", "laplacian", "poly", "linear"}, default="rbf"
+        Kernel of ``model="kernel"``.
+    gamma : float, default=None
+        Kernel width (``None``: ``1 / n_features``).
+    degree : float, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=1.0
+        Constant of the polynomial kernel.
+    n_components : int, default=1000
+        Landmarks of the Nystroem approximation (all training rows when
+        ``n_components >= n_samples``: the exact kernel model).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+        How landmarks are chosen.
     l2 : float, default=0.0
-        L2 regularization of the weights.
+        L2 regularization of the weights (the RKHS norm for kernel models).
     optimizer : {"adam", "adagrad", "sgd"}, default="adam"
     learning_rate : float, default=0.01
         Model player's step size.
@@ -100,6 +116,13 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         "goals": ["array-like", list, tuple],
         "method": [StrOptions(set(METHODS))],
         "solution": [StrOptions(set(SOLUTIONS))],
+        "model": [StrOptions({"linear", "kernel"})],
+        "kernel": [StrOptions({"rbf", "laplacian", "poly", "linear"})],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "degree": [Interval(numbers.Real, 0, None, closed="left")],
+        "coef0": [numbers.Real],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "landmarks": [StrOptions({"uniform", "kmeans++"})],
         "l2": [Interval(numbers.Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"adam", "adagrad", "sgd"})],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -112,12 +135,20 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["boolean"],
     }
 
-    def __init__(self, goals=(), *, method="proxy-swap", solution="m-stochastic", l2=0.0, optimizer="adam",
-                 learning_rate=0.01, eta_lambda=None, n_iter=1000, batch_size=None, epsilon=0.0,
+    def __init__(self, goals=(), *, method="proxy-swap", solution="m-stochastic", model="linear", kernel="rbf",
+                 gamma=None, degree=3, coef0=1.0, n_components=1000, landmarks="uniform", l2=0.0,
+                 optimizer="adam", learning_rate=0.01, eta_lambda=None, n_iter=1000, batch_size=None, epsilon=0.0,
                  random_state=None, n_threads=None, verbose=False):
         self.goals = goals
         self.method = method
         self.solution = solution
+        self.model = model
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_components = n_components
+        self.landmarks = landmarks
         self.l2 = l2
         self.optimizer = optimizer
         self.learning_rate = learning_rate
@@ -180,13 +211,19 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             datasets[role] = ds
         goals = list(self.goals) if self.goals is not None else []
         self.problem_ = Problem(constraints=goals, datasets=datasets)
-        self.result_ = train(self.problem_, LinearModel(l2=self.l2), method=self.method, n_iter=self.n_iter,
+        if self.model == "kernel":
+            model = KernelModel(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                                n_components=self.n_components, landmarks=self.landmarks, l2=self.l2,
+                                random_state=self.random_state)
+        else:
+            model = LinearModel(l2=self.l2)
+        self.result_ = train(self.problem_, model, method=self.method, n_iter=self.n_iter,
                              optimizer=self.optimizer, learning_rate=self.learning_rate,
                              eta_lambda=self.eta_lambda, batch_size=self.batch_size,
                              random_state=self.random_state, n_threads=self.n_threads, verbose=self.verbose)
         self.classifier_ = self.result_.solution(self.solution, epsilon=self.epsilon)
         self.n_iter_ = self.result_.n_iter
-        if isinstance(self.classifier_, LinearClassifier):
+        if isinstance(self.classifier_, LinearClassifier) and self.classifier_.feature_map is None:
             self.coef_ = self.classifier_.coef_
             self.intercept_ = self.classifier_.intercept_
         return self

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["LinearModel"]
+__all__ = ["LinearModel", "KernelModel"]
 
 
 class LinearModel:
@@ -42,3 +42,91 @@ class LinearModel:
 
     def __repr__(self):
         return f"LinearModel(l2={self.l2}, fit_intercept={self.fit_intercept}, radius={self.radius})"
+
+
+class KernelModel:
+    """A kernel model ``h(x) = sum_b alpha_b k(x, x_b) + beta`` over a basis of landmarks.
+
+    With ``n_components >= n_samples`` (or ``exact=True``) the basis is the
+    whole training set (the representer-theorem model); otherwise a Nystroem
+    approximation with ``n_components`` landmarks. Training runs on the features
+    ``phi(x) = K(x, B) K_BB^{-1/2}`` (built once, ``dtype`` float32 by default),
+    on which the RKHS norm is the Euclidean norm: ``l2`` is the kernel
+    regularizer.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "laplacian", "poly", "linear"}, default="rbf"
+    gamma : float, default=None
+        ``None`` means ``1 / n_features``.
+    degree : float, default=3
+    coef0 : float, default=1.0
+    n_components : int, default=1000
+        Number of landmarks.
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+    exact : bool, default=None
+        Force (True) or forbid (False) the exact model; None decides from
+        ``n_components``.
+    l2 : float, default=0.0
+    fit_intercept : bool, default=True
+    radius : float or None, default=None
+    dtype : {"float32", "float64"}, default="float32"
+        Dtype of the training feature block.
+    random_state : int or None, default=None
+        Seed of the landmark choice.
+
+    Examples
+    --------
+    >>> from rateopt import KernelModel
+    >>> KernelModel(kernel="rbf", gamma=0.5, n_components=200)
+    KernelModel(kernel='rbf', gamma=0.5, n_components=200, landmarks='uniform', l2=0.0)
+    """
+
+    def __init__(self, kernel="rbf", gamma=None, degree=3, coef0=1.0, n_components=1000, landmarks="uniform",
+                 exact=None, l2=0.0, fit_intercept=True, radius=None, dtype="float32", random_state=None):
+        from ._kernels import KERNELS
+
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {tuple(KERNELS)}, got {kernel!r}")
+        if landmarks not in ("uniform", "kmeans++"):
+            raise ValueError(f"landmarks must be 'uniform' or 'kmeans++', got {landmarks!r}")
+        if gamma is not None and not (math.isfinite(float(gamma)) and float(gamma) > 0):
+            raise ValueError(f"gamma must be a positive finite number or None, got {gamma!r}")
+        if int(n_components) < 1:
+            raise ValueError(f"n_components must be >= 1, got {n_components}")
+        if str(dtype) not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_components = int(n_components)
+        self.landmarks = landmarks
+        self.exact = exact
+        self.dtype = str(dtype)
+        self.random_state = random_state
+        self._linear = LinearModel(l2=l2, fit_intercept=fit_intercept, radius=radius)
+
+    @property
+    def l2(self):
+        return self._linear.l2
+
+    @property
+    def fit_intercept(self):
+        return self._linear.fit_intercept
+
+    @property
+    def radius(self):
+        return self._linear.radius
+
+    def fit_map(self, X, n_threads=None):
+        """Choose the landmarks on ``X`` and return the :class:`~rateopt._kernels.NystroemMap`."""
+        from ._kernels import NystroemMap
+
+        return NystroemMap.fit(X, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                               n_components=self.n_components, landmarks=self.landmarks, exact=self.exact,
+                               dtype=self.dtype, random_state=self.random_state, n_threads=n_threads)
+
+    def __repr__(self):
+        return (f"KernelModel(kernel={self.kernel!r}, gamma={self.gamma}, n_components={self.n_components}, "
+                f"landmarks={self.landmarks!r}, l2={self.l2})")

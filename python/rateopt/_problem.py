@@ -59,22 +59,33 @@ _CANCEL_RTOL = 1e-12
 
 
 class _Affine:
-    """``const + sum_ctx coef * p+(ctx)``: the lowered form of an expression."""
+    """``const + sum_ctx coef * p+(ctx)``: the lowered form of an expression.
 
-    __slots__ = ("const", "terms")
+    ``mass`` tracks, per atom, the sum of the absolute values of every
+    contribution to its coefficient, so that a cancellation such as
+    ``0.3 p - 0.1 p - 0.2 p`` (which leaves ~1e-17) is recognized as an exact 0.
+    """
 
-    def __init__(self, const=0.0, terms=None):
+    __slots__ = ("const", "terms", "mass")
+
+    def __init__(self, const=0.0, terms=None, mass=None):
         self.const = float(const)
         self.terms = dict(terms) if terms else {}
+        self.mass = dict(mass) if mass is not None else {k: abs(v) for k, v in self.terms.items()}
 
     def __add__(self, other: _Affine) -> _Affine:
-        out = _Affine(self.const + other.const, self.terms)
+        out = _Affine(self.const + other.const, self.terms, self.mass)
         for k, v in other.terms.items():
             out.terms[k] = out.terms.get(k, 0.0) + v
+            out.mass[k] = out.mass.get(k, 0.0) + other.mass[k]
         return out
 
     def __mul__(self, c: float) -> _Affine:
-        return _Affine(self.const * c, {k: v * c for k, v in self.terms.items()})
+        return _Affine(
+            self.const * c,
+            {k: v * c for k, v in self.terms.items()},
+            {k: m * abs(c) for k, m in self.mass.items()},
+        )
 
     def complement(self) -> _Affine:
         """``1 - self``."""
@@ -402,7 +413,7 @@ class AtomInfo:
     total_weight: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MembershipTable:
     """One dataset's atoms in the ``rateopt.core.AtomTable`` format.
 
@@ -451,7 +462,7 @@ class MembershipTable:
 
         Returns
         -------
-        rates : ndarray of shape (n_atoms,)
+        ndarray of shape (n_atoms,)
             ``p+(S_a)`` for each local atom.
         """
         v = np.asarray(values, dtype=np.float64)
@@ -491,7 +502,10 @@ class InverseData:
     originals: tuple
     sources: tuple
     names: tuple
-    _by_name: Mapping = field(default_factory=dict, repr=False, compare=False)
+    _by_name: Mapping = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_by_name", {n: i for i, n in enumerate(self.names)})
 
     def row(self, key) -> int:
         """Row index of a constraint.
@@ -537,7 +551,7 @@ class InverseData:
         return dict(zip(self.names, v.tolist()))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CompiledProblem:
     """The flat arrays a problem compiles to: the only thing the games need.
 
@@ -595,12 +609,12 @@ class CompiledProblem:
 
     @property
     def n_atoms(self) -> int:
-        """int: Number of atoms."""
+        """Number of atoms."""
         return len(self.atoms)
 
     @property
     def n_constraints(self) -> int:
-        """int: Number of constraint rows."""
+        """Number of constraint rows."""
         return len(self.constraint_names)
 
     def atom_rates(self, values) -> np.ndarray:
@@ -613,7 +627,7 @@ class CompiledProblem:
 
         Returns
         -------
-        rates : ndarray of shape (n_atoms,)
+        ndarray of shape (n_atoms,)
             ``p+(S_a)`` for every atom.
         """
         out = np.empty(self.n_atoms, dtype=np.float64)
@@ -638,7 +652,7 @@ class CompiledProblem:
         return self.tables[dataset].to_atom_table()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Evaluation:
     """Objective, constraint values and rates of one predictor.
 
@@ -706,6 +720,22 @@ def _resolve_role(datasets, role: str):
     raise RateoptError(
         f"no dataset named {role!r}; datasets given: {[d.name for d in datasets]!r}"
     )
+
+
+def _datasets_by_name(expressions) -> dict:
+    """The datasets used by ``expressions``, by name, in order of appearance."""
+    datasets: dict = {}
+    for expr in expressions:
+        for ds in expr.datasets:
+            other = datasets.get(ds.name)
+            if other is None:
+                datasets[ds.name] = ds
+            elif other is not ds:
+                raise RateoptError(
+                    f"two different datasets are both named {ds.name!r}; give them "
+                    "distinct names with Dataset(..., name=...)"
+                )
+    return datasets
 
 
 def _flatten_constraints(constraints, datasets):
@@ -788,18 +818,16 @@ class Problem:
 
     See Also
     --------
-    CompiledProblem : the compiled arrays.
+    CompiledProblem : The compiled arrays.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from rateopt._data import Dataset
-    >>> from rateopt import _rates as R
-    >>> from rateopt._problem import Problem
-    >>> ds = Dataset(np.zeros((4, 1)), y=[0, 1, 1, 0], groups={"g": ["a", "a", "b", "b"]})
+    >>> import rateopt as ro
+    >>> ds = ro.Dataset(np.zeros((4, 1)), y=[0, 1, 1, 0], groups={"g": ["a", "a", "b", "b"]})
     >>> ctx = ds.context()
-    >>> p = Problem(constraints=[R.true_positive_rate(ctx.subset(group="g", value="a"))
-    ...                          >= R.true_positive_rate(ctx) - 0.1])
+    >>> p = ro.Problem(constraints=[ro.true_positive_rate(ctx.subset(group="g", value="a"))
+    ...                             >= ro.true_positive_rate(ctx) - 0.1])
     >>> ev = p.evaluate(np.array([1, 1, 0, 0]))
     >>> ev.objective, ev.constraints
     (0.5, {'tpr[g=a] >= tpr[all] - 0.1': -0.6})
@@ -815,6 +843,7 @@ class Problem:
             regularization = reg
         self.regularization = regularization
         pairs = list(_flatten_constraints(constraints, datasets))
+        _datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
         if objective is None:
             objective = R.error_rate(self._default_objective_dataset(pairs, datasets))
         else:
@@ -869,17 +898,7 @@ class Problem:
             names.append(name)
 
         # datasets, by name, in order of appearance
-        datasets: dict = {}
-        for expr in [objective] + [c.expression for c in constraints]:
-            for ds in expr.datasets:
-                other = datasets.get(ds.name)
-                if other is None:
-                    datasets[ds.name] = ds
-                elif other is not ds:
-                    raise RateoptError(
-                        f"two different datasets are both named {ds.name!r}; give them "
-                        "distinct names with Dataset(..., name=...)"
-                    )
+        datasets = _datasets_by_name([objective] + [c.expression for c in constraints])
         self.datasets = datasets
         self.constraints = tuple(constraints)
 
@@ -960,7 +979,7 @@ class Problem:
             for ctx, v in form.terms.items():
                 g = gid_of[ctx]
                 coef[g] += v
-                mass[g] += abs(v)
+                mass[g] += form.mass[ctx]
             coef[np.abs(coef) <= _CANCEL_RTOL * mass] = 0.0
             return coef
 
@@ -1009,7 +1028,6 @@ class Problem:
             originals=tuple(originals),
             sources=tuple(sources),
             names=tuple(names),
-            _by_name={n: i for i, n in enumerate(names)},
         )
         self.compiled = CompiledProblem(
             datasets=ds_names,
@@ -1032,17 +1050,17 @@ class Problem:
 
     @property
     def constraint_names(self) -> tuple:
-        """tuple of str: The unique constraint names, in row order."""
+        """The unique constraint names, in row order."""
         return self.compiled.constraint_names
 
     @property
     def n_constraints(self) -> int:
-        """int: Number of constraints."""
+        """Number of constraints."""
         return self.compiled.n_constraints
 
     @property
     def n_atoms(self) -> int:
-        """int: Number of atoms."""
+        """Number of atoms."""
         return self.compiled.n_atoms
 
     # -- evaluation -----------------------------------------------------------------------
@@ -1057,16 +1075,21 @@ class Problem:
             :class:`~rateopt._data.Dataset` object, to an array of shape
             ``(n_samples,)``), the predictor's output on every example; a single
             array when the problem uses one dataset.
-        kind : {"auto", "decisions", "scores", "probabilities"}, default="auto"
+        kind : {"auto", "decisions", "scores", "probabilities", "labels"}, default="auto"
             How to read the arrays. ``"decisions"``: booleans or 0/1 values.
             ``"scores"``: real values, positive iff ``score >= 0``.
             ``"probabilities"``: expected decisions in [0, 1] (e.g. of a
-            stochastic mixture); rates are then expected rates.
-            ``"auto"``: booleans and arrays whose values are all 0 or 1 are
-            decisions; arrays with values outside [0, 1] are scores; an array
-            whose values all lie in [0, 1] but not all in {0, 1} is ambiguous
-            (scores or probabilities?) and raises: pass ``kind``. ``"auto"``
-            never infers probabilities.
+            stochastic mixture); rates are then expected rates. ``"labels"``:
+            values among the dataset's label values (a classifier's ``predict``
+            output, e.g. ``"yes"``/``"no"``), positive iff equal to the positive
+            label. ``"auto"``: booleans and arrays whose values are all 0 or 1
+            are decisions; arrays with values outside [0, 1] are scores; an
+            array whose values all lie in [0, 1] but not all in {0, 1} is
+            ambiguous (scores or probabilities?) and raises; non-numeric arrays
+            are read as labels. When an array could also be read as labels
+            (all its values are label values of a labeled dataset, e.g.
+            ``{1, 2}``) and that reading differs, ``"auto"`` raises. ``"auto"``
+            never infers probabilities: pass ``kind`` then.
 
         Returns
         -------
@@ -1119,9 +1142,10 @@ class Problem:
         )
 
     def _prediction_values(self, predictions, kind) -> dict:
-        if kind not in ("auto", "decisions", "scores", "probabilities"):
+        if kind not in ("auto", "decisions", "scores", "probabilities", "labels"):
             raise RateoptError(
-                f"kind must be 'auto', 'decisions', 'scores' or 'probabilities', got {kind!r}"
+                "kind must be 'auto', 'decisions', 'scores', 'probabilities' or 'labels', "
+                f"got {kind!r}"
             )
         names = self.compiled.datasets
         if isinstance(predictions, Mapping):
@@ -1147,8 +1171,13 @@ class Problem:
         for name in names:
             if name not in given:
                 raise RateoptError(f"no predictions given for dataset {name!r}")
-            out[name] = _decision_values(given[name], kind, self.datasets[name].n_samples, name)
+            out[name] = _decision_values(given[name], kind, self.datasets[name])
         return out
+
+    def __getstate__(self):
+        # caches that other modules attach to a problem (``_rateopt_*``, e.g. the
+        # training games' validated feature matrices) are rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_rateopt_")}
 
     def __repr__(self) -> str:
         return (
@@ -1157,20 +1186,55 @@ class Problem:
         )
 
 
-def _decision_values(pred, kind: str, n_samples: int, name: str) -> np.ndarray:
+def _decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
+    """Per-example decision values in [0, 1] (see :meth:`Problem.evaluate` for the rules)."""
+    name, n_samples = ds.name, ds.n_samples
     a = np.asarray(pred)
     if a.ndim != 1 or a.shape[0] != n_samples:
         raise RateoptError(
             f"predictions for dataset {name!r} must have shape ({n_samples},), got {a.shape}"
         )
+    by_label = None  # the reading as a classifier's predict output in the label values
+    if kind in ("auto", "labels") and ds.classes is not None:
+        known = np.array([c for c in ds.classes if c is not None], dtype=object)
+        if bool(np.all(np.isin(a, known))):
+            by_label = np.asarray(a == ds.classes[1], dtype=np.float64)
+    if kind == "labels":
+        if by_label is None:
+            raise RateoptError(
+                f"kind='labels' but the predictions for dataset {name!r} are not all among its "
+                f"label values {ds.classes!r}"
+                if ds.classes is not None
+                else f"kind='labels' but dataset {name!r} has no labels"
+            )
+        return by_label
+    if a.dtype.kind not in "biuf":
+        if by_label is not None:
+            return by_label
+        raise RateoptError(
+            f"predictions for dataset {name!r} must be numeric or boolean (or the dataset's "
+            f"label values), got dtype {a.dtype}"
+        )
+    try:
+        values = _numeric_decision_values(a, kind, name)
+    except RateoptError:
+        if by_label is None:
+            raise
+        values = None
+    if by_label is not None and (values is None or not np.array_equal(values, by_label)):
+        raise RateoptError(
+            f"predictions for dataset {name!r} are ambiguous: read as label values "
+            f"{ds.classes!r} (positive label {ds.classes[1]!r}) they differ from their reading "
+            "as 0/1 decisions or scores; pass kind='labels', 'decisions' or 'scores'"
+        )
+    return values
+
+
+def _numeric_decision_values(a: np.ndarray, kind: str, name: str) -> np.ndarray:
     if a.dtype.kind == "b":
         if kind in ("auto", "decisions", "probabilities"):
             return a.astype(np.float64)
         raise RateoptError(f"predictions for dataset {name!r} are boolean but kind={kind!r}")
-    if a.dtype.kind not in "iuf":
-        raise RateoptError(
-            f"predictions for dataset {name!r} must be numeric or boolean, got dtype {a.dtype}"
-        )
     v = a.astype(np.float64)
     if not np.all(np.isfinite(v)):
         raise RateoptError(f"predictions for dataset {name!r} contain NaN or inf")

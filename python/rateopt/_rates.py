@@ -170,6 +170,11 @@ class Expression:
     constraint). NumPy arrays never hijack the comparison
     (``__array_ufunc__ = None``).
 
+    Parameters
+    ----------
+    args : sequence of Expression, default=()
+        The child expressions.
+
     Attributes
     ----------
     args : tuple of Expression
@@ -177,8 +182,8 @@ class Expression:
 
     See Also
     --------
-    Constraint : what ``<=`` and ``>=`` build.
-    equal : two-sided constraint with a slack.
+    Constraint : What ``<=`` and ``>=`` build.
+    equal : Two-sided constraint with a slack.
     """
 
     __array_priority__ = 100.0
@@ -216,28 +221,31 @@ class Expression:
 
     @property
     def is_constant(self) -> bool:
-        """bool: True when the value cannot depend on the model's decisions
-        (no leaf depends on the model)."""
+        """True when the value cannot depend on the model's decisions.
+
+        That is, when no leaf depends on the model (only constants and data
+        constants such as :func:`prevalence`).
+        """
         return all(not leaf.depends_on_model for leaf in self.leaves())
 
     @property
     def is_linear_in_rates(self) -> bool:
-        """bool: Always True: every expression is affine in the atoms."""
+        """Always True: every expression is affine in the atoms."""
         return all(a.is_linear_in_rates for a in self.args)
 
     @property
     def needs_labels(self) -> bool:
-        """bool: True when some leaf needs labels."""
+        """True when some leaf needs labels."""
         return any(leaf.needs_labels for leaf in self.leaves())
 
     @property
     def needs_baseline(self) -> bool:
-        """bool: True when some leaf needs baseline decisions."""
+        """True when some leaf needs baseline decisions."""
         return any(leaf.needs_baseline for leaf in self.leaves())
 
     @property
     def datasets(self) -> tuple:
-        """tuple of Dataset: The datasets the expression refers to, in order of appearance."""
+        """The datasets the expression refers to, in order of appearance."""
         seen = {}
         for leaf in self.leaves():
             seen.setdefault(id(leaf.context.dataset), leaf.context.dataset)
@@ -501,16 +509,23 @@ class Rate(Expression):
         object.__setattr__(self, "context", context)
 
     def leaves(self):
+        """Iterate over the rate leaves: the leaf itself.
+
+        Yields
+        ------
+        Rate
+            ``self``.
+        """
         yield self
 
     @property
     def is_linear_in_rates(self) -> bool:
-        """bool: Always True."""
+        """Always True."""
         return True
 
     @property
     def name(self) -> str:
-        """str: The rate's name in reports, e.g. ``"tpr[sex=Female]"``."""
+        """The rate's name in reports, e.g. ``"tpr[sex=Female]"``."""
         return f"{self.short_name}[{self.context.label}]"
 
     def __str__(self) -> str:
@@ -667,7 +682,7 @@ class LossOnlyChurnRate(Rate):
 
     @property
     def name(self) -> str:
-        """str: The rate's name in reports."""
+        """The rate's name in reports."""
         if self.normalize == "all":
             return super().name
         return f"{self.short_name}_bc[{self.context.label}]"
@@ -679,7 +694,7 @@ _CTX_DOC = """context : Context or Dataset
         The subset ``S`` (a dataset means all of it)."""
 
 
-def _doc(summary, formula, extra="", needs=""):
+def _doc(summary, formula, extra="", needs="", name="", short=""):
     return f"""{summary}
 
     {formula}{extra}
@@ -693,10 +708,21 @@ def _doc(summary, formula, extra="", needs=""):
     Rate
         An expression node; its value for a model is computed by
         :meth:`rateopt.Problem.evaluate`.
-    {needs}
+
     See Also
     --------
-    rateopt.Problem : compiles expressions and evaluates them.
+    rateopt.Problem : Compiles expressions and evaluates them.
+    {needs}
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rateopt as ro
+    >>> ds = ro.Dataset(np.zeros((4, 1)), y=[0, 1, 1, 0], baseline=[1, 1, 0, 0],
+    ...                 groups={{"sex": ["F", "M", "F", "M"]}})
+    >>> r = ro.{name}(ds.context().subset(group="sex", value="F"))
+    >>> r.name
+    '{short}[sex=F]'
+    >>> value = ro.Problem(objective=r).evaluate(np.array([1, 0, 1, 0])).objective
     """
 
 
@@ -723,7 +749,7 @@ def _make_function(name, node_cls, summary, formula, needs=""):
     f.__name__ = name
     f.__qualname__ = name
     f.__module__ = __name__
-    f.__doc__ = _doc(summary, formula, needs=needs)
+    f.__doc__ = _doc(summary, formula, needs=needs, name=name, short=node_cls.short_name)
     return f
 
 
@@ -826,13 +852,13 @@ churn_rate = _make_function(
     _NEEDS_BASELINE)
 win_rate = _make_function(
     "win_rate", WinRate,
-    "Wins against the baseline, as a proportion of the subset.",
+    "Proportion of the subset that the model wins against the baseline.",
     "``win_rate(S) = sum_{j in S} w_j 1[pred_j = y_j != b_j] / W(S)``: the model\n"
     "    is right where the baseline was wrong.",
     _NEEDS_BASELINE)
 loss_rate = _make_function(
     "loss_rate", LossRate,
-    "Losses against the baseline, as a proportion of the subset.",
+    "Proportion of the subset that the model loses against the baseline.",
     "``loss_rate(S) = sum_{j in S} w_j 1[pred_j != y_j = b_j] / W(S)``: the model\n"
     "    is wrong where the baseline was right. Equal to\n"
     "    ``loss_only_churn_rate(S)`` with ``normalize='all'``.",
@@ -938,10 +964,9 @@ class Constraint:
     Examples
     --------
     >>> import numpy as np
-    >>> from rateopt._data import Dataset
-    >>> from rateopt._rates import positive_prediction_rate
-    >>> ctx = Dataset(np.zeros((3, 1))).context()
-    >>> c = positive_prediction_rate(ctx) <= 0.3
+    >>> import rateopt as ro
+    >>> ctx = ro.Dataset(np.zeros((3, 1))).context()
+    >>> c = ro.positive_prediction_rate(ctx) <= 0.3
     >>> c.name
     'ppr[all] <= 0.3'
     >>> c.named("budget").name
@@ -962,17 +987,17 @@ class Constraint:
 
     @property
     def name(self) -> str:
-        """str: The constraint's name (user-given or the readable default)."""
+        """The constraint's name (user-given or the readable default)."""
         return self._name if self._name is not None else self.default_name
 
     @property
     def default_name(self) -> str:
-        """str: The readable form ``"<lhs> <= <rhs>"``."""
+        """The readable form ``"<lhs> <= <rhs>"``."""
         return f"{self.lhs} {self.sense} {self.rhs}"
 
     @property
     def has_custom_name(self) -> bool:
-        """bool: Whether a name was given."""
+        """Whether a name was given."""
         return self._name is not None
 
     @property
@@ -1057,12 +1082,11 @@ def equal(a, b, slack=0.0, *, name=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from rateopt._data import Dataset
-    >>> from rateopt._rates import positive_prediction_rate, equal
-    >>> ds = Dataset(np.zeros((4, 1)), groups={"g": [0, 0, 1, 1]})
+    >>> import rateopt as ro
+    >>> ds = ro.Dataset(np.zeros((4, 1)), groups={"g": [0, 0, 1, 1]})
     >>> ctx = ds.context()
-    >>> [c.name for c in equal(positive_prediction_rate(ctx.subset(group="g", value=1)),
-    ...                        positive_prediction_rate(ctx), 0.05)]
+    >>> [c.name for c in ro.equal(ro.positive_prediction_rate(ctx.subset(group="g", value=1)),
+    ...                           ro.positive_prediction_rate(ctx), 0.05)]
     ['ppr[g=1] <= ppr[all] + 0.05', 'ppr[g=1] >= ppr[all] - 0.05']
     """
     s = _as_scalar(slack)
@@ -1102,10 +1126,9 @@ def sum(expressions, start=0.0):  # noqa: A001 - mirrors numpy.sum / builtins.su
     Examples
     --------
     >>> import numpy as np
-    >>> from rateopt._data import Dataset
-    >>> from rateopt import _rates as R
-    >>> ctx = Dataset(np.zeros((2, 1)), y=[0, 1]).context()
-    >>> str(R.sum([R.false_positive_proportion(ctx), R.false_negative_proportion(ctx)]))
+    >>> import rateopt as ro
+    >>> ctx = ro.Dataset(np.zeros((2, 1)), y=[0, 1]).context()
+    >>> str(ro.sum([ro.false_positive_proportion(ctx), ro.false_negative_proportion(ctx)]))
     'fp_prop[all] + fn_prop[all]'
     """
     terms = [] if _as_scalar(start) == 0.0 else [start]

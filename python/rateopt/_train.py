@@ -23,10 +23,11 @@ import numpy as np
 
 from . import _shrink
 from ._classifiers import LinearClassifier, StochasticClassifier
-from ._game import GameSpec, kernel_pass, spec_from_problem
-from ._models import LinearModel
+from ._game import Block, GameSpec, kernel_pass, spec_from_problem
+from ._models import KernelModel, LinearModel
 from ._players import OPTIMIZERS, LagrangePlayer, ModelPlayer, SwapRegretPlayer
 from ._threads import resolve_n_threads
+from .core import FeatureMatrix
 
 __all__ = ["train", "TrainResult", "METHODS", "SOLUTIONS"]
 
@@ -85,7 +86,8 @@ class TrainResult:
     """
 
     def __init__(self, *, method, weights, biases, iterations, objectives, constraints, multipliers,
-                 val_objectives, val_constraints, constraint_names, n_iter):
+                 val_objectives, val_constraints, constraint_names, n_iter, feature_map=None):
+        self.feature_map = feature_map
         self.method = method
         self.weights = weights
         self.biases = biases
@@ -140,10 +142,10 @@ class TrainResult:
         LinearClassifier or StochasticClassifier
         """
         if kind == "last":
-            return LinearClassifier(self.weights[-1], self.biases[-1])
+            return LinearClassifier(self.weights[-1], self.biases[-1], feature_map=self.feature_map)
         if kind == "best":
             t = _shrink.best_iterate(self.objectives, self.constraints)
-            return LinearClassifier(self.weights[t], self.biases[t])
+            return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
         if kind == "T-stochastic":
             if weighting == "uniform":
                 p = _shrink.uniform_mixture(self.weights.shape[0])
@@ -151,12 +153,12 @@ class TrainResult:
                 p = _shrink.lambda_weighted_mixture(self.multipliers[:, 0])
             else:
                 raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
-            return StochasticClassifier(self.weights, self.biases, p)
+            return StochasticClassifier(self.weights, self.biases, p, feature_map=self.feature_map)
         if kind == "m-stochastic":
             res = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon)
             self._last_shrink = res
             s = res.support
-            return StochasticClassifier(self.weights[s], self.biases[s], res.weights[s])
+            return StochasticClassifier(self.weights[s], self.biases[s], res.weights[s], feature_map=self.feature_map)
         raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
 
     def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
@@ -266,8 +268,11 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
     ----------
     problem : Problem or GameSpec
         The objective and constraints (compiled once).
-    model : LinearModel, default=None
-        The model and its regularization (default ``LinearModel()``).
+    model : LinearModel or KernelModel, default=None
+        The model and its regularization (default ``LinearModel()``). A
+        :class:`KernelModel` chooses its landmarks on the training dataset,
+        builds the feature block of every dataset once, and trains a linear
+        model on it; its classifiers carry the feature map.
     method : {"proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained"}, default="proxy-swap"
         ``"proxy-swap"``: the proxy-Lagrangian game of seed 001, Algorithm 3 (the
         model steps on hinge proxies, the multipliers on the (m+1)-simplex see
@@ -329,8 +334,8 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
     if val_spec is not None and val_spec.n_constraints != spec.n_constraints:
         raise ValueError("validation must have the same constraints as problem")
     model = LinearModel() if model is None else model
-    if not isinstance(model, LinearModel):
-        raise TypeError(f"model must be a LinearModel, got {type(model).__name__}")
+    if not isinstance(model, (LinearModel, KernelModel)):
+        raise TypeError(f"model must be a LinearModel or a KernelModel, got {type(model).__name__}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if optimizer not in OPTIMIZERS:
@@ -344,6 +349,12 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
     batch_size = _check_int("batch_size", batch_size, 1, allow_none=True)
     record_every = _check_int("record_every", record_every, 1, allow_none=True) or max(1, n_iter // 100)
     threads = resolve_n_threads(n_threads)
+    feature_map = None
+    if isinstance(model, KernelModel):
+        feature_map = _fit_feature_map(spec, model, threads)
+        spec = _mapped_spec(spec, feature_map, threads)
+        if val_spec is not None:
+            val_spec = _mapped_spec(val_spec, feature_map, threads)
     m = spec.n_constraints
     bound = _constraint_bound(spec.C, spec.kappa)
     if eta_lambda is None:
@@ -422,7 +433,29 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
         val_constraints=np.array(rec["vg"]).reshape(len(rec["vg"]), m) if val_spec is not None else None,
         constraint_names=tuple(spec.constraint_names),
         n_iter=t_done,
+        feature_map=feature_map,
     )
+
+
+def _fit_feature_map(spec, model, threads):
+    """Landmarks come from the training dataset (the block named "train", else the first)."""
+    base = next((b for b in spec.blocks if b.name == "train"), spec.blocks[0])
+    return model.fit_map(base.X, n_threads=threads)
+
+
+def _mapped_spec(spec, feature_map, threads):
+    """The same game on the kernel features of every dataset (built once, memory checked up front)."""
+    from ._kernels import check_block_memory
+
+    total = sum(b.X.n_samples for b in spec.blocks)
+    check_block_memory(total, feature_map.n_components_, feature_map.dtype)
+    blocks = tuple(
+        Block(FeatureMatrix(feature_map.transform(b.X, n_threads=threads)), b.atoms, b.atom_ids, b.name)
+        for b in spec.blocks
+    )
+    return GameSpec(blocks=blocks, n_atoms=spec.n_atoms, C=spec.C, kappa=spec.kappa, c0=spec.c0,
+                    const0=spec.const0, constraint_names=spec.constraint_names,
+                    n_features=feature_map.n_components_)
 
 
 def _as_spec(problem):

@@ -89,7 +89,10 @@ def _fmt(x: float) -> str:
 
 
 def _check_number(owner, name, value, lo=None, hi=None, lo_open=False, hi_open=False):
-    v = R._as_scalar(value)
+    try:
+        v = R._as_scalar(value)
+    except ValueError:  # NaN or inf
+        v = None
     if v is None or not math.isfinite(v):
         raise RateoptError(f"{owner}: {name} must be a finite number, got {value!r}")
     if lo is not None and (v < lo or (lo_open and v == lo)):
@@ -103,17 +106,21 @@ def _check_number(owner, name, value, lo=None, hi=None, lo_open=False, hi_open=F
 class Goal:
     """Base class of goals: a recipe for rate constraints, bound to data later.
 
-    Parameters
+    Every goal is a frozen dataclass of simple parameters; besides its own, each
+    has the two below (its last two, keyword-only parameters).
+
+    Attributes
     ----------
-    dataset : str, default="train"
-        The role of the dataset the goal applies to (see :meth:`bind`).
-    name : str, default=None
-        Prefix of the constraint names (``"<name>: <constraint>"``); default:
+    dataset : str
+        The role of the dataset the goal applies to (see :meth:`bind`);
+        ``"train"`` unless stated otherwise.
+    name : str or None
+        Prefix of the constraint names (``"<name>: <constraint>"``); ``None``:
         the constraints' readable forms.
     """
 
-    dataset: str = field(default="train", kw_only=True)
-    name: str | None = field(default=None, kw_only=True)
+    # Subclasses declare ``dataset`` and ``name`` as their last fields, so that
+    # the signature reads (goal parameters..., dataset=..., name=...).
 
     def __post_init__(self):
         if not isinstance(self.dataset, str) or not self.dataset:
@@ -266,6 +273,8 @@ class _ParityGoal(Goal):
     multiplicative: bool = field(default=False, kw_only=True)
     sides: str = field(default="both", kw_only=True)
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
 
     _rate_fns: ClassVar[tuple] = ()
 
@@ -334,7 +343,8 @@ class DemographicParity(_ParityGoal):
 
     See Also
     --------
-    EqualOpportunity, EqualizedOdds, EqualAccuracy
+    EqualOpportunity : The same on true positive rates.
+    EqualizedOdds : The same on true and false positive rates.
 
     Examples
     --------
@@ -361,7 +371,8 @@ class EqualOpportunity(_ParityGoal):
 
     See Also
     --------
-    EqualizedOdds, DemographicParity
+    EqualizedOdds : Also equal false positive rates.
+    DemographicParity : The same on positive prediction rates.
     """
 
     _rate_fns: ClassVar[tuple] = (R.true_positive_rate,)
@@ -380,7 +391,7 @@ class EqualizedOdds(_ParityGoal):
 
     See Also
     --------
-    EqualOpportunity
+    EqualOpportunity : True positive rates only.
     """
 
     _rate_fns: ClassVar[tuple] = (R.true_positive_rate, R.false_positive_rate)
@@ -399,7 +410,8 @@ class EqualAccuracy(_ParityGoal):
 
     See Also
     --------
-    MinimumAccuracy, NotWorseOff
+    MinimumAccuracy : A floor on each group's accuracy.
+    NotWorseOff : Each group's accuracy at least the baseline's.
     """
 
     _rate_fns: ClassVar[tuple] = (R.accuracy,)
@@ -414,6 +426,8 @@ class _RelativeGoal(Goal):
     slack: float = 0.0
     multiplicative: bool = field(default=False, kw_only=True)
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
 
     _sides: ClassVar[str] = "lower"
 
@@ -450,9 +464,9 @@ _RELATIVE_PARAMS = """group : str or tuple of str, default=None
 
 @dataclass(frozen=True, repr=False)
 class NoLostBenefits(_RelativeGoal):
-    __doc__ = f"""No lost benefits: each group is classified positive at least as
-    often as by the baseline model.
+    __doc__ = f"""No lost benefits: no group gets fewer positives than from the baseline.
 
+    Each group is classified positive at least as often as by the baseline model:
     ``ppr(D_k) >= baseline_ppr(D_k) - slack`` (seed 001 Table 3), where
     ``baseline_ppr`` is the baseline's weighted positive rate on the group (a
     data constant). Needs baseline decisions, not labels.
@@ -484,8 +498,7 @@ class NotWorseOff(_RelativeGoal):
 
 @dataclass(frozen=True, repr=False)
 class AccurateCoverage(_RelativeGoal):
-    __doc__ = f"""Accurate coverage: each group's positive rate matches its share of
-    positive labels.
+    __doc__ = f"""Accurate coverage: each group's positive rate matches its label prevalence.
 
     ``ppr(D_k)`` within ``slack`` of ``prevalence(D_k) = W(D_k[y=1]) / W(D_k)``
     (seed 001 Table 3), both inequalities. Needs labels.
@@ -551,6 +564,8 @@ class MinimumCoverage(_BoundGoal):
     min_rate: float
     group: str | tuple | None = None
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "min_rate"
 
     def _constraint(self, ctx):
@@ -571,6 +586,8 @@ class CoverageBudget(_BoundGoal):
     max_rate: float
     group: str | tuple | None = None
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "max_rate"
 
     def _constraint(self, ctx):
@@ -593,6 +610,8 @@ class MinimumAccuracy(_BoundGoal):
     min_accuracy: float
     group: str | tuple | None = None
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "min_accuracy"
 
     def _constraint(self, ctx):
@@ -615,6 +634,8 @@ class RecallFloor(_BoundGoal):
     min_recall: float
     group: str | tuple | None = None
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "min_recall"
 
     def _constraint(self, ctx):
@@ -641,6 +662,8 @@ class PrecisionFloor(_BoundGoal):
     min_precision: float
     group: str | tuple | None = None
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "min_precision"
 
     def _constraint(self, ctx):
@@ -667,6 +690,8 @@ class WinLossRatioFloor(_BoundGoal):
     min_ratio: float
     group: str | tuple | None = None
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "min_ratio"
     _hi: ClassVar[float | None] = None
 
@@ -695,6 +720,8 @@ class ChurnCap(_BoundGoal):
     max_churn: float
     group: str | tuple | None = None
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "max_churn"
 
     def _constraint(self, ctx):
@@ -703,7 +730,7 @@ class ChurnCap(_BoundGoal):
 
 @dataclass(frozen=True, repr=False)
 class LossOnlyChurnCap(_BoundGoal):
-    __doc__ = f"""Loss-only churn cap (seed 000 Eq. 13): ``loss_churn(D_k) <= max_churn``.
+    __doc__ = """Loss-only churn cap (seed 000 Eq. 13): ``loss_churn(D_k) <= max_churn``.
 
     Only changes away from a correct baseline decision count. With
     ``normalize="all"`` (Eq. 13) the count is divided by ``W(D)``; with
@@ -716,7 +743,7 @@ class LossOnlyChurnCap(_BoundGoal):
         The cap, in [0, 1].
     group : str or tuple of str, default=None
         Group column(s) (e.g. the Filtering experiment's regions).
-    normalize : {{"all", "baseline_correct"}}, default="all"
+    normalize : {"all", "baseline_correct"}, default="all"
         The denominator.
     values : tuple, default=None
         Restrict to these group values.
@@ -730,6 +757,8 @@ class LossOnlyChurnCap(_BoundGoal):
     group: str | tuple | None = None
     normalize: str = field(default="all", kw_only=True)
     values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "max_churn"
 
     def _validate(self):
@@ -763,6 +792,7 @@ class SteeringAccuracy(_BoundGoal):
 
     min_accuracy: float
     dataset: str = field(default="steering", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "min_accuracy"
 
     def _constraint(self, ctx):
@@ -789,6 +819,7 @@ class DecisionRulePrior(_BoundGoal):
 
     min_accuracy: float
     dataset: str = field(default="rule", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
     bound: ClassVar[str] = "min_accuracy"
 
     def _constraint(self, ctx):

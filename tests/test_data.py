@@ -1,0 +1,335 @@
+"""Datasets and contexts (rateopt._data)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from _rate_reference import make_data, member_list
+from rateopt._data import Context, Dataset
+from rateopt.exceptions import MissingBaselineError, MissingLabelsError, RateoptError
+
+X4 = np.zeros((4, 2))
+
+
+# --------------------------------------------------------------------------- X
+
+
+def test_features_are_kept_as_given():
+    X = np.arange(12.0).reshape(6, 2)
+    assert Dataset(X).X is X
+    Xs = sp.random(6, 5, density=0.3, format="csr", random_state=0)
+    ds = Dataset(Xs)
+    assert ds.X is Xs and ds.n_samples == 6
+    Xf = np.asfortranarray(X.astype(np.float32))
+    assert Dataset(Xf).X is Xf
+    assert Dataset([[1.0, 2.0], [3.0, 4.0]]).n_samples == 2
+    with pytest.raises(RateoptError, match="X must be 2-D"):
+        Dataset(np.zeros(3))
+
+
+# --------------------------------------------------------------------------- labels
+
+
+@pytest.mark.parametrize(
+    "y,kwargs,expected,classes",
+    [
+        ([0, 1, 1, 0], {}, [0, 1, 1, 0], (0, 1)),
+        ([-1, 1, 1, -1], {}, [0, 1, 1, 0], (-1, 1)),
+        ([0.0, 1.0, 1.0, 0.0], {}, [0, 1, 1, 0], (0.0, 1.0)),
+        ([False, True, True, False], {}, [0, 1, 1, 0], (False, True)),
+        (["no", "yes", "yes", "no"], {}, [0, 1, 1, 0], ("no", "yes")),
+        (["yes", "no", "no", "yes"], {"positive_label": "no"}, [0, 1, 1, 0], ("yes", "no")),
+        ([2, 7, 7, 2], {}, [0, 1, 1, 0], (2, 7)),
+        ([2, 7, 7, 2], {"positive_label": 2}, [1, 0, 0, 1], (7, 2)),
+        ([1, 1, 1, 1], {}, [1, 1, 1, 1], (None, 1)),
+        ([0, 0, 0, 0], {}, [0, 0, 0, 0], (0, 1)),
+        (["a", "a", "a", "a"], {"positive_label": "b"}, [0, 0, 0, 0], ("a", "b")),
+    ],
+)
+def test_labels_are_mapped_to_01(y, kwargs, expected, classes):
+    ds = Dataset(X4, y, **kwargs)
+    assert ds.y.dtype == np.int8
+    assert ds.y.tolist() == expected
+    assert ds.classes == classes
+    assert ds.has_labels
+
+
+def test_label_errors():
+    with pytest.raises(RateoptError, match="two-valued"):
+        Dataset(X4, [0, 1, 2, 1])
+    with pytest.raises(RateoptError, match="missing values"):
+        Dataset(X4, [0, 1, np.nan, 1])
+    with pytest.raises(RateoptError, match="missing values"):
+        Dataset(X4, np.array(["a", None, "b", "a"], dtype=object))
+    with pytest.raises(RateoptError, match="positive_label='z' is not one of"):
+        Dataset(X4, ["a", "b", "a", "b"], positive_label="z")
+    with pytest.raises(RateoptError, match="pass positive_label"):
+        Dataset(X4, ["a", "a", "a", "a"])
+    with pytest.raises(RateoptError, match="y has 3 entries but X has 4 rows"):
+        Dataset(X4, [0, 1, 1])
+    with pytest.raises(RateoptError, match="y must be 1-D"):
+        Dataset(X4, np.zeros((4, 1)))
+    with pytest.raises(RateoptError, match="positive_label was given but y is None"):
+        Dataset(X4, positive_label=1)
+    ds = Dataset(X4)
+    assert ds.y is None and ds.classes is None and not ds.has_labels
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def test_weights():
+    ds = Dataset(X4)
+    assert ds.weights.tolist() == [1.0] * 4 and ds.total_weight == 4.0
+    w = np.array([1.0, 2.0, 0.0, 0.5])
+    ds = Dataset(X4, weights=w)
+    w[0] = 100.0  # the dataset keeps its own copy
+    assert ds.weights.tolist() == [1.0, 2.0, 0.0, 0.5]
+    assert not ds.weights.flags.writeable
+    with pytest.raises(RateoptError, match="non-negative"):
+        Dataset(X4, weights=[1, -1, 1, 1])
+    with pytest.raises(RateoptError, match="finite"):
+        Dataset(X4, weights=[1, np.inf, 1, 1])
+    with pytest.raises(RateoptError, match="weights has 2 entries"):
+        Dataset(X4, weights=[1, 1])
+
+
+# --------------------------------------------------------------------------- groups
+
+
+class FakeFrame:
+    """Duck-typed DataFrame: ``.columns`` and column access, nothing else."""
+
+    def __init__(self, data):
+        self._data = data
+        self.columns = list(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+
+def test_groups_from_every_form():
+    sex = ["F", "M", "F", "M"]
+    race = [1, 2, 2, 1]
+    forms = [
+        ({"sex": sex, "race": race}, {}),
+        (FakeFrame({"sex": sex, "race": race}), {}),
+        (np.array([sex, race], dtype=object).T, {"group_names": ["sex", "race"]}),
+        (np.array(list(zip(sex, race)), dtype=[("sex", "U1"), ("race", int)]), {}),
+    ]
+    for groups, kw in forms:
+        ds = Dataset(X4, groups=groups, **kw)
+        assert ds.group_names == ("sex", "race")
+        assert ds.groups["sex"].tolist() == sex
+        assert [int(v) for v in ds.groups["race"]] == race
+        with pytest.raises(TypeError):
+            ds.groups["new"] = sex
+        assert not ds.groups["sex"].flags.writeable
+    assert Dataset(X4, groups=np.array([[1, 2], [3, 4], [5, 6], [7, 8]])).group_names == (
+        "group0",
+        "group1",
+    )
+    assert Dataset(X4, groups=np.array(sex)).group_names == ("group",)
+    assert Dataset(X4, groups=np.array(sex), group_names=["sex"]).group_names == ("sex",)
+
+
+def test_groups_from_pandas():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"sex": ["F", "M", "F", "M"], "race": pd.Categorical(["a", "b", "b", "a"])})
+    ds = Dataset(X4, groups=df)
+    assert ds.group_names == ("sex", "race")
+    assert ds.context().subset(group="race", value="b").mask().tolist() == [False, True, True, False]
+    ds = Dataset(X4, groups=df["sex"])
+    assert ds.group_names == ("sex",)
+    ds = Dataset(pd.DataFrame(X4), y=pd.Series([0, 1, 1, 0]), groups=df[["sex"]])
+    assert ds.n_samples == 4 and ds.y.tolist() == [0, 1, 1, 0]
+
+
+def test_group_errors_and_values():
+    with pytest.raises(RateoptError, match="group column 'sex' has 3 entries"):
+        Dataset(X4, groups={"sex": ["F", "M", "F"]})
+    with pytest.raises(RateoptError, match="2 columns but 1 group_names"):
+        Dataset(X4, groups=np.zeros((4, 2)), group_names=["a"])
+    with pytest.raises(RateoptError, match="group_names applies to array groups"):
+        Dataset(X4, groups={"a": [1, 2, 3, 4]}, group_names=["a"])
+    ds = Dataset(X4, groups={"g": np.array(["b", None, "a", "b"], dtype=object),
+                             "h": [1.0, np.nan, 2.0, 1.0]})
+    assert ds.group_values("g").tolist() == ["a", "b"]
+    assert ds.group_values("h").tolist() == [1.0, 2.0]
+    with pytest.raises(RateoptError, match="has no group column 'zz'"):
+        ds.group_values("zz")
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+@pytest.mark.parametrize(
+    "baseline,kind,expected",
+    [
+        ([True, False, True, False], "auto", [1, 0, 1, 0]),
+        ([1, 0, 1, 0], "auto", [1, 0, 1, 0]),
+        ([1.0, 0.0, 0.0, 1.0], "auto", [1, 0, 0, 1]),
+        ([0.5, -0.2, 0.0, -3.0], "auto", [1, 0, 1, 0]),  # scores: positive iff >= 0
+        ([1, -1, -1, 1], "auto", [1, 0, 0, 1]),  # {-1, +1} read as scores
+        ([1, 0, 1, 0], "scores", [1, 1, 1, 1]),
+        ([1, 0, 0, 1], "decisions", [1, 0, 0, 1]),
+    ],
+)
+def test_baseline(baseline, kind, expected):
+    ds = Dataset(X4, baseline=baseline, baseline_kind=kind)
+    assert ds.baseline.dtype == bool and ds.baseline.astype(int).tolist() == expected
+    assert ds.has_baseline
+
+
+@pytest.mark.parametrize(
+    "y,baseline,kind,expected",
+    [
+        (["no", "yes", "yes", "no"], ["yes", "yes", "no", "no"], "auto", [1, 1, 0, 0]),
+        ([1, 2, 2, 1], [2, 1, 1, 1], "labels", [1, 0, 0, 0]),
+        ([1, 2, 2, 1], [2, 2, 2, 2], "auto", [1, 1, 1, 1]),  # both readings agree
+        ([1, 2, 2, 1], [1, 1, 1, 1], "decisions", [1, 1, 1, 1]),
+        ([-1, 1, 1, -1], [-1, 1, 1, 1], "auto", [0, 1, 1, 1]),
+        ([0, 1, 1, 0], [0, 1, 1, 1], "auto", [0, 1, 1, 1]),
+    ],
+)
+def test_baseline_in_label_values(y, baseline, kind, expected):
+    ds = Dataset(X4, y=y, baseline=baseline, baseline_kind=kind)
+    assert ds.baseline.dtype == bool and ds.baseline.astype(int).tolist() == expected
+    assert ds.has_baseline
+
+
+def test_baseline_errors():
+    with pytest.raises(RateoptError, match="values other than 0/1"):
+        Dataset(X4, baseline=[0.5, 0, 1, 0], baseline_kind="decisions")
+    with pytest.raises(RateoptError, match="finite"):
+        Dataset(X4, baseline=[np.nan, 0, 1, 0])
+    with pytest.raises(RateoptError, match="decisions, real scores or the label values"):
+        Dataset(X4, baseline=["a", "b", "a", "b"])
+    with pytest.raises(RateoptError, match="decisions, real scores or the label values"):
+        Dataset(X4, y=["no", "yes", "no", "yes"], baseline=["a", "b", "a", "b"])
+    with pytest.raises(RateoptError, match="baseline is ambiguous"):
+        Dataset(X4, y=[1, 2, 2, 1], baseline=[2, 1, 1, 1])
+    with pytest.raises(RateoptError, match="not all among the label values"):
+        Dataset(X4, y=[1, 2, 2, 1], baseline=[0, 1, 1, 1], baseline_kind="labels")
+    with pytest.raises(RateoptError, match="y is None"):
+        Dataset(X4, baseline=[0, 1, 1, 1], baseline_kind="labels")
+    with pytest.raises(RateoptError, match="baseline_kind must be"):
+        Dataset(X4, baseline=[1, 0, 1, 0], baseline_kind="bogus")
+    with pytest.raises(RateoptError, match="baseline has 3 entries"):
+        Dataset(X4, baseline=[1, 0, 1])
+    with pytest.raises(RateoptError, match="is boolean"):
+        Dataset(X4, baseline=[True, False, True, False], baseline_kind="scores")
+
+
+# --------------------------------------------------------------------------- contexts
+
+
+def test_context_masks_match_brute_force():
+    ds, rec = make_data(1)
+    ctx = ds.context()
+    old = ds.groups["age"] > 50
+    women = ctx.subset(group="sex", value="F")
+    cases = [
+        (ctx, lambda r, j: True, "all"),
+        (women, lambda r, j: r["sex"][j] == "F", "sex=F"),
+        (ctx.subset(old), lambda r, j: r["age"][j] > 50, "mask"),
+        (ctx.subset(old, name="old"), lambda r, j: r["age"][j] > 50, "old"),
+        (ctx.subset(group="race", value=("a", "b")), lambda r, j: r["race"][j] in "ab",
+         "race in {a, b}"),
+        (ctx.positive(), lambda r, j: r["y"][j] == 1, "y=1"),
+        (ctx.negative(), lambda r, j: r["y"][j] == 0, "y=0"),
+        (ctx.baseline_positive(), lambda r, j: r["b"][j] == 1, "baseline=1"),
+        (ctx.baseline_negative(), lambda r, j: r["b"][j] == 0, "baseline=0"),
+        (women.positive(), lambda r, j: r["sex"][j] == "F" and r["y"][j] == 1, "sex=F & y=1"),
+        (women.subset(old), lambda r, j: r["sex"][j] == "F" and r["age"][j] > 50, "sex=F & mask"),
+        (women | ctx.baseline_positive(), lambda r, j: r["sex"][j] == "F" or r["b"][j] == 1,
+         "sex=F | baseline=1"),
+        ((women | ctx.negative()) & ctx.subset(group="race", value="c"),
+         lambda r, j: (r["sex"][j] == "F" or r["y"][j] == 0) and r["race"][j] == "c",
+         "(sex=F | y=0) & race=c"),
+        (~women, lambda r, j: r["sex"][j] != "F", "not(sex=F)"),
+        (~~women, lambda r, j: r["sex"][j] == "F", "sex=F"),
+        (women & ctx, lambda r, j: r["sex"][j] == "F", "sex=F"),
+        (women | ctx, lambda r, j: True, "all"),
+        (women.named("women").positive(), lambda r, j: r["sex"][j] == "F" and r["y"][j] == 1,
+         "women & y=1"),
+        (women.named("women") & ctx.subset(old, name="old"),
+         lambda r, j: r["sex"][j] == "F" and r["age"][j] > 50, "women & old"),
+    ]
+    for c, cond, name in cases:
+        m = c.mask()
+        assert m.dtype == bool and m.tolist() == member_list(rec, cond), name
+        assert c.name == name
+        assert c.dataset is ds
+
+
+def test_context_equality_and_repr():
+    ds, _ = make_data(2)
+    ctx = ds.context()
+    a = ctx.subset(group="sex", value="F").positive()
+    b = ctx.positive().subset(group="sex", value="F")
+    assert a == b and hash(a) == hash(b)
+    assert a != ctx
+    assert repr(ctx) == "Context(dataset='train', subset='all')"
+    assert ctx.label == "all"
+    other, _ = make_data(2, name="unlabeled", labels=False)
+    assert other.context().subset(group="sex", value="M").label == "unlabeled:sex=M"
+    assert ctx.is_all and not a.is_all
+    assert isinstance(a, Context)
+
+
+def test_context_errors():
+    ds, _ = make_data(3)
+    ctx = ds.context()
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        ctx.subset(np.ones(ds.n_samples, dtype=int))
+    with pytest.raises(RateoptError, match="mask has 3 entries"):
+        ctx.subset(np.ones(3, dtype=bool))
+    with pytest.raises(RateoptError, match="exactly one of mask or group"):
+        ctx.subset()
+    with pytest.raises(RateoptError, match="exactly one of mask or group"):
+        ctx.subset(np.ones(ds.n_samples, dtype=bool), group="sex", value="F")
+    with pytest.raises(RateoptError, match="needs value="):
+        ctx.subset(group="sex")
+    with pytest.raises(RateoptError, match="has no group column 'zip'"):
+        ctx.subset(group="zip", value=1)
+    unl, _ = make_data(3, labels=False, baseline=False, name="unlabeled")
+    with pytest.raises(MissingLabelsError, match=r"positive\(\) of subset 'unlabeled:all' needs labels"):
+        unl.context().positive()
+    with pytest.raises(MissingLabelsError, match="needs labels"):
+        unl.context().negative()
+    with pytest.raises(MissingBaselineError, match="needs baseline decisions"):
+        unl.context().baseline_positive()
+    with pytest.raises(MissingBaselineError, match="needs baseline decisions"):
+        unl.context().baseline_negative()
+    with pytest.raises(RateoptError, match="different datasets"):
+        ctx & unl.context()  # noqa: B018
+    with pytest.raises(RateoptError, match="different datasets"):
+        ctx | unl.context()  # noqa: B018
+    with pytest.raises(TypeError):
+        ctx & np.ones(ds.n_samples, dtype=bool)  # noqa: B018
+    with pytest.raises(RateoptError, match="non-empty string"):
+        ctx.named("")
+    with pytest.raises(TypeError, match="must be a rateopt Dataset"):
+        Context(np.zeros(3))
+
+
+def test_mask_is_copied():
+    ds, rec = make_data(4)
+    m = np.zeros(ds.n_samples, dtype=bool)
+    m[:5] = True
+    c = ds.context().subset(m)
+    m[:] = True
+    assert c.mask().sum() == 5
+
+
+def test_dataset_repr_and_pickle():
+    ds, _ = make_data(5)
+    assert repr(ds) == "Dataset(name='train', n_samples=90, labeled, groups=['sex', 'race', 'age'], baseline)"
+    back = pickle.loads(pickle.dumps(ds))
+    assert back.groups["sex"].tolist() == ds.groups["sex"].tolist()
+    assert back.y.tolist() == ds.y.tolist() and back.name == "train"
+    with pytest.raises(RateoptError, match="name must be a non-empty string"):
+        Dataset(X4, name="")
