@@ -43,6 +43,7 @@ RESULTS_DIR = BENCH_DIR / "results"
 
 __all__ = [
     "BENCH_DIR",
+    "CpuMonitor",
     "REPO_ROOT",
     "RESULTS_DIR",
     "Interleaved",
@@ -54,7 +55,9 @@ __all__ = [
     "median",
     "results_paths",
     "time_repeated",
+    "limit_blas_threads",
     "utc_now",
+    "wait_for_quiet",
     "write_results",
 ]
 
@@ -103,20 +106,31 @@ def time_repeated(
 class Interleaved:
     """Time several named configurations with their repeats interleaved.
 
-    ``add(name, fn)`` registers a configuration; ``run(repeats, warmup)`` calls
+    ``add(name, fn)`` registers a configuration; ``run(repeats=...)`` calls
     each configuration ``warmup`` times (untimed, in registration order), then
-    performs ``repeats`` rounds, each timing every configuration once. On a
-    machine shared with other work, slow drift then affects all configurations
-    alike, which keeps ratios of medians from the same run honest.
+    performs rounds, each timing every configuration once. On a machine shared
+    with other work, slow drift then affects all configurations alike, which
+    keeps ratios of medians from the same run honest.
 
-    After ``run``: ``median_s(name)``, ``samples_s(name)``, ``warm_result(name)``
-    (the return value of the last warm-up call, for correctness checks).
+    With ``quiet_cores`` set, each round is watched with :class:`CpuMonitor`;
+    a round is *quiet* if other processes used at most ``quiet_cores`` cores on
+    average meanwhile. Rounds continue until ``repeats`` quiet rounds are in or
+    ``max_rounds`` rounds have run; medians then use the quiet rounds only if
+    there are at least ``min(repeats, 3)`` of them, else all rounds (and
+    :attr:`used_quiet_only` is False). All samples and per-round loads are kept.
+
+    After ``run``: ``median_s(name)``, ``samples_s(name)`` (the rounds the
+    median uses), ``all_samples_s(name)``, ``warm_result(name)`` (the return
+    value of the last warm-up call, for correctness checks), ``round_loads``.
     """
 
     def __init__(self) -> None:
         self._fns: dict[str, Callable[[], Any]] = {}
         self._samples: dict[str, list[float]] = {}
         self._warm: dict[str, Any] = {}
+        self.round_loads: list[float | None] = []
+        self.used_rounds: list[int] = []
+        self.used_quiet_only = False
 
     def add(self, name: str, fn: Callable[[], Any]) -> None:
         if name in self._fns:
@@ -129,8 +143,10 @@ class Interleaved:
         repeats: int,
         warmup: int = 1,
         on_warm: Callable[[str, Any], None] | None = None,
+        quiet_cores: float | None = None,
+        max_rounds: int | None = None,
     ) -> None:
-        """Warm up, then time ``repeats`` interleaved rounds.
+        """Warm up, then time interleaved rounds (see the class docstring).
 
         ``on_warm(name, result)``, if given, is called right after each
         configuration's last warm-up call (e.g. to check it, then drop it).
@@ -139,6 +155,9 @@ class Interleaved:
         """
         if repeats < 1:
             raise ValueError("repeats must be >= 1")
+        if quiet_cores is None or max_rounds is None:
+            max_rounds = repeats
+        max_rounds = max(max_rounds, repeats)
         for name, fn in self._fns.items():
             res = None
             for _ in range(max(warmup, 0)):
@@ -149,17 +168,37 @@ class Interleaved:
                 self._warm[name] = res
             del res
             self._samples[name] = []
-        for _ in range(repeats):
-            for name, fn in self._fns.items():
-                t0 = time.perf_counter()
-                out = fn()
-                self._samples[name].append(time.perf_counter() - t0)
-                del out
+        quiet: list[int] = []
+        for r in range(max_rounds):
+            with CpuMonitor() as mon:
+                for name, fn in self._fns.items():
+                    t0 = time.perf_counter()
+                    out = fn()
+                    self._samples[name].append(time.perf_counter() - t0)
+                    del out
+            load = mon.external_cores
+            self.round_loads.append(load)
+            if quiet_cores is None or load is None or load <= quiet_cores:
+                quiet.append(r)
+            if quiet_cores is None and r + 1 >= repeats:
+                break
+            if len(quiet) >= repeats:
+                break
+        n_rounds = len(self.round_loads)
+        if quiet_cores is not None and len(quiet) >= min(repeats, 3):
+            self.used_rounds = quiet[:repeats]
+            self.used_quiet_only = True
+        else:
+            self.used_rounds = list(range(n_rounds))
+            self.used_quiet_only = quiet_cores is None
 
     def median_s(self, name: str) -> float:
-        return median(self._samples[name])
+        return median(self.samples_s(name))
 
     def samples_s(self, name: str) -> list[float]:
+        return [self._samples[name][r] for r in self.used_rounds]
+
+    def all_samples_s(self, name: str) -> list[float]:
         return list(self._samples[name])
 
     def warm_result(self, name: str) -> Any:
@@ -167,6 +206,105 @@ class Interleaved:
 
     def names(self) -> list[str]:
         return list(self._fns)
+
+
+# --------------------------------------------------------------------------- machine load
+
+
+def _proc_stat_busy() -> tuple[float, float] | None:
+    """(busy, total) CPU seconds summed over all CPUs since boot, from /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = fh.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    vals = [float(v) for v in fields[1:]]
+    # user nice system idle iowait irq softirq steal [guest guest_nice]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0.0)
+    total = sum(vals[:8])
+    hz = float(os.sysconf("SC_CLK_TCK"))
+    return (total - idle) / hz, total / hz
+
+
+class CpuMonitor:
+    """How busy the *other* processes kept the machine during a block.
+
+    ``external_cores`` = (all CPU time used on the machine - this process's CPU
+    time) / wall time, i.e. the average number of cores taken by other work.
+    On a small shared machine a value above ~0.2 means multi-threaded timings
+    of this block are contaminated (a worker thread had to share its core).
+    Linux only (``/proc/stat``); elsewhere the fields are None.
+    """
+
+    def __init__(self) -> None:
+        self.external_cores: float | None = None
+        self.own_cores: float | None = None
+        self.wall_s: float | None = None
+
+    def __enter__(self) -> CpuMonitor:
+        self._t0 = time.perf_counter()
+        self._own0 = _own_cpu_s()
+        self._sys0 = _proc_stat_busy()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.wall_s = time.perf_counter() - self._t0
+        sys1 = _proc_stat_busy()
+        own = _own_cpu_s() - self._own0
+        self.own_cores = own / self.wall_s if self.wall_s > 0 else None
+        if self._sys0 is not None and sys1 is not None and self.wall_s > 0:
+            busy = sys1[0] - self._sys0[0]
+            self.external_cores = max(0.0, (busy - own) / self.wall_s)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"external_cores": self.external_cores, "own_cores": self.own_cores,
+                "wall_s": self.wall_s}
+
+
+def _own_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def wait_for_quiet(max_wait_s: float, *, max_external_cores: float = 0.25,
+                   window_s: float = 2.0) -> dict[str, Any]:
+    """Sleep until other processes use at most ``max_external_cores`` cores
+    on average over a ``window_s`` window, or ``max_wait_s`` has passed.
+
+    Returns ``{"waited_s", "external_cores", "quiet"}`` (the last window's load).
+    """
+    t0 = time.perf_counter()
+    load = None
+    while True:
+        with CpuMonitor() as mon:
+            time.sleep(window_s)
+        load = mon.external_cores
+        if load is None or load <= max_external_cores:
+            quiet = True
+            break
+        if time.perf_counter() - t0 + window_s > max_wait_s:
+            quiet = False
+            break
+    return {"waited_s": time.perf_counter() - t0, "external_cores": load,
+            "quiet": quiet}
+
+
+def limit_blas_threads(n: int | None) -> Any:
+    """A context manager limiting BLAS thread pools to ``n`` threads
+    (threadpoolctl), or a no-op if ``n`` is None or threadpoolctl is missing.
+
+    Why: OpenBLAS worker threads busy-wait after each call; on a 2-core
+    machine they then steal the core an OpenMP kernel timed next needs.
+    """
+    if n is None:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n, user_api="blas")
 
 
 # --------------------------------------------------------------------------- provenance
@@ -289,6 +427,8 @@ def machine_info(extra_modules: Sequence[str] = ("numpy", "scipy")) -> dict[str,
         versions["rateopt"] = None
     info["versions"] = versions
     info["threadpools"] = _threadpool_info()
+    if hasattr(os, "getloadavg"):
+        info["loadavg"] = list(os.getloadavg())
     return info
 
 

@@ -27,7 +27,12 @@ normal (mixed signs); ``theta`` is random, scaled so that scores
 
 Timing: 1 warm-up call plus 5 timed repeats per configuration (3 with
 ``--quick``), repeats interleaved round-robin across configurations; medians
-are reported, and every ratio is a ratio of medians from the same run.
+are reported, and every ratio is a ratio of medians from the same run. The
+machine may be shared: each round is watched (``/proc/stat``), and rounds during
+which other processes used more than 0.2 cores are re-run (up to
+``--max-rounds``); the medians use the quiet rounds, or all rounds with the
+case flagged ``noisy`` when too few were quiet. BLAS is limited to 1 thread
+(idle OpenBLAS threads busy-wait and would steal the kernel's second core).
 
 Headline ratios (CSR case, 2 threads; the worst over m for the first two):
 
@@ -57,14 +62,17 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 from _common import (  # noqa: E402
+    CpuMonitor,
     Interleaved,
     add_common_args,
     emit_json_line,
     git_sha,
+    limit_blas_threads,
     machine_info,
     markdown_table,
     results_paths,
     utc_now,
+    wait_for_quiet,
     write_results,
 )
 
@@ -74,8 +82,9 @@ BIAS = 0.1
 LABEL_P = 0.3
 THREADS = (1, 2)
 
-FULL = {"csr_rows": 2_000_000, "dense_rows": 200_000, "repeats": 5}
-QUICK = {"csr_rows": 200_000, "dense_rows": 20_000, "repeats": 3}
+FULL = {"csr_rows": 2_000_000, "dense_rows": 200_000, "repeats": 5, "wait_quiet": 120.0}
+QUICK = {"csr_rows": 200_000, "dense_rows": 20_000, "repeats": 3, "wait_quiet": 0.0}
+NOISY_CORES = 0.2  # other processes' average core use above which 2-thread runs are suspect
 
 TARGETS = {
     "speedup_vs_scipy": ">= 3",
@@ -346,11 +355,29 @@ def run_case(case: str, X: Any, ms: list[int], *, args: argparse.Namespace,
     for nt in THREADS:
         bench.add(f"floor{nt}", floor.reader(arrays, nt))
 
+    quiet = None
+    if args.wait_quiet > 0:
+        quiet = wait_for_quiet(args.wait_quiet, max_external_cores=NOISY_CORES)
+        log(f"  waited {quiet['waited_s']:.0f} s for a quiet machine: other processes "
+            f"use {quiet['external_cores'] or 0:.2f} cores"
+            f"{'' if quiet['quiet'] else ' (gave up waiting)'}")
     log(f"  timing: {len(bench.names())} configurations x (1 warm-up + "
         f"{args.repeats} repeats, interleaved)")
-    t0 = time.perf_counter()
-    bench.run(repeats=args.repeats, warmup=1)
-    log(f"  timing done in {time.perf_counter() - t0:.1f} s")
+    with CpuMonitor() as mon:
+        bench.run(repeats=args.repeats, warmup=1, quiet_cores=NOISY_CORES,
+                  max_rounds=args.max_rounds)
+    ext = mon.external_cores
+    loads = bench.round_loads
+    n_quiet = sum(1 for x in loads if x is None or x <= NOISY_CORES)
+    used_loads = [loads[r] for r in bench.used_rounds if loads[r] is not None]
+    used_ext = sum(used_loads) / len(used_loads) if used_loads else None
+    noisy = not bench.used_quiet_only
+    log(f"  timing done in {mon.wall_s:.1f} s: {len(loads)} rounds, {n_quiet} quiet "
+        f"(other processes <= {NOISY_CORES} cores); other processes used "
+        f"{'n/a' if ext is None else f'{ext:.2f}'} cores on average overall")
+    if noisy:
+        log(f"  NOISY: fewer than {min(args.repeats, 3)} quiet rounds; medians use all "
+            f"rounds and 2-thread timings shared a core with other work")
 
     floor_ms = {str(nt): bench.median_s(f"floor{nt}") * 1e3 for nt in THREADS}
     out: dict[str, Any] = {
@@ -362,9 +389,19 @@ def run_case(case: str, X: Any, ms: list[int], *, args: argparse.Namespace,
         "nnz": int(X.nnz) if sp.issparse(X) else int(X.size),
         "x_bytes": nbytes,
         "feature_matrix_ms": fm_s * 1e3,
+        "wait_quiet": quiet,
+        "load_during_timing": {**mon.as_dict(),
+                               "external_cores_used_rounds": used_ext,
+                               "round_external_cores": loads,
+                               "used_rounds": bench.used_rounds,
+                               "quiet_threshold_cores": NOISY_CORES},
+        "noisy": noisy,
         "floor_ms": floor_ms,
         "floor_samples_ms": {str(nt): [t * 1e3 for t in bench.samples_s(f"floor{nt}")]
                              for nt in THREADS},
+        "floor_all_rounds_ms": {str(nt): [t * 1e3 for t in
+                                          bench.all_samples_s(f"floor{nt}")]
+                                for nt in THREADS},
         "floor_gbps": {k: nbytes / (v * 1e-3) / 1e9 for k, v in floor_ms.items()},
         "by_m": {},
     }
@@ -387,6 +424,8 @@ def run_case(case: str, X: Any, ms: list[int], *, args: argparse.Namespace,
             med = bench.median_s(cfg)
             row[f"{key}_ms"] = med * 1e3
             row[f"{key}_samples_ms"] = [t * 1e3 for t in bench.samples_s(cfg)]
+            row[f"{key}_min_ms"] = min(row[f"{key}_samples_ms"])
+            row[f"{key}_all_rounds_ms"] = [t * 1e3 for t in bench.all_samples_s(cfg)]
             row[f"{key}_gbps"] = nbytes / med / 1e9
         row["speedup_vs_scipy"] = row["scipy_ms"] / row["fused_2_ms"]
         row["speedup_vs_scipy_1thread"] = row["scipy_ms"] / row["fused_1_ms"]
@@ -446,7 +485,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"CSR {p['csr_rows']:,} x {p['n_features']:,}, {p['nnz_per_row']} nnz/row; "
         f"dense {p['dense_rows']:,} x {p['dense_features']}; float32, int32 indices. "
         f"m constraints, 2 atoms/example (group of m + label), m + 2 atoms. "
-        f"Medians of {p['repeats']} interleaved repeats after 1 warm-up; ms per "
+        f"Medians of {p['repeats']} interleaved repeats after 1 warm-up (quiet rounds "
+        f"preferred, see JSON); ms per "
         f"iteration. Floor: one plain read of X's arrays ({p['floor_method']}). "
         f"GB/s = bytes of X / time.",
         "",
@@ -463,6 +503,17 @@ def markdown(result: dict[str, Any]) -> str:
                          r["speedup_vs_scipy"], r["memory_floor_ratio"]])
     lines.append(markdown_table(headers, rows))
     lines.append("")
+    loads = []
+    for case, c in result["cases"].items():
+        ld = c["load_during_timing"]
+        ext = ld["external_cores_used_rounds"]
+        loads.append(f"{case} {'n/a' if ext is None else f'{ext:.2f}'} cores over the "
+                     f"{len(ld['used_rounds'])} rounds used (of "
+                     f"{len(ld['round_external_cores'])})"
+                     + (" (noisy)" if c["noisy"] else ""))
+    lines.append("Other processes' average CPU use during timing: " + ", ".join(loads)
+                 + f"; BLAS limited to {p['blas_threads_limit']} thread(s).")
+    lines.append("")
     lines.append("Targets (CSR, 2 threads; worst over m for the first two):")
     lines.append("")
     met = result["targets_met"]
@@ -471,6 +522,10 @@ def markdown(result: dict[str, Any]) -> str:
         mark = {True: "met", False: "NOT met", None: "n/a"}[met[key]]
         sval = "n/a" if val is None else f"{val:.3f}"
         lines.append(f"- `{key}` = {sval} (target {target}): **{mark}**")
+    if result["noisy"]:
+        lines += ["", "**Noisy run**: other processes kept a core busy during too many "
+                  "rounds; 2-thread timings (fused@2, floor@2) and the ratios built on "
+                  "them are unreliable."]
     if not result["check_ok"]:
         lines += ["", "**The fused kernel and the SciPy baseline disagree "
                   "(see `cases.*.by_m.*.check` in the JSON).**"]
@@ -498,14 +553,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     default=["csr", "dense"])
     ap.add_argument("--repeats", type=int, default=None,
                     help="timed repeats per configuration (default 5; 3 with --quick)")
+    ap.add_argument("--max-rounds", type=int, default=None,
+                    help="on a busy machine, keep timing rounds until --repeats rounds "
+                         "ran while other processes used < 0.2 cores, up to this many "
+                         "rounds (default 2 x repeats); medians use the quiet rounds")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-x64", action="store_true",
                     help="skip the reference baseline on a float64 copy of X")
+    ap.add_argument("--blas-threads", type=int, default=1,
+                    help="limit BLAS thread pools to this many threads during the run "
+                         "(default 1: idle OpenBLAS threads busy-wait and steal the "
+                         "second core from the kernel; 0 = leave as is)")
+    ap.add_argument("--wait-quiet", type=float, default=None,
+                    help="before timing each case, wait up to this many seconds for "
+                         "other processes to use < 0.2 cores (default 120; 0 with --quick)")
     args = ap.parse_args(argv)
     preset = QUICK if args.quick else FULL
-    for key in ("csr_rows", "dense_rows", "repeats"):
+    for key in ("csr_rows", "dense_rows", "repeats", "wait_quiet"):
         if getattr(args, key) is None:
             setattr(args, key, preset[key])
+    if args.max_rounds is None:
+        args.max_rounds = 2 * args.repeats
     return args
 
 
@@ -530,23 +598,26 @@ def main(argv: list[str] | None = None) -> int:
         f"threads {THREADS}, {args.repeats} repeats + 1 warm-up, memory floor via "
         f"{floor.method}")
 
+    machine = machine_info()  # before the run: load average, thread pools as found
+    blas_limit = args.blas_threads if args.blas_threads > 0 else None
     cases: dict[str, Any] = {}
-    for case in args.cases:
-        rng = np.random.default_rng([args.seed, 0, 0 if case == "csr" else 1])
-        t0 = time.perf_counter()
-        if case == "csr":
-            X = build_csr(args.csr_rows, args.nnz_per_row, args.n_features, rng)
-            desc = (f"CSR {args.csr_rows:,} x {args.n_features:,}, "
-                    f"{args.nnz_per_row} nnz/row ({X.nnz:,} nnz)")
-        else:
-            X = build_dense(args.dense_rows, args.dense_features, rng)
-            desc = f"dense {args.dense_rows:,} x {args.dense_features}"
-        log(f"[{case}] {desc}, float32, {x_nbytes(X) / 1e6:.0f} MB of X; built in "
-            f"{time.perf_counter() - t0:.1f} s")
-        cases[case] = run_case(case, X, args.ms, args=args, ro_core=ro_core,
-                               floor=floor, seed=args.seed)
-        cases[case]["build_s"] = time.perf_counter() - t0
-        del X
+    with limit_blas_threads(blas_limit):
+        for case in args.cases:
+            rng = np.random.default_rng([args.seed, 0, 0 if case == "csr" else 1])
+            t0 = time.perf_counter()
+            if case == "csr":
+                X = build_csr(args.csr_rows, args.nnz_per_row, args.n_features, rng)
+                desc = (f"CSR {args.csr_rows:,} x {args.n_features:,}, "
+                        f"{args.nnz_per_row} nnz/row ({X.nnz:,} nnz)")
+            else:
+                X = build_dense(args.dense_rows, args.dense_features, rng)
+                desc = f"dense {args.dense_rows:,} x {args.dense_features}"
+            log(f"[{case}] {desc}, float32, {x_nbytes(X) / 1e6:.0f} MB of X; built in "
+                f"{time.perf_counter() - t0:.1f} s")
+            cases[case] = run_case(case, X, args.ms, args=args, ro_core=ro_core,
+                                   floor=floor, seed=args.seed)
+            cases[case]["build_s"] = time.perf_counter() - t0
+            del X
     floor.close()
 
     head = cases.get("csr", {}).get("ratios",
@@ -565,12 +636,18 @@ def main(argv: list[str] | None = None) -> int:
                     "minimum and memory_floor_ratio the maximum over m",
         "targets": TARGETS,
         "check_ok": check_ok,
+        "noisy": any(c["noisy"] for c in cases.values()),
         "params": {
             "csr_rows": args.csr_rows, "nnz_per_row": args.nnz_per_row,
             "n_features": args.n_features, "dense_rows": args.dense_rows,
             "dense_features": args.dense_features, "ms": args.ms,
             "threads": list(THREADS), "repeats": args.repeats, "warmup": 1,
-            "interleaved": True, "seed": args.seed, "margin": MARGIN, "bias": BIAS,
+            "interleaved": True, "max_rounds": args.max_rounds,
+            "quiet_rounds": f"medians over the first `repeats` rounds in which other "
+                            f"processes used <= {NOISY_CORES} cores, if at least "
+                            f"min(repeats, 3) such rounds ran within max_rounds; "
+                            f"else over all rounds (case flagged noisy)",
+            "seed": args.seed, "margin": MARGIN, "bias": BIAS,
             "dtype": "float32", "index_dtype": "int32",
             "columns": "stratified random: one uniform column per 1/nnz_per_row "
                        "slice of the features (distinct, sorted)",
@@ -579,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
             "coef": "standard normal", "theta": "standard normal scaled to "
                     "std(X theta) = 1",
             "floor_method": floor.method,
+            "blas_threads_limit": blas_limit,
+            "wait_quiet_s": args.wait_quiet,
             "scipy_baseline": "X @ theta + b; pos; A.T @ pos, A.T @ max(0,1+s), "
                               "A.T @ max(0,1-s); u = A @ coef; d; X.T @ d; d.sum(); "
                               "proxy value and coef @ rates (single process); "
@@ -587,9 +666,10 @@ def main(argv: list[str] | None = None) -> int:
                      "atol=1e-9*max|scipy|) for every output, 1 and 2 threads",
         },
         "cases": cases,
-        "machine": machine_info(),
+        "machine": machine,
     }
     result["targets_met"] = evaluate_targets(result)
+    result["targets_reliable"] = not result["noisy"]
     result["wall_s"] = time.perf_counter() - t_start
 
     md = markdown(result)

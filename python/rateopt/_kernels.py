@@ -117,15 +117,21 @@ def kernel_block(X, landmarks, kernel="rbf", *, gamma=None, degree=3, coef0=1.0,
 
 
 def _blas_block(X, B, kind, gamma, coef0, degree, dtype, threads):
-    n = X.shape[0]
-    out = np.empty((n, B.shape[0]), dtype=dtype)
+    n, r = X.shape[0], B.shape[0]
+    out = np.empty((n, r), dtype=dtype)
     bsq = np.einsum("ij,ij->i", B, B)
+    rbf = kind == KERNELS["rbf"]
+    buf = None if dtype == np.float64 else np.empty((min(n, _CHUNK_ROWS), r))
     for start in range(0, n, _CHUNK_ROWS):
         Xc = np.asarray(X[start:start + _CHUNK_ROWS], dtype=np.float64)
-        G = Xc @ B.T
-        xsq = np.einsum("ij,ij->i", Xc, Xc) if kind == KERNELS["rbf"] else None
-        _core.gram_transform(G, xsq, bsq if kind == KERNELS["rbf"] else None, kind, gamma, coef0, degree, threads)
-        out[start:start + Xc.shape[0]] = G
+        # The product goes straight into the output rows (or one reused buffer),
+        # so no chunk-sized temporary is allocated per chunk.
+        G = out[start:start + Xc.shape[0]] if buf is None else buf[:Xc.shape[0]]
+        np.matmul(Xc, B.T, out=G)
+        xsq = np.einsum("ij,ij->i", Xc, Xc) if rbf else None
+        _core.gram_transform(G, xsq, bsq if rbf else None, kind, gamma, coef0, degree, threads)
+        if buf is not None:
+            out[start:start + Xc.shape[0]] = G
     return out
 
 
