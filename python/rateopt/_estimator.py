@@ -228,10 +228,13 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             self.intercept_ = self.classifier_.intercept_
         return self
 
+    def _validated(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
+
     def _positive_decisions(self, X):
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
         seed = 0 if self.random_state is None else self.random_state
-        return self.classifier_.predict(X, random_state=seed)
+        return self.classifier_.predict(self._validated(X), random_state=seed)
 
     def predict(self, X):
         """Predicted labels (a stochastic solution draws one support model per row).
@@ -244,8 +247,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        return self.classes_[self._positive_decisions(X)]
+        decisions = self._positive_decisions(X)  # checks fitted first
+        return self.classes_[decisions]
 
     def predict_proba(self, X):
         """Probability of each class (for a mixture, over the draw of the support model).
@@ -258,9 +261,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, 2)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
-        p = self.classifier_.predict_proba(X)
+        p = self.classifier_.predict_proba(self._validated(X))
         return np.column_stack([1.0 - p, p])
 
     @available_if(_deterministic_solution)
@@ -275,6 +276,4 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
-        return self.classifier_.decision_function(X)
+        return self.classifier_.decision_function(self._validated(X))
