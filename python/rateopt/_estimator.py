@@ -233,8 +233,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
 
     def _positive_decisions(self, X):
+        X = self._validated(X)  # before touching fitted attributes
         seed = 0 if self.random_state is None else self.random_state
-        return self.classifier_.predict(self._validated(X), random_state=seed)
+        return self.classifier_.predict(X, random_state=seed)
 
     def predict(self, X):
         """Predicted labels (a stochastic solution draws one support model per row).
@@ -261,7 +262,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, 2)
         """
-        p = self.classifier_.predict_proba(self._validated(X))
+        X = self._validated(X)
+        p = self.classifier_.predict_proba(X)
         return np.column_stack([1.0 - p, p])
 
     @available_if(_deterministic_solution)
@@ -276,4 +278,5 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        return self.classifier_.decision_function(self._validated(X))
+        X = self._validated(X)
+        return self.classifier_.decision_function(X)
