@@ -66,15 +66,19 @@ class GameSpec:
         """0-1 constraint values ``C rates - kappa`` (<= 0 means satisfied)."""
         return self.C @ rates - self.kappa
 
-    def proxy_constraints(self, ppos, pneg):
-        """Per-constraint hinge upper bounds from the atoms' hinge rates.
+    def proxy_constraints(self, theta, bias, *, margin=1.0, rows=None, n_threads=None):
+        """Hinge upper bounds ``g~_i`` of every constraint at ``(theta, bias)``.
 
-        A positive coefficient bounds ``p+`` by its hinge; a negative one uses
-        ``c p+ = |c| p- - |c| <= |c| p~- - |c|``.
+        Each constraint gets the net per-example hinge of its own coefficients
+        (one kernel pass per constraint): the bound TFCO's hinge relaxation
+        computes, and what the Lagrangian \"Hinge\" baseline's multipliers see.
+        Bounding each atom separately would be looser: a constraint comparing
+        overlapping subsets (``tpr(g) >= 0.95 tpr(all)``) could then never be
+        met by any model.
         """
-        Cp = np.maximum(self.C, 0.0)
-        Cn = np.maximum(-self.C, 0.0)
-        return Cp @ ppos + Cn @ pneg - Cn.sum(axis=1) - self.kappa
+        return np.array([kernel_pass(self, theta, bias, self.C[i], margin=margin, rows=rows,
+                                     n_threads=n_threads).proxy_value
+                         for i in range(self.n_constraints)]) - self.kappa
 
 
 @dataclass

@@ -413,12 +413,13 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
             bar.update(1)
         if stop:
             break
+        if player is not None and m > 0 and method == "lagrangian-hinge":
+            # Both players on the hinge relaxation: the multipliers see g~ at the
+            # same model the gradient was taken at.
+            g_hinge = spec.proxy_constraints(mp.theta, mp.bias, margin=margin, rows=rows, n_threads=threads)
         mp.step(kp.grad, kp.grad_bias)
         if player is not None and m > 0:
-            if method == "lagrangian-hinge":
-                player.update(spec.proxy_constraints(kp.proxy_pos_rates, kp.proxy_neg_rates))
-            else:
-                player.update(g01)
+            player.update(g_hinge if method == "lagrangian-hinge" else g01)
     if bar is not None:
         bar.close()
     return TrainResult(
