@@ -60,10 +60,11 @@ library.) Run::
 
     bench/.anchors-venv/bin/python bench/compare_anchors.py [--quick] [--json] [--out PATH] [--only KEYS]
 
-``--quick`` (under 5 minutes): TFCO for 5 epochs instead of 40, census
-subsampled to 10,000 / 2,000 / 10,000 rows, one timing of each system; results
-go to ``anchors_quick.json/.md``. The full run (about 40 minutes, most of it
-fairlearn on census) writes ``bench/results/anchors.json`` and ``anchors.md``.
+``--quick`` (about 2 minutes on a quiet 2-core machine): TFCO for 5 epochs
+instead of 40, census subsampled to 10,000 / 2,000 / 10,000 rows, one timing
+of each system; results go to ``anchors_quick.json/.md``. The full run (about
+12 minutes there, 8 of them fairlearn on census) writes
+``bench/results/anchors.json`` and ``anchors.md``.
 Heavy: run it alone on the machine (it waits up to ``--wait-quiet`` seconds for
 other processes to go quiet before each timed fit and records their load).
 """
@@ -682,8 +683,8 @@ def main(argv=None) -> int:
             info["versions"][dist] = None
 
     datasets: dict[str, Data] = {}
-    for name, keys in (("adult", {"adult_tpr4", "adult_eo_sex"}), ("census", {"census_dp"})):
-        if only & keys:
+    for name, uses in (("adult", {"adult_tpr4", "adult_eo_sex"}), ("census", {"census_dp"})):
+        if only & uses:
             t0 = time.perf_counter()
             d = datasets[name] = load_data(name, quick)
             log(f"{name} loaded in {time.perf_counter() - t0:.1f} s with {d.loader}: train {d.train.X.shape} "
