@@ -48,3 +48,13 @@ def test_show_config_reports_openmp(capsys):
     out = capsys.readouterr().out
     assert "openmp" in out
     assert ("openmp: yes" in out) == bool(_core.openmp_enabled())
+
+
+def test_openmp_waits_passively_unless_the_user_says_otherwise():
+    code = "import os, rateopt; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "passive"
+    env["OMP_WAIT_POLICY"] = "active"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "active"

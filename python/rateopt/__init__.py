@@ -7,7 +7,16 @@ The compiled core lives in the private module :mod:`rateopt._core` and is
 reached through :mod:`rateopt.core`.
 """
 
-from . import core, exceptions, goals
+import os as _os
+
+# OpenMP workers spin between parallel regions by default. The training games
+# run thousands of short regions, and on a machine shared with other work the
+# spinning threads made a fit up to 6x slower than one thread; passive waiting
+# costs nothing measurable on an idle machine. A user's own setting wins.
+# (Read once, when the OpenMP runtime that rateopt._core links is loaded.)
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from . import core, exceptions, goals  # noqa: E402
 from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
 from ._demo import make_groups_dataset

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from . import core
+from . import _core, core
 
 __all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer", "OPTIMIZERS"]
 
@@ -112,7 +112,11 @@ class SwapRegretPlayer:
         return np.exp(self.log_M) if self.update_kind == "multiplicative" else self.M
 
     def _refresh(self):
-        self.lam = core.stationary_distribution(self._matrix(), self.lam)
+        # The state comes from the core's own updates, so it is valid by
+        # construction: call the core directly, without re-validating the
+        # (k, k) matrix on every iteration.
+        lam, _, _, _ = _core.stationary_distribution(self._matrix(), self.lam, 1e-12, 100)
+        self.lam = lam
 
     def weights(self):
         """``(objective weight, constraint weights)`` for the model player."""
@@ -122,9 +126,9 @@ class SwapRegretPlayer:
         """Ascent step with ``delta = (0, g_1, ..., g_m)``, then the new stationary lambda."""
         delta = np.concatenate(([0.0], constraint_values))
         if self.update_kind == "multiplicative":
-            self.log_M = core.swap_regret_update(self.log_M, delta, self.lam, self.eta)
+            self.log_M = _core.swap_update_multiplicative(self.log_M, delta, self.lam, self.eta)
         else:
-            self.M = core.swap_regret_update_additive(self.M, delta, self.lam, self.eta)
+            self.M = _core.swap_update_additive(self.M, delta, self.lam, self.eta)
         self._refresh()
 
     def state(self):
