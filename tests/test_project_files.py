@@ -42,3 +42,16 @@ def test_readme_python_examples_run(capsys):
     # The goals example prints the error rate and one line per constraint row.
     assert "error rate" in out
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
+
+
+def test_core_stub_lists_every_function_of_the_compiled_module():
+    import ast
+
+    from rateopt import _core
+
+    stub = pathlib.Path(__file__).resolve().parents[1] / "python" / "rateopt" / "_core.pyi"
+    if not stub.exists():
+        pytest.skip("not run from a source checkout")
+    declared = {n.name for n in ast.parse(stub.read_text()).body if isinstance(n, ast.FunctionDef)}
+    compiled = {name for name in dir(_core) if not name.startswith("_")}
+    assert declared == compiled
