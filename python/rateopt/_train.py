@@ -99,7 +99,6 @@ class TrainResult:
         self.val_constraints = val_constraints
         self.constraint_names = constraint_names
         self.n_iter = n_iter
-        self._last_shrink = None
 
     @property
     def max_violations(self):
@@ -156,7 +155,6 @@ class TrainResult:
             return StochasticClassifier(self.weights, self.biases, p, feature_map=self.feature_map)
         if kind == "m-stochastic":
             res = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon)
-            self._last_shrink = res
             s = res.support
             return StochasticClassifier(self.weights[s], self.biases[s], res.weights[s], feature_map=self.feature_map)
         raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
