@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -83,7 +84,8 @@ AtomArgs atom_args(const py::array& indptr, const py::array& indices, const py::
 
 py::tuple kernel_outputs(darray& rates, darray& ppos, darray& pneg, darray& grad,
                          const rateopt::RateKernelOutput& out) {
-    return py::make_tuple(rates, ppos, pneg, grad, out.proxy_value, out.grad_bias, out.value);
+    return py::make_tuple(rates, ppos, pneg, grad, out.proxy_value, out.grad_bias, out.value,
+                          out.n_nonfinite_scores);
 }
 
 template <class Matrix>
@@ -416,6 +418,43 @@ void gram_transform(const py::array& G, const py::object& xsq_in, const py::obje
     rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
 }
 
+// ---- test support -------------------------------------------------------------
+
+// Calls fn() on the master thread of an OpenMP parallel region of n_outer
+// threads (the GIL released around the region, taken again for the call), and
+// returns the outer team's size. Core calls made by fn then run as nested
+// regions, which OpenMP gives a team of one by default: the tests use this to
+// check every entry point from inside another parallel region.
+int call_in_parallel_region(const py::function& fn, int n_outer) {
+    check_threads(n_outer);
+    int team = 1;
+    std::exception_ptr error;
+    {
+        py::gil_scoped_release release;
+#if defined(ROPT_HAVE_OPENMP)
+#pragma omp parallel num_threads(n_outer)
+#endif
+        {
+#if defined(ROPT_HAVE_OPENMP)
+#pragma omp master
+#endif
+            {
+#if defined(ROPT_HAVE_OPENMP)
+                team = omp_get_num_threads();
+#endif
+                try {
+                    py::gil_scoped_acquire acquire;
+                    fn();
+                } catch (...) {
+                    error = std::current_exception();
+                }
+            }
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    return team;
+}
+
 py::dict build_info() {
     py::dict info;
     info["openmp"] = rateopt::openmp_enabled();
@@ -482,4 +521,5 @@ PYBIND11_MODULE(_core, m) {
     m.def("gram_transform", &gram_transform, py::arg("G"), py::arg("xsq"), py::arg("bsq"), py::arg("kind"),
           py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
     m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
+    m.def("_call_in_parallel_region", &call_in_parallel_region, py::arg("fn"), py::arg("n_outer"));
 }

@@ -1,6 +1,11 @@
-"""GameSpec: the hinge upper bounds of the constraints (what the "Hinge" baseline's multipliers see)."""
+"""GameSpec: the hinge upper bounds of the constraints (what the "Hinge" baseline's multipliers see),
+and the validation every training run repeats on the data it reads in place."""
 
 import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import rateopt
 
 from rateopt._game import Block, GameSpec, kernel_pass
 from rateopt.core import AtomTable, FeatureMatrix
@@ -44,3 +49,56 @@ def test_proxy_constraints_are_the_per_constraint_net_hinge_and_bound_the_01_val
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
         rates = kernel_pass(spec, theta, bias, np.zeros(4)).rates
         assert np.all(got >= spec.constraints(rates) - 1e-12)
+
+
+# --------------------------------------------------------------------------- #
+# Every train() validates what it reads, even data it validated before
+# --------------------------------------------------------------------------- #
+
+
+def _coverage_problem(X):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, X.shape[0])
+    ds = rateopt.Dataset(X, y)
+    return rateopt.Problem(constraints=[rateopt.positive_prediction_rate(ds.context()) <= 0.4])
+
+
+def test_nan_written_into_X_after_a_fit_is_caught():
+    X = np.random.default_rng(1).normal(size=(200, 3))
+    problem = _coverage_problem(X)
+    rateopt.train(problem, n_iter=5)
+    X[17, 2] = np.nan  # the Dataset reads X in place
+    with pytest.raises(ValueError, match="row 17, column 2"):
+        rateopt.train(problem, n_iter=5)
+
+
+def test_bad_csr_index_written_after_a_fit_is_caught():
+    X = sp.random(200, 6, density=0.5, format="csr", random_state=2)
+    problem = _coverage_problem(X)
+    rateopt.train(problem, n_iter=5)
+    X.indices[3] = 10**6
+    with pytest.raises(ValueError, match="X.indices holds column 1000000"):
+        rateopt.train(problem, n_iter=5)
+
+
+def test_compiled_atom_tables_cannot_be_written():
+    problem = _coverage_problem(np.random.default_rng(3).normal(size=(200, 3)))
+    table = next(iter(problem.compiled.tables.values()))
+    with pytest.raises(ValueError, match="read-only"):
+        table.indices[0] = 10**6
+
+
+def test_bad_atom_index_written_into_a_game_spec_after_a_fit_is_caught():
+    spec, X, _ = _spec()
+    rateopt.train(spec, n_iter=5)
+    spec.blocks[0].atoms.indices[2] = 10**6
+    with pytest.raises(ValueError, match="atoms.indices holds atom id 1000000"):
+        rateopt.train(spec, n_iter=5)
+
+
+def test_a_game_spec_is_validated_again_by_each_fit():
+    spec, X, _ = _spec()
+    rateopt.train(spec, n_iter=5)
+    spec.blocks[0].X.data[4, 1] = np.inf
+    with pytest.raises(ValueError, match="row 4, column 1"):
+        rateopt.train(spec, n_iter=5)

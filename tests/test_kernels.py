@@ -171,3 +171,53 @@ def test_estimator_with_kernel_model():
     assert p.mean() <= 0.4 + 0.01
     assert np.mean(np.where(y == 1, 1 - p, p)) < 0.25
     assert set(np.unique(est.predict(X))) <= {0, 1}
+
+
+def _with_duplicates(X, seed):
+    """The same matrix as CSR with every stored entry split into two duplicates
+    (unequal parts) and the columns of each row shuffled: scipy's meaning is the sum."""
+    rng = np.random.default_rng(seed)
+    C = sp.csr_matrix(X)
+    data, indices, indptr = [], [], [0]
+    for i in range(C.shape[0]):
+        lo, hi = C.indptr[i], C.indptr[i + 1]
+        cols, vals = C.indices[lo:hi], C.data[lo:hi]
+        part = rng.uniform(-1.0, 2.0, size=vals.shape).astype(vals.dtype)
+        cols2 = np.concatenate([cols, cols])
+        vals2 = np.concatenate([vals * part, vals - vals * part])
+        order = rng.permutation(cols2.size)
+        data.append(vals2[order])
+        indices.append(cols2[order])
+        indptr.append(indptr[-1] + cols2.size)
+    D = sp.csr_matrix((np.concatenate(data), np.concatenate(indices), np.array(indptr)), shape=C.shape)
+    assert not D.has_canonical_format
+    return D
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_csr_with_duplicates_equals_its_canonical_form(kernel, n_threads):
+    X, B = _data(np.float64, seed=4)
+    D = _with_duplicates(X, seed=5)
+    canon = D.copy()
+    canon.sum_duplicates()
+    ref = _reference(canon.toarray(), B, kernel)
+    K_dup = kernel_block(D, B, kernel, n_threads=n_threads, **KERNEL_PARAMS[kernel])
+    K_canon = kernel_block(canon, B, kernel, n_threads=n_threads, **KERNEL_PARAMS[kernel])
+    scale = np.abs(ref).max()
+    np.testing.assert_allclose(K_canon, ref, rtol=1e-12, atol=1e-12 * scale)
+    # Splitting entries changes the sums only at round-off.
+    np.testing.assert_allclose(K_dup, ref, rtol=1e-10, atol=1e-10 * scale)
+
+
+def test_rbf_model_predicts_the_same_on_duplicated_csr():
+    X, y = make_circles(300, factor=0.5, noise=0.05, random_state=0)
+    X = np.hstack([X, np.zeros((300, 1))])
+    D = _with_duplicates(X, seed=2)
+    canon = D.copy()
+    canon.sum_duplicates()
+    est = rateopt.RateConstrainedClassifier(model="kernel", kernel="rbf", gamma=2.0, n_components=60,
+                                            n_iter=300, solution="last", random_state=0)
+    est.fit(canon, y)
+    np.testing.assert_array_equal(est.predict(D), est.predict(canon))
+    np.testing.assert_allclose(est.decision_function(D), est.decision_function(canon), rtol=1e-9, atol=1e-9)

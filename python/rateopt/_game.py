@@ -10,13 +10,14 @@ and returns the atom rates and everything derived from them.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import core
 
-__all__ = ["Block", "GameSpec", "KernelPass", "kernel_pass"]
+__all__ = ["Block", "GameSpec", "KernelPass", "kernel_pass", "revalidated", "spec_from_problem"]
 
 
 @dataclass(frozen=True)
@@ -130,14 +131,14 @@ def kernel_pass(spec, theta, bias, coef, *, margin=1.0, rows=None, n_threads=Non
 
 
 def spec_from_problem(problem):
-    """The :class:`GameSpec` of a compiled :class:`~rateopt.Problem` (built once, then cached).
+    """The :class:`GameSpec` of a compiled :class:`~rateopt.Problem`, validated now.
 
-    Each dataset's features are validated once here (:class:`~rateopt.core.FeatureMatrix`)
-    and its membership table becomes a :class:`~rateopt.core.AtomTable`.
+    Each dataset's features are validated here (:class:`~rateopt.core.FeatureMatrix`)
+    and its membership table becomes a validated :class:`~rateopt.core.AtomTable`.
+    Nothing is cached: the arrays are the user's (read in place, never copied),
+    so they may have changed since an earlier call, and every training run
+    must validate what it is about to read (one parallel pass over X).
     """
-    cached = getattr(problem, "_rateopt_game_spec", None)
-    if cached is not None:
-        return cached
     cp = problem.compiled
     blocks = []
     n_features = None
@@ -153,7 +154,7 @@ def spec_from_problem(problem):
             )
         table = cp.tables[name]
         blocks.append(Block(X, table.to_atom_table(), np.asarray(table.atom_ids, dtype=np.int64), name))
-    spec = GameSpec(
+    return GameSpec(
         blocks=tuple(blocks),
         n_atoms=cp.n_atoms,
         C=np.asarray(cp.C, dtype=np.float64).reshape(cp.n_constraints, cp.n_atoms),
@@ -163,8 +164,19 @@ def spec_from_problem(problem):
         constraint_names=tuple(cp.constraint_names),
         n_features=int(n_features),
     )
-    try:
-        object.__setattr__(problem, "_rateopt_game_spec", spec)
-    except (AttributeError, TypeError):  # pragma: no cover - a frozen or slotted problem
-        pass
-    return spec
+
+
+def revalidated(spec):
+    """``spec`` with every block's features and atom table validated again.
+
+    A :class:`GameSpec` holds views of arrays that the caller can still write
+    to; a new training run re-checks them (finiteness, index ranges) rather than
+    trust a validation done before.
+    """
+    blocks = tuple(
+        Block(core.FeatureMatrix(b.X.data),
+              core.AtomTable(b.atoms.indptr, b.atoms.indices, b.atoms.weights, b.atoms.n_atoms),
+              b.atom_ids, b.name)
+        for b in spec.blocks
+    )
+    return dataclasses.replace(spec, blocks=blocks)

@@ -4,7 +4,12 @@ import operator
 
 from . import _core
 
-__all__ = ["resolve_n_threads"]
+__all__ = ["resolve_n_threads", "MAX_THREADS"]
+
+# The core keeps one set of scratch buffers per requested thread: far more
+# threads than any machine has would only waste memory (and 2**31 does not fit
+# the core's int).
+MAX_THREADS = 4096
 
 
 def resolve_n_threads(n_threads):
@@ -25,7 +30,8 @@ def resolve_n_threads(n_threads):
     Raises
     ------
     ValueError
-        If ``n_threads`` is 0, below -1, or not an integer.
+        If ``n_threads`` is 0, below -1, above ``MAX_THREADS`` (4096), or not an
+        integer.
     """
     if n_threads is None:
         return max(1, int(_core.default_threads()))
@@ -39,4 +45,6 @@ def resolve_n_threads(n_threads):
         return max(1, int(_core.available_cores()))
     if n < 1:
         raise ValueError(f"n_threads must be a positive integer, -1 (all cores) or None, got {n_threads!r}")
+    if n > MAX_THREADS:
+        raise ValueError(f"n_threads={n} is more than the supported maximum of {MAX_THREADS} threads")
     return n

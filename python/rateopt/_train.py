@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _shrink
 from ._classifiers import LinearClassifier, StochasticClassifier
-from ._game import Block, GameSpec, kernel_pass, spec_from_problem
+from ._game import Block, GameSpec, kernel_pass, revalidated, spec_from_problem
 from ._models import KernelModel, LinearModel
 from ._players import OPTIMIZERS, LagrangePlayer, ModelPlayer, SwapRegretPlayer
 from ._threads import resolve_n_threads
@@ -459,7 +459,7 @@ def _mapped_spec(spec, feature_map, threads):
 
 def _as_spec(problem):
     if isinstance(problem, GameSpec):
-        return problem
+        return revalidated(problem)
     if not hasattr(problem, "compiled") or not hasattr(problem, "datasets"):
         raise TypeError(f"problem must be a rateopt Problem, got {type(problem).__name__}")
     return spec_from_problem(problem)

@@ -164,7 +164,8 @@ class FeatureMatrix:
         ):
             X = sp.csr_matrix((np.ascontiguousarray(X.data), X.indices.astype(np.int64),
                                X.indptr.astype(np.int64)), shape=X.shape)
-            _warn_copy("X", "CSR with contiguous int64 indices")
+            # scipy picks the index dtype (int32 when the values fit): name what it chose.
+            _warn_copy("X", f"CSR with contiguous {X.indices.dtype.name} indices")
         n, d = X.shape
         if n == 0:
             raise ValueError("X has no rows (n_samples == 0)")
@@ -209,9 +210,17 @@ def _as_index_array(a, name, dtype):
     return np.ascontiguousarray(arr, dtype=dtype)
 
 
+def _as_real_array(a, name):
+    """``a`` as a C-contiguous float64 array; only booleans, integers and reals are accepted."""
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
 def _as_float_vector(a, name, length=None):
     try:
-        arr = np.ascontiguousarray(a, dtype=np.float64)
+        arr = _as_real_array(a, name)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a vector of real numbers") from None
     if arr.ndim != 1:
@@ -284,8 +293,11 @@ class AtomTable:
     def __init__(self, indptr, indices, weights, n_atoms):
         indptr = _as_index_array(indptr, "atoms.indptr", np.int64)
         indices = _as_index_array(indices, "atoms.indices", np.int64)
-        weights = np.ascontiguousarray(weights, dtype=np.float64)
-        n_atoms = operator.index(n_atoms)
+        weights = _as_real_array(weights, "atoms.weights")
+        try:
+            n_atoms = operator.index(n_atoms)
+        except TypeError:
+            raise TypeError(f"atoms.n_atoms must be an integer, got {n_atoms!r}") from None
         if not 0 <= n_atoms <= np.iinfo(np.int32).max:
             raise ValueError(f"atoms.n_atoms must be in [0, 2**31), got {n_atoms}")
         if indptr.shape[0] < 2:
@@ -344,13 +356,18 @@ class AtomTable:
         if sample_weight is None:
             w = np.ones(n)
         else:
-            w = np.asarray(sample_weight, dtype=np.float64)
+            w = _as_real_array(sample_weight, "sample_weight")
             if w.shape != (n,):
                 raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
             if not np.all(np.isfinite(w)) or np.any(w < 0):
                 raise ValueError("sample_weight must be finite and non-negative")
         rows = np.repeat(np.arange(n), np.diff(M.indptr))
         cols = M.indices
+        # Normalized weights do not change when every weight is scaled: divide by
+        # the largest first so that sums of weights near 1e308 cannot overflow.
+        top = float(w.max()) if w.size else 0.0
+        if top > 0:
+            w = w / top
         sizes = np.bincount(cols, weights=w[rows], minlength=n_atoms)
         empty = np.flatnonzero(sizes <= 0)
         if empty.size:
@@ -434,7 +451,8 @@ def rate_kernel(X, theta, bias, atoms, coef, *, margin=1.0, rows=None, n_threads
         On shape mismatches, non-finite ``theta``/``bias``/``coef``/``margin``,
         ``rows`` out of range, or invalid ``n_threads``.
     rateopt.exceptions.NumericalError
-        If the scores overflow to infinity.
+        If a score ``x_j . theta + bias`` is not finite (it overflowed, or
+        ``inf - inf`` gave NaN), or the proxy or gradient overflowed.
 
     Examples
     --------
@@ -470,7 +488,12 @@ def rate_kernel(X, theta, bias, atoms, coef, *, margin=1.0, rows=None, n_threads
         out = _core.rate_kernel_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, *args)
     else:
         out = _core.rate_kernel_dense(Xm.data, *args)
-    rates, ppos, pneg, grad, proxy_value, grad_bias, value = out
+    rates, ppos, pneg, grad, proxy_value, grad_bias, value, n_nonfinite = out
+    if n_nonfinite:
+        raise NumericalError(
+            f"the scores x.theta + bias of {n_nonfinite} row(s) are not finite (overflow, or inf - inf): "
+            "scale X or reduce theta"
+        )
     res = KernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_value=proxy_value,
                        grad=grad, grad_bias=grad_bias, value=value)
     if not (math.isfinite(res.proxy_value) and math.isfinite(res.grad_bias) and np.all(np.isfinite(res.grad))):
@@ -496,6 +519,25 @@ def _finite_matrix(a, name, allow_neg_inf=False):
     if not np.all(ok):
         raise ValueError(f"{name} holds a non-finite value")
     return arr
+
+
+def _check_step(eta, delta, lam=None, base=None):
+    """Refuse a multiplier step whose size overflows, before the core sees it.
+
+    The step adds ``eta * delta[j] * lam[i]`` (or ``eta * delta[j]``) to entries
+    of size at most ``max|base|``; if that bound is not finite the update would
+    return inf/NaN (and NaN would reach the projection's sort).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = abs(eta) * float(np.max(np.abs(delta), initial=0.0))
+        if lam is not None:
+            step *= float(np.max(np.abs(lam), initial=0.0))
+        bound = step + (float(np.max(np.abs(base), initial=0.0)) if base is not None else 0.0)
+    if not math.isfinite(bound):
+        raise NumericalError(
+            f"the multiplier update overflows: |eta| * max|delta|{' * max|lam|' if lam is not None else ''} "
+            f"is too large (eta={eta!r}); reduce eta or rescale the constraints"
+        )
 
 
 def _check_stochastic(M, name):
@@ -528,9 +570,12 @@ def swap_regret_update(log_M, delta, lam, eta):
     """
     log_M = _finite_matrix(log_M, "log_M", allow_neg_inf=True)
     k = log_M.shape[0]
+    if not np.all(np.any(np.isfinite(log_M), axis=0)):
+        raise ValueError("log_M has a column of only -inf: it is not the logarithm of a stochastic matrix")
     delta = _as_float_vector(delta, "delta", ("k", k))
     lam = _as_float_vector(lam, "lam", ("k", k))
     eta = _as_finite_scalar(eta, "eta")
+    _check_step(eta, delta, lam, base=log_M[np.isfinite(log_M)])
     return _core.swap_update_multiplicative(log_M, delta, lam, eta)
 
 
@@ -558,6 +603,7 @@ def swap_regret_update_additive(M, delta, lam, eta):
     delta = _as_float_vector(delta, "delta", ("k", k))
     lam = _as_float_vector(lam, "lam", ("k", k))
     eta = _as_finite_scalar(eta, "eta")
+    _check_step(eta, delta, lam, base=M)
     return _core.swap_update_additive(M, delta, lam, eta)
 
 
@@ -631,8 +677,11 @@ def external_update_multiplicative(log_lam, delta, eta):
     log_lam = np.ascontiguousarray(log_lam, dtype=np.float64)
     if log_lam.ndim != 1 or log_lam.shape[0] == 0 or np.any(np.isnan(log_lam) | np.isposinf(log_lam)):
         raise ValueError("log_lam must be a non-empty vector of finite values or -inf")
+    if not np.any(np.isfinite(log_lam)):
+        raise ValueError("log_lam is all -inf: it is not the logarithm of a distribution")
     delta = _as_float_vector(delta, "delta", ("k", log_lam.shape[0]))
     eta = _as_finite_scalar(eta, "eta")
+    _check_step(eta, delta, base=log_lam[np.isfinite(log_lam)])
     return _core.external_update_multiplicative(log_lam, delta, eta)
 
 
@@ -664,6 +713,7 @@ def external_update_additive(lam, delta, eta, *, radius=None, simplex=False):
     delta = _as_float_vector(delta, "delta", ("k", lam.shape[0]))
     eta = _as_finite_scalar(eta, "eta")
     r = _radius(radius)
+    _check_step(eta, delta, base=lam)
     return _core.external_update_additive(lam, delta, eta, bool(simplex), r)
 
 

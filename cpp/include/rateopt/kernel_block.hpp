@@ -9,7 +9,10 @@
 // Two ways in:
 //   * kernel_block computes everything here, OpenMP over rows (static chunks);
 //     for CSR rows the L1 distance is ||b||_1 + sum_{k in nz(x)} (|x_k - b_k| - |b_k|),
-//     so the cost is O(nnz(x) r) per row, not O(d r);
+//     so the cost is O(nnz(x) r) per row, not O(d r). Norms and distances are
+//     taken over columns: a row with unsorted or duplicate entries is first
+//     merged (duplicates summed, scipy's meaning) into a per-thread scratch;
+//     canonical rows are read in place;
 //   * gram_transform turns a block of inner products <x, b> that BLAS computed
 //     (X @ B.T) into kernel values in place (for linear, poly and rbf).
 // Output rows are written by one thread each: deterministic for any thread count.
@@ -20,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "matrix_view.hpp"
@@ -153,27 +157,96 @@ void dense_row_kernel(const DenseView<T>& X, std::int64_t i, const double* B, st
     for (std::int64_t b = 0; b < r; ++b) row[b] = kernel_from_dot(p, X.dot(i, B + b * d), xx, bsq[b]);
 }
 
+// A CSR row as parallel (column, value) arrays with strictly increasing columns:
+// the stored entries themselves when the row is already canonical, otherwise a
+// sorted copy in `scratch` with duplicate columns summed (in float64). Norms
+// and L1 distances are not linear in the stored entries, so they must be taken
+// over columns, not entries: scipy's meaning of duplicates is their sum.
 template <class T, class I>
-void csr_row_kernel(const CsrView<T, I>& X, std::int64_t i, const double* B, std::int64_t r,
-                    const double* bsq, const double* bl1, const KernelParams& p, double* row) {
-    const std::int64_t d = X.n_cols;
+struct CsrRow {
+    const I* cols = nullptr;
+    const T* vals = nullptr;
+    const double* merged_vals = nullptr;  // set instead of vals when merged
+    const std::int64_t* merged_cols = nullptr;
+    std::int64_t n = 0;
+
+    double value(std::int64_t q) const { return merged_vals ? merged_vals[q] : static_cast<double>(vals[q]); }
+    std::int64_t col(std::int64_t q) const {
+        return merged_cols ? merged_cols[q] : static_cast<std::int64_t>(cols[q]);
+    }
+};
+
+struct RowScratch {
+    std::vector<std::pair<std::int64_t, double>> entries;
+    std::vector<std::int64_t> cols;
+    std::vector<double> vals;
+};
+
+template <class T, class I>
+CsrRow<T, I> canonical_row(const CsrView<T, I>& X, std::int64_t i, RowScratch& scratch) {
     const std::int64_t begin = static_cast<std::int64_t>(X.indptr[i]);
     const std::int64_t end = static_cast<std::int64_t>(X.indptr[i + 1]);
+    CsrRow<T, I> row;
+    bool canonical = true;
+    for (std::int64_t q = begin + 1; q < end && canonical; ++q) canonical = X.indices[q - 1] < X.indices[q];
+    if (canonical) {
+        row.cols = X.indices + begin;
+        row.vals = X.data + begin;
+        row.n = end - begin;
+        return row;
+    }
+    auto& e = scratch.entries;
+    e.clear();
+    for (std::int64_t q = begin; q < end; ++q)
+        e.emplace_back(static_cast<std::int64_t>(X.indices[q]), static_cast<double>(X.data[q]));
+    // Stable: duplicates are summed in stored order, a fixed order.
+    std::stable_sort(e.begin(), e.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    scratch.cols.clear();
+    scratch.vals.clear();
+    for (const auto& [c, v] : e) {
+        if (!scratch.cols.empty() && scratch.cols.back() == c)
+            scratch.vals.back() += v;
+        else {
+            scratch.cols.push_back(c);
+            scratch.vals.push_back(v);
+        }
+    }
+    row.merged_cols = scratch.cols.data();
+    row.merged_vals = scratch.vals.data();
+    row.n = static_cast<std::int64_t>(scratch.cols.size());
+    return row;
+}
+
+template <class T, class I>
+void csr_row_kernel(const CsrView<T, I>& X, std::int64_t i, const double* B, std::int64_t r,
+                    const double* bsq, const double* bl1, const KernelParams& p, double* row_out,
+                    RowScratch& scratch) {
+    const std::int64_t d = X.n_cols;
+    const CsrRow<T, I> row = canonical_row(X, i, scratch);
     if (p.kind == KernelKind::laplacian) {
         for (std::int64_t b = 0; b < r; ++b) {
             const double* bb = B + b * d;
             double s = bl1[b];
-            for (std::int64_t q = begin; q < end; ++q) {
-                const double bk = bb[X.indices[q]];
-                s += std::fabs(static_cast<double>(X.data[q]) - bk) - std::fabs(bk);
+            for (std::int64_t q = 0; q < row.n; ++q) {
+                const double bk = bb[row.col(q)];
+                s += std::fabs(row.value(q) - bk) - std::fabs(bk);
             }
-            row[b] = std::exp(-p.gamma * (s > 0.0 ? s : 0.0));
+            row_out[b] = std::exp(-p.gamma * (s > 0.0 ? s : 0.0));
         }
         return;
     }
     double xx = 0.0;
-    for (std::int64_t q = begin; q < end; ++q) xx += static_cast<double>(X.data[q]) * static_cast<double>(X.data[q]);
-    for (std::int64_t b = 0; b < r; ++b) row[b] = kernel_from_dot(p, X.dot(i, B + b * d), xx, bsq[b]);
+    for (std::int64_t q = 0; q < row.n; ++q) xx += row.value(q) * row.value(q);
+    for (std::int64_t b = 0; b < r; ++b) {
+        const double* bb = B + b * d;
+        // The dot product is linear in the entries: read a canonical row in place.
+        double dot = 0.0;
+        if (row.merged_vals)
+            for (std::int64_t q = 0; q < row.n; ++q) dot += row.merged_vals[q] * bb[row.merged_cols[q]];
+        else
+            dot = X.dot(i, bb);
+        row_out[b] = kernel_from_dot(p, dot, xx, bsq[b]);
+    }
 }
 
 template <class Matrix>
@@ -182,7 +255,7 @@ struct RowKernel;
 template <class T>
 struct RowKernel<DenseView<T>> {
     static void run(const DenseView<T>& X, std::int64_t i, const double* B, std::int64_t r, const double* bsq,
-                    const double*, const KernelParams& p, double* row) {
+                    const double*, const KernelParams& p, double* row, RowScratch&) {
         dense_row_kernel(X, i, B, r, bsq, p, row);
     }
 };
@@ -190,8 +263,8 @@ struct RowKernel<DenseView<T>> {
 template <class T, class I>
 struct RowKernel<CsrView<T, I>> {
     static void run(const CsrView<T, I>& X, std::int64_t i, const double* B, std::int64_t r, const double* bsq,
-                    const double* bl1, const KernelParams& p, double* row) {
-        csr_row_kernel(X, i, B, r, bsq, bl1, p, row);
+                    const double* bl1, const KernelParams& p, double* row, RowScratch& scratch) {
+        csr_row_kernel(X, i, B, r, bsq, bl1, p, row, scratch);
     }
 };
 
@@ -207,23 +280,17 @@ void kernel_block(const Matrix& X,
     landmark_norms(B, r, X.n_cols, bsq.data(), bl1.data());
     const std::int64_t n = X.n_rows;
     const int threads = effective_threads(n_threads, n * (r > 0 ? r : 1), 1 << 14);
-    ExceptionSlot error;
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        error.run([&] {
-            std::vector<double> row(static_cast<std::size_t>(r));
-            std::int64_t begin, end;
-            chunk_range(n, threads, thread_id(), begin, end);
-            for (std::int64_t i = begin; i < end; ++i) {
-                detail::RowKernel<Matrix>::run(X, i, B, r, bsq.data(), bl1.data(), p, row.data());
-                Out* o = out + i * r;
-                for (std::int64_t b = 0; b < r; ++b) o[b] = static_cast<Out>(row[b]);
-            }
-        });
-    }
-    error.rethrow();
+    parallel_chunks(threads, [&](int t) {
+        std::vector<double> row(static_cast<std::size_t>(r));
+        detail::RowScratch scratch;
+        std::int64_t begin, end;
+        chunk_range(n, threads, t, begin, end);
+        for (std::int64_t i = begin; i < end; ++i) {
+            detail::RowKernel<Matrix>::run(X, i, B, r, bsq.data(), bl1.data(), p, row.data(), scratch);
+            Out* o = out + i * r;
+            for (std::int64_t b = 0; b < r; ++b) o[b] = static_cast<Out>(row[b]);
+        }
+    });
 }
 
 // In place: G (n, r) holds <x_i, b_j> (from BLAS); turn it into kernel values.
@@ -234,13 +301,10 @@ void gram_transform(Out* G, std::int64_t n, std::int64_t r, const double* xsq, c
     if (p.kind == KernelKind::laplacian) throw std::invalid_argument("gram_transform: laplacian needs distances");
     if (p.kind == KernelKind::linear) return;
     const int threads = effective_threads(n_threads, n * (r > 0 ? r : 1), 1 << 15);
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp parallel num_threads(threads)
-#endif
-    {
+    parallel_chunks(threads, [&](int t) {
         std::vector<double> tmp(static_cast<std::size_t>(r));
         std::int64_t begin, end;
-        chunk_range(n, threads, thread_id(), begin, end);
+        chunk_range(n, threads, t, begin, end);
         for (std::int64_t i = begin; i < end; ++i) {
             Out* g = G + i * r;
             const double xx = xsq ? xsq[i] : 0.0;
@@ -251,7 +315,7 @@ void gram_transform(Out* G, std::int64_t n, std::int64_t r, const double* xsq, c
             for (std::int64_t b = 0; b < r; ++b)
                 g[b] = static_cast<Out>(kernel_from_dot(p, static_cast<double>(g[b]), xx, bsq ? bsq[b] : 0.0));
         }
-    }
+    });
 }
 
 }  // namespace rateopt

@@ -5,6 +5,12 @@
 //   * the thread count is an explicit argument, never global state
 //     (no omp_set_num_threads);
 //   * static schedules only, so a fixed thread count gives bit-identical results;
+//   * work is split into as many chunks as threads were *requested*, and each
+//     thread of the team OpenMP actually provides takes every team-th chunk
+//     (parallel_chunks). OMP_THREAD_LIMIT, OMP_DYNAMIC and nested regions can
+//     give a smaller team than asked for; every chunk still runs exactly once,
+//     per-chunk scratch is indexed by chunk (never by thread id), and results
+//     depend only on the requested count, not on the team size;
 //   * no exception escapes a parallel region: the first one is captured and
 //     rethrown on the calling thread after the region.
 // When the extension is built without OpenMP everything runs on one thread.
@@ -56,14 +62,6 @@ inline int effective_threads(int requested, std::int64_t n_items, std::int64_t m
     return requested < cap ? requested : static_cast<int>(cap);
 }
 
-inline int thread_id() {
-#if defined(ROPT_HAVE_OPENMP)
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 // Captures the first exception thrown inside a parallel region.
 class ExceptionSlot {
   public:
@@ -92,6 +90,31 @@ inline void chunk_range(std::int64_t n, int n_chunks, int chunk, std::int64_t& b
     const std::int64_t rem = n % n_chunks;
     begin = chunk * base + (chunk < rem ? chunk : rem);
     end = begin + base + (chunk < rem ? 1 : 0);
+}
+
+// Runs f(chunk) for every chunk in [0, n_chunks), on a team of at most n_chunks
+// threads. Thread t of a team of size T runs chunks t, t + T, t + 2T, ..., so
+// the work and its split do not depend on T: a smaller team than requested
+// (thread limits, dynamic adjustment, a call from inside another parallel
+// region) only runs more chunks per thread. The first exception is rethrown on
+// the calling thread.
+template <class F>
+void parallel_chunks(int n_chunks, F&& f) {
+    ExceptionSlot error;
+    if (n_chunks <= 1) {
+        error.run([&] { f(0); });
+    } else {
+#if defined(ROPT_HAVE_OPENMP)
+#pragma omp parallel num_threads(n_chunks)
+        {
+            const int team = omp_get_num_threads();
+            for (int c = omp_get_thread_num(); c < n_chunks; c += team) error.run([&] { f(c); });
+        }
+#else
+        for (int c = 0; c < n_chunks; ++c) error.run([&] { f(c); });
+#endif
+    }
+    error.rethrow();
 }
 
 }  // namespace rateopt

@@ -14,9 +14,10 @@
 // the gradient axpy touches the row right after its dot product, while it is
 // still in cache, and is skipped when the hinge is flat.
 //
-// Parallelism: rows are split into contiguous static chunks, one per thread;
-// each thread accumulates into private buffers which are then reduced in thread
-// order, so a fixed thread count gives bit-identical results.
+// Parallelism: rows are split into contiguous static chunks, one per requested
+// thread (parallel_chunks); each chunk accumulates into private buffers which
+// are then reduced in chunk order, so a fixed requested thread count gives
+// bit-identical results whatever team OpenMP provides.
 //
 // Minibatches: with `rows` given, only those rows are visited (repeats allowed)
 // and every sum is scaled by n_rows / n_batch. The normalized weights already
@@ -41,6 +42,10 @@ struct RateKernelOutput {
     double proxy_value = 0.0;
     double grad_bias = 0.0;
     double value = 0.0;       // sum_a coef_a * rates[a]
+    // Rows whose score x.theta + bias is not finite (overflow, or inf - inf):
+    // their 0-1 and hinge terms are meaningless, so the caller must treat any
+    // nonzero count as an error rather than read the other outputs.
+    std::int64_t n_nonfinite_scores = 0;
 };
 
 namespace detail {
@@ -51,6 +56,7 @@ struct alignas(64) KernelScratch {
     std::vector<double> rates, ppos, pneg, grad;
     double proxy_value = 0.0;
     double grad_bias = 0.0;
+    std::int64_t nonfinite = 0;
     void init(std::int64_t n_atoms, std::int64_t n_features) {
         rates.assign(static_cast<std::size_t>(n_atoms), 0.0);
         ppos.assign(static_cast<std::size_t>(n_atoms), 0.0);
@@ -59,11 +65,13 @@ struct alignas(64) KernelScratch {
     }
 };
 
+// Returns 1 if the row's score is not finite (its terms are then skipped), else 0.
 template <class Matrix>
-inline void process_row(const Matrix& X, std::int64_t j, const double* theta, double bias,
+inline int process_row(const Matrix& X, std::int64_t j, const double* theta, double bias,
                         const AtomView& atoms, const double* coef, double margin,
                         KernelScratch& acc, double& proxy_value, double& grad_bias) {
     const double s = X.dot(j, theta) + bias;
+    if (!std::isfinite(s)) return 1;
     const double pos = s >= 0.0 ? 1.0 : 0.0;
     const double hinge_pos = std::max(0.0, margin + s);
     const double hinge_neg = std::max(0.0, margin - s);
@@ -89,6 +97,7 @@ inline void process_row(const Matrix& X, std::int64_t j, const double* theta, do
         X.axpy(j, d, acc.grad.data());
         grad_bias += d;
     }
+    return 0;
 }
 
 }  // namespace detail
@@ -114,33 +123,26 @@ void rate_kernel(const Matrix& X,
     const int threads = effective_threads(n_threads, n_visit, 2048);
 
     std::vector<detail::KernelScratch> scratch(static_cast<std::size_t>(threads));
-    ExceptionSlot error;
-
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        error.run([&] {
-            const int t = thread_id();
-            detail::KernelScratch& acc = scratch[static_cast<std::size_t>(t)];
-            acc.init(n_atoms, n_features);
-            std::int64_t begin, end;
-            chunk_range(n_visit, threads, t, begin, end);
-            double proxy_value = 0.0, grad_bias = 0.0;  // register-resident
-            if (rows) {
-                for (std::int64_t r = begin; r < end; ++r)
-                    detail::process_row(X, rows[r], theta, bias, atoms, coef, margin, acc,
-                                        proxy_value, grad_bias);
-            } else {
-                for (std::int64_t j = begin; j < end; ++j)
-                    detail::process_row(X, j, theta, bias, atoms, coef, margin, acc,
-                                        proxy_value, grad_bias);
-            }
-            acc.proxy_value = proxy_value;
-            acc.grad_bias = grad_bias;
-        });
-    }
-    error.rethrow();
+    parallel_chunks(threads, [&](int t) {
+        detail::KernelScratch& acc = scratch[static_cast<std::size_t>(t)];
+        acc.init(n_atoms, n_features);
+        std::int64_t begin, end;
+        chunk_range(n_visit, threads, t, begin, end);
+        double proxy_value = 0.0, grad_bias = 0.0;  // register-resident
+        std::int64_t nonfinite = 0;
+        if (rows) {
+            for (std::int64_t r = begin; r < end; ++r)
+                nonfinite += detail::process_row(X, rows[r], theta, bias, atoms, coef, margin, acc,
+                                                 proxy_value, grad_bias);
+        } else {
+            for (std::int64_t j = begin; j < end; ++j)
+                nonfinite += detail::process_row(X, j, theta, bias, atoms, coef, margin, acc, proxy_value,
+                                                 grad_bias);
+        }
+        acc.proxy_value = proxy_value;
+        acc.grad_bias = grad_bias;
+        acc.nonfinite = nonfinite;
+    });
 
     // Reduce in thread order (deterministic for a fixed thread count).
     const double scale = rows ? (n_batch > 0 ? static_cast<double>(X.n_rows) / n_batch : 0.0) : 1.0;
@@ -150,7 +152,9 @@ void rate_kernel(const Matrix& X,
     std::fill(out.grad, out.grad + n_features, 0.0);
     out.proxy_value = 0.0;
     out.grad_bias = 0.0;
+    out.n_nonfinite_scores = 0;
     for (const auto& acc : scratch) {
+        out.n_nonfinite_scores += acc.nonfinite;
         for (std::int64_t a = 0; a < n_atoms; ++a) {
             out.rates[a] += acc.rates[a];
             out.proxy_pos_rates[a] += acc.ppos[a];

@@ -20,11 +20,7 @@ template <class F>
 std::int64_t first_failure(std::int64_t n, int n_threads, F&& bad) {
     const int threads = effective_threads(n_threads, n, 1 << 16);
     std::vector<std::int64_t> found(static_cast<std::size_t>(threads), -1);
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        const int t = thread_id();
+    parallel_chunks(threads, [&](int t) {
         std::int64_t begin, end;
         chunk_range(n, threads, t, begin, end);
         for (std::int64_t p = begin; p < end; ++p) {
@@ -33,7 +29,7 @@ std::int64_t first_failure(std::int64_t n, int n_threads, F&& bad) {
                 break;
             }
         }
-    }
+    });
     for (std::int64_t f : found)
         if (f >= 0) return f;
     return -1;
@@ -69,11 +65,7 @@ inline std::uint64_t stream_checksum(const unsigned char* bytes, std::int64_t n_
     const std::int64_t n_words = n_bytes / 8;
     const int threads = effective_threads(n_threads, n_words, 1 << 16);
     std::vector<std::uint64_t> partial(static_cast<std::size_t>(threads) * 8, 0);
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        const int t = thread_id();
+    parallel_chunks(threads, [&](int t) {
         std::int64_t begin, end;
         chunk_range(n_words, threads, t, begin, end);
         // memcpy loads: the buffer need not be 8-byte aligned; compiles to plain loads.
@@ -92,7 +84,7 @@ inline std::uint64_t stream_checksum(const unsigned char* bytes, std::int64_t n_
         }
         for (; p < end; ++p) s0 += word(p);
         partial[static_cast<std::size_t>(t) * 8] = s0 + s1 + s2 + s3;
-    }
+    });
     std::uint64_t total = 0;
     for (int t = 0; t < threads; ++t) total += partial[static_cast<std::size_t>(t) * 8];
     for (std::int64_t b = n_words * 8; b < n_bytes; ++b) total += bytes[b];
