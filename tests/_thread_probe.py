@@ -21,7 +21,7 @@ N_THREADS = 4
 # Large enough that every entry point splits its work into N_THREADS chunks:
 # the rate kernel needs 2048 rows per chunk, the checks 2**16 items per chunk,
 # the kernel blocks 2**14-2**15 entries per chunk.
-N_ROWS, N_COLS, N_LANDMARKS = 300_000, 4, 2
+N_ROWS, N_COLS, N_LANDMARKS = 70_000, 4, 2
 
 
 def data():
