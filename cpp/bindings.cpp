@@ -82,19 +82,35 @@ AtomArgs atom_args(const py::array& indptr, const py::array& indices, const py::
     return a;
 }
 
-py::tuple kernel_outputs(darray& rates, darray& ppos, darray& pneg, darray& grad,
-                         const rateopt::RateKernelOutput& out) {
-    return py::make_tuple(rates, ppos, pneg, grad, out.proxy_value, out.grad_bias, out.value,
-                          out.n_nonfinite_scores);
+// The k combinations of one kernel call, borrowed and checked against n_atoms.
+struct CombinationArgs {
+    darray coef;
+    py::array_t<int32_t, py::array::c_style> kinds;
+    darray grad_weights;
+    rateopt::Combinations view;
+};
+
+CombinationArgs combination_args(const py::array& coef_in, const py::array& kinds_in,
+                                 const py::array& weights_in, bool separate, int64_t n_atoms) {
+    CombinationArgs c{borrow<double>(coef_in, "coef", 2), borrow<int32_t>(kinds_in, "proxies", 1),
+                      borrow<double>(weights_in, "grad_weights", 1), {}};
+    const int64_t k = c.coef.shape(0);
+    if (k < 1) value_error("coef must hold at least one combination");
+    check_len(c.coef.shape(1), n_atoms, "coef rows (n_atoms)");
+    check_len(c.kinds.shape(0), k, "proxies (one per combination)");
+    check_len(c.grad_weights.shape(0), k, "grad_weights (one per combination)");
+    for (int64_t i = 0; i < k; ++i)
+        if (!rateopt::valid_proxy_kind(c.kinds.at(i)))
+            value_error("proxies holds an unknown proxy kind " + std::to_string(c.kinds.at(i)));
+    c.view = rateopt::Combinations{k, c.coef.data(), c.kinds.data(), c.grad_weights.data(), separate};
+    return c;
 }
 
 template <class Matrix>
 py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
-                     const py::array& coef_in, double margin, const py::object& rows_in, int n_threads) {
+                     const CombinationArgs& cb, double margin, const py::object& rows_in, int n_threads) {
     auto theta = borrow<double>(theta_in, "theta", 1);
-    auto coef = borrow<double>(coef_in, "coef", 1);
     check_len(theta.shape(0), X.n_cols, "theta (n_features)");
-    check_len(coef.shape(0), atoms.view.n_atoms, "coef (n_atoms)");
     const int64_t* rows = nullptr;
     int64_t n_batch = 0;
     py::array_t<int64_t, py::array::c_style> rows_arr;
@@ -108,27 +124,29 @@ py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, co
     }
     check_threads(n_threads);
     const int64_t n_atoms = atoms.view.n_atoms;
-    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), grad(X.n_cols);
-    rateopt::RateKernelOutput out;
-    out.rates = rates.mutable_data();
-    out.proxy_pos_rates = ppos.mutable_data();
-    out.proxy_neg_rates = pneg.mutable_data();
-    out.grad = grad.mutable_data();
+    const int64_t k = cb.view.k;
+    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
+    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
+    darray grad({n_grads, X.n_cols});
+    rateopt::RateKernelOutput out{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
+                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
+                                  grad_bias.mutable_data()};
     {
         py::gil_scoped_release release;
-        rateopt::rate_kernel(X, theta.data(), bias, atoms.view, coef.data(), margin, rows, n_batch,
-                             n_threads, out);
+        rateopt::rate_kernel(X, theta.data(), bias, atoms.view, cb.view, margin, rows, n_batch, n_threads, out);
     }
-    return kernel_outputs(rates, ppos, pneg, grad, out);
+    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, out.n_nonfinite_scores);
 }
 
 py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double bias,
                             const py::array& atom_indptr, const py::array& atom_indices,
-                            const py::array& atom_weights, int64_t n_atoms, const py::array& coef,
+                            const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
+                            const py::array& proxies, const py::array& grad_weights, bool separate,
                             double margin, const py::object& rows, int n_threads) {
     if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
     const int64_t n = X.shape(0), d = X.shape(1);
     AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
     if (is_exact<float>(X)) {
         auto x = borrow<float>(X, "X", 2);
         return run_kernel(rateopt::DenseView<float>{x.data(), n, d}, theta, bias, atoms, coef, margin, rows, n_threads);
@@ -140,7 +158,7 @@ py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double b
 template <class T, class I>
 py::tuple csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr,
                        int64_t n, int64_t d, const py::array& theta, double bias, const AtomArgs& atoms,
-                       const py::array& coef, double margin, const py::object& rows, int n_threads) {
+                       const CombinationArgs& coef, double margin, const py::object& rows, int n_threads) {
     auto x = borrow<T>(data, "X.data", 1);
     auto ind = borrow<I>(indices, "X.indices", 1);
     auto ptr = borrow<I>(indptr, "X.indptr", 1);
@@ -155,9 +173,11 @@ py::tuple csr_dispatch(const py::array& data, const py::array& indices, const py
 py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr,
                           int64_t n, int64_t d, const py::array& theta, double bias,
                           const py::array& atom_indptr, const py::array& atom_indices,
-                          const py::array& atom_weights, int64_t n_atoms, const py::array& coef,
+                          const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
+                          const py::array& proxies, const py::array& grad_weights, bool separate,
                           double margin, const py::object& rows, int n_threads) {
     AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
     const bool f32 = is_exact<float>(data);
     const bool i32 = is_exact<int32_t>(indices);
     if (f32 && i32) return csr_dispatch<float, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
@@ -492,11 +512,13 @@ PYBIND11_MODULE(_core, m) {
     m.def("build_info", &build_info);
     m.def("rate_kernel_dense", &rate_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
           py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
-          py::arg("coef"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+          py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"), py::arg("separate_gradients"),
+          py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
     m.def("rate_kernel_csr", &rate_kernel_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
           py::arg("n_samples"), py::arg("n_features"), py::arg("theta"), py::arg("bias"),
           py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
-          py::arg("coef"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+          py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"), py::arg("separate_gradients"),
+          py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
     m.def("first_nonfinite", &first_nonfinite, py::arg("array"), py::arg("n_threads"));
     m.def("first_out_of_range", &first_out_of_range, py::arg("array"), py::arg("bound"), py::arg("n_threads"));
     m.def("first_decrease", &first_decrease, py::arg("array"), py::arg("n_threads"));

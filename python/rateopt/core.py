@@ -34,6 +34,9 @@ __all__ = [
     "AtomTable",
     "KernelResult",
     "rate_kernel",
+    "rate_kernel_multi",
+    "MultiKernelResult",
+    "PROXIES",
     "swap_regret_update",
     "swap_regret_update_additive",
     "stationary_distribution",
@@ -464,13 +467,120 @@ def rate_kernel(X, theta, bias, atoms, coef, *, margin=1.0, rows=None, n_threads
     >>> float(res.rates[0])  # two of three scores are >= 0
     0.6666666666666666
     """
+    if not isinstance(atoms, AtomTable):
+        raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
+    coef = _as_float_vector(coef, "coef", ("n_atoms", atoms.n_atoms))
+    m = rate_kernel_multi(X, theta, bias, atoms, coef[None, :], margin=margin, rows=rows, n_threads=n_threads)
+    return KernelResult(rates=m.rates, proxy_pos_rates=m.proxy_pos_rates, proxy_neg_rates=m.proxy_neg_rates,
+                        proxy_value=float(m.proxy_values[0]), grad=m.grad, grad_bias=float(m.grad_bias),
+                        value=float(m.values[0]))
+
+
+PROXIES = {"hinge": 0, "logistic": 1, "ramp": 2}
+"""The proxy kinds of :func:`rate_kernel_multi`, by name (values are the core's codes)."""
+
+
+@dataclass(frozen=True)
+class MultiKernelResult:
+    """What one call of :func:`rate_kernel_multi` returns (k combinations).
+
+    Attributes
+    ----------
+    rates, proxy_pos_rates, proxy_neg_rates : ndarray of shape (n_atoms,)
+        As in :class:`KernelResult` (the hinge rates use ``margin``).
+    proxy_values : ndarray of shape (k,)
+        Each combination's proxy value under the net per-example rule.
+    values : ndarray of shape (k,)
+        Each combination's exact 0-1 value ``coefs[c] . rates``.
+    grad : ndarray of shape (n_features,) or (k, n_features)
+        The ``grad_weights``-weighted sum of the combinations' subgradients with
+        respect to ``theta``, or (``separate_gradients``) one row per combination.
+    grad_bias : float or ndarray of shape (k,)
+        The same for the bias.
+    """
+
+    rates: np.ndarray
+    proxy_pos_rates: np.ndarray
+    proxy_neg_rates: np.ndarray
+    proxy_values: np.ndarray
+    values: np.ndarray
+    grad: np.ndarray
+    grad_bias: object
+
+
+def _proxy_codes(proxies, k):
+    names = [proxies] * k if isinstance(proxies, str) else list(proxies)
+    if len(names) != k:
+        raise ValueError(f"proxies has {len(names)} entries, expected one per combination (k = {k})")
+    bad = [p for p in names if p not in PROXIES]
+    if bad:
+        raise ValueError(f"proxies must be among {sorted(PROXIES)}, got {bad[0]!r}")
+    return np.array([PROXIES[p] for p in names], dtype=np.int32)
+
+
+def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_weights=None,
+                      separate_gradients=False, margin=1.0, rows=None, n_threads=None):
+    """Atom rates and the proxies of k rate combinations in one pass over the data.
+
+    For each combination ``c`` (a row of ``coefs``) and each row ``j``, the net
+    coefficient ``u_cj = sum_a coefs[c, a] v_ja`` makes the row's term
+    ``u_cj 1[s_j >= 0]``, which the combination's proxy replaces: ``"hinge"``
+    (``u max(0, margin + s)`` for ``u > 0``, ``|u| max(0, margin - s) - |u|``
+    for ``u < 0``), ``"logistic"`` (the same with ``log2(1 + e^{+-s})``: on the
+    error rate, logistic regression's loss in bits) or ``"ramp"``
+    (``u clip(1/2 + s, 0, 1)``, seed 004). Hinge and logistic are upper bounds
+    of the 0-1 value; ramp is not.
+
+    Parameters
+    ----------
+    X, theta, bias, atoms, margin, rows, n_threads
+        As in :func:`rate_kernel`. ``margin`` applies to the hinge only.
+    coefs : array-like of shape (k, n_atoms)
+        One combination of atom rates per row.
+    proxies : str or sequence of str, default="hinge"
+        The proxy of every combination, or one per combination.
+    grad_weights : array-like of shape (k,), default=None
+        Weights of the combinations in the summed gradient (default: all ones).
+        Zero weights give a combination's proxy value without its gradient.
+    separate_gradients : bool, default=False
+        Return each combination's gradient (k axpys per row) instead of the sum.
+
+    Returns
+    -------
+    MultiKernelResult
+
+    Raises
+    ------
+    ValueError
+        As :func:`rate_kernel`, and on an unknown proxy or mismatched lengths.
+    rateopt.exceptions.NumericalError
+        If a score is not finite, or a proxy value or gradient overflowed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import AtomTable, rate_kernel_multi
+    >>> X = np.array([[1.0], [-1.0], [2.0]])
+    >>> atoms = AtomTable.from_membership(np.ones((3, 1), bool))
+    >>> res = rate_kernel_multi(X, np.array([1.0]), 0.0, atoms, np.array([[1.0], [-1.0]]),
+    ...                         proxies=["hinge", "ramp"])
+    >>> res.values.tolist()  # +p and -p of the one atom, p = 2/3
+    [0.6666666666666666, -0.6666666666666666]
+    """
     Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
     if not isinstance(atoms, AtomTable):
         raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
     if atoms.n_samples != Xm.n_samples:
         raise ValueError(f"atoms has {atoms.n_samples} rows but X has n_samples = {Xm.n_samples}")
     theta = _as_float_vector(theta, "theta", ("n_features", Xm.n_features))
-    coef = _as_float_vector(coef, "coef", ("n_atoms", atoms.n_atoms))
+    coefs = _as_real_array(coefs, "coefs")
+    if coefs.ndim != 2 or coefs.shape[0] < 1 or coefs.shape[1] != atoms.n_atoms:
+        raise ValueError(f"coefs must have shape (k >= 1, n_atoms = {atoms.n_atoms}), got {coefs.shape}")
+    if not np.all(np.isfinite(coefs)):
+        raise ValueError("coef holds a non-finite value (NaN or inf)")
+    k = coefs.shape[0]
+    codes = _proxy_codes(proxies, k)
+    weights = np.ones(k) if grad_weights is None else _as_float_vector(grad_weights, "grad_weights", ("k", k))
     bias = _as_finite_scalar(bias, "bias")
     margin = _as_finite_scalar(margin, "margin")
     if margin <= 0:
@@ -482,23 +592,25 @@ def rate_kernel(X, theta, bias, atoms, coef, *, margin=1.0, rows=None, n_threads
         if rows.min() < 0 or rows.max() >= Xm.n_samples:
             raise ValueError(f"rows holds a row index outside [0, n_samples={Xm.n_samples})")
     threads = resolve_n_threads(n_threads)
-    args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coef, margin, rows, threads)
+    args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coefs, codes, weights,
+            bool(separate_gradients), margin, rows, threads)
     if Xm.is_sparse:
         D = Xm.data
         out = _core.rate_kernel_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, *args)
     else:
         out = _core.rate_kernel_dense(Xm.data, *args)
-    rates, ppos, pneg, grad, proxy_value, grad_bias, value, n_nonfinite = out
+    rates, ppos, pneg, proxy_values, values, grad, grad_bias, n_nonfinite = out
     if n_nonfinite:
         raise NumericalError(
             f"the scores x.theta + bias of {n_nonfinite} row(s) are not finite (overflow, or inf - inf): "
             "scale X or reduce theta"
         )
-    res = KernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_value=proxy_value,
-                       grad=grad, grad_bias=grad_bias, value=value)
-    if not (math.isfinite(res.proxy_value) and math.isfinite(res.grad_bias) and np.all(np.isfinite(res.grad))):
+    if not (np.all(np.isfinite(proxy_values)) and np.all(np.isfinite(grad_bias)) and np.all(np.isfinite(grad))):
         raise NumericalError("the scores overflowed (non-finite proxy or gradient): scale X or reduce theta")
-    return res
+    if not separate_gradients:
+        grad, grad_bias = grad[0], float(grad_bias[0])
+    return MultiKernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_values=proxy_values,
+                             values=values, grad=grad, grad_bias=grad_bias)
 
 
 # ---------------------------------------------------------------------------

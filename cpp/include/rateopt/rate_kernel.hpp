@@ -5,14 +5,21 @@
 // current (theta, bias):
 //   * every atom's 0-1 positive rate       p+(S_a)  = sum_j v_ja 1[s_j >= 0]
 //   * every atom's hinge proxy rates       sum_j v_ja max(0, margin +/- s_j)
-//   * the proxy value of sum_a coef_a p+(S_a) under the net per-example rule
-//     (DESIGN.md §1): u_j = sum_a coef_a v_ja; u_j > 0 uses u_j max(0, margin+s),
-//     u_j < 0 uses |u_j| max(0, margin-s) - |u_j|, an upper bound of u_j 1[s >= 0];
-//   * its subgradient with respect to theta and the bias.
-// Cost: O(nnz(X) + nnz(atoms)) per call, independent of the number of
-// constraints for a fixed number of atoms per row. Each row's data is read once:
-// the gradient axpy touches the row right after its dot product, while it is
-// still in cache, and is skipped when the hinge is flat.
+//   * for each of k combinations coef_c (rows of a k x n_atoms matrix), the
+//     proxy value of sum_a coef_c,a p+(S_a) under the net per-example rule
+//     (DESIGN.md §1): u_cj = sum_a coef_c,a v_ja, and the row's term
+//     u_cj 1[s_j >= 0] is replaced by the combination's proxy (proxy.hpp:
+//     hinge, logistic or ramp, chosen per combination);
+//   * either the weighted sum of the combinations' subgradients with respect to
+//     theta and the bias (one axpy per row), or each combination's own
+//     subgradient (k axpys per row), as the caller asks.
+// A game whose players need several combinations at the same model (the
+// Lagrangian's per-constraint hinge values next to the model's gradient, the
+// three-player game's per-metric proxies) gets them all from this one pass.
+// Cost: O(nnz(X) + k nnz(atoms)) per call, plus k axpys per row only when
+// separate gradients are asked for. Each row's data is read once: the gradient
+// axpy touches the row right after its dot product, while it is still in
+// cache, and is skipped when every proxy is flat there.
 //
 // Parallelism: rows are split into contiguous static chunks, one per requested
 // thread (parallel_chunks); each chunk accumulates into private buffers which
@@ -31,51 +38,66 @@
 
 #include "matrix_view.hpp"
 #include "parallel.hpp"
+#include "proxy.hpp"
 
 namespace rateopt {
+
+// The k linear combinations of atom rates whose proxies one pass evaluates.
+struct Combinations {
+    std::int64_t k = 1;
+    const double* coef = nullptr;          // in: (k, n_atoms), row-major
+    const std::int32_t* kinds = nullptr;   // in: (k,) ProxyKind values
+    const double* grad_weights = nullptr;  // in: (k,) weights of the summed gradient
+    bool separate_gradients = false;       // k gradients instead of their weighted sum
+};
 
 struct RateKernelOutput {
     double* rates;            // out: (n_atoms,)
     double* proxy_pos_rates;  // out: (n_atoms,)
     double* proxy_neg_rates;  // out: (n_atoms,)
-    double* grad;             // out: (n_features,)
-    double proxy_value = 0.0;
-    double grad_bias = 0.0;
-    double value = 0.0;       // sum_a coef_a * rates[a]
+    double* proxy_values;     // out: (k,)
+    double* values;           // out: (k,) the exact sum_a coef_c,a rates[a]
+    double* grad;             // out: (n_grads, n_features), n_grads = k if separate else 1
+    double* grad_bias;        // out: (n_grads,)
     // Rows whose score x.theta + bias is not finite (overflow, or inf - inf):
-    // their 0-1 and hinge terms are meaningless, so the caller must treat any
+    // their 0-1 and proxy terms are meaningless, so the caller must treat any
     // nonzero count as an error rather than read the other outputs.
     std::int64_t n_nonfinite_scores = 0;
 };
 
 namespace detail {
 
-// One thread's private accumulators (aligned so that two threads' scalars never
+// One chunk's private accumulators (aligned so that two chunks' scalars never
 // share a cache line).
 struct alignas(64) KernelScratch {
-    std::vector<double> rates, ppos, pneg, grad;
-    double proxy_value = 0.0;
-    double grad_bias = 0.0;
+    std::vector<double> rates, ppos, pneg, grad, proxy, grad_bias, u;
     std::int64_t nonfinite = 0;
-    void init(std::int64_t n_atoms, std::int64_t n_features) {
+    void init(std::int64_t n_atoms, std::int64_t n_features, std::int64_t k, std::int64_t n_grads) {
         rates.assign(static_cast<std::size_t>(n_atoms), 0.0);
         ppos.assign(static_cast<std::size_t>(n_atoms), 0.0);
         pneg.assign(static_cast<std::size_t>(n_atoms), 0.0);
-        grad.assign(static_cast<std::size_t>(n_features), 0.0);
+        grad.assign(static_cast<std::size_t>(n_grads * n_features), 0.0);
+        proxy.assign(static_cast<std::size_t>(k), 0.0);
+        grad_bias.assign(static_cast<std::size_t>(n_grads), 0.0);
+        u.assign(static_cast<std::size_t>(k), 0.0);
     }
 };
 
+// coef_t is the combinations' coefficients atom-major, (n_atoms, k), so that a
+// row's net coefficients u_c accumulate from contiguous memory.
 // Returns 1 if the row's score is not finite (its terms are then skipped), else 0.
 template <class Matrix>
 inline int process_row(const Matrix& X, std::int64_t j, const double* theta, double bias,
-                        const AtomView& atoms, const double* coef, double margin,
-                        KernelScratch& acc, double& proxy_value, double& grad_bias) {
+                       const AtomView& atoms, const double* coef_t, const Combinations& cb,
+                       double margin, KernelScratch& acc) {
     const double s = X.dot(j, theta) + bias;
     if (!std::isfinite(s)) return 1;
+    const std::int64_t k = cb.k;
     const double pos = s >= 0.0 ? 1.0 : 0.0;
     const double hinge_pos = std::max(0.0, margin + s);
     const double hinge_neg = std::max(0.0, margin - s);
-    double u = 0.0;
+    double* u = acc.u.data();
+    std::fill(u, u + k, 0.0);
     const std::int64_t end = atoms.indptr[j + 1];
     for (std::int64_t e = atoms.indptr[j]; e < end; ++e) {
         const std::int32_t a = atoms.indices[e];
@@ -83,19 +105,25 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
         acc.rates[a] += v * pos;
         acc.ppos[a] += v * hinge_pos;
         acc.pneg[a] += v * hinge_neg;
-        u += coef[a] * v;
+        const double* ca = coef_t + static_cast<std::int64_t>(a) * k;
+        for (std::int64_t c = 0; c < k; ++c) u[c] += ca[c] * v;
     }
     double d = 0.0;
-    if (u > 0.0) {
-        proxy_value += u * hinge_pos;
-        if (margin + s > 0.0) d = u;
-    } else if (u < 0.0) {
-        proxy_value += -u * hinge_neg + u;
-        if (margin - s > 0.0) d = u;
+    for (std::int64_t c = 0; c < k; ++c) {
+        if (u[c] == 0.0) continue;
+        const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
+        acc.proxy[c] += t.value;
+        if (t.slope == 0.0) continue;
+        if (cb.separate_gradients) {
+            X.axpy(j, t.slope, acc.grad.data() + c * X.n_cols);
+            acc.grad_bias[c] += t.slope;
+        } else {
+            d += cb.grad_weights[c] * t.slope;
+        }
     }
     if (d != 0.0) {
         X.axpy(j, d, acc.grad.data());
-        grad_bias += d;
+        acc.grad_bias[0] += d;
     }
     return 0;
 }
@@ -103,14 +131,14 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
 }  // namespace detail
 
 // Runs the fused kernel. `rows` may be null (all rows) or hold n_batch row ids.
-// Inputs are assumed validated (shapes, finiteness, index ranges): the binding
-// layer checks them once.
+// Inputs are assumed validated (shapes, finiteness, index ranges, proxy kinds):
+// the binding layer checks them once.
 template <class Matrix>
 void rate_kernel(const Matrix& X,
                  const double* theta,       // in: (n_features,)
                  double bias,
                  const AtomView& atoms,
-                 const double* coef,        // in: (n_atoms,)
+                 const Combinations& cb,
                  double margin,
                  const std::int64_t* rows,  // in: (n_batch,) or null
                  std::int64_t n_batch,
@@ -119,39 +147,40 @@ void rate_kernel(const Matrix& X,
     const std::int64_t n_visit = rows ? n_batch : X.n_rows;
     const std::int64_t n_atoms = atoms.n_atoms;
     const std::int64_t n_features = X.n_cols;
+    const std::int64_t k = cb.k;
+    const std::int64_t n_grads = cb.separate_gradients ? k : 1;
     // Below ~2k rows per thread the private buffers cost more than they save.
     const int threads = effective_threads(n_threads, n_visit, 2048);
+
+    std::vector<double> coef_t(static_cast<std::size_t>(n_atoms * k));
+    for (std::int64_t c = 0; c < k; ++c)
+        for (std::int64_t a = 0; a < n_atoms; ++a) coef_t[a * k + c] = cb.coef[c * n_atoms + a];
 
     std::vector<detail::KernelScratch> scratch(static_cast<std::size_t>(threads));
     parallel_chunks(threads, [&](int t) {
         detail::KernelScratch& acc = scratch[static_cast<std::size_t>(t)];
-        acc.init(n_atoms, n_features);
+        acc.init(n_atoms, n_features, k, n_grads);
         std::int64_t begin, end;
         chunk_range(n_visit, threads, t, begin, end);
-        double proxy_value = 0.0, grad_bias = 0.0;  // register-resident
         std::int64_t nonfinite = 0;
         if (rows) {
             for (std::int64_t r = begin; r < end; ++r)
-                nonfinite += detail::process_row(X, rows[r], theta, bias, atoms, coef, margin, acc,
-                                                 proxy_value, grad_bias);
+                nonfinite += detail::process_row(X, rows[r], theta, bias, atoms, coef_t.data(), cb, margin, acc);
         } else {
             for (std::int64_t j = begin; j < end; ++j)
-                nonfinite += detail::process_row(X, j, theta, bias, atoms, coef, margin, acc, proxy_value,
-                                                 grad_bias);
+                nonfinite += detail::process_row(X, j, theta, bias, atoms, coef_t.data(), cb, margin, acc);
         }
-        acc.proxy_value = proxy_value;
-        acc.grad_bias = grad_bias;
         acc.nonfinite = nonfinite;
     });
 
-    // Reduce in thread order (deterministic for a fixed thread count).
+    // Reduce in chunk order (deterministic for a fixed requested thread count).
     const double scale = rows ? (n_batch > 0 ? static_cast<double>(X.n_rows) / n_batch : 0.0) : 1.0;
     std::fill(out.rates, out.rates + n_atoms, 0.0);
     std::fill(out.proxy_pos_rates, out.proxy_pos_rates + n_atoms, 0.0);
     std::fill(out.proxy_neg_rates, out.proxy_neg_rates + n_atoms, 0.0);
-    std::fill(out.grad, out.grad + n_features, 0.0);
-    out.proxy_value = 0.0;
-    out.grad_bias = 0.0;
+    std::fill(out.proxy_values, out.proxy_values + k, 0.0);
+    std::fill(out.grad, out.grad + n_grads * n_features, 0.0);
+    std::fill(out.grad_bias, out.grad_bias + n_grads, 0.0);
     out.n_nonfinite_scores = 0;
     for (const auto& acc : scratch) {
         out.n_nonfinite_scores += acc.nonfinite;
@@ -160,9 +189,9 @@ void rate_kernel(const Matrix& X,
             out.proxy_pos_rates[a] += acc.ppos[a];
             out.proxy_neg_rates[a] += acc.pneg[a];
         }
-        for (std::int64_t k = 0; k < n_features; ++k) out.grad[k] += acc.grad[k];
-        out.proxy_value += acc.proxy_value;
-        out.grad_bias += acc.grad_bias;
+        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] += acc.grad[q];
+        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] += acc.proxy[c];
+        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] += acc.grad_bias[g];
     }
     if (scale != 1.0) {
         for (std::int64_t a = 0; a < n_atoms; ++a) {
@@ -170,13 +199,15 @@ void rate_kernel(const Matrix& X,
             out.proxy_pos_rates[a] *= scale;
             out.proxy_neg_rates[a] *= scale;
         }
-        for (std::int64_t k = 0; k < n_features; ++k) out.grad[k] *= scale;
-        out.proxy_value *= scale;
-        out.grad_bias *= scale;
+        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] *= scale;
+        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] *= scale;
+        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] *= scale;
     }
-    double value = 0.0;
-    for (std::int64_t a = 0; a < n_atoms; ++a) value += coef[a] * out.rates[a];
-    out.value = value;
+    for (std::int64_t c = 0; c < k; ++c) {
+        double value = 0.0;
+        for (std::int64_t a = 0; a < n_atoms; ++a) value += cb.coef[c * n_atoms + a] * out.rates[a];
+        out.values[c] = value;
+    }
 }
 
 }  // namespace rateopt
