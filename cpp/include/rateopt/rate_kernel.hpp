@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "matrix_view.hpp"
@@ -86,7 +87,7 @@ struct alignas(64) KernelScratch {
 // coef_t is the combinations' coefficients atom-major, (n_atoms, k), so that a
 // row's net coefficients u_c accumulate from contiguous memory.
 // Returns 1 if the row's score is not finite (its terms are then skipped), else 0.
-template <class Matrix>
+template <bool AllHinge, class Matrix>
 inline int process_row(const Matrix& X, std::int64_t j, const double* theta, double bias,
                        const AtomView& atoms, const double* coef_t, const Combinations& cb,
                        double margin, KernelScratch& acc) {
@@ -109,16 +110,31 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
         for (std::int64_t c = 0; c < k; ++c) u[c] += ca[c] * v;
     }
     double d = 0.0;
-    for (std::int64_t c = 0; c < k; ++c) {
-        if (u[c] == 0.0) continue;
-        const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
-        acc.proxy[c] += t.value;
-        if (t.slope == 0.0) continue;
-        if (cb.separate_gradients) {
-            X.axpy(j, t.slope, acc.grad.data() + c * X.n_cols);
-            acc.grad_bias[c] += t.slope;
-        } else {
-            d += cb.grad_weights[c] * t.slope;
+    if (AllHinge && !cb.separate_gradients) {
+        // Branch-free (the signs of u_c and the hinge regimes are unpredictable
+        // row to row), so the loop over combinations vectorizes; for u_c = 0
+        // every term is an exact zero, as in the general path.
+        const double on_pos = margin + s > 0.0 ? 1.0 : 0.0;
+        const double on_neg = margin - s > 0.0 ? 1.0 : 0.0;
+        double* proxy = acc.proxy.data();
+        for (std::int64_t c = 0; c < k; ++c) {
+            const double up = u[c] > 0.0 ? u[c] : 0.0;
+            const double un = u[c] < 0.0 ? u[c] : 0.0;
+            proxy[c] += up * hinge_pos - un * hinge_neg + un;
+            d += cb.grad_weights[c] * (up * on_pos + un * on_neg);
+        }
+    } else {
+        for (std::int64_t c = 0; c < k; ++c) {
+            if (u[c] == 0.0) continue;
+            const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
+            acc.proxy[c] += t.value;
+            if (t.slope == 0.0) continue;
+            if (cb.separate_gradients) {
+                X.axpy(j, t.slope, acc.grad.data() + c * X.n_cols);
+                acc.grad_bias[c] += t.slope;
+            } else {
+                d += cb.grad_weights[c] * t.slope;
+            }
         }
     }
     if (d != 0.0) {
@@ -156,21 +172,32 @@ void rate_kernel(const Matrix& X,
     for (std::int64_t c = 0; c < k; ++c)
         for (std::int64_t a = 0; a < n_atoms; ++a) coef_t[a * k + c] = cb.coef[c * n_atoms + a];
 
+    bool all_hinge = true;
+    for (std::int64_t c = 0; c < k; ++c) all_hinge &= cb.kinds[c] == static_cast<std::int32_t>(ProxyKind::hinge);
+
     std::vector<detail::KernelScratch> scratch(static_cast<std::size_t>(threads));
     parallel_chunks(threads, [&](int t) {
         detail::KernelScratch& acc = scratch[static_cast<std::size_t>(t)];
         acc.init(n_atoms, n_features, k, n_grads);
         std::int64_t begin, end;
         chunk_range(n_visit, threads, t, begin, end);
-        std::int64_t nonfinite = 0;
-        if (rows) {
-            for (std::int64_t r = begin; r < end; ++r)
-                nonfinite += detail::process_row(X, rows[r], theta, bias, atoms, coef_t.data(), cb, margin, acc);
-        } else {
-            for (std::int64_t j = begin; j < end; ++j)
-                nonfinite += detail::process_row(X, j, theta, bias, atoms, coef_t.data(), cb, margin, acc);
-        }
-        acc.nonfinite = nonfinite;
+        auto visit = [&](auto all_hinge) {
+            constexpr bool H = decltype(all_hinge)::value;
+            std::int64_t nonfinite = 0;
+            if (rows) {
+                for (std::int64_t r = begin; r < end; ++r)
+                    nonfinite += detail::process_row<H>(X, rows[r], theta, bias, atoms, coef_t.data(), cb, margin,
+                                                        acc);
+            } else {
+                for (std::int64_t j = begin; j < end; ++j)
+                    nonfinite += detail::process_row<H>(X, j, theta, bias, atoms, coef_t.data(), cb, margin, acc);
+            }
+            acc.nonfinite = nonfinite;
+        };
+        if (all_hinge)
+            visit(std::true_type{});
+        else
+            visit(std::false_type{});
     });
 
     // Reduce in chunk order (deterministic for a fixed requested thread count).
