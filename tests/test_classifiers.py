@@ -98,6 +98,58 @@ def test_trained_mixture_predict_proba(trained):
     assert expected.mean() <= 0.3 + 1e-9
 
 
+def test_predict_proba_of_a_uniform_mixture_of_1000_models_lies_in_0_1():
+    # Regression: summing 1000 probabilities of 1/1000 gave 1.0000000000000007, which
+    # Problem.evaluate(kind="probabilities") rejected.
+    rng = np.random.default_rng(10)
+    k = 1000
+    W = np.abs(rng.normal(size=(k, N_FEATURES)))
+    b = rng.normal(scale=0.5, size=k)
+    clf = StochasticClassifier(W, b, np.full(k, 1.0 / k))
+    X = np.vstack([np.abs(rng.normal(size=(200, N_FEATURES))) + 5.0,  # every model says positive
+                   -np.abs(rng.normal(size=(200, N_FEATURES))) - 5.0,  # every model says negative
+                   rng.normal(size=(200, N_FEATURES))])  # mixed
+    positives = (X @ W.T + b >= 0).sum(axis=1)  # NumPy count of positive support models per row
+    assert (positives == k).sum() >= 200 and (positives == 0).sum() >= 200
+    assert ((positives > 0) & (positives < k)).sum() > 50  # the mixed rows are informative
+    proba = clf.predict_proba(X)
+    assert proba.min() >= 0.0 and proba.max() <= 1.0
+    np.testing.assert_array_equal(proba[positives == k], 1.0)
+    np.testing.assert_array_equal(proba[positives == 0], 0.0)
+    np.testing.assert_allclose(proba, positives / k, rtol=0, atol=1e-12)
+    ds = Dataset(X)
+    problem = Problem(objective=positive_prediction_rate(ds.context()),
+                      constraints=[positive_prediction_rate(ds.context()) <= 0.5])
+    ev = problem.evaluate(proba, kind="probabilities")
+    assert ev.rates["ppr[all]"] == pytest.approx(positives.mean() / k, abs=1e-12)
+
+
+@pytest.mark.parametrize("model", ["linear", "kernel"])
+@pytest.mark.parametrize("kind", ["m-stochastic", "T-stochastic", "best", "last"])
+def test_predict_proba_of_every_trained_solution_lies_in_0_1(model, kind):
+    # 1000 recorded iterates: the uniform T-stochastic mixture used to exceed 1 on
+    # rows where every iterate says positive.
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(np.int64)
+    ds = Dataset(X, y)
+    problem = Problem(constraints=[positive_prediction_rate(ds.context()) <= 0.3])
+    spec = None if model == "linear" else rateopt.KernelModel(gamma=0.5, n_components=50, random_state=0)
+    res = train(problem, spec, n_iter=1000, record_every=1, eta_lambda=0.5)
+    assert res.weights.shape[0] == 1000
+    clf = res.solution(kind)
+    proba = clf.predict_proba(X)
+    assert proba.min() >= 0.0 and proba.max() <= 1.0
+    if isinstance(clf, StochasticClassifier):  # independent reference: decisions of the support models
+        S = clf.scores(X)
+        expected = (S >= 0).astype(np.float64) @ clf.probabilities_
+        np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(proba[(S >= 0).all(axis=1)], 1.0)
+        np.testing.assert_array_equal(proba[(S < 0).all(axis=1)], 0.0)
+    ev = problem.evaluate(proba, kind="probabilities")
+    assert ev.rates["ppr[all]"] == pytest.approx(proba.mean(), abs=1e-12)
+
+
 @pytest.mark.parametrize("random_state", [0, 1, 2**40 + 3])
 def test_sampled_decisions_match_predict_proba_in_distribution(random_state):
     rng = np.random.default_rng(1)

@@ -219,8 +219,22 @@ class StochasticClassifier:
         Returns
         -------
         ndarray of shape (n_samples,)
+            Values in [0, 1]: exactly 1 (0) where every model of positive
+            probability says positive (negative).
+
+        Notes
+        -----
+        The sum of the probabilities of the positive support models is rounded
+        (1000 models of probability 1/1000 sum to 1.0000000000000007), so the
+        sum is clipped to [0, 1] and rows on which the support is unanimous get
+        exactly 0 or 1.
         """
-        return (self.scores(X) >= 0) @ self.probabilities_
+        positive = self.scores(X) >= 0
+        p = np.clip(positive @ self.probabilities_, 0.0, 1.0)
+        support = positive[:, self.probabilities_ > 0]
+        p[support.all(axis=1)] = 1.0
+        p[~support.any(axis=1)] = 0.0
+        return p
 
     def predict(self, X, random_state=0):
         """Sampled 0/1 decisions, one support model drawn per row.
