@@ -13,6 +13,7 @@ with Applications to Fairness, Recall, Churn, and Other Goals", JMLR 2019
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 
@@ -31,6 +32,7 @@ from rateopt import (
     train,
 )
 from rateopt._game import GameSpec, spec_from_problem
+from rateopt.exceptions import InfeasibleWarning
 
 METHODS = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
 FIG2_SEED = 20190001  # any fixed seed; the assertions below hold with a wide margin for it
@@ -169,8 +171,12 @@ def test_figure2_hinge_overconstrains_proxy_swap_meets_coverage(fig2):
 @pytest.mark.parametrize("method", METHODS)
 def test_m_stochastic_support_and_no_worse_than_T_stochastic(fig2, method, m):
     X, y, cluster = fig2
-    res = train(fig2_problem(X, y, cluster, m=m), method=method, n_iter=300,
-                eta_lambda=None if method == "unconstrained" else 0.5)
+    # Unconstrained training puts all of cluster 3 (blue) positive in every iterate, so the
+    # m = 2 cap ppr[cluster=3] <= 0.9 is violated by 0.1 whatever the mixture: it warns.
+    infeasible = method == "unconstrained" and m == 2
+    with pytest.warns(InfeasibleWarning) if infeasible else contextlib.nullcontext():
+        res = train(fig2_problem(X, y, cluster, m=m), method=method, n_iter=300,
+                    eta_lambda=None if method == "unconstrained" else 0.5)
     T = res.weights.shape[0]
     for weighting in ("uniform", "lambda"):
         # T-stochastic: every iterate, with the stated weights.
@@ -310,8 +316,12 @@ def test_summary_and_history(fig2, capsys):
                          + [("proxy-swap", "additive")])
 def test_every_method_runs(fig2, method, update):
     X, y, cluster = fig2
-    res = train(fig2_problem(X, y, cluster, m=2), method=method, update=update, n_iter=50,
-                record_every=5)
+    # 50 iterations are too few for the hinge baseline (it over-constrains, Figure 2), and
+    # unconstrained training ignores the cluster-3 cap: no mixture of their iterates is feasible.
+    infeasible = method in ("lagrangian-hinge", "unconstrained")
+    with pytest.warns(InfeasibleWarning) if infeasible else contextlib.nullcontext():
+        res = train(fig2_problem(X, y, cluster, m=2), method=method, update=update, n_iter=50,
+                    record_every=5)
     assert isinstance(res, TrainResult)
     assert res.method == method
     assert res.n_iter == 50

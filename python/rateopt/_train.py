@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,11 +30,94 @@ from ._models import KernelModel, LinearModel
 from ._players import OPTIMIZERS, LagrangePlayer, ModelPlayer, SwapRegretPlayer
 from ._threads import resolve_n_threads
 from .core import FeatureMatrix
+from .exceptions import InfeasibleWarning
 
-__all__ = ["train", "TrainResult", "METHODS", "SOLUTIONS"]
+__all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "SOLUTIONS", "FEASIBILITY_RTOL"]
 
 METHODS = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
+
+
+#: Round-off tolerance of the feasibility reports: constraint ``i`` counts as
+#: violated when its value exceeds ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)``,
+#: the largest magnitude it takes over the recorded iterates (``1e-9`` for rates).
+FEASIBILITY_RTOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class FeasibilityReport:
+    """Whether a training solution meets the training constraints.
+
+    Returned by :meth:`TrainResult.feasibility` and kept by the estimator as
+    ``RateConstrainedClassifier.feasibility_``. Every value is measured on the
+    training data with the 0-1 (not proxy) constraints; for a mixture the
+    values are expected values.
+
+    Parameters
+    ----------
+    solution : str
+        The solution kind the report is about (``"m-stochastic"``,
+        ``"T-stochastic"``, ``"best"`` or ``"last"``).
+    feasible : bool
+        Whether every constraint value is at most its round-off tolerance
+        (see ``tolerances``).
+    max_violation : float
+        The solution's largest violation, ``max(0, max_i g_i)``.
+    achievable_violation : float
+        The smallest largest violation that any mixture of the recorded
+        iterates reaches, ``max(0, min_p max_i sum_t p_t g_i(t))`` (the
+        min-max LP of the m-stochastic shrink); 0 when some mixture meets
+        every constraint. A positive value means that the constraints cannot
+        all be met by anything this training run produced.
+    constraint_values : dict of str to float
+        Every constraint's value ``g_i`` for the solution (``<= 0`` holds), by name.
+    violated : dict of str to float
+        The constraints whose value exceeds their tolerance, with their
+        values, in constraint order (empty when ``feasible``).
+    tolerances : dict of str to float
+        Round-off tolerance of each constraint:
+        ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)`` with ``FEASIBILITY_RTOL =
+        1e-9`` (``1e-9`` for constraints on rates).
+
+    See Also
+    --------
+    TrainResult.feasibility : Build the report of a solution.
+    rateopt.exceptions.InfeasibleWarning : Issued when training ends infeasible.
+    """
+
+    solution: str
+    feasible: bool
+    max_violation: float
+    achievable_violation: float
+    constraint_values: dict
+    violated: dict
+    tolerances: dict
+
+    def describe(self, allowed=0.0):
+        """One sentence naming the constraints violated beyond ``allowed``.
+
+        Parameters
+        ----------
+        allowed : float, default=0.0
+            Violation not reported (on top of each constraint's tolerance).
+
+        Returns
+        -------
+        str
+            The sentence (empty when no constraint is violated beyond ``allowed``).
+        """
+        bad = {n: v for n, v in self.violated.items() if v > allowed + self.tolerances[n]}
+        if not bad:
+            return ""
+        listed = ", ".join(f"{n!r} (value {v:+.6g})" for n, v in bad.items())
+        text = (f"the {self.solution} solution violates {len(bad)} training constraint(s): {listed}; "
+                f"largest violation {self.max_violation:.6g}. ")
+        if self.achievable_violation > 0:
+            text += (f"No mixture of the recorded iterates meets every constraint: the smallest achievable "
+                     f"largest violation is {self.achievable_violation:.6g}.")
+        else:
+            text += "A mixture of the recorded iterates meets every constraint (the m-stochastic solution)."
+        return text
 
 
 def _constraint_bound(C, kappa):
@@ -173,21 +258,68 @@ class TrainResult:
         elif kind == "best":
             p = np.eye(T)[_shrink.best_iterate(self.objectives, self.constraints)]
         elif kind == "T-stochastic":
-            p = (_shrink.uniform_mixture(T) if weighting == "uniform"
-                 else _shrink.lambda_weighted_mixture(self.multipliers[:, 0]))
+            if weighting == "uniform":
+                p = _shrink.uniform_mixture(T)
+            elif weighting == "lambda":
+                p = _shrink.lambda_weighted_mixture(self.multipliers[:, 0])
+            else:
+                raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
         elif kind == "m-stochastic":
             p = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon).weights
         else:
             raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
         return float(p @ self.objectives), self.constraints.T @ p
 
+    def feasibility(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """Report whether a solution meets the training constraints.
+
+        Parameters
+        ----------
+        kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
+            The solution (as in :meth:`solution`).
+        epsilon : float, default=0.0
+            Allowed violation of the m-stochastic LP (the report still measures
+            violations against 0).
+        weighting : {"uniform", "lambda"}, default="uniform"
+            Weights of the T-stochastic mixture.
+
+        Returns
+        -------
+        FeasibilityReport
+            The solution's constraint values, which of them are violated, its
+            largest violation and the smallest largest violation any mixture of
+            the recorded iterates achieves.
+        """
+        _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
+        G = self.constraints
+        m = G.shape[1]
+        if m == 0:
+            tol = np.zeros(0)
+            achievable = 0.0
+        else:
+            tol = FEASIBILITY_RTOL * np.maximum(1.0, np.abs(G).max(axis=0))
+            res = _shrink.shrink(self.objectives, G, epsilon=0.0)
+            achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
+        names = self.constraint_names
+        values = {n: float(v) for n, v in zip(names, g)}
+        violated = {n: float(v) for n, v, t in zip(names, g, tol) if v > t}
+        return FeasibilityReport(
+            solution=kind,
+            feasible=not violated,
+            max_violation=max(0.0, float(g.max())) if m else 0.0,
+            achievable_violation=achievable,
+            constraint_values=values,
+            violated=violated,
+            tolerances={n: float(t) for n, t in zip(names, tol)},
+        )
+
     def summary(self, kind="m-stochastic", *, epsilon=0.0, file=None):
         """Print the chosen solution's training values, per constraint.
 
         Shows each constraint's value (<= 0 is satisfied), whether it binds
-        (within 1e-6 of 0), and, for the m-stochastic solution, whether the
-        shrinking LP found the problem infeasible on the training data and by
-        how much.
+        (within 1e-6 of 0), and, when the solution violates a constraint, its
+        largest violation and the smallest largest violation any mixture of
+        the iterates achieves (see :meth:`feasibility`).
 
         Parameters
         ----------
@@ -208,9 +340,12 @@ class TrainResult:
         if kind == "m-stochastic":
             res = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon)
             lines[-1] += f", {res.support.shape[0]} support model(s)"
-            if not res.feasible:
-                lines.append(f"  INFEASIBLE on the training data: no mixture of the iterates meets every "
-                             f"constraint; smallest achievable largest violation = {res.infeasibility:.6f}")
+        report = self.feasibility(kind, epsilon=epsilon)
+        if not report.feasible:
+            lines.append(f"  INFEASIBLE on the training data: largest violation {report.max_violation:.6f}")
+            if report.achievable_violation > 0:
+                lines[-1] += ("; no mixture of the iterates meets every constraint; smallest achievable "
+                              f"largest violation = {report.achievable_violation:.6f}")
         width = max([len(n) for n in self.constraint_names] + [10])
         for name, v in zip(self.constraint_names, g):
             status = "violated" if v > 1e-6 else ("binds" if v > -1e-6 else "slack")
@@ -326,7 +461,41 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
     ------
     ValueError
         On an unknown method, optimizer or update, or invalid numbers.
+
+    Warns
+    -----
+    rateopt.exceptions.InfeasibleWarning
+        When no mixture of the recorded iterates meets every training
+        constraint (so no solution built from this run does): the message
+        names the constraints the m-stochastic solution violates, with their
+        values, and the smallest achievable largest violation. A constraint
+        counts as violated when its value exceeds a round-off tolerance of
+        ``1e-9 * max(1, max_t |g_i(t)|)`` (``1e-9`` for rates). The same
+        facts are in ``result.feasibility()`` (:class:`FeasibilityReport`).
     """
+    result = _run_game(problem, model, method, n_iter=n_iter, optimizer=optimizer, learning_rate=learning_rate,
+                       eta_lambda=eta_lambda, update=update, lambda_radius=lambda_radius, batch_size=batch_size,
+                       margin=margin, record_every=record_every, validation=validation,
+                       random_state=random_state, n_threads=n_threads, verbose=verbose, callback=callback)
+    warn_if_infeasible(result.feasibility("m-stochastic"), stacklevel=2)
+    return result
+
+
+def warn_if_infeasible(report, allowed=0.0, stacklevel=2):
+    """Issue an :class:`~rateopt.exceptions.InfeasibleWarning` if ``report`` shows
+    a violation beyond ``allowed`` (plus the round-off tolerance).
+
+    ``stacklevel=2`` attributes the warning to the caller of the function that
+    calls this one.
+    """
+    text = report.describe(allowed)
+    if text:
+        warnings.warn(f"infeasible fit: {text}", InfeasibleWarning, stacklevel=stacklevel + 1)
+
+
+def _run_game(problem, model, method, *, n_iter, optimizer, learning_rate, eta_lambda, update, lambda_radius,
+              batch_size, margin, record_every, validation, random_state, n_threads, verbose, callback):
+    """:func:`train` without the feasibility check (the estimator checks its own solution)."""
     spec = _as_spec(problem)
     val_spec = None if validation is None else _as_spec(validation)
     if val_spec is not None and val_spec.n_constraints != spec.n_constraints:
