@@ -12,6 +12,7 @@ examples.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -59,6 +60,30 @@ def _format_value(v) -> str:
     if isinstance(v, np.generic):
         v = v.item()
     return str(v)
+
+
+def check_weights(weights, n_samples: int, what: str) -> np.ndarray:
+    """Per-example weights as a float64 copy; ``what`` names the argument in errors.
+
+    Weights may be as large as the float64 maximum: rates are ratios of weight
+    sums and are computed on exactly rescaled weights.
+    """
+    a = _as_1d(weights, n_samples, what)
+    try:
+        w = np.array(a, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise RateoptError(f"{what} must be numeric, got dtype {a.dtype}") from None
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise RateoptError(
+            f"{what} must be finite: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} non-finite value(s))"
+        )
+    bad = np.flatnonzero(w < 0)
+    if bad.size:
+        raise RateoptError(
+            f"{what} must be non-negative: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} negative value(s))"
+        )
+    return w
 
 
 def _as_1d(values, n_samples: int, what: str) -> np.ndarray:
@@ -443,12 +468,7 @@ class Dataset:
     def _parse_weights(self, weights):
         if weights is None:
             return _readonly(np.ones(self.n_samples, dtype=np.float64))
-        w = np.array(_as_1d(weights, self.n_samples, "weights"), dtype=np.float64, copy=True)
-        if not np.all(np.isfinite(w)):
-            raise RateoptError("weights must be finite (found NaN or inf)")
-        if np.any(w < 0):
-            raise RateoptError("weights must be non-negative")
-        return _readonly(w)
+        return _readonly(check_weights(weights, self.n_samples, "weights"))
 
     def _parse_groups(self, groups, group_names) -> dict:
         if groups is None:
@@ -588,8 +608,16 @@ class Dataset:
 
     @property
     def total_weight(self) -> float:
-        """Sum of the example weights."""
-        return float(np.sum(self.weights))
+        """Sum of the example weights (``inf`` when it exceeds the float64 range)."""
+        top = float(self.weights.max()) if self.n_samples else 0.0
+        if not top > 0.0:
+            return 0.0
+        e = int(np.frexp(top)[1])  # sum exactly rescaled weights: no overflow warning
+        mant = float(np.sum(np.ldexp(self.weights, -e)))
+        try:
+            return math.ldexp(mant, e)
+        except OverflowError:
+            return math.inf
 
     @property
     def group_names(self) -> tuple:

@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._classifiers import LinearClassifier
-from ._data import Dataset
+from ._data import Dataset, check_weights
 from ._models import KernelModel, LinearModel
 from ._problem import Problem
 from ._train import METHODS, SOLUTIONS, _run_game, warn_if_infeasible
@@ -181,6 +181,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         groups : DataFrame, dict of arrays, or 2-D array, default=None
             Group columns the goals refer to (e.g. ``df[["sex", "race"]]``).
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weights; only their ratios matter for rates
+            (any scale up to the float64 maximum), weighted counts use them as given.
         baseline : array-like of shape (n_samples,), default=None
             A deployed model's decisions or scores (churn, win-loss goals).
         extra_datasets : dict of str to Dataset, default=None
@@ -214,9 +216,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("y holds only 1 class: a classifier needs two classes to learn")
         y01 = (y == self.classes_[1]).astype(np.int64)
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            sample_weight = np.asarray(sample_weight)
             if sample_weight.shape != (X.shape[0],):
                 raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected ({X.shape[0]},)")
+            sample_weight = check_weights(sample_weight, X.shape[0], "sample_weight")
         train_ds = Dataset(X, y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
         datasets = {"train": train_ds}
         for role, ds in (extra_datasets or {}).items():
