@@ -477,7 +477,8 @@ class AtomInfo:
     n_members : int
         Number of examples in the subset.
     total_weight : float
-        Sum of the members' weights (the normalizer).
+        Sum of the members' weights (the normalizer; ``inf`` when it exceeds the float64
+        range, which rates never need: they use exactly rescaled weights).
     """
 
     index: int
