@@ -535,3 +535,42 @@ def test_invalid_solution_arguments(fig2):
         res.solution("T-stochastic", weighting="exp")
     with pytest.raises(ValueError, match="epsilon must be finite and >= 0"):
         res.solution("m-stochastic", epsilon=-0.1)
+
+
+# --------------------------------------------------------------------------- #
+# Constraints of extreme magnitude
+# --------------------------------------------------------------------------- #
+
+
+def test_a_constraint_with_coefficient_2_to_the_700_trains_like_its_unit_scale_version(fig2):
+    # Regression: a coefficient of ~1e200 overflowed the model player's arithmetic
+    # (RuntimeWarning) and the shrinking LP (HiGHS rejected the model). Such rows are
+    # rescaled by a power of two for the game; a row of 2**700 becomes exactly 0.5.
+    X, y, cluster = fig2
+    ds = Dataset(X, y)
+    ppr = positive_prediction_rate(ds.context())
+    unit = train(Problem(constraints=[0.5 * ppr >= 0.5 * 0.55]), n_iter=200, eta_lambda=0.5)
+    huge = train(Problem(constraints=[2.0**700 * ppr >= 2.0**700 * 0.55]), n_iter=200, eta_lambda=0.5)
+    np.testing.assert_array_equal(huge.weights, unit.weights)
+    np.testing.assert_array_equal(huge.multipliers, unit.multipliers)
+    np.testing.assert_array_equal(huge.constraints, unit.constraints * 2.0**701)  # recorded as stated
+    _, nG = fig2_values_numpy(decisions(X, huge.weights, huge.biases), y, cluster)
+    np.testing.assert_allclose(huge.constraints, nG * 2.0**700, rtol=1e-12, atol=0)
+    for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+        np.testing.assert_array_equal(mixture_proba(X, huge.solution(kind)), mixture_proba(X, unit.solution(kind)))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("optimizer", ["adam", "adagrad", "sgd"])
+def test_a_constraint_with_coefficient_1e200_trains_and_solves(fig2, method, optimizer):
+    X, y, cluster = fig2
+    ds = Dataset(X, y)
+    problem = Problem(constraints=[1e200 * positive_prediction_rate(ds.context()) >= 1e200 * 0.55])
+    res = train(problem, method=method, optimizer=optimizer, n_iter=300, eta_lambda=0.5,
+                learning_rate=0.05)
+    _, nG = fig2_values_numpy(decisions(X, res.weights, res.biases), y, cluster)
+    np.testing.assert_allclose(res.constraints[:, 0], 1e200 * nG[:, 0], rtol=1e-12, atol=1e188)
+    clf = res.solution("m-stochastic")
+    coverage = mixture_proba(X, clf).mean()  # independent count of the expected decisions
+    assert coverage >= 0.55 - 1e-9  # (the first iterate, all positive, is feasible for every method)
+    assert res.feasibility().feasible

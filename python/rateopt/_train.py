@@ -120,6 +120,41 @@ class FeasibilityReport:
         return text
 
 
+#: Constraint rows (and the objective) with a coefficient or offset above this
+#: magnitude are rescaled for the game (see :func:`_game_spec`).
+_GAME_MAX_MAGNITUDE = 2.0**64
+
+
+def _pow2_exponents(top):
+    """``e`` with ``top * 2**-e`` in [0.5, 1) where ``top`` exceeds the game's limit, else 0."""
+    top = np.asarray(top, dtype=np.float64)
+    return np.where(top > _GAME_MAX_MAGNITUDE, np.frexp(top)[1], 0).astype(np.int64)
+
+
+def _game_spec(spec):
+    """The game the players see: rows of extreme magnitude rescaled by a power of two.
+
+    A constraint ``C_i p - kappa_i <= 0`` whose coefficients or offset exceed
+    ``2**64`` (e.g. a rate multiplied by 1e200) would overflow the players'
+    arithmetic (Adam squares gradients of that size). Dividing the row by a
+    power of two that brings it to unit magnitude is exact and keeps its
+    feasible set; the objective is treated alike (its minimizers do not
+    change). Rows within the limit, i.e. every ordinary problem, are untouched,
+    and the recorded values always use the problem as stated.
+    """
+    m = spec.n_constraints
+    row_top = (np.maximum(np.abs(spec.C).max(axis=1, initial=0.0), np.abs(spec.kappa)) if m
+               else np.zeros(0))
+    e_row = _pow2_exponents(row_top)
+    e_obj = int(_pow2_exponents(max(float(np.abs(spec.c0).max(initial=0.0)), abs(float(spec.const0)))))
+    if not e_row.any() and e_obj == 0:
+        return spec
+    return GameSpec(blocks=spec.blocks, n_atoms=spec.n_atoms, C=np.ldexp(spec.C, -e_row[:, None]),
+                    kappa=np.ldexp(spec.kappa, -e_row), c0=np.ldexp(spec.c0, -e_obj),
+                    const0=math.ldexp(float(spec.const0), -e_obj), constraint_names=spec.constraint_names,
+                    n_features=spec.n_features)
+
+
 def _constraint_bound(C, kappa):
     """B_Delta: the largest |g_i| any model can produce (rates lie in [0, 1])."""
     if C.shape[0] == 0:
@@ -472,6 +507,16 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
         counts as violated when its value exceeds a round-off tolerance of
         ``1e-9 * max(1, max_t |g_i(t)|)`` (``1e-9`` for rates). The same
         facts are in ``result.feasibility()`` (:class:`FeasibilityReport`).
+
+    Notes
+    -----
+    Constraints are used as stated, whatever their magnitude. A constraint
+    (or objective) with a coefficient or offset above ``2**64`` (say a rate
+    times 1e200) is divided, for the players only, by the power of two that
+    brings it to unit magnitude: exact, with the same feasible set, and it
+    keeps the game's arithmetic finite. Recorded values, solutions and
+    reports use the problem as stated; the shrinking LP rescales its rows the
+    same way.
     """
     result = _run_game(problem, model, method, n_iter=n_iter, optimizer=optimizer, learning_rate=learning_rate,
                        eta_lambda=eta_lambda, update=update, lambda_radius=lambda_radius, batch_size=batch_size,
@@ -523,7 +568,8 @@ def _run_game(problem, model, method, *, n_iter, optimizer, learning_rate, eta_l
         if val_spec is not None:
             val_spec = _mapped_spec(val_spec, feature_map, threads)
     m = spec.n_constraints
-    bound = _constraint_bound(spec.C, spec.kappa)
+    game = _game_spec(spec)  # what the players see; recorded values use spec
+    bound = _constraint_bound(game.C, game.kappa)
     if eta_lambda is None:
         eta_lambda = default_eta_lambda(method, m, n_iter, bound, lambda_radius)
     elif method != "unconstrained":
@@ -549,12 +595,12 @@ def _run_game(problem, model, method, *, n_iter, optimizer, learning_rate, eta_l
             lam_obj, lam_con = 1.0, np.zeros(m)
         else:
             lam_obj, lam_con = player.weights()
-        coef = lam_obj * spec.c0 + lam_con @ spec.C
+        coef = lam_obj * game.c0 + lam_con @ game.C
         rows = None
         if minibatch:
             rows = [None if batch_size >= n else rng.integers(0, n, batch_size) for n in sizes]
-        kp = kernel_pass(spec, mp.theta, mp.bias, coef, margin=margin, rows=rows, n_threads=threads)
-        g01 = spec.constraints(kp.rates)
+        kp = kernel_pass(game, mp.theta, mp.bias, coef, margin=margin, rows=rows, n_threads=threads)
+        g01 = game.constraints(kp.rates)
         record = (t % record_every == 0) or (t == n_iter - 1)
         stop = False
         if record:
@@ -583,7 +629,7 @@ def _run_game(problem, model, method, *, n_iter, optimizer, learning_rate, eta_l
         if player is not None and m > 0 and method == "lagrangian-hinge":
             # Both players on the hinge relaxation: the multipliers see g~ at the
             # same model the gradient was taken at.
-            g_hinge = spec.proxy_constraints(mp.theta, mp.bias, margin=margin, rows=rows, n_threads=threads)
+            g_hinge = game.proxy_constraints(mp.theta, mp.bias, margin=margin, rows=rows, n_threads=threads)
         mp.step(kp.grad, kp.grad_bias)
         if player is not None and m > 0:
             player.update(g_hinge if method == "lagrangian-hinge" else g01)
