@@ -216,6 +216,7 @@ class StochasticClassifier:
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to classify.
 
         Returns
         -------
@@ -299,10 +300,12 @@ def load(path):
     Parameters
     ----------
     path : str or os.PathLike
+        The ``.npz`` file written by ``save``.
 
     Returns
     -------
     LinearClassifier or StochasticClassifier
+        The classifier, with its kernel feature map for a kernel model.
 
     Raises
     ------

@@ -176,6 +176,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training features.
         y : array-like of shape (n_samples,)
             Two distinct labels; the larger (in sorted order) is the positive class.
         groups : DataFrame, dict of arrays, or 2-D array, default=None
@@ -191,6 +192,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+            The fitted estimator.
 
         Warns
         -----

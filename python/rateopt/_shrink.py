@@ -396,8 +396,8 @@ def shrink(objectives, constraints, *, epsilon=0.0):
 
     See Also
     --------
-    uniform_mixture : the T-stochastic solution.
-    best_iterate : the deterministic rank-heuristic choice.
+    uniform_mixture : The T-stochastic solution.
+    best_iterate : The deterministic rank-heuristic choice.
 
     Notes
     -----

@@ -325,7 +325,6 @@ class TrainResult:
             largest violation and the smallest largest violation any mixture of
             the recorded iterates achieves.
         """
-        _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
         G = self.constraints
         m = G.shape[1]
         if m == 0:
@@ -335,6 +334,10 @@ class TrainResult:
             tol = FEASIBILITY_RTOL * np.maximum(1.0, np.abs(G).max(axis=0))
             res = _shrink.shrink(self.objectives, G, epsilon=0.0)
             achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
+        if kind == "m-stochastic" and m and isinstance(epsilon, (int, float)) and epsilon == 0:
+            g = res.constraint_values  # the same LP as solution_values would solve
+        else:
+            _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
         names = self.constraint_names
         values = {n: float(v) for n, v in zip(names, g)}
         violated = {n: float(v) for n, v, t in zip(names, g, tol) if v > t}
@@ -359,8 +362,11 @@ class TrainResult:
         Parameters
         ----------
         kind : str, default="m-stochastic"
+            The solution (as in :meth:`solution`).
         epsilon : float, default=0.0
+            Allowed violation of the m-stochastic LP.
         file : file-like, default=None
+            Where to print (standard output by default).
 
         Returns
         -------
@@ -491,6 +497,7 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
     Returns
     -------
     TrainResult
+        The recorded iterates, their training values and the solutions built from them.
 
     Raises
     ------
