@@ -334,7 +334,7 @@ class TrainResult:
             tol = FEASIBILITY_RTOL * np.maximum(1.0, np.abs(G).max(axis=0))
             res = _shrink.shrink(self.objectives, G, epsilon=0.0)
             achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
-        if kind == "m-stochastic" and m and isinstance(epsilon, (int, float)) and epsilon == 0:
+        if kind == "m-stochastic" and m and type(epsilon) in (int, float) and epsilon == 0:
             g = res.constraint_values  # the same LP as solution_values would solve
         else:
             _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
