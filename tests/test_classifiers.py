@@ -98,6 +98,58 @@ def test_trained_mixture_predict_proba(trained):
     assert expected.mean() <= 0.3 + 1e-9
 
 
+def test_predict_proba_of_a_uniform_mixture_of_1000_models_lies_in_0_1():
+    # Regression: summing 1000 probabilities of 1/1000 gave 1.0000000000000007, which
+    # Problem.evaluate(kind="probabilities") rejected.
+    rng = np.random.default_rng(10)
+    k = 1000
+    W = np.abs(rng.normal(size=(k, N_FEATURES)))
+    b = rng.normal(scale=0.5, size=k)
+    clf = StochasticClassifier(W, b, np.full(k, 1.0 / k))
+    X = np.vstack([np.abs(rng.normal(size=(200, N_FEATURES))) + 5.0,  # every model says positive
+                   -np.abs(rng.normal(size=(200, N_FEATURES))) - 5.0,  # every model says negative
+                   rng.normal(size=(200, N_FEATURES))])  # mixed
+    positives = (X @ W.T + b >= 0).sum(axis=1)  # NumPy count of positive support models per row
+    assert (positives == k).sum() >= 200 and (positives == 0).sum() >= 200
+    assert ((positives > 0) & (positives < k)).sum() > 50  # the mixed rows are informative
+    proba = clf.predict_proba(X)
+    assert proba.min() >= 0.0 and proba.max() <= 1.0
+    np.testing.assert_array_equal(proba[positives == k], 1.0)
+    np.testing.assert_array_equal(proba[positives == 0], 0.0)
+    np.testing.assert_allclose(proba, positives / k, rtol=0, atol=1e-12)
+    ds = Dataset(X)
+    problem = Problem(objective=positive_prediction_rate(ds.context()),
+                      constraints=[positive_prediction_rate(ds.context()) <= 0.5])
+    ev = problem.evaluate(proba, kind="probabilities")
+    assert ev.rates["ppr[all]"] == pytest.approx(positives.mean() / k, abs=1e-12)
+
+
+@pytest.mark.parametrize("model", ["linear", "kernel"])
+@pytest.mark.parametrize("kind", ["m-stochastic", "T-stochastic", "best", "last"])
+def test_predict_proba_of_every_trained_solution_lies_in_0_1(model, kind):
+    # 1000 recorded iterates: the uniform T-stochastic mixture used to exceed 1 on
+    # rows where every iterate says positive.
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(np.int64)
+    ds = Dataset(X, y)
+    problem = Problem(constraints=[positive_prediction_rate(ds.context()) <= 0.3])
+    spec = None if model == "linear" else rateopt.KernelModel(gamma=0.5, n_components=50, random_state=0)
+    res = train(problem, spec, n_iter=1000, record_every=1, eta_lambda=0.5)
+    assert res.weights.shape[0] == 1000
+    clf = res.solution(kind)
+    proba = clf.predict_proba(X)
+    assert proba.min() >= 0.0 and proba.max() <= 1.0
+    if isinstance(clf, StochasticClassifier):  # independent reference: decisions of the support models
+        S = clf.scores(X)
+        expected = (S >= 0).astype(np.float64) @ clf.probabilities_
+        np.testing.assert_allclose(proba, expected, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(proba[(S >= 0).all(axis=1)], 1.0)
+        np.testing.assert_array_equal(proba[(S < 0).all(axis=1)], 0.0)
+    ev = problem.evaluate(proba, kind="probabilities")
+    assert ev.rates["ppr[all]"] == pytest.approx(proba.mean(), abs=1e-12)
+
+
 @pytest.mark.parametrize("random_state", [0, 1, 2**40 + 3])
 def test_sampled_decisions_match_predict_proba_in_distribution(random_state):
     rng = np.random.default_rng(1)
@@ -382,3 +434,169 @@ def test_invalid_linear_classifier():
         LinearClassifier([1.0, np.nan])
     with pytest.raises(ValueError, match="must be finite"):
         LinearClassifier([1.0, 2.0], np.inf)
+
+
+# --------------------------------------------------------------------------- #
+# Bad files: every one gives a RateoptError that says what is wrong
+# --------------------------------------------------------------------------- #
+
+
+def _central_directory(data):
+    """Offsets of the central-directory entries of a zip file (parsed by hand)."""
+    import struct
+
+    eocd = data.rindex(b"PK\x05\x06")
+    n = struct.unpack("<H", data[eocd + 10:eocd + 12])[0]
+    pos = struct.unpack("<I", data[eocd + 16:eocd + 20])[0]
+    out = []
+    for _ in range(n):
+        assert data[pos:pos + 4] == b"PK\x01\x02"
+        name_len, extra_len, comment_len = struct.unpack("<HHH", data[pos + 28:pos + 34])
+        out.append(pos)
+        pos += 46 + name_len + extra_len + comment_len
+    return out
+
+
+def _patched_directory(data, offset, value):
+    import struct
+
+    b = bytearray(data)
+    for pos in _central_directory(data):
+        b[pos + offset:pos + offset + 2] = struct.pack("<H", value)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("case,match", [
+    ("npy", r"is a \.npy file \(a single NumPy array\), not a rateopt model file"),
+    ("text", r"is not a rateopt model file: not a \.npz \(zip\) archive"),
+    ("empty", r"is empty, not a rateopt model file"),
+    ("truncated", r"is a damaged rateopt model file: its zip directory is unreadable .*may be truncated"),
+    ("directory_compression", r"is a damaged rateopt model file: NotImplementedError: That compression method"),
+    ("directory_name_lengths", r"is a damaged rateopt model file: its zip directory is unreadable"),
+    ("encrypted", r"its member '__rateopt_metadata__\.npy' is encrypted"),
+    ("bad_crc", r"is a damaged rateopt model file: BadZipFile: Bad CRC-32"),
+    ("only_metadata", r"is damaged: field 'weights' is missing"),
+    ("empty_zip", r"no metadata entry; the archive lists 0 member\(s\)\)"),
+    ("missing_biases", r"is damaged: field 'biases' is missing"),
+    ("directory", r"cannot be read as a rateopt model file"),
+])
+def test_every_bad_file_gives_a_clear_rateopt_error(tmp_path, case, match):
+    # Regression: a .npy file gave a TypeError about context managers, damaged zip
+    # directories NotImplementedError / RuntimeError("File is encrypted").
+    good_path = tmp_path / "good.npz"
+    random_mixture(np.random.default_rng(0)).save(good_path)
+    good = good_path.read_bytes()
+    path = tmp_path / "model.npz"
+    if case == "npy":
+        path = tmp_path / "model.npy"
+        np.save(path, np.ones(3))
+    elif case == "text":
+        path.write_text("weights,biases\n1,2\n")
+    elif case == "empty":
+        path.write_bytes(b"")
+    elif case == "truncated":
+        path.write_bytes(good[: len(good) - 30])
+    elif case == "directory_compression":
+        path.write_bytes(_patched_directory(good, 10, 77))  # compression method 77
+    elif case == "directory_name_lengths":
+        path.write_bytes(_patched_directory(good, 28, 3))  # file-name lengths cut to 3
+    elif case == "encrypted":
+        path.write_bytes(_patched_directory(good, 8, 1))  # general-purpose flag bit 0: encrypted
+    elif case == "bad_crc":
+        b = bytearray(good)
+        for pos in _central_directory(good):
+            b[pos + 16] ^= 0xFF  # CRC-32 of every member
+        path.write_bytes(bytes(b))
+    elif case == "only_metadata":
+        with zipfile.ZipFile(good_path) as src, zipfile.ZipFile(path, "w") as dst:
+            dst.writestr("__rateopt_metadata__.npy", src.read("__rateopt_metadata__.npy"))
+    elif case == "empty_zip":
+        zipfile.ZipFile(path, "w").close()
+    elif case == "missing_biases":
+        with zipfile.ZipFile(good_path) as src, zipfile.ZipFile(path, "w") as dst:
+            for n in src.namelist():
+                if n != "biases.npy":
+                    dst.writestr(n, src.read(n))
+    elif case == "directory":
+        path = tmp_path / "a_directory.npz"
+        path.mkdir()
+    with pytest.raises(RateoptError, match=match):
+        load(path)
+
+
+def _kernel_model_file(tmp_path):
+    from sklearn.datasets import make_circles
+
+    X, y = make_circles(200, noise=0.05, factor=0.5, random_state=0)
+    ds = Dataset(X, y)
+    res = train(Problem(constraints=[positive_prediction_rate(ds.context()) <= 0.5]),
+                rateopt.KernelModel(kernel="rbf", gamma=1.0, n_components=20, random_state=0), n_iter=50,
+                eta_lambda=0.5)
+    path = tmp_path / "kernel.npz"
+    res.solution("m-stochastic").save(path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(bytes(arrays.pop("__rateopt_metadata__")).decode())
+    return X, meta, arrays
+
+
+@pytest.mark.parametrize("field,change,match", [
+    ("gamma", np.nan, r"field 'metadata\.feature_map\.gamma' is nan, expected a finite number"),
+    ("gamma", np.inf, r"field 'metadata\.feature_map\.gamma' is inf, expected a finite number"),
+    ("gamma", 0.0, r"field 'metadata\.feature_map\.gamma' is 0\.0, expected a number > 0"),
+    ("gamma", -1.0, r"field 'metadata\.feature_map\.gamma' is -1\.0, expected a number > 0"),
+    ("gamma", "0.5", r"field 'metadata\.feature_map\.gamma' is '0\.5', expected a number"),
+    ("gamma", None, r"field 'metadata\.feature_map\.gamma' is None, expected a number"),
+    ("degree", np.nan, r"field 'metadata\.feature_map\.degree' is nan"),
+    ("degree", -2.0, r"field 'metadata\.feature_map\.degree' is -2\.0, expected a number >= 0"),
+    ("coef0", -np.inf, r"field 'metadata\.feature_map\.coef0' is -inf"),
+    ("kernel", "sigmoid", r"field 'metadata\.feature_map\.kernel' is 'sigmoid'"),
+    ("dtype", "int8", r"field 'metadata\.feature_map\.dtype' is 'int8'"),
+    ("landmarks", "wide", r"field 'landmarks' has 3 columns but metadata\.n_features is 2"),
+    ("landmarks", "1d", r"field 'landmarks' has shape \(20,\), expected a 2-D array"),
+    ("landmarks", "nan", r"field 'landmarks' holds a non-finite value"),
+    ("landmarks", "complex", r"field 'landmarks' has dtype complex128, expected real numbers"),
+    ("whitening", "rows", r"field 'whitening' has shape \(19, \d+\), expected \(20, n_components\)"),
+    ("whitening", "cols", r"field 'weights' has \d+ columns but the kernel model has \d+ features"),
+    ("whitening", "inf", r"field 'whitening' holds a non-finite value"),
+    ("whitening", "missing", r"field 'whitening' is missing"),
+    ("weights", "nan", r"field 'weights' holds a non-finite value"),
+    ("biases", "inf", r"field 'biases' holds a non-finite value"),
+    ("biases", "short", r"field 'biases' has \d+ entries for \d+ models"),
+    ("probabilities", "nan", r"field 'probabilities' holds a non-finite value"),
+    ("n_features", True, r"field 'metadata\.n_features' is True, expected an integer >= 1"),
+])
+def test_a_kernel_model_file_is_validated_at_load(tmp_path, field, change, match):
+    # Regression: gamma=NaN, landmarks of the wrong width, whitening of the wrong shape
+    # or non-finite arrays loaded and failed only at predict time.
+    X, meta, arrays = _kernel_model_file(tmp_path)
+    assert load(tmp_path / "kernel.npz").predict_proba(X).shape == (200,)  # the unmodified file loads
+    fm = meta["feature_map"]
+    if field in ("gamma", "degree", "coef0", "kernel", "dtype"):
+        fm[field] = change
+    elif field == "n_features":
+        meta["n_features"] = change
+    elif field == "landmarks":
+        B = arrays["landmarks"]
+        arrays["landmarks"] = {"wide": np.hstack([B, B[:, :1]]), "1d": B[:, 0].copy(),
+                               "nan": np.where(np.arange(B.size).reshape(B.shape) == 3, np.nan, B),
+                               "complex": B.astype(np.complex128)}[change]
+    elif field == "whitening":
+        W = arrays["whitening"]
+        if change == "missing":
+            del arrays["whitening"]
+        else:
+            arrays["whitening"] = {"rows": W[1:], "cols": W[:, 1:], "inf": np.where(W == W.max(), np.inf, W)}[change]
+    elif field in ("weights", "biases", "probabilities"):
+        a = np.array(arrays[field], dtype=np.float64)
+        if change == "short":
+            a = a[1:]
+        else:
+            a.flat[0] = np.nan if change == "nan" else np.inf
+        arrays[field] = a
+    path = tmp_path / "bad.npz"
+    with open(path, "wb") as f:
+        # json.dumps writes NaN / Infinity for non-finite floats, as a damaged file could hold
+        np.savez(f, __rateopt_metadata__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
+    with pytest.raises(RateoptError, match=match):
+        load(path)

@@ -333,3 +333,67 @@ def test_dataset_repr_and_pickle():
     assert back.y.tolist() == ds.y.tolist() and back.name == "train"
     with pytest.raises(RateoptError, match="name must be a non-empty string"):
         Dataset(X4, name="")
+
+
+# --------------------------------------------------------------------------- pandas missing values
+
+
+@pytest.mark.parametrize("dtype,values", [
+    ("Int64", [1, None, 2, 1, 2, None]),
+    ("boolean", [True, None, False, True, False, None]),
+    ("string", ["a", None, "b", "a", "b", None]),
+    ("object", ["a", None, "b", "a", "b", None]),
+    ("category", ["a", None, "b", "a", "b", None]),
+])
+def test_pandas_na_in_a_group_column_belongs_to_no_group(dtype, values):
+    # Regression: pd.NA raised "boolean value of NA is ambiguous".
+    pd = pytest.importorskip("pandas")
+    col = pd.Series(values, dtype=dtype)
+    if dtype == "object":
+        col[1] = pd.NA  # an explicit pd.NA among plain objects
+    assert col.isna().tolist() == [False, True, False, False, False, True]
+    X = np.zeros((6, 1))
+    y = np.array([1, 1, 0, 1, 0, 1])
+    for groups in (pd.DataFrame({"g": col}), {"g": col}, col.rename("g")):
+        ds = Dataset(X, y, groups=groups)
+        present = [v for v in values if v is not None]
+        expected = sorted(set(present), key=present.index) if dtype == "boolean" else sorted(set(present))
+        assert sorted(ds.group_values("g").tolist(), key=str) == sorted(expected, key=str)
+        masks = {}
+        for v in expected:
+            masks[v] = ds.context().subset(group="g", value=v).mask()
+            # NumPy reference from the plain Python values: missing rows are in no group.
+            np.testing.assert_array_equal(masks[v], [x is not None and x == v for x in values])
+        union = np.logical_or.reduce(list(masks.values()))
+        np.testing.assert_array_equal(union, [x is not None for x in values])
+        # The same as with None / NaN (documented: missing values belong to no group).
+        ref = Dataset(X, y, groups={"g": np.array(values, dtype=object)})
+        for v in expected:
+            np.testing.assert_array_equal(masks[v], ref.context().subset(group="g", value=v).mask())
+    # Complements and positive subsets work on such columns, and a goal can use them.
+    ds = Dataset(X, y, groups={"g": col})
+    first = expected[0]
+    sub = ds.context().subset(group="g", value=first)
+    np.testing.assert_array_equal((~sub).mask(), [not (x is not None and x == first) for x in values])
+    from rateopt import Problem
+    from rateopt.goals import demographic_parity
+
+    problem = Problem(constraints=[demographic_parity("g", slack=0.1)], datasets=ds)
+    assert problem.n_constraints == 2 * len(expected)
+
+
+def test_pandas_na_in_labels_is_a_missing_label():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(RateoptError, match="y contains missing values"):
+        Dataset(X4, pd.Series([1, pd.NA, 0, 1], dtype="Int64"))
+    with pytest.raises(RateoptError, match="y contains missing values"):
+        Dataset(X4, pd.Series(["a", pd.NA, "b", "a"], dtype="string"))
+
+
+def test_pandas_na_in_the_baseline_is_a_clear_error():
+    pd = pytest.importorskip("pandas")
+    for b in (pd.Series([True, pd.NA, False, True], dtype="boolean"),
+              pd.Series(["a", pd.NA, "b", "a"], dtype="string"),
+              np.array([1, None, 0, 1], dtype=object)):
+        with pytest.raises(RateoptError, match="baseline contains missing values"):
+            Dataset(X4, ["a", "b", "a", "b"], baseline=b)

@@ -1,5 +1,7 @@
 """Kernel blocks and kernel models, against scikit-learn's pairwise kernels."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -221,3 +223,53 @@ def test_rbf_model_predicts_the_same_on_duplicated_csr():
     est.fit(canon, y)
     np.testing.assert_array_equal(est.predict(D), est.predict(canon))
     np.testing.assert_allclose(est.decision_function(D), est.decision_function(canon), rtol=1e-9, atol=1e-9)
+
+
+# --------------------------------------------------------------------------- overflowing kernels
+
+
+@pytest.mark.parametrize("gamma,degree", [(1e110, 3), (1e40, 9), (1e3, 200)])
+def test_an_overflowing_poly_kernel_says_what_overflowed(gamma, degree):
+    # Regression: the message was "the landmarks' kernel matrix is zero".
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    B_ref = X[:30]
+    with np.errstate(over="ignore"):  # independent: the same kernel in NumPy overflows too
+        ref = (gamma * (B_ref @ B_ref.T) + 1.0) ** degree
+    n_inf = int(np.count_nonzero(np.isinf(ref)))
+    assert n_inf > 0
+    match = (rf"kernel values are not finite: the landmarks' kernel matrix K\(B, B\) holds {n_inf} inf and 0 NaN "
+             rf"value\(s\); the poly kernel \(gamma <x, b> \+ coef0\)\^degree with gamma={re.escape(f'{gamma:g}')}, coef0=1, "
+             rf"degree={degree:g} overflowed float64\. Fix: reduce gamma or degree, or scale X$")
+    with pytest.raises(RateoptError, match=match):
+        NystroemMap.fit(B_ref, kernel="poly", gamma=gamma, degree=degree, coef0=1.0, exact=True)
+    problem = rateopt.Problem(constraints=[rateopt.goals.coverage_budget(0.3)], datasets=rateopt.Dataset(X, y))
+    with pytest.raises(RateoptError, match="kernel values are not finite"):
+        rateopt.train(problem, rateopt.KernelModel(kernel="poly", gamma=gamma, degree=degree, n_components=200))
+    with pytest.raises(RateoptError, match="kernel values are not finite"):
+        rateopt.RateConstrainedClassifier(model="kernel", kernel="poly", gamma=gamma, degree=degree,
+                                          n_components=200, n_iter=5).fit(X, y)
+
+
+def test_a_poly_kernel_with_a_non_integer_degree_and_a_negative_base():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    n_nan = int(np.count_nonzero(np.isnan(np.where(X @ X.T + 1.0 < 0, np.nan, 0.0))))  # negative bases
+    assert n_nan > 0
+    with pytest.raises(RateoptError, match=rf"holds 0 inf and {n_nan} NaN value\(s\); .*raised a negative base to "
+                                           r"the non-integer degree 2\.5\. Fix: use an integer degree or a coef0"):
+        NystroemMap.fit(X, kernel="poly", gamma=1.0, degree=2.5, coef0=1.0, exact=True)
+
+
+def test_kernel_overflow_at_prediction_is_a_numerical_error():
+    from rateopt.exceptions import NumericalError
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = rateopt.RateConstrainedClassifier(model="kernel", kernel="poly", gamma=0.5, degree=3, n_components=100,
+                                            n_iter=20, solution="last").fit(X, y)
+    assert np.all(np.isfinite(est.decision_function(X)))
+    with pytest.raises(NumericalError, match=r"K\(X\[0:100\], landmarks\) holds 10000 inf .*much larger scale"):
+        est.predict_proba(X * 1e120)

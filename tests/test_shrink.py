@@ -382,6 +382,50 @@ def test_infeasible_matches_minmax_linprog():
     assert done >= 15
 
 
+@pytest.mark.parametrize("row_scales", [
+    (1e200, 1.0, 1.0), (1e200, 1e-200, 3.0), (2.0**600, 2.0**-600, 1.0), (1e300, 1e300, 1e300), (1e-300,) * 3,
+])
+def test_constraints_of_any_magnitude_solve_like_the_unit_scale(row_scales):
+    # Regression: a constraint coefficient of 1e200 made HiGHS reject the model
+    # (passModel returned kError). Scaling a constraint row by c > 0 keeps the feasible
+    # set of G^T p <= 0, so the optimum equals the brute force on the unscaled rows.
+    rng = np.random.default_rng(5)
+    c = np.array(row_scales)
+    done = {True: 0, False: 0}
+    for _ in range(25):
+        T = int(rng.integers(2, 7))
+        f, G = random_problem(rng, T, 3, grid=bool(rng.integers(2)))
+        G = G + rng.choice([0.0, 0.2])
+        for fscale in (1.0, 1e250):
+            res = shrink(f * fscale, G * c)
+            ref = brute_force(f, G, 0.0)
+            assert res.feasible == (ref is not None)
+            assert 1 <= res.support.size <= 4
+            assert np.all(res.weights >= 0) and abs(res.weights.sum() - 1) <= 1e-12
+            if ref is not None:
+                assert f @ res.weights == pytest.approx(ref, abs=1e-9)
+                np.testing.assert_array_less(G.T @ res.weights, 1e-9)
+            elif len(set(row_scales)) == 1:
+                # One scale for every row: z* scales with it (reference on the unscaled rows).
+                z_ref = minmax_reference(G)
+                assert res.infeasibility == pytest.approx(z_ref * c[0], rel=1e-9, abs=1e-9 * c[0])
+                assert np.max(G.T @ res.weights) == pytest.approx(z_ref, abs=1e-9)
+            else:
+                # Mixed magnitudes: the min-max compares absolute values, so z* is only
+                # resolved to ~1e-10 of the largest constraint magnitude (documented).
+                Gc = G * c
+                big = np.abs(Gc).max()
+                lower = Gc.min(axis=0).max()  # no mixture beats any row's best candidate
+                upper = Gc.max(axis=1).min()  # the best single candidate
+                assert lower - 1e-9 * big <= res.infeasibility <= upper + 1e-9 * big
+                # Every row stays within z* up to 1e-9 of its own magnitude.
+                vals = Gc.T @ res.weights
+                assert np.all(vals <= res.infeasibility + 1e-9 * np.abs(Gc).max(axis=0))
+                assert res.max_violation == pytest.approx(res.infeasibility, abs=1e-9 * big)
+            done[ref is not None] += 1
+    assert done[True] >= 6 and done[False] >= 6
+
+
 # --------------------------------------------------------------------------- #
 # shrink: the support-reduction safeguard and solver failures
 # --------------------------------------------------------------------------- #

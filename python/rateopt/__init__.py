@@ -57,7 +57,7 @@ from ._rates import (
     win_count,
     win_rate,
 )
-from ._train import TrainResult, train
+from ._train import FeasibilityReport, TrainResult, train
 from ._kernels import kernel_block
 from .core import AtomTable, FeatureMatrix, rate_kernel
 
@@ -114,6 +114,7 @@ __all__ = [
     "kernel_block",
     "train",
     "TrainResult",
+    "FeasibilityReport",
     "LinearClassifier",
     "StochasticClassifier",
     "load",

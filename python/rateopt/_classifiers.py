@@ -13,6 +13,7 @@ metadata entry; nothing is pickled (see :func:`load`).
 from __future__ import annotations
 
 import json
+import math
 import os
 import zipfile
 
@@ -215,12 +216,27 @@ class StochasticClassifier:
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to classify.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Values in [0, 1]: exactly 1 (0) where every model of positive
+            probability says positive (negative).
+
+        Notes
+        -----
+        The sum of the probabilities of the positive support models is rounded
+        (1000 models of probability 1/1000 sum to 1.0000000000000007), so the
+        sum is clipped to [0, 1] and rows on which the support is unanimous get
+        exactly 0 or 1.
         """
-        return (self.scores(X) >= 0) @ self.probabilities_
+        positive = self.scores(X) >= 0
+        p = np.clip(positive @ self.probabilities_, 0.0, 1.0)
+        support = positive[:, self.probabilities_ > 0]
+        p[support.all(axis=1)] = 1.0
+        p[~support.any(axis=1)] = 0.0
+        return p
 
     def predict(self, X, random_state=0):
         """Sampled 0/1 decisions, one support model drawn per row.
@@ -277,69 +293,186 @@ def load(path):
     The file is a NumPy ``.npz`` archive holding the arrays ``weights``,
     ``biases``, ``probabilities`` and a JSON metadata entry with the format
     name ``"rateopt-model"``, its version, the classifier kind and the number of
-    features. Nothing is unpickled.
+    features; a kernel model adds the arrays ``landmarks`` and ``whitening``
+    and its kernel's parameters. Nothing is unpickled, and every field is
+    validated before a classifier is built.
 
     Parameters
     ----------
     path : str or os.PathLike
+        The ``.npz`` file written by ``save``.
 
     Returns
     -------
     LinearClassifier or StochasticClassifier
+        The classifier, with its kernel feature map for a kernel model.
 
     Raises
     ------
     rateopt.exceptions.RateoptError
-        If the file is not a rateopt model, is damaged, or has an unsupported
-        format version.
+        If the file cannot be read, is not a rateopt model (e.g. a ``.npy``
+        file, a text file, an empty file), is damaged (truncated, a corrupt
+        or encrypted zip archive, missing members), has an unsupported format
+        version, or any field is invalid (the message names the field).
     """
     path = os.fspath(path)
     try:
-        # Open the file ourselves: np.load leaks its handle when the archive is damaged.
-        with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:
-            if _META_KEY not in z.files:
-                raise RateoptError(f"{path!r} is not a rateopt model file (no metadata entry)")
-            meta = json.loads(bytes(z[_META_KEY]).decode())
-            arrays = {k: z[k] for k in ("weights", "biases", "probabilities", "landmarks", "whitening")
-                      if k in z.files}
+        with open(path, "rb") as f:
+            meta, arrays = _read_archive(f, path)
     except RateoptError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, UnicodeDecodeError) as exc:
-        raise RateoptError(f"{path!r} is not a readable rateopt model file: {exc}") from None
+    except OSError as exc:
+        raise RateoptError(f"{path!r} cannot be read as a rateopt model file: {exc}") from None
+    except Exception as exc:  # zipfile, zlib and the .npy reader raise many types on damaged data
+        raise RateoptError(f"{path!r} is a damaged rateopt model file: {type(exc).__name__}: {exc}") from None
+    return _build(meta, arrays, path)
+
+
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_NPY_MAGIC = b"\x93NUMPY"
+_ARRAYS = ("weights", "biases", "probabilities", "landmarks", "whitening")
+
+
+def _read_archive(f, path):
+    """The metadata dict and the known arrays of an open model file."""
+    head = f.read(6)
+    if not head:
+        raise RateoptError(f"{path!r} is empty, not a rateopt model file")
+    if head.startswith(_NPY_MAGIC):
+        raise RateoptError(f"{path!r} is a .npy file (a single NumPy array), not a rateopt model file "
+                           "(a .npz archive written by save())")
+    if head[:4] not in _ZIP_MAGIC:
+        raise RateoptError(f"{path!r} is not a rateopt model file: not a .npz (zip) archive")
+    f.seek(0)
+    try:
+        zf = zipfile.ZipFile(f)
+    except zipfile.BadZipFile as exc:
+        raise RateoptError(f"{path!r} is a damaged rateopt model file: its zip directory is unreadable "
+                           f"({exc}); the file may be truncated or corrupt") from None
+    with zf:
+        infos = {info.filename: info for info in zf.infolist()}
+        for name, info in infos.items():
+            if info.flag_bits & 0x1:
+                raise RateoptError(f"{path!r} is not a valid rateopt model file: its member {name!r} is "
+                                   "encrypted (rateopt never writes encrypted files)")
+        if _META_KEY + ".npy" not in infos:
+            listed = sorted(infos)
+            shown = ", ".join(repr(n) for n in listed[:5]) + (", ..." if len(listed) > 5 else "")
+            raise RateoptError(f"{path!r} is not a rateopt model file (no metadata entry; the archive lists "
+                               f"{len(listed)} member(s){': ' + shown if listed else ''})")
+
+        def read(key):
+            with zf.open(infos[key + ".npy"]) as member:
+                return np.lib.format.read_array(member, allow_pickle=False)
+
+        raw = read(_META_KEY)
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise RateoptError(f"{path!r} is damaged: the metadata entry is not JSON bytes")
+        try:
+            meta = json.loads(bytes(raw).decode())
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise RateoptError(f"{path!r} is damaged: the metadata entry is not valid JSON ({exc})") from None
+        arrays = {k: read(k) for k in _ARRAYS if k + ".npy" in infos}
+    return meta, arrays
+
+
+def _damaged(path, field, problem):
+    return RateoptError(f"{path!r} is damaged: field {field!r} {problem}")
+
+
+def _array(arrays, name, ndim, path):
+    """A present, real, finite array of ``ndim`` dimensions, as float64."""
+    if name not in arrays:
+        raise _damaged(path, name, "is missing")
+    a = arrays[name]
+    if a.dtype.kind not in "iuf":
+        raise _damaged(path, name, f"has dtype {a.dtype}, expected real numbers")
+    if a.ndim != ndim:
+        raise _damaged(path, name, f"has shape {a.shape}, expected a {ndim}-D array")
+    a = a.astype(np.float64)
+    if not np.all(np.isfinite(a)):
+        raise _damaged(path, name, "holds a non-finite value (NaN or inf)")
+    return a
+
+
+def _number(meta, name, path, *, where="metadata", minimum=None, strict=False):
+    v = meta.get(name) if isinstance(meta, dict) else None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _damaged(path, f"{where}.{name}", f"is {v!r}, expected a number")
+    v = float(v)
+    if not math.isfinite(v):
+        raise _damaged(path, f"{where}.{name}", f"is {v!r}, expected a finite number")
+    if minimum is not None and (v <= minimum if strict else v < minimum):
+        raise _damaged(path, f"{where}.{name}", f"is {v!r}, expected a number {'>' if strict else '>='} {minimum}")
+    return v
+
+
+def _build(meta, arrays, path):
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise RateoptError(f"{path!r} is not a rateopt model file")
     if meta.get("version") != FORMAT_VERSION:
         raise RateoptError(f"{path!r} has format version {meta.get('version')!r}; this rateopt reads {FORMAT_VERSION}")
-    if not {"weights", "biases", "probabilities"} <= set(arrays):
-        raise RateoptError(f"{path!r} is damaged: missing arrays")
-    W, b, p = arrays["weights"], arrays["biases"], arrays["probabilities"]
-    try:
-        fmap = _load_map(meta.get("feature_map"), arrays)
-        width = W.shape[1] if W.ndim == 2 else None
-        if W.ndim != 2 or (fmap is None and width != meta.get("n_features")):
-            raise ValueError("weights do not match the metadata")
-        if meta.get("kind") == "deterministic":
-            if W.shape[0] != 1:
-                raise ValueError("a deterministic model has one weight vector")
-            return LinearClassifier(W[0], float(b[0]), feature_map=fmap)
-        if meta.get("kind") == "stochastic":
-            return StochasticClassifier(W, b, p, feature_map=fmap)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise RateoptError(f"{path!r} is damaged: {exc}") from None
-    raise RateoptError(f"{path!r} holds an unknown classifier kind {meta.get('kind')!r}")
+    kind = meta.get("kind")
+    if kind not in ("deterministic", "stochastic"):
+        raise RateoptError(f"{path!r} holds an unknown classifier kind {kind!r}")
+    n_features = meta.get("n_features")
+    if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
+        raise _damaged(path, "metadata.n_features", f"is {n_features!r}, expected an integer >= 1")
+    W = _array(arrays, "weights", 2, path)
+    if W.shape[0] < 1:
+        raise _damaged(path, "weights", "holds no model")
+    n_models = W.shape[0]
+    b = _array(arrays, "biases", 1, path)
+    p = _array(arrays, "probabilities", 1, path)
+    for name, a in (("biases", b), ("probabilities", p)):
+        if a.shape[0] != n_models:
+            raise _damaged(path, name, f"has {a.shape[0]} entries for {n_models} models (rows of 'weights')")
+    fmap = _load_map(meta.get("feature_map"), arrays, path)
+    if fmap is None:
+        if W.shape[1] != n_features:
+            raise _damaged(path, "weights", f"has {W.shape[1]} columns but metadata.n_features is {n_features}")
+    else:
+        if fmap.n_features_in_ != n_features:
+            raise _damaged(path, "landmarks", f"has {fmap.n_features_in_} columns but metadata.n_features is "
+                                              f"{n_features}")
+        if W.shape[1] != fmap.n_components_:
+            raise _damaged(path, "weights", f"has {W.shape[1]} columns but the kernel model has "
+                                            f"{fmap.n_components_} features (columns of 'whitening')")
+    if kind == "deterministic":
+        if n_models != 1:
+            raise _damaged(path, "weights", f"holds {n_models} models; a deterministic classifier has one")
+        if p[0] != 1.0:
+            raise _damaged(path, "probabilities", f"is {p.tolist()}; a deterministic classifier has [1.0]")
+        return LinearClassifier(W[0], float(b[0]), feature_map=fmap)
+    if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+        raise _damaged(path, "probabilities", f"must be non-negative and sum to 1 (sum {p.sum()!r})")
+    return StochasticClassifier(W, b, p, feature_map=fmap)
 
 
-def _load_map(meta, arrays):
+def _load_map(meta, arrays, path):
     if meta is None:
+        for name in ("landmarks", "whitening"):
+            if name in arrays:
+                raise _damaged(path, name, "is present but the metadata describe no kernel model")
         return None
     from ._kernels import KERNELS, NystroemMap
 
-    if not isinstance(meta, dict) or meta.get("kind") != "nystroem" or meta.get("kernel") not in KERNELS:
-        raise ValueError("unknown feature map")
-    if "landmarks" not in arrays or "whitening" not in arrays:
-        raise ValueError("the kernel model's landmarks or whitening are missing")
-    B, W = arrays["landmarks"], arrays["whitening"]
-    if B.ndim != 2 or W.ndim != 2 or W.shape[0] != B.shape[0] or not (np.all(np.isfinite(B)) and np.all(np.isfinite(W))):
-        raise ValueError("the kernel model's landmarks and whitening are inconsistent")
-    return NystroemMap(meta["kernel"], float(meta["gamma"]), float(meta["degree"]), float(meta["coef0"]), B, W,
-                       np.dtype(meta.get("dtype", "float32")))
+    where = "metadata.feature_map"
+    if not isinstance(meta, dict) or meta.get("kind") != "nystroem":
+        raise _damaged(path, where, f"is {meta!r}, expected a Nystroem kernel map")
+    if meta.get("kernel") not in KERNELS:
+        raise _damaged(path, f"{where}.kernel", f"is {meta.get('kernel')!r}, expected one of {tuple(KERNELS)}")
+    gamma = _number(meta, "gamma", path, where=where, minimum=0.0, strict=True)
+    degree = _number(meta, "degree", path, where=where, minimum=0.0)
+    coef0 = _number(meta, "coef0", path, where=where)
+    dtype = meta.get("dtype", "float32")
+    if dtype not in ("float32", "float64"):
+        raise _damaged(path, f"{where}.dtype", f"is {dtype!r}, expected 'float32' or 'float64'")
+    B = _array(arrays, "landmarks", 2, path)
+    Wh = _array(arrays, "whitening", 2, path)
+    if B.shape[0] < 1 or B.shape[1] < 1:
+        raise _damaged(path, "landmarks", f"has shape {B.shape}, expected at least one landmark and one feature")
+    if Wh.shape[0] != B.shape[0] or Wh.shape[1] < 1:
+        raise _damaged(path, "whitening", f"has shape {Wh.shape}, expected ({B.shape[0]}, n_components) "
+                                          "(one row per landmark)")
+    return NystroemMap(meta["kernel"], gamma, degree, coef0, B, Wh, np.dtype(dtype))

@@ -12,6 +12,8 @@ examples.
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -35,14 +37,39 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 
 def _missing_mask(a: np.ndarray) -> np.ndarray:
-    """Boolean mask of missing entries (NaN for floats, None or NaN for objects)."""
+    """Boolean mask of missing entries.
+
+    NaN for floats, NaT for datetimes; for objects ``None``, NaN and pandas'
+    missing-value markers (``pd.NA``, ``pd.NaT``), which come from nullable
+    pandas dtypes (``Int64``, ``boolean``, ``string``) converted to NumPy.
+    """
     if a.dtype.kind in "fc":
         return np.isnan(a)
+    if a.dtype.kind in "mM":
+        return np.isnat(a)
     if a.dtype.kind == "O":
+        pd = sys.modules.get("pandas")  # pd.NA can only exist when pandas is loaded
+        if pd is not None:
+            return np.asarray(pd.isna(a), dtype=bool)
         # ``a != a`` is True exactly for NaN-like objects; ``a == None`` for None.
         with np.errstate(invalid="ignore"):
             return np.asarray(a == None, dtype=bool) | np.asarray(a != a, dtype=bool)  # noqa: E711
     return np.zeros(a.shape, dtype=bool)
+
+
+def _group_column(values) -> np.ndarray:
+    """A group column as a private NumPy copy; missing objects (``pd.NA``, NaN, ...) become ``None``.
+
+    pandas' ``pd.NA`` has no truth value, so comparing a column holding it
+    with a group value would raise; ``None`` compares unequal to every value,
+    so a missing entry belongs to no group.
+    """
+    col = np.array(values, copy=True)
+    if col.dtype.kind == "O":
+        missing = _missing_mask(col)
+        if missing.any():
+            col[missing] = None
+    return col
 
 
 def _unique(a: np.ndarray) -> np.ndarray:
@@ -59,6 +86,30 @@ def _format_value(v) -> str:
     if isinstance(v, np.generic):
         v = v.item()
     return str(v)
+
+
+def check_weights(weights, n_samples: int, what: str) -> np.ndarray:
+    """Per-example weights as a float64 copy; ``what`` names the argument in errors.
+
+    Weights may be as large as the float64 maximum: rates are ratios of weight
+    sums and are computed on exactly rescaled weights.
+    """
+    a = _as_1d(weights, n_samples, what)
+    try:
+        w = np.array(a, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise RateoptError(f"{what} must be numeric, got dtype {a.dtype}") from None
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise RateoptError(
+            f"{what} must be finite: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} non-finite value(s))"
+        )
+    bad = np.flatnonzero(w < 0)
+    if bad.size:
+        raise RateoptError(
+            f"{what} must be non-negative: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} negative value(s))"
+        )
+    return w
 
 
 def _as_1d(values, n_samples: int, what: str) -> np.ndarray:
@@ -296,7 +347,9 @@ class Dataset:
         DataFrame (duck-typed: anything with ``.columns`` and column access),
         a pandas Series (uses its ``.name``), a dict ``{name: 1-D array}``, a
         structured array, or a 1-D/2-D array whose column names are given by
-        ``group_names``. Missing values (``None``, NaN) belong to no group.
+        ``group_names``. Missing values (``None``, NaN, NaT and pandas'
+        ``pd.NA``, also in nullable dtypes such as ``Int64``, ``boolean`` and
+        ``string``) belong to no group.
     baseline : array-like of shape (n_samples,), default=None
         A deployed model's decisions or scores, for churn, wins/losses, no
         lost benefits and not-worse-off. See ``baseline_kind``.
@@ -443,12 +496,7 @@ class Dataset:
     def _parse_weights(self, weights):
         if weights is None:
             return _readonly(np.ones(self.n_samples, dtype=np.float64))
-        w = np.array(_as_1d(weights, self.n_samples, "weights"), dtype=np.float64, copy=True)
-        if not np.all(np.isfinite(w)):
-            raise RateoptError("weights must be finite (found NaN or inf)")
-        if np.any(w < 0):
-            raise RateoptError("weights must be non-negative")
-        return _readonly(w)
+        return _readonly(check_weights(weights, self.n_samples, "weights"))
 
     def _parse_groups(self, groups, group_names) -> dict:
         if groups is None:
@@ -499,7 +547,7 @@ class Dataset:
         out = {}
         for c, v in cols.items():
             col = _as_1d(v, self.n_samples, f"group column {c!r}")
-            out[c] = _readonly(np.array(col, copy=True))
+            out[c] = _readonly(_group_column(col))
         return out
 
     def _parse_baseline(self, baseline, kind):
@@ -511,6 +559,11 @@ class Dataset:
         if baseline is None:
             return None
         b = _as_1d(baseline, self.n_samples, "baseline")
+        if b.dtype.kind == "O" and _missing_mask(b).any():
+            raise RateoptError(
+                "baseline contains missing values (None, NaN or pd.NA): every example needs "
+                "the baseline model's decision"
+            )
         by_label = None  # the reading as a classifier's predict output in the label values
         if kind in ("auto", "labels") and self.classes is not None:
             known = np.array([c for c in self.classes if c is not None], dtype=object)
@@ -588,8 +641,16 @@ class Dataset:
 
     @property
     def total_weight(self) -> float:
-        """Sum of the example weights."""
-        return float(np.sum(self.weights))
+        """Sum of the example weights (``inf`` when it exceeds the float64 range)."""
+        top = float(self.weights.max()) if self.n_samples else 0.0
+        if not top > 0.0:
+            return 0.0
+        e = int(np.frexp(top)[1])  # sum exactly rescaled weights: no overflow warning
+        mant = float(np.sum(np.ldexp(self.weights, -e)))
+        try:
+            return math.ldexp(mant, e)
+        except OverflowError:
+            return math.inf
 
     @property
     def group_names(self) -> tuple:

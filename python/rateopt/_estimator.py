@@ -12,10 +12,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._classifiers import LinearClassifier
-from ._data import Dataset
+from ._data import Dataset, check_weights
 from ._models import KernelModel, LinearModel
 from ._problem import Problem
-from ._train import METHODS, SOLUTIONS, train
+from ._train import METHODS, SOLUTIONS, _run_game, warn_if_infeasible
 
 __all__ = ["RateConstrainedClassifier"]
 
@@ -97,6 +97,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         The compiled problem on the training data.
     n_iter_ : int
         Iterations run.
+    feasibility_ : FeasibilityReport
+        Whether the chosen solution meets the training constraints, which it
+        violates and by how much, and the smallest largest violation any
+        mixture of the recorded iterates achieves.
     coef_, intercept_ : ndarray, float
         Only for deterministic solutions.
 
@@ -172,11 +176,14 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training features.
         y : array-like of shape (n_samples,)
             Two distinct labels; the larger (in sorted order) is the positive class.
         groups : DataFrame, dict of arrays, or 2-D array, default=None
             Group columns the goals refer to (e.g. ``df[["sex", "race"]]``).
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weights; only their ratios matter for rates
+            (any scale up to the float64 maximum), weighted counts use them as given.
         baseline : array-like of shape (n_samples,), default=None
             A deployed model's decisions or scores (churn, win-loss goals).
         extra_datasets : dict of str to Dataset, default=None
@@ -185,6 +192,17 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+            The fitted estimator.
+
+        Warns
+        -----
+        rateopt.exceptions.InfeasibleWarning
+            When the chosen solution violates a training constraint by more
+            than the round-off tolerance (``1e-9 * max(1, max_t |g_i(t)|)``;
+            see :class:`rateopt.FeasibilityReport`), plus ``epsilon`` for the
+            m-stochastic solution. The message names the violated constraints
+            with their values and the smallest largest violation any mixture
+            of the recorded iterates achieves; ``feasibility_`` holds the report.
         """
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -200,9 +218,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("y holds only 1 class: a classifier needs two classes to learn")
         y01 = (y == self.classes_[1]).astype(np.int64)
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            sample_weight = np.asarray(sample_weight)
             if sample_weight.shape != (X.shape[0],):
                 raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected ({X.shape[0]},)")
+            sample_weight = check_weights(sample_weight, X.shape[0], "sample_weight")
         train_ds = Dataset(X, y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
         datasets = {"train": train_ds}
         for role, ds in (extra_datasets or {}).items():
@@ -217,12 +236,17 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                                 random_state=self.random_state)
         else:
             model = LinearModel(l2=self.l2)
-        self.result_ = train(self.problem_, model, method=self.method, n_iter=self.n_iter,
-                             optimizer=self.optimizer, learning_rate=self.learning_rate,
-                             eta_lambda=self.eta_lambda, batch_size=self.batch_size,
-                             random_state=self.random_state, n_threads=self.n_threads, verbose=self.verbose)
+        self.result_ = _run_game(self.problem_, model, method=self.method, n_iter=self.n_iter,
+                                 optimizer=self.optimizer, learning_rate=self.learning_rate,
+                                 eta_lambda=self.eta_lambda, update="multiplicative", lambda_radius=None,
+                                 batch_size=self.batch_size, margin=1.0, record_every=None, validation=None,
+                                 random_state=self.random_state, n_threads=self.n_threads, verbose=self.verbose,
+                                 callback=None)
         self.classifier_ = self.result_.solution(self.solution, epsilon=self.epsilon)
+        self.feasibility_ = self.result_.feasibility(self.solution, epsilon=self.epsilon)
         self.n_iter_ = self.result_.n_iter
+        # The m-stochastic LP may use up to epsilon of violation on purpose.
+        warn_if_infeasible(self.feasibility_, allowed=self.epsilon if self.solution == "m-stochastic" else 0.0)
         if isinstance(self.classifier_, LinearClassifier) and self.classifier_.feature_map is None:
             self.coef_ = self.classifier_.coef_
             self.intercept_ = self.classifier_.intercept_

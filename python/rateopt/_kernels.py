@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from . import _core
 from ._threads import resolve_n_threads
 from .core import FeatureMatrix
-from .exceptions import RateoptError
+from .exceptions import NumericalError, RateoptError
 
 __all__ = ["KERNELS", "kernel_block", "NystroemMap", "resolve_gamma"]
 
@@ -154,6 +154,39 @@ def check_block_memory(n_rows, n_cols, dtype, what="the kernel feature block"):
     return need
 
 
+def _check_kernel_values(K, kernel, gamma, degree, coef0, what, error=RateoptError):
+    """Raise a clear error if a kernel block holds inf or NaN (overflow of the kernel itself).
+
+    ``error`` is :class:`RateoptError` while fitting the landmarks and
+    :class:`NumericalError` when a fitted map is applied to new rows.
+    """
+    finite = np.isfinite(K)
+    if finite.all():
+        return
+    n_nan = int(np.count_nonzero(np.isnan(K)))
+    n_inf = K.size - int(np.count_nonzero(finite)) - n_nan
+    found = f"{n_inf} inf and {n_nan} NaN value(s)"
+    fractional = degree != math.floor(degree)
+    if kernel == "poly":
+        formula = f"the poly kernel (gamma <x, b> + coef0)^degree with gamma={gamma:g}, coef0={coef0:g}, degree={degree:g}"
+        causes = []
+        if n_inf or not fractional:
+            causes.append("overflowed float64")
+        if n_nan and fractional:
+            causes.append(f"raised a negative base to the non-integer degree {degree:g}")
+        why = f"{formula} {' or '.join(causes)}"
+        fix = "reduce gamma or degree, or scale X" if n_inf or not fractional else ""
+        if n_nan and fractional:
+            fix += (", or " if fix else "") + "use an integer degree or a coef0 that keeps gamma <x, b> + coef0 >= 0"
+    elif kernel == "linear":
+        why, fix = "the linear kernel <x, b> overflowed float64", "scale X"
+    else:
+        why, fix = f"the {kernel} kernel with gamma={gamma:g} is not finite", "reduce gamma or scale X"
+    if error is NumericalError:
+        fix = f"{fix} (these rows may be on a much larger scale than the training data)"
+    raise error(f"kernel values are not finite: {what} holds {found}; {why}. Fix: {fix}")
+
+
 class NystroemMap:
     """The feature map ``phi(x) = K(x, B) K_BB^{-1/2}`` of a kernel model.
 
@@ -243,6 +276,7 @@ class NystroemMap:
         B = np.ascontiguousarray(B, dtype=np.float64)
         check_block_memory(B.shape[0], B.shape[0], np.float64, "the landmark Gram matrix")
         K = kernel_block(B, B, kernel, gamma=g, degree=degree, coef0=coef0, n_threads=n_threads)
+        _check_kernel_values(K, kernel, g, float(degree), float(coef0), "the landmarks' kernel matrix K(B, B)")
         K = 0.5 * (K + K.T)
         s, U = np.linalg.eigh(K)
         keep = s > rtol * max(s.max(), 0.0)
@@ -284,6 +318,8 @@ class NystroemMap:
             stop = min(start + chunk_rows, Xm.n_samples)
             K = kernel_block(D[start:stop], self.landmarks, self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, n_threads=n_threads)
+            _check_kernel_values(K, self.kernel, self.gamma, self.degree, self.coef0,
+                                 f"K(X[{start}:{stop}], landmarks)", NumericalError)
             yield start, stop, K
 
     def params(self):

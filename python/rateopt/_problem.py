@@ -24,6 +24,7 @@ with one sparse pass over each membership table.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -92,6 +93,65 @@ class _Affine:
         return _Affine(1.0) + self * -1.0
 
 
+def _scaled_by_max(w: np.ndarray):
+    """``(w * 2**-e, e)`` with ``2**e`` just above ``max(w)``: an exact rescaling
+    (a power of two) that puts the largest weight in [0.5, 1)."""
+    top = float(np.max(w)) if w.size else 0.0
+    if not top > 0.0:
+        return np.zeros(w.shape), 0
+    e = int(np.frexp(top)[1])
+    return np.ldexp(w, -e), e
+
+
+class _WeightSum:
+    """A sum of non-negative weights kept as ``mant * 2**exp``.
+
+    Weights are rescaled by a power of two (exactly) before they are summed, so
+    a sum of weights near the float64 maximum does not overflow. Rates are
+    ratios of such sums and do not depend on the scale of the weights; only
+    weighted counts need the sum itself (:meth:`value`).
+    """
+
+    __slots__ = ("mant", "exp")
+
+    def __init__(self, mant=0.0, exp=0):
+        self.mant = float(mant)
+        self.exp = int(exp)
+
+    @classmethod
+    def of(cls, w: np.ndarray) -> _WeightSum:
+        scaled, e = _scaled_by_max(w)
+        return cls(float(np.sum(scaled)), e)
+
+    def __bool__(self) -> bool:
+        return self.mant > 0.0
+
+    def __add__(self, other: _WeightSum) -> _WeightSum:
+        if not other:
+            return self
+        if not self:
+            return other
+        e = max(self.exp, other.exp)
+        return _WeightSum(math.ldexp(self.mant, self.exp - e) + math.ldexp(other.mant, other.exp - e), e)
+
+    def __truediv__(self, other: _WeightSum) -> float:
+        """The ratio of two sums (a rate's coefficient)."""
+        if not self:
+            return 0.0
+        return math.ldexp(self.mant / other.mant, self.exp - other.exp)
+
+    def value(self) -> float:
+        """The sum itself (``inf`` when it exceeds the float64 range)."""
+        try:
+            return math.ldexp(self.mant, self.exp)
+        except OverflowError:
+            return math.inf
+
+
+#: ``denominator`` of :meth:`_Env.parts` for weighted counts (no normalization).
+_COUNT = None
+
+
 class _Env:
     """Data access during lowering: cached masks and weights, and the checks
     that turn data problems into errors naming the constraint and the subset."""
@@ -109,15 +169,16 @@ class _Env:
             self._masks[ctx] = m
         return m
 
-    def weight(self, ctx: Context) -> float:
+    def weight(self, ctx: Context) -> _WeightSum:
+        """``W(ctx)``, the sum of the subset's weights (see :class:`_WeightSum`)."""
         w = self._weights.get(ctx)
         if w is None:
             m = self.mask(ctx)
-            w = float(np.sum(ctx.dataset.weights[m])) if m.any() else 0.0
+            w = _WeightSum.of(ctx.dataset.weights[m]) if m.any() else _WeightSum()
             self._weights[ctx] = w
         return w
 
-    def nonempty(self, ctx: Context, node) -> float:
+    def nonempty(self, ctx: Context, node) -> _WeightSum:
         """Return ``W(ctx)``, raising if the subset is empty or has zero weight."""
         if not self.mask(ctx).any():
             raise EmptySubsetError(
@@ -125,7 +186,7 @@ class _Env:
                 f"{ctx.dataset.name!r}, which is empty"
             )
         w = self.weight(ctx)
-        if not w > 0.0:
+        if not w:
             raise EmptySubsetError(
                 f"{self.where}: {node} is measured on subset {ctx.label!r} of dataset "
                 f"{ctx.dataset.name!r}, whose weights sum to zero"
@@ -152,18 +213,34 @@ class _Env:
                 f"(subset {node.context.label!r}) has no baseline"
             )
 
-    def parts(self, node, parts, denominator: float) -> _Affine:
+    def parts(self, node, parts, denominator) -> _Affine:
         """``sum_k W(S_k) q_k / denominator`` with ``q_k = p+(S_k)`` (sign +1) or
-        ``1 - p+(S_k)`` (sign -1). Parts of zero weight contribute exactly 0
-        and are dropped (they have no atom)."""
+        ``1 - p+(S_k)`` (sign -1); ``denominator`` is a weight sum, or
+        ``_COUNT`` for weighted counts (no denominator). Parts of zero weight
+        contribute exactly 0 and are dropped (they have no atom)."""
         out = _Affine()
         for sub, sign in parts:
             w = self.weight(sub)
-            if w == 0.0:
+            if not w:
                 continue
             a = self.atom(sub, node)
-            out = out + (a if sign > 0 else a.complement()) * (w / denominator)
+            out = out + (a if sign > 0 else a.complement()) * self.ratio(w, denominator, node, sub)
         return out
+
+    def ratio(self, w: _WeightSum, denominator, node, sub) -> float:
+        if denominator is not _COUNT:
+            return w / denominator
+        value = w.value()
+        if not math.isfinite(value):
+            log10 = math.log10(w.mant) + w.exp * math.log10(2.0)
+            e10 = math.floor(log10)
+            raise RateoptError(
+                f"{self.where}: {node} is a weighted count, and the weights of subset "
+                f"{sub.label!r} of dataset {sub.dataset.name!r} sum to about "
+                f"{10 ** (log10 - e10):.3f}e+{e10}, more than the float64 maximum; rescale the "
+                "weights (rates do not depend on their scale, counts do)"
+            )
+        return value
 
 
 # --------------------------------------------------------------------------- registry
@@ -250,7 +327,7 @@ def _label_parts(node, env, which: str, per_weight: bool) -> _Affine:
     env.need_labels(node)
     ctx = node.context
     w = env.nonempty(ctx, node)
-    den = w if per_weight else 1.0
+    den = w if per_weight else _COUNT
     pos, neg = ctx.positive(), ctx.negative()
     table = {
         "tp": [(pos, +1)],
@@ -285,13 +362,13 @@ _rule(R.FalseNegativeCount)(lambda node, args, env: _label_parts(node, env, "fn"
 @_rule(R.PositivePredictionCount)
 def _lower_pos_count(node, args, env):
     env.nonempty(node.context, node)
-    return env.parts(node, [(node.context, +1)], 1.0)
+    return env.parts(node, [(node.context, +1)], _COUNT)
 
 
 @_rule(R.NegativePredictionCount)
 def _lower_neg_count(node, args, env):
     env.nonempty(node.context, node)
-    return env.parts(node, [(node.context, -1)], 1.0)
+    return env.parts(node, [(node.context, -1)], _COUNT)
 
 
 @_rule(R.ChurnRate)
@@ -302,7 +379,7 @@ def _lower_churn(node, args, env):
     return env.parts(node, [(ctx.baseline_positive(), -1), (ctx.baseline_negative(), +1)], w)
 
 
-def _baseline_label_parts(node, env, which: str, per_weight: bool, den=None) -> _Affine:
+def _baseline_label_parts(node, env, which: str, per_weight: bool, den=False) -> _Affine:
     env.need_labels(node)
     env.need_baseline(node)
     ctx = node.context
@@ -312,8 +389,8 @@ def _baseline_label_parts(node, env, which: str, per_weight: bool, den=None) -> 
         parts = [(b0.positive(), +1), (b1.negative(), -1)]
     else:  # losses: baseline right, model wrong
         parts = [(b0.negative(), +1), (b1.positive(), -1)]
-    if den is None:
-        den = w if per_weight else 1.0
+    if den is False:
+        den = w if per_weight else _COUNT
     return env.parts(node, parts, den)
 
 
@@ -334,7 +411,7 @@ def _lower_loss_churn(node, args, env):
     den = env.weight(ctx.baseline_negative().negative()) + env.weight(
         ctx.baseline_positive().positive()
     )
-    if not den > 0.0:
+    if not den:
         raise EmptySubsetError(
             f"{env.where}: {node} is normalized by subset {ctx.label + ' & baseline=y'!r} "
             f"of dataset {ctx.dataset.name!r}, whose weights sum to zero (the baseline is "
@@ -400,7 +477,8 @@ class AtomInfo:
     n_members : int
         Number of examples in the subset.
     total_weight : float
-        Sum of the members' weights (the normalizer).
+        Sum of the members' weights (the normalizer; ``inf`` when it exceeds the float64
+        range, which rates never need: they use exactly rescaled weights).
     """
 
     index: int
@@ -967,7 +1045,7 @@ class Problem:
                         subset=first.label,
                         aliases=aliases,
                         n_members=int(np.count_nonzero(m)),
-                        total_weight=env.weight(first),
+                        total_weight=env.weight(first).value(),
                     )
                 )
             tables[name] = _membership_table(ds, [e[0] for e in entries], offsets[name])
@@ -1274,7 +1352,7 @@ def _membership_table(ds: Dataset, masks: list, offset: int) -> MembershipTable:
         idx = np.flatnonzero(m)
         rows_parts.append(idx)
         cols_parts.append(np.full(idx.size, a, dtype=np.int32))
-        wa = w[idx]
+        wa = _scaled_by_max(w[idx])[0]  # exact power-of-two rescaling: no overflow in the sum
         val_parts.append(wa / np.sum(wa))
     if k:
         rows = np.concatenate(rows_parts)

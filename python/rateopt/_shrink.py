@@ -46,7 +46,7 @@ __all__ = [
 
 # Weights below this are treated as exact zeros (then the rest is renormalized).
 _ZERO_WEIGHT = 1e-12
-# Slack added to the relaxed bound of the second fallback LP, times the data scale.
+# Slack added to the relaxed bound of the second fallback LP, times each constraint's magnitude.
 _RELAX_TOL = 1e-12
 
 # HiGHS options for every solve. Dual simplex returns a basic (vertex) solution.
@@ -245,6 +245,22 @@ def _solve_lp(cost, G, row_upper, *, with_z):
     )
 
 
+def _pow2_scale(a, axis=None):
+    """Exponents ``e`` with ``max |a| * 2**-e`` in [0.5, 1) (0 where ``a`` is all zero).
+
+    Dividing by a power of two is exact, so the scaled LP has exactly the
+    feasible set of the original one.
+    """
+    top = np.abs(a).max(axis=axis) if a.size else np.zeros(() if axis is None else a.shape[1 - axis])
+    return np.where(top > 0, np.frexp(top)[1], 0).astype(np.int64)
+
+
+def _scaled_bounds(bound, e):
+    """``bound * 2**-e`` per row; rows of tiny values may get an infinite bound (never binding)."""
+    with np.errstate(over="ignore"):
+        return np.ldexp(np.asarray(bound, dtype=np.float64), -e)
+
+
 def _clean_weights(x):
     """Clip to >= 0, zero out weights below 1e-12, renormalize to sum 1."""
     p = np.clip(x, 0.0, None)
@@ -290,8 +306,9 @@ def _reduce_support(p, f, G):
         p[sub[k]] = 0.0
 
 
-def _result(p, f, G, *, feasible, infeasibility, epsilon):
-    p = _reduce_support(p, f, G)
+def _result(p, f, G, *, feasible, infeasibility, epsilon, G_scaled=None):
+    # The reduction only needs the null space of [G_S^T; 1], which row scaling keeps.
+    p = _reduce_support(p, f, G if G_scaled is None else G_scaled)
     support = np.flatnonzero(p).astype(np.int64)
     cons = G.T @ p
     max_violation = max(0.0, float(cons.max())) if cons.size else 0.0
@@ -337,11 +354,13 @@ def shrink(objectives, constraints, *, epsilon=0.0):
     1. ``z* = min_{p in simplex, z} z  s.t.  G^T p <= z 1``: the smallest
        achievable largest expected constraint value (``z*`` is measured as
        ``max_i (G^T p)_i`` at that LP's solution, so some mixture attains it);
-    2. ``min_{p in simplex} <p, f>  s.t.  G^T p <= max(z*, epsilon) + tol``,
-       with ``tol = 1e-12 * max(1, max |G|)``.
+    2. ``min_{p in simplex} <p, f>  s.t.  (G^T p)_i <= max(z*, epsilon) + tol_i``,
+       with ``tol_i = 1e-12 * max_t |G[t, i]|`` (relative to each constraint's
+       magnitude).
 
     The result then has ``feasible=False`` and ``infeasibility=z*``; its
-    ``max_violation`` equals ``z*`` up to ``tol`` and the solver tolerance.
+    ``max_violation`` equals ``z*`` up to ``tol_i`` and the solver tolerance
+    (``1e-10`` relative to each constraint's magnitude, see Notes).
 
     With ``m == 0`` the result is the single best candidate by objective
     (the smallest index among ties).
@@ -377,11 +396,20 @@ def shrink(objectives, constraints, *, epsilon=0.0):
 
     See Also
     --------
-    uniform_mixture : the T-stochastic solution.
-    best_iterate : the deterministic rank-heuristic choice.
+    uniform_mixture : The T-stochastic solution.
+    best_iterate : The deterministic rank-heuristic choice.
 
     Notes
     -----
+    The LPs are solved on exactly rescaled data: each constraint (column of
+    ``G``) and the objective are divided by a power of two that puts their
+    largest magnitude in [0.5, 1), which keeps the feasible set and the
+    argmin, so constraints of any finite magnitude (e.g. coefficients of
+    1e200) are handled; the min-max LP of the infeasible case compares the
+    constraints' absolute values, so it scales every constraint by the same
+    power of two and resolves ``z*`` to about ``1e-10`` of the largest
+    constraint magnitude.
+
     Per Sec. 4.6 of [1]_, ``f`` and ``G`` are evaluated on the training set
     and ``G`` uses the original constraints even when training used proxies.
     If ``epsilon`` is at least the max violation of the uniform (or
@@ -414,31 +442,42 @@ def shrink(objectives, constraints, *, epsilon=0.0):
         p[int(np.argmin(f))] = 1.0
         return _result(p, f, G, feasible=True, infeasibility=0.0, epsilon=eps)
 
-    status, x = _solve_lp(f, G, np.full(m, eps), with_z=False)
+    # HiGHS rejects matrix entries >= 1e15 and treats costs >= 1e20 as infinite,
+    # so the LPs are solved on exactly rescaled data: each constraint row (a
+    # column of G) and the objective by a power of two putting their largest
+    # magnitude in [0.5, 1). A positive row scaling keeps the feasible set of
+    # ``G^T p <= bound`` (with the bound scaled alike) and the objective's argmin.
+    e_row = _pow2_scale(G, axis=0)
+    Gs = np.ldexp(G, -e_row[None, :])
+    fs = np.ldexp(f, -int(_pow2_scale(f)))
+
+    status, x = _solve_lp(fs, Gs, _scaled_bounds(np.full(m, eps), e_row), with_z=False)
     if status == "optimal":
         p = _clean_weights(x)
-        return _result(p, f, G, feasible=True, infeasibility=0.0, epsilon=eps)
+        return _result(p, f, G, feasible=True, infeasibility=0.0, epsilon=eps, G_scaled=Gs)
 
-    # Phase 1: the smallest achievable largest expected constraint value.
+    # Phase 1: the smallest achievable largest expected constraint value. Rows
+    # are compared with each other here, so they share one scale.
+    e_all = int(_pow2_scale(G))
     cost = np.zeros(T + 1)
     cost[T] = 1.0
-    status, x = _solve_lp(cost, G, np.zeros(m), with_z=True)
+    status, x = _solve_lp(cost, np.ldexp(G, -e_all), np.zeros(m), with_z=True)
     if status != "optimal":  # pragma: no cover - this LP is always feasible
         raise RuntimeError("HiGHS reported the min-max violation LP as infeasible")
     p1 = _clean_weights(x[:T])
     z_star = float((G.T @ p1).max())
 
-    # Phase 2: the best objective among mixtures attaining z*.
-    scale = max(1.0, float(np.abs(G).max()))
-    bound = max(z_star, eps) + _RELAX_TOL * scale
-    status, x = _solve_lp(f, G, np.full(m, bound), with_z=False)
+    # Phase 2: the best objective among mixtures attaining z*, with a slack
+    # relative to each constraint's own magnitude.
+    bound = max(z_star, eps) + _RELAX_TOL * np.abs(G).max(axis=0)
+    status, x = _solve_lp(fs, Gs, _scaled_bounds(bound, e_row), with_z=False)
     if status != "optimal":  # pragma: no cover - p1 is feasible for this LP
         raise RuntimeError(
             "HiGHS reported the relaxed shrinking LP as infeasible although the "
             f"min-max solution attains z* = {z_star!r}"
         )
     p = _clean_weights(x)
-    return _result(p, f, G, feasible=False, infeasibility=z_star, epsilon=eps)
+    return _result(p, f, G, feasible=False, infeasibility=z_star, epsilon=eps, G_scaled=Gs)
 
 
 def best_iterate(objectives, constraints):

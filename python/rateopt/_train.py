@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,11 +30,129 @@ from ._models import KernelModel, LinearModel
 from ._players import OPTIMIZERS, LagrangePlayer, ModelPlayer, SwapRegretPlayer
 from ._threads import resolve_n_threads
 from .core import FeatureMatrix
+from .exceptions import InfeasibleWarning
 
-__all__ = ["train", "TrainResult", "METHODS", "SOLUTIONS"]
+__all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "SOLUTIONS", "FEASIBILITY_RTOL"]
 
 METHODS = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
+
+
+#: Round-off tolerance of the feasibility reports: constraint ``i`` counts as
+#: violated when its value exceeds ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)``,
+#: the largest magnitude it takes over the recorded iterates (``1e-9`` for rates).
+FEASIBILITY_RTOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class FeasibilityReport:
+    """Whether a training solution meets the training constraints.
+
+    Returned by :meth:`TrainResult.feasibility` and kept by the estimator as
+    ``RateConstrainedClassifier.feasibility_``. Every value is measured on the
+    training data with the 0-1 (not proxy) constraints; for a mixture the
+    values are expected values.
+
+    Parameters
+    ----------
+    solution : str
+        The solution kind the report is about (``"m-stochastic"``,
+        ``"T-stochastic"``, ``"best"`` or ``"last"``).
+    feasible : bool
+        Whether every constraint value is at most its round-off tolerance
+        (see ``tolerances``).
+    max_violation : float
+        The solution's largest violation, ``max(0, max_i g_i)``.
+    achievable_violation : float
+        The smallest largest violation that any mixture of the recorded
+        iterates reaches, ``max(0, min_p max_i sum_t p_t g_i(t))`` (the
+        min-max LP of the m-stochastic shrink); 0 when some mixture meets
+        every constraint. A positive value means that the constraints cannot
+        all be met by anything this training run produced.
+    constraint_values : dict of str to float
+        Every constraint's value ``g_i`` for the solution (``<= 0`` holds), by name.
+    violated : dict of str to float
+        The constraints whose value exceeds their tolerance, with their
+        values, in constraint order (empty when ``feasible``).
+    tolerances : dict of str to float
+        Round-off tolerance of each constraint:
+        ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)`` with ``FEASIBILITY_RTOL =
+        1e-9`` (``1e-9`` for constraints on rates).
+
+    See Also
+    --------
+    TrainResult.feasibility : Build the report of a solution.
+    rateopt.exceptions.InfeasibleWarning : Issued when training ends infeasible.
+    """
+
+    solution: str
+    feasible: bool
+    max_violation: float
+    achievable_violation: float
+    constraint_values: dict
+    violated: dict
+    tolerances: dict
+
+    def describe(self, allowed=0.0):
+        """One sentence naming the constraints violated beyond ``allowed``.
+
+        Parameters
+        ----------
+        allowed : float, default=0.0
+            Violation not reported (on top of each constraint's tolerance).
+
+        Returns
+        -------
+        str
+            The sentence (empty when no constraint is violated beyond ``allowed``).
+        """
+        bad = {n: v for n, v in self.violated.items() if v > allowed + self.tolerances[n]}
+        if not bad:
+            return ""
+        listed = ", ".join(f"{n!r} (value {v:+.6g})" for n, v in bad.items())
+        text = (f"the {self.solution} solution violates {len(bad)} training constraint(s): {listed}; "
+                f"largest violation {self.max_violation:.6g}. ")
+        if self.achievable_violation > 0:
+            text += (f"No mixture of the recorded iterates meets every constraint: the smallest achievable "
+                     f"largest violation is {self.achievable_violation:.6g}.")
+        else:
+            text += "A mixture of the recorded iterates meets every constraint (the m-stochastic solution)."
+        return text
+
+
+#: Constraint rows (and the objective) with a coefficient or offset above this
+#: magnitude are rescaled for the game (see :func:`_game_spec`).
+_GAME_MAX_MAGNITUDE = 2.0**64
+
+
+def _pow2_exponents(top):
+    """``e`` with ``top * 2**-e`` in [0.5, 1) where ``top`` exceeds the game's limit, else 0."""
+    top = np.asarray(top, dtype=np.float64)
+    return np.where(top > _GAME_MAX_MAGNITUDE, np.frexp(top)[1], 0).astype(np.int64)
+
+
+def _game_spec(spec):
+    """The game the players see: rows of extreme magnitude rescaled by a power of two.
+
+    A constraint ``C_i p - kappa_i <= 0`` whose coefficients or offset exceed
+    ``2**64`` (e.g. a rate multiplied by 1e200) would overflow the players'
+    arithmetic (Adam squares gradients of that size). Dividing the row by a
+    power of two that brings it to unit magnitude is exact and keeps its
+    feasible set; the objective is treated alike (its minimizers do not
+    change). Rows within the limit, i.e. every ordinary problem, are untouched,
+    and the recorded values always use the problem as stated.
+    """
+    m = spec.n_constraints
+    row_top = (np.maximum(np.abs(spec.C).max(axis=1, initial=0.0), np.abs(spec.kappa)) if m
+               else np.zeros(0))
+    e_row = _pow2_exponents(row_top)
+    e_obj = int(_pow2_exponents(max(float(np.abs(spec.c0).max(initial=0.0)), abs(float(spec.const0)))))
+    if not e_row.any() and e_obj == 0:
+        return spec
+    return GameSpec(blocks=spec.blocks, n_atoms=spec.n_atoms, C=np.ldexp(spec.C, -e_row[:, None]),
+                    kappa=np.ldexp(spec.kappa, -e_row), c0=np.ldexp(spec.c0, -e_obj),
+                    const0=math.ldexp(float(spec.const0), -e_obj), constraint_names=spec.constraint_names,
+                    n_features=spec.n_features)
 
 
 def _constraint_bound(C, kappa):
@@ -173,27 +293,80 @@ class TrainResult:
         elif kind == "best":
             p = np.eye(T)[_shrink.best_iterate(self.objectives, self.constraints)]
         elif kind == "T-stochastic":
-            p = (_shrink.uniform_mixture(T) if weighting == "uniform"
-                 else _shrink.lambda_weighted_mixture(self.multipliers[:, 0]))
+            if weighting == "uniform":
+                p = _shrink.uniform_mixture(T)
+            elif weighting == "lambda":
+                p = _shrink.lambda_weighted_mixture(self.multipliers[:, 0])
+            else:
+                raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
         elif kind == "m-stochastic":
             p = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon).weights
         else:
             raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
         return float(p @ self.objectives), self.constraints.T @ p
 
+    def feasibility(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """Report whether a solution meets the training constraints.
+
+        Parameters
+        ----------
+        kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
+            The solution (as in :meth:`solution`).
+        epsilon : float, default=0.0
+            Allowed violation of the m-stochastic LP (the report still measures
+            violations against 0).
+        weighting : {"uniform", "lambda"}, default="uniform"
+            Weights of the T-stochastic mixture.
+
+        Returns
+        -------
+        FeasibilityReport
+            The solution's constraint values, which of them are violated, its
+            largest violation and the smallest largest violation any mixture of
+            the recorded iterates achieves.
+        """
+        G = self.constraints
+        m = G.shape[1]
+        if m == 0:
+            tol = np.zeros(0)
+            achievable = 0.0
+        else:
+            tol = FEASIBILITY_RTOL * np.maximum(1.0, np.abs(G).max(axis=0))
+            res = _shrink.shrink(self.objectives, G, epsilon=0.0)
+            achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
+        if kind == "m-stochastic" and m and type(epsilon) in (int, float) and epsilon == 0:
+            g = res.constraint_values  # the same LP as solution_values would solve
+        else:
+            _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
+        names = self.constraint_names
+        values = {n: float(v) for n, v in zip(names, g)}
+        violated = {n: float(v) for n, v, t in zip(names, g, tol) if v > t}
+        return FeasibilityReport(
+            solution=kind,
+            feasible=not violated,
+            max_violation=max(0.0, float(g.max())) if m else 0.0,
+            achievable_violation=achievable,
+            constraint_values=values,
+            violated=violated,
+            tolerances={n: float(t) for n, t in zip(names, tol)},
+        )
+
     def summary(self, kind="m-stochastic", *, epsilon=0.0, file=None):
         """Print the chosen solution's training values, per constraint.
 
         Shows each constraint's value (<= 0 is satisfied), whether it binds
-        (within 1e-6 of 0), and, for the m-stochastic solution, whether the
-        shrinking LP found the problem infeasible on the training data and by
-        how much.
+        (within 1e-6 of 0), and, when the solution violates a constraint, its
+        largest violation and the smallest largest violation any mixture of
+        the iterates achieves (see :meth:`feasibility`).
 
         Parameters
         ----------
         kind : str, default="m-stochastic"
+            The solution (as in :meth:`solution`).
         epsilon : float, default=0.0
+            Allowed violation of the m-stochastic LP.
         file : file-like, default=None
+            Where to print (standard output by default).
 
         Returns
         -------
@@ -208,9 +381,12 @@ class TrainResult:
         if kind == "m-stochastic":
             res = _shrink.shrink(self.objectives, self.constraints, epsilon=epsilon)
             lines[-1] += f", {res.support.shape[0]} support model(s)"
-            if not res.feasible:
-                lines.append(f"  INFEASIBLE on the training data: no mixture of the iterates meets every "
-                             f"constraint; smallest achievable largest violation = {res.infeasibility:.6f}")
+        report = self.feasibility(kind, epsilon=epsilon)
+        if not report.feasible:
+            lines.append(f"  INFEASIBLE on the training data: largest violation {report.max_violation:.6f}")
+            if report.achievable_violation > 0:
+                lines[-1] += ("; no mixture of the iterates meets every constraint; smallest achievable "
+                              f"largest violation = {report.achievable_violation:.6f}")
         width = max([len(n) for n in self.constraint_names] + [10])
         for name, v in zip(self.constraint_names, g):
             status = "violated" if v > 1e-6 else ("binds" if v > -1e-6 else "slack")
@@ -321,12 +497,57 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
     Returns
     -------
     TrainResult
+        The recorded iterates, their training values and the solutions built from them.
 
     Raises
     ------
     ValueError
         On an unknown method, optimizer or update, or invalid numbers.
+
+    Warns
+    -----
+    rateopt.exceptions.InfeasibleWarning
+        When no mixture of the recorded iterates meets every training
+        constraint (so no solution built from this run does): the message
+        names the constraints the m-stochastic solution violates, with their
+        values, and the smallest achievable largest violation. A constraint
+        counts as violated when its value exceeds a round-off tolerance of
+        ``1e-9 * max(1, max_t |g_i(t)|)`` (``1e-9`` for rates). The same
+        facts are in ``result.feasibility()`` (:class:`FeasibilityReport`).
+
+    Notes
+    -----
+    Constraints are used as stated, whatever their magnitude. A constraint
+    (or objective) with a coefficient or offset above ``2**64`` (say a rate
+    times 1e200) is divided, for the players only, by the power of two that
+    brings it to unit magnitude: exact, with the same feasible set, and it
+    keeps the game's arithmetic finite. Recorded values, solutions and
+    reports use the problem as stated; the shrinking LP rescales its rows the
+    same way.
     """
+    result = _run_game(problem, model, method, n_iter=n_iter, optimizer=optimizer, learning_rate=learning_rate,
+                       eta_lambda=eta_lambda, update=update, lambda_radius=lambda_radius, batch_size=batch_size,
+                       margin=margin, record_every=record_every, validation=validation,
+                       random_state=random_state, n_threads=n_threads, verbose=verbose, callback=callback)
+    warn_if_infeasible(result.feasibility("m-stochastic"), stacklevel=2)
+    return result
+
+
+def warn_if_infeasible(report, allowed=0.0, stacklevel=2):
+    """Issue an :class:`~rateopt.exceptions.InfeasibleWarning` if ``report`` shows
+    a violation beyond ``allowed`` (plus the round-off tolerance).
+
+    ``stacklevel=2`` attributes the warning to the caller of the function that
+    calls this one.
+    """
+    text = report.describe(allowed)
+    if text:
+        warnings.warn(f"infeasible fit: {text}", InfeasibleWarning, stacklevel=stacklevel + 1)
+
+
+def _run_game(problem, model, method, *, n_iter, optimizer, learning_rate, eta_lambda, update, lambda_radius,
+              batch_size, margin, record_every, validation, random_state, n_threads, verbose, callback):
+    """:func:`train` without the feasibility check (the estimator checks its own solution)."""
     spec = _as_spec(problem)
     val_spec = None if validation is None else _as_spec(validation)
     if val_spec is not None and val_spec.n_constraints != spec.n_constraints:
@@ -354,7 +575,8 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
         if val_spec is not None:
             val_spec = _mapped_spec(val_spec, feature_map, threads)
     m = spec.n_constraints
-    bound = _constraint_bound(spec.C, spec.kappa)
+    game = _game_spec(spec)  # what the players see; recorded values use spec
+    bound = _constraint_bound(game.C, game.kappa)
     if eta_lambda is None:
         eta_lambda = default_eta_lambda(method, m, n_iter, bound, lambda_radius)
     elif method != "unconstrained":
@@ -380,12 +602,12 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
             lam_obj, lam_con = 1.0, np.zeros(m)
         else:
             lam_obj, lam_con = player.weights()
-        coef = lam_obj * spec.c0 + lam_con @ spec.C
+        coef = lam_obj * game.c0 + lam_con @ game.C
         rows = None
         if minibatch:
             rows = [None if batch_size >= n else rng.integers(0, n, batch_size) for n in sizes]
-        kp = kernel_pass(spec, mp.theta, mp.bias, coef, margin=margin, rows=rows, n_threads=threads)
-        g01 = spec.constraints(kp.rates)
+        kp = kernel_pass(game, mp.theta, mp.bias, coef, margin=margin, rows=rows, n_threads=threads)
+        g01 = game.constraints(kp.rates)
         record = (t % record_every == 0) or (t == n_iter - 1)
         stop = False
         if record:
@@ -414,7 +636,7 @@ def train(problem, model=None, method="proxy-swap", *, n_iter=1000, optimizer="a
         if player is not None and m > 0 and method == "lagrangian-hinge":
             # Both players on the hinge relaxation: the multipliers see g~ at the
             # same model the gradient was taken at.
-            g_hinge = spec.proxy_constraints(mp.theta, mp.bias, margin=margin, rows=rows, n_threads=threads)
+            g_hinge = game.proxy_constraints(mp.theta, mp.bias, margin=margin, rows=rows, n_threads=threads)
         mp.step(kp.grad, kp.grad_bias)
         if player is not None and m > 0:
             player.update(g_hinge if method == "lagrangian-hinge" else g01)

@@ -5,7 +5,7 @@ Every error a user can cause is a subclass of :class:`ValueError` or
 usual types; the subclasses let callers catch rateopt's own conditions.
 """
 
-__all__ = ["RateoptError", "DataCopyWarning", "NumericalError"]
+__all__ = ["RateoptError", "DataCopyWarning", "NumericalError", "InfeasibleWarning"]
 
 
 class RateoptError(ValueError):
@@ -18,6 +18,20 @@ class NumericalError(RateoptError):
 
 class DataCopyWarning(UserWarning):
     """Input data had to be copied or converted to a layout the core reads in place."""
+
+
+class InfeasibleWarning(UserWarning):
+    """A trained solution violates the training constraints.
+
+    Raised as a warning by :func:`rateopt.train` when no mixture of the
+    recorded iterates meets every training constraint, and by
+    :meth:`rateopt.RateConstrainedClassifier.fit` when its chosen solution
+    violates one (beyond the ``epsilon`` it allows). The message names the
+    violated constraints with their values and the smallest largest violation
+    any mixture of the iterates achieves; the same facts are available as a
+    :class:`rateopt.FeasibilityReport` (``TrainResult.feasibility()``,
+    ``RateConstrainedClassifier.feasibility_``).
+    """
 
 
 # --- rate-expression language (rateopt._data, _rates, goals, _problem) ---
