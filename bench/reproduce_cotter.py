@@ -211,19 +211,6 @@ def stratified_split(codes, fractions, seed):
 # --------------------------------------------------------------------------- one run
 
 
-def _mixtures(res):
-    """Mixture weights over the recorded iterates of each solution type (from training values)."""
-    from rateopt import _shrink
-
-    T = res.objectives.shape[0]
-    return {
-        "m-stochastic": _shrink.shrink(res.objectives, res.constraints, epsilon=0.0).weights,
-        "T-stochastic": _shrink.uniform_mixture(T),
-        "best": np.eye(T)[_shrink.best_iterate(res.objectives, res.constraints)],
-        "last": np.eye(T)[T - 1],
-    }
-
-
 def _test_values(res, problem, X):
     """Objective and constraint values of every recorded iterate on another split."""
     import rateopt
@@ -252,10 +239,9 @@ def run_candidate(problems, X_test, model, method, lr, eta, n_iter, seed, thread
     per = {"train": (res.objectives, res.constraints), "valid": (res.val_objectives, res.val_constraints),
            "test": (test_obj, test_cons)}
     sols = ("last",) if method == "unconstrained" else SOLUTIONS
-    mixtures = _mixtures(res)
     out = {}
     for sol in sols:
-        p = mixtures[sol]
+        p = res.mixture(sol)  # mixture weights over the recorded iterates, from the training values
         row = {}
         for split, (obj, cons) in per.items():
             row[f"{split}_err"] = float(p @ obj)
@@ -269,11 +255,11 @@ def run_candidate(problems, X_test, model, method, lr, eta, n_iter, seed, thread
 
 def select(candidates):
     """The rank rule (Eq. 18) on validation error and largest validation constraint value."""
-    from rateopt import _shrink
+    import rateopt
 
     obj = np.array([c["valid_err"] for c in candidates])
     viol = np.array([[c["valid_viol"]] for c in candidates])
-    return int(_shrink.best_iterate(obj, viol))
+    return int(rateopt.best_iterate(obj, viol))
 
 
 def run_dataset(name, args, log):

@@ -220,13 +220,19 @@ def test_estimator_warns_for_an_infeasible_chosen_solution_even_when_a_mixture_i
 
 
 def _result(constraints):
+    """A result whose iterates have the given constraint values: one atom per value (identity rate maps)."""
+    from rateopt._result import RateMap
+
     G = np.asarray(constraints, dtype=np.float64)
-    T = G.shape[0]
-    return rateopt.TrainResult(method="proxy-swap", weights=np.zeros((T, 2)), biases=np.zeros(T),
-                               iterations=np.arange(T), objectives=np.linspace(0.1, 0.2, T), constraints=G,
-                               multipliers=np.full((T, G.shape[1] + 1), 1.0 / (G.shape[1] + 1)), val_objectives=None,
-                               val_constraints=None, constraint_names=tuple(f"c{i}" for i in range(G.shape[1])),
-                               n_iter=T)
+    T, m = G.shape
+    rates = np.column_stack([np.linspace(0.1, 0.2, T), G])  # atom 0: the objective, atoms 1..m: g_i
+    rate_map = RateMap(c0=np.eye(m + 1)[0], const0=0.0, C=np.eye(m + 1)[1:], kappa=np.zeros(m),
+                       constraint_names=tuple(f"c{i}" for i in range(m)))
+    res = rateopt.TrainResult(method="proxy-swap", weights=np.zeros((T, 2)), biases=np.zeros(T),
+                              iterations=np.arange(T), multipliers=np.full((T, m + 1), 1.0 / (m + 1)),
+                              atom_rates=rates, rate_map=rate_map, n_iter=T)
+    np.testing.assert_array_equal(res.constraints, G)  # the maps reproduce the values exactly
+    return res
 
 
 def test_round_off_tolerance():
@@ -264,8 +270,8 @@ def test_numpydoc_of_the_feasibility_api():
     validate = pytest.importorskip("numpydoc.validate").validate
     ignore = {"EX01", "SA01", "ES01"}
     problems = []
-    for qual in ("rateopt._train.FeasibilityReport", "rateopt._train.FeasibilityReport.describe",
-                 "rateopt._train.TrainResult.feasibility", "rateopt.exceptions.InfeasibleWarning"):
+    for qual in ("rateopt._result.FeasibilityReport", "rateopt._result.FeasibilityReport.describe",
+                 "rateopt._result.TrainResult.feasibility", "rateopt.exceptions.InfeasibleWarning"):
         problems += [f"{qual} {c} {m}" for c, m in validate(qual)["errors"] if c not in ignore]
     assert not problems, "\n".join(problems)
-    assert math.isclose(rateopt._train.FEASIBILITY_RTOL, 1e-9)
+    assert math.isclose(rateopt._result.FEASIBILITY_RTOL, 1e-9)

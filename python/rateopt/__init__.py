@@ -16,7 +16,7 @@ import os as _os
 # (Read once, when the OpenMP runtime that rateopt._core links is loaded.)
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from . import core, exceptions, goals  # noqa: E402
+from . import core, exceptions, games, goals  # noqa: E402
 from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
 from ._demo import make_groups_dataset
@@ -57,7 +57,9 @@ from ._rates import (
     win_count,
     win_rate,
 )
-from ._train import FeasibilityReport, TrainResult, train
+from ._result import FeasibilityReport, TrainResult
+from ._shrink import ShrinkResult, best_iterate
+from ._train import train
 from ._kernels import kernel_block
 from .core import AtomTable, FeatureMatrix, rate_kernel
 
@@ -68,6 +70,7 @@ __all__ = [
     "core",
     "exceptions",
     "goals",
+    "games",
     "show_config",
     "get_config",
     "make_groups_dataset",
@@ -115,6 +118,8 @@ __all__ = [
     "train",
     "TrainResult",
     "FeasibilityReport",
+    "ShrinkResult",
+    "best_iterate",
     "LinearClassifier",
     "StochasticClassifier",
     "load",

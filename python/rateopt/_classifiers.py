@@ -279,8 +279,8 @@ def _seed(random_state):
     raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}")
 
 
-def _save(path, meta, arrays):
-    meta = dict(meta, format=FORMAT_NAME, version=FORMAT_VERSION)
+def _save(path, meta, arrays, format_name=FORMAT_NAME):
+    meta = dict(meta, format=format_name, version=FORMAT_VERSION)
     payload = {_META_KEY: np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
     payload.update(arrays)
     with open(os.fspath(path), "wb") as f:
@@ -288,14 +288,17 @@ def _save(path, meta, arrays):
 
 
 def load(path):
-    """Load a classifier saved with ``save``.
+    """Load a classifier or a training result saved with ``save``.
 
     The file is a NumPy ``.npz`` archive holding the arrays ``weights``,
     ``biases``, ``probabilities`` and a JSON metadata entry with the format
     name ``"rateopt-model"``, its version, the classifier kind and the number of
     features; a kernel model adds the arrays ``landmarks`` and ``whitening``
-    and its kernel's parameters. Nothing is unpickled, and every field is
-    validated before a classifier is built.
+    and its kernel's parameters. A :class:`~rateopt.TrainResult` is saved
+    under the format name ``"rateopt-train-result"`` with the recorded
+    iterates, multipliers, atom rates and the problem's rate maps (``c0``,
+    ``C``, ``kappa``; ``val_*`` for validation). Nothing is unpickled, and
+    every field is validated before an object is built.
 
     Parameters
     ----------
@@ -304,8 +307,9 @@ def load(path):
 
     Returns
     -------
-    LinearClassifier or StochasticClassifier
-        The classifier, with its kernel feature map for a kernel model.
+    LinearClassifier or StochasticClassifier or TrainResult
+        The classifier, with its kernel feature map for a kernel model, or the
+        training result.
 
     Raises
     ------
@@ -330,7 +334,8 @@ def load(path):
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _NPY_MAGIC = b"\x93NUMPY"
-_ARRAYS = ("weights", "biases", "probabilities", "landmarks", "whitening")
+_ARRAYS = ("weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers",
+           "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa")
 
 
 def _read_archive(f, path):
@@ -408,10 +413,14 @@ def _number(meta, name, path, *, where="metadata", minimum=None, strict=False):
 
 
 def _build(meta, arrays, path):
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+    from ._result import RESULT_FORMAT, result_from_file
+
+    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT_NAME, RESULT_FORMAT):
         raise RateoptError(f"{path!r} is not a rateopt model file")
     if meta.get("version") != FORMAT_VERSION:
         raise RateoptError(f"{path!r} has format version {meta.get('version')!r}; this rateopt reads {FORMAT_VERSION}")
+    if meta["format"] == RESULT_FORMAT:
+        return result_from_file(meta, arrays, path)
     kind = meta.get("kind")
     if kind not in ("deterministic", "stochastic"):
         raise RateoptError(f"{path!r} holds an unknown classifier kind {kind!r}")

@@ -1,23 +1,30 @@
-"""The scikit-learn estimator: rate-constrained linear classification."""
+"""The scikit-learn estimator: rate-constrained linear and kernel classification.
+
+Its constructor parameters are the parameter tables of :mod:`rateopt._params`
+(the model's, the solution's and every training parameter of
+:func:`rateopt.train`), under the same names and defaults, validated by the
+same checks when :meth:`RateConstrainedClassifier.fit` runs.
+"""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from ._compat import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._classifiers import LinearClassifier
 from ._data import Dataset, check_weights
-from ._models import KernelModel, LinearModel
+from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
 from ._problem import Problem
-from ._train import METHODS, SOLUTIONS, _run_game, warn_if_infeasible
+from ._result import warn_if_infeasible
+from ._train import run_game
+from .games import get_game
 
 __all__ = ["RateConstrainedClassifier"]
+
+_D = defaults(MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS)
 
 
 def _deterministic_solution(est):
@@ -38,8 +45,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Data-independent goals, e.g. ``[rateopt.goals.equal_opportunity("sex", slack=0.05)]``.
         Goals whose role is ``"train"`` bind to the training data; other roles
         bind to ``extra_datasets`` given to :meth:`fit`.
-    method : {"proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained"}, default="proxy-swap"
-        The training game.
+    method : str, default="proxy-swap"
+        The training game: any name of ``rateopt.games.GAMES``
+        (``"proxy-swap"``, ``"proxy-external"``, ``"lagrangian-hinge"``,
+        ``"unconstrained"``; see :func:`rateopt.train`).
     solution : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
         How the final classifier is built from the iterates. The stochastic
         kinds give a mixture of linear models (``decision_function`` is then
@@ -48,6 +57,11 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     model : {"linear", "kernel"}, default="linear"
         A linear model, or a kernel model (:class:`rateopt.KernelModel`) with
         the parameters below.
+    fit_intercept : bool, default=True
+        Whether the model has a trained intercept.
+    radius : float, default=None
+        Project the weights onto the L2 ball of this radius after each step
+        (None: no projection).
     kernel : {"rbf", "laplacian", "poly", "linear"}, default="rbf"
         Kernel of ``model="kernel"``.
     gamma : float, default=None
@@ -68,10 +82,21 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Model player's step size.
     eta_lambda : float, default=None
         Multiplier step size (default: the papers' lemma; see :func:`rateopt.train`).
+    update : {"multiplicative", "additive"}, default="multiplicative"
+        The swap-regret update of ``method="proxy-swap"``.
+    lambda_radius : float, default=None
+        L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap).
     n_iter : int, default=1000
         Training iterations.
     batch_size : int, default=None
         Minibatch size (None: full batch).
+    margin : float, default=1.0
+        Hinge margin of the proxies.
+    proxy : {"hinge", "logistic"}, default="hinge"
+        The objective's proxy (``"logistic"``: logistic regression's loss);
+        constraints always use the hinge.
+    record_every : int, default=None
+        Record the iterate every this many iterations (None: ``max(1, n_iter // 100)``).
     epsilon : float, default=0.0
         Allowed violation in the m-stochastic LP.
     random_state : int or None, default=None
@@ -116,33 +141,14 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    _parameter_constraints = {
-        "goals": ["array-like", list, tuple],
-        "method": [StrOptions(set(METHODS))],
-        "solution": [StrOptions(set(SOLUTIONS))],
-        "model": [StrOptions({"linear", "kernel"})],
-        "kernel": [StrOptions({"rbf", "laplacian", "poly", "linear"})],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "degree": [Interval(numbers.Real, 0, None, closed="left")],
-        "coef0": [numbers.Real],
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "landmarks": [StrOptions({"uniform", "kmeans++"})],
-        "l2": [Interval(numbers.Real, 0, None, closed="left")],
-        "optimizer": [StrOptions({"adam", "adagrad", "sgd"})],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "eta_lambda": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="left")],
-        "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "n_threads": [numbers.Integral, None],
-        "verbose": ["boolean"],
-    }
-
-    def __init__(self, goals=(), *, method="proxy-swap", solution="m-stochastic", model="linear", kernel="rbf",
-                 gamma=None, degree=3, coef0=1.0, n_components=1000, landmarks="uniform", l2=0.0,
-                 optimizer="adam", learning_rate=0.01, eta_lambda=None, n_iter=1000, batch_size=None, epsilon=0.0,
-                 random_state=None, n_threads=None, verbose=False):
+    def __init__(self, goals=(), *, method="proxy-swap", solution=_D["solution"], model=_D["model"],
+                 kernel=_D["kernel"], gamma=_D["gamma"], degree=_D["degree"], coef0=_D["coef0"],
+                 n_components=_D["n_components"], landmarks=_D["landmarks"], l2=_D["l2"],
+                 fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
+                 learning_rate=_D["learning_rate"], eta_lambda=_D["eta_lambda"], update=_D["update"],
+                 lambda_radius=_D["lambda_radius"], n_iter=_D["n_iter"], batch_size=_D["batch_size"],
+                 margin=_D["margin"], proxy=_D["proxy"], record_every=_D["record_every"], epsilon=_D["epsilon"],
+                 random_state=_D["random_state"], n_threads=_D["n_threads"], verbose=_D["verbose"]):
         self.goals = goals
         self.method = method
         self.solution = solution
@@ -154,11 +160,18 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.n_components = n_components
         self.landmarks = landmarks
         self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.radius = radius
         self.optimizer = optimizer
         self.learning_rate = learning_rate
         self.eta_lambda = eta_lambda
+        self.update = update
+        self.lambda_radius = lambda_radius
         self.n_iter = n_iter
         self.batch_size = batch_size
+        self.margin = margin
+        self.proxy = proxy
+        self.record_every = record_every
         self.epsilon = epsilon
         self.random_state = random_state
         self.n_threads = n_threads
@@ -204,7 +217,13 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             with their values and the smallest largest violation any mixture
             of the recorded iterates achieves; ``feasibility_`` holds the report.
         """
-        self._validate_params()
+        params = self.get_params(deep=False)
+        get_game(self.method)
+        if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
+            raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
+        solution = validate(SOLUTION_PARAMS, params)
+        model = build_model(params, random_state=self.random_state)
+        train_params = {p.name: params[p.name] for p in TRAIN_PARAMS}
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=False)
         check_classification_targets(y)
@@ -230,23 +249,13 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             datasets[role] = ds
         goals = list(self.goals) if self.goals is not None else []
         self.problem_ = Problem(constraints=goals, datasets=datasets)
-        if self.model == "kernel":
-            model = KernelModel(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
-                                n_components=self.n_components, landmarks=self.landmarks, l2=self.l2,
-                                random_state=self.random_state)
-        else:
-            model = LinearModel(l2=self.l2)
-        self.result_ = _run_game(self.problem_, model, method=self.method, n_iter=self.n_iter,
-                                 optimizer=self.optimizer, learning_rate=self.learning_rate,
-                                 eta_lambda=self.eta_lambda, update="multiplicative", lambda_radius=None,
-                                 batch_size=self.batch_size, margin=1.0, record_every=None, validation=None,
-                                 random_state=self.random_state, n_threads=self.n_threads, verbose=self.verbose,
-                                 callback=None)
-        self.classifier_ = self.result_.solution(self.solution, epsilon=self.epsilon)
-        self.feasibility_ = self.result_.feasibility(self.solution, epsilon=self.epsilon)
+        self.result_ = run_game(self.problem_, model, method=self.method, **train_params)
+        self.classifier_ = self.result_.solution(solution["solution"], epsilon=solution["epsilon"])
+        self.feasibility_ = self.result_.feasibility(solution["solution"], epsilon=solution["epsilon"])
         self.n_iter_ = self.result_.n_iter
         # The m-stochastic LP may use up to epsilon of violation on purpose.
-        warn_if_infeasible(self.feasibility_, allowed=self.epsilon if self.solution == "m-stochastic" else 0.0)
+        allowed = solution["epsilon"] if solution["solution"] == "m-stochastic" else 0.0
+        warn_if_infeasible(self.feasibility_, allowed=allowed)
         if isinstance(self.classifier_, LinearClassifier) and self.classifier_.feature_map is None:
             self.coef_ = self.classifier_.coef_
             self.intercept_ = self.classifier_.intercept_

@@ -4,20 +4,26 @@ A :class:`GameSpec` is what a compiled :class:`~rateopt.Problem` becomes for
 training: for each dataset a validated feature matrix, its atom table and the
 global ids of its atoms, plus the affine maps from atom rates to the objective
 ``g0 = c0 . rates + const0`` and the constraints ``g = C rates - kappa``.
-:func:`evaluate_spec` runs the fused kernel once per dataset at a given model
-and returns the atom rates and everything derived from them.
+:func:`kernel_pass` runs the fused kernel once per dataset at a given model for
+the :class:`Combinations` a game asks for, and returns the atom rates, each
+combination's proxy value and the weighted gradient.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import core
 
-__all__ = ["Block", "GameSpec", "KernelPass", "kernel_pass", "revalidated", "spec_from_problem"]
+__all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "revalidated", "spec_from_problem"]
+
+#: Constraint rows (and the objective) with a coefficient or offset above this
+#: magnitude are rescaled for the players (see :meth:`GameSpec.for_players`).
+PLAYER_MAX_MAGNITUDE = 2.0**64
 
 
 @dataclass(frozen=True)
@@ -71,39 +77,119 @@ class GameSpec:
         """Hinge upper bounds ``g~_i`` of every constraint at ``(theta, bias)``.
 
         Each constraint gets the net per-example hinge of its own coefficients
-        (one kernel pass per constraint): the bound TFCO's hinge relaxation
-        computes, and what the Lagrangian \"Hinge\" baseline's multipliers see.
+        (all m in one kernel pass): the bound TFCO's hinge relaxation
+        computes, and what the Lagrangian "Hinge" baseline's multipliers see.
         Bounding each atom separately would be looser: a constraint comparing
         overlapping subsets (``tpr(g) >= 0.95 tpr(all)``) could then never be
         met by any model.
         """
-        return np.array([kernel_pass(self, theta, bias, self.C[i], margin=margin, rows=rows,
-                                     n_threads=n_threads).proxy_value
-                         for i in range(self.n_constraints)]) - self.kappa
+        m = self.n_constraints
+        if m == 0:
+            return np.zeros(0)
+        combos = Combinations(self.C, ("hinge",) * m, np.zeros(m))
+        return kernel_pass(self, theta, bias, combos, margin=margin, rows=rows,
+                           n_threads=n_threads).proxy_values - self.kappa
+
+    def constraint_bound(self):
+        """B: the largest ``|g_i|`` any model can produce (rates lie in [0, 1]); 1 without constraints."""
+        if self.n_constraints == 0:
+            return 1.0
+        hi = np.maximum(self.C, 0).sum(axis=1) - self.kappa
+        lo = np.minimum(self.C, 0).sum(axis=1) - self.kappa
+        return float(max(np.max(np.abs(hi)), np.max(np.abs(lo)), 1e-12))
+
+    def for_players(self):
+        """The game the players see: rows of extreme magnitude rescaled by a power of two.
+
+        A constraint ``C_i p - kappa_i <= 0`` whose coefficients or offset exceed
+        ``2**64`` (e.g. a rate multiplied by 1e200) would overflow the players'
+        arithmetic (Adam squares gradients of that size). Dividing the row by a
+        power of two that brings it to unit magnitude is exact and keeps its
+        feasible set; the objective is treated alike (its minimizers do not
+        change). Rows within the limit, i.e. every ordinary problem, are
+        untouched (``self`` is returned), and recorded values always use the
+        problem as stated.
+        """
+        m = self.n_constraints
+        row_top = (np.maximum(np.abs(self.C).max(axis=1, initial=0.0), np.abs(self.kappa)) if m
+                   else np.zeros(0))
+        e_row = _pow2_exponents(row_top)
+        e_obj = int(_pow2_exponents(max(float(np.abs(self.c0).max(initial=0.0)), abs(float(self.const0)))))
+        if not e_row.any() and e_obj == 0:
+            return self
+        return dataclasses.replace(self, C=np.ldexp(self.C, -e_row[:, None]), kappa=np.ldexp(self.kappa, -e_row),
+                                   c0=np.ldexp(self.c0, -e_obj), const0=math.ldexp(float(self.const0), -e_obj))
+
+
+def _pow2_exponents(top):
+    """``e`` with ``top * 2**-e`` in [0.5, 1) where ``top`` exceeds the players' limit, else 0."""
+    top = np.asarray(top, dtype=np.float64)
+    return np.where(top > PLAYER_MAX_MAGNITUDE, np.frexp(top)[1], 0).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Combinations:
+    """The rate combinations one kernel pass evaluates.
+
+    Attributes
+    ----------
+    coefs : ndarray of shape (k, n_atoms)
+        Each row a linear combination of atom rates.
+    proxies : tuple of str
+        The proxy of each combination (``"hinge"``, ``"logistic"``, ``"ramp"``).
+    grad_weights : ndarray of shape (k,)
+        Weights of the combinations in the returned gradient (0: value only).
+    """
+
+    coefs: np.ndarray
+    proxies: tuple
+    grad_weights: np.ndarray
+
+    @classmethod
+    def single(cls, coef, proxy="hinge"):
+        """One combination, with its gradient."""
+        return cls(np.asarray(coef, dtype=np.float64)[None, :], (proxy,), np.ones(1))
+
+    def __add__(self, other):
+        return Combinations(np.vstack([self.coefs, other.coefs]), self.proxies + other.proxies,
+                            np.concatenate([self.grad_weights, other.grad_weights]))
+
+    @property
+    def k(self):
+        return self.coefs.shape[0]
 
 
 @dataclass
 class KernelPass:
-    """Results of one kernel pass over every dataset at one model."""
+    """Results of one kernel pass over every dataset at one model.
+
+    ``proxy_values`` has one entry per combination; ``proxy_value`` is the
+    first (the only one when a single coefficient vector was passed).
+    """
 
     rates: np.ndarray
     proxy_pos_rates: np.ndarray
     proxy_neg_rates: np.ndarray
     grad: np.ndarray
     grad_bias: float
-    proxy_value: float
+    proxy_values: np.ndarray
+
+    @property
+    def proxy_value(self):
+        return float(self.proxy_values[0])
 
 
-def kernel_pass(spec, theta, bias, coef, *, margin=1.0, rows=None, n_threads=None):
-    """Run the fused kernel on every dataset of ``spec`` at ``(theta, bias)``.
+def kernel_pass(spec, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None):
+    """Run the fused kernel once on every dataset of ``spec`` at ``(theta, bias)``.
 
     Parameters
     ----------
     spec : GameSpec
     theta : ndarray of shape (n_features,)
     bias : float
-    coef : ndarray of shape (n_atoms,)
-        Global atom coefficients of the combination whose proxy gradient is wanted.
+    combinations : Combinations or ndarray of shape (n_atoms,)
+        Global atom coefficients of the combinations to evaluate (a plain
+        vector is one hinge combination with its gradient).
     margin : float
     rows : list of (ndarray or None), default=None
         Per-block minibatch rows (None: full pass).
@@ -113,20 +199,24 @@ def kernel_pass(spec, theta, bias, coef, *, margin=1.0, rows=None, n_threads=Non
     -------
     KernelPass
     """
+    if not isinstance(combinations, Combinations):
+        combinations = Combinations.single(combinations)
     A = spec.n_atoms
     rates, ppos, pneg = np.zeros(A), np.zeros(A), np.zeros(A)
     grad = np.zeros(spec.n_features)
-    gb = pv = 0.0
+    pv = np.zeros(combinations.k)
+    gb = 0.0
     for i, blk in enumerate(spec.blocks):
         r = None if rows is None else rows[i]
-        res = core.rate_kernel(blk.X, theta, bias, blk.atoms, coef[blk.atom_ids], margin=margin, rows=r,
-                               n_threads=n_threads)
+        res = core.rate_kernel_multi(blk.X, theta, bias, blk.atoms, combinations.coefs[:, blk.atom_ids],
+                                     proxies=combinations.proxies, grad_weights=combinations.grad_weights,
+                                     margin=margin, rows=r, n_threads=n_threads)
         rates[blk.atom_ids] = res.rates
         ppos[blk.atom_ids] = res.proxy_pos_rates
         pneg[blk.atom_ids] = res.proxy_neg_rates
         grad += res.grad
         gb += res.grad_bias
-        pv += res.proxy_value
+        pv += res.proxy_values
     return KernelPass(rates, ppos, pneg, grad, gb, pv)
 
 

@@ -23,9 +23,7 @@ import numpy as np
 
 from . import _core, core
 
-__all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer", "OPTIMIZERS"]
-
-OPTIMIZERS = ("sgd", "adagrad", "adam")
+__all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer"]
 
 
 class ModelPlayer:
@@ -49,7 +47,7 @@ class ModelPlayer:
         self.theta = np.zeros(n_features)
         self.bias = 0.0
         self.optimizer = optimizer
-        self.lr = learning_rate
+        self.learning_rate = learning_rate
         self.l2 = l2
         self.radius = radius
         self.fit_intercept = fit_intercept
@@ -64,17 +62,17 @@ class ModelPlayer:
         g[-1] = grad_bias if self.fit_intercept else 0.0
         self._t += 1
         if self.optimizer == "sgd":
-            delta = self.lr * g
+            delta = self.learning_rate * g
         elif self.optimizer == "adagrad":
             self._v += g * g
-            delta = self.lr * g / (np.sqrt(self._v) + 1e-10)
+            delta = self.learning_rate * g / (np.sqrt(self._v) + 1e-10)
         else:  # adam, with the usual bias corrections
             b1, b2 = 0.9, 0.999
             self._m = b1 * self._m + (1 - b1) * g
             self._v = b2 * self._v + (1 - b2) * g * g
             m_hat = self._m / (1 - b1 ** self._t)
             v_hat = self._v / (1 - b2 ** self._t)
-            delta = self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+            delta = self.learning_rate * m_hat / (np.sqrt(v_hat) + 1e-8)
         self.theta -= delta[:-1]
         self.bias -= delta[-1]
         if self.radius is not None:
@@ -90,17 +88,17 @@ class SwapRegretPlayer:
     ----------
     n_constraints : int
         m; the player's matrix is (m+1, m+1).
-    eta : float
+    eta_lambda : float
         Step size of the update.
     update : {"multiplicative", "additive"}
         ``M <- colnormalize(M * exp(eta * delta lambda^T))`` (kept as ``log M``),
         or ``M + eta * delta lambda^T`` with each column projected onto the simplex.
     """
 
-    def __init__(self, n_constraints, *, eta, update="multiplicative"):
+    def __init__(self, n_constraints, *, eta_lambda, update="multiplicative"):
         k = n_constraints + 1
         self.update_kind = update
-        self.eta = eta
+        self.eta_lambda = eta_lambda
         if update == "multiplicative":
             self.log_M = np.full((k, k), -math.log(k))
         else:
@@ -126,9 +124,9 @@ class SwapRegretPlayer:
         """Ascent step with ``delta = (0, g_1, ..., g_m)``, then the new stationary lambda."""
         delta = np.concatenate(([0.0], constraint_values))
         if self.update_kind == "multiplicative":
-            self.log_M = _core.swap_update_multiplicative(self.log_M, delta, self.lam, self.eta)
+            self.log_M = _core.swap_update_multiplicative(self.log_M, delta, self.lam, self.eta_lambda)
         else:
-            self.M = _core.swap_update_additive(self.M, delta, self.lam, self.eta)
+            self.M = _core.swap_update_additive(self.M, delta, self.lam, self.eta_lambda)
         self._refresh()
 
     def state(self):
@@ -142,15 +140,15 @@ class LagrangePlayer:
     Parameters
     ----------
     n_constraints : int
-    eta : float
+    eta_lambda : float
         Step size.
     radius : float or None
         The L1 radius R (None: no cap).
     """
 
-    def __init__(self, n_constraints, *, eta, radius=None):
+    def __init__(self, n_constraints, *, eta_lambda, radius=None):
         self.lam = np.zeros(n_constraints)
-        self.eta = eta
+        self.eta_lambda = eta_lambda
         self.radius = radius
 
     def weights(self):
@@ -159,7 +157,7 @@ class LagrangePlayer:
 
     def update(self, constraint_values):
         """``lambda <- Proj(lambda + eta * g)``."""
-        self.lam = core.external_update_additive(self.lam, constraint_values, self.eta, radius=self.radius)
+        self.lam = core.external_update_additive(self.lam, constraint_values, self.eta_lambda, radius=self.radius)
 
     def state(self):
         """``(1, lambda)`` as one vector, the layout of the swap player's state."""

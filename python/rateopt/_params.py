@@ -1,0 +1,272 @@
+"""The training parameters: one table, one set of validators.
+
+:func:`rateopt.train`, the estimator (which exposes every entry as a
+constructor parameter of the same name) and, later, the command line read the
+same table, so a parameter has one name, one default and one check in every
+layer. Each check returns the validated value or raises a ``ValueError`` that
+names the parameter.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ._threads import resolve_n_threads
+
+__all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSettings", "train_settings",
+           "build_model", "defaults", "check_positive", "check_int", "check_choice", "check_nonnegative"]
+
+OPTIMIZERS = ("sgd", "adagrad", "adam")
+UPDATES = ("multiplicative", "additive")
+OBJECTIVE_PROXIES = ("hinge", "logistic")
+
+
+# --------------------------------------------------------------------------- #
+# Validators (each returns the value, or raises ValueError naming `name`)
+# --------------------------------------------------------------------------- #
+
+
+def _real(name, value, what):
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {what}, got {value!r}") from None
+
+
+def check_positive(name, value, allow_none=False):
+    """A finite number > 0 (or None when allowed)."""
+    if value is None and allow_none:
+        return None
+    v = _real(name, value, "a positive number")
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def check_nonnegative(name, value):
+    """A finite number >= 0."""
+    v = _real(name, value, "a non-negative number")
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
+    return v
+
+
+def check_int(name, value, minimum, allow_none=False):
+    """An integer >= ``minimum`` (or None when allowed); booleans are refused."""
+    if value is None and allow_none:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        v = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def check_choice(name, value, options):
+    """One of ``options``."""
+    if not isinstance(value, str) or value not in options:
+        if len(options) == 2:
+            raise ValueError(f"{name} must be {options[0]!r} or {options[1]!r}, got {value!r}")
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {value!r}")
+    return value
+
+
+def check_bool(name, value):
+    """True or False (NumPy booleans too)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def check_real(name, value):
+    """A finite number."""
+    v = _real(name, value, "a real number")
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return v
+
+
+def check_seed(name, value):
+    """None or a non-negative integer."""
+    if value is None:
+        return None
+    return check_int(name, value, 0)
+
+
+# --------------------------------------------------------------------------- #
+# The table
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(frozen=True)
+class Param:
+    """One training parameter: its name, default, check and one-line meaning."""
+
+    name: str
+    default: object
+    check: object
+    doc: str
+
+    def validate(self, value):
+        return self.check(self.name, value)
+
+
+TRAIN_PARAMS = (
+    Param("n_iter", 1000, lambda n, v: check_int(n, v, 1),
+          "Iterations T; each is one kernel pass per dataset."),
+    Param("optimizer", "adam", lambda n, v: check_choice(n, v, OPTIMIZERS),
+          "The model player's steps: 'adam', 'adagrad' or 'sgd'."),
+    Param("learning_rate", 0.01, check_positive, "The model player's step size."),
+    Param("eta_lambda", None, lambda n, v: check_positive(n, v, allow_none=True),
+          "The multipliers' step size (None: the method's default from the papers' lemmas)."),
+    Param("update", "multiplicative", lambda n, v: check_choice(n, v, UPDATES),
+          "The swap-regret update of 'proxy-swap': 'multiplicative' or 'additive'."),
+    Param("lambda_radius", None, lambda n, v: check_positive(n, v, allow_none=True),
+          "L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap)."),
+    Param("batch_size", None, lambda n, v: check_int(n, v, 1, allow_none=True),
+          "Minibatch size per dataset, rows drawn with replacement (None: full batch)."),
+    Param("margin", 1.0, check_positive, "Hinge margin of the proxies."),
+    Param("proxy", "hinge", lambda n, v: check_choice(n, v, OBJECTIVE_PROXIES),
+          "The objective's proxy: 'hinge' (the papers') or 'logistic' (logistic regression's "
+          "loss); constraints always use the hinge."),
+    Param("record_every", None, lambda n, v: check_int(n, v, 1, allow_none=True),
+          "Record the iterate every this many iterations (None: max(1, T // 100)); the last is "
+          "always recorded."),
+    Param("random_state", None, check_seed, "Seed of the minibatch sampling (None: fresh entropy)."),
+    Param("n_threads", None, lambda n, v: resolve_n_threads(v),
+          "Threads of the core (None: the OpenMP setting; -1: all cores)."),
+    Param("verbose", False, check_bool, "Show a progress bar (needs tqdm)."),
+)
+"""Every training parameter, in the order :func:`rateopt.train` takes them."""
+
+_BY_NAME = {p.name: p for p in TRAIN_PARAMS}
+
+KERNELS = ("rbf", "laplacian", "poly", "linear")
+SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
+
+MODEL_PARAMS = (
+    Param("model", "linear", lambda n, v: check_choice(n, v, ("linear", "kernel")),
+          "A linear model, or a kernel model (Nystroem features) with the parameters below."),
+    Param("kernel", "rbf", lambda n, v: check_choice(n, v, KERNELS), "Kernel of model='kernel'."),
+    Param("gamma", None, lambda n, v: check_positive(n, v, allow_none=True),
+          "Kernel width (None: 1 / n_features)."),
+    Param("degree", 3, check_nonnegative, "Degree of the polynomial kernel."),
+    Param("coef0", 1.0, check_real, "Constant of the polynomial kernel."),
+    Param("n_components", 1000, lambda n, v: check_int(n, v, 1),
+          "Landmarks of the Nystroem approximation (all rows when >= n_samples: the exact kernel model)."),
+    Param("landmarks", "uniform", lambda n, v: check_choice(n, v, ("uniform", "kmeans++")),
+          "How landmarks are chosen."),
+    Param("l2", 0.0, check_nonnegative, "L2 regularization of the weights (the RKHS norm for kernel models)."),
+    Param("fit_intercept", True, check_bool, "Whether the model has a trained intercept."),
+    Param("radius", None, lambda n, v: check_positive(n, v, allow_none=True),
+          "Project the weights onto the L2 ball of this radius after each step (None: no projection)."),
+)
+"""The model's parameters (the estimator's and the command line's way to build a model)."""
+
+SOLUTION_PARAMS = (
+    Param("solution", "m-stochastic", lambda n, v: check_choice(n, v, SOLUTIONS),
+          "How the final classifier is built from the recorded iterates."),
+    Param("epsilon", 0.0, check_nonnegative, "Allowed constraint violation of the m-stochastic LP."),
+)
+"""How the final classifier is chosen from a training result."""
+
+
+def defaults(*tables):
+    """``{name: default}`` of the given parameter tables."""
+    return {p.name: p.default for table in tables for p in table}
+
+
+def validate(table, values):
+    """``values`` (a dict) checked entry by entry against ``table``; missing entries take their default."""
+    return {p.name: p.validate(values.get(p.name, p.default)) for p in table}
+
+
+def build_model(values, random_state=None):
+    """A :class:`LinearModel` or :class:`KernelModel` from :data:`MODEL_PARAMS` values (validated here)."""
+    from ._models import KernelModel, LinearModel
+
+    v = validate(MODEL_PARAMS, values)
+    if v["model"] == "kernel":
+        return KernelModel(kernel=v["kernel"], gamma=v["gamma"], degree=v["degree"], coef0=v["coef0"],
+                           n_components=v["n_components"], landmarks=v["landmarks"], l2=v["l2"],
+                           fit_intercept=v["fit_intercept"], radius=v["radius"], random_state=random_state)
+    return LinearModel(l2=v["l2"], fit_intercept=v["fit_intercept"], radius=v["radius"])
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Validated training parameters, plus the model's regularization.
+
+    Built by :func:`train_settings`; a game reads its players' settings here.
+    ``n_threads`` is resolved to a positive count and ``record_every`` and
+    ``eta_lambda`` to numbers (``eta_lambda`` by the game's default when None).
+    """
+
+    method: str
+    n_iter: int
+    optimizer: str
+    learning_rate: float
+    eta_lambda: object
+    update: str
+    lambda_radius: object
+    batch_size: object
+    margin: float
+    proxy: str
+    record_every: int
+    random_state: object
+    n_threads: int
+    verbose: bool
+    l2: float = 0.0
+    radius: object = None
+    fit_intercept: bool = True
+
+    def as_dict(self):
+        """The settings as a JSON-compatible dict (saved with a training result)."""
+        return asdict(self)
+
+
+def train_settings(method, model, **params):
+    """Validate ``params`` (names of :data:`TRAIN_PARAMS`; defaults for the others).
+
+    Parameters
+    ----------
+    method : str
+        The game's name (validated by the caller against the registry).
+    model : LinearModel or KernelModel
+        Gives ``l2``, ``radius`` and ``fit_intercept``.
+    **params
+        Training parameters by name.
+
+    Returns
+    -------
+    TrainSettings
+
+    Raises
+    ------
+    TypeError
+        On a name that is not a training parameter.
+    ValueError
+        On an invalid value (the message names the parameter).
+    """
+    unknown = set(params) - set(_BY_NAME)
+    if unknown:
+        raise TypeError(f"unknown training parameter(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
+    values = validate(TRAIN_PARAMS, params)
+    values["record_every"] = values["record_every"] or max(1, values["n_iter"] // 100)
+    return TrainSettings(method=method, l2=float(model.l2), radius=model.radius,
+                         fit_intercept=bool(model.fit_intercept), **values)
+
+
+def param_docs():
+    """``{name: one-line meaning}`` of every training parameter (for docstrings and the CLI)."""
+    return {p.name: p.doc for p in TRAIN_PARAMS}

@@ -1,0 +1,516 @@
+"""What a training run leaves: recorded iterates with their atom rates, and the solutions.
+
+A :class:`TrainResult` keeps, for every recorded iterate, its model, its
+multipliers and its full vector of **atom rates** (training, and validation
+when given). Objective and constraint values are derived from the atom rates
+through the problem's affine maps (:class:`RateMap`), so a game whose
+objective is a non-linear function of rates can compute the exact value of a
+mixture (the function of the mixture's rates). One function,
+:meth:`TrainResult.mixture`, turns a solution kind into mixture weights over
+the iterates; classifiers, values, feasibility reports and summaries all use
+it, and the shrinking LP is solved once per ``epsilon`` and cached.
+
+Results save to one ``.npz`` file (arrays plus JSON metadata, no pickle) and
+load back with :func:`rateopt.load`, so solutions can be re-selected without
+retraining.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _shrink
+from ._classifiers import LinearClassifier, StochasticClassifier, _map_arrays, _map_meta, _save
+from .exceptions import InfeasibleWarning
+
+__all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "warn_if_infeasible"]
+
+SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
+RESULT_FORMAT = "rateopt-train-result"
+
+#: Round-off tolerance of the feasibility reports: constraint ``i`` counts as
+#: violated when its value exceeds ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)``,
+#: the largest magnitude it takes over the recorded iterates (``1e-9`` for rates).
+FEASIBILITY_RTOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class RateMap:
+    """The affine maps from atom rates to the objective and the constraints.
+
+    ``objective = c0 . rates + const0`` and ``constraints = C rates - kappa``
+    (``<= 0`` holds).
+    """
+
+    c0: np.ndarray
+    const0: float
+    C: np.ndarray
+    kappa: np.ndarray
+    constraint_names: tuple
+
+    @classmethod
+    def of(cls, spec):
+        """The maps of a :class:`~rateopt._game.GameSpec`."""
+        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names))
+
+    def objectives(self, atom_rates):
+        """Objective of each row of ``atom_rates`` (n_recorded, n_atoms)."""
+        return np.array([float(self.c0 @ r + self.const0) for r in atom_rates])
+
+    def constraints(self, atom_rates):
+        """Constraint values of each row of ``atom_rates``: shape (n_recorded, n_constraints)."""
+        m = self.C.shape[0]
+        return np.array([self.C @ r - self.kappa for r in atom_rates]).reshape(len(atom_rates), m)
+
+
+@dataclass(frozen=True, eq=False)
+class FeasibilityReport:
+    """Whether a training solution meets the training constraints.
+
+    Returned by :meth:`TrainResult.feasibility` and kept by the estimator as
+    ``RateConstrainedClassifier.feasibility_``. Every value is measured on the
+    training data with the 0-1 (not proxy) constraints; for a mixture the
+    values are expected values.
+
+    Parameters
+    ----------
+    solution : str
+        The solution kind the report is about (``"m-stochastic"``,
+        ``"T-stochastic"``, ``"best"`` or ``"last"``).
+    feasible : bool
+        Whether every constraint value is at most its round-off tolerance
+        (see ``tolerances``).
+    max_violation : float
+        The solution's largest violation, ``max(0, max_i g_i)``.
+    achievable_violation : float
+        The smallest largest violation that any mixture of the recorded
+        iterates reaches, ``max(0, min_p max_i sum_t p_t g_i(t))`` (the
+        min-max LP of the m-stochastic shrink); 0 when some mixture meets
+        every constraint. A positive value means that the constraints cannot
+        all be met by anything this training run produced.
+    constraint_values : dict of str to float
+        Every constraint's value ``g_i`` for the solution (``<= 0`` holds), by name.
+    violated : dict of str to float
+        The constraints whose value exceeds their tolerance, with their
+        values, in constraint order (empty when ``feasible``).
+    tolerances : dict of str to float
+        Round-off tolerance of each constraint:
+        ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)`` with ``FEASIBILITY_RTOL =
+        1e-9`` (``1e-9`` for constraints on rates).
+
+    See Also
+    --------
+    TrainResult.feasibility : Build the report of a solution.
+    rateopt.exceptions.InfeasibleWarning : Issued when training ends infeasible.
+    """
+
+    solution: str
+    feasible: bool
+    max_violation: float
+    achievable_violation: float
+    constraint_values: dict
+    violated: dict
+    tolerances: dict
+
+    def describe(self, allowed=0.0):
+        """One sentence naming the constraints violated beyond ``allowed``.
+
+        Parameters
+        ----------
+        allowed : float, default=0.0
+            Violation not reported (on top of each constraint's tolerance).
+
+        Returns
+        -------
+        str
+            The sentence (empty when no constraint is violated beyond ``allowed``).
+        """
+        bad = {n: v for n, v in self.violated.items() if v > allowed + self.tolerances[n]}
+        if not bad:
+            return ""
+        listed = ", ".join(f"{n!r} (value {v:+.6g})" for n, v in bad.items())
+        text = (f"the {self.solution} solution violates {len(bad)} training constraint(s): {listed}; "
+                f"largest violation {self.max_violation:.6g}. ")
+        if self.achievable_violation > 0:
+            text += (f"No mixture of the recorded iterates meets every constraint: the smallest achievable "
+                     f"largest violation is {self.achievable_violation:.6g}.")
+        else:
+            text += "A mixture of the recorded iterates meets every constraint (the m-stochastic solution)."
+        return text
+
+
+def warn_if_infeasible(report, allowed=0.0, stacklevel=2):
+    """Issue an :class:`~rateopt.exceptions.InfeasibleWarning` if ``report`` shows
+    a violation beyond ``allowed`` (plus the round-off tolerance).
+
+    ``stacklevel=2`` attributes the warning to the caller of the function that
+    calls this one.
+    """
+    text = report.describe(allowed)
+    if text:
+        warnings.warn(f"infeasible fit: {text}", InfeasibleWarning, stacklevel=stacklevel + 1)
+
+
+class TrainResult:
+    """The outcome of :func:`rateopt.train`: the recorded iterates and how to turn them into a classifier.
+
+    Parameters
+    ----------
+    method : str
+    weights : ndarray of shape (n_recorded, n_features)
+    biases : ndarray of shape (n_recorded,)
+    iterations : ndarray of int of shape (n_recorded,)
+    multipliers : ndarray of shape (n_recorded, n_constraints + 1)
+    atom_rates : ndarray of shape (n_recorded, n_atoms)
+    rate_map : RateMap
+    n_iter : int
+    val_atom_rates : ndarray of shape (n_recorded, n_val_atoms), default=None
+    val_rate_map : RateMap, default=None
+    feature_map : NystroemMap, default=None
+    settings : dict, default=None
+        The training parameters the run used (saved with the result).
+
+    Attributes
+    ----------
+    method : str
+    weights : ndarray of shape (n_recorded, n_features)
+        Recorded iterates ``theta(t)``.
+    biases : ndarray of shape (n_recorded,)
+    iterations : ndarray of int of shape (n_recorded,)
+        The iteration at which each iterate was recorded.
+    multipliers : ndarray of shape (n_recorded, n_constraints + 1)
+        The multipliers when each iterate was played; the first entry is the
+        objective's weight (``lambda_1`` of the proxy-Lagrangian, 1 for the
+        Lagrangian methods).
+    atom_rates : ndarray of shape (n_recorded, n_atoms)
+        Every atom's training 0-1 positive rate at each iterate (full data).
+    objectives : ndarray of shape (n_recorded,)
+        Training 0-1 objective of each iterate (from ``atom_rates``).
+    constraints : ndarray of shape (n_recorded, n_constraints)
+        Training 0-1 constraint values ``g_i`` (<= 0 is satisfied).
+    val_atom_rates, val_objectives, val_constraints : ndarray or None
+        The same on the validation problem, when one was given.
+    constraint_names : tuple of str
+    n_iter : int
+        Iterations run (fewer than asked if a callback stopped training).
+    """
+
+    def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
+                 val_atom_rates=None, val_rate_map=None, feature_map=None, settings=None):
+        self.method = method
+        self.weights = weights
+        self.biases = biases
+        self.iterations = iterations
+        self.multipliers = multipliers
+        self.atom_rates = atom_rates
+        self.rate_map = rate_map
+        self.val_atom_rates = val_atom_rates
+        self.val_rate_map = val_rate_map
+        self.n_iter = n_iter
+        self.feature_map = feature_map
+        self.settings = dict(settings or {})
+        self.objectives = rate_map.objectives(atom_rates)
+        self.constraints = rate_map.constraints(atom_rates)
+        if val_atom_rates is not None:
+            self.val_objectives = val_rate_map.objectives(val_atom_rates)
+            self.val_constraints = val_rate_map.constraints(val_atom_rates)
+        else:
+            self.val_objectives = self.val_constraints = None
+        self._shrinks = {}
+
+    @property
+    def constraint_names(self):
+        return self.rate_map.constraint_names
+
+    @property
+    def max_violations(self):
+        """``max(0, max_i g_i)`` of every recorded iterate."""
+        if self.constraints.shape[1] == 0:
+            return np.zeros(self.constraints.shape[0])
+        return np.maximum(self.constraints.max(axis=1), 0.0)
+
+    @property
+    def history(self):
+        """Per recorded iterate: iteration, objective, max violation and multipliers."""
+        return {
+            "iteration": self.iterations,
+            "objective": self.objectives,
+            "max_violation": self.max_violations,
+            "multipliers": self.multipliers,
+        }
+
+    # ------------------------------------------------------------------ solutions
+
+    def shrink(self, epsilon=0.0):
+        """The shrinking LP over the recorded iterates (solved once per ``epsilon``, then cached).
+
+        Parameters
+        ----------
+        epsilon : float, default=0.0
+            Allowed constraint violation.
+
+        Returns
+        -------
+        ShrinkResult
+            Mixture weights with at most m+1 nonzeros, and the LP's own
+            infeasibility report (``feasible``, ``infeasibility``).
+        """
+        key = _shrink._check_epsilon(epsilon)
+        if key not in self._shrinks:
+            self._shrinks[key] = _shrink.shrink(self.objectives, self.constraints, epsilon=key)
+        return self._shrinks[key]
+
+    def mixture(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """The mixture weights over the recorded iterates that a solution kind stands for.
+
+        Parameters
+        ----------
+        kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
+            ``"m-stochastic"``: the shrinking LP (seed 001, Lemma 5) with HiGHS:
+            at most m+1 nonzeros; if no mixture meets the constraints within
+            ``epsilon``, the one with the smallest largest violation, then the
+            best objective at that violation. ``"T-stochastic"``: every
+            iterate, uniformly or weighted by the objective's multiplier
+            (``weighting="lambda"``, Theorem 6). ``"best"``: the iterate the
+            rank heuristic (Eq. 18) picks on the training values. ``"last"``:
+            the last iterate.
+        epsilon : float, default=0.0
+            Allowed constraint violation of the m-stochastic LP.
+        weighting : {"uniform", "lambda"}, default="uniform"
+            Weights of the T-stochastic mixture.
+
+        Returns
+        -------
+        ndarray of shape (n_recorded,)
+            Non-negative weights summing to 1 (one-hot for the deterministic kinds).
+        """
+        T = self.weights.shape[0]
+        if kind == "last":
+            return np.eye(T)[-1]
+        if kind == "best":
+            return np.eye(T)[_shrink.best_iterate(self.objectives, self.constraints)]
+        if kind == "T-stochastic":
+            if weighting == "uniform":
+                return _shrink.uniform_mixture(T)
+            if weighting == "lambda":
+                return _shrink.lambda_weighted_mixture(self.multipliers[:, 0])
+            raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
+        if kind == "m-stochastic":
+            return self.shrink(epsilon).weights
+        raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
+
+    def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """Build a classifier from the recorded iterates.
+
+        Parameters
+        ----------
+        kind, epsilon, weighting
+            As in :meth:`mixture`.
+
+        Returns
+        -------
+        LinearClassifier or StochasticClassifier
+            A linear classifier for ``"best"`` and ``"last"``; a mixture of the
+            support models otherwise (every iterate for ``"T-stochastic"``).
+        """
+        p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
+        if kind in ("best", "last"):
+            t = int(np.flatnonzero(p)[0])
+            return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
+        s = self.shrink(epsilon).support if kind == "m-stochastic" else np.arange(p.shape[0])
+        return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
+
+    def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """Training objective and constraint values of a solution (expected values for mixtures).
+
+        Returns
+        -------
+        objective : float
+        constraints : ndarray of shape (n_constraints,)
+        """
+        p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
+        return float(p @ self.objectives), self.constraints.T @ p
+
+    def solution_atom_rates(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", validation=False):
+        """The expected atom rates of a solution: the mixture of the iterates' atom rates.
+
+        A function of rates evaluated on these is the solution's exact value
+        (for a mixture, not the mixture of the function's values).
+
+        Returns
+        -------
+        ndarray of shape (n_atoms,)
+        """
+        p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
+        R = self.val_atom_rates if validation else self.atom_rates
+        if R is None:
+            raise ValueError("no validation problem was given to train()")
+        return R.T @ p
+
+    def feasibility(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+        """Report whether a solution meets the training constraints.
+
+        Parameters
+        ----------
+        kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
+            The solution (as in :meth:`solution`).
+        epsilon : float, default=0.0
+            Allowed violation of the m-stochastic LP (the report still measures
+            violations against 0).
+        weighting : {"uniform", "lambda"}, default="uniform"
+            Weights of the T-stochastic mixture.
+
+        Returns
+        -------
+        FeasibilityReport
+            The solution's constraint values, which of them are violated, its
+            largest violation and the smallest largest violation any mixture of
+            the recorded iterates achieves.
+        """
+        G = self.constraints
+        m = G.shape[1]
+        if m == 0:
+            tol = np.zeros(0)
+            achievable = 0.0
+        else:
+            tol = FEASIBILITY_RTOL * np.maximum(1.0, np.abs(G).max(axis=0))
+            res = self.shrink(0.0)
+            achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
+        if kind == "m-stochastic" and m and type(epsilon) in (int, float) and epsilon == 0:
+            g = res.constraint_values  # the same LP as solution_values would solve
+        else:
+            _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
+        names = self.constraint_names
+        values = {n: float(v) for n, v in zip(names, g)}
+        violated = {n: float(v) for n, v, t in zip(names, g, tol) if v > t}
+        return FeasibilityReport(
+            solution=kind,
+            feasible=not violated,
+            max_violation=max(0.0, float(g.max())) if m else 0.0,
+            achievable_violation=achievable,
+            constraint_values=values,
+            violated=violated,
+            tolerances={n: float(t) for n, t in zip(names, tol)},
+        )
+
+    def summary(self, kind="m-stochastic", *, epsilon=0.0, file=None):
+        """Print the chosen solution's training values, per constraint.
+
+        Shows each constraint's value (<= 0 is satisfied), whether it binds
+        (within 1e-6 of 0), and, when the solution violates a constraint, its
+        largest violation and the smallest largest violation any mixture of
+        the iterates achieves (see :meth:`feasibility`).
+
+        Parameters
+        ----------
+        kind : str, default="m-stochastic"
+            The solution (as in :meth:`solution`).
+        epsilon : float, default=0.0
+            Allowed violation of the m-stochastic LP.
+        file : file-like, default=None
+            Where to print (standard output by default).
+
+        Returns
+        -------
+        str
+            The printed text.
+        """
+        obj, g = self.solution_values(kind, epsilon=epsilon)
+        lines = [f"rateopt {self.method}: {self.n_iter} iterations, {self.weights.shape[0]} recorded iterates",
+                 f"solution {kind}: training objective {obj:.6f}"]
+        if kind == "m-stochastic":
+            lines[-1] += f", {self.shrink(epsilon).support.shape[0]} support model(s)"
+        report = self.feasibility(kind, epsilon=epsilon)
+        if not report.feasible:
+            lines.append(f"  INFEASIBLE on the training data: largest violation {report.max_violation:.6f}")
+            if report.achievable_violation > 0:
+                lines[-1] += ("; no mixture of the iterates meets every constraint; smallest achievable "
+                              f"largest violation = {report.achievable_violation:.6f}")
+        width = max([len(n) for n in self.constraint_names] + [10])
+        for name, v in zip(self.constraint_names, g):
+            status = "violated" if v > 1e-6 else ("binds" if v > -1e-6 else "slack")
+            lines.append(f"  {name:<{width}}  {v:+.6f}  {status}")
+        text = "\n".join(lines)
+        print(text, file=file or sys.stdout)
+        return text
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path):
+        """Save to ``path`` (``.npz`` arrays plus JSON metadata; no pickle). See :func:`rateopt.load`."""
+        meta = {"kind": "train-result", "method": self.method, "n_iter": int(self.n_iter),
+                "constraint_names": list(self.constraint_names), "settings": self.settings,
+                "const0": self.rate_map.const0, "feature_map": _map_meta(self.feature_map),
+                "validation": None if self.val_rate_map is None else
+                {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names)}}
+        arrays = {"weights": self.weights, "biases": self.biases, "iterations": self.iterations,
+                  "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
+                  "C": self.rate_map.C, "kappa": self.rate_map.kappa, **_map_arrays(self.feature_map)}
+        if self.val_rate_map is not None:
+            arrays.update(val_atom_rates=self.val_atom_rates, val_c0=self.val_rate_map.c0,
+                          val_C=self.val_rate_map.C, val_kappa=self.val_rate_map.kappa)
+        _save(path, meta, arrays, format_name=RESULT_FORMAT)
+
+    def __repr__(self):
+        return (f"TrainResult(method={self.method!r}, n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
+                f"n_constraints={self.constraints.shape[1]})")
+
+
+def result_from_file(meta, arrays, path):
+    """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
+    from ._classifiers import _array, _damaged, _load_map
+
+    W = _array(arrays, "weights", 2, path)
+    T, d = W.shape
+    if T < 1:
+        raise _damaged(path, "weights", "holds no iterate")
+
+    def vec(name, n=None, ndim=1):
+        a = _array(arrays, name, ndim, path)
+        if n is not None and a.shape[0] != n:
+            raise _damaged(path, name, f"has {a.shape[0]} rows, expected {n}")
+        return a
+
+    names = meta.get("constraint_names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise _damaged(path, "metadata.constraint_names", f"is {names!r}, expected a list of names")
+    m = len(names)
+
+    def rate_map(prefix, names, const0):
+        c0 = vec(prefix + "c0")
+        C = vec(prefix + "C", m, ndim=2) if m else np.zeros((0, c0.shape[0]))
+        kappa = vec(prefix + "kappa", m)
+        if C.shape[1] != c0.shape[0]:
+            raise _damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
+        if not isinstance(const0, (int, float)) or isinstance(const0, bool):
+            raise _damaged(path, "metadata.const0", f"is {const0!r}, expected a number")
+        return RateMap(c0, float(const0), C, kappa, tuple(names))
+
+    rmap = rate_map("", names, meta.get("const0"))
+    R = vec("atom_rates", T, ndim=2)
+    if R.shape[1] != rmap.c0.shape[0]:
+        raise _damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
+    val = meta.get("validation")
+    vmap = vR = None
+    if val is not None:
+        if not isinstance(val, dict) or val.get("constraint_names") != names:
+            raise _damaged(path, "metadata.validation", "does not describe the same constraints")
+        vmap = rate_map("val_", names, val.get("const0"))
+        vR = vec("val_atom_rates", T, ndim=2)
+    n_iter = meta.get("n_iter")
+    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
+        raise _damaged(path, "metadata.n_iter", f"is {n_iter!r}, expected an integer >= 1")
+    settings = meta.get("settings")
+    if not isinstance(settings, dict):
+        raise _damaged(path, "metadata.settings", f"is {settings!r}, expected a dict")
+    fmap = _load_map(meta.get("feature_map"), arrays, path)
+    if fmap is not None and d != fmap.n_components_:
+        raise _damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
+    return TrainResult(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
+                       iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
+                       atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
+                       feature_map=fmap, settings=settings)

@@ -1,0 +1,100 @@
+"""What every training game implements, and the registry of games.
+
+One iteration of :func:`rateopt.train` is::
+
+    theta, bias = game.model()
+    result = kernel_pass(spec, theta, bias, game.combinations())   # one pass per dataset
+    game.step(result)                                              # every player moves
+
+and the driver records ``(theta, bias)``, the atom rates and
+``game.multipliers()`` every ``record_every`` iterations. A game never touches
+data: it sees the compiled rate maps of its :class:`~rateopt._game.GameSpec`
+(``c0``, ``C``, ``kappa``) and the kernel's results (atom rates, the proxy value
+of each combination it asked for, the weighted gradient).
+
+A game may call: the players (``rateopt._players``), ``rateopt.core``'s
+multiplier primitives, NumPy on vectors of atom or constraint size. It must not
+loop over examples or call the kernel itself (the driver does, once).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from .._game import Combinations
+from .._players import ModelPlayer
+
+__all__ = ["GAMES", "Game", "Combinations", "register"]
+
+GAMES: dict = {}
+
+
+def register(cls):
+    """Class decorator: make ``cls`` available as ``train(method=cls.name)``."""
+    if not cls.name or cls.name in GAMES:
+        raise ValueError(f"a game needs a new, non-empty name; got {cls.name!r}")
+    GAMES[cls.name] = cls
+    return cls
+
+
+def model_combinations(spec, lam0, lam, proxy):
+    """The model player's proxy Lagrangian ``lam0 g~0 + sum_i lam_i g~i`` as combinations.
+
+    With the hinge on both the objective and the constraints it is ONE
+    combination ``lam0 c0 + lam C``, whose per-example net coefficient gives the
+    tightest hinge bound (DESIGN.md §1). With another objective proxy (e.g.
+    logistic) the objective and the constraints are two combinations, the
+    constraints keeping the hinge: their sum of gradients is the model's.
+    """
+    cons = lam @ spec.C if spec.n_constraints else np.zeros(spec.n_atoms)
+    if proxy == "hinge":
+        return Combinations.single(lam0 * spec.c0 + cons)
+    return Combinations(np.vstack([lam0 * spec.c0, cons]), (proxy, "hinge"), np.ones(2))
+
+
+class Game:
+    """Base class of the training games.
+
+    Subclasses set ``name`` (the ``method`` string) and implement
+    :meth:`combinations`, :meth:`step` and :meth:`multipliers`; the model player
+    (gradient steps on the linear model) is provided here.
+
+    Parameters
+    ----------
+    spec : GameSpec
+        The compiled problem (rate maps and validated data).
+    settings : TrainSettings
+        The validated training parameters.
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, spec, settings):
+        self.spec = spec
+        self.settings = settings
+        self.model_player = ModelPlayer(
+            spec.n_features, optimizer=settings.optimizer, learning_rate=settings.learning_rate,
+            l2=settings.l2, radius=settings.radius, fit_intercept=settings.fit_intercept)
+
+    @classmethod
+    def default_eta_lambda(cls, spec, settings):
+        """The multipliers' default step size (None: the game has no multipliers)."""
+        return None
+
+    def model(self):
+        """The current ``(theta, bias)`` the kernel evaluates."""
+        return self.model_player.theta, self.model_player.bias
+
+    def combinations(self):  # pragma: no cover - abstract
+        """The :class:`Combinations` the kernel evaluates at :meth:`model`."""
+        raise NotImplementedError
+
+    def step(self, result):  # pragma: no cover - abstract
+        """Move every player, given the kernel's result at :meth:`model`."""
+        raise NotImplementedError
+
+    def multipliers(self):  # pragma: no cover - abstract
+        """The multipliers recorded with the current iterate (objective weight first)."""
+        raise NotImplementedError

@@ -1,0 +1,74 @@
+"""Lagrangian games (seed 001, Algorithms 4 and 5).
+
+* ``"proxy-external"``: the model steps on the proxy Lagrangian; Lagrange
+  multipliers ``lambda >= 0`` (``||lambda||_1 <= R``) ascend on the true 0-1
+  constraint values (external regret).
+* ``"lagrangian-hinge"``: both players on the hinge relaxation (the papers'
+  "Hinge" baseline): the multipliers see each constraint's own net per-example
+  hinge value ``g~_i``, at the same model and rows as the model's gradient. The
+  m constraint combinations ride along in the model's kernel pass (gradient
+  weight 0), so an iteration is one pass whatever m is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._players import LagrangePlayer
+from ._base import Combinations, Game, model_combinations, register
+
+__all__ = ["ProxyExternalGame", "LagrangianHingeGame"]
+
+
+class _LagrangianGame(Game):
+    def __init__(self, spec, settings):
+        super().__init__(spec, settings)
+        self.player = LagrangePlayer(spec.n_constraints, eta_lambda=settings.eta_lambda,
+                                     radius=settings.lambda_radius)
+
+    @classmethod
+    def default_eta_lambda(cls, spec, settings):
+        """Lemma 23: ``R / (B sqrt(2T))``, R = ``lambda_radius`` (or 1), B the largest ``|g_i|``."""
+        R = 1.0 if settings.lambda_radius is None else settings.lambda_radius
+        return R / (spec.constraint_bound() * math.sqrt(2 * max(settings.n_iter, 1)))
+
+    def combinations(self):
+        lam0, lam = self.player.weights()
+        return model_combinations(self.spec, lam0, lam, self.settings.proxy)
+
+    def multipliers(self):
+        return self.player.state()
+
+
+@register
+class ProxyExternalGame(_LagrangianGame):
+    """``method="proxy-external"``: proxies for the model, Lagrange multipliers on 0-1 rates."""
+
+    name = "proxy-external"
+
+    def step(self, result):
+        self.model_player.step(result.grad, result.grad_bias)
+        if self.spec.n_constraints:
+            self.player.update(self.spec.constraints(result.rates))
+
+
+@register
+class LagrangianHingeGame(_LagrangianGame):
+    """``method="lagrangian-hinge"``: hinge relaxation for both players (the Hinge baseline)."""
+
+    name = "lagrangian-hinge"
+
+    def combinations(self):
+        combos = super().combinations()
+        m = self.spec.n_constraints
+        if m == 0:
+            return combos
+        return combos + Combinations(self.spec.C, ("hinge",) * m, np.zeros(m))
+
+    def step(self, result):
+        self.model_player.step(result.grad, result.grad_bias)
+        m = self.spec.n_constraints
+        if m:
+            self.player.update(result.proxy_values[-m:] - self.spec.kappa)

@@ -1,0 +1,46 @@
+"""The proxy-Lagrangian game with swap regret (seed 001, Algorithm 3; ``"proxy-swap"``).
+
+The model player steps on the proxy Lagrangian ``lambda_0 g~0 + sum_i lambda_i g~i``;
+the multiplier player lives on the (m+1)-simplex, sees the true 0-1 constraint
+values ``g_i`` and minimizes swap regret through a left-stochastic matrix whose
+stationary distribution it plays.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._players import SwapRegretPlayer
+from ._base import Game, model_combinations, register
+
+__all__ = ["ProxySwapGame"]
+
+@register
+class ProxySwapGame(Game):
+    """``method="proxy-swap"``: proxies for the model, swap-regret multipliers on 0-1 rates."""
+
+    name = "proxy-swap"
+
+    def __init__(self, spec, settings):
+        super().__init__(spec, settings)
+        self.player = SwapRegretPlayer(spec.n_constraints, eta_lambda=settings.eta_lambda,
+                                       update=settings.update)
+
+    @classmethod
+    def default_eta_lambda(cls, spec, settings):
+        """Lemma 8: ``sqrt((m+1) ln(m+1) / (T B^2))``, B the largest possible ``|g_i|``."""
+        k, T, B = spec.n_constraints + 1, max(settings.n_iter, 1), spec.constraint_bound()
+        return math.sqrt(k * math.log(k) / (T * B * B)) if k > 1 else 0.0
+
+    def combinations(self):
+        lam0, lam = self.player.weights()
+        return model_combinations(self.spec, lam0, lam, self.settings.proxy)
+
+    def step(self, result):
+        self.model_player.step(result.grad, result.grad_bias)
+        if self.spec.n_constraints:
+            self.player.update(self.spec.constraints(result.rates))
+
+    def multipliers(self):
+        return self.player.state()
+

@@ -1,0 +1,25 @@
+"""The objective's proxy alone (``"unconstrained"``): the baseline every table compares with."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Game, model_combinations, register
+
+__all__ = ["UnconstrainedGame"]
+
+
+@register
+class UnconstrainedGame(Game):
+    """``method="unconstrained"``: gradient steps on the objective's proxy; constraints only recorded."""
+
+    name = "unconstrained"
+
+    def combinations(self):
+        return model_combinations(self.spec, 1.0, np.zeros(self.spec.n_constraints), self.settings.proxy)
+
+    def step(self, result):
+        self.model_player.step(result.grad, result.grad_bias)
+
+    def multipliers(self):
+        return np.concatenate(([1.0], np.zeros(self.spec.n_constraints)))

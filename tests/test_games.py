@@ -1,0 +1,164 @@
+"""The game registry and the driver's seam (``rateopt.games``, ``rateopt.train``).
+
+Checked against independent facts: the number of kernel passes is counted by
+wrapping the core function; a game defined here, outside the package, trains
+through the unchanged driver; the logistic objective proxy is compared with
+scikit-learn's logistic regression on the same data.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
+
+import rateopt
+from rateopt import core
+from rateopt._game import Combinations
+from rateopt.games import GAMES, Game, get_game, register
+
+DOCUMENTED = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
+
+
+def _problem(n=300, seed=0, m=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    g = rng.integers(0, 2, n)
+    ds = rateopt.Dataset(X, y, groups={"g": g})
+    ctx = ds.context()
+    cons = [rateopt.positive_prediction_rate(ctx) <= 0.45,
+            rateopt.true_positive_rate(ctx.subset(group="g", value=1)) >= 0.6][:m]
+    return rateopt.Problem(constraints=cons), X, y
+
+
+def test_every_documented_method_is_registered_and_documented():
+    assert set(DOCUMENTED) <= set(GAMES)
+    assert rateopt._train.METHODS == tuple(GAMES)
+    train_doc = rateopt.train.__doc__
+    est_doc = rateopt.RateConstrainedClassifier.__doc__
+    for name in GAMES:
+        assert f'"{name}"' in train_doc and f'"{name}"' in est_doc, name
+
+
+@pytest.mark.parametrize("method", list(GAMES))
+def test_every_registered_game_runs(method):
+    problem, X, y = _problem()
+    res = rateopt._train.run_game(problem, method=method, n_iter=30, eta_lambda=0.5)
+    assert res.method == method and res.n_iter == 30
+    assert res.atom_rates.shape == (res.weights.shape[0], problem.n_atoms)
+    assert res.multipliers.shape == (res.weights.shape[0], problem.n_constraints + 1)
+    # Recorded objective values are the NumPy error rates of the recorded models.
+    for w, b, obj in zip(res.weights, res.biases, res.objectives):
+        assert obj == pytest.approx(np.mean((X @ w + b >= 0).astype(int) != y), abs=1e-12)
+
+
+def test_unknown_method_names_the_registered_ones():
+    with pytest.raises(ValueError, match="method must be one of .*proxy-swap"):
+        get_game("proxy-swop")
+    problem, _, _ = _problem()
+    with pytest.raises(ValueError, match="method must be one of"):
+        rateopt.train(problem, method="nope")
+
+
+@pytest.fixture
+def count_passes(monkeypatch):
+    calls = []
+    real = core.rate_kernel_multi
+
+    def counting(*args, **kwargs):
+        calls.append(np.asarray(args[4]).shape[0])  # k combinations of this pass
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core, "rate_kernel_multi", counting)
+    return calls
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_lagrangian_hinge_makes_one_kernel_pass_per_iteration(count_passes, m):
+    problem, _, _ = _problem(m=m)
+    rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=25, eta_lambda=0.5)
+    # One dataset, full batch: records reuse the iteration's pass.
+    assert len(count_passes) == 25
+    assert set(count_passes) == {m + 1}  # the model's combination and m constraints, together
+
+
+def test_the_multipliers_see_the_per_constraint_hinge_values():
+    # One iteration by hand: the Lagrangian-hinge multipliers move by eta * g~(theta_0),
+    # with g~ from GameSpec.proxy_constraints (its own reference-tested pass).
+    problem, _, _ = _problem()
+    res = rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=2, eta_lambda=0.5,
+                                  record_every=1)
+    spec = rateopt._game.spec_from_problem(problem)
+    g = spec.proxy_constraints(np.zeros(3), 0.0)
+    np.testing.assert_allclose(res.multipliers[1, 1:], np.maximum(0.5 * g, 0.0), rtol=0, atol=1e-15)
+
+
+def test_a_new_game_needs_only_its_class_and_registration(count_passes):
+    """A game written outside the package: a fixed-multiplier Lagrangian with the ramp
+    proxy on the constraints. The driver runs it unchanged."""
+
+    class FixedPenalty(Game):
+        name = "test-fixed-penalty"
+
+        def combinations(self):
+            m = self.spec.n_constraints
+            model = Combinations.single(self.spec.c0)
+            return model + Combinations(self.spec.C, ("ramp",) * m, np.full(m, 2.0))
+
+        def step(self, result):
+            self.last_proxy_values = result.proxy_values
+            self.model_player.step(result.grad, result.grad_bias)
+
+        def multipliers(self):
+            return np.concatenate(([1.0], np.full(self.spec.n_constraints, 2.0)))
+
+    register(FixedPenalty)
+    try:
+        problem, _, _ = _problem()
+        res = rateopt.train(problem, method="test-fixed-penalty", n_iter=40)
+        assert res.method == "test-fixed-penalty" and res.n_iter == 40
+        assert len(count_passes) == 40 and set(count_passes) == {3}
+        np.testing.assert_array_equal(res.multipliers[:, 1:], 2.0)
+    finally:
+        del GAMES["test-fixed-penalty"]
+    with pytest.raises(ValueError, match="new, non-empty name"):
+        register(type("Unnamed", (Game,), {}))
+
+
+def test_logistic_objective_proxy_reaches_logistic_regression():
+    rng = np.random.default_rng(3)
+    n = 600
+    X = rng.normal(size=(n, 4))
+    y = (X @ np.array([1.0, -0.5, 0.25, 0.0]) + rng.logistic(size=n) > 0).astype(int)
+    ds = rateopt.Dataset(X, y)
+    problem = rateopt.Problem(objective=rateopt.error_rate(ds.context()))
+    res = rateopt.train(problem, method="unconstrained", proxy="logistic", n_iter=3000, learning_rate=0.02,
+                        record_every=3000)
+    w, b = res.weights[-1], res.biases[-1]
+    ours = log_loss(y, 1 / (1 + np.exp(-(X @ w + b))))
+    best = LogisticRegression(C=1e8, tol=1e-10, max_iter=10_000).fit(X, y)
+    optimum = log_loss(y, best.predict_proba(X)[:, 1])
+    assert optimum <= ours <= optimum + 1e-4
+
+
+def test_logistic_objective_keeps_hinge_constraints(count_passes):
+    problem, _, _ = _problem()
+    rateopt._train.run_game(problem, method="proxy-swap", proxy="logistic", n_iter=3, eta_lambda=0.5)
+    assert set(count_passes) == {2}  # objective (logistic) and constraints (hinge): two combinations
+
+
+def test_train_takes_exactly_the_parameter_table():
+    from rateopt._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
+
+    problem, _, _ = _problem()
+    with pytest.raises(TypeError, match="unknown training parameter"):
+        rateopt.train(problem, n_iters=10)
+    # The estimator exposes every parameter of the tables, with the same defaults.
+    est_params = inspect.signature(rateopt.RateConstrainedClassifier).parameters
+    for p in TRAIN_PARAMS + MODEL_PARAMS + SOLUTION_PARAMS:
+        assert p.name in est_params, p.name
+        assert est_params[p.name].default == p.default, p.name
