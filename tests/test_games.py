@@ -9,6 +9,7 @@ scikit-learn's logistic regression on the same data.
 from __future__ import annotations
 
 import inspect
+import io
 
 import numpy as np
 import pytest
@@ -162,3 +163,61 @@ def test_train_takes_exactly_the_parameter_table():
     for p in TRAIN_PARAMS + MODEL_PARAMS + SOLUTION_PARAMS:
         assert p.name in est_params, p.name
         assert est_params[p.name].default == p.default, p.name
+
+
+def test_train_result_round_trips_and_reselects_solutions(tmp_path):
+    problem, X, y = _problem()
+    val_problem, _, _ = _problem(seed=1)
+    res = rateopt.train(problem, method="proxy-swap", n_iter=200, eta_lambda=0.5, validation=val_problem)
+    path = tmp_path / "result.npz"
+    res.save(path)
+    back = rateopt.load(path)
+    assert isinstance(back, rateopt.TrainResult) and back.method == "proxy-swap" and back.n_iter == 200
+    for name in ("weights", "biases", "iterations", "multipliers", "atom_rates", "objectives", "constraints",
+                 "val_objectives", "val_constraints"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(res, name), err_msg=name)
+    assert back.constraint_names == res.constraint_names
+    assert back.settings == res.settings and back.settings["eta_lambda"] == 0.5
+    for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+        np.testing.assert_array_equal(back.mixture(kind), res.mixture(kind))
+        a, b = back.solution(kind), res.solution(kind)
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_mixture_is_the_one_source_of_every_solution():
+    problem, X, y = _problem()
+    res = rateopt._train.run_game(problem, method="proxy-swap", n_iter=200, eta_lambda=0.5)  # no LP yet
+    calls = []
+    real = rateopt._shrink.shrink
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    rateopt._shrink.shrink = counting
+    try:
+        for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+            p = res.mixture(kind)
+            obj, g = res.solution_values(kind)
+            # Values are the mixture of the iterates' values; the classifier's expected
+            # decisions reproduce them through an independent NumPy count.
+            proba = res.solution(kind).predict_proba(X)
+            assert obj == pytest.approx(np.mean(np.abs(proba - y)), abs=1e-12)
+            np.testing.assert_allclose(res.solution_atom_rates(kind), res.atom_rates.T @ p, rtol=0, atol=0)
+        res.summary(file=io.StringIO())
+        res.feasibility("m-stochastic")
+    finally:
+        rateopt._shrink.shrink = real
+    assert len(calls) == 1  # the LP was solved once (epsilon = 0) and cached
+
+
+def test_a_damaged_result_file_is_a_clear_error(tmp_path):
+    problem, _, _ = _problem()
+    res = rateopt.train(problem, n_iter=20, eta_lambda=0.5)
+    path = tmp_path / "r.npz"
+    res.save(path)
+    data = dict(np.load(path))
+    data["atom_rates"] = data["atom_rates"][:, :-1]
+    np.savez(path, **data)
+    with pytest.raises(rateopt.exceptions.RateoptError, match="atom_rates"):
+        rateopt.load(path)
