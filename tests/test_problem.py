@@ -405,7 +405,9 @@ def test_to_atom_table_with_the_core():
     core = pytest.importorskip("rateopt.core", exc_type=ImportError)
     ds, rec = make_data(6)
     p = Problem(constraints=[G.equal_opportunity("race", 0.05), G.churn_cap(0.2, "sex")], datasets=ds)
-    table = p.compiled.to_atom_table("train")
+    from rateopt._game import atom_table
+
+    table = atom_table(p.compiled.tables["train"])  # the game builds the core's table
     assert table.n_atoms == p.compiled.tables["train"].n_atoms
     X = np.ascontiguousarray(ds.X)
     theta = np.array([0.5, -1.0, 0.25])
@@ -458,3 +460,19 @@ def test_numpydoc_validation():
         errors = [f"{qual} {code} {msg}" for code, msg in validate(qual)["errors"] if code not in ignore]
         problems.extend(errors)
     assert not problems, "\n".join(problems)
+
+
+def test_rate_layer_gives_every_named_rate_from_atom_rates():
+    p, (train, rec), _, _ = problem_and_members(3)
+    preds = {"train": np.linspace(-1, 1, rec["n"]), "unlabeled": np.linspace(1, -1, 50)}
+    ev = p.evaluate(preds)
+    layer = p.compiled.rates
+    values = layer.values(ev.atom_rates)
+    assert dict(zip(layer.names, values.tolist())) == ev.rates
+    # A stack of atom-rate vectors (e.g. recorded iterates) gives one row each.
+    stack = layer.values(np.vstack([ev.atom_rates, ev.atom_rates]))
+    np.testing.assert_array_equal(stack, np.vstack([values, values]))
+    name = layer.names[0]
+    assert values[layer.index(name)] == ev.rates[name]
+    with pytest.raises(KeyError, match="no rate named"):
+        layer.index("no such rate")

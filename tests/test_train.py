@@ -574,3 +574,16 @@ def test_a_constraint_with_coefficient_1e200_trains_and_solves(fig2, method, opt
     coverage = mixture_proba(X, clf).mean()  # independent count of the expected decisions
     assert coverage >= 0.55 - 1e-9  # (the first iterate, all positive, is feasible for every method)
     assert res.feasibility().feasible
+
+
+def test_problem_regularization_is_the_default_models_l2(fig2):
+    X, y, cluster = fig2
+    ds = Dataset(X, y, groups={"cluster": cluster})
+    cons = [positive_prediction_rate(ds.context()) >= 0.55]
+    with_reg = train(Problem(constraints=cons, regularization=0.1), n_iter=100, eta_lambda=0.5)
+    with_model = train(Problem(constraints=cons), LinearModel(l2=0.1), n_iter=100, eta_lambda=0.5)
+    without = train(Problem(constraints=cons), n_iter=100, eta_lambda=0.5)
+    np.testing.assert_array_equal(with_reg.weights, with_model.weights)
+    assert not np.array_equal(with_reg.weights, without.weights)
+    with pytest.raises(ValueError, match="regularization=0.1 and model.l2=0.2 disagree"):
+        train(Problem(constraints=cons, regularization=0.1), LinearModel(l2=0.2), n_iter=5)

@@ -19,7 +19,8 @@ import numpy as np
 
 from . import core
 
-__all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "revalidated", "spec_from_problem"]
+__all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
+           "spec_from_problem"]
 
 #: Constraint rows (and the objective) with a coefficient or offset above this
 #: magnitude are rescaled for the players (see :meth:`GameSpec.for_players`).
@@ -243,7 +244,7 @@ def spec_from_problem(problem):
                 "one model cannot score both"
             )
         table = cp.tables[name]
-        blocks.append(Block(X, table.to_atom_table(), np.asarray(table.atom_ids, dtype=np.int64), name))
+        blocks.append(Block(X, atom_table(table), np.asarray(table.atom_ids, dtype=np.int64), name))
     return GameSpec(
         blocks=tuple(blocks),
         n_atoms=cp.n_atoms,
@@ -254,6 +255,12 @@ def spec_from_problem(problem):
         constraint_names=tuple(cp.constraint_names),
         n_features=int(n_features),
     )
+
+
+def atom_table(table):
+    """The core's validated :class:`~rateopt.core.AtomTable` of a compiled
+    :class:`~rateopt._compiled.MembershipTable` (its arrays are shared, not copied)."""
+    return core.AtomTable(table.indptr, table.indices, table.weights, table.n_atoms)
 
 
 def revalidated(spec):

@@ -126,9 +126,7 @@ def train(problem, model=None, method="proxy-swap", *, validation=None, callback
 def run_game(problem, model=None, method="proxy-swap", *, validation=None, callback=None, **params):
     """:func:`train` without the feasibility warning (the estimator checks its own solution)."""
     game_cls = get_game(method)
-    model = LinearModel() if model is None else model
-    if not isinstance(model, (LinearModel, KernelModel)):
-        raise TypeError(f"model must be a LinearModel or a KernelModel, got {type(model).__name__}")
+    model = _model(problem, model)
     settings = train_settings(method, model, **params)
     spec, val_spec, feature_map = _prepare(problem, validation, model, settings.n_threads)
     players_spec = spec.for_players()  # what the players see; records use spec
@@ -197,6 +195,19 @@ class _Recorder:
             val_atom_rates=np.array(r["val_rates"]) if val else None,
             val_rate_map=RateMap.of(self.val_spec) if val else None,
             feature_map=feature_map, settings=settings.as_dict())
+
+
+def _model(problem, model):
+    """The model to train: ``model``, or a linear model with the problem's ``regularization``."""
+    reg = getattr(problem, "regularization", None)
+    if model is None:
+        return LinearModel(l2=reg or 0.0)
+    if not isinstance(model, (LinearModel, KernelModel)):
+        raise TypeError(f"model must be a LinearModel or a KernelModel, got {type(model).__name__}")
+    if reg is not None and model.l2 != reg:
+        raise ValueError(f"problem.regularization={reg!r} and model.l2={model.l2!r} disagree: "
+                         "state the L2 strength once (on the model, or on the problem with model=None)")
+    return model
 
 
 def _prepare(problem, validation, model, threads):

@@ -1,0 +1,308 @@
+"""Compilation of an objective and constraints into a :class:`CompiledProblem`.
+
+:func:`compile_problem` runs once per :class:`~rateopt.Problem`, in small
+steps: unique constraint names; lowering of every expression to affine forms
+of subsets (:mod:`rateopt._lowering`); merging identical subsets of a dataset
+into one atom, numbered dataset by dataset; one CSR membership table per
+dataset; the rows of ``C``, ``kappa`` and the objective; the rate layer of
+every named rate. The result is frozen and never touches the compiled core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from rateopt import _rates as R
+from rateopt._compiled import AtomInfo, CompiledProblem, InverseData, MembershipTable, RateLayer, _frozen
+from rateopt._data import Dataset
+from rateopt._lowering import _CANCEL_RTOL, _Affine, _Env, _lower, _scaled_by_max
+from rateopt.exceptions import ConstantConstraintError, RateoptError
+from rateopt.goals import Goal
+
+__all__ = ["compile_problem"]
+
+
+def _resolve_role(datasets, role: str):
+    if isinstance(datasets, Dataset):
+        return datasets
+    if isinstance(datasets, Mapping):
+        if role not in datasets:
+            raise RateoptError(
+                f"no dataset for role {role!r}; datasets given: {list(datasets)!r}"
+            )
+        return datasets[role]
+    for ds in datasets:
+        if ds.name == role:
+            return ds
+    raise RateoptError(
+        f"no dataset named {role!r}; datasets given: {[d.name for d in datasets]!r}"
+    )
+
+
+def _datasets_by_name(expressions) -> dict:
+    """The datasets used by ``expressions``, by name, in order of appearance."""
+    datasets: dict = {}
+    for expr in expressions:
+        for ds in expr.datasets:
+            other = datasets.get(ds.name)
+            if other is None:
+                datasets[ds.name] = ds
+            elif other is not ds:
+                raise RateoptError(
+                    f"two different datasets are both named {ds.name!r}; give them "
+                    "distinct names with Dataset(..., name=...)"
+                )
+    return datasets
+
+
+def _flatten_constraints(constraints, datasets):
+    """Yield ``(constraint, source_goal)`` from constraints, goals and nested lists."""
+    if isinstance(constraints, (R.Constraint, Goal)):
+        constraints = [constraints]
+    for item in constraints:
+        if isinstance(item, R.Constraint):
+            yield item, None
+        elif isinstance(item, Goal):
+            if datasets is None:
+                raise RateoptError(
+                    f"goal {item!r} needs datasets to bind to: pass Problem(..., datasets=...)"
+                )
+            for c in item.bind(datasets):
+                yield c, item
+        elif isinstance(item, R.Expression):
+            raise TypeError(
+                f"{item} is an expression, not a constraint: compare it with <= or >= "
+                "(e.g. rate <= 0.1)"
+            )
+        elif isinstance(item, Iterable) and not isinstance(item, (str, bytes)):
+            yield from _flatten_constraints(list(item), datasets)
+        else:
+            raise TypeError(
+                f"constraints must be Constraint objects or goals, got {type(item).__name__}"
+            )
+
+
+def compile_problem(objective, pairs):
+    """Compile ``objective`` and ``(constraint, source goal)`` pairs.
+
+    Returns
+    -------
+    datasets : dict of str to Dataset
+        The datasets used, by name, in order of appearance.
+    constraints : tuple of Constraint
+        The constraints under their unique names.
+    compiled : CompiledProblem
+    """
+    constraints, originals, sources, names = _unique_names(pairs)
+    datasets = _datasets_by_name([objective] + [c.expression for c in constraints])
+    env, obj_form, forms, leaf_forms = _lower_all(objective, constraints)
+    per_ds, ctx_local = _merge_subsets(env, datasets, [obj_form, *forms, *leaf_forms.values()])
+    atoms, tables, atom_dataset, atom_local, offsets = _atoms_and_tables(env, datasets, per_ds)
+    gid_of = {ctx: offsets[d] + loc for ctx, (d, loc) in ctx_local.items()}
+    n_atoms = len(atoms)
+
+    def row(form: _Affine):
+        return _coefficient_row(form, gid_of, n_atoms)
+
+    C, kappa = _constraint_rows(constraints, forms, row, n_atoms)
+    obj_coef = row(obj_form)
+    inverse = InverseData(constraints=tuple(constraints), originals=tuple(originals), sources=tuple(sources),
+                          names=tuple(names))
+    compiled = CompiledProblem(
+        datasets=tuple(datasets),
+        atoms=tuple(atoms),
+        tables=tables,
+        atom_dataset=_frozen(atom_dataset),
+        atom_local=_frozen(atom_local),
+        C=_frozen(C),
+        kappa=_frozen(kappa),
+        objective_coef=_frozen(obj_coef),
+        objective_constant=float(obj_form.const),
+        constraint_names=tuple(names),
+        rates=_rate_layer(leaf_forms, atoms, row, n_atoms),
+        inverse_data=inverse,
+    )
+    return datasets, tuple(constraints), compiled
+
+
+def _unique_names(pairs):
+    """Constraints renamed ``name #2``, ``name #3``, ... where names repeat."""
+    used: set = set()
+    constraints, originals, sources, names = [], [], [], []
+    for c, src in pairs:
+        base = name = c.name
+        k = 1
+        while name in used:
+            k += 1
+            name = f"{base} #{k}"
+        used.add(name)
+        constraints.append(c if name == c.name else c.named(name))
+        originals.append(c)
+        sources.append(src)
+        names.append(name)
+    return constraints, originals, sources, names
+
+
+def _lower_all(objective, constraints):
+    """Affine forms of the objective, of every constraint and of every rate leaf (for reports)."""
+    env = _Env()
+    env.where = "the objective"
+    obj_form = _lower(objective, env)
+    forms = []
+    for c in constraints:
+        env.where = f"constraint {c.name!r}"
+        forms.append(_lower(c.expression, env))
+    leaf_forms: dict = {}
+    for where, expr in [("the objective", objective)] + [
+        (f"constraint {c.name!r}", c.expression) for c in constraints
+    ]:
+        env.where = where
+        for leaf in expr.leaves():
+            if leaf.name not in leaf_forms:
+                leaf_forms[leaf.name] = _lower(leaf, env)
+    return env, obj_form, forms, leaf_forms
+
+
+def _merge_subsets(env, datasets, forms):
+    """One atom per distinct membership of a dataset: ``{dataset: [(mask, [contexts])]}`` and
+    each context's ``(dataset, local atom id)``."""
+    ctx_order: dict = {}
+    for f in forms:
+        for ctx in f.terms:
+            ctx_order.setdefault(ctx, None)
+    per_ds: dict = {name: [] for name in datasets}
+    key_to_local: dict = {name: {} for name in datasets}
+    ctx_local: dict = {}
+    for ctx in ctx_order:
+        dsname = ctx.dataset.name
+        m = env.mask(ctx)
+        key = np.packbits(m).tobytes()
+        local = key_to_local[dsname].get(key)
+        if local is None:
+            local = len(per_ds[dsname])
+            key_to_local[dsname][key] = local
+            per_ds[dsname].append((m, [ctx]))
+        else:
+            per_ds[dsname][local][1].append(ctx)
+        ctx_local[ctx] = (dsname, local)
+    return per_ds, ctx_local
+
+
+def _atoms_and_tables(env, datasets, per_ds):
+    """Global atom numbering (dataset by dataset), atom descriptions and membership tables."""
+    offsets, off = {}, 0
+    for name in datasets:
+        offsets[name] = off
+        off += len(per_ds[name])
+    n_atoms = off
+    atoms, tables = [], {}
+    atom_dataset = np.empty(n_atoms, dtype=np.int64)
+    atom_local = np.empty(n_atoms, dtype=np.int64)
+    for d, name in enumerate(datasets):
+        entries = per_ds[name]
+        for local, (m, ctxs) in enumerate(entries):
+            gid = offsets[name] + local
+            atom_dataset[gid], atom_local[gid] = d, local
+            first = ctxs[0]
+            aliases = tuple(dict.fromkeys(c.label for c in ctxs[1:] if c.label != first.label))
+            atoms.append(AtomInfo(index=gid, dataset=name, local_index=local, name=f"ppr[{first.label}]",
+                                  subset=first.label, aliases=aliases, n_members=int(np.count_nonzero(m)),
+                                  total_weight=env.weight(first).value()))
+        tables[name] = _membership_table(datasets[name], [e[0] for e in entries], offsets[name])
+    return atoms, tables, atom_dataset, atom_local, offsets
+
+
+def _coefficient_row(form: _Affine, gid_of, n_atoms):
+    """A form's atom coefficients; sums that cancel to round-off become exact zeros."""
+    coef = np.zeros(n_atoms)
+    mass = np.zeros(n_atoms)
+    for ctx, v in form.terms.items():
+        g = gid_of[ctx]
+        coef[g] += v
+        mass[g] += form.mass[ctx]
+    coef[np.abs(coef) <= _CANCEL_RTOL * mass] = 0.0
+    return coef
+
+
+def _constraint_rows(constraints, forms, row, n_atoms):
+    """``C`` and ``kappa`` of ``g = C p - kappa <= 0``; a constraint no model can change is an error."""
+    C = np.zeros((len(forms), n_atoms))
+    kappa = np.zeros(len(forms))
+    for i, (c, f) in enumerate(zip(constraints, forms)):
+        C[i] = row(f)
+        kappa[i] = -f.const
+        if not np.any(C[i]):
+            subsets = sorted({ctx.label for ctx in f.terms}) or ["(none)"]
+            raise ConstantConstraintError(
+                f"constraint {c.name!r} is constant: it does not depend on the model's "
+                f"decisions (its value is always {f.const:.6g}; rates on subsets "
+                f"{', '.join(repr(s) for s in subsets)} cancel out or none is used), "
+                "so no model can change whether it holds"
+            )
+    return C, kappa
+
+
+def _rate_layer(leaf_forms, atoms, row, n_atoms):
+    """Every rate leaf, then every atom, under unique names."""
+    names, rows, consts = [], [], []
+    seen: dict = {}
+
+    def add(name, coef, const):
+        k = seen.get(name)
+        if k is not None:
+            if np.array_equal(rows[k], coef) and consts[k] == const:
+                return
+            j = 2
+            while f"{name} #{j}" in seen:
+                j += 1
+            name = f"{name} #{j}"
+        seen[name] = len(names)
+        names.append(name)
+        rows.append(coef)
+        consts.append(const)
+
+    for name, f in leaf_forms.items():
+        add(name, row(f), f.const)
+    for a in atoms:
+        e = np.zeros(n_atoms)
+        e[a.index] = 1.0
+        add(a.name, e, 0.0)
+    return RateLayer(names=tuple(names), A=_frozen(np.array(rows).reshape(len(rows), n_atoms)),
+                     b=_frozen(np.array(consts, dtype=np.float64)))
+
+
+def _membership_table(ds: Dataset, masks: list, offset: int) -> MembershipTable:
+    """Build the CSR membership table of one dataset (vectorized; loops over atoms only)."""
+    n = ds.n_samples
+    k = len(masks)
+    w = ds.weights
+    rows_parts, cols_parts, val_parts = [], [], []
+    for a, m in enumerate(masks):
+        idx = np.flatnonzero(m)
+        rows_parts.append(idx)
+        cols_parts.append(np.full(idx.size, a, dtype=np.int32))
+        wa = _scaled_by_max(w[idx])[0]  # exact power-of-two rescaling: no overflow in the sum
+        val_parts.append(wa / np.sum(wa))
+    if k:
+        rows = np.concatenate(rows_parts)
+        cols = np.concatenate(cols_parts)
+        vals = np.concatenate(val_parts)
+    else:
+        rows = np.empty(0, dtype=np.int64)
+        cols = np.empty(0, dtype=np.int32)
+        vals = np.empty(0, dtype=np.float64)
+    order = np.argsort(rows, kind="stable")  # keeps ascending atom ids within a row
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return MembershipTable(
+        dataset=ds.name,
+        n_samples=n,
+        n_atoms=k,
+        indptr=_frozen(indptr),
+        indices=_frozen(np.ascontiguousarray(cols[order], dtype=np.int32)),
+        weights=_frozen(np.ascontiguousarray(vals[order], dtype=np.float64)),
+        atom_ids=_frozen(np.arange(offset, offset + k, dtype=np.int64)),
+        offset=offset,
+    )

@@ -1,0 +1,93 @@
+"""Reading a predictor's output as per-example decision values in [0, 1].
+
+:meth:`rateopt.Problem.evaluate` accepts decisions, scores, probabilities
+(expected decisions of a stochastic mixture) or labels; these functions decide
+how an array is read and check it, naming the dataset in every message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rateopt._data import Dataset
+from rateopt.exceptions import RateoptError
+
+__all__: list = []
+
+
+def _decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
+    """Per-example decision values in [0, 1] (see :meth:`Problem.evaluate` for the rules)."""
+    name, n_samples = ds.name, ds.n_samples
+    a = np.asarray(pred)
+    if a.ndim != 1 or a.shape[0] != n_samples:
+        raise RateoptError(
+            f"predictions for dataset {name!r} must have shape ({n_samples},), got {a.shape}"
+        )
+    by_label = None  # the reading as a classifier's predict output in the label values
+    if kind in ("auto", "labels") and ds.classes is not None:
+        known = np.array([c for c in ds.classes if c is not None], dtype=object)
+        if bool(np.all(np.isin(a, known))):
+            by_label = np.asarray(a == ds.classes[1], dtype=np.float64)
+    if kind == "labels":
+        if by_label is None:
+            raise RateoptError(
+                f"kind='labels' but the predictions for dataset {name!r} are not all among its "
+                f"label values {ds.classes!r}"
+                if ds.classes is not None
+                else f"kind='labels' but dataset {name!r} has no labels"
+            )
+        return by_label
+    if a.dtype.kind not in "biuf":
+        if by_label is not None:
+            return by_label
+        raise RateoptError(
+            f"predictions for dataset {name!r} must be numeric or boolean (or the dataset's "
+            f"label values), got dtype {a.dtype}"
+        )
+    try:
+        values = _numeric_decision_values(a, kind, name)
+    except RateoptError:
+        if by_label is None:
+            raise
+        values = None
+    if by_label is not None and (values is None or not np.array_equal(values, by_label)):
+        raise RateoptError(
+            f"predictions for dataset {name!r} are ambiguous: read as label values "
+            f"{ds.classes!r} (positive label {ds.classes[1]!r}) they differ from their reading "
+            "as 0/1 decisions or scores; pass kind='labels', 'decisions' or 'scores'"
+        )
+    return values
+
+
+def _numeric_decision_values(a: np.ndarray, kind: str, name: str) -> np.ndarray:
+    if a.dtype.kind == "b":
+        if kind in ("auto", "decisions", "probabilities"):
+            return a.astype(np.float64)
+        raise RateoptError(f"predictions for dataset {name!r} are boolean but kind={kind!r}")
+    v = a.astype(np.float64)
+    if not np.all(np.isfinite(v)):
+        raise RateoptError(f"predictions for dataset {name!r} contain NaN or inf")
+    if kind == "scores":
+        return (v >= 0).astype(np.float64)
+    is01 = bool(np.all((v == 0) | (v == 1)))
+    if kind == "decisions":
+        if not is01:
+            raise RateoptError(
+                f"kind='decisions' but predictions for dataset {name!r} have values other than 0/1"
+            )
+        return v
+    in01 = bool(np.all((v >= 0) & (v <= 1)))
+    if kind == "probabilities":
+        if not in01:
+            raise RateoptError(
+                f"kind='probabilities' but predictions for dataset {name!r} are outside [0, 1]"
+            )
+        return v
+    if is01:
+        return v
+    if in01:
+        raise RateoptError(
+            f"predictions for dataset {name!r} all lie in [0, 1] but are not all 0/1: pass "
+            "kind='probabilities' (expected decisions) or kind='scores' (positive iff >= 0)"
+        )
+    return (v >= 0).astype(np.float64)
