@@ -20,6 +20,7 @@ import zipfile
 import numpy as np
 
 from ._hashing import row_uniforms
+from ._validation import check_seed
 from .core import FeatureMatrix
 from .exceptions import RateoptError
 
@@ -272,11 +273,8 @@ class StochasticClassifier:
 
 
 def _seed(random_state):
-    if random_state is None:
-        return 0
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state)
-    raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}")
+    seed = check_seed("random_state", random_state)
+    return 0 if seed is None else seed
 
 
 def _save(path, meta, arrays, format_name=FORMAT_NAME):

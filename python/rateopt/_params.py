@@ -9,98 +9,25 @@ names the parameter.
 
 from __future__ import annotations
 
-import math
-import operator
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from ._threads import resolve_n_threads
+from ._validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_real,
+    check_seed,
+)
 
 __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSettings", "train_settings",
-           "build_model", "defaults", "check_positive", "check_int", "check_choice", "check_nonnegative"]
+           "build_model", "defaults", "validate"]
 
 OPTIMIZERS = ("sgd", "adagrad", "adam")
 UPDATES = ("multiplicative", "additive")
 OBJECTIVE_PROXIES = ("hinge", "logistic")
-
-
-# --------------------------------------------------------------------------- #
-# Validators (each returns the value, or raises ValueError naming `name`)
-# --------------------------------------------------------------------------- #
-
-
-def _real(name, value, what):
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {what}, got {value!r}") from None
-
-
-def check_positive(name, value, allow_none=False):
-    """A finite number > 0 (or None when allowed)."""
-    if value is None and allow_none:
-        return None
-    v = _real(name, value, "a positive number")
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
-def check_nonnegative(name, value):
-    """A finite number >= 0."""
-    v = _real(name, value, "a non-negative number")
-    if not (math.isfinite(v) and v >= 0):
-        raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
-    return v
-
-
-def check_int(name, value, minimum, allow_none=False):
-    """An integer >= ``minimum`` (or None when allowed); booleans are refused."""
-    if value is None and allow_none:
-        return None
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        v = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    if v < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {v}")
-    return v
-
-
-def check_choice(name, value, options):
-    """One of ``options``."""
-    if not isinstance(value, str) or value not in options:
-        if len(options) == 2:
-            raise ValueError(f"{name} must be {options[0]!r} or {options[1]!r}, got {value!r}")
-        raise ValueError(f"{name} must be one of {tuple(options)}, got {value!r}")
-    return value
-
-
-def check_bool(name, value):
-    """True or False (NumPy booleans too)."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise ValueError(f"{name} must be True or False, got {value!r}")
-
-
-def check_real(name, value):
-    """A finite number."""
-    v = _real(name, value, "a real number")
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return v
-
-
-def check_seed(name, value):
-    """None or a non-negative integer."""
-    if value is None:
-        return None
-    return check_int(name, value, 0)
 
 
 # --------------------------------------------------------------------------- #

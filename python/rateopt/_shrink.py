@@ -36,6 +36,8 @@ import highspy
 import numpy as np
 from scipy.stats import rankdata
 
+from ._validation import as_numeric_array
+
 __all__ = [
     "ShrinkResult",
     "shrink",
@@ -117,19 +119,8 @@ class ShrinkResult:
 # --------------------------------------------------------------------------- #
 
 
-def _real_array(x, name):
-    """``x`` as a float64 array, rejecting non-numeric and complex input."""
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"{name} must be a numeric array ({exc})") from None
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    return np.array(arr, dtype=np.float64)  # always a private copy
-
-
 def _check_objectives(objectives, name="objectives"):
-    f = _real_array(objectives, name)
+    f = as_numeric_array(objectives, name)
     if f.ndim != 1:
         raise ValueError(f"{name} must be 1-D of shape (T,), got shape {f.shape}")
     if f.size == 0:
@@ -140,7 +131,7 @@ def _check_objectives(objectives, name="objectives"):
 
 
 def _check_constraints(constraints, T):
-    G = _real_array(constraints, "constraints")
+    G = as_numeric_array(constraints, "constraints")
     if G.ndim != 2:
         raise ValueError(
             f"constraints must be 2-D of shape (T, m) = ({T}, m), got shape {G.shape}"

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from . import _core
 from ._threads import resolve_n_threads
+from ._validation import as_finite_scalar, as_float_vector, as_index_array, as_real_array
 from .exceptions import DataCopyWarning, NumericalError
 
 __all__ = [
@@ -204,47 +205,6 @@ class FeatureMatrix:
         return f"FeatureMatrix({self.n_samples}x{self.n_features}, {self.dtype}, {kind})"
 
 
-def _as_index_array(a, name, dtype):
-    arr = np.asarray(a)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got ndim={arr.ndim}")
-    if arr.size and arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=dtype)
-
-
-def _as_real_array(a, name):
-    """``a`` as a C-contiguous float64 array; only booleans, integers and reals are accepted."""
-    arr = np.asarray(a)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
-
-
-def _as_float_vector(a, name, length=None):
-    try:
-        arr = _as_real_array(a, name)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a vector of real numbers") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got ndim={arr.ndim}")
-    if length is not None and arr.shape[0] != length[1]:
-        raise ValueError(f"{name} has length {arr.shape[0]}, expected {length[0]} = {length[1]}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} holds a non-finite value (NaN or inf)")
-    return arr
-
-
-def _as_finite_scalar(x, name):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {x!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {v}")
-    return v
-
-
 class AtomTable:
     """The atom-membership table the fused kernel consumes (CSR over examples).
 
@@ -294,9 +254,9 @@ class AtomTable:
     __slots__ = ("indptr", "indices", "weights", "n_samples", "n_atoms")
 
     def __init__(self, indptr, indices, weights, n_atoms):
-        indptr = _as_index_array(indptr, "atoms.indptr", np.int64)
-        indices = _as_index_array(indices, "atoms.indices", np.int64)
-        weights = _as_real_array(weights, "atoms.weights")
+        indptr = as_index_array(indptr, "atoms.indptr", np.int64)
+        indices = as_index_array(indices, "atoms.indices", np.int64)
+        weights = as_real_array(weights, "atoms.weights")
         try:
             n_atoms = operator.index(n_atoms)
         except TypeError:
@@ -359,7 +319,7 @@ class AtomTable:
         if sample_weight is None:
             w = np.ones(n)
         else:
-            w = _as_real_array(sample_weight, "sample_weight")
+            w = as_real_array(sample_weight, "sample_weight")
             if w.shape != (n,):
                 raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
             if not np.all(np.isfinite(w)) or np.any(w < 0):
@@ -469,7 +429,7 @@ def rate_kernel(X, theta, bias, atoms, coef, *, margin=1.0, rows=None, n_threads
     """
     if not isinstance(atoms, AtomTable):
         raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
-    coef = _as_float_vector(coef, "coef", ("n_atoms", atoms.n_atoms))
+    coef = as_float_vector(coef, "coef", ("n_atoms", atoms.n_atoms))
     m = rate_kernel_multi(X, theta, bias, atoms, coef[None, :], margin=margin, rows=rows, n_threads=n_threads)
     return KernelResult(rates=m.rates, proxy_pos_rates=m.proxy_pos_rates, proxy_neg_rates=m.proxy_neg_rates,
                         proxy_value=float(m.proxy_values[0]), grad=m.grad, grad_bias=float(m.grad_bias),
@@ -572,21 +532,21 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
         raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
     if atoms.n_samples != Xm.n_samples:
         raise ValueError(f"atoms has {atoms.n_samples} rows but X has n_samples = {Xm.n_samples}")
-    theta = _as_float_vector(theta, "theta", ("n_features", Xm.n_features))
-    coefs = _as_real_array(coefs, "coefs")
+    theta = as_float_vector(theta, "theta", ("n_features", Xm.n_features))
+    coefs = as_real_array(coefs, "coefs")
     if coefs.ndim != 2 or coefs.shape[0] < 1 or coefs.shape[1] != atoms.n_atoms:
         raise ValueError(f"coefs must have shape (k >= 1, n_atoms = {atoms.n_atoms}), got {coefs.shape}")
     if not np.all(np.isfinite(coefs)):
         raise ValueError("coef holds a non-finite value (NaN or inf)")
     k = coefs.shape[0]
     codes = _proxy_codes(proxies, k)
-    weights = np.ones(k) if grad_weights is None else _as_float_vector(grad_weights, "grad_weights", ("k", k))
-    bias = _as_finite_scalar(bias, "bias")
-    margin = _as_finite_scalar(margin, "margin")
+    weights = np.ones(k) if grad_weights is None else as_float_vector(grad_weights, "grad_weights", ("k", k))
+    bias = as_finite_scalar(bias, "bias")
+    margin = as_finite_scalar(margin, "margin")
     if margin <= 0:
         raise ValueError(f"margin must be > 0, got {margin}")
     if rows is not None:
-        rows = _as_index_array(rows, "rows", np.int64)
+        rows = as_index_array(rows, "rows", np.int64)
         if rows.shape[0] == 0:
             raise ValueError("rows must not be empty")
         if rows.min() < 0 or rows.max() >= Xm.n_samples:
@@ -684,9 +644,9 @@ def swap_regret_update(log_M, delta, lam, eta):
     k = log_M.shape[0]
     if not np.all(np.any(np.isfinite(log_M), axis=0)):
         raise ValueError("log_M has a column of only -inf: it is not the logarithm of a stochastic matrix")
-    delta = _as_float_vector(delta, "delta", ("k", k))
-    lam = _as_float_vector(lam, "lam", ("k", k))
-    eta = _as_finite_scalar(eta, "eta")
+    delta = as_float_vector(delta, "delta", ("k", k))
+    lam = as_float_vector(lam, "lam", ("k", k))
+    eta = as_finite_scalar(eta, "eta")
     _check_step(eta, delta, lam, base=log_M[np.isfinite(log_M)])
     return _core.swap_update_multiplicative(log_M, delta, lam, eta)
 
@@ -712,9 +672,9 @@ def swap_regret_update_additive(M, delta, lam, eta):
     """
     M = _finite_matrix(M, "M")
     k = M.shape[0]
-    delta = _as_float_vector(delta, "delta", ("k", k))
-    lam = _as_float_vector(lam, "lam", ("k", k))
-    eta = _as_finite_scalar(eta, "eta")
+    delta = as_float_vector(delta, "delta", ("k", k))
+    lam = as_float_vector(lam, "lam", ("k", k))
+    eta = as_finite_scalar(eta, "eta")
     _check_step(eta, delta, lam, base=M)
     return _core.swap_update_additive(M, delta, lam, eta)
 
@@ -753,11 +713,11 @@ def stationary_distribution(M, lam0=None, *, tol=1e-12, max_iter=100, return_inf
     if lam0 is None:
         lam0 = np.full(k, 1.0 / k)
     else:
-        lam0 = _as_float_vector(lam0, "lam0", ("k", k))
+        lam0 = as_float_vector(lam0, "lam0", ("k", k))
         if np.any(lam0 < 0) or lam0.sum() <= 0:
             raise ValueError("lam0 must be non-negative with a positive sum")
         lam0 = lam0 / lam0.sum()
-    tol = _as_finite_scalar(tol, "tol")
+    tol = as_finite_scalar(tol, "tol")
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
     max_iter = operator.index(max_iter)
@@ -791,8 +751,8 @@ def external_update_multiplicative(log_lam, delta, eta):
         raise ValueError("log_lam must be a non-empty vector of finite values or -inf")
     if not np.any(np.isfinite(log_lam)):
         raise ValueError("log_lam is all -inf: it is not the logarithm of a distribution")
-    delta = _as_float_vector(delta, "delta", ("k", log_lam.shape[0]))
-    eta = _as_finite_scalar(eta, "eta")
+    delta = as_float_vector(delta, "delta", ("k", log_lam.shape[0]))
+    eta = as_finite_scalar(eta, "eta")
     _check_step(eta, delta, base=log_lam[np.isfinite(log_lam)])
     return _core.external_update_multiplicative(log_lam, delta, eta)
 
@@ -821,9 +781,9 @@ def external_update_additive(lam, delta, eta, *, radius=None, simplex=False):
     -------
     ndarray of shape (k,)
     """
-    lam = _as_float_vector(lam, "lam")
-    delta = _as_float_vector(delta, "delta", ("k", lam.shape[0]))
-    eta = _as_finite_scalar(eta, "eta")
+    lam = as_float_vector(lam, "lam")
+    delta = as_float_vector(delta, "delta", ("k", lam.shape[0]))
+    eta = as_finite_scalar(eta, "eta")
     r = _radius(radius)
     _check_step(eta, delta, base=lam)
     return _core.external_update_additive(lam, delta, eta, bool(simplex), r)
@@ -857,7 +817,7 @@ def project_simplex(v, radius=1.0):
     >>> project_simplex([0.5, 0.5, 1.0]).tolist()
     [0.25, 0.25, 0.5]
     """
-    v = _as_float_vector(v, "v")
+    v = as_float_vector(v, "v")
     r = _radius(radius)
     if not math.isfinite(r):
         raise ValueError("radius must be finite for the simplex")
@@ -877,5 +837,5 @@ def project_l1_ball_nonneg(v, radius=None):
     -------
     ndarray of shape (k,)
     """
-    v = _as_float_vector(v, "v")
+    v = as_float_vector(v, "v")
     return _core.project_l1_ball_nonneg(v, _radius(radius))
