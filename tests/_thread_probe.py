@@ -52,6 +52,12 @@ def probe():
             for field in ("rates", "proxy_pos_rates", "proxy_neg_rates", "grad"):
                 out[f"{key}_{field}"] = getattr(r, field)
             out[f"{key}_scalars"] = np.array([r.proxy_value, r.grad_bias, r.value])
+        # Several combinations, every proxy kind, one gradient per combination.
+        coefs = np.stack([coef, -coef, 0.5 * coef])
+        m = core.rate_kernel_multi(M, th, 0.1, atoms, coefs, proxies=["hinge", "logistic", "ramp"],
+                                   separate_gradients=True, n_threads=N_THREADS)
+        out[f"multi_{name}_values"] = np.concatenate([m.proxy_values, m.values, m.grad_bias])
+        out[f"multi_{name}_grad"] = m.grad
     # The one-time checks: the first offending position, whichever chunk holds it.
     flat = X.reshape(-1).copy()
     for pos in (5, flat.size // 2 + 3, flat.size - 1):
@@ -81,6 +87,10 @@ def probe():
     out["stationary"] = core.stationary_distribution(M)
     out["swap"] = core.swap_regret_update(np.log(M), np.array([0.0, 0.2, -0.1]), np.full(3, 1 / 3), 0.5)
     out["simplex"] = core.project_simplex(np.array([0.3, 2.0, -1.0]))
+    out["l1_ball"] = core.project_l1_ball_nonneg(np.array([0.3, 2.0, -1.0]), 1.5)
+    out["swap_add"] = core.swap_regret_update_additive(M, np.array([0.0, 0.2, -0.1]), np.full(3, 1 / 3), 0.5)
+    out["ext_mult"] = core.external_update_multiplicative(np.log(np.full(3, 1 / 3)), np.array([0.0, 0.2, -0.1]), 0.5)
+    out["ext_add"] = core.external_update_additive(np.full(3, 0.2), np.array([0.0, 0.2, -0.1]), 0.5, radius=1.0)
     return out
 
 
