@@ -208,9 +208,14 @@ def stored_entries(X):
 
 
 def meaning_is_finite(X):
-    """Whether the matrix ``X`` means (duplicates summed in its own dtype) is finite."""
+    """Whether the matrix ``X`` means is finite.
+
+    rateopt reads the stored values (float32 or float64) as float64 and sums
+    duplicate entries in float64 (documented in ``FeatureMatrix``): float32
+    duplicates whose sum passes the float32 range still mean a finite matrix.
+    """
     if sp.issparse(X):
-        C = sp.csr_matrix(X, copy=True)
+        C = sp.csr_matrix(X, dtype=np.float64, copy=True)
         with np.errstate(all="ignore"):
             C.sum_duplicates()
         return bool(np.all(np.isfinite(C.data)))

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp
+from scipy.special import log_softmax
 
 # --------------------------------------------------------------------------- #
 # Atoms
@@ -249,7 +249,9 @@ def bruteforce_projection(v, radius, *, simplex):
 def swap_regret_update(log_M, delta, lam, eta):
     """``log_M + eta * delta lam^T``, each column log-normalized."""
     L = np.asarray(log_M, np.float64) + eta * np.outer(delta, lam)
-    return L - logsumexp(L, axis=0, keepdims=True)
+    # scipy's log_softmax subtracts the max first, then log(sum): no digits of
+    # log(sum) are lost to a large max (x - logsumexp(x) loses them).
+    return log_softmax(L, axis=0)
 
 
 def swap_regret_update_additive(M, delta, lam, eta):
@@ -275,7 +277,7 @@ def stationary_distribution(M):
 
 def external_update_multiplicative(log_lam, delta, eta):
     z = np.asarray(log_lam, np.float64) + eta * np.asarray(delta, np.float64)
-    return z - logsumexp(z)
+    return log_softmax(z)
 
 
 def external_update_additive(lam, delta, eta, *, radius=None, simplex=False):

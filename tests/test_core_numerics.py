@@ -182,3 +182,65 @@ def test_csr_copy_warning_names_the_index_dtype_it_chose():
         Xm = FeatureMatrix(mixed)
     (w,) = [c for c in caught if issubclass(c.category, DataCopyWarning)]
     assert f"contiguous {Xm.index_dtype.name} indices" in str(w.message)
+
+
+# --------------------------------------------------------------------------- #
+# Found by the property tests (tests/test_properties_*.py)
+# --------------------------------------------------------------------------- #
+
+
+def test_hinge_rates_that_overflow_after_minibatch_scaling_raise():
+    # s = 1e308 is finite, but the minibatch scale n / len(rows) = 2 takes the
+    # atom's hinge rate past the float64 range.
+    X = np.array([[1e308], [0.0]])
+    first_row = AtomTable.from_membership(np.array([[1], [0]], bool))  # row 0 alone: weight 1
+    with pytest.raises(NumericalError, match="hinge rate"):
+        rate_kernel(X, np.array([1.0]), 0.0, first_row, np.array([0.0]), rows=[0])
+
+
+def test_stationary_distribution_of_a_chain_with_tiny_transitions():
+    from rateopt.core import stationary_distribution
+
+    a = 1e-170  # a nearly periodic chain: GTH's unnormalized weights reach 1/a^2
+    M = np.array([[0, a, 0, 0], [1, 0, 0, a], [0, 1 - a, 0, 1 - a], [0, 0, 1, 0]])
+    lam, info = stationary_distribution(M, np.array([0.0, 0.0, 1.0, 0.0]), return_info=True)
+    assert info["fallback"]
+    # Closed form, to first order in a: mass a/2 on states 0-1 would need 1/a^2
+    # steps; the stationary distribution is (0, 0, 1/2, 1/2) up to O(a).
+    np.testing.assert_allclose(lam, [0.0, 0.0, 0.5, 0.5], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(M @ lam, lam, rtol=0, atol=1e-15)
+
+
+def test_log_normalization_keeps_its_digits_far_from_zero():
+    # log_softmax([-2e5, -2e5]) is exactly log(1/2) each; subtracting
+    # max + log(sum) in one go lost 1e-11 of it.
+    out = external_update_multiplicative(np.array([-2e5, -2e5]), np.zeros(2), 0.0)
+    np.testing.assert_array_equal(out, np.log([0.5, 0.5]))
+    out = swap_regret_update(np.full((2, 2), -2e5), np.zeros(2), LAM, 0.0)
+    np.testing.assert_array_equal(out, np.log(np.full((2, 2), 0.5)))
+
+
+def test_rbf_values_below_the_normal_range_are_those_of_exp():
+    from rateopt import kernel_block
+
+    X = np.array([[100.0], [27.0]])
+    B = np.array([[0.0]])
+    for method in ("core", "blas"):
+        K = kernel_block(X, B, "rbf", gamma=1.0, method=method)
+        # exp(-10000) is 0 and exp(-729) is subnormal: not the old floor 3.3e-308.
+        np.testing.assert_array_equal(K[:, 0], np.exp(-np.array([1e4, 729.0])))
+    K = kernel_block(sp.csr_matrix(X), B, "rbf", gamma=1.0)
+    np.testing.assert_array_equal(K[:, 0], np.exp(-np.array([1e4, 729.0])))
+
+
+def test_from_membership_keeps_subnormal_weights_exact():
+    # Atom 0 holds a subnormal weight and a tiny one: per-atom power-of-two
+    # scaling keeps every digit (dividing by the largest weight overall did not).
+    member = np.array([[1, 0], [1, 0], [0, 1]], bool)
+    w = np.array([1e-311, 3.9e-123, 9.0])
+    t = AtomTable.from_membership(member, sample_weight=w)
+    np.testing.assert_allclose(t.weights[:2], [1e-311 / (1e-311 + 3.9e-123), 3.9e-123 / (1e-311 + 3.9e-123)],
+                               rtol=1e-15)
+    # And a tiny weight next to a huge one in another atom still counts.
+    t = AtomTable.from_membership(np.array([[0, 1], [1, 0]], bool), sample_weight=np.array([1e300, 1e-290]))
+    np.testing.assert_array_equal(t.weights, [1.0, 1.0])

@@ -217,6 +217,11 @@ def test_noncanonical_csr_equals_canonical_and_dense(p):
     out = {name: run_kernel(p, X, f"{name} form") for name, X in forms.items()}
     kinds = {name: type(exc).__name__ if exc is not None else "result" for name, (_, exc, _) in out.items()}
     refusals = {name for name, k in kinds.items() if k == "ValueError"}
+    if refusals == {"canonical", "dense"} and A.dtype == np.float32 and S.meaning_is_finite(A):
+        # Duplicates whose float32 sum passes the float32 range: scipy's forms hold
+        # inf (refused), while rateopt sums the stored values in float64, as
+        # documented (FeatureMatrix): the non-canonical form is the finite matrix.
+        return
     assert refusals in (set(), set(forms)), f"forms disagree on validity: {kinds}"
     if refusals:
         return

@@ -98,7 +98,10 @@ class FeatureMatrix:
     Notes
     -----
     A CSR matrix with unsorted column indices or duplicate entries is accepted;
-    duplicates are summed, which is what scipy means by such a matrix.
+    duplicates are summed, which is what scipy means by such a matrix. The
+    core reads every stored value as float64 and sums in float64, so float32
+    duplicates whose sum would pass the float32 range (where scipy's own
+    ``sum_duplicates`` gives inf) still mean their finite float64 sum.
 
     Examples
     --------
@@ -326,18 +329,21 @@ class AtomTable:
                 raise ValueError("sample_weight must be finite and non-negative")
         rows = np.repeat(np.arange(n), np.diff(M.indptr))
         cols = M.indices
-        # Normalized weights do not change when every weight is scaled: divide by
-        # the largest first so that sums of weights near 1e308 cannot overflow.
-        top = float(w.max()) if w.size else 0.0
-        if top > 0:
-            w = w / top
-        sizes = np.bincount(cols, weights=w[rows], minlength=n_atoms)
-        empty = np.flatnonzero(sizes <= 0)
+        # Normalized weights do not change when an atom's weights are scaled:
+        # divide each atom's weights by the power of two at its largest weight
+        # (exact), so that neither sums near 1e308 overflow nor subnormal
+        # weights lose digits.
+        wr = w[rows]
+        top = np.zeros(n_atoms)
+        np.maximum.at(top, cols, wr)
+        empty = np.flatnonzero(top <= 0)
         if empty.size:
             raise ValueError(
                 f"membership: atom {int(empty[0])} has zero total sample_weight; its rate is undefined"
             )
-        return cls(M.indptr, cols, w[rows] / sizes[cols], n_atoms)
+        scaled = np.ldexp(wr, -np.frexp(top)[1][cols])
+        sizes = np.bincount(cols, weights=scaled, minlength=n_atoms)
+        return cls(M.indptr, cols, scaled / sizes[cols], n_atoms)
 
     def __repr__(self):
         return f"AtomTable(n_samples={self.n_samples}, n_atoms={self.n_atoms}, nnz={self.indices.shape[0]})"
@@ -565,8 +571,9 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
             f"the scores x.theta + bias of {n_nonfinite} row(s) are not finite (overflow, or inf - inf): "
             "scale X or reduce theta"
         )
-    if not (np.all(np.isfinite(proxy_values)) and np.all(np.isfinite(grad_bias)) and np.all(np.isfinite(grad))):
-        raise NumericalError("the scores overflowed (non-finite proxy or gradient): scale X or reduce theta")
+    if not all(np.all(np.isfinite(a)) for a in (proxy_values, grad_bias, grad, ppos, pneg)):
+        raise NumericalError("the proxies overflowed (a non-finite proxy value, hinge rate or gradient): "
+                             "scale X or reduce theta")
     if not separate_gradients:
         grad, grad_bias = grad[0], float(grad_bias[0])
     return MultiKernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_values=proxy_values,
@@ -593,23 +600,31 @@ def _finite_matrix(a, name, allow_neg_inf=False):
     return arr
 
 
-def _check_step(eta, delta, lam=None, base=None):
-    """Refuse a multiplier step whose size overflows, before the core sees it.
+def _check_update(z, eta, *, log_space):
+    """Refuse a multiplier update whose result the core cannot represent.
 
-    The step adds ``eta * delta[j] * lam[i]`` (or ``eta * delta[j]``) to entries
-    of size at most ``max|base|``; if that bound is not finite the update would
-    return inf/NaN (and NaN would reach the projection's sort).
+    ``z`` is the updated matrix or vector before normalization or projection,
+    computed in the core's order (``(eta * delta[j]) * lam[i]``). In log space
+    ``-inf`` entries are probabilities of 0 and allowed, but NaN (``inf * 0``,
+    ``inf - inf``) and ``+inf`` are not, nor a column with no finite entry;
+    otherwise every entry must be finite.
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        step = abs(eta) * float(np.max(np.abs(delta), initial=0.0))
-        if lam is not None:
-            step *= float(np.max(np.abs(lam), initial=0.0))
-        bound = step + (float(np.max(np.abs(base), initial=0.0)) if base is not None else 0.0)
-    if not math.isfinite(bound):
+    if log_space:
+        bad = bool(np.any(np.isnan(z) | np.isposinf(z))) or not bool(np.all(np.any(np.isfinite(z), axis=0)))
+    else:
+        bad = not bool(np.all(np.isfinite(z)))
+    if bad:
         raise NumericalError(
-            f"the multiplier update overflows: |eta| * max|delta|{' * max|lam|' if lam is not None else ''} "
-            f"is too large (eta={eta!r}); reduce eta or rescale the constraints"
+            f"the multiplier update overflows: eta * delta * lam leaves the float64 range (eta={eta!r}); "
+            "reduce eta or rescale the constraints"
         )
+
+
+def _step(eta, delta, lam=None):
+    """``eta * delta`` (outer with ``lam``), in the core's order of operations."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = eta * delta
+        return d if lam is None else d[:, None] * lam[None, :]
 
 
 def _check_stochastic(M, name):
@@ -647,7 +662,8 @@ def swap_regret_update(log_M, delta, lam, eta):
     delta = as_float_vector(delta, "delta", ("k", k))
     lam = as_float_vector(lam, "lam", ("k", k))
     eta = as_finite_scalar(eta, "eta")
-    _check_step(eta, delta, lam, base=log_M[np.isfinite(log_M)])
+    with np.errstate(invalid="ignore"):
+        _check_update(log_M + _step(eta, delta, lam), eta, log_space=True)
     return _core.swap_update_multiplicative(log_M, delta, lam, eta)
 
 
@@ -675,7 +691,8 @@ def swap_regret_update_additive(M, delta, lam, eta):
     delta = as_float_vector(delta, "delta", ("k", k))
     lam = as_float_vector(lam, "lam", ("k", k))
     eta = as_finite_scalar(eta, "eta")
-    _check_step(eta, delta, lam, base=M)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _check_update(M + _step(eta, delta, lam), eta, log_space=False)
     return _core.swap_update_additive(M, delta, lam, eta)
 
 
@@ -753,7 +770,8 @@ def external_update_multiplicative(log_lam, delta, eta):
         raise ValueError("log_lam is all -inf: it is not the logarithm of a distribution")
     delta = as_float_vector(delta, "delta", ("k", log_lam.shape[0]))
     eta = as_finite_scalar(eta, "eta")
-    _check_step(eta, delta, base=log_lam[np.isfinite(log_lam)])
+    with np.errstate(invalid="ignore"):
+        _check_update(log_lam + _step(eta, delta), eta, log_space=True)
     return _core.external_update_multiplicative(log_lam, delta, eta)
 
 
@@ -785,7 +803,8 @@ def external_update_additive(lam, delta, eta, *, radius=None, simplex=False):
     delta = as_float_vector(delta, "delta", ("k", lam.shape[0]))
     eta = as_finite_scalar(eta, "eta")
     r = _radius(radius)
-    _check_step(eta, delta, base=lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _check_update(lam + _step(eta, delta), eta, log_space=False)
     return _core.external_update_additive(lam, delta, eta, bool(simplex), r)
 
 

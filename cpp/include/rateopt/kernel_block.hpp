@@ -78,7 +78,7 @@ inline double exp_nonpositive(double x) {
     return out;
 }
 
-constexpr double kMaxExpArg = 708.0;  // exp(-708) is still a normal double
+constexpr double kMaxExpArg = 708.0;  // exp(-708) is still a normal double; beyond, std::exp
 
 // The RBF transform of one row of inner products, in three simple loops that
 // each vectorize (one fused loop with two clamps does not, with GCC): the
@@ -99,11 +99,19 @@ ROPT_MULTIVERSION inline void rbf_exp_row(double* __restrict tmp, std::int64_t r
 template <class Out>
 void rbf_row_transform(Out* g, std::int64_t r, double xx, const double* __restrict bsq, double gamma,
                        double* __restrict tmp) {
+    double top = 0.0;
     for (std::int64_t b = 0; b < r; ++b) {
         const double d2 = xx + bsq[b] - 2.0 * static_cast<double>(g[b]);
         tmp[b] = gamma * (d2 > 0.0 ? d2 : 0.0);
+        top = tmp[b] > top ? tmp[b] : top;
     }
-    rbf_exp_row(tmp, r);
+    if (top >= kMaxExpArg) {
+        // Values below exp(-708) are subnormal or 0: std::exp, rarely, where the
+        // fast exp (clamped to normal numbers) would stop at 3.3e-308.
+        for (std::int64_t b = 0; b < r; ++b) tmp[b] = std::exp(-tmp[b]);
+    } else {
+        rbf_exp_row(tmp, r);
+    }
     for (std::int64_t b = 0; b < r; ++b) g[b] = static_cast<Out>(tmp[b]);
 }
 
@@ -116,7 +124,7 @@ inline double kernel_from_dot(const KernelParams& p, double dot, double xx, doub
         case KernelKind::rbf: {
             double d2 = xx + bb - 2.0 * dot;
             const double arg = p.gamma * (d2 > 0.0 ? d2 : 0.0);
-            return exp_nonpositive(-(arg < kMaxExpArg ? arg : kMaxExpArg));
+            return arg < kMaxExpArg ? exp_nonpositive(-arg) : std::exp(-arg);  // subnormal or 0 past 708
         }
         default:
             throw std::logic_error("kernel_from_dot: the laplacian kernel needs distances");

@@ -33,13 +33,16 @@
 
 namespace rateopt {
 
+// x <- x - logsumexp(x), as (x - max) - log(sum exp(x - max)): subtracting
+// max + log(sum) in one go would round max + log(sum) first and lose the
+// digits of log(sum) when |max| is large (1e8 and up).
 inline void log_normalize(double* x, std::int64_t k, std::int64_t stride) {
     double mx = -std::numeric_limits<double>::infinity();
     for (std::int64_t j = 0; j < k; ++j) mx = std::max(mx, x[j * stride]);
     double total = 0.0;
     for (std::int64_t j = 0; j < k; ++j) total += std::exp(x[j * stride] - mx);
-    const double lse = mx + std::log(total);
-    for (std::int64_t j = 0; j < k; ++j) x[j * stride] -= lse;
+    const double log_total = std::log(total);
+    for (std::int64_t j = 0; j < k; ++j) x[j * stride] = (x[j * stride] - mx) - log_total;
 }
 
 // log_M: in/out (k, k).
@@ -123,6 +126,14 @@ inline void stationary_gth(const double* M, std::int64_t k, double* lam) {
         double s = 0.0;
         for (std::int64_t i = 0; i < n; ++i) s += lam[i] * P[i * k + n];
         lam[n] = s;
+        // Rare transitions (P[i][n] up to 1/1e-300 after the division above) make
+        // the unnormalized weights grow without bound: rescale as we go (the
+        // final normalization makes this exact up to rounding) so they never
+        // overflow to inf and inf/inf.
+        double mx = 0.0;
+        for (std::int64_t i = 0; i <= n; ++i) mx = std::max(mx, lam[i]);
+        if (mx > 1.0)
+            for (std::int64_t i = 0; i <= n; ++i) lam[i] /= mx;
     }
     double total = 0.0;
     for (std::int64_t j = 0; j < k; ++j) total += lam[j];
