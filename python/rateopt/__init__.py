@@ -16,7 +16,7 @@ import os as _os
 # (Read once, when the OpenMP runtime that rateopt._core links is loaded.)
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from . import core, exceptions, games, goals  # noqa: E402
+from . import core, exceptions, games, goals, metrics  # noqa: E402
 from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
 from ._demo import make_groups_dataset
@@ -71,6 +71,7 @@ __all__ = [
     "exceptions",
     "goals",
     "games",
+    "metrics",
     "show_config",
     "get_config",
     "make_groups_dataset",

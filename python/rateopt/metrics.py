@@ -1,0 +1,326 @@
+"""Non-linear rate metrics: convex functions ``psi`` of a few rates (seed 003, Table 1).
+
+A :class:`Metric` is a function ``psi(z)`` of K rate expressions ``z_k`` (each
+an affine :class:`~rateopt.Expression` of atoms): the KL divergence of a
+group's positive rate from a target prevalence, the G-mean, H-mean and
+Q-mean of TPR and TNR (or FPR and FNR). It is a separate, explicit kind of
+object: the affine rate algebra keeps refusing non-linear operations, and a
+metric refuses ``==``, ``bool()`` and arithmetic.
+
+What a metric provides is what the three-player game of Narasimhan, Cotter and
+Gupta (NeurIPS 2019, Algorithm 2) needs from it, and what evaluation needs:
+
+* :meth:`Metric.value` -- ``psi(z)``; for a stochastic classifier it is
+  ``psi`` of the *expected* rates (seed 003 §2), which is what evaluating the
+  mixture's probabilities gives (:meth:`Metric.evaluate`);
+* :meth:`Metric.best_response` -- the slack player's closed-form best response
+  ``argmin_{xi in [0,1]^K} psi(xi) - <s * lam, xi>`` where ``s_k = +1`` if psi
+  increases in ``z_k`` and ``-1`` if it decreases (the orientation of the
+  slack constraints ``s_k (z_k - xi_k) <= 0``).
+
+References
+----------
+.. [1] H. Narasimhan, A. Cotter, M. Gupta. "Optimizing Generalized Rate
+   Metrics with Three Players". NeurIPS 2019 (seed 003), Table 1 and §3.
+   Best responses: ``../shared/papers/notes/methods_spec.md`` §A.2 (verified
+   there on a 1001 x 1001 grid; here against a grid in the tests).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _rates as R
+from ._data import Context, Dataset
+from .exceptions import RateoptError
+
+__all__ = ["Metric", "kl_divergence", "g_mean", "h_mean", "q_mean"]
+
+
+class Metric:
+    """A convex function ``psi`` of K rate expressions.
+
+    Parameters
+    ----------
+    name : str
+        Shown in reports.
+    rates : sequence of Expression
+        The coordinates ``z_1..z_K`` (affine rate expressions).
+    signs : sequence of {+1, -1}
+        ``+1`` where psi is non-decreasing in ``z_k``, ``-1`` where non-increasing.
+    kind : {"kld", "g_mean", "h_mean", "q_mean"}
+        Which psi (its value and best response are closed forms).
+    target : float, default=None
+        The KL divergence's target prevalence ``p``.
+
+    Notes
+    -----
+    Metrics are losses (smaller is better): ``1 - G-mean``, ``1 - H-mean``,
+    the Q-mean of error rates, the KL divergence.
+    """
+
+    def __init__(self, name, rates, signs, kind, target=None):
+        self.name = name
+        self.rates = tuple(rates)
+        self.signs = np.asarray(signs, dtype=np.float64)
+        self.kind = kind
+        self.target = target
+
+    @property
+    def n_rates(self):
+        """K, the number of rate coordinates."""
+        return len(self.rates)
+
+    # ------------------------------------------------------------------ values
+
+    def value(self, z):
+        """``psi(z)`` at rate values ``z`` (shape (K,); rates in [0, 1]).
+
+        Parameters
+        ----------
+        z : array-like of shape (K,)
+            Values of the coordinates (e.g. expected rates of a mixture).
+
+        Returns
+        -------
+        float
+            The metric; ``inf`` for the KL divergence at a rate of 0 where the
+            target is positive.
+        """
+        z = self._vector(z, "z")
+        if self.kind == "kld":
+            p = self.target
+            return float(_xlogy_ratio(p, z[0]) + _xlogy_ratio(1.0 - p, z[1]))
+        if self.kind == "g_mean":
+            return float(1.0 - math.sqrt(max(z[0], 0.0) * max(z[1], 0.0)))
+        if self.kind == "h_mean":
+            s = z[0] + z[1]
+            return float(1.0 - (2.0 * z[0] * z[1] / s if s > 0 else 0.0))
+        return float(math.sqrt((z[0] ** 2 + z[1] ** 2) / 2.0))  # q_mean
+
+    def best_response(self, lam):
+        """The slack player's best response ``argmin_{xi in [0,1]^K} psi(xi) - <s * lam, xi>``.
+
+        Parameters
+        ----------
+        lam : array-like of shape (K,)
+            Non-negative multipliers of the slack constraints ``s_k (z_k - xi_k) <= 0``.
+
+        Returns
+        -------
+        ndarray of shape (K,)
+            A minimizer in the box (closed forms of seed 003 Table 1; among
+            several minimizers of a homogeneous metric, one of them).
+        """
+        lam = self._vector(lam, "lam")
+        if np.any(lam < 0):
+            raise ValueError(f"lam must be non-negative, got {lam.tolist()}")
+        l1, l2 = float(lam[0]), float(lam[1])
+        if self.kind == "kld":
+            # psi - <s lam, xi> = p log(p/xi1) + (1-p) log((1-p)/xi2) + lam1 xi1 + lam2 xi2:
+            # stationary at xi1 = p / lam1, clipped to the box (lam = 0: the box edge 1).
+            p = self.target
+            return np.array([_clip_ratio(p, l1), _clip_ratio(1.0 - p, l2)])
+        if self.kind == "g_mean":
+            # 1 - sqrt(x y) + l1 x + l2 y: the origin if 4 l1 l2 >= 1, else an edge.
+            if 4.0 * l1 * l2 >= 1.0:
+                return np.zeros(2)
+            return self._best_of([np.array([1.0, min(1.0, _inv_sq(2.0 * l2))]),
+                                  np.array([min(1.0, _inv_sq(2.0 * l1)), 1.0]), np.zeros(2)], lam)
+        if self.kind == "h_mean":
+            cands = [np.zeros(2), np.array([1.0, _clip01(_sqrt_ratio(2.0, l2) - 1.0)]),
+                     np.array([_clip01(_sqrt_ratio(2.0, l1) - 1.0), 1.0])]
+            return self._best_of(cands, lam)
+        # q_mean, increasing: psi(xi) - l1 xi1 - l2 xi2.
+        if math.hypot(l1, l2) <= 1.0 / math.sqrt(2.0):
+            return np.zeros(2)
+        return self._best_of([np.array([1.0, _q_edge(l2)]), np.array([_q_edge(l1), 1.0]), np.zeros(2)], lam)
+
+    def _best_of(self, candidates, lam):
+        obj = [self.value(c) - float(self.signs @ (lam * c)) for c in candidates]
+        return candidates[int(np.argmin(obj))]
+
+    def evaluate(self, predictions, *, kind="auto"):
+        """The metric of a predictor's output (decisions, scores, probabilities or labels).
+
+        For probabilities (the expected decisions of a stochastic classifier)
+        the rates are expected rates, so this is ``psi`` of the expected rates
+        (seed 003's definition for a mixture), not the mixture of ``psi``.
+
+        Parameters
+        ----------
+        predictions : array-like or mapping
+            As :meth:`rateopt.Problem.evaluate`.
+        kind : str, default="auto"
+            As :meth:`rateopt.Problem.evaluate`.
+
+        Returns
+        -------
+        float
+            ``psi`` of the predictor's (expected) rates.
+        """
+        from ._problem import Problem
+
+        z = [Problem(objective=expr).evaluate(predictions, kind=kind).objective for expr in self.rates]
+        return self.value(z)
+
+    # ------------------------------------------------------------------ guard rails
+
+    def _vector(self, v, name):
+        a = np.asarray(v, dtype=np.float64).reshape(-1)
+        if a.shape != (self.n_rates,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must hold {self.n_rates} finite values, got {np.asarray(v).tolist()}")
+        return a
+
+    def __bool__(self):
+        raise TypeError(f"the truth value of metric {self.name!r} is undefined")
+
+    def __eq__(self, other):
+        raise TypeError(f"metric {self.name!r} cannot be compared with '=='")
+
+    __hash__ = object.__hash__
+
+    def _no_algebra(self, *_):
+        raise TypeError(f"metric {self.name!r} is a non-linear function of rates: it has no arithmetic")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = _no_algebra
+
+    def __repr__(self):
+        return f"{self.name}[{', '.join(r.name for r in self.rates)}]"
+
+
+# --------------------------------------------------------------------------- closed-form pieces
+
+
+def _xlogy_ratio(p, z):
+    """``p log(p / z)`` with ``0 log 0 = 0``."""
+    if p == 0.0:
+        return 0.0
+    return p * math.log(p / z) if z > 0 else math.inf
+
+
+def _clip_ratio(a, lam):
+    """``min(1, a / lam)`` (1 when lam = 0)."""
+    return 1.0 if lam <= a else a / lam
+
+
+def _inv_sq(x):
+    return math.inf if x == 0 else 1.0 / (x * x)
+
+
+def _sqrt_ratio(a, lam):
+    return math.inf if lam == 0 else math.sqrt(a / lam)
+
+
+def _clip01(x):
+    return min(1.0, max(0.0, x))
+
+
+def _q_edge(lam):
+    """The Q-mean's other coordinate on the edge ``xi_k = 1``: ``argmin_y sqrt((1 + y^2)/2) - lam y``."""
+    if lam >= 1.0 / math.sqrt(2.0):
+        return 1.0
+    return min(1.0, math.sqrt(2.0 * lam * lam / (1.0 - 2.0 * lam * lam)))
+
+
+# --------------------------------------------------------------------------- constructors
+
+
+def _context(ctx):
+    if isinstance(ctx, Dataset):
+        return ctx.context()
+    if not isinstance(ctx, Context):
+        raise TypeError(f"expected a Context or a Dataset, got {type(ctx).__name__}")
+    return ctx
+
+
+def kl_divergence(ctx, target=None):
+    """``KL(p || ppr(ctx))`` of a subset's positive rate from a target prevalence (seed 003).
+
+    ``psi(z) = p log(p / z1) + (1 - p) log((1 - p) / z2)`` with
+    ``z1 = ppr(ctx)``, ``z2 = npr(ctx)``: 0 when the subset's positive rate is
+    ``p``, growing as it moves away. Both coordinates decrease psi's slack
+    orientation (``s = (-1, -1)``).
+
+    Parameters
+    ----------
+    ctx : Context or Dataset
+        The subset (e.g. one group).
+    target : float, default=None
+        ``p`` in [0, 1]; default: the weighted prevalence of the labels of the
+        whole dataset the subset belongs to.
+
+    Returns
+    -------
+    Metric
+        The metric, with its rate coordinates and slack orientation.
+    """
+    ctx = _context(ctx)
+    if target is None:
+        ds = ctx.dataset
+        if ds.y is None:
+            raise RateoptError(f"dataset {ds.name!r} has no labels: pass target=... to kl_divergence")
+        w = np.asarray(ds.weights, dtype=np.float64)
+        w = w / w.max()
+        target = float(w @ ds.y / w.sum())
+    target = float(target)
+    if not 0.0 <= target <= 1.0:
+        raise ValueError(f"target must lie in [0, 1], got {target!r}")
+    return Metric(f"kld[{ctx.label}]", [R.positive_prediction_rate(ctx), R.negative_prediction_rate(ctx)],
+                  (-1.0, -1.0), "kld", target=target)
+
+
+def g_mean(ctx):
+    """``1 - sqrt(TPR * TNR)`` (seed 003 Table 1): the G-mean loss, for imbalanced classes.
+
+    Parameters
+    ----------
+    ctx : Context or Dataset
+        A labeled subset.
+
+    Returns
+    -------
+    Metric
+        The metric, with its rate coordinates and slack orientation.
+    """
+    ctx = _context(ctx)
+    return Metric(f"gmean[{ctx.label}]", [R.true_positive_rate(ctx), R.true_negative_rate(ctx)], (-1.0, -1.0),
+                  "g_mean")
+
+
+def h_mean(ctx):
+    """``1 - 2 TPR TNR / (TPR + TNR)`` (seed 003 Table 1): the H-mean loss.
+
+    Parameters
+    ----------
+    ctx : Context or Dataset
+        A labeled subset.
+
+    Returns
+    -------
+    Metric
+        The metric, with its rate coordinates and slack orientation.
+    """
+    ctx = _context(ctx)
+    return Metric(f"hmean[{ctx.label}]", [R.true_positive_rate(ctx), R.true_negative_rate(ctx)], (-1.0, -1.0),
+                  "h_mean")
+
+
+def q_mean(ctx):
+    """``sqrt((FPR^2 + FNR^2) / 2)`` (seed 003 Table 1): the Q-mean loss.
+
+    Parameters
+    ----------
+    ctx : Context or Dataset
+        A labeled subset.
+
+    Returns
+    -------
+    Metric
+        The metric, with its rate coordinates and slack orientation.
+    """
+    ctx = _context(ctx)
+    return Metric(f"qmean[{ctx.label}]", [R.false_positive_rate(ctx), R.false_negative_rate(ctx)], (1.0, 1.0),
+                  "q_mean")

@@ -1,0 +1,125 @@
+"""Non-linear rate metrics (``rateopt.metrics``): values against brute-force counts,
+best responses against a grid search, and Lemma 1 of seed 003 (at an interior best
+response, ``grad psi(xi) = s * lam``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rateopt
+from rateopt import metrics
+
+GRID = np.linspace(0.0, 1.0, 1001)
+
+
+def _data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] + rng.normal(size=n) > 0.3).astype(int)
+    g = rng.integers(0, 2, n)
+    w = rng.uniform(0.5, 2.0, n)
+    return rateopt.Dataset(X, y, weights=w, groups={"g": g}), y, g, w
+
+
+def _psi_grid(metric, X, Y):
+    """psi on a grid, written from the definitions (not through Metric.value)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if metric.kind == "kld":
+            p = metric.target
+            return p * np.log(p / X) + (1 - p) * np.log((1 - p) / Y)
+        if metric.kind == "g_mean":
+            return 1 - np.sqrt(X * Y)
+        if metric.kind == "h_mean":
+            return np.where(X + Y > 0, 1 - 2 * X * Y / (X + Y), 1.0)
+        return np.sqrt((X**2 + Y**2) / 2)
+
+
+def _metrics():
+    ds, *_ = _data()
+    ctx = ds.context()
+    return [metrics.kl_divergence(ctx.subset(group="g", value=1)), metrics.kl_divergence(ctx, target=0.2),
+            metrics.g_mean(ctx), metrics.h_mean(ctx), metrics.q_mean(ctx)]
+
+
+@pytest.mark.parametrize("i", range(5))
+def test_best_response_matches_a_grid_search(i):
+    metric = _metrics()[i]
+    X, Y = np.meshgrid(GRID, GRID, indexing="ij")
+    rng = np.random.default_rng(i)
+    lams = np.vstack([rng.exponential(1.0, size=(40, 2)), rng.exponential(0.05, size=(10, 2)),
+                      [[0.0, 0.0], [0.0, 3.0], [5.0, 0.0], [0.5, 0.5], [0.3, 0.9]]])
+    for lam in lams:
+        f = _psi_grid(metric, X, Y) - metric.signs[0] * lam[0] * X - metric.signs[1] * lam[1] * Y
+        best = np.nanmin(f)
+        xi = metric.best_response(lam)
+        assert np.all((xi >= 0) & (xi <= 1)), xi
+        got = metric.value(xi) - float(metric.signs @ (lam * xi))
+        # The closed form is at least as good as the best grid point, and no grid point
+        # beats it by more than the grid's resolution allows.
+        assert got <= best + 1e-12, (lam, xi, got, best)
+        assert got >= best - 5e-3, (lam, xi, got, best)
+
+
+def test_lemma_1_interior_best_response_is_the_gradient_inverse():
+    kld = _metrics()[1]  # target 0.2
+    p = kld.target
+    for lam in ([0.5, 2.0], [1.0, 1.0], [0.3, 5.0]):
+        xi = kld.best_response(lam)
+        assert np.all((xi > 0) & (xi < 1))
+        grad = np.array([-p / xi[0], -(1 - p) / xi[1]])
+        np.testing.assert_allclose(grad, kld.signs * np.array(lam), rtol=1e-12)
+
+
+def test_values_against_brute_force_counts():
+    ds, y, g, w = _data(seed=3)
+    ctx = ds.context()
+    rng = np.random.default_rng(1)
+    decisions = rng.integers(0, 2, y.size)
+
+    def wmean(mask, values):
+        return float(np.sum(w[mask] * values[mask]) / np.sum(w[mask]))
+
+    tpr, tnr = wmean(y == 1, decisions), wmean(y == 0, 1 - decisions)
+    fpr, fnr = 1 - tnr, 1 - tpr
+    assert metrics.g_mean(ctx).evaluate(decisions) == pytest.approx(1 - np.sqrt(tpr * tnr), abs=1e-12)
+    assert metrics.h_mean(ctx).evaluate(decisions) == pytest.approx(1 - 2 * tpr * tnr / (tpr + tnr), abs=1e-12)
+    assert metrics.q_mean(ctx).evaluate(decisions) == pytest.approx(np.sqrt((fpr**2 + fnr**2) / 2), abs=1e-12)
+    p = float(np.sum(w * y) / np.sum(w))
+    q = wmean(g == 1, decisions)
+    kld = metrics.kl_divergence(ctx.subset(group="g", value=1))
+    assert kld.target == pytest.approx(p, abs=1e-15)
+    assert kld.evaluate(decisions) == pytest.approx(p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)),
+                                                    abs=1e-12)
+
+
+def test_a_mixture_is_psi_of_its_expected_rates():
+    ds, y, g, w = _data(seed=4)
+    gm = metrics.g_mean(ds.context())
+    rng = np.random.default_rng(2)
+    d1, d2 = rng.integers(0, 2, y.size), rng.integers(0, 2, y.size)
+    mixture = 0.3 * d1 + 0.7 * d2  # expected decisions of a two-model mixture
+    expected = gm.evaluate(mixture, kind="probabilities")
+
+    def rates(d):
+        return np.array([np.sum(w[y == 1] * d[y == 1]) / np.sum(w[y == 1]),
+                         np.sum(w[y == 0] * (1 - d[y == 0])) / np.sum(w[y == 0])])
+
+    z = 0.3 * rates(d1) + 0.7 * rates(d2)
+    assert expected == pytest.approx(1 - np.sqrt(z[0] * z[1]), abs=1e-12)
+    averaged = 0.3 * gm.evaluate(d1) + 0.7 * gm.evaluate(d2)
+    assert expected != pytest.approx(averaged, abs=1e-6)  # not the mixture of the metric's values
+
+
+def test_guard_rails():
+    gm = _metrics()[2]
+    with pytest.raises(TypeError, match="truth value"):
+        bool(gm)
+    with pytest.raises(TypeError, match="'=='"):
+        gm == gm  # noqa: B015
+    with pytest.raises(TypeError, match="no arithmetic"):
+        gm + 1
+    with pytest.raises(ValueError, match="non-negative"):
+        gm.best_response([-1.0, 0.0])
+    with pytest.raises(ValueError, match="target"):
+        metrics.kl_divergence(_data()[0].context(), target=1.5)
