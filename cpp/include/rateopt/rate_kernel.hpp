@@ -84,6 +84,43 @@ struct alignas(64) KernelScratch {
     }
 };
 
+// The common case, one hinge combination with its gradient (every game's model
+// step): the net coefficient, the proxy value and the bias gradient stay in
+// registers. The same arithmetic as the general path below, term for term.
+template <class Matrix>
+inline int process_row_single(const Matrix& X, std::int64_t j, const double* theta, double bias,
+                              const AtomView& atoms, const double* coef, double weight, double margin,
+                              KernelScratch& acc, double& proxy_value, double& grad_bias) {
+    const double s = X.dot(j, theta) + bias;
+    if (!std::isfinite(s)) return 1;
+    const double pos = s >= 0.0 ? 1.0 : 0.0;
+    const double hinge_pos = std::max(0.0, margin + s);
+    const double hinge_neg = std::max(0.0, margin - s);
+    double u = 0.0;
+    const std::int64_t end = atoms.indptr[j + 1];
+    for (std::int64_t e = atoms.indptr[j]; e < end; ++e) {
+        const std::int32_t a = atoms.indices[e];
+        const double v = atoms.weights[e];
+        acc.rates[a] += v * pos;
+        acc.ppos[a] += v * hinge_pos;
+        acc.pneg[a] += v * hinge_neg;
+        u += coef[a] * v;
+    }
+    double d = 0.0;
+    if (u > 0.0) {
+        proxy_value += u * hinge_pos;
+        if (margin + s > 0.0) d = weight * u;
+    } else if (u < 0.0) {
+        proxy_value += -u * hinge_neg + u;
+        if (margin - s > 0.0) d = weight * u;
+    }
+    if (d != 0.0) {
+        X.axpy(j, d, acc.grad.data());
+        grad_bias += d;
+    }
+    return 0;
+}
+
 // coef_t is the combinations' coefficients atom-major, (n_atoms, k), so that a
 // row's net coefficients u_c accumulate from contiguous memory.
 // Returns 1 if the row's score is not finite (its terms are then skipped), else 0.
@@ -174,6 +211,7 @@ void rate_kernel(const Matrix& X,
 
     bool all_hinge = true;
     for (std::int64_t c = 0; c < k; ++c) all_hinge &= cb.kinds[c] == static_cast<std::int32_t>(ProxyKind::hinge);
+    const bool single = all_hinge && k == 1;  // separate or summed: the same for one combination
 
     std::vector<detail::KernelScratch> scratch(static_cast<std::size_t>(threads));
     parallel_chunks(threads, [&](int t) {
@@ -181,6 +219,24 @@ void rate_kernel(const Matrix& X,
         acc.init(n_atoms, n_features, k, n_grads);
         std::int64_t begin, end;
         chunk_range(n_visit, threads, t, begin, end);
+        if (single) {
+            double proxy_value = 0.0, grad_bias = 0.0;  // register-resident
+            std::int64_t nonfinite = 0;
+            const double w0 = cb.separate_gradients ? 1.0 : cb.grad_weights[0];
+            if (rows) {
+                for (std::int64_t r = begin; r < end; ++r)
+                    nonfinite += detail::process_row_single(X, rows[r], theta, bias, atoms, cb.coef, w0, margin, acc,
+                                                            proxy_value, grad_bias);
+            } else {
+                for (std::int64_t j = begin; j < end; ++j)
+                    nonfinite += detail::process_row_single(X, j, theta, bias, atoms, cb.coef, w0, margin, acc,
+                                                            proxy_value, grad_bias);
+            }
+            acc.proxy[0] = proxy_value;
+            acc.grad_bias[0] = grad_bias;
+            acc.nonfinite = nonfinite;
+            return;
+        }
         auto visit = [&](auto all_hinge) {
             constexpr bool H = decltype(all_hinge)::value;
             std::int64_t nonfinite = 0;
