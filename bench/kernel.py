@@ -357,9 +357,10 @@ def run_case(case: str, X: Any, ms: list[int], *, args: argparse.Namespace,
             coefs = np.vstack([coef, arng.standard_normal((m, at["n_atoms"]))])
             weights = np.zeros(m + 1)
             weights[0] = 1.0
-            bench.add(f"multi2_m{m}",
-                      lambda atoms=atoms, coefs=coefs, weights=weights: rate_kernel_multi(
-                          Xm, theta, BIAS, atoms, coefs, grad_weights=weights, margin=MARGIN, n_threads=2))
+            for nt in THREADS:
+                bench.add(f"multi{nt}_m{m}",
+                          lambda atoms=atoms, coefs=coefs, weights=weights, nt=nt: rate_kernel_multi(
+                              Xm, theta, BIAS, atoms, coefs, grad_weights=weights, margin=MARGIN, n_threads=nt))
         bench.add(f"scipy_m{m}",
                   lambda A=A, coef=coef: scipy_iteration(X, theta, BIAS, A, coef))
         if X64 is not None:
@@ -453,6 +454,8 @@ def run_case(case: str, X: Any, ms: list[int], *, args: argparse.Namespace,
             row["multi_2_ms"] = med * 1e3
             row["multi_2_samples_ms"] = [t * 1e3 for t in bench.samples_s(f"multi2_m{m}")]
             row["multi_over_single"] = row["multi_2_ms"] / row["fused_2_ms"]
+            row["multi_1_ms"] = bench.median_s(f"multi1_m{m}") * 1e3
+            row["multi_over_single_1thread"] = row["multi_1_ms"] / row["fused_1_ms"]
             multi = bench.warm_result(f"multi2_m{m}")
             single = bench.warm_result(f"fused2_m{m}")
             # The first combination is the single kernel's, bit for bit.
@@ -479,6 +482,7 @@ def run_case(case: str, X: Any, ms: list[int], *, args: argparse.Namespace,
         "m100_over_m1": (out["by_m"]["100"]["fused_2_ms"] / out["by_m"]["1"]["fused_2_ms"]
                          if "1" in out["by_m"] and "100" in out["by_m"] else None),
         "multi_over_single": out["by_m"].get(str(MULTI_M), {}).get("multi_over_single"),
+        "multi_over_single_1thread": out["by_m"].get(str(MULTI_M), {}).get("multi_over_single_1thread"),
     }
     del bench, Xm, X64
     return out
@@ -550,6 +554,10 @@ def markdown(result: dict[str, Any]) -> str:
         mark = {True: "met", False: "NOT met", None: "n/a"}[met[key]]
         sval = "n/a" if val is None else f"{val:.3f}"
         lines.append(f"- `{key}` = {sval} (target {target}): **{mark}**")
+    one = result.get("multi_over_single_1thread")
+    if one is not None:
+        lines.append(f"- `multi_over_single_1thread` = {one:.3f} (the same ratio at 1 thread, where a "
+                     "second core shared with other work cannot move it)")
     if result["noisy"]:
         lines += ["", "**Noisy run**: other processes kept a core busy during too many "
                   "rounds; 2-thread timings (fused@2, floor@2) and the ratios built on "
@@ -661,6 +669,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory_floor_ratio": head["memory_floor_ratio"],
         "m100_over_m1": head["m100_over_m1"],
         "multi_over_single": head.get("multi_over_single"),
+        "multi_over_single_1thread": head.get("multi_over_single_1thread"),
         "headline": "CSR case, fused kernel at 2 threads; speedup_vs_scipy is the "
                     "minimum and memory_floor_ratio the maximum over m",
         "targets": TARGETS,
