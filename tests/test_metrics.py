@@ -26,8 +26,8 @@ def _psi_grid(metric, X, Y):
     """psi on a grid, written from the definitions (not through Metric.value)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         if metric.kind == "kld":
-            p = metric.target
-            return p * np.log(p / X) + (1 - p) * np.log((1 - p) / Y)
+            p, e = metric.target, metrics.KLD_EPS
+            return p * np.log((p + e) / (X + e)) + (1 - p) * np.log((1 - p + e) / (Y + e))
         if metric.kind == "g_mean":
             return 1 - np.sqrt(X * Y)
         if metric.kind == "h_mean":
@@ -67,7 +67,8 @@ def test_lemma_1_interior_best_response_is_the_gradient_inverse():
     for lam in ([0.5, 2.0], [1.0, 1.0], [0.3, 5.0]):
         xi = kld.best_response(lam)
         assert np.all((xi > 0) & (xi < 1))
-        grad = np.array([-p / xi[0], -(1 - p) / xi[1]])
+        e = metrics.KLD_EPS
+        grad = np.array([-p / (xi[0] + e), -(1 - p) / (xi[1] + e)])
         np.testing.assert_allclose(grad, kld.signs * np.array(lam), rtol=1e-12)
 
 
@@ -89,8 +90,11 @@ def test_values_against_brute_force_counts():
     q = wmean(g == 1, decisions)
     kld = metrics.kl_divergence(ctx.subset(group="g", value=1))
     assert kld.target == pytest.approx(p, abs=1e-15)
-    assert kld.evaluate(decisions) == pytest.approx(p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)),
-                                                    abs=1e-12)
+    e = 1e-10  # the documented smoothing (seed 003's evaluation code)
+    want = p * np.log((p + e) / (q + e)) + (1 - p) * np.log((1 - p + e) / (1 - q + e))
+    assert kld.evaluate(decisions) == pytest.approx(want, abs=1e-12)
+    assert abs(want - (p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)))) < 1e-9
+    assert np.isfinite(kld.evaluate(np.ones_like(decisions)))  # a group predicted all positive
 
 
 def test_a_mixture_is_psi_of_its_expected_rates():

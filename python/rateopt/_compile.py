@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from rateopt import _rates as R
-from rateopt._compiled import AtomInfo, CompiledProblem, InverseData, MembershipTable, RateLayer, _frozen
+from rateopt._compiled import AtomInfo, CompiledProblem, InverseData, MembershipTable, MetricRows, RateLayer, _frozen
 from rateopt._data import Dataset
 from rateopt._lowering import _CANCEL_RTOL, _Affine, _Env, _lower, _scaled_by_max
 from rateopt.exceptions import ConstantConstraintError, RateoptError
@@ -97,8 +97,9 @@ def compile_problem(objective, pairs):
     """
     constraints, originals, sources, names = _unique_names(pairs)
     datasets = _datasets_by_name([objective] + [c.expression for c in constraints])
-    env, obj_form, forms, leaf_forms = _lower_all(objective, constraints)
-    per_ds, ctx_local = _merge_subsets(env, datasets, [obj_form, *forms, *leaf_forms.values()])
+    metric = objective if _is_metric(objective) else None
+    env, obj_form, forms, leaf_forms, metric_forms = _lower_all(objective, constraints, metric)
+    per_ds, ctx_local = _merge_subsets(env, datasets, [obj_form, *forms, *leaf_forms.values(), *metric_forms])
     atoms, tables, atom_dataset, atom_local, offsets = _atoms_and_tables(env, datasets, per_ds)
     gid_of = {ctx: offsets[d] + loc for ctx, (d, loc) in ctx_local.items()}
     n_atoms = len(atoms)
@@ -123,8 +124,18 @@ def compile_problem(objective, pairs):
         constraint_names=tuple(names),
         rates=_rate_layer(leaf_forms, atoms, row, n_atoms),
         inverse_data=inverse,
+        metric=None if metric is None else MetricRows(
+            metric=metric,
+            Z=_frozen(np.array([row(f) for f in metric_forms]).reshape(len(metric_forms), n_atoms)),
+            z0=_frozen(np.array([f.const for f in metric_forms], dtype=np.float64))),
     )
     return datasets, tuple(constraints), compiled
+
+
+def _is_metric(objective):
+    from rateopt.metrics import Metric
+
+    return isinstance(objective, Metric)
 
 
 def _unique_names(pairs):
@@ -145,11 +156,13 @@ def _unique_names(pairs):
     return constraints, originals, sources, names
 
 
-def _lower_all(objective, constraints):
-    """Affine forms of the objective, of every constraint and of every rate leaf (for reports)."""
+def _lower_all(objective, constraints, metric=None):
+    """Affine forms of the objective (or of a metric's coordinates, the objective form then 0),
+    of every constraint and of every rate leaf (for reports)."""
     env = _Env()
     env.where = "the objective"
-    obj_form = _lower(objective, env)
+    metric_forms = [] if metric is None else [_lower(z, env) for z in metric.rates]
+    obj_form = _lower(R._lift(0.0) if metric is not None else objective, env)
     forms = []
     for c in constraints:
         env.where = f"constraint {c.name!r}"
@@ -162,7 +175,7 @@ def _lower_all(objective, constraints):
         for leaf in expr.leaves():
             if leaf.name not in leaf_forms:
                 leaf_forms[leaf.name] = _lower(leaf, env)
-    return env, obj_form, forms, leaf_forms
+    return env, obj_form, forms, leaf_forms, metric_forms
 
 
 def _merge_subsets(env, datasets, forms):

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-__all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "CompiledProblem", "Evaluation"]
+__all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "MetricRows", "CompiledProblem",
+           "Evaluation"]
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
@@ -256,6 +257,33 @@ class RateLayer:
 
 
 @dataclass(frozen=True, eq=False)
+class MetricRows:
+    """A non-linear objective ``psi(Z p + z0)`` compiled to atom rows.
+
+    Parameters
+    ----------
+    metric : rateopt.metrics.Metric
+        ``psi``, its slack orientation and its best response.
+    Z : ndarray of shape (K, n_atoms)
+        The coordinates' atom coefficients (read-only).
+    z0 : ndarray of shape (K,)
+        Their constants (read-only).
+    """
+
+    metric: object
+    Z: np.ndarray
+    z0: np.ndarray
+
+    def coordinates(self, atom_rates) -> np.ndarray:
+        """``Z p + z0`` for one vector of atom rates (K,) or one per row (n, K)."""
+        return np.asarray(atom_rates, dtype=np.float64) @ self.Z.T + self.z0
+
+    def objective(self, atom_rates) -> float:
+        """``psi(Z p + z0)``: exact for a mixture's expected atom rates."""
+        return self.metric.value(self.coordinates(atom_rates))
+
+
+@dataclass(frozen=True, eq=False)
 class CompiledProblem:
     """The flat arrays a problem compiles to: the only thing the games need.
 
@@ -291,6 +319,9 @@ class CompiledProblem:
         then every atom) as an affine function of the atoms.
     inverse_data : InverseData
         Rows back to the user's constraints.
+    metric : MetricRows or None
+        A non-linear objective ``psi(Z p + z0)`` (then ``objective_coef`` is
+        zero and ``objective_constant`` 0); None for an affine objective.
     """
 
     datasets: tuple
@@ -305,6 +336,7 @@ class CompiledProblem:
     constraint_names: tuple
     rates: RateLayer
     inverse_data: InverseData
+    metric: MetricRows = None
 
     @property
     def n_atoms(self) -> int:

@@ -48,7 +48,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     method : str, default="proxy-swap"
         The training game: any name of ``rateopt.games.GAMES``
         (``"proxy-swap"``, ``"proxy-external"``, ``"lagrangian-hinge"``,
-        ``"unconstrained"``; see :func:`rateopt.train`).
+        ``"unconstrained"``, ``"three-player"``; see :func:`rateopt.train`).
     solution : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
         How the final classifier is built from the iterates. The stochastic
         kinds give a mixture of linear models (``decision_function`` is then

@@ -51,6 +51,8 @@ class GameSpec:
     const0 : float
     constraint_names : tuple of str
     n_features : int
+    metric : MetricRows or None
+        A non-linear objective ``psi(Z p + z0)`` (``c0`` is then zero).
     """
 
     blocks: tuple
@@ -61,6 +63,7 @@ class GameSpec:
     const0: float
     constraint_names: tuple
     n_features: int
+    metric: object = None
 
     @property
     def n_constraints(self):
@@ -254,6 +257,7 @@ def spec_from_problem(problem):
         const0=float(cp.objective_constant),
         constraint_names=tuple(cp.constraint_names),
         n_features=int(n_features),
+        metric=cp.metric,
     )
 
 

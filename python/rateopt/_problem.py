@@ -35,6 +35,7 @@ from rateopt._data import Dataset
 from rateopt._lowering import LOWERING_RULES
 from rateopt._predictions import _decision_values
 from rateopt.exceptions import RateoptError
+from rateopt.metrics import Metric
 
 __all__ = [
     "Problem",
@@ -53,8 +54,10 @@ class Problem:
 
     Parameters
     ----------
-    objective : Expression or float, default=None
-        The rate expression to minimize. Default: the error rate of the whole
+    objective : Expression, Metric or float, default=None
+        The rate expression to minimize, or a non-linear metric of rates
+        (:mod:`rateopt.metrics`: KL divergence, G-/H-/Q-mean), which training
+        minimizes with the three-player game (``method="three-player"``). Default: the error rate of the whole
         training dataset (the dataset for role ``"train"`` of ``datasets``, else
         the dataset named ``"train"`` among those the constraints use, else the
         only dataset they use). A number gives a feasibility problem.
@@ -130,6 +133,8 @@ class Problem:
         _datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
         if objective is None:
             objective = R.error_rate(self._default_objective_dataset(pairs, datasets))
+        elif isinstance(objective, Metric):
+            pass  # a non-linear metric of rates (rateopt.metrics): compiled to MetricRows
         else:
             obj = R._lift(objective)
             if obj is NotImplemented or isinstance(objective, R.Constraint):
@@ -250,7 +255,8 @@ class Problem:
         viol = np.maximum(g, 0.0)
         rates = cp.rates.values(p)
         return Evaluation(
-            objective=float(cp.objective_coef @ p + cp.objective_constant),
+            objective=(cp.metric.objective(p) if cp.metric is not None
+                       else float(cp.objective_coef @ p + cp.objective_constant)),
             constraints=dict(zip(cp.constraint_names, g.tolist())),
             violations=dict(zip(cp.constraint_names, viol.tolist())),
             max_violation=float(viol.max()) if viol.size else 0.0,

@@ -17,6 +17,7 @@ retraining.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import warnings
 from dataclasses import dataclass
@@ -51,15 +52,22 @@ class RateMap:
     C: np.ndarray
     kappa: np.ndarray
     constraint_names: tuple
+    metric: object = None
 
     @classmethod
     def of(cls, spec):
         """The maps of a :class:`~rateopt._game.GameSpec`."""
-        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names))
+        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names), spec.metric)
+
+    def objective(self, atom_rates):
+        """The objective at one vector of atom rates: exact for a mixture's expected atom rates."""
+        if self.metric is not None:
+            return self.metric.objective(atom_rates)
+        return float(self.c0 @ atom_rates + self.const0)
 
     def objectives(self, atom_rates):
         """Objective of each row of ``atom_rates`` (n_recorded, n_atoms)."""
-        return np.array([float(self.c0 @ r + self.const0) for r in atom_rates])
+        return np.array([self.objective(r) for r in atom_rates])
 
     def constraints(self, atom_rates):
         """Constraint values of each row of ``atom_rates``: shape (n_recorded, n_constraints)."""
@@ -335,6 +343,22 @@ class TrainResult:
         p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
         return float(p @ self.objectives), self.constraints.T @ p
 
+    def solution_objective(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", validation=False):
+        """The exact training (or validation) objective of a solution.
+
+        For an affine objective it equals the mixture of the iterates'
+        objectives (``solution_values``); for a non-linear metric it is the
+        metric of the mixture's expected rates (seed 003), which the mixture of
+        the iterates' values only bounds (from above, for a convex metric).
+
+        Returns
+        -------
+        float
+        """
+        rmap = self.val_rate_map if validation else self.rate_map
+        return rmap.objective(self.solution_atom_rates(kind, epsilon=epsilon, weighting=weighting,
+                                                       validation=validation))
+
     def solution_atom_rates(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", validation=False):
         """The expected atom rates of a solution: the mixture of the iterates' atom rates.
 
@@ -446,10 +470,15 @@ class TrainResult:
                 "constraint_names": list(self.constraint_names), "settings": self.settings,
                 "const0": self.rate_map.const0, "feature_map": _map_meta(self.feature_map),
                 "validation": None if self.val_rate_map is None else
-                {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names)}}
+                {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names)},
+                "metric": None if self.rate_map.metric is None else self.rate_map.metric.metric.params()}
         arrays = {"weights": self.weights, "biases": self.biases, "iterations": self.iterations,
                   "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
                   "C": self.rate_map.C, "kappa": self.rate_map.kappa, **_map_arrays(self.feature_map)}
+        if self.rate_map.metric is not None:
+            if self.val_rate_map is not None:
+                raise ValueError("saving a result with a metric objective and a validation problem is not supported")
+            arrays.update(Z=self.rate_map.metric.Z, z0=self.rate_map.metric.z0)
         if self.val_rate_map is not None:
             arrays.update(val_atom_rates=self.val_atom_rates, val_c0=self.val_rate_map.c0,
                           val_C=self.val_rate_map.C, val_kappa=self.val_rate_map.kappa)
@@ -491,6 +520,8 @@ def result_from_file(meta, arrays, path):
         return RateMap(c0, float(const0), C, kappa, tuple(names))
 
     rmap = rate_map("", names, meta.get("const0"))
+    if meta.get("metric") is not None:
+        rmap = dataclasses.replace(rmap, metric=_metric_rows(meta["metric"], arrays, path, rmap.c0.shape[0]))
     R = vec("atom_rates", T, ndim=2)
     if R.shape[1] != rmap.c0.shape[0]:
         raise _damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
@@ -514,3 +545,21 @@ def result_from_file(meta, arrays, path):
                        iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
                        atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                        feature_map=fmap, settings=settings)
+
+
+def _metric_rows(meta, arrays, path, n_atoms):
+    """The metric objective of a saved result (its psi; the rate expressions are not saved)."""
+    from ._classifiers import _array, _damaged
+    from ._compiled import MetricRows
+    from .metrics import Metric
+
+    if not isinstance(meta, dict):
+        raise _damaged(path, "metadata.metric", f"is {meta!r}, expected a dict")
+    try:
+        metric = Metric(str(meta["name"]), (), meta["signs"], meta["kind"], meta.get("target"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _damaged(path, "metadata.metric", f"is not a valid metric ({exc})") from None
+    Z, z0 = _array(arrays, "Z", 2, path), _array(arrays, "z0", 1, path)
+    if Z.shape[0] != metric.n_rates or z0.shape[0] != metric.n_rates or Z.shape[1] != n_atoms:
+        raise _damaged(path, "Z", f"has shape {Z.shape} for a metric of {metric.n_rates} rates of {n_atoms} atoms")
+    return MetricRows(metric, Z, z0)

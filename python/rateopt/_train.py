@@ -35,7 +35,7 @@ METHODS = tuple(GAMES)
 """The registered training methods (the game registry's names)."""
 
 
-def train(problem, model=None, method="proxy-swap", *, validation=None, callback=None, **params):
+def train(problem, model=None, method="auto", *, validation=None, callback=None, **params):
     """Train a linear or kernel model under rate constraints.
 
     Parameters
@@ -48,8 +48,13 @@ def train(problem, model=None, method="proxy-swap", *, validation=None, callback
         :class:`KernelModel` chooses its landmarks on the training dataset,
         builds the feature block of every dataset once, and trains a linear
         model on it; its classifiers carry the feature map.
-    method : str, default="proxy-swap"
-        A registered game (``rateopt.games.GAMES``):
+    method : str, default="auto"
+        A registered game (``rateopt.games.GAMES``); ``"auto"`` means
+        ``"three-player"`` when the objective is a non-linear metric
+        (:mod:`rateopt.metrics`) and ``"proxy-swap"`` otherwise.
+        ``"three-player"``: seed 003's Algorithm 2 (a slack player's closed-form
+        best responses, multipliers on the 0-1 rates, the model on hinge
+        proxies); it also takes affine objectives.
         ``"proxy-swap"``: the proxy-Lagrangian game of seed 001, Algorithm 3 (the
         model steps on proxies, the multipliers on the (m+1)-simplex see
         the true 0-1 constraint values and minimize swap regret).
@@ -123,9 +128,15 @@ def train(problem, model=None, method="proxy-swap", *, validation=None, callback
     return result
 
 
-def run_game(problem, model=None, method="proxy-swap", *, validation=None, callback=None, **params):
+def run_game(problem, model=None, method="auto", *, validation=None, callback=None, **params):
     """:func:`train` without the feasibility warning (the estimator checks its own solution)."""
+    metric = getattr(problem.compiled if hasattr(problem, "compiled") else problem, "metric", None)
+    if method == "auto":
+        method = "three-player" if metric is not None else "proxy-swap"
     game_cls = get_game(method)
+    if metric is not None and not game_cls.accepts_metric:
+        raise ValueError(f"the objective is a non-linear metric ({metric.metric!r}): method={method!r} trains "
+                         "affine objectives only; use method='three-player' (the default for metrics)")
     model = _model(problem, model)
     settings = train_settings(method, model, **params)
     spec, val_spec, feature_map = _prepare(problem, validation, model, settings.n_threads)
@@ -251,9 +262,7 @@ def _mapped_spec(spec, feature_map, threads):
         Block(FeatureMatrix(feature_map.transform(b.X, n_threads=threads)), b.atoms, b.atom_ids, b.name)
         for b in spec.blocks
     )
-    return GameSpec(blocks=blocks, n_atoms=spec.n_atoms, C=spec.C, kappa=spec.kappa, c0=spec.c0,
-                    const0=spec.const0, constraint_names=spec.constraint_names,
-                    n_features=feature_map.n_components_)
+    return dataclasses.replace(spec, blocks=blocks, n_features=feature_map.n_components_)
 
 
 def _as_spec(problem):

@@ -61,7 +61,11 @@ class Metric:
     the Q-mean of error rates, the KL divergence.
     """
 
+    KINDS = ("kld", "g_mean", "h_mean", "q_mean")
+
     def __init__(self, name, rates, signs, kind, target=None):
+        if kind not in self.KINDS:
+            raise ValueError(f"kind must be one of {self.KINDS}, got {kind!r}")
         self.name = name
         self.rates = tuple(rates)
         self.signs = np.asarray(signs, dtype=np.float64)
@@ -70,8 +74,52 @@ class Metric:
 
     @property
     def n_rates(self):
-        """K, the number of rate coordinates."""
-        return len(self.rates)
+        """K, the number of rate coordinates (2 for every metric here)."""
+        return self.signs.shape[0]
+
+    def params(self):
+        """``psi`` without its rate expressions, as JSON (saved with a training result).
+
+        Returns
+        -------
+        dict
+            ``name``, ``kind``, ``signs`` and ``target``.
+        """
+        return {"name": self.name, "kind": self.kind, "signs": self.signs.tolist(), "target": self.target}
+
+    def leaves(self):
+        """Iterate over the rate leaves of the coordinates (as :meth:`Expression.leaves`).
+
+        Yields
+        ------
+        Rate
+            Each rate leaf, in order of appearance.
+        """
+        for r in self.rates:
+            yield from r.leaves()
+
+    @property
+    def datasets(self) -> tuple:
+        """The datasets the coordinates refer to, in order of appearance."""
+        seen = {}
+        for r in self.rates:
+            for ds in r.datasets:
+                seen.setdefault(id(ds), ds)
+        return tuple(seen.values())
+
+    def values(self, Z):
+        """``psi`` of each row of ``Z`` (n_points, K).
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_points, K)
+            Coordinate values, one point per row.
+
+        Returns
+        -------
+        ndarray of shape (n_points,)
+        """
+        return np.array([self.value(z) for z in np.asarray(Z, dtype=np.float64).reshape(-1, self.n_rates)])
 
     # ------------------------------------------------------------------ values
 
@@ -86,8 +134,8 @@ class Metric:
         Returns
         -------
         float
-            The metric; ``inf`` for the KL divergence at a rate of 0 where the
-            target is positive.
+            The metric (the KL divergence with ``KLD_EPS = 1e-10`` added to
+            both sides of its ratios, finite at a rate of 0).
         """
         z = self._vector(z, "z")
         if self.kind == "kld":
@@ -119,8 +167,8 @@ class Metric:
             raise ValueError(f"lam must be non-negative, got {lam.tolist()}")
         l1, l2 = float(lam[0]), float(lam[1])
         if self.kind == "kld":
-            # psi - <s lam, xi> = p log(p/xi1) + (1-p) log((1-p)/xi2) + lam1 xi1 + lam2 xi2:
-            # stationary at xi1 = p / lam1, clipped to the box (lam = 0: the box edge 1).
+            # psi - <s lam, xi> = p log((p+e)/(xi1+e)) + ... + lam1 xi1 + lam2 xi2:
+            # stationary at xi1 = p / lam1 - e, clipped to the box (lam = 0: the box edge 1).
             p = self.target
             return np.array([_clip_ratio(p, l1), _clip_ratio(1.0 - p, l2)])
         if self.kind == "g_mean":
@@ -188,22 +236,30 @@ class Metric:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = _no_algebra
 
     def __repr__(self):
-        return f"{self.name}[{', '.join(r.name for r in self.rates)}]"
+        return f"{self.name}[{', '.join(r.name for r in self.rates)}]" if self.rates else self.name
 
 
 # --------------------------------------------------------------------------- closed-form pieces
 
 
+#: The KL divergence is evaluated as ``p log((p + eps) / (z + eps))`` (the
+#: authors' evaluation code): finite at a rate of 0, where a model that predicts
+#: one class only on a group would otherwise get an infinite loss.
+KLD_EPS = 1e-10
+
+
 def _xlogy_ratio(p, z):
-    """``p log(p / z)`` with ``0 log 0 = 0``."""
+    """``p log((p + eps) / (z + eps))``, 0 for ``p = 0``."""
     if p == 0.0:
         return 0.0
-    return p * math.log(p / z) if z > 0 else math.inf
+    return p * math.log((p + KLD_EPS) / (z + KLD_EPS))
 
 
 def _clip_ratio(a, lam):
-    """``min(1, a / lam)`` (1 when lam = 0)."""
-    return 1.0 if lam <= a else a / lam
+    """``argmin_{x in [0,1]} a log((a + eps)/(x + eps)) + lam x`` = ``clip(a / lam - eps, 0, 1)`` (1 when lam = 0)."""
+    if a == 0.0:
+        return 0.0 if lam > 0 else 1.0
+    return 1.0 if lam <= a / (1.0 + KLD_EPS) else max(0.0, a / lam - KLD_EPS)
 
 
 def _inv_sq(x):
@@ -241,7 +297,8 @@ def kl_divergence(ctx, target=None):
 
     ``psi(z) = p log(p / z1) + (1 - p) log((1 - p) / z2)`` with
     ``z1 = ppr(ctx)``, ``z2 = npr(ctx)``: 0 when the subset's positive rate is
-    ``p``, growing as it moves away. Both coordinates decrease psi's slack
+    ``p``, growing as it moves away (evaluated with ``1e-10`` added inside the
+    logarithms' ratios, as the authors' code does, so it stays finite). Both coordinates decrease psi's slack
     orientation (``s = (-1, -1)``).
 
     Parameters

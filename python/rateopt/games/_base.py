@@ -70,6 +70,9 @@ class Game:
     """
 
     name: ClassVar[str] = ""
+    #: Whether the game trains a non-linear metric objective (``spec.metric``);
+    #: the driver refuses such problems for the others.
+    accepts_metric: ClassVar[bool] = False
 
     def __init__(self, spec, settings):
         self.spec = spec

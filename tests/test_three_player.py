@@ -1,0 +1,107 @@
+"""The three-player game for non-linear metrics (seed 003, Algorithm 2; ``method="three-player"``).
+
+References are independent: one iteration is recomputed with NumPy from the
+definitions (best response, brute-force rates, the hinge gradient at theta = 0);
+solutions are scored by counting the classifiers' expected decisions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rateopt
+from rateopt import metrics
+
+
+def _imbalanced(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    g = rng.integers(0, 2, n)
+    X[:, 1] += g
+    y = (X[:, 0] + 0.8 * X[:, 1] + rng.normal(size=n) > 1.2).astype(int)
+    w = rng.uniform(0.5, 1.5, n)
+    return X, y, g, w, rateopt.Dataset(X, y, weights=w, groups={"g": g})
+
+
+def _gmean_brute(d, y, w):
+    tpr = np.sum(w[y == 1] * d[y == 1]) / np.sum(w[y == 1])
+    tnr = np.sum(w[y == 0] * (1 - d[y == 0])) / np.sum(w[y == 0])
+    return 1 - np.sqrt(tpr * tnr), tpr, tnr
+
+
+def test_one_iteration_equals_a_numpy_reference():
+    X, y, g, w, ds = _imbalanced(400)
+    ctx = ds.context()
+    gm = metrics.g_mean(ctx)
+    cap = rateopt.positive_prediction_rate(ctx) <= 0.6
+    res = rateopt._train.run_game(rateopt.Problem(objective=gm, constraints=[cap]), method="three-player",
+                                  n_iter=2, record_every=1, optimizer="sgd", learning_rate=0.1, eta_lambda=0.3)
+    # Iteration 0 at theta = 0, bias = 0: every score is 0, every decision positive.
+    lam0 = np.array([0.5, 0.5])
+    xi0 = gm.best_response(lam0)
+    _, tpr, tnr = _gmean_brute(np.ones_like(y), y, w)
+    W1, W0, W = np.sum(w[y == 1]), np.sum(w[y == 0]), np.sum(w)
+    # d z_k / d decision_j from the definitions: TPR = sum_{y=1} w d / W1, TNR = 1 - sum_{y=0} w d / W0.
+    s = gm.signs
+    u = s[0] * lam0[0] * np.where(y == 1, w / W1, 0.0) + s[1] * lam0[1] * np.where(y == 0, -w / W0, 0.0)
+    # (nu starts at 0: the coverage constraint adds nothing yet.) At s = 0 both hinges are active: slope u.
+    theta1, bias1 = -0.1 * (X.T @ u), -0.1 * u.sum()
+    lam1 = np.maximum(lam0 + 0.3 * s * (np.array([tpr, tnr]) - xi0), 0.0)
+    nu1 = max(0.0 + 0.3 * (1.0 - 0.6), 0.0)  # ppr = 1 at theta = 0
+    np.testing.assert_allclose(res.weights[1], theta1, rtol=1e-12, atol=1e-15)
+    assert res.biases[1] == pytest.approx(bias1, rel=1e-12)
+    np.testing.assert_allclose(res.multipliers[1], np.concatenate(([1.0, nu1], lam1)), rtol=1e-12, atol=1e-15)
+    assert W == pytest.approx(W0 + W1)
+
+
+def test_metric_objectives_choose_the_three_player_game():
+    X, y, g, w, ds = _imbalanced(300)
+    problem = rateopt.Problem(objective=metrics.g_mean(ds.context()))
+    assert rateopt.train(problem, n_iter=20).method == "three-player"
+    with pytest.raises(ValueError, match="method='three-player'"):
+        rateopt.train(problem, method="proxy-swap", n_iter=5)
+
+
+def test_gmean_beats_the_error_minimizer_and_mixtures_are_scored_exactly():
+    X, y, g, w, ds = _imbalanced()
+    ctx = ds.context()
+    unc = rateopt.train(rateopt.Problem(objective=rateopt.error_rate(ctx)), method="unconstrained", n_iter=1500)
+    unc_loss = _gmean_brute((X @ unc.weights[-1] + unc.biases[-1] >= 0).astype(float), y, w)[0]
+    res = rateopt.train(rateopt.Problem(objective=metrics.g_mean(ctx)), n_iter=1500, eta_lambda=0.1)
+    for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+        proba = res.solution(kind).predict_proba(X)
+        brute = _gmean_brute(proba, y, w)[0]  # psi of the expected rates
+        assert res.solution_objective(kind) == pytest.approx(brute, abs=1e-12), kind
+    best = res.solution_objective("best")
+    assert best < unc_loss - 0.01, (best, unc_loss)
+    # For a convex metric the mixture's exact value is at most the mixture of the iterates' values.
+    p = res.mixture("T-stochastic")
+    assert res.solution_objective("T-stochastic") <= p @ res.objectives + 1e-12
+
+
+def test_kld_under_an_error_budget():
+    """Seed 003 Experiment 1 in miniature: minimize a group's KL divergence from the
+    prevalence subject to error <= 1.1 x the unconstrained error."""
+    X, y, g, w, ds = _imbalanced()
+    ctx = ds.context()
+    unc = rateopt.train(rateopt.Problem(objective=rateopt.error_rate(ctx)), method="unconstrained", n_iter=1500)
+    d = (X @ unc.weights[-1] + unc.biases[-1] >= 0).astype(float)
+    err = float(np.sum(w * (d != y)) / np.sum(w))
+    kld = metrics.kl_divergence(ctx.subset(group="g", value=0))
+    unc_kld = kld.evaluate(d)
+    res = rateopt.train(rateopt.Problem(objective=kld, constraints=[rateopt.error_rate(ctx) <= 1.1 * err]),
+                        n_iter=2000, eta_lambda=0.5)
+    proba = res.solution("m-stochastic").predict_proba(X)
+    assert kld.evaluate(proba, kind="probabilities") == pytest.approx(res.solution_objective(), abs=1e-12)
+    assert float(np.sum(w * np.abs(proba - y)) / np.sum(w)) <= 1.1 * err + 1e-9  # the budget holds
+    assert res.solution_objective() <= 0.4 * unc_kld, (res.solution_objective(), unc_kld)
+
+
+def test_a_metric_result_round_trips(tmp_path):
+    X, y, g, w, ds = _imbalanced(300)
+    res = rateopt.train(rateopt.Problem(objective=metrics.h_mean(ds.context())), n_iter=50)
+    res.save(tmp_path / "r.npz")
+    back = rateopt.load(tmp_path / "r.npz")
+    np.testing.assert_array_equal(back.objectives, res.objectives)
+    assert back.solution_objective("T-stochastic") == res.solution_objective("T-stochastic")
