@@ -15,6 +15,7 @@ from ._base import Game, model_combinations, register
 
 __all__ = ["ProxySwapGame"]
 
+
 @register
 class ProxySwapGame(Game):
     """``method="proxy-swap"``: proxies for the model, swap-regret multipliers on 0-1 rates."""
