@@ -105,3 +105,53 @@ def test_a_metric_result_round_trips(tmp_path):
     back = rateopt.load(tmp_path / "r.npz")
     np.testing.assert_array_equal(back.objectives, res.objectives)
     assert back.solution_objective("T-stochastic") == res.solution_objective("T-stochastic")
+
+
+def _synthetic_result(R, metric, C=None, kappa=None):
+    """A TrainResult over given atom rates: atoms 0, 1 are the metric's coordinates, C rows constrain."""
+    from rateopt._compiled import MetricRows
+    from rateopt._result import RateMap
+
+    A = R.shape[1]
+    Z = np.eye(A)[:2]
+    C = np.zeros((0, A)) if C is None else np.atleast_2d(C)
+    kappa = np.zeros(0) if kappa is None else np.atleast_1d(kappa)
+    rmap = RateMap(np.zeros(A), 0.0, C, kappa, tuple(f"c{i}" for i in range(C.shape[0])),
+                   MetricRows(metric, Z, np.zeros(2)))
+    T = R.shape[0]
+    return rateopt.TrainResult(method="three-player", weights=np.zeros((T, 1)), biases=np.zeros(T),
+                               iterations=np.arange(T), multipliers=np.ones((T, 1 + C.shape[0])), atom_rates=R,
+                               rate_map=rmap, n_iter=T)
+
+
+@pytest.mark.parametrize("kind", ["g_mean", "h_mean", "kld"])
+def test_exact_mixture_is_the_optimum_over_mixtures(kind):
+    rng = np.random.default_rng({"g_mean": 0, "h_mean": 1, "kld": 2}[kind])
+    metric = metrics.Metric(kind, (), (-1.0, -1.0), kind, target=0.3 if kind == "kld" else None)
+    # Four iterates with extreme coordinates; atom 2 is a rate capped by a constraint (<= 0.5).
+    R = np.column_stack([rng.uniform(0.05, 1.0, 4), rng.uniform(0.05, 1.0, 4), rng.uniform(0.0, 1.0, 4)])
+    R[0, :2], R[1, :2] = (0.95, 0.1), (0.1, 0.95)
+    res = _synthetic_result(R, metric, C=[0.0, 0.0, 1.0], kappa=0.5)
+    q = res.mixture("exact")
+    # Brute force over the simplex on a 0.01 grid.
+    step = np.arange(0, 101) / 100
+    a, b, c = np.meshgrid(step, step, step, indexing="ij")
+    d = 1 - a - b - c
+    ok = d >= -1e-12
+    Q = np.column_stack([a[ok], b[ok], c[ok], np.clip(d[ok], 0, None)])
+    rates = Q @ R
+    feasible = rates[:, 2] <= 0.5 + 1e-12
+    grid_best = min(metric.value(z) for z in rates[feasible][:, :2])
+    exact = res.solution_objective("exact")
+    assert exact <= grid_best + 1e-9, (exact, grid_best)
+    assert R[:, 2] @ q <= 0.5 + 1e-9  # the constraint holds
+    assert np.count_nonzero(q) <= 2 + 1 + 1  # K + m + 1
+    assert exact <= res.solution_objective("m-stochastic") + 1e-12
+
+
+def test_exact_mixture_of_an_affine_objective_is_the_lp():
+    X, y, g, w, ds = _imbalanced(300)
+    ctx = ds.context()
+    res = rateopt.train(rateopt.Problem(constraints=[rateopt.positive_prediction_rate(ctx) <= 0.3]), n_iter=200,
+                        eta_lambda=0.5)
+    np.testing.assert_array_equal(res.mixture("exact"), res.mixture("m-stochastic"))

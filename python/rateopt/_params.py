@@ -79,7 +79,7 @@ TRAIN_PARAMS = (
 _BY_NAME = {p.name: p for p in TRAIN_PARAMS}
 
 KERNELS = ("rbf", "laplacian", "poly", "linear")
-SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
+SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 
 MODEL_PARAMS = (
     Param("model", "linear", lambda n, v: check_choice(n, v, ("linear", "kernel")),

@@ -30,7 +30,7 @@ from .exceptions import InfeasibleWarning
 
 __all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "warn_if_infeasible"]
 
-SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
+SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 RESULT_FORMAT = "rateopt-train-result"
 
 #: Round-off tolerance of the feasibility reports: constraint ``i`` counts as
@@ -309,7 +309,37 @@ class TrainResult:
             raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
         if kind == "m-stochastic":
             return self.shrink(epsilon).weights
+        if kind == "exact":
+            return self.exact_mixture(epsilon)
         raise ValueError(f"kind must be one of {SOLUTIONS}, got {kind!r}")
+
+    def exact_mixture(self, epsilon=0.0):
+        """The mixture minimizing the objective of the mixture itself (cached per ``epsilon``).
+
+        For an affine objective this is the shrinking LP's mixture (the LP is
+        exact there). For a metric ``psi`` the LP minimizes the mixture of the
+        iterates' values, which for a convex ``psi`` only bounds the mixture's
+        value ``psi(sum_t q_t z_t)``. This solves the convex problem
+        ``min_q psi(sum_t q_t z_t)`` subject to ``sum_t q_t g_t <= epsilon`` on the
+        simplex (SLSQP from the LP's solution, kept only if it is no worse and
+        no less feasible), then reduces the support to at most ``K + m + 1``
+        iterates keeping every ``sum_t q_t z_t`` and ``sum_t q_t g_t`` (so
+        ``psi`` and the constraints) exactly (Caratheodory, as the LP's).
+
+        Parameters
+        ----------
+        epsilon : float, default=0.0
+            Allowed constraint violation.
+
+        Returns
+        -------
+        ndarray of shape (n_recorded,)
+            Mixture weights.
+        """
+        key = ("exact", _shrink._check_epsilon(epsilon))
+        if key not in self._shrinks:
+            self._shrinks[key] = _exact_mixture(self, key[1])
+        return self._shrinks[key]
 
     def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
         """Build a classifier from the recorded iterates.
@@ -329,7 +359,7 @@ class TrainResult:
         if kind in ("best", "last"):
             t = int(np.flatnonzero(p)[0])
             return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
-        s = self.shrink(epsilon).support if kind == "m-stochastic" else np.arange(p.shape[0])
+        s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
         return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
 
     def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
@@ -487,6 +517,39 @@ class TrainResult:
     def __repr__(self):
         return (f"TrainResult(method={self.method!r}, n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
                 f"n_constraints={self.constraints.shape[1]})")
+
+
+def _exact_mixture(result, epsilon):
+    """See :meth:`TrainResult.exact_mixture`."""
+    from scipy.optimize import minimize
+
+    start = result.shrink(epsilon).weights
+    rows = result.rate_map.metric
+    if rows is None:
+        return start
+    psi = rows.metric
+    Zt = rows.coordinates(result.atom_rates)  # (T, K): z_t of every iterate
+    G = result.constraints  # (T, m)
+    T, m = G.shape
+
+    def violation(q):
+        return max(0.0, float((G.T @ q).max()) - epsilon) if m else 0.0
+
+    cons = [{"type": "eq", "fun": lambda q: q.sum() - 1.0, "jac": lambda q: np.ones(T)}]
+    if m:
+        cons.append({"type": "ineq", "fun": lambda q: epsilon - G.T @ q, "jac": lambda q: -G.T})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SLSQP's bound-clipping notices; the result is checked below
+        res = minimize(lambda q: psi.value(Zt.T @ q), start, jac=lambda q: Zt @ psi.gradient(Zt.T @ q),
+                       bounds=[(0.0, 1.0)] * T, constraints=cons, method="SLSQP",
+                       options={"ftol": 1e-12, "maxiter": 500})
+    q = np.clip(res.x, 0.0, None)
+    q = q / q.sum() if q.sum() > 0 else start
+    if not (psi.value(Zt.T @ q) <= psi.value(Zt.T @ start) and violation(q) <= violation(start) + 1e-12):
+        q = start
+    q = _shrink._reduce_support(q, np.zeros(T), np.hstack([Zt, G]))
+    q[q < 1e-15] = 0.0
+    return q / q.sum()
 
 
 def result_from_file(meta, arrays, path):

@@ -148,6 +148,34 @@ class Metric:
             return float(1.0 - (2.0 * z[0] * z[1] / s if s > 0 else 0.0))
         return float(math.sqrt((z[0] ** 2 + z[1] ** 2) / 2.0))  # q_mean
 
+    def gradient(self, z):
+        """``grad psi(z)`` (one-sided where psi has a kink; finite on [0, 1]^K up to 1e-300 clamps).
+
+        Parameters
+        ----------
+        z : array-like of shape (K,)
+            Coordinate values.
+
+        Returns
+        -------
+        ndarray of shape (K,)
+        """
+        z = self._vector(z, "z")
+        x, y = float(z[0]), float(z[1])
+        if self.kind == "kld":
+            p, e = self.target, KLD_EPS
+            return np.array([-p / (x + e), -(1.0 - p) / (y + e)])
+        if self.kind == "g_mean":
+            x, y = max(x, 1e-300), max(y, 1e-300)
+            return np.array([-0.5 * math.sqrt(y / x), -0.5 * math.sqrt(x / y)])
+        if self.kind == "h_mean":
+            s = x + y
+            if s <= 0:
+                return np.zeros(2)
+            return np.array([-2.0 * y * y / (s * s), -2.0 * x * x / (s * s)])
+        q = math.sqrt((x * x + y * y) / 2.0)
+        return np.zeros(2) if q == 0 else np.array([x / (2.0 * q), y / (2.0 * q)])
+
     def best_response(self, lam):
         """The slack player's best response ``argmin_{xi in [0,1]^K} psi(xi) - <s * lam, xi>``.
 
