@@ -244,3 +244,14 @@ def test_from_membership_keeps_subnormal_weights_exact():
     # And a tiny weight next to a huge one in another atom still counts.
     t = AtomTable.from_membership(np.array([[0, 1], [1, 0]], bool), sample_weight=np.array([1e300, 1e-290]))
     np.testing.assert_array_equal(t.weights, [1.0, 1.0])
+
+
+def test_a_combination_value_that_overflows_raises():
+    # Found under the sanitizer build: coef . rates = 9e307 * 2 - 9e307 * 2 is inf - inf.
+    from rateopt.core import rate_kernel_multi
+
+    atoms = AtomTable(np.array([0, 0, 2]), np.array([0, 1]), np.array([2.0, 2.0]), 2)
+    X = sp.csr_matrix((2, 1))
+    big = 8.98846567431158e307
+    with pytest.raises(NumericalError, match="combination value"):
+        rate_kernel_multi(X, np.zeros(1), 0.0, atoms, np.array([[big, -big]]))

@@ -155,3 +155,51 @@ def test_exact_mixture_of_an_affine_objective_is_the_lp():
     res = rateopt.train(rateopt.Problem(constraints=[rateopt.positive_prediction_rate(ctx) <= 0.3]), n_iter=200,
                         eta_lambda=0.5)
     np.testing.assert_array_equal(res.mixture("exact"), res.mixture("m-stochastic"))
+
+
+def test_metric_constraints_are_built_evaluated_and_refused_in_the_wrong_direction():
+    X, y, g, w, ds = _imbalanced(400)
+    ctx = ds.context()
+    kld = metrics.kl_divergence(ctx.subset(group="g", value=1))
+    c = kld <= 0.02
+    assert isinstance(c, metrics.MetricConstraint) and c.name == "kld[g=1] <= 0.02"
+    with pytest.raises(TypeError, match="not a convex constraint"):
+        kld >= 0.02  # noqa: B015
+    problem = rateopt.Problem(constraints=[c, rateopt.positive_prediction_rate(ctx) <= 0.7])
+    assert problem.constraint_names == ("ppr[all] <= 0.7", "kld[g=1] <= 0.02")  # metric constraints last
+    d = (X[:, 0] > 0.2).astype(float)
+    ev = problem.evaluate(d)
+    assert ev.constraints["kld[g=1] <= 0.02"] == pytest.approx(kld.evaluate(d) - 0.02, abs=1e-15)
+    with pytest.raises(ValueError, match="method='three-player'"):
+        rateopt.train(problem, method="proxy-swap", n_iter=5)
+
+
+def test_one_iteration_with_a_metric_constraint():
+    X, y, g, w, ds = _imbalanced(300)
+    ctx = ds.context()
+    kld = metrics.kl_divergence(ctx.subset(group="g", value=1))
+    res = rateopt._train.run_game(rateopt.Problem(constraints=[kld <= 0.02]), n_iter=2, record_every=1,
+                                  eta_lambda=0.3)
+    # At theta = 0 every decision is positive: z = (ppr, npr) = (1, 0) on the group.
+    # mu starts at 0, so xi^1 = 1[s lam > 0] = (0, 0) (s = -1); then
+    # mu_1 = max(0, 0.3 (psi(0, 0) - 0.02)) and lam^1 = max(0, 0.5 + 0.3 s (z - 0)).
+    mu1 = max(0.0, 0.3 * (kld.value([0.0, 0.0]) - 0.02))
+    lam1 = np.maximum(0.5 - 0.3 * np.array([1.0, 0.0]), 0.0)
+    np.testing.assert_allclose(res.multipliers[1], np.concatenate(([1.0, mu1], lam1)), rtol=1e-12)
+
+
+def test_error_under_kl_constraints_on_both_groups():
+    X, y, g, w, ds = _imbalanced()
+    ctx = ds.context()
+    klds = [metrics.kl_divergence(ctx.subset(group="g", value=v)) for v in (0, 1)]
+    problem = rateopt.Problem(objective=rateopt.error_rate(ctx), constraints=[k <= 0.01 for k in klds])
+    res = rateopt.train(problem, n_iter=2000, eta_lambda=0.5)
+    assert res.method == "three-player"
+    for kind in ("m-stochastic", "exact"):
+        proba = res.solution(kind).predict_proba(X)
+        for k in klds:  # the mixture's own divergence, from its expected decisions
+            assert k.evaluate(proba, kind="probabilities") <= 0.01 + 1e-9, kind
+        assert res.feasibility(kind).feasible
+        err = float(np.sum(w * np.abs(proba - y)) / np.sum(w))
+        assert err == pytest.approx(res.solution_values(kind)[0], abs=1e-12)
+    assert res.solution_values("exact")[0] <= res.solution_values("m-stochastic")[0] + 1e-12

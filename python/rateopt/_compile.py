@@ -15,7 +15,16 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from rateopt import _rates as R
-from rateopt._compiled import AtomInfo, CompiledProblem, InverseData, MembershipTable, MetricRows, RateLayer, _frozen
+from rateopt._compiled import (
+    AtomInfo,
+    CompiledProblem,
+    InverseData,
+    MembershipTable,
+    MetricConstraintRows,
+    MetricRows,
+    RateLayer,
+    _frozen,
+)
 from rateopt._data import Dataset
 from rateopt._lowering import _CANCEL_RTOL, _Affine, _Env, _lower, _scaled_by_max
 from rateopt.exceptions import ConstantConstraintError, RateoptError
@@ -62,7 +71,7 @@ def _flatten_constraints(constraints, datasets):
     if isinstance(constraints, (R.Constraint, Goal)):
         constraints = [constraints]
     for item in constraints:
-        if isinstance(item, R.Constraint):
+        if isinstance(item, R.Constraint) or _is_metric_constraint(item):
             yield item, None
         elif isinstance(item, Goal):
             if datasets is None:
@@ -95,11 +104,23 @@ def compile_problem(objective, pairs):
         The constraints under their unique names.
     compiled : CompiledProblem
     """
+    # Metric constraints come after the affine ones (they are not rows of C).
+    pairs = sorted(pairs, key=lambda pair: _is_metric_constraint(pair[0]))
     constraints, originals, sources, names = _unique_names(pairs)
     datasets = _datasets_by_name([objective] + [c.expression for c in constraints])
     metric = objective if _is_metric(objective) else None
-    env, obj_form, forms, leaf_forms, metric_forms = _lower_all(objective, constraints, metric)
-    per_ds, ctx_local = _merge_subsets(env, datasets, [obj_form, *forms, *leaf_forms.values(), *metric_forms])
+    affine = [c for c in constraints if not _is_metric_constraint(c)]
+    bounded = [c for c in constraints if _is_metric_constraint(c)]
+    env, obj_form, forms, leaf_forms, metric_forms = _lower_all(objective, affine, metric, bounded)
+    k_obj = metric.n_rates if metric is not None else 0
+    bounded_forms, start = [], k_obj
+    for c in bounded:  # each metric constraint's own coordinates
+        bounded_forms.append(metric_forms[start: start + c.metric.n_rates])
+        start += c.metric.n_rates
+    metric_forms = metric_forms[:k_obj]
+    per_ds, ctx_local = _merge_subsets(env, datasets,
+                                       [obj_form, *forms, *leaf_forms.values(), *metric_forms,
+                                        *(f for fs in bounded_forms for f in fs)])
     atoms, tables, atom_dataset, atom_local, offsets = _atoms_and_tables(env, datasets, per_ds)
     gid_of = {ctx: offsets[d] + loc for ctx, (d, loc) in ctx_local.items()}
     n_atoms = len(atoms)
@@ -107,7 +128,7 @@ def compile_problem(objective, pairs):
     def row(form: _Affine):
         return _coefficient_row(form, gid_of, n_atoms)
 
-    C, kappa = _constraint_rows(constraints, forms, row, n_atoms)
+    C, kappa = _constraint_rows(affine, forms, row, n_atoms)
     obj_coef = row(obj_form)
     inverse = InverseData(constraints=tuple(constraints), originals=tuple(originals), sources=tuple(sources),
                           names=tuple(names))
@@ -124,10 +145,10 @@ def compile_problem(objective, pairs):
         constraint_names=tuple(names),
         rates=_rate_layer(leaf_forms, atoms, row, n_atoms),
         inverse_data=inverse,
-        metric=None if metric is None else MetricRows(
-            metric=metric,
-            Z=_frozen(np.array([row(f) for f in metric_forms]).reshape(len(metric_forms), n_atoms)),
-            z0=_frozen(np.array([f.const for f in metric_forms], dtype=np.float64))),
+        metric=None if metric is None else MetricRows(metric=metric, **_metric_rows(metric_forms, row, n_atoms)),
+        metric_constraints=tuple(
+            MetricConstraintRows(metric=c.metric, bound=c.bound, **_metric_rows(fs, row, n_atoms))
+            for c, fs in zip(bounded, bounded_forms)),
     )
     return datasets, tuple(constraints), compiled
 
@@ -136,6 +157,18 @@ def _is_metric(objective):
     from rateopt.metrics import Metric
 
     return isinstance(objective, Metric)
+
+
+def _is_metric_constraint(c):
+    from rateopt.metrics import MetricConstraint
+
+    return isinstance(c, MetricConstraint)
+
+
+def _metric_rows(forms, row, n_atoms):
+    """``Z`` and ``z0`` of a metric's coordinate forms."""
+    return {"Z": _frozen(np.array([row(f) for f in forms]).reshape(len(forms), n_atoms)),
+            "z0": _frozen(np.array([f.const for f in forms], dtype=np.float64))}
 
 
 def _unique_names(pairs):
@@ -156,12 +189,16 @@ def _unique_names(pairs):
     return constraints, originals, sources, names
 
 
-def _lower_all(objective, constraints, metric=None):
+def _lower_all(objective, constraints, metric=None, bounded=()):
     """Affine forms of the objective (or of a metric's coordinates, the objective form then 0),
-    of every constraint and of every rate leaf (for reports)."""
+    of every affine constraint, of every rate leaf (for reports), and of the coordinates of
+    the metric objective followed by those of each metric constraint (two each)."""
     env = _Env()
     env.where = "the objective"
     metric_forms = [] if metric is None else [_lower(z, env) for z in metric.rates]
+    for c in bounded:
+        env.where = f"constraint {c.name!r}"
+        metric_forms += [_lower(z, env) for z in c.metric.rates]
     obj_form = _lower(R._lift(0.0) if metric is not None else objective, env)
     forms = []
     for c in constraints:
@@ -169,7 +206,7 @@ def _lower_all(objective, constraints, metric=None):
         forms.append(_lower(c.expression, env))
     leaf_forms: dict = {}
     for where, expr in [("the objective", objective)] + [
-        (f"constraint {c.name!r}", c.expression) for c in constraints
+        (f"constraint {c.name!r}", c.expression) for c in [*constraints, *bounded]
     ]:
         env.where = where
         for leaf in expr.leaves():

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-__all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "MetricRows", "CompiledProblem",
-           "Evaluation"]
+__all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "MetricRows", "MetricConstraintRows",
+           "CompiledProblem", "Evaluation"]
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
@@ -284,6 +284,25 @@ class MetricRows:
 
 
 @dataclass(frozen=True, eq=False)
+class MetricConstraintRows(MetricRows):
+    """A constraint ``psi(Z p + z0) - bound <= 0`` on a convex metric, compiled to atom rows.
+
+    Parameters
+    ----------
+    metric, Z, z0
+        As :class:`MetricRows`.
+    bound : float
+        The metric's upper bound.
+    """
+
+    bound: float = 0.0
+
+    def value(self, atom_rates) -> float:
+        """The constraint value ``psi(Z p + z0) - bound`` (``<= 0`` holds)."""
+        return self.objective(atom_rates) - self.bound
+
+
+@dataclass(frozen=True, eq=False)
 class CompiledProblem:
     """The flat arrays a problem compiles to: the only thing the games need.
 
@@ -322,6 +341,9 @@ class CompiledProblem:
     metric : MetricRows or None
         A non-linear objective ``psi(Z p + z0)`` (then ``objective_coef`` is
         zero and ``objective_constant`` 0); None for an affine objective.
+    metric_constraints : tuple of MetricConstraintRows
+        Constraints on convex metrics; they are the last rows of
+        ``constraint_names`` (after the ``C`` rows).
     """
 
     datasets: tuple
@@ -337,6 +359,7 @@ class CompiledProblem:
     rates: RateLayer
     inverse_data: InverseData
     metric: MetricRows = None
+    metric_constraints: tuple = ()
 
     @property
     def n_atoms(self) -> int:
@@ -362,6 +385,25 @@ class CompiledProblem:
     def n_constraints(self) -> int:
         """Number of constraint rows."""
         return len(self.constraint_names)
+
+    def constraint_values(self, atom_rates) -> np.ndarray:
+        """Every constraint's value at atom rates ``p``: ``C p - kappa``, then the metric constraints.
+
+        Parameters
+        ----------
+        atom_rates : array-like of shape (n_atoms,)
+            The atom values ``p+(S_a)`` (expected values for a mixture).
+
+        Returns
+        -------
+        ndarray of shape (n_constraints,)
+            ``g_i`` in the order of ``constraint_names`` (``<= 0`` holds).
+        """
+        p = np.asarray(atom_rates, dtype=np.float64)
+        g = self.C @ p - self.kappa
+        if self.metric_constraints:
+            g = np.concatenate([g, [r.value(p) for r in self.metric_constraints]])
+        return g
 
     def atom_rates(self, values) -> np.ndarray:
         """Global atom values from per-example decision values.

@@ -53,6 +53,9 @@ class GameSpec:
     n_features : int
     metric : MetricRows or None
         A non-linear objective ``psi(Z p + z0)`` (``c0`` is then zero).
+    metric_constraints : tuple of MetricConstraintRows
+        Constraints ``psi_j(Z_j p + z0_j) <= bound_j``, named after the rows of
+        ``C`` in ``constraint_names``; ``n_constraints`` counts the rows of ``C``.
     """
 
     blocks: tuple
@@ -64,6 +67,7 @@ class GameSpec:
     constraint_names: tuple
     n_features: int
     metric: object = None
+    metric_constraints: tuple = ()
 
     @property
     def n_constraints(self):
@@ -251,13 +255,14 @@ def spec_from_problem(problem):
     return GameSpec(
         blocks=tuple(blocks),
         n_atoms=cp.n_atoms,
-        C=np.asarray(cp.C, dtype=np.float64).reshape(cp.n_constraints, cp.n_atoms),
+        C=np.asarray(cp.C, dtype=np.float64).reshape(cp.C.shape[0], cp.n_atoms),
         kappa=np.asarray(cp.kappa, dtype=np.float64),
         c0=np.asarray(cp.objective_coef, dtype=np.float64),
         const0=float(cp.objective_constant),
         constraint_names=tuple(cp.constraint_names),
         n_features=int(n_features),
         metric=cp.metric,
+        metric_constraints=tuple(cp.metric_constraints),
     )
 
 

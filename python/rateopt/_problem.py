@@ -251,7 +251,7 @@ class Problem:
         p = np.asarray(atom_rates, dtype=np.float64)
         if p.shape != (cp.n_atoms,):
             raise RateoptError(f"atom_rates must have shape ({cp.n_atoms},), got {p.shape}")
-        g = cp.C @ p - cp.kappa
+        g = cp.constraint_values(p)
         viol = np.maximum(g, 0.0)
         rates = cp.rates.values(p)
         return Evaluation(

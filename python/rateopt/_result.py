@@ -53,11 +53,13 @@ class RateMap:
     kappa: np.ndarray
     constraint_names: tuple
     metric: object = None
+    metric_constraints: tuple = ()
 
     @classmethod
     def of(cls, spec):
         """The maps of a :class:`~rateopt._game.GameSpec`."""
-        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names), spec.metric)
+        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names), spec.metric,
+                   tuple(spec.metric_constraints))
 
     def objective(self, atom_rates):
         """The objective at one vector of atom rates: exact for a mixture's expected atom rates."""
@@ -70,9 +72,14 @@ class RateMap:
         return np.array([self.objective(r) for r in atom_rates])
 
     def constraints(self, atom_rates):
-        """Constraint values of each row of ``atom_rates``: shape (n_recorded, n_constraints)."""
+        """Constraint values of each row of ``atom_rates``: shape (n_recorded, n_constraints)
+        (the rows of ``C``, then the metric constraints)."""
         m = self.C.shape[0]
-        return np.array([self.C @ r - self.kappa for r in atom_rates]).reshape(len(atom_rates), m)
+        G = np.array([self.C @ r - self.kappa for r in atom_rates]).reshape(len(atom_rates), m)
+        if self.metric_constraints:
+            extra = np.array([[c.value(r) for c in self.metric_constraints] for r in atom_rates])
+            G = np.hstack([G, extra.reshape(len(atom_rates), len(self.metric_constraints))])
+        return G
 
 
 @dataclass(frozen=True, eq=False)
@@ -325,6 +332,8 @@ class TrainResult:
         no less feasible), then reduces the support to at most ``K + m + 1``
         iterates keeping every ``sum_t q_t z_t`` and ``sum_t q_t g_t`` (so
         ``psi`` and the constraints) exactly (Caratheodory, as the LP's).
+        Constraints on metrics (``psi_j <= b_j``) are imposed on the mixture's
+        own rates, not on the mixture of the iterates' values.
 
         Parameters
         ----------
@@ -365,13 +374,25 @@ class TrainResult:
     def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
         """Training objective and constraint values of a solution (expected values for mixtures).
 
+        Affine objectives and constraints are the mixture of the iterates'
+        values; a metric (objective or constraint) is the metric of the
+        mixture's expected rates (which the mixture of its values only bounds).
+
         Returns
         -------
         objective : float
         constraints : ndarray of shape (n_constraints,)
         """
         p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
-        return float(p @ self.objectives), self.constraints.T @ p
+        rmap = self.rate_map
+        g = self.constraints.T @ p
+        if rmap.metric is None and not rmap.metric_constraints:
+            return float(p @ self.objectives), g
+        r = self.atom_rates.T @ p
+        m = rmap.C.shape[0]
+        g[m:] = [c.value(r) for c in rmap.metric_constraints]
+        obj = rmap.objective(r) if rmap.metric is not None else float(p @ self.objectives)
+        return obj, g
 
     def solution_objective(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", validation=False):
         """The exact training (or validation) objective of a solution.
@@ -434,7 +455,8 @@ class TrainResult:
             tol = FEASIBILITY_RTOL * np.maximum(1.0, np.abs(G).max(axis=0))
             res = self.shrink(0.0)
             achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
-        if kind == "m-stochastic" and m and type(epsilon) in (int, float) and epsilon == 0:
+        exact_lp = not self.rate_map.metric_constraints  # the LP's values are exact for affine constraints
+        if kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:
             g = res.constraint_values  # the same LP as solution_values would solve
         else:
             _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
@@ -505,6 +527,8 @@ class TrainResult:
         arrays = {"weights": self.weights, "biases": self.biases, "iterations": self.iterations,
                   "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
                   "C": self.rate_map.C, "kappa": self.rate_map.kappa, **_map_arrays(self.feature_map)}
+        if self.rate_map.metric_constraints:
+            raise ValueError("saving a result with metric constraints is not supported yet")
         if self.rate_map.metric is not None:
             if self.val_rate_map is not None:
                 raise ValueError("saving a result with a metric objective and a validation problem is not supported")
@@ -525,29 +549,42 @@ def _exact_mixture(result, epsilon):
 
     start = result.shrink(epsilon).weights
     rows = result.rate_map.metric
-    if rows is None:
+    bounded = result.rate_map.metric_constraints
+    if rows is None and not bounded:
         return start
-    psi = rows.metric
-    Zt = rows.coordinates(result.atom_rates)  # (T, K): z_t of every iterate
-    G = result.constraints  # (T, m)
-    T, m = G.shape
+    R = result.atom_rates
+    T = R.shape[0]
+    G = result.constraints[:, : result.rate_map.C.shape[0]]  # (T, m): the affine constraints
+    m = G.shape[1]
+    Zt = rows.coordinates(R) if rows is not None else np.zeros((T, 0))  # (T, K): z_t of every iterate
+    Zc = [c.coordinates(R) for c in bounded]
+
+    def objective(q):
+        return rows.metric.value(Zt.T @ q) if rows is not None else float(result.objectives @ q)
+
+    def gradient(q):
+        return Zt @ rows.metric.gradient(Zt.T @ q) if rows is not None else result.objectives
 
     def violation(q):
-        return max(0.0, float((G.T @ q).max()) - epsilon) if m else 0.0
+        g = list(G.T @ q) + [c.metric.value(Z.T @ q) - c.bound for c, Z in zip(bounded, Zc)]
+        return max(0.0, max(g) - epsilon) if g else 0.0
 
     cons = [{"type": "eq", "fun": lambda q: q.sum() - 1.0, "jac": lambda q: np.ones(T)}]
     if m:
         cons.append({"type": "ineq", "fun": lambda q: epsilon - G.T @ q, "jac": lambda q: -G.T})
+    for c, Z in zip(bounded, Zc):
+        cons.append({"type": "ineq", "fun": lambda q, c=c, Z=Z: epsilon + c.bound - c.metric.value(Z.T @ q),
+                     "jac": lambda q, c=c, Z=Z: -(Z @ c.metric.gradient(Z.T @ q))})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SLSQP's bound-clipping notices; the result is checked below
-        res = minimize(lambda q: psi.value(Zt.T @ q), start, jac=lambda q: Zt @ psi.gradient(Zt.T @ q),
-                       bounds=[(0.0, 1.0)] * T, constraints=cons, method="SLSQP",
-                       options={"ftol": 1e-12, "maxiter": 500})
+        res = minimize(objective, start, jac=gradient, bounds=[(0.0, 1.0)] * T, constraints=cons,
+                       method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
     q = np.clip(res.x, 0.0, None)
     q = q / q.sum() if q.sum() > 0 else start
-    if not (psi.value(Zt.T @ q) <= psi.value(Zt.T @ start) and violation(q) <= violation(start) + 1e-12):
+    if not (objective(q) <= objective(start) and violation(q) <= violation(start) + 1e-12):
         q = start
-    q = _shrink._reduce_support(q, np.zeros(T), np.hstack([Zt, G]))
+    keep = np.hstack([Zt, G, *Zc]) if (m or Zc or rows is not None) else np.zeros((T, 0))
+    q = _shrink._reduce_support(q, result.objectives if rows is None else np.zeros(T), keep)
     q[q < 1e-15] = 0.0
     return q / q.sum()
 

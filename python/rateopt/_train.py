@@ -130,13 +130,16 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
 
 def run_game(problem, model=None, method="auto", *, validation=None, callback=None, **params):
     """:func:`train` without the feasibility warning (the estimator checks its own solution)."""
-    metric = getattr(problem.compiled if hasattr(problem, "compiled") else problem, "metric", None)
+    source = problem.compiled if hasattr(problem, "compiled") else problem
+    metrics = ([source.metric.metric] if getattr(source, "metric", None) is not None else []) + [
+        r.metric for r in getattr(source, "metric_constraints", ())]
     if method == "auto":
-        method = "three-player" if metric is not None else "proxy-swap"
+        method = "three-player" if metrics else "proxy-swap"
     game_cls = get_game(method)
-    if metric is not None and not game_cls.accepts_metric:
-        raise ValueError(f"the objective is a non-linear metric ({metric.metric!r}): method={method!r} trains "
-                         "affine objectives only; use method='three-player' (the default for metrics)")
+    if metrics and not game_cls.accepts_metric:
+        raise ValueError(f"the problem has non-linear metrics ({', '.join(map(repr, metrics))}): method={method!r} "
+                         "trains affine objectives and constraints only; use method='three-player' (the default "
+                         "for metrics)")
     model = _model(problem, model)
     settings = train_settings(method, model, **params)
     spec, val_spec, feature_map = _prepare(problem, validation, model, settings.n_threads)
@@ -193,7 +196,7 @@ class _Recorder:
         if self.val_spec is not None:
             r["val_rates"].append(self._rates(self.val_spec, theta, bias))
         self.n_iter = t + 1
-        return {"objective": self.spec.objective(rates), "constraints": self.spec.constraints(rates),
+        return {"objective": self.rate_map.objective(rates), "constraints": self.rate_map.constraints([rates])[0],
                 "multipliers": multipliers}
 
     def result(self, method, feature_map, settings):

@@ -571,9 +571,9 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
             f"the scores x.theta + bias of {n_nonfinite} row(s) are not finite (overflow, or inf - inf): "
             "scale X or reduce theta"
         )
-    if not all(np.all(np.isfinite(a)) for a in (proxy_values, grad_bias, grad, ppos, pneg)):
-        raise NumericalError("the proxies overflowed (a non-finite proxy value, hinge rate or gradient): "
-                             "scale X or reduce theta")
+    if not all(np.all(np.isfinite(a)) for a in (proxy_values, values, grad_bias, grad, ppos, pneg)):
+        raise NumericalError("the proxies overflowed (a non-finite proxy value, combination value, hinge rate or "
+                             "gradient): scale X or reduce theta, or the coefficients")
     if not separate_gradients:
         grad, grad_bias = grad[0], float(grad_bias[0])
     return MultiKernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_values=proxy_values,

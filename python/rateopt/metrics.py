@@ -36,7 +36,7 @@ from . import _rates as R
 from ._data import Context, Dataset
 from .exceptions import RateoptError
 
-__all__ = ["Metric", "kl_divergence", "g_mean", "h_mean", "q_mean"]
+__all__ = ["Metric", "MetricConstraint", "kl_divergence", "g_mean", "h_mean", "q_mean"]
 
 
 class Metric:
@@ -250,6 +250,18 @@ class Metric:
             raise ValueError(f"{name} must hold {self.n_rates} finite values, got {np.asarray(v).tolist()}")
         return a
 
+    def __le__(self, bound):
+        return MetricConstraint(self, bound)
+
+    def __ge__(self, bound):
+        raise TypeError(f"'{self.name} >= bound' bounds a convex loss from below, which is not a convex "
+                        f"constraint: state the goal as an upper bound on the loss ('{self.name} <= b')")
+
+    def __lt__(self, bound):
+        raise TypeError("use <= for metric constraints (strict inequalities are not supported)")
+
+    __gt__ = __lt__
+
     def __bool__(self):
         raise TypeError(f"the truth value of metric {self.name!r} is undefined")
 
@@ -265,6 +277,53 @@ class Metric:
 
     def __repr__(self):
         return f"{self.name}[{', '.join(r.name for r in self.rates)}]" if self.rates else self.name
+
+
+class MetricConstraint:
+    """The constraint ``psi(z) <= bound`` on a convex metric (trained by the three-player game).
+
+    Parameters
+    ----------
+    metric : Metric
+        The loss ``psi``.
+    bound : float
+        Its upper bound.
+    name : str, default=None
+        Default ``"<metric> <= <bound>"``.
+    """
+
+    def __init__(self, metric, bound, name=None):
+        b = R._as_scalar(bound)
+        if b is None or not math.isfinite(b):
+            raise TypeError(f"a metric constraint's bound must be a finite number, got {bound!r}")
+        self.metric = metric
+        self.bound = float(b)
+        self.name = name if name is not None else f"{metric.name} <= {self.bound:g}"
+
+    @property
+    def expression(self):
+        """The constrained metric (what :class:`~rateopt.Problem` reads datasets and leaves from)."""
+        return self.metric
+
+    def named(self, name):
+        """The same constraint under another name.
+
+        Parameters
+        ----------
+        name : str
+            The new name.
+
+        Returns
+        -------
+        MetricConstraint
+        """
+        return MetricConstraint(self.metric, self.bound, name)
+
+    def __bool__(self):
+        raise TypeError(f"the truth value of constraint {self.name!r} is undefined")
+
+    def __repr__(self):
+        return self.name
 
 
 # --------------------------------------------------------------------------- closed-form pieces

@@ -19,8 +19,12 @@ played by three players:
   never on surrogates), projected onto ``lam, nu >= 0`` (and the L1 ball of
   ``lambda_radius`` when given).
 
-An affine objective (no metric) is the special case K = 0: the game is then
-the Lagrangian with the objective's proxy. The slack multipliers start at 0.5
+Constraints on metrics, ``psi_j(z^j) <= b_j``, add per constraint a private
+slack copy ``xi^j`` with its multipliers ``lam^j`` and a multiplier ``mu_j``
+ascending on ``psi_j(xi^j) - b_j``; ``xi^j`` best-responds to ``mu_j psi_j(xi)
+- <s lam^j, xi>`` (psi's best response at ``lam^j / mu_j``). An affine objective
+and no metric constraint is the special case K = 0: the game is then the
+Lagrangian with the objective's proxy. The slack multipliers start at 0.5
 (the authors' code); ``nu`` at 0.
 """
 
@@ -51,6 +55,12 @@ class ThreePlayerGame(Game):
         self.lam = np.full(K, 0.5)
         self.nu = np.zeros(spec.n_constraints)
         self.xi = self.rows.metric.best_response(self.lam) if K else np.zeros(0)
+        # Each metric constraint psi_j <= b_j has its own private slack copy xi^j, its
+        # slack multipliers lam^j and its multiplier mu_j (seed 003, §A.2).
+        self.bounded = tuple(spec.metric_constraints)
+        self.mu = np.zeros(len(self.bounded))
+        self.lam_c = [np.full(c.Z.shape[0], 0.5) for c in self.bounded]
+        self.xi_c = [_constraint_best_response(c.metric, lam, 0.0) for c, lam in zip(self.bounded, self.lam_c)]
 
     @classmethod
     def default_eta_lambda(cls, spec, settings):
@@ -61,11 +71,13 @@ class ThreePlayerGame(Game):
         return R / (B * math.sqrt(2 * max(settings.n_iter, 1)))
 
     def combinations(self):
-        if self.rows is None:
+        if self.rows is None and not self.bounded:
             return model_combinations(self.spec, 1.0, self.nu, self.settings.proxy)
-        coef = (self.signs * self.lam) @ self.rows.Z
+        coef = (self.signs * self.lam) @ self.rows.Z if self.rows is not None else self.spec.c0.copy()
         if self.spec.n_constraints:
             coef = coef + self.nu @ self.spec.C
+        for c, lam in zip(self.bounded, self.lam_c):
+            coef = coef + (c.metric.signs * lam) @ c.Z
         return Combinations.single(coef)
 
     def step(self, result):
@@ -77,9 +89,26 @@ class ThreePlayerGame(Game):
             self.xi = self.rows.metric.best_response(self.lam)
         if self.spec.n_constraints:
             self.nu = _project(self.nu + eta * self.spec.constraints(result.rates), radius)
+        if self.bounded:
+            phi = np.array([c.metric.value(xi) - c.bound for c, xi in zip(self.bounded, self.xi_c)])
+            for j, c in enumerate(self.bounded):
+                z = c.coordinates(result.rates)
+                self.lam_c[j] = _project(self.lam_c[j] + eta * c.metric.signs * (z - self.xi_c[j]), radius)
+            self.mu = _project(self.mu + eta * phi, radius)
+            self.xi_c = [_constraint_best_response(c.metric, lam, mu)
+                         for c, lam, mu in zip(self.bounded, self.lam_c, self.mu)]
 
     def multipliers(self):
-        return np.concatenate(([1.0], self.nu, self.lam))
+        """``[1, nu (rows of C), mu (metric constraints), lam (objective's slacks), lam^j ...]``."""
+        return np.concatenate(([1.0], self.nu, self.mu, self.lam, *self.lam_c))
+
+
+def _constraint_best_response(metric, lam, mu):
+    """``argmin_{xi in [0,1]^K} mu psi(xi) - <s lam, xi>``: psi's best response at ``lam / mu``;
+    for ``mu = 0`` the linear part alone, ``xi_k = 1`` where ``s_k lam_k > 0``, else 0."""
+    if mu > 0:
+        return metric.best_response(lam / mu)
+    return (metric.signs * lam > 0).astype(np.float64)
 
 
 def _project(v, radius):
