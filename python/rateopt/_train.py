@@ -130,16 +130,7 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
 
 def run_game(problem, model=None, method="auto", *, validation=None, callback=None, **params):
     """:func:`train` without the feasibility warning (the estimator checks its own solution)."""
-    source = problem.compiled if hasattr(problem, "compiled") else problem
-    metrics = ([source.metric.metric] if getattr(source, "metric", None) is not None else []) + [
-        r.metric for r in getattr(source, "metric_constraints", ())]
-    if method == "auto":
-        method = "three-player" if metrics else "proxy-swap"
-    game_cls = get_game(method)
-    if metrics and not game_cls.accepts_metric:
-        raise ValueError(f"the problem has non-linear metrics ({', '.join(map(repr, metrics))}): method={method!r} "
-                         "trains affine objectives and constraints only; use method='three-player' (the default "
-                         "for metrics)")
+    method, game_cls = _resolve_method(problem, method)
     model = _model(problem, model)
     settings = train_settings(method, model, **params)
     spec, val_spec, feature_map = _prepare(problem, validation, model, settings.n_threads)
@@ -209,6 +200,21 @@ class _Recorder:
             val_atom_rates=np.array(r["val_rates"]) if val else None,
             val_rate_map=RateMap.of(self.val_spec) if val else None,
             feature_map=feature_map, settings=settings.as_dict())
+
+
+def _resolve_method(problem, method):
+    """``(name, game class)``: ``"auto"`` resolved, and a game that cannot train the problem's metrics refused."""
+    source = problem.compiled if hasattr(problem, "compiled") else problem
+    metrics = ([source.metric.metric] if getattr(source, "metric", None) is not None else []) + [
+        r.metric for r in getattr(source, "metric_constraints", ())]
+    if method == "auto":
+        method = "three-player" if metrics else "proxy-swap"
+    game_cls = get_game(method)
+    if metrics and not game_cls.accepts_metric:
+        raise ValueError(f"the problem has non-linear metrics ({', '.join(map(repr, metrics))}): method={method!r} "
+                         "trains affine objectives and constraints only; use method='three-player' (the default "
+                         "for metrics)")
+    return method, game_cls
 
 
 def _model(problem, model):
