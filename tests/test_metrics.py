@@ -127,3 +127,79 @@ def test_guard_rails():
         gm.best_response([-1.0, 0.0])
     with pytest.raises(ValueError, match="target"):
         metrics.kl_divergence(_data()[0].context(), target=1.5)
+
+
+# --------------------------------------------------------------------------- ratio metrics
+
+
+def _counts(d, y, w, mask=None):
+    m = np.ones(y.size, bool) if mask is None else mask
+    W = np.sum(w[m])
+    tp = np.sum(w[m] * d[m] * (y[m] == 1)) / W
+    fp = np.sum(w[m] * d[m] * (y[m] == 0)) / W
+    fn = np.sum(w[m] * (1 - d[m]) * (y[m] == 1)) / W
+    return tp, fp, fn
+
+
+def test_ratio_metrics_against_brute_force_counts():
+    ds, y, g, w = _data(seed=5)
+    ctx = ds.context()
+    d = np.random.default_rng(3).integers(0, 2, y.size).astype(float)
+    tp, fp, fn = _counts(d, y, w)
+    assert metrics.f_measure(ctx).evaluate(d) == pytest.approx(2 * tp / (2 * tp + fp + fn), abs=1e-12)
+    assert metrics.f_measure(ctx, beta=2).evaluate(d) == pytest.approx(5 * tp / (5 * tp + 4 * fn + fp), abs=1e-12)
+    assert metrics.precision(ctx).evaluate(d) == pytest.approx(tp / (tp + fp), abs=1e-12)
+    f = [2 * a / (2 * a + b + c) for a, b, c in (_counts(d, y, w, g == v) for v in (0, 1))]
+    par = metrics.f_measure_parity(ctx.subset(group="g", value=0), ctx.subset(group="g", value=1))
+    assert par.evaluate(d) == pytest.approx(f[0] - f[1], abs=1e-12)
+    # Algebra with affine terms and scalars; >= is stated as an upper bound on the negation.
+    mixed = 2 * par - rateopt.positive_prediction_rate(ctx) + 0.5
+    ppr = np.sum(w * d) / np.sum(w)
+    assert mixed.evaluate(d) == pytest.approx(2 * (f[0] - f[1]) - ppr + 0.5, abs=1e-12)
+    c = par >= -0.02
+    problem = rateopt.Problem(constraints=[c])
+    assert problem.evaluate(d).constraints[c.name] == pytest.approx(-(f[0] - f[1]) - 0.02, abs=1e-12)
+
+
+def test_ratio_gradient_matches_finite_differences():
+    ds, *_ = _data()
+    par = metrics.f_measure_parity(ds.context().subset(group="g", value=0), ds.context().subset(group="g", value=1))
+    z = np.array([0.3, 0.7, 0.25, 0.6])
+    g = par.gradient(z)
+    h = 1e-7
+    fd = [(par.value(z + h * e) - par.value(z - h * e)) / (2 * h) for e in np.eye(4)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def test_ratio_slack_gradients_match_finite_differences():
+    from rateopt.games.three_player import _RatioBlock
+
+    ds, *_ = _data()
+    ctx = ds.context()
+    par = metrics.f_measure(ctx.subset(group="g", value=0)) - 0.5 * metrics.precision(ctx)
+    rows = rateopt.Problem(objective=par).compiled.metric
+    block = _RatioBlock(rows)
+    rng = np.random.default_rng(0)
+    block.lamN, block.lamD = rng.uniform(0, 1, 2), rng.uniform(0, 1, 2)
+    block.a, block.b = np.array([0.2, 0.1]), np.array([0.5, 0.4])
+    N, D = np.array([0.3, 0.15]), np.array([0.6, 0.3])
+    weight = 0.7
+
+    def lagrangian(a, b):
+        return (weight * block.c @ (a / b) + block.lamN @ (block.sigma * (N - a))
+                + block.lamD @ (block.sigma * (b - D)))
+
+    da, db = block.slack_gradients(weight)
+    h = 1e-7
+    for i in range(2):
+        e = np.eye(2)[i]
+        assert da[i] == pytest.approx((lagrangian(block.a + h * e, block.b) - lagrangian(block.a - h * e, block.b))
+                                      / (2 * h), rel=1e-6)
+        assert db[i] == pytest.approx((lagrangian(block.a, block.b + h * e) - lagrangian(block.a, block.b - h * e))
+                                      / (2 * h), rel=1e-6)
+
+
+def test_a_ratio_with_a_zero_denominator_counts_as_zero():
+    ds, y, g, w = _data()
+    prec = metrics.precision(ds.context())
+    assert prec.evaluate(np.zeros(y.size)) == 0.0  # no predicted positives: sklearn's zero_division=0

@@ -203,3 +203,30 @@ def test_error_under_kl_constraints_on_both_groups():
         err = float(np.sum(w * np.abs(proba - y)) / np.sum(w))
         assert err == pytest.approx(res.solution_values(kind)[0], abs=1e-12)
     assert res.solution_values("exact")[0] <= res.solution_values("m-stochastic")[0] + 1e-12
+
+
+def test_f1_objective_beats_the_error_minimizers_f1():
+    """Algorithm 3 on a single ratio: maximize F1 (minimize -F1)."""
+    X, y, g, w, ds = _imbalanced()
+    ctx = ds.context()
+    f1 = metrics.f_measure(ctx)
+    unc = rateopt.train(rateopt.Problem(objective=rateopt.error_rate(ctx)), method="unconstrained", n_iter=1500)
+    unc_f1 = f1.evaluate((X @ unc.weights[-1] + unc.biases[-1] >= 0).astype(float))
+    res = rateopt.train(rateopt.Problem(objective=-f1), n_iter=2000, eta_lambda=0.05)
+    proba = res.solution("m-stochastic").predict_proba(X)
+    got = f1.evaluate(proba, kind="probabilities")
+    assert -res.solution_objective("m-stochastic") == pytest.approx(got, abs=1e-12)
+    assert got >= unc_f1 + 0.005, (got, unc_f1)
+
+
+def test_f1_parity_constraints_are_scored_on_the_mixtures_rates():
+    X, y, g, w, ds = _imbalanced(600)
+    ctx = ds.context()
+    par = metrics.f_measure_parity(ctx.subset(group="g", value=0), ctx.subset(group="g", value=1))
+    problem = rateopt.Problem(objective=-metrics.f_measure(ctx), constraints=[par <= 0.05, par >= -0.05])
+    with pytest.warns(rateopt.exceptions.InfeasibleWarning):  # a heuristic game: not met in 300 iterations
+        res = rateopt.train(problem, n_iter=300, eta_lambda=0.2)
+    for kind in ("m-stochastic", "T-stochastic"):
+        proba = res.solution(kind).predict_proba(X)
+        gap = par.evaluate(proba, kind="probabilities")  # the parity of the mixture, a ratio of expectations
+        np.testing.assert_allclose(res.solution_values(kind)[1], [gap - 0.05, -gap - 0.05], atol=1e-12)
