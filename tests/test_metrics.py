@@ -203,3 +203,125 @@ def test_a_ratio_with_a_zero_denominator_counts_as_zero():
     ds, y, g, w = _data()
     prec = metrics.precision(ds.context())
     assert prec.evaluate(np.zeros(y.size)) == 0.0  # no predicted positives: sklearn's zero_division=0
+
+
+# --------------------------------------------------------------------------- sums, floors, linear rewrites
+
+
+def test_a_sum_of_metrics_is_the_sum_and_its_best_response_is_a_grid_argmin():
+    ds, y, g, w = _data(seed=7)
+    ctx = ds.context()
+    a, b = (metrics.kl_divergence(ctx.subset(group="g", value=v)) for v in (0, 1))
+    total = sum([a, b])
+    assert isinstance(total, metrics.MetricSum) and total.n_rates == 4
+    assert (a + b + metrics.g_mean(ctx)).n_rates == 6  # sums flatten
+    d = np.random.default_rng(1).integers(0, 2, y.size).astype(float)
+    assert total.evaluate(d) == pytest.approx(a.evaluate(d) + b.evaluate(d), abs=1e-12)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        lam = rng.uniform(0, 3, 4)
+        xi = total.best_response(lam)
+        # The separable Lagrangian psi_a + psi_b - <s lam, xi> on a grid, from the definitions.
+        X, Y = np.meshgrid(GRID, GRID, indexing="ij")
+        best = 0.0
+        for part, sl in ((a, slice(0, 2)), (b, slice(2, 4))):
+            L = _psi_grid(part, X, Y) - part.signs[0] * lam[sl][0] * X - part.signs[1] * lam[sl][1] * Y
+            best += np.nanmin(L)
+        got = total.value(xi) - float(total.signs @ (lam * xi))
+        assert got <= best + 1e-9
+    with pytest.raises(TypeError, match="no arithmetic"):
+        a + metrics.f_measure(ctx)
+    with pytest.raises(TypeError, match="from below"):
+        total >= 0.1  # noqa: B015
+
+
+def test_a_mean_floor_is_a_bound_on_the_loss():
+    ds, y, g, w = _data(seed=8)
+    ctx = ds.context()
+    d = np.random.default_rng(4).integers(0, 2, y.size).astype(float)
+    tpr = np.sum(w * d * y) / np.sum(w * y)
+    tnr = np.sum(w * (1 - d) * (1 - y)) / np.sum(w * (1 - y))
+    c = metrics.g_mean(ctx) >= 0.8
+    assert isinstance(c, metrics.MetricConstraint) and c.name.startswith("G-mean")
+    value = rateopt.Problem(constraints=[c]).evaluate(d).constraints[c.name]
+    assert value == pytest.approx(0.8 - np.sqrt(tpr * tnr), abs=1e-12)  # g <= 0 iff G-mean >= 0.8
+    h = metrics.h_mean(ctx) >= 0.5
+    assert rateopt.Problem(constraints=[h]).evaluate(d).constraints[h.name] == pytest.approx(
+        0.5 - 2 * tpr * tnr / (tpr + tnr), abs=1e-12)
+    with pytest.raises(TypeError, match="from below"):
+        metrics.q_mean(ctx) >= 0.1  # noqa: B015
+
+
+@pytest.mark.parametrize("sense", ["<=", ">="])
+def test_a_single_ratio_bound_is_rewritten_to_a_linear_constraint(sense):
+    ds, y, g, w = _data(seed=9)
+    ctx = ds.context()
+    f1 = metrics.f_measure(ctx)
+    c = (f1 >= 0.55) if sense == ">=" else (f1 <= 0.55)
+    assert isinstance(c, rateopt.Constraint)  # linear: every game takes it
+    problem = rateopt.Problem(constraints=[c])
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        d = (rng.uniform(size=y.size) < rng.uniform(0.05, 0.95)).astype(float)
+        tp, fp, fn = _counts(d, y, w)
+        f = 2 * tp / (2 * tp + fp + fn)
+        g_lin = problem.evaluate(d).constraints[c.name]
+        holds = f >= 0.55 if sense == ">=" else f <= 0.55
+        assert (g_lin <= 1e-12) == holds
+        # The linear value is the ratio's violation times its (positive) denominator.
+        viol = 0.55 - f if sense == ">=" else f - 0.55
+        assert g_lin == pytest.approx(viol * (2 * tp + fp + fn), abs=1e-12)
+    # Constant offsets and negations keep the rewrite; two ratios, or an affine term of rates, do not.
+    assert isinstance(1 - f1 <= 0.3, rateopt.Constraint)
+    assert isinstance(-metrics.precision(ctx) <= -0.7, rateopt.Constraint)
+    assert isinstance(metrics.f_measure_parity(ctx.subset(group="g", value=0), ctx) <= 0.02,
+                      metrics.MetricConstraint)
+    assert isinstance(f1 + rateopt.positive_prediction_rate(ctx) >= 0.5, metrics.MetricConstraint)
+    # A denominator that can be negative is not rewritten.
+    odd = metrics.ratio(rateopt.true_positive_rate(ctx), 1 - 2 * rateopt.positive_prediction_rate(ctx))
+    assert isinstance(odd >= 0.1, metrics.MetricConstraint)
+
+
+def test_predictive_parity_and_win_loss_ratio_against_brute_force_counts():
+    rng = np.random.default_rng(11)
+    n = 500
+    X = rng.normal(size=(n, 2))
+    y = rng.integers(0, 2, n)
+    g = rng.integers(0, 2, n)
+    base = rng.integers(0, 2, n)
+    w = rng.uniform(0.5, 2.0, n)
+    ds = rateopt.Dataset(X, y, weights=w, groups={"g": g}, baseline=base)
+    ctx = ds.context()
+    d = rng.integers(0, 2, n).astype(float)
+    prec = []
+    for v in (0, 1):
+        m = g == v
+        prec.append(np.sum(w[m] * d[m] * y[m]) / np.sum(w[m] * d[m]))
+    pp = metrics.predictive_parity(ctx.subset(group="g", value=0), ctx.subset(group="g", value=1))
+    assert pp.evaluate(d) == pytest.approx(prec[0] - prec[1], abs=1e-12)
+    # Wins: the model is right where the baseline was wrong; losses the reverse.
+    right, base_right = d == y, base == y
+    wins, losses = np.sum(w * (right & ~base_right)), np.sum(w * (~right & base_right))
+    wl = metrics.win_loss_ratio(ctx)
+    assert wl.evaluate(d) == pytest.approx(wins / losses, abs=1e-12)
+    floor = wl >= 1.2
+    assert isinstance(floor, rateopt.Constraint)
+    value = rateopt.Problem(constraints=[floor]).evaluate(d).constraints[floor.name]
+    assert value == pytest.approx((1.2 * losses - wins) / np.sum(w), abs=1e-12)
+
+
+def test_metric_params_round_trip():
+    ds, y, g, w = _data(seed=12)
+    ctx = ds.context()
+    d = np.random.default_rng(6).uniform(size=y.size)
+    for m in (metrics.kl_divergence(ctx) + metrics.g_mean(ctx), metrics.q_mean(ctx),
+              metrics.f_measure_parity(ctx.subset(group="g", value=0), ctx) - 0.5 * rateopt.error_rate(ctx),
+              -metrics.f_measure(ctx)):
+        z = np.array([rateopt.Problem(objective=e).evaluate(d, kind="probabilities").objective for e in m.rates])
+        back = metrics.metric_from_params(m.params())
+        assert back.value(z) == pytest.approx(m.value(z), abs=1e-15)
+        np.testing.assert_allclose(back.gradient(z), m.gradient(z), rtol=1e-15)
+    for bad in ({"kind": "nope", "signs": [1.0, 1.0]}, {"kind": "ratio", "coefficients": ["x"], "affine": True},
+                {"kind": "kld", "signs": [-1.0, -1.0], "target": 2.0}, {"kind": "sum", "parts": []}, [1]):
+        with pytest.raises(ValueError):
+            metrics.metric_from_params(bad)

@@ -17,7 +17,7 @@ retraining.
 
 from __future__ import annotations
 
-import dataclasses
+import math
 import sys
 import warnings
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _shrink
+from ._compiled import MetricConstraintRows, MetricRows
 from ._classifiers import LinearClassifier, StochasticClassifier, _map_arrays, _map_meta, _save
 from .exceptions import InfeasibleWarning
 
@@ -517,25 +518,27 @@ class TrainResult:
     # ------------------------------------------------------------------ persistence
 
     def save(self, path):
-        """Save to ``path`` (``.npz`` arrays plus JSON metadata; no pickle). See :func:`rateopt.load`."""
+        """Save to ``path`` (``.npz`` arrays plus JSON metadata; no pickle). See :func:`rateopt.load`.
+
+        Metric objectives and metric constraints are saved as their ``psi``
+        (:meth:`rateopt.metrics.Metric.params`) and compiled atom rows, so a
+        loaded result evaluates, selects and reports solutions exactly as the
+        original; the rate expressions themselves are not saved.
+        """
         meta = {"kind": "train-result", "method": self.method, "n_iter": int(self.n_iter),
                 "constraint_names": list(self.constraint_names), "settings": self.settings,
                 "const0": self.rate_map.const0, "feature_map": _map_meta(self.feature_map),
                 "validation": None if self.val_rate_map is None else
                 {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names)},
-                "metric": None if self.rate_map.metric is None else self.rate_map.metric.metric.params()}
+                **_metric_meta(self.rate_map)}
         arrays = {"weights": self.weights, "biases": self.biases, "iterations": self.iterations,
                   "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
-                  "C": self.rate_map.C, "kappa": self.rate_map.kappa, **_map_arrays(self.feature_map)}
-        if self.rate_map.metric_constraints:
-            raise ValueError("saving a result with metric constraints is not supported yet")
-        if self.rate_map.metric is not None:
-            if self.val_rate_map is not None:
-                raise ValueError("saving a result with a metric objective and a validation problem is not supported")
-            arrays.update(Z=self.rate_map.metric.Z, z0=self.rate_map.metric.z0)
+                  "C": self.rate_map.C, "kappa": self.rate_map.kappa, **_map_arrays(self.feature_map),
+                  **_metric_arrays(self.rate_map, "")}
         if self.val_rate_map is not None:
             arrays.update(val_atom_rates=self.val_atom_rates, val_c0=self.val_rate_map.c0,
-                          val_C=self.val_rate_map.C, val_kappa=self.val_rate_map.kappa)
+                          val_C=self.val_rate_map.C, val_kappa=self.val_rate_map.kappa,
+                          **_metric_arrays(self.val_rate_map, "val_"))
         _save(path, meta, arrays, format_name=RESULT_FORMAT)
 
     def __repr__(self):
@@ -607,7 +610,11 @@ def result_from_file(meta, arrays, path):
     names = meta.get("constraint_names")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise _damaged(path, "metadata.constraint_names", f"is {names!r}, expected a list of names")
-    m = len(names)
+    bounded = meta.get("metric_constraints", [])
+    if not isinstance(bounded, list) or len(bounded) > len(names):
+        raise _damaged(path, "metadata.metric_constraints", f"is {bounded!r}, expected a list of at most "
+                                                              f"{len(names)} metric constraints")
+    m = len(names) - len(bounded)  # rows of C
 
     def rate_map(prefix, names, const0):
         c0 = vec(prefix + "c0")
@@ -617,11 +624,21 @@ def result_from_file(meta, arrays, path):
             raise _damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
         if not isinstance(const0, (int, float)) or isinstance(const0, bool):
             raise _damaged(path, "metadata.const0", f"is {const0!r}, expected a number")
-        return RateMap(c0, float(const0), C, kappa, tuple(names))
+        n_atoms = c0.shape[0]
+        metric = None
+        if meta.get("metric") is not None:
+            metric = _metric_rows(MetricRows, meta["metric"], arrays, path, n_atoms, prefix + "Z", prefix + "z0")
+        constraints = []
+        for j, item in enumerate(bounded):
+            bound = item.get("bound") if isinstance(item, dict) else None
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
+                raise _damaged(path, f"metadata.metric_constraints[{j}]", f"is {item!r}, expected a metric "
+                                                                           "and a finite bound")
+            constraints.append(_metric_rows(MetricConstraintRows, item.get("metric"), arrays, path, n_atoms,
+                                            f"{prefix}mc{j}_Z", f"{prefix}mc{j}_z0", bound=float(bound)))
+        return RateMap(c0, float(const0), C, kappa, tuple(names), metric, tuple(constraints))
 
     rmap = rate_map("", names, meta.get("const0"))
-    if meta.get("metric") is not None:
-        rmap = dataclasses.replace(rmap, metric=_metric_rows(meta["metric"], arrays, path, rmap.c0.shape[0]))
     R = vec("atom_rates", T, ndim=2)
     if R.shape[1] != rmap.c0.shape[0]:
         raise _damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
@@ -647,19 +664,34 @@ def result_from_file(meta, arrays, path):
                        feature_map=fmap, settings=settings)
 
 
-def _metric_rows(meta, arrays, path, n_atoms):
-    """The metric objective of a saved result (its psi; the rate expressions are not saved)."""
-    from ._classifiers import _array, _damaged
-    from ._compiled import MetricRows
-    from .metrics import Metric
+def _metric_meta(rmap):
+    """The JSON part of a rate map's metrics (objective and constraints)."""
+    return {"metric": None if rmap.metric is None else rmap.metric.metric.params(),
+            "metric_constraints": [{"metric": c.metric.params(), "bound": c.bound}
+                                   for c in rmap.metric_constraints]}
 
-    if not isinstance(meta, dict):
-        raise _damaged(path, "metadata.metric", f"is {meta!r}, expected a dict")
+
+def _metric_arrays(rmap, prefix):
+    """The compiled rows of a rate map's metrics, under ``prefix``."""
+    out = {}
+    if rmap.metric is not None:
+        out.update({prefix + "Z": rmap.metric.Z, prefix + "z0": rmap.metric.z0})
+    for j, c in enumerate(rmap.metric_constraints):
+        out.update({f"{prefix}mc{j}_Z": c.Z, f"{prefix}mc{j}_z0": c.z0})
+    return out
+
+
+def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, **extra):
+    """A saved metric (its psi and compiled rows; the rate expressions are not saved)."""
+    from ._classifiers import _array, _damaged
+    from .metrics import metric_from_params
+
     try:
-        metric = Metric(str(meta["name"]), (), meta["signs"], meta["kind"], meta.get("target"))
+        metric = metric_from_params(meta)
     except (KeyError, TypeError, ValueError) as exc:
         raise _damaged(path, "metadata.metric", f"is not a valid metric ({exc})") from None
-    Z, z0 = _array(arrays, "Z", 2, path), _array(arrays, "z0", 1, path)
+    Z, z0 = _array(arrays, z_name, 2, path), _array(arrays, z0_name, 1, path)
     if Z.shape[0] != metric.n_rates or z0.shape[0] != metric.n_rates or Z.shape[1] != n_atoms:
-        raise _damaged(path, "Z", f"has shape {Z.shape} for a metric of {metric.n_rates} rates of {n_atoms} atoms")
-    return MetricRows(metric, Z, z0)
+        raise _damaged(path, z_name, f"has shape {Z.shape} for a metric of {metric.n_rates} rates of "
+                                     f"{n_atoms} atoms")
+    return cls(metric, Z, z0, **extra)

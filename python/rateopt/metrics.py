@@ -36,8 +36,8 @@ from . import _rates as R
 from ._data import Context, Dataset
 from .exceptions import RateoptError
 
-__all__ = ["Metric", "MetricConstraint", "RatioMetric", "kl_divergence", "g_mean", "h_mean", "q_mean", "ratio",
-           "precision", "f_measure", "f_measure_parity"]
+__all__ = ["Metric", "MetricConstraint", "MetricSum", "RatioMetric", "metric_from_params", "kl_divergence", "g_mean", "h_mean", "q_mean", "ratio",
+           "precision", "predictive_parity", "f_measure", "f_measure_parity", "win_loss_ratio"]
 
 
 class Metric:
@@ -255,8 +255,17 @@ class Metric:
         return MetricConstraint(self, bound)
 
     def __ge__(self, bound):
+        if self.kind in _MEAN_LOSSES:
+            # "G-mean >= b" is the convex "1 - G-mean <= 1 - b" on the loss.
+            b = R._as_scalar(bound)
+            if b is None or not math.isfinite(b):
+                raise TypeError(f"a metric constraint's bound must be a finite number, got {bound!r}")
+            return MetricConstraint(self, 1.0 - b, name=f"{_MEAN_LOSSES[self.kind]}[{self._label()}] >= {b:g}")
         raise TypeError(f"'{self.name} >= bound' bounds a convex loss from below, which is not a convex "
                         f"constraint: state the goal as an upper bound on the loss ('{self.name} <= b')")
+
+    def _label(self):
+        return self.name[self.name.index("[") + 1: -1] if "[" in self.name else self.name
 
     def __lt__(self, bound):
         raise TypeError("use <= for metric constraints (strict inequalities are not supported)")
@@ -274,10 +283,79 @@ class Metric:
     def _no_algebra(self, *_):
         raise TypeError(f"metric {self.name!r} is a non-linear function of rates: it has no arithmetic")
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = _no_algebra
+    __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = _no_algebra
+
+    def __add__(self, other):
+        # The sum of convex metrics is convex (seed 003's sum of KL divergences over groups).
+        if isinstance(other, Metric) and not isinstance(other, RatioMetric):
+            return MetricSum([self, other])
+        self._no_algebra()
+
+    def __radd__(self, other):
+        if R._as_scalar(other) == 0.0:  # builtins.sum starts at 0
+            return self
+        self._no_algebra()
 
     def __repr__(self):
-        return f"{self.name}[{', '.join(r.name for r in self.rates)}]" if self.rates else self.name
+        rates = [getattr(r, "name", str(r)) for r in self.rates if r is not None]
+        return f"{self.name}[{', '.join(rates)}]" if rates else self.name
+
+
+#: Metrics that are ``1 - mean``: ``mean >= b`` is the convex ``loss <= 1 - b``.
+_MEAN_LOSSES = {"g_mean": "G-mean", "h_mean": "H-mean"}
+
+
+class MetricSum(Metric):
+    """A sum ``psi = sum_i psi_i(z^i)`` of convex metrics, each on its own coordinates.
+
+    Built with ``+`` (``kl_divergence(a) + kl_divergence(b)``, or
+    ``sum([...])``). It is convex, and its slack best response is the
+    concatenation of the parts' (the Lagrangian separates over the parts), so
+    the three-player game trains it like any convex metric.
+
+    Parameters
+    ----------
+    parts : sequence of Metric
+        Convex metrics (sums are flattened; ratio metrics are refused).
+    name : str, default=None
+        Default ``"psi_1 + psi_2 + ..."``.
+    """
+
+    def __init__(self, parts, name=None):
+        flat = []
+        for p in parts:
+            if isinstance(p, RatioMetric) or not isinstance(p, Metric):
+                raise TypeError(f"a metric sum takes convex metrics, got {type(p).__name__}")
+            flat.extend(p.parts if isinstance(p, MetricSum) else [p])
+        if not flat:
+            raise ValueError("a metric sum needs at least one metric")
+        self.parts = tuple(flat)
+        self.name = name if name is not None else " + ".join(p.name for p in flat)
+        self.rates = tuple(r for p in flat for r in p.rates)
+        self.signs = np.concatenate([p.signs for p in flat])
+        self.kind = "sum"
+        self.target = None
+        ends = np.cumsum([p.n_rates for p in flat])
+        self._slices = [slice(int(e - p.n_rates), int(e)) for p, e in zip(flat, ends)]
+
+    def params(self):
+        return {"name": self.name, "kind": "sum", "parts": [p.params() for p in self.parts]}
+
+    def value(self, z):
+        z = self._vector(z, "z")
+        return float(sum(p.value(z[s]) for p, s in zip(self.parts, self._slices)))
+
+    def gradient(self, z):
+        z = self._vector(z, "z")
+        return np.concatenate([p.gradient(z[s]) for p, s in zip(self.parts, self._slices)])
+
+    def best_response(self, lam):
+        lam = self._vector(lam, "lam")
+        return np.concatenate([p.best_response(lam[s]) for p, s in zip(self.parts, self._slices)])
+
+    def __ge__(self, bound):
+        raise TypeError(f"'{self.name} >= bound' bounds a convex loss from below, which is not a convex "
+                        f"constraint: state the goal as an upper bound ('<= b')")
 
 
 class MetricConstraint:
@@ -387,7 +465,33 @@ class RatioMetric(Metric):
         raise TypeError("a ratio metric has no closed-form best response: its slacks take gradient steps")
 
     def params(self):
-        raise ValueError("saving a result whose objective is a ratio metric is not supported yet")
+        return {"name": self.name, "kind": "ratio", "coefficients": [c for c, _, _ in self.terms],
+                "affine": self.affine is not None}
+
+    @classmethod
+    def detached(cls, name, coefficients, affine):
+        """The ratio sum ``psi`` without its rate expressions (what a saved result keeps).
+
+        Parameters
+        ----------
+        name : str
+            The metric's name.
+        coefficients : sequence of float
+            ``c_m``.
+        affine : bool
+            Whether the sum has an affine term (the last coordinate).
+
+        Returns
+        -------
+        RatioMetric
+            Values and gradients work on coordinate vectors; it cannot be compiled.
+        """
+        out = cls(name, [(c, None, None) for c in coefficients])
+        if affine:
+            out.affine = _DETACHED
+            out.rates = out.rates + (None,)
+            out.signs = np.zeros(len(out.rates))
+        return out
 
     # -- algebra: sums of ratios and affine terms, scalar multiples --------------
 
@@ -434,11 +538,51 @@ class RatioMetric(Metric):
         return self * (1.0 / k)
 
     def __le__(self, bound):
-        return MetricConstraint(self, bound)
+        linear = self._linear(bound, "<=")
+        return linear if linear is not None else MetricConstraint(self, bound)
 
     def __ge__(self, bound):
-        return MetricConstraint(-self, -R._as_scalar(bound) if R._as_scalar(bound) is not None else bound,
-                                name=f"{self.name} >= {bound}")
+        b = R._as_scalar(bound)
+        if b is None or not math.isfinite(b):
+            raise TypeError(f"a metric constraint's bound must be a finite number, got {bound!r}")
+        linear = self._linear(b, ">=")
+        return linear if linear is not None else MetricConstraint(-self, -b, name=f"{self.name} >= {b:g}")
+
+    def _linear(self, bound, sense):
+        """``c N / D + a (<= or >=) b`` as the linear ``c N (<= or >=) (b - a) D`` when ``D >= 0``
+        on every model (all its rates enter with non-negative weight); else None.
+
+        The two agree wherever ``D > 0`` (for the F-measure: whenever the subset
+        has a positive example). Where ``D = 0`` the ratio counts as 0 and the
+        linear form reads ``0 (<= or >=) 0``.
+        """
+        b = R._as_scalar(bound)
+        if b is None or not math.isfinite(b) or len(self.terms) != 1:
+            return None
+        a = 0.0
+        if self.affine is not None:
+            if not all(isinstance(e, R.Constant) for _, e in self.affine._terms()):
+                return None
+            a = float(sum(k * e.value for k, e in self.affine._terms()))
+        c, N, D = self.terms[0]
+        if not _nonnegative(D):
+            return None
+        return R.Constraint(c * N, sense, (b - a) * D, name=f"{self.name} {sense} {b:g}")
+
+
+#: The affine-term placeholder of a detached ratio metric (a loaded result's).
+_DETACHED = object()
+
+
+def _nonnegative(expr):
+    """Whether an affine rate expression is ``>= 0`` for all rates in [0, 1]."""
+    const = 0.0
+    for k, e in expr._terms():
+        if isinstance(e, R.Constant):
+            const += k * e.value
+        elif k < 0:
+            return False
+    return const >= 0.0
 
 
 def _add_affine(a, b, sign):
@@ -528,6 +672,85 @@ def f_measure_parity(ctx_a, ctx_b, beta=1.0):
         The difference.
     """
     return f_measure(ctx_a, beta) - f_measure(ctx_b, beta)
+
+
+def predictive_parity(ctx_a, ctx_b):
+    """``precision(a) - precision(b)``: bound it on both sides for predictive parity.
+
+    Parameters
+    ----------
+    ctx_a, ctx_b : Context or Dataset
+        Two labeled subsets.
+
+    Returns
+    -------
+    RatioMetric
+        The difference of the two precisions.
+    """
+    return precision(ctx_a) - precision(ctx_b)
+
+
+def win_loss_ratio(ctx):
+    """``win_rate / loss_rate`` against the dataset's baseline (seed 000 Eq. 11), a :class:`RatioMetric`.
+
+    ``win_loss_ratio(ctx) >= k`` is rewritten to the linear ``win - k loss >= 0``
+    (as :func:`rateopt.goals.win_loss_ratio_floor`); differences between groups
+    (``win_loss_ratio(a) - win_loss_ratio(b) <= eps``) are ratio sums.
+
+    Parameters
+    ----------
+    ctx : Context or Dataset
+        A subset of a dataset with baseline decisions.
+
+    Returns
+    -------
+    RatioMetric
+        The ratio (0 where the model never loses).
+    """
+    ctx = _context(ctx)
+    return ratio(R.win_rate(ctx), R.loss_rate(ctx), name=f"win_loss_ratio[{ctx.label}]")
+
+
+def metric_from_params(params):
+    """Rebuild a metric's ``psi`` from :meth:`Metric.params` (without its rate expressions).
+
+    Parameters
+    ----------
+    params : dict
+        As written by ``params()`` (saved with a training result).
+
+    Returns
+    -------
+    Metric
+        Values, gradients and best responses work on coordinate vectors.
+
+    Raises
+    ------
+    ValueError
+        If the parameters do not describe a metric.
+    """
+    if not isinstance(params, dict):
+        raise ValueError(f"metric parameters must be a dict, got {params!r}")
+    kind = params.get("kind")
+    name = str(params.get("name"))
+    if kind == "sum":
+        parts = params.get("parts")
+        if not isinstance(parts, list) or not parts:
+            raise ValueError(f"a metric sum needs a non-empty list of parts, got {parts!r}")
+        return MetricSum([metric_from_params(q) for q in parts], name=name)
+    if kind == "ratio":
+        coefs = params.get("coefficients")
+        if (not isinstance(coefs, list) or not all(isinstance(c, (int, float)) and math.isfinite(c) for c in coefs)
+                or not isinstance(params.get("affine"), bool)):
+            raise ValueError(f"a ratio metric needs finite coefficients and an affine flag, got {params!r}")
+        return RatioMetric.detached(name, coefs, params["affine"])
+    signs = params.get("signs")
+    if not isinstance(signs, list) or len(signs) != 2 or not all(s in (-1.0, 1.0) for s in signs):
+        raise ValueError(f"a metric needs two signs of +1 or -1, got {signs!r}")
+    target = params.get("target")
+    if kind == "kld" and not (isinstance(target, (int, float)) and 0.0 <= target <= 1.0):
+        raise ValueError(f"a KL divergence needs a target in [0, 1], got {target!r}")
+    return Metric(name, (), signs, kind, target)
 
 
 # --------------------------------------------------------------------------- closed-form pieces
