@@ -7,6 +7,8 @@ solutions are scored by counting the classifiers' expected decisions.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -230,3 +232,74 @@ def test_f1_parity_constraints_are_scored_on_the_mixtures_rates():
         proba = res.solution(kind).predict_proba(X)
         gap = par.evaluate(proba, kind="probabilities")  # the parity of the mixture, a ratio of expectations
         np.testing.assert_allclose(res.solution_values(kind)[1], [gap - 0.05, -gap - 0.05], atol=1e-12)
+
+
+def _problem_on(ds, ctx_of):
+    ctx = ctx_of(ds)
+    g0, g1 = ctx.subset(group="g", value=0), ctx.subset(group="g", value=1)
+    par = metrics.f_measure_parity(g0, g1)
+    kld = metrics.kl_divergence(g0) + metrics.kl_divergence(g1)
+    return rateopt.Problem(objective=-metrics.f_measure(ctx),
+                           constraints=[par <= 0.05, kld <= 0.05, rateopt.positive_prediction_rate(ctx) <= 0.7,
+                                        metrics.g_mean(ctx) >= 0.5])
+
+
+def test_results_with_ratio_objectives_metric_sums_and_metric_constraints_round_trip(tmp_path):
+    X, y, g, w, ds = _imbalanced(500)
+    Xv, yv, gv, wv, dv = _imbalanced(300, seed=1)
+    problem = _problem_on(ds, lambda d: d.context())
+    val = _problem_on(dv, lambda d: d.context())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rateopt.exceptions.InfeasibleWarning)  # 60 iterations: either way
+        res = rateopt.train(problem, validation=val, n_iter=60, eta_lambda=0.2)
+    assert len(res.rate_map.metric_constraints) == 3  # parity, the KLD sum, the G-mean floor
+    res.save(tmp_path / "r.npz")
+    back = rateopt.load(tmp_path / "r.npz")
+    assert back.constraint_names == res.constraint_names
+    np.testing.assert_array_equal(back.objectives, res.objectives)
+    np.testing.assert_array_equal(back.constraints, res.constraints)
+    for kind in ("m-stochastic", "T-stochastic", "best", "exact"):
+        (obj_b, g_b), (obj_r, g_r) = back.solution_values(kind), res.solution_values(kind)
+        assert obj_b == obj_r
+        np.testing.assert_array_equal(g_b, g_r)
+        assert back.solution_objective(kind) == res.solution_objective(kind)
+        np.testing.assert_array_equal(back.solution(kind).predict_proba(X), res.solution(kind).predict_proba(X))
+    # The saved psi still scores mixtures exactly: the loaded F1 is psi of the mixture's expected rates.
+    proba = back.solution("T-stochastic").predict_proba(X)
+    assert -metrics.f_measure(ds.context()).evaluate(proba, kind="probabilities") == pytest.approx(
+        back.solution_objective("T-stochastic"), abs=1e-12)
+    np.testing.assert_array_equal(back.val_atom_rates, res.val_atom_rates)
+    assert back.val_rate_map.constraints(back.val_atom_rates).shape == (res.weights.shape[0], 4)
+    np.testing.assert_array_equal(back.val_rate_map.constraints(back.val_atom_rates),
+                                  res.val_rate_map.constraints(res.val_atom_rates))
+
+
+def test_a_damaged_metric_in_a_saved_result_is_named(tmp_path):
+    import json
+
+    X, y, g, w, ds = _imbalanced(300)
+    ctx = ds.context()
+    res = rateopt.train(rateopt.Problem(objective=metrics.g_mean(ctx), constraints=[metrics.h_mean(ctx) <= 0.9]),
+                        n_iter=20)
+    res.save(tmp_path / "r.npz")
+    with np.load(tmp_path / "r.npz", allow_pickle=False) as z:
+        arrays = dict(z)
+    meta = json.loads(bytes(arrays.pop("__rateopt_metadata__")).decode())
+
+    def write(m, name, **extra):
+        payload = dict(arrays, **extra)
+        payload["__rateopt_metadata__"] = np.frombuffer(json.dumps(m).encode(), dtype=np.uint8)
+        np.savez(tmp_path / name, **payload)
+        return tmp_path / name
+
+    cases = [({"metric_constraints": [{"metric": meta["metric_constraints"][0]["metric"], "bound": "x"}]},
+              r"metric_constraints\[0\]"),
+             ({"metric_constraints": 3}, "metric_constraints"),
+             ({"metric_constraints": [{"metric": {"kind": "nope"}, "bound": 0.9}]}, r"metric_constraints\[0\]"),
+             ({"metric": {"kind": "g_mean", "signs": [1.0]}}, "metadata.metric")]
+    for i, (change, match) in enumerate(cases):
+        with pytest.raises(rateopt.exceptions.RateoptError, match=match):
+            rateopt.load(write({**meta, **change}, f"bad{i}.npz"))
+    bad = write(meta, "short.npz", mc0_Z=arrays["mc0_Z"][:, :-1])
+    with pytest.raises(rateopt.exceptions.RateoptError, match="mc0_Z"):
+        rateopt.load(bad)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -333,7 +334,10 @@ def load(path):
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _NPY_MAGIC = b"\x93NUMPY"
 _ARRAYS = ("weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers",
-           "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0")
+           "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0",
+           "val_Z", "val_z0")
+#: The compiled rows of metric constraint j (and of its validation copy): ``[val_]mc<j>_Z`` / ``_z0``.
+_METRIC_ARRAY = re.compile(r"(val_)?mc[0-9]{1,6}_(Z|z0)")
 
 
 def _read_archive(f, path):
@@ -375,7 +379,9 @@ def _read_archive(f, path):
             meta = json.loads(bytes(raw).decode())
         except (UnicodeDecodeError, ValueError) as exc:
             raise RateoptError(f"{path!r} is damaged: the metadata entry is not valid JSON ({exc})") from None
-        arrays = {k: read(k) for k in _ARRAYS if k + ".npy" in infos}
+        known = [k for k in _ARRAYS if k + ".npy" in infos]
+        known += sorted(n[:-4] for n in infos if n.endswith(".npy") and _METRIC_ARRAY.fullmatch(n[:-4]))
+        arrays = {k: read(k) for k in known}
     return meta, arrays
 
 

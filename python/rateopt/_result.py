@@ -529,7 +529,8 @@ class TrainResult:
                 "constraint_names": list(self.constraint_names), "settings": self.settings,
                 "const0": self.rate_map.const0, "feature_map": _map_meta(self.feature_map),
                 "validation": None if self.val_rate_map is None else
-                {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names)},
+                {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names),
+                 **_metric_meta(self.val_rate_map)},
                 **_metric_meta(self.rate_map)}
         arrays = {"weights": self.weights, "biases": self.biases, "iterations": self.iterations,
                   "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
@@ -610,35 +611,44 @@ def result_from_file(meta, arrays, path):
     names = meta.get("constraint_names")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise _damaged(path, "metadata.constraint_names", f"is {names!r}, expected a list of names")
-    bounded = meta.get("metric_constraints", [])
-    if not isinstance(bounded, list) or len(bounded) > len(names):
-        raise _damaged(path, "metadata.metric_constraints", f"is {bounded!r}, expected a list of at most "
-                                                              f"{len(names)} metric constraints")
-    m = len(names) - len(bounded)  # rows of C
+    listed = meta.get("metric_constraints") or []
+    if not isinstance(listed, list):
+        raise _damaged(path, "metadata.metric_constraints", f"is {listed!r}, expected a list")
+    n_bounded = len(listed)
+    if n_bounded > len(names):
+        raise _damaged(path, "metadata.metric_constraints", f"lists {n_bounded} metric constraints for "
+                                                              f"{len(names)} constraint names")
+    m = len(names) - n_bounded  # rows of C
 
-    def rate_map(prefix, names, const0):
+    def rate_map(prefix, names, where, mmeta):
         c0 = vec(prefix + "c0")
         C = vec(prefix + "C", m, ndim=2) if m else np.zeros((0, c0.shape[0]))
         kappa = vec(prefix + "kappa", m)
         if C.shape[1] != c0.shape[0]:
             raise _damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
+        const0 = mmeta.get("const0")
         if not isinstance(const0, (int, float)) or isinstance(const0, bool):
-            raise _damaged(path, "metadata.const0", f"is {const0!r}, expected a number")
+            raise _damaged(path, where + "const0", f"is {const0!r}, expected a number")
         n_atoms = c0.shape[0]
         metric = None
-        if meta.get("metric") is not None:
-            metric = _metric_rows(MetricRows, meta["metric"], arrays, path, n_atoms, prefix + "Z", prefix + "z0")
+        if mmeta.get("metric") is not None:
+            metric = _metric_rows(MetricRows, mmeta["metric"], arrays, path, n_atoms, prefix + "Z", prefix + "z0",
+                                  where + "metric")
+        bounded = mmeta.get("metric_constraints") or []
+        if not isinstance(bounded, list) or len(bounded) != n_bounded:
+            raise _damaged(path, where + "metric_constraints", f"is {bounded!r}, expected a list of "
+                                                                 f"{n_bounded} metric constraints")
         constraints = []
         for j, item in enumerate(bounded):
+            field = f"{where}metric_constraints[{j}]"
             bound = item.get("bound") if isinstance(item, dict) else None
             if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
-                raise _damaged(path, f"metadata.metric_constraints[{j}]", f"is {item!r}, expected a metric "
-                                                                           "and a finite bound")
+                raise _damaged(path, field, f"is {item!r}, expected a metric and a finite bound")
             constraints.append(_metric_rows(MetricConstraintRows, item.get("metric"), arrays, path, n_atoms,
-                                            f"{prefix}mc{j}_Z", f"{prefix}mc{j}_z0", bound=float(bound)))
+                                            f"{prefix}mc{j}_Z", f"{prefix}mc{j}_z0", field, bound=float(bound)))
         return RateMap(c0, float(const0), C, kappa, tuple(names), metric, tuple(constraints))
 
-    rmap = rate_map("", names, meta.get("const0"))
+    rmap = rate_map("", names, "metadata.", meta)
     R = vec("atom_rates", T, ndim=2)
     if R.shape[1] != rmap.c0.shape[0]:
         raise _damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
@@ -647,7 +657,7 @@ def result_from_file(meta, arrays, path):
     if val is not None:
         if not isinstance(val, dict) or val.get("constraint_names") != names:
             raise _damaged(path, "metadata.validation", "does not describe the same constraints")
-        vmap = rate_map("val_", names, val.get("const0"))
+        vmap = rate_map("val_", names, "metadata.validation.", val)
         vR = vec("val_atom_rates", T, ndim=2)
     n_iter = meta.get("n_iter")
     if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
@@ -681,7 +691,7 @@ def _metric_arrays(rmap, prefix):
     return out
 
 
-def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, **extra):
+def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, field, **extra):
     """A saved metric (its psi and compiled rows; the rate expressions are not saved)."""
     from ._classifiers import _array, _damaged
     from .metrics import metric_from_params
@@ -689,7 +699,7 @@ def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, **extra):
     try:
         metric = metric_from_params(meta)
     except (KeyError, TypeError, ValueError) as exc:
-        raise _damaged(path, "metadata.metric", f"is not a valid metric ({exc})") from None
+        raise _damaged(path, field, f"is not a valid metric ({exc})") from None
     Z, z0 = _array(arrays, z_name, 2, path), _array(arrays, z0_name, 1, path)
     if Z.shape[0] != metric.n_rates or z0.shape[0] != metric.n_rates or Z.shape[1] != n_atoms:
         raise _damaged(path, z_name, f"has shape {Z.shape} for a metric of {metric.n_rates} rates of "
