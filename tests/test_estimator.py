@@ -207,3 +207,63 @@ def test_wrong_feature_count_at_predict_time(data):
         est.predict(np.ones((3, 4)))
     with pytest.raises(ValueError, match="features"):
         est.predict_proba(np.ones((3, 2)))
+
+
+# --------------------------------------------------------------------------- metric objectives and goals
+
+
+def _imbalanced(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    g = rng.integers(0, 2, n)
+    X[:, 1] += 0.7 * g
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=n) > 2.2).astype(int)
+    return X, y, g
+
+
+def test_a_metric_objective_trains_the_three_player_game():
+    X, y, g = _imbalanced()
+    plain = RateConstrainedClassifier(method="unconstrained", n_iter=1000).fit(X, y)
+    est = RateConstrainedClassifier(objective="g_mean", solution="exact", n_iter=1000).fit(X, y)
+    assert est.result_.method == "three-player"
+
+    def gmean(p):  # from the expected decisions, by counting
+        return np.sqrt(np.mean(p[y == 1]) * np.mean(1 - p[y == 0]))
+
+    got = gmean(est.predict_proba(X)[:, 1])
+    assert 1 - got == pytest.approx(est.result_.solution_objective("exact"), abs=1e-12)
+    assert got > gmean(plain.predict(X).astype(float)) + 0.1
+    assert clone(est).get_params()["objective"] == "g_mean"
+
+
+def test_f1_under_f1_parity_goals_in_the_estimator():
+    X, y, g = _imbalanced(seed=1)
+    est = RateConstrainedClassifier(objective="f_measure", goals=[rateopt.goals.f_measure_parity("g", slack=0.05)],
+                                    solution="exact", n_iter=1500)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rateopt.exceptions.InfeasibleWarning)  # checked below, by counting
+        est.fit(X, y, groups={"g": g})
+    p = est.predict_proba(X)[:, 1]
+
+    def f1(m):
+        tp, fp, fn = np.sum(p[m] * y[m]), np.sum(p[m] * (1 - y[m])), np.sum((1 - p[m]) * y[m])
+        return 2 * tp / (2 * tp + fp + fn)
+
+    every = np.ones(y.size, bool)
+    gaps = [f1(g == v) - f1(every) for v in (0, 1)]
+    values = est.feasibility_.constraint_values
+    np.testing.assert_allclose(list(values.values()), [x for d in gaps for x in (d - 0.05, -d - 0.05)], atol=1e-12)
+    assert est.feasibility_.feasible == (max(abs(d) for d in gaps) <= 0.05 + 1e-9)
+
+
+def test_callable_objective_and_bad_objectives():
+    X, y, g = _imbalanced(400)
+    est = RateConstrainedClassifier(objective=lambda ds: rateopt.false_negative_rate(ds.context()),
+                                    method="unconstrained", n_iter=200).fit(X, y)
+    assert np.mean(est.predict(X)[y == 1]) > 0.9  # minimizing FNR alone predicts positives
+    with pytest.raises(ValueError, match="objective must be one of"):
+        RateConstrainedClassifier(objective="auc").fit(X, y)
+    with pytest.raises(ValueError, match="method='three-player'"):
+        RateConstrainedClassifier(objective="g_mean", method="proxy-swap", n_iter=10).fit(X, y)

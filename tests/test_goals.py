@@ -310,3 +310,115 @@ def test_goal_validation_errors():
         G.demographic_parity(("sex", "race"), values=("a",)).bind(ds)
     with pytest.raises(RateoptError, match="values= needs group="):
         G.minimum_coverage(0.1, values=("a",)).bind(ds)
+
+
+# --------------------------------------------------------------------------- non-linear metric goals
+
+
+def _metric_data(n=600, seed=3):
+    import rateopt
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = rng.integers(0, 2, n)
+    g = rng.choice(["a", "b", "c"], n)
+    w = rng.uniform(0.5, 2.0, n)
+    return rateopt.Dataset(X, y, weights=w, groups={"g": g}), y, g, w
+
+
+def _f(d, y, w, m, beta=1.0):
+    tp = np.sum(w[m] * d[m] * y[m])
+    fp = np.sum(w[m] * d[m] * (1 - y[m]))
+    fn = np.sum(w[m] * (1 - d[m]) * y[m])
+    b2 = beta**2
+    return (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp)
+
+
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_f_measure_parity_goal_against_brute_force(pairwise):
+    ds, y, g, w = _metric_data()
+    goal = G.f_measure_parity("g", slack=0.03, pairwise=pairwise, beta=2.0)
+    cons = goal.bind(ds)
+    d = np.random.default_rng(1).uniform(size=y.size)  # probabilities: expected rates
+    values = Problem(constraints=cons, datasets=ds).evaluate(d, kind="probabilities").constraints
+    f = {v: _f(d, y, w, g == v, 2.0) for v in "abc"}
+    every = _f(d, y, w, np.ones(y.size, bool), 2.0)
+    if pairwise:
+        expected = [f[a] - f[b] - 0.03 for a in "abc" for b in "abc" if a != b]
+    else:
+        expected = [x for v in "abc" for x in (f[v] - every - 0.03, every - f[v] - 0.03)]
+    np.testing.assert_allclose(list(values.values()), expected, atol=1e-12)
+
+
+def test_predictive_parity_kld_cap_and_floors_against_brute_force():
+    ds, y, g, w = _metric_data(seed=4)
+    d = np.random.default_rng(2).integers(0, 2, y.size).astype(float)
+    cons = (G.predictive_parity("g", slack=0.1, sides="lower").bind(ds)
+            + G.kl_divergence_cap(0.01, "g").bind(ds) + G.kl_divergence_cap(0.02, "g", total=True).bind(ds)
+            + G.g_mean_floor(0.6).bind(ds) + G.f_measure_floor(0.4, "g", values=("a",)).bind(ds))
+    got = list(Problem(constraints=cons, datasets=ds).evaluate(d).constraints.values())
+    every = np.ones(y.size, bool)
+
+    def prec(m):
+        return np.sum(w[m] * d[m] * y[m]) / np.sum(w[m] * d[m])
+
+    p = np.sum(w * y) / np.sum(w)  # the dataset's weighted prevalence
+
+    def kld(m):
+        q = np.sum(w[m] * d[m]) / np.sum(w[m])
+        e = 1e-10
+        return p * np.log((p + e) / (q + e)) + (1 - p) * np.log((1 - p + e) / (1 - q + e))
+
+    tpr = np.sum(w * d * y) / np.sum(w * y)
+    tnr = np.sum(w * (1 - d) * (1 - y)) / np.sum(w * (1 - y))
+    a = g == "a"
+    tp, fp, fn = (np.sum(w[a] * d[a] * y[a]), np.sum(w[a] * d[a] * (1 - y[a])), np.sum(w[a] * (1 - d[a]) * y[a]))
+    # Affine constraints come first (the linear F1 floor: (0.4 (2 TP + FN + FP) - 2 TP) / W(group a)),
+    # then the metric constraints in the order given.
+    expected = ([(0.4 * (2 * tp + fn + fp) - 2 * tp) / np.sum(w[a])]
+                + [prec(every) - prec(g == v) - 0.1 for v in "abc"] + [kld(g == v) - 0.01 for v in "abc"]
+                + [sum(kld(g == v) for v in "abc") - 0.02] + [0.6 - np.sqrt(tpr * tnr)])
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    assert isinstance(G.f_measure_floor(0.4).bind(ds)[0], Constraint)  # linear: any game
+
+
+def test_metric_goals_validate_and_clone():
+    from sklearn.base import clone
+
+    for bad, match in ((lambda: G.f_measure_parity("g", slack=1.5), "slack"),
+                       (lambda: G.f_measure_parity("g", beta=0.0), "beta"),
+                       (lambda: G.kl_divergence_cap(-0.1), "max_divergence"),
+                       (lambda: G.kl_divergence_cap(0.1, target=2.0), "target"),
+                       (lambda: G.g_mean_floor(1.2), "min_gmean"),
+                       (lambda: G.predictive_parity(None), "group")):
+        with pytest.raises(RateoptError, match=match):
+            bad()
+    goal = G.f_measure_parity("g", slack=0.02, pairwise=True, name="fair F1")
+    assert clone(goal) == goal and pickle.loads(pickle.dumps(goal)) == goal
+    ds, *_ = _metric_data()
+    assert all(c.name.startswith("fair F1: ") for c in goal.bind(ds))
+
+
+def test_objectives_by_name():
+    import rateopt
+    from rateopt import metrics
+
+    ds, y, g, w = _metric_data(seed=5)
+    d = np.random.default_rng(3).uniform(size=y.size)
+    every = np.ones(y.size, bool)
+    tpr = np.sum(w * d * y) / np.sum(w * y)
+    fpr = np.sum(w * d * (1 - y)) / np.sum(w * (1 - y))
+    expected = {"error": np.sum(w * np.abs(d - y)) / np.sum(w), "f_measure": -_f(d, y, w, every),
+                "g_mean": 1 - np.sqrt(tpr * (1 - fpr)), "h_mean": 1 - 2 * tpr * (1 - fpr) / (tpr + 1 - fpr),
+                "q_mean": np.sqrt((fpr**2 + (1 - tpr) ** 2) / 2), "balanced_error": 0.5 * (fpr + 1 - tpr)}
+    assert set(expected) == set(G.OBJECTIVES)
+    for name, value in expected.items():
+        obj = G.objective(name, ds)
+        got = (obj.evaluate(d, kind="probabilities") if isinstance(obj, metrics.Metric)
+               else Problem(objective=obj, datasets=ds).evaluate(d, kind="probabilities").objective)
+        assert got == pytest.approx(value, abs=1e-12), name
+    assert G.objective(lambda data: rateopt.positive_prediction_rate(data.context()), ds) is not None
+    with pytest.raises(ValueError, match="objective must be one of"):
+        G.objective("accuracy", ds)
+    with pytest.raises(ValueError, match="must return"):
+        G.objective(lambda data: 3, ds)

@@ -20,6 +20,8 @@ from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, d
 from ._problem import Problem
 from ._result import warn_if_infeasible
 from ._train import run_game
+from .goals import OBJECTIVES
+from .goals import objective as objective_on
 from .games import get_game
 
 __all__ = ["RateConstrainedClassifier"]
@@ -42,13 +44,23 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     goals : sequence of Goal, default=()
-        Data-independent goals, e.g. ``[rateopt.goals.equal_opportunity("sex", slack=0.05)]``.
+        Data-independent goals, e.g. ``[rateopt.goals.equal_opportunity("sex", slack=0.05)]``
+        or ``[rateopt.goals.f_measure_parity("sex", slack=0.02)]``.
         Goals whose role is ``"train"`` bind to the training data; other roles
         bind to ``extra_datasets`` given to :meth:`fit`.
-    method : str, default="proxy-swap"
-        The training game: any name of ``rateopt.games.GAMES``
-        (``"proxy-swap"``, ``"proxy-external"``, ``"lagrangian-hinge"``,
-        ``"unconstrained"``, ``"three-player"``; see :func:`rateopt.train`).
+    objective : str, callable or None, default=None
+        What training minimizes on the training data: a name of
+        ``rateopt.goals.OBJECTIVES`` (``"error"``, ``"f_measure"`` (maximizes
+        F1), ``"g_mean"``, ``"h_mean"``, ``"q_mean"``, ``"balanced_error"``), a
+        callable taking the training :class:`~rateopt.Dataset` and returning a
+        rate expression or a :class:`rateopt.metrics.Metric`, or None (the
+        error rate).
+    method : str, default="auto"
+        The training game: ``"auto"`` (``"three-player"`` when the objective or
+        a goal is a non-linear metric, else ``"proxy-swap"``) or any name of
+        ``rateopt.games.GAMES`` (``"proxy-swap"``, ``"proxy-external"``,
+        ``"lagrangian-hinge"``, ``"unconstrained"``, ``"three-player"``; see
+        :func:`rateopt.train`).
     solution : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
         How the final classifier is built from the iterates. The stochastic
         kinds give a mixture of linear models (``decision_function`` is then
@@ -141,7 +153,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, goals=(), *, method="proxy-swap", solution=_D["solution"], model=_D["model"],
+    def __init__(self, goals=(), *, objective=None, method="auto", solution=_D["solution"], model=_D["model"],
                  kernel=_D["kernel"], gamma=_D["gamma"], degree=_D["degree"], coef0=_D["coef0"],
                  n_components=_D["n_components"], landmarks=_D["landmarks"], l2=_D["l2"],
                  fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
@@ -150,6 +162,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  margin=_D["margin"], proxy=_D["proxy"], record_every=_D["record_every"], epsilon=_D["epsilon"],
                  random_state=_D["random_state"], n_threads=_D["n_threads"], verbose=_D["verbose"]):
         self.goals = goals
+        self.objective = objective
         self.method = method
         self.solution = solution
         self.model = model
@@ -218,7 +231,11 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             of the recorded iterates achieves; ``feasibility_`` holds the report.
         """
         params = self.get_params(deep=False)
-        get_game(self.method)
+        if self.method != "auto":
+            get_game(self.method)
+        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES):
+            raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, a callable or None, "
+                             f"got {self.objective!r}")
         if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
         solution = validate(SOLUTION_PARAMS, params)
@@ -248,7 +265,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError("extra_datasets must not use the role 'train'")
             datasets[role] = ds
         goals = list(self.goals) if self.goals is not None else []
-        self.problem_ = Problem(constraints=goals, datasets=datasets)
+        self.problem_ = Problem(objective=objective_on(self.objective, train_ds), constraints=goals,
+                                datasets=datasets)
         self.result_ = run_game(self.problem_, model, method=self.method, **train_params)
         self.classifier_ = self.result_.solution(solution["solution"], epsilon=solution["epsilon"])
         self.feasibility_ = self.result_.feasibility(solution["solution"], epsilon=solution["epsilon"])

@@ -329,8 +329,9 @@ class TrainResult:
         iterates' values, which for a convex ``psi`` only bounds the mixture's
         value ``psi(sum_t q_t z_t)``. This solves the convex problem
         ``min_q psi(sum_t q_t z_t)`` subject to ``sum_t q_t g_t <= epsilon`` on the
-        simplex (SLSQP from the LP's solution, kept only if it is no worse and
-        no less feasible), then reduces the support to at most ``K + m + 1``
+        simplex (SLSQP from the LP's solution, the uniform mixture and the best
+        iterate; the least violating, then best, point found is kept, and the
+        LP's mixture unless something beats it), then reduces the support to at most ``K + m + 1``
         iterates keeping every ``sum_t q_t z_t`` and ``sum_t q_t g_t`` (so
         ``psi`` and the constraints) exactly (Caratheodory, as the LP's).
         Constraints on metrics (``psi_j <= b_j``) are imposed on the mixture's
@@ -579,14 +580,26 @@ def _exact_mixture(result, epsilon):
     for c, Z in zip(bounded, Zc):
         cons.append({"type": "ineq", "fun": lambda q, c=c, Z=Z: epsilon + c.bound - c.metric.value(Z.T @ q),
                      "jac": lambda q, c=c, Z=Z: -(Z @ c.metric.gradient(Z.T @ q))})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SLSQP's bound-clipping notices; the result is checked below
-        res = minimize(objective, start, jac=gradient, bounds=[(0.0, 1.0)] * T, constraints=cons,
-                       method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
-    q = np.clip(res.x, 0.0, None)
-    q = q / q.sum() if q.sum() > 0 else start
-    if not (objective(q) <= objective(start) and violation(q) <= violation(start) + 1e-12):
-        q = start
+    def rank(q):  # less violation first, then the objective
+        v = violation(q)
+        return (v if v > 1e-9 else 0.0, objective(q))
+
+    # Ratio metrics make the problem non-convex in q: SLSQP is local, so it starts
+    # from the LP's mixture, from the uniform mixture and from the best iterate,
+    # and the best point found (or the LP's mixture itself) is kept.
+    best_vertex = np.zeros(T)
+    best_vertex[min(range(T), key=lambda t: rank(np.eye(1, T, t)[0]))] = 1.0
+    q = start
+    for x0 in (start, np.full(T, 1.0 / T), best_vertex):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SLSQP's bound-clipping notices; the result is checked below
+            res = minimize(objective, x0, jac=gradient, bounds=[(0.0, 1.0)] * T, constraints=cons,
+                           method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
+        cand = np.clip(res.x, 0.0, None)
+        if cand.sum() > 0 and np.all(np.isfinite(cand)):
+            cand = cand / cand.sum()
+            if rank(cand) < rank(q):
+                q = cand
     keep = np.hstack([Zt, G, *Zc]) if (m or Zc or rows is not None) else np.zeros((T, 0))
     q = _shrink._reduce_support(q, result.objectives if rows is None else np.zeros(T), keep)
     q[q < 1e-15] = 0.0

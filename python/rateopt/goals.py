@@ -81,6 +81,18 @@ __all__ = [
     "loss_only_churn_cap",
     "steering_accuracy",
     "decision_rule_prior",
+    "FMeasureParity",
+    "PredictiveParity",
+    "KLDivergenceCap",
+    "GMeanFloor",
+    "FMeasureFloor",
+    "f_measure_parity",
+    "predictive_parity",
+    "kl_divergence_cap",
+    "g_mean_floor",
+    "f_measure_floor",
+    "OBJECTIVES",
+    "objective",
 ]
 
 
@@ -826,6 +838,279 @@ class DecisionRulePrior(_BoundGoal):
         return R.accuracy(ctx) >= self.min_accuracy
 
 
+# --------------------------------------------------------------------------- non-linear metric goals
+
+# _BOUND_PARAMS in two parts, for goals with parameters between ``values`` and ``dataset``.
+_BOUND_PARAMS_HEAD, _BOUND_PARAMS_TAIL = _BOUND_PARAMS.split("\n    dataset : str", 1)
+_BOUND_PARAMS_TAIL = "dataset : str" + _BOUND_PARAMS_TAIL
+
+
+def _metrics():
+    from rateopt import metrics  # metrics imports the rate layer; goals stays importable on its own
+
+    return metrics
+
+
+@dataclass(frozen=True, repr=False)
+class _MetricParityGoal(Goal):
+    group: str | tuple
+    slack: float = 0.02
+    pairwise: bool = field(default=False, kw_only=True)
+    sides: str = field(default="both", kw_only=True)
+    values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
+
+    def _validate(self):
+        owner = type(self).__name__
+        _validate_group(owner, self.group, required=True)
+        _check_number(owner, "slack", self.slack, lo=0.0, hi=1.0)
+        if self.sides not in _SIDES:
+            raise RateoptError(f"{owner}: sides must be one of {_SIDES}, got {self.sides!r}")
+
+    def _metric(self, ctx):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _build(self, ds):
+        groups = self._contexts(ds, self.group, self.values)
+        out = []
+        if self.pairwise:
+            for gj in groups:
+                for gk in groups:
+                    if gj is not gk:  # m(g_j) - m(g_k) <= slack, as a ratio sum
+                        out.append(self._metric(gj) - self._metric(gk) <= self.slack)
+            return out
+        ref = ds.context()
+        for g in groups:
+            diff = self._metric(g) - self._metric(ref)
+            if self.sides in ("both", "upper"):
+                out.append(diff <= self.slack)
+            if self.sides in ("both", "lower"):
+                out.append(diff >= -self.slack)
+        return out
+
+
+_METRIC_PARITY_PARAMS = """group : str or tuple of str
+        Group column(s) of the dataset; every value of each column is a group.
+    slack : float, default=0.02
+        Additive slack in [0, 1].
+    pairwise : bool, default=False
+        Compare every ordered pair of groups (``m(g_j) - m(g_k) <= slack``)
+        instead of each group with the whole dataset.
+    sides : {"both", "lower", "upper"}, default="both"
+        Against the whole dataset: both inequalities, or only
+        ``m(g) >= m(all) - slack`` ("lower") or only ``m(g) <= m(all) + slack``
+        ("upper"). Ignored when ``pairwise``.
+    values : tuple, default=None
+        Restrict to these group values (a single column only).
+    dataset : str, default="train"
+        Role of the dataset the goal applies to.
+    name : str, default=None
+        Prefix of the constraint names."""
+
+
+@dataclass(frozen=True, repr=False)
+class FMeasureParity(_MetricParityGoal):
+    __doc__ = f"""F-measure parity: each group's F-measure within ``slack`` of the whole dataset's.
+
+    A difference of ratios (seed 003 Table 1, "F-measure parity"), trained by
+    the three-player game (Algorithm 3); the constraints are
+    :class:`rateopt.metrics.MetricConstraint` s on
+    :func:`rateopt.metrics.f_measure_parity`. Seed 003's Experiment 2 is
+    ``f_measure_parity("sex", slack=0.02, values=("Female", "Male"),
+    pairwise=True)`` (one of the two ordered pairs bounds the protected
+    group from below). Needs labels.
+
+    Parameters
+    ----------
+    {_METRIC_PARITY_PARAMS}
+    beta : float, default=1.0
+        The weight of recall.
+    """
+
+    beta: float = field(default=1.0, kw_only=True)
+
+    def _validate(self):
+        super()._validate()
+        _check_number(type(self).__name__, "beta", self.beta, lo=0.0, lo_open=True)
+
+    def _metric(self, ctx):
+        return _metrics().f_measure(ctx, self.beta)
+
+
+@dataclass(frozen=True, repr=False)
+class PredictiveParity(_MetricParityGoal):
+    __doc__ = f"""Predictive parity: each group's precision within ``slack`` of the whole dataset's.
+
+    A difference of ratios (seed 003 Table 1), trained by the three-player game
+    (Algorithm 3). Needs labels.
+
+    Parameters
+    ----------
+    {_METRIC_PARITY_PARAMS}
+    """
+
+    def _metric(self, ctx):
+        return _metrics().precision(ctx)
+
+
+@dataclass(frozen=True, repr=False)
+class KLDivergenceCap(_BoundGoal):
+    __doc__ = f"""Demographic parity as a divergence: ``KL(p || ppr(D_k)) <= max_divergence`` per group.
+
+    ``p`` is the dataset's label prevalence (or ``target``); seed 003's KLD
+    (Table 1). Convex: trained by the three-player game (Algorithm 2). With
+    ``total=True`` one constraint bounds the sum over the groups.
+
+    Parameters
+    ----------
+    max_divergence : float
+        The cap, ``>= 0``.
+    {_BOUND_PARAMS_HEAD}
+    target : float, default=None
+        The reference prevalence in [0, 1] (default: the dataset's weighted prevalence).
+    total : bool, default=False
+        Bound the sum over the groups instead of each group.
+    {_BOUND_PARAMS_TAIL}
+    """
+
+    max_divergence: float
+    group: str | tuple | None = None
+    values: tuple | None = field(default=None, kw_only=True)
+    target: float | None = field(default=None, kw_only=True)
+    total: bool = field(default=False, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
+    bound: ClassVar[str] = "max_divergence"
+    _hi: ClassVar[float | None] = None
+
+    def _validate(self):
+        super()._validate()
+        if self.target is not None:
+            _check_number(type(self).__name__, "target", self.target, lo=0.0, hi=1.0)
+
+    def _constraint(self, ctx):
+        return _metrics().kl_divergence(ctx, self.target) <= self.max_divergence
+
+    def _build(self, ds):
+        if not self.total:
+            return super()._build(ds)
+        parts = [_metrics().kl_divergence(ctx, self.target) for ctx in self._contexts(ds, self.group, self.values)]
+        return [sum(parts) <= self.max_divergence]
+
+
+@dataclass(frozen=True, repr=False)
+class GMeanFloor(_BoundGoal):
+    __doc__ = f"""G-mean floor: ``sqrt(TPR * TNR) >= min_gmean`` (per group or overall).
+
+    Stated on the convex loss (``1 - G-mean <= 1 - min_gmean``), trained by the
+    three-player game (seed 003 Algorithm 2). Needs labels.
+
+    Parameters
+    ----------
+    min_gmean : float
+        The floor, in [0, 1].
+    {_BOUND_PARAMS}
+    """
+
+    min_gmean: float
+    group: str | tuple | None = None
+    values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
+    bound: ClassVar[str] = "min_gmean"
+
+    def _constraint(self, ctx):
+        return _metrics().g_mean(ctx) >= self.min_gmean
+
+
+@dataclass(frozen=True, repr=False)
+class FMeasureFloor(_BoundGoal):
+    __doc__ = f"""F-measure floor: ``F_beta >= min_f`` (per group or overall), a *linear* constraint.
+
+    ``(1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP) >= min_f`` is rewritten
+    ``(1 + b^2) TP >= min_f ((1 + b^2) TP + b^2 FN + FP)`` (equivalent whenever
+    the subset has a positive example), so every game trains it (seed 004's
+    F-measure floor; seed 003 remarks the same rewrite). Needs labels.
+
+    Parameters
+    ----------
+    min_f : float
+        The floor, in [0, 1].
+    {_BOUND_PARAMS_HEAD}
+    beta : float, default=1.0
+        The weight of recall.
+    {_BOUND_PARAMS_TAIL}
+    """
+
+    min_f: float
+    group: str | tuple | None = None
+    values: tuple | None = field(default=None, kw_only=True)
+    beta: float = field(default=1.0, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
+    bound: ClassVar[str] = "min_f"
+
+    def _validate(self):
+        super()._validate()
+        _check_number(type(self).__name__, "beta", self.beta, lo=0.0, lo_open=True)
+
+    def _constraint(self, ctx):
+        return _metrics().f_measure(ctx, self.beta) >= self.min_f
+
+
+# --------------------------------------------------------------------------- objectives by name
+
+#: Objectives the estimator takes by name: what each minimizes on the training data.
+OBJECTIVES = {
+    "error": "the error rate (the default)",
+    "f_measure": "minus the F1 score (maximizes F1; seed 003 Algorithm 3)",
+    "g_mean": "1 - G-mean of TPR and TNR (seed 003 Algorithm 2)",
+    "h_mean": "1 - H-mean of TPR and TNR",
+    "q_mean": "the Q-mean of FPR and FNR",
+    "balanced_error": "the mean of FPR and FNR (linear)",
+}
+
+
+def objective(spec, dataset):
+    """The objective named (or built) by ``spec``, on ``dataset``.
+
+    Parameters
+    ----------
+    spec : str, callable or None
+        A name of :data:`OBJECTIVES`; a callable taking the training
+        :class:`~rateopt.Dataset` and returning a rate expression or a
+        :class:`~rateopt.metrics.Metric`; or None (the error rate).
+    dataset : Dataset
+        The training data.
+
+    Returns
+    -------
+    Expression or Metric
+        What the problem minimizes.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown or the callable returns something else.
+    """
+    metrics = _metrics()
+    ctx = dataset.context()
+    if spec is None or spec == "error":
+        return R.error_rate(ctx)
+    if callable(spec):
+        out = spec(dataset)
+        if isinstance(out, (R.Expression, metrics.Metric)):
+            return out
+        raise ValueError(f"objective callable must return a rate expression or a metric, got {type(out).__name__}")
+    builders = {"f_measure": lambda: -metrics.f_measure(ctx), "g_mean": lambda: metrics.g_mean(ctx),
+                "h_mean": lambda: metrics.h_mean(ctx), "q_mean": lambda: metrics.q_mean(ctx),
+                "balanced_error": lambda: 0.5 * (R.false_positive_rate(ctx) + R.false_negative_rate(ctx))}
+    if isinstance(spec, str) and spec in builders:
+        return builders[spec]()
+    raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, a callable or None, got {spec!r}")
+
+
 # Lower-case spellings, as used in the docs: ``rateopt.goals.equal_opportunity("sex", slack=0.05)``.
 demographic_parity = DemographicParity
 statistical_parity = DemographicParity
@@ -845,3 +1130,8 @@ churn_cap = ChurnCap
 loss_only_churn_cap = LossOnlyChurnCap
 steering_accuracy = SteeringAccuracy
 decision_rule_prior = DecisionRulePrior
+f_measure_parity = FMeasureParity
+predictive_parity = PredictiveParity
+kl_divergence_cap = KLDivergenceCap
+g_mean_floor = GMeanFloor
+f_measure_floor = FMeasureFloor
