@@ -48,7 +48,11 @@ def test_every_documented_method_is_registered_and_documented():
 @pytest.mark.parametrize("method", list(GAMES))
 def test_every_registered_game_runs(method):
     problem, X, y = _problem()
-    res = rateopt._train.run_game(problem, method=method, n_iter=30, eta_lambda=0.5)
+    extra = {}
+    if method.startswith("oracle"):
+        rng = np.random.default_rng(1)
+        extra["oracle"] = rateopt.oracles.PoolOracle([(rng.normal(size=3), rng.normal()) for _ in range(10)])
+    res = rateopt._train.run_game(problem, method=method, n_iter=30, eta_lambda=0.5, **extra)
     assert res.method == method and res.n_iter == 30
     assert res.atom_rates.shape == (res.weights.shape[0], problem.n_atoms)
     assert res.multipliers.shape == (res.weights.shape[0], problem.n_constraints + 1)

@@ -16,7 +16,7 @@ import os as _os
 # (Read once, when the OpenMP runtime that rateopt._core links is loaded.)
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from . import core, exceptions, games, goals, metrics  # noqa: E402
+from . import core, exceptions, games, goals, metrics, oracles  # noqa: E402
 from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
 from ._demo import make_groups_dataset
@@ -72,6 +72,7 @@ __all__ = [
     "goals",
     "games",
     "metrics",
+    "oracles",
     "show_config",
     "get_config",
     "make_groups_dataset",

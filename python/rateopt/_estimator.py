@@ -59,7 +59,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         The training game: ``"auto"`` (``"three-player"`` when the objective or
         a goal is a non-linear metric, else ``"proxy-swap"``) or any name of
         ``rateopt.games.GAMES`` (``"proxy-swap"``, ``"proxy-external"``,
-        ``"lagrangian-hinge"``, ``"unconstrained"``, ``"three-player"``; see
+        ``"lagrangian-hinge"``, ``"unconstrained"``, ``"three-player"``,
+        ``"oracle-lagrangian"``, ``"oracle-proxy"`` (with ``oracle=``); see
         :func:`rateopt.train`).
     solution : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
         How the final classifier is built from the iterates. The stochastic
@@ -118,6 +119,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Threads of the core (None: the OpenMP setting; -1: all cores).
     verbose : bool, default=False
         Progress bar during training (needs tqdm).
+    oracle : rateopt.oracles.Oracle, default=None
+        The oracle of ``method="oracle-lagrangian"`` / ``"oracle-proxy"``.
 
     Attributes
     ----------
@@ -160,7 +163,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  learning_rate=_D["learning_rate"], eta_lambda=_D["eta_lambda"], update=_D["update"],
                  lambda_radius=_D["lambda_radius"], n_iter=_D["n_iter"], batch_size=_D["batch_size"],
                  margin=_D["margin"], proxy=_D["proxy"], record_every=_D["record_every"], epsilon=_D["epsilon"],
-                 random_state=_D["random_state"], n_threads=_D["n_threads"], verbose=_D["verbose"]):
+                 random_state=_D["random_state"], n_threads=_D["n_threads"], verbose=_D["verbose"], oracle=_D["oracle"]):
         self.goals = goals
         self.objective = objective
         self.method = method
@@ -189,6 +192,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_threads = n_threads
         self.verbose = verbose
+        self.oracle = oracle
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -9,7 +9,7 @@ names the parameter.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ._threads import resolve_n_threads
 from ._validation import (
@@ -73,10 +73,20 @@ TRAIN_PARAMS = (
     Param("n_threads", None, lambda n, v: resolve_n_threads(v),
           "Threads of the core (None: the OpenMP setting; -1: all cores)."),
     Param("verbose", False, check_bool, "Show a progress bar (needs tqdm)."),
+    Param("oracle", None, lambda n, v: _check_oracle(n, v),
+          "The oracle of the oracle games ('oracle-lagrangian', 'oracle-proxy'): a rateopt.oracles.Oracle."),
 )
 """Every training parameter, in the order :func:`rateopt.train` takes them."""
 
 _BY_NAME = {p.name: p for p in TRAIN_PARAMS}
+
+
+def _check_oracle(name, value):
+    from .oracles import Oracle
+
+    if value is not None and not isinstance(value, Oracle):
+        raise ValueError(f"{name} must be a rateopt.oracles.Oracle or None, got {type(value).__name__}")
+    return value
 
 KERNELS = ("rbf", "laplacian", "poly", "linear")
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
@@ -153,13 +163,16 @@ class TrainSettings:
     random_state: object
     n_threads: int
     verbose: bool
+    oracle: object = None
     l2: float = 0.0
     radius: object = None
     fit_intercept: bool = True
 
     def as_dict(self):
-        """The settings as a JSON-compatible dict (saved with a training result)."""
-        return asdict(self)
+        """The settings as a JSON-compatible dict (saved with a training result; the oracle by its repr)."""
+        out = asdict(replace(self, oracle=None))
+        out["oracle"] = None if self.oracle is None else repr(self.oracle)
+        return out
 
 
 def train_settings(method, model, **params):

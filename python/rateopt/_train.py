@@ -62,6 +62,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``lambda >= 0`` on the 0-1 values, external regret).
         ``"lagrangian-hinge"``: Algorithm 5 with hinge proxies for both players
         (the "Hinge" baseline). ``"unconstrained"``: the objective's proxy only.
+        ``"oracle-lagrangian"`` and ``"oracle-proxy"``: seed 001's Algorithms 1
+        and 2, whose model player is the best response of ``oracle=``
+        (:mod:`rateopt.oracles`) to the multipliers' combination of rates.
     validation : Problem or GameSpec, default=None
         Also record the atom rates of every recorded iterate on this problem
         (same constraints on validation data).

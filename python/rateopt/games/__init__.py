@@ -16,6 +16,7 @@ from . import proxy_lagrangian  # noqa: E402,F401,I001
 from . import lagrangian  # noqa: E402,F401
 from . import unconstrained  # noqa: E402,F401
 from . import three_player  # noqa: E402,F401
+from . import oracle  # noqa: E402,F401
 
 __all__ = ["GAMES", "Game", "Combinations", "register", "get_game"]
 

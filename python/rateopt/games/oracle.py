@@ -1,0 +1,110 @@
+"""Oracle games (seed 001, Algorithms 1 and 2): the model player is a best response.
+
+Each round the multipliers fix a combination of the rates and an oracle
+(:mod:`rateopt.oracles`, ``train(..., oracle=...)``) returns a model minimizing
+it; the driver's kernel pass then measures that model's 0-1 rates, on which
+the multipliers move. So iteration ``t`` evaluates ``theta(t) = O(L(., lam(t)))``
+and its step computes ``lam(t+1)`` and ``theta(t+1)``.
+
+* ``"oracle-lagrangian"`` (Algorithm 1, OracleLagrangian): Lagrange multipliers
+  ``lam >= 0`` (``||lam||_1 <= R`` with ``lambda_radius``), projected gradient
+  ascent on the 0-1 constraint values; the oracle minimizes
+  ``c0 . p + lam . (C p)``. Lemma 3's step ``R / (B_2 sqrt(2T))`` uses the
+  2-norm bound ``B_2 = sqrt(m) B`` of the multipliers' gradient (R = 1 without
+  ``lambda_radius``). The guarantee is for the uniform mixture (Theorem 2).
+* ``"oracle-proxy"`` (Algorithm 2, OracleProxyLagrangian): the swap-regret
+  multipliers of ``"proxy-swap"`` on the simplex; the oracle minimizes
+  ``lam_0 c0 . p + lam_{1:} . (C p)``. Theorem 6's mixture weighs iterate t by
+  ``lam_0(t)``: ``result.solution("T-stochastic", weighting="lambda")``.
+
+With an exact oracle over a model class (:class:`~rateopt.oracles.PoolOracle`,
+:class:`~rateopt.oracles.ThresholdOracle`) the theorems hold with rho = 0 on
+the training sample.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._players import LagrangePlayer, SwapRegretPlayer
+from ._base import Game, register
+
+__all__ = ["OracleLagrangianGame", "OracleProxyGame"]
+
+
+class _OracleGame(Game):
+    def __init__(self, spec, settings):
+        super().__init__(spec, settings)
+        if settings.oracle is None:
+            raise ValueError(f"method={self.name!r} needs an oracle: train(..., oracle=rateopt.oracles."
+                             "PoolOracle(...)) or another rateopt.oracles.Oracle")
+        self.best_response = settings.oracle.bind(spec, settings)
+        self.player = self._player()
+        self._respond(None)
+
+    def _coef(self):
+        lam0, lam = self.player.weights()
+        coef = lam0 * self.spec.c0
+        if self.spec.n_constraints:
+            coef = coef + lam @ self.spec.C
+        return coef
+
+    def _respond(self, warm_start):
+        theta, bias = self.best_response(self._coef(), warm_start)
+        theta = np.asarray(theta, dtype=np.float64).reshape(-1)
+        if theta.shape != (self.spec.n_features,) or not (np.all(np.isfinite(theta)) and np.isfinite(bias)):
+            raise ValueError(f"the oracle returned a model of {theta.shape[0]} weights (expected "
+                             f"{self.spec.n_features}) or a non-finite value")
+        self.theta, self.bias = theta, float(bias)
+
+    def model(self):
+        return self.theta, self.bias
+
+    def combinations(self):
+        # The oracle needs no gradient: the kernel pass only measures the rates.
+        return np.zeros(self.spec.n_atoms)
+
+    def step(self, result):
+        if self.spec.n_constraints:
+            self.player.update(self.spec.constraints(result.rates))
+        self._respond((self.theta, self.bias))
+
+    def multipliers(self):
+        return self.player.state()
+
+
+@register
+class OracleLagrangianGame(_OracleGame):
+    """``method="oracle-lagrangian"``: seed 001 Algorithm 1 (Lagrangian with an oracle)."""
+
+    name = "oracle-lagrangian"
+
+    def _player(self):
+        return LagrangePlayer(self.spec.n_constraints, eta_lambda=self.settings.eta_lambda,
+                              radius=self.settings.lambda_radius)
+
+    @classmethod
+    def default_eta_lambda(cls, spec, settings):
+        """Lemma 3: ``R / (B_2 sqrt(2T))`` with ``B_2 = sqrt(m) B`` bounding ``||grad lam||_2``."""
+        R = 1.0 if settings.lambda_radius is None else settings.lambda_radius
+        B2 = math.sqrt(max(spec.n_constraints, 1)) * spec.constraint_bound()
+        return R / (B2 * math.sqrt(2 * max(settings.n_iter, 1)))
+
+
+@register
+class OracleProxyGame(_OracleGame):
+    """``method="oracle-proxy"``: seed 001 Algorithm 2 (proxy-Lagrangian with an oracle, swap regret)."""
+
+    name = "oracle-proxy"
+
+    def _player(self):
+        return SwapRegretPlayer(self.spec.n_constraints, eta_lambda=self.settings.eta_lambda,
+                                update=self.settings.update)
+
+    @classmethod
+    def default_eta_lambda(cls, spec, settings):
+        """Lemma 7: ``sqrt((m+1) ln(m+1) / (T B^2))``, B the largest possible ``|g_i|``."""
+        k, T, B = spec.n_constraints + 1, max(settings.n_iter, 1), spec.constraint_bound()
+        return math.sqrt(k * math.log(k) / (T * B * B)) if k > 1 else 0.0

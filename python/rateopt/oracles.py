@@ -1,0 +1,261 @@
+"""Oracles: models that minimize a weighted sum of atom rates (seed 001 Definition 1).
+
+Given a coefficient for every atom of a compiled problem, an oracle returns a
+model ``(theta, bias)`` that (approximately) minimizes
+
+    ``sum_a coef_a p+(S_a)``,
+
+the positive-prediction rates of the atoms weighted by ``coef``: a
+cost-sensitive classification problem. The oracle games (``"oracle-lagrangian"``,
+seed 001 Algorithm 1; ``"oracle-proxy"``, Algorithm 2) call one each round with
+the current Lagrangian's coefficients. An :class:`Oracle` holds only its
+parameters; :meth:`Oracle.bind` prepares it for one problem (its data and atom
+tables) and returns a callable ``coef, warm_start -> (theta, bias)``.
+
+Every rate is linear in a model's decisions, so the objective is
+``sum_j u_j 1[s_j >= 0]`` with the per-row *net coefficients*
+``u_j = sum_{a ni j} coef_a w_j / W(S_a)`` (:func:`net_coefficients`); an exact
+oracle over a model class minimizes that sum over the class.
+
+* :class:`PoolOracle` -- exact over a finite set of linear models (for tests and
+  for checking the theorems: seed 001 Theorems 2 and 6 hold with rho = 0).
+* :class:`ThresholdOracle` -- exact over the thresholds of a fixed linear score,
+  one threshold overall or one per group when one-hot group columns of ``X``
+  partition the rows.
+
+References
+----------
+.. [1] A. Cotter, H. Jiang, K. Sridharan. "Two-Player Games for Efficient
+   Non-Convex Constrained Optimization". ALT 2019 / JMLR 2019 (seed 001),
+   Definition 1, Algorithms 1 and 2.
+.. [2] ``../shared/papers/notes/methods_spec.md`` §1.3, §D.2-D.4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "net_coefficients"]
+
+
+def net_coefficients(spec, coef):
+    """Per-row net coefficients ``u`` with ``sum_j u_j 1[s_j >= 0] == coef . rates``, block by block.
+
+    Parameters
+    ----------
+    spec : GameSpec
+        The compiled problem (its atom tables).
+    coef : ndarray of shape (n_atoms,)
+        Global atom coefficients.
+
+    Returns
+    -------
+    list of ndarray
+        One vector of shape (n_samples of the block,) per block of ``spec``.
+    """
+    coef = np.asarray(coef, dtype=np.float64)
+    out = []
+    for blk in spec.blocks:
+        t = blk.atoms
+        V = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(t.n_samples, t.n_atoms))
+        out.append(V @ coef[blk.atom_ids])
+    return out
+
+
+class Oracle:
+    """Base class: an oracle's parameters; :meth:`bind` prepares it for one problem.
+
+    Subclasses implement :meth:`bind`, returning a callable
+    ``(coef, warm_start=None) -> (theta, bias)``.
+    """
+
+    def bind(self, spec, settings):  # pragma: no cover - abstract
+        """Prepare the oracle for the problem ``spec`` (called once per training run).
+
+        Parameters
+        ----------
+        spec : GameSpec
+            The compiled problem (features, atom tables, rate maps).
+        settings : TrainSettings
+            The training settings (threads, margin).
+
+        Returns
+        -------
+        callable
+            ``(coef, warm_start=None) -> (theta, bias)``.
+        """
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+# --------------------------------------------------------------------------- pool
+
+
+class PoolOracle(Oracle):
+    """The exact minimizer over a finite pool of linear models.
+
+    Parameters
+    ----------
+    models : sequence of (theta, bias)
+        The pool: weight vectors (length n_features of the problem; kernel
+        features for a kernel model) and biases. Ties go to the first model.
+
+    Notes
+    -----
+    :meth:`bind` evaluates every model's atom rates once (one kernel pass per
+    model); each call is then one matrix-vector product, ``argmin_k R[k] . coef``.
+    """
+
+    def __init__(self, models):
+        pool = []
+        for k, m in enumerate(models):
+            try:
+                theta, bias = m
+            except (TypeError, ValueError):
+                raise ValueError(f"models[{k}] must be a pair (theta, bias)") from None
+            theta = np.array(theta, dtype=np.float64).reshape(-1)
+            bias = float(bias)
+            if not (np.all(np.isfinite(theta)) and np.isfinite(bias)):
+                raise ValueError(f"models[{k}] holds a non-finite value")
+            pool.append((theta, bias))
+        if not pool:
+            raise ValueError("models must hold at least one (theta, bias) pair")
+        if len({t.shape[0] for t, _ in pool}) != 1:
+            raise ValueError("models must all have the same number of weights")
+        self.models = tuple(pool)
+
+    def bind(self, spec, settings):
+        from ._game import kernel_pass
+
+        d = self.models[0][0].shape[0]
+        if d != spec.n_features:
+            raise ValueError(f"PoolOracle: the pool's models have {d} weights, the problem has "
+                             f"{spec.n_features} features")
+        R = np.array([kernel_pass(spec, t, b, np.zeros(spec.n_atoms), margin=settings.margin,
+                                  n_threads=settings.n_threads).rates for t, b in self.models])
+        models = self.models
+
+        def best(coef, warm_start=None):
+            k = int(np.argmin(R @ np.asarray(coef, dtype=np.float64)))
+            return models[k][0].copy(), models[k][1]
+
+        best.pool_rates = R
+        return best
+
+    def __repr__(self):
+        return f"PoolOracle(n_models={len(self.models)})"
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+class ThresholdOracle(Oracle):
+    """The exact minimizer over thresholds of a fixed linear score ``s = X . direction``.
+
+    With ``group_columns=None`` the models are ``1[s >= t]`` for every threshold
+    ``t`` (``theta = direction``, ``bias = -t``). With ``group_columns`` (indices
+    of 0/1 indicator columns of ``X``, at most one 1 per row) the rows with a 1
+    in column ``c_k`` form group ``k`` and the rows with none the base group 0;
+    each gets its own threshold ``t_k``: ``bias = -t_0`` and the weight of
+    ``c_k`` is ``-(t_k - t_0)``. The objective separates over the groups, so
+    this is exact too.
+
+    Parameters
+    ----------
+    direction : array-like of shape (n_features,)
+        The score's weights (e.g. a fitted logistic regression's ``coef_``).
+        With ``group_columns``, its entries on those columns must be 0.
+    group_columns : sequence of int, default=None
+        Group indicator columns of the features (one column per non-base group).
+
+    Notes
+    -----
+    Exact: the rows are sorted by score once (at :meth:`bind`); a call takes the
+    prefix sums of the net coefficients in that order and the best cut between
+    distinct scores (O(n) per call). The threshold is the midpoint of the two
+    scores around the cut, so ``1[s >= t]`` selects exactly the rows above it.
+    """
+
+    def __init__(self, direction, group_columns=None):
+        self.direction = np.array(direction, dtype=np.float64).reshape(-1)
+        if self.direction.size == 0 or not np.all(np.isfinite(self.direction)):
+            raise ValueError("direction must be a non-empty vector of finite weights")
+        if group_columns is not None:
+            cols = np.asarray(group_columns)
+            if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
+                raise ValueError("group_columns must be a non-empty sequence of column indices")
+            if np.unique(cols).size != cols.size or cols.min() < 0 or cols.max() >= self.direction.size:
+                raise ValueError(f"group_columns must be distinct indices in [0, {self.direction.size}), "
+                                 f"got {cols.tolist()}")
+            if np.any(self.direction[cols] != 0):
+                raise ValueError("direction must be 0 on the group_columns (their weights are the thresholds)")
+            group_columns = tuple(int(c) for c in cols)
+        self.group_columns = group_columns
+
+    def bind(self, spec, settings):
+        d = self.direction.shape[0]
+        if d != spec.n_features:
+            raise ValueError(f"ThresholdOracle: direction has {d} weights, the problem has {spec.n_features} "
+                             "features")
+        scores, groups = [], []
+        for blk in spec.blocks:
+            X = blk.X.data
+            scores.append(np.asarray(X @ self.direction, dtype=np.float64).reshape(-1))
+            if self.group_columns is not None:
+                G = X[:, list(self.group_columns)]
+                G = G.toarray() if sp.issparse(G) else np.asarray(G)
+                if not (np.all((G == 0) | (G == 1)) and np.all(G.sum(axis=1) <= 1)):
+                    raise ValueError(f"ThresholdOracle: the group_columns of dataset {blk.name!r} are not "
+                                     "one-hot (0/1 values, at most one 1 per row)")
+                # Group k + 1 for a 1 in column k; group 0 (the base) for rows with none.
+                groups.append(np.where(G.sum(axis=1) > 0, np.argmax(G, axis=1) + 1, 0))
+        s = np.concatenate(scores)
+        g = np.concatenate(groups) if groups else np.zeros(s.shape[0], dtype=np.int64)
+        n_groups = 1 if self.group_columns is None else len(self.group_columns) + 1
+        plans = [_ThresholdPlan(s, np.flatnonzero(g == k)) for k in range(n_groups)]
+        direction, cols = self.direction, self.group_columns
+
+        def best(coef, warm_start=None):
+            u = np.concatenate(net_coefficients(spec, coef))
+            t = [plan.best(u) for plan in plans]
+            theta = direction.copy()
+            if cols is not None:  # s - t_0 - (t_k - t_0) on group k: its own threshold
+                theta[list(cols)] = -(np.asarray(t[1:]) - t[0])
+            return theta, -t[0]
+
+        return best
+
+    def __repr__(self):
+        return f"ThresholdOracle(n_features={self.direction.shape[0]}, group_columns={self.group_columns})"
+
+
+class _ThresholdPlan:
+    """The rows of one group sorted by score, and a threshold for every realizable cut."""
+
+    def __init__(self, scores, rows):
+        self.order = rows[np.argsort(-scores[rows], kind="stable")]
+        s = scores[self.order]  # descending
+        n = s.shape[0]
+        # Cut k keeps the top k rows: realizable at k = 0, k = n and between distinct scores.
+        inner = np.flatnonzero(s[:-1] != s[1:]) + 1 if n > 1 else np.zeros(0, dtype=np.int64)
+        self.cuts = np.unique(np.concatenate(([0, n], inner))).astype(np.int64)
+        t = np.empty(self.cuts.shape[0])
+        for i, k in enumerate(self.cuts):
+            if n == 0:
+                t[i] = 0.0
+            elif k == 0:  # above every score
+                t[i] = s[0] + max(1.0, abs(s[0]))
+            elif k == n:  # below every score
+                t[i] = s[-1] - max(1.0, abs(s[-1]))
+            else:  # the midpoint keeps a margin on both sides; adjacent floats: the kept score itself
+                mid = 0.5 * s[k - 1] + 0.5 * s[k]
+                t[i] = mid if s[k] < mid <= s[k - 1] else s[k - 1]
+        self.thresholds = t
+
+    def best(self, u):
+        """The threshold minimizing ``sum_j u_j 1[s_j >= t]`` over the group's rows (first minimum)."""
+        prefix = np.concatenate(([0.0], np.cumsum(u[self.order])))
+        return float(self.thresholds[int(np.argmin(prefix[self.cuts]))])

@@ -1,0 +1,204 @@
+"""Oracles (``rateopt.oracles``) and the oracle games (seed 001, Algorithms 1 and 2).
+
+References are independent: the exact oracles are checked against brute force
+over every threshold (pair) or pool model; the games against the optimum over
+mixtures of the pool computed by an LP (scipy's HiGHS), through the inequalities
+of seed 001 Theorems 2 and 6 with the constants of Lemmas 3 and 7.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+import rateopt
+from rateopt import oracles
+from rateopt._game import kernel_pass, spec_from_problem
+from rateopt._params import train_settings
+
+
+def _data(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    g = rng.integers(0, 2, n)
+    X[:, 2] = g
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.8 * g + rng.normal(size=n) > 0.5).astype(int)
+    return X, y, g, rateopt.Dataset(X, y, weights=rng.uniform(0.5, 1.5, n), groups={"g": g})
+
+
+def _problem(ds, slack=0.02):
+    ctx = ds.context()
+    return rateopt.Problem(objective=rateopt.error_rate(ctx),
+                           constraints=rateopt.goals.demographic_parity("g", slack=slack).bind(ds))
+
+
+def _settings():
+    return train_settings("oracle-proxy", rateopt.LinearModel())
+
+
+def _cuts(s):
+    """Every realizable decision set ``1[s >= t]``: thresholds between distinct scores and beyond both ends
+    (midpoints, so that recomputing the scores in another order cannot move a row across)."""
+    u = np.unique(s)
+    return np.concatenate(([u[0] - 1.0], 0.5 * (u[:-1] + u[1:]), [u[-1] + 1.0]))
+
+
+def _value(spec, coef, theta, bias):
+    return float(coef @ kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms)).rates)
+
+
+def test_net_coefficients_give_the_weighted_rates_exactly():
+    X, y, g, ds = _data(300)
+    rng = np.random.default_rng(1)
+    other = rateopt.Dataset(rng.normal(size=(200, 3)), rng.integers(0, 2, 200), name="steer")
+    problem = rateopt.Problem(objective=rateopt.error_rate(ds.context()),
+                              constraints=[*rateopt.goals.equal_opportunity("g", slack=0.05).bind(ds),
+                                           rateopt.accuracy(other.context()) >= 0.6])
+    spec = spec_from_problem(problem)
+    for _ in range(5):
+        coef = rng.normal(size=spec.n_atoms)
+        theta, bias = rng.normal(size=3), rng.normal()
+        u = oracles.net_coefficients(spec, coef)
+        decisions = [(np.asarray(b.X.data @ theta).ravel() + bias >= 0) for b in spec.blocks]
+        got = sum(float(uu @ d) for uu, d in zip(u, decisions))
+        assert got == pytest.approx(_value(spec, coef, theta, bias), abs=1e-12)
+
+
+def test_the_threshold_oracle_is_exact_over_every_threshold():
+    X, y, g, ds = _data(80, seed=2)
+    spec = spec_from_problem(_problem(ds))
+    direction = np.array([1.0, 0.5, 0.0])
+    best = oracles.ThresholdOracle(direction).bind(spec, _settings())
+    s = X @ direction
+    candidates = _cuts(s)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        coef = rng.normal(size=spec.n_atoms)
+        brute = min(_value(spec, coef, direction, -t) for t in candidates)
+        theta, bias = best(coef)
+        np.testing.assert_array_equal(theta, direction)
+        assert _value(spec, coef, theta, bias) == pytest.approx(brute, abs=1e-12)
+
+
+def test_the_per_group_threshold_oracle_is_exact_over_every_threshold_pair():
+    X, y, g, ds = _data(40, seed=4)
+    spec = spec_from_problem(_problem(ds))
+    direction = np.array([1.0, 0.5, 0.0])
+    best = oracles.ThresholdOracle(direction, group_columns=[2]).bind(spec, _settings())
+    s = X @ direction
+    cand = [_cuts(s[g == k]) for k in (0, 1)]
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        coef = rng.normal(size=spec.n_atoms)
+        brute = min(_value(spec, coef, np.array([1.0, 0.5, -(t1 - t0)]), -t0) for t0 in cand[0] for t1 in cand[1])
+        theta, bias = best(coef)
+        assert _value(spec, coef, theta, bias) == pytest.approx(brute, abs=1e-12)
+
+
+def test_the_pool_oracle_is_exact_over_its_pool():
+    X, y, g, ds = _data(300, seed=6)
+    spec = spec_from_problem(_problem(ds))
+    rng = np.random.default_rng(7)
+    pool = [(rng.normal(size=3), rng.normal()) for _ in range(25)]
+    best = oracles.PoolOracle(pool).bind(spec, _settings())
+    for _ in range(10):
+        coef = rng.normal(size=spec.n_atoms)
+        values = [_value(spec, coef, t, b) for t, b in pool]
+        theta, bias = best(coef)
+        k = int(np.argmin(values))
+        np.testing.assert_array_equal(theta, pool[k][0])
+        assert bias == pool[k][1]
+
+
+def _pool_game(seed=8, n_models=30):
+    X, y, g, ds = _data(seed=seed)
+    problem = _problem(ds)
+    spec = spec_from_problem(problem)
+    rng = np.random.default_rng(seed)
+    pool = [(rng.normal(size=3), rng.normal()) for _ in range(n_models)]
+    oracle = oracles.PoolOracle(pool)
+    R = oracle.bind(spec, _settings()).pool_rates
+    obj, G = R @ spec.c0 + spec.const0, R @ spec.C.T - spec.kappa
+    lp = linprog(obj, A_ub=G.T, b_ub=np.zeros(G.shape[1]), A_eq=np.ones((1, len(obj))), b_eq=[1.0],
+                 bounds=(0, None), method="highs")
+    assert lp.status == 0
+    return problem, spec, oracle, lp.fun
+
+
+def test_oracle_lagrangian_meets_theorem_2_against_the_best_mixture_of_the_pool():
+    problem, spec, oracle, opt = _pool_game()
+    m, B, R = spec.n_constraints, spec.constraint_bound(), 5.0
+    violations, Ts = [], (100, 400, 1600, 6400)
+    for T in Ts:
+        res = rateopt.train(problem, method="oracle-lagrangian", oracle=oracle, n_iter=T, lambda_radius=R,
+                            record_every=1)
+        obj, g = res.solution_values("T-stochastic")
+        eps = R * math.sqrt(m) * B * math.sqrt(2.0 / T)  # Lemma 3 with the 2-norm bound, rho = 0
+        lam_bar = res.multipliers[:, 1:].mean(axis=0).sum()
+        assert obj <= opt + eps
+        assert lam_bar < R and g.max() <= eps / (R - lam_bar)
+        violations.append(max(g.max(), 1e-12))
+    slope = np.polyfit(np.log(Ts), np.log(violations), 1)[0]
+    assert slope <= -0.4, violations  # at least the O(1/sqrt(T)) rate
+
+
+def test_oracle_proxy_meets_theorem_6_against_the_best_mixture_of_the_pool():
+    problem, spec, oracle, opt = _pool_game(seed=9)
+    m, B = spec.n_constraints, spec.constraint_bound()
+    for T in (200, 1600):
+        res = rateopt.train(problem, method="oracle-proxy", oracle=oracle, n_iter=T, record_every=1)
+        obj, g = res.solution_values("T-stochastic", weighting="lambda")
+        eps_lam = 2 * B * math.sqrt((m + 1) * math.log(m + 1) / T)  # Lemma 7, rho = 0
+        lam1 = res.multipliers[:, 0].mean()
+        assert obj <= opt + eps_lam / lam1
+        assert g.max() <= eps_lam / lam1
+        # The m-stochastic shrink keeps at most m + 1 models and is feasible when a mixture of the iterates is.
+        if res.feasibility("m-stochastic").achievable_violation <= 0:
+            assert res.feasibility("m-stochastic").feasible
+
+
+def test_oracle_games_beat_or_match_gradient_training_with_an_exact_threshold_oracle():
+    X, y, g, ds = _data(2000, seed=10)
+    problem = _problem(ds, slack=0.03)
+    grad = rateopt.train(problem, n_iter=1000)
+    exact = rateopt.train(problem, method="oracle-proxy", n_iter=300,
+                          oracle=oracles.ThresholdOracle([1.0, 0.5, 0.0], group_columns=[2]))
+    (e_obj, e_g), (g_obj, g_g) = exact.solution_values(), grad.solution_values()
+    assert e_g.max() <= 1e-9
+    assert e_obj <= g_obj + 1e-3
+
+
+def test_oracle_validation():
+    X, y, g, ds = _data(100)
+    problem = _problem(ds)
+    with pytest.raises(ValueError, match="needs an oracle"):
+        rateopt.train(problem, method="oracle-proxy", n_iter=5)
+    with pytest.raises(ValueError, match="oracle must be"):
+        rateopt.train(problem, method="oracle-proxy", n_iter=5, oracle="pool")
+    with pytest.raises(ValueError, match="2 weights"):
+        rateopt.train(problem, method="oracle-lagrangian", n_iter=5, oracle=oracles.PoolOracle([(np.ones(2), 0.0)]))
+    with pytest.raises(ValueError, match="at least one"):
+        oracles.PoolOracle([])
+    with pytest.raises(ValueError, match="non-finite"):
+        oracles.PoolOracle([(np.array([np.nan, 0, 0]), 0.0)])
+    with pytest.raises(ValueError, match="must be 0 on the group_columns"):
+        oracles.ThresholdOracle([1.0, 0.0, 2.0], group_columns=[2])
+    with pytest.raises(ValueError, match="distinct indices"):
+        oracles.ThresholdOracle([1.0, 0.0, 0.0], group_columns=[5])
+    with pytest.raises(ValueError, match="not one-hot"):
+        rateopt.train(problem, method="oracle-proxy", n_iter=5,
+                      oracle=oracles.ThresholdOracle([0.0, 0.0, 0.0], group_columns=[0]))
+
+
+def test_a_result_of_an_oracle_game_saves_and_loads(tmp_path):
+    X, y, g, ds = _data(300)
+    res = rateopt.train(_problem(ds, slack=0.2), method="oracle-proxy", n_iter=20,
+                        oracle=oracles.ThresholdOracle([1.0, 0.5, 0.0], group_columns=[2]))
+    res.save(tmp_path / "r.npz")
+    back = rateopt.load(tmp_path / "r.npz")
+    assert back.settings["oracle"].startswith("ThresholdOracle")
+    np.testing.assert_array_equal(back.solution("m-stochastic").predict_proba(X),
+                                  res.solution("m-stochastic").predict_proba(X))
