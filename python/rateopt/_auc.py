@@ -129,6 +129,7 @@ class ThresholdedRate(R.Rate):
 
     @property
     def name(self) -> str:
+        """The rate's name in reports, e.g. ``"ppr[y=0 ; h>=roc_auc.b1]"``."""
         return f"ppr[{self.context.label} ; h>={self.threshold.name}]"
 
 
@@ -159,6 +160,15 @@ class RocAuc:
     guarantee ``AUC(h) >= kappa - 1/L``; :meth:`maximize` gives the objective
     and constraints of the slice form of AUC maximization. Build it with
     :func:`roc_auc`.
+
+    Parameters
+    ----------
+    ctx : Context or Dataset
+        The subset (needs labels).
+    L : int
+        Number of FPR slices (>= 2).
+    name : str, default="roc_auc"
+        Prefix of the constraint and threshold names.
 
     Attributes
     ----------
@@ -249,6 +259,7 @@ def roc_auc(ctx, L=10, *, name="roc_auc"):
     Returns
     -------
     RocAuc
+        The slice form; compare it with ``>=`` or call :meth:`RocAuc.maximize`.
 
     Examples
     --------
@@ -303,6 +314,7 @@ def roc_auc_lj(scores, y, L, J=None, *, thresholds=None, sample_weight=None):
     Returns
     -------
     float
+        ``AUC_{L,J}`` in [0, 1].
 
     Raises
     ------

@@ -869,6 +869,11 @@ __all__ += ["OffsetKernelResult", "rate_kernel_offsets"]
 class OffsetKernelResult:
     """What one call of :func:`rate_kernel_offsets` returns.
 
+    Parameters
+    ----------
+    rates, proxy_pos_rates, proxy_neg_rates, proxy_values, values, grad, grad_bias, grad_offsets : ndarray or float
+        The attributes below.
+
     Attributes
     ----------
     rates, proxy_pos_rates, proxy_neg_rates : ndarray of shape (n_atoms,)
@@ -915,12 +920,32 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
 
     Parameters
     ----------
-    X, theta, bias, atoms, coefs, proxies, grad_weights, separate_gradients, margin, rows, n_threads
-        As in :func:`rate_kernel_multi`.
+    X : FeatureMatrix or array-like of shape (n_samples, n_features)
+        The features (pass a :class:`FeatureMatrix` inside loops).
+    theta : array-like of shape (n_features,)
+        Model weights (finite).
+    bias : float
+        Model intercept.
+    atoms : AtomTable
+        Membership table with ``atoms.n_samples == n_samples``.
+    coefs : array-like of shape (k, n_atoms)
+        One combination of atom rates per row.
     offset_ids : array-like of int of shape (n_atoms,)
         The offset each atom sees, in ``[-1, n_offsets)``; ``-1`` means none.
     offsets : array-like of float of shape (n_offsets,)
         The offsets (finite; may be empty when every id is -1).
+    proxies : str or sequence of str, default="hinge"
+        The proxy of every combination, or one per combination (:data:`PROXIES`).
+    grad_weights : array-like of shape (k,), default=None
+        Weights of the combinations in the summed gradient (default: all ones).
+    separate_gradients : bool, default=False
+        Return each combination's gradients instead of their weighted sum.
+    margin : float, default=1.0
+        Hinge margin (> 0).
+    rows : array-like of int, default=None
+        Minibatch row ids; sums are scaled by ``n_samples / len(rows)``.
+    n_threads : int, default=None
+        ``None`` follows the OpenMP setting, ``-1`` uses all cores.
 
     Returns
     -------
@@ -939,7 +964,7 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
 
     See Also
     --------
-    rate_kernel_multi : the kernel without offsets.
+    rate_kernel_multi : The kernel without offsets.
 
     Examples
     --------

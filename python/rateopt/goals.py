@@ -875,8 +875,8 @@ class RocAucFloor(Goal):
 
     See Also
     --------
-    rateopt.metrics.roc_auc : the slice form, also as an objective.
-    rateopt.metrics.roc_auc_lj : the exact L-slice AUC of scores.
+    rateopt.metrics.roc_auc : The slice form, also as an objective.
+    rateopt.metrics.roc_auc_lj : The exact L-slice AUC of scores.
     """
 
     min_auc: float
@@ -901,6 +901,7 @@ class RocAucFloor(Goal):
         Returns
         -------
         list of Constraint
+            The L-1 FPR slice constraints, then the slice bound's floor.
         """
         from rateopt._auc import roc_auc
 
