@@ -504,6 +504,155 @@ py::dict build_info() {
 
 }  // namespace
 
+// --- offset-atom kernel (AUC, issue 11) ---------------------------------------
+// rateopt::offset_rate_kernel (offset_kernel.hpp): the rate kernel with a
+// trainable score offset per atom. Same conversions and checks as the plain
+// kernel, plus offset_ids (int32, one per atom, in [-1, n_offsets)) and
+// offsets (float64, finite). Registered by register_offset_kernel below.
+#include "rateopt/offset_kernel.hpp"
+
+namespace {
+
+struct OffsetArgs {
+    py::array_t<int32_t, py::array::c_style> offset_ids;
+    darray offsets;
+    rateopt::AtomOffsets view;
+};
+
+OffsetArgs offset_args(const py::array& ids_in, const py::array& offsets_in, int64_t n_atoms) {
+    OffsetArgs o{borrow<int32_t>(ids_in, "offset_ids", 1), borrow<double>(offsets_in, "offsets", 1), {}};
+    check_len(o.offset_ids.shape(0), n_atoms, "offset_ids (n_atoms)");
+    const int64_t n_off = o.offsets.shape(0);
+    if (n_off > std::numeric_limits<int32_t>::max() - 1) value_error("offsets is too long");
+    for (int64_t i = 0; i < n_off; ++i)
+        if (!std::isfinite(o.offsets.at(i)))
+            value_error("offsets holds a non-finite value at position " + std::to_string(i));
+    for (int64_t a = 0; a < n_atoms; ++a) {
+        const int32_t g = o.offset_ids.at(a);
+        if (g < -1 || g >= n_off)
+            value_error("offset_ids holds " + std::to_string(g) + " at atom " + std::to_string(a) +
+                        ", outside [-1, n_offsets=" + std::to_string(n_off) + ")");
+    }
+    o.view = rateopt::AtomOffsets{o.offset_ids.data(), o.offsets.data(), n_off};
+    return o;
+}
+
+template <class Matrix>
+py::tuple run_offset_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
+                            const OffsetArgs& off, const CombinationArgs& cb, double margin,
+                            const py::object& rows_in, int n_threads) {
+    auto theta = borrow<double>(theta_in, "theta", 1);
+    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
+    const int64_t* rows = nullptr;
+    int64_t n_batch = 0;
+    py::array_t<int64_t, py::array::c_style> rows_arr;
+    if (!rows_in.is_none()) {
+        rows_arr = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 1);
+        rows = rows_arr.data();
+        n_batch = rows_arr.shape(0);
+        if (n_batch == 0) value_error("rows must not be empty");
+        if (rateopt::first_out_of_range(rows, n_batch, X.n_rows, 1) >= 0)
+            value_error("rows holds a row index outside [0, n_samples)");
+    }
+    check_threads(n_threads);
+    if (!std::isfinite(bias)) value_error("bias must be finite");
+    if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
+    const int64_t n_atoms = atoms.view.n_atoms;
+    const int64_t k = cb.view.k;
+    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
+    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
+    darray grad({n_grads, X.n_cols});
+    darray grad_offsets({n_grads, off.view.n_offsets});
+    rateopt::OffsetKernelOutput out{
+        rateopt::RateKernelOutput{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
+                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
+                                  grad_bias.mutable_data()},
+        grad_offsets.mutable_data()};
+    {
+        py::gil_scoped_release release;
+        rateopt::offset_rate_kernel(X, theta.data(), bias, atoms.view, off.view, cb.view, margin, rows, n_batch,
+                                    n_threads, out);
+    }
+    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets,
+                          out.base.n_nonfinite_scores);
+}
+
+py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double bias,
+                              const py::array& atom_indptr, const py::array& atom_indices,
+                              const py::array& atom_weights, int64_t n_atoms, const py::array& offset_ids,
+                              const py::array& offsets, const py::array& coef_in, const py::array& proxies,
+                              const py::array& grad_weights, bool separate, double margin, const py::object& rows,
+                              int n_threads) {
+    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
+    const int64_t n = X.shape(0), d = X.shape(1);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    if (is_exact<float>(X)) {
+        auto x = borrow<float>(X, "X", 2);
+        return run_offset_kernel(rateopt::DenseView<float>{x.data(), n, d}, theta, bias, atoms, off, coef, margin,
+                                 rows, n_threads);
+    }
+    auto x = borrow<double>(X, "X", 2);
+    return run_offset_kernel(rateopt::DenseView<double>{x.data(), n, d}, theta, bias, atoms, off, coef, margin, rows,
+                             n_threads);
+}
+
+template <class T, class I>
+py::tuple offset_csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                              int64_t d, const py::array& theta, double bias, const AtomArgs& atoms,
+                              const OffsetArgs& off, const CombinationArgs& coef, double margin,
+                              const py::object& rows, int n_threads) {
+    auto x = borrow<T>(data, "X.data", 1);
+    auto ind = borrow<I>(indices, "X.indices", 1);
+    auto ptr = borrow<I>(indptr, "X.indptr", 1);
+    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
+    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
+    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
+        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
+    return run_offset_kernel(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, theta, bias, atoms, off,
+                             coef, margin, rows, n_threads);
+}
+
+py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                            int64_t d, const py::array& theta, double bias, const py::array& atom_indptr,
+                            const py::array& atom_indices, const py::array& atom_weights, int64_t n_atoms,
+                            const py::array& offset_ids, const py::array& offsets, const py::array& coef_in,
+                            const py::array& proxies, const py::array& grad_weights, bool separate, double margin,
+                            const py::object& rows, int n_threads) {
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    const bool f32 = is_exact<float>(data);
+    const bool i32 = is_exact<int32_t>(indices);
+    if (f32 && i32)
+        return offset_csr_dispatch<float, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
+                                                   rows, n_threads);
+    if (f32)
+        return offset_csr_dispatch<float, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
+                                                   rows, n_threads);
+    if (i32)
+        return offset_csr_dispatch<double, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef,
+                                                    margin, rows, n_threads);
+    return offset_csr_dispatch<double, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
+                                                rows, n_threads);
+}
+
+void register_offset_kernel(py::module_& m) {
+    m.def("offset_kernel_dense", &offset_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
+          py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
+          py::arg("offset_ids"), py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
+          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+    m.def("offset_kernel_csr", &offset_kernel_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("theta"), py::arg("bias"), py::arg("atom_indptr"),
+          py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"), py::arg("offset_ids"),
+          py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
+          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+}
+
+}  // namespace
+// --- end offset-atom kernel (AUC, issue 11) -----------------------------------
+
 PYBIND11_MODULE(_core, m) {
     m.doc() = "rateopt's compiled core (private: use rateopt.core).";
     m.def("openmp_enabled", &rateopt::openmp_enabled);
@@ -543,5 +692,6 @@ PYBIND11_MODULE(_core, m) {
     m.def("gram_transform", &gram_transform, py::arg("G"), py::arg("xsq"), py::arg("bsq"), py::arg("kind"),
           py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
     m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
+    register_offset_kernel(m);  // --- offset-atom kernel (AUC, issue 11)
     m.def("_call_in_parallel_region", &call_in_parallel_region, py::arg("fn"), py::arg("n_outer"));
 }

@@ -122,6 +122,7 @@ def compile_problem(objective, pairs):
                                        [obj_form, *forms, *leaf_forms.values(), *metric_forms,
                                         *(f for fs in bounded_forms for f in fs)])
     atoms, tables, atom_dataset, atom_local, offsets = _atoms_and_tables(env, datasets, per_ds)
+    atom_offsets, thresholds = _offset_ids(per_ds, datasets)
     gid_of = {ctx: offsets[d] + loc for ctx, (d, loc) in ctx_local.items()}
     n_atoms = len(atoms)
 
@@ -149,6 +150,8 @@ def compile_problem(objective, pairs):
         metric_constraints=tuple(
             MetricConstraintRows(metric=c.metric, bound=c.bound, **_metric_rows(fs, row, n_atoms))
             for c, fs in zip(bounded, bounded_forms)),
+        atom_offsets=_frozen(atom_offsets),
+        thresholds=thresholds,
     )
     return datasets, tuple(constraints), compiled
 
@@ -228,7 +231,8 @@ def _merge_subsets(env, datasets, forms):
     for ctx in ctx_order:
         dsname = ctx.dataset.name
         m = env.mask(ctx)
-        key = np.packbits(m).tobytes()
+        # a thresholded subset (an offset atom, rateopt._auc) is its own atom per threshold
+        key = (np.packbits(m).tobytes(), id(getattr(ctx, "threshold", None)))
         local = key_to_local[dsname].get(key)
         if local is None:
             local = len(per_ds[dsname])
@@ -262,6 +266,26 @@ def _atoms_and_tables(env, datasets, per_ds):
                                   total_weight=env.weight(first).value()))
         tables[name] = _membership_table(datasets[name], [e[0] for e in entries], offsets[name])
     return atoms, tables, atom_dataset, atom_local, offsets
+
+
+def _offset_ids(per_ds, datasets):
+    """The offset id of every global atom (-1: none) and the thresholds, numbered in atom order.
+
+    A thresholded subset (``rateopt._auc``) is an offset atom: its members are
+    scored ``h(x) - b``; the game trains ``b`` with the model.
+    """
+    ids, thresholds, seen = [], [], {}
+    for name in datasets:
+        for _, ctxs in per_ds[name]:
+            thr = getattr(ctxs[0], "threshold", None)
+            if thr is None:
+                ids.append(-1)
+                continue
+            if id(thr) not in seen:
+                seen[id(thr)] = len(thresholds)
+                thresholds.append(thr.name)
+            ids.append(seen[id(thr)])
+    return np.array(ids, dtype=np.int64).reshape(-1), tuple(thresholds)
 
 
 def _coefficient_row(form: _Affine, gid_of, n_atoms):

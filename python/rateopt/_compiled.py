@@ -344,6 +344,11 @@ class CompiledProblem:
     metric_constraints : tuple of MetricConstraintRows
         Constraints on convex metrics; they are the last rows of
         ``constraint_names`` (after the ``C`` rows).
+    atom_offsets : ndarray of shape (n_atoms,) of int64 or None
+        The trainable threshold (offset) each atom's members are scored
+        against, ``h(x) - b[atom_offsets[a]]``; -1 for none (None: no atom has one).
+    thresholds : tuple of str
+        Names of the thresholds, in offset-id order.
     """
 
     datasets: tuple
@@ -360,6 +365,13 @@ class CompiledProblem:
     inverse_data: InverseData
     metric: MetricRows = None
     metric_constraints: tuple = ()
+    atom_offsets: np.ndarray = None
+    thresholds: tuple = ()
+
+    @property
+    def n_offsets(self) -> int:
+        """Number of trainable thresholds (offsets) of the offset atoms (``rateopt.metrics.roc_auc``)."""
+        return len(self.thresholds)
 
     @property
     def n_atoms(self) -> int:
@@ -418,6 +430,14 @@ class CompiledProblem:
         ndarray of shape (n_atoms,)
             ``p+(S_a)`` for every atom.
         """
+        if self.thresholds:
+            from rateopt.exceptions import RateoptError
+
+            raise RateoptError(
+                f"the problem has trainable thresholds ({', '.join(self.thresholds[:3])}"
+                f"{', ...' if len(self.thresholds) > 3 else ''}): their rates depend on the thresholds, not only "
+                "on decisions; evaluate ROC-AUC exactly with rateopt.metrics.roc_auc_lj, or pass atom rates "
+                "to evaluate_atom_rates")
         out = np.empty(self.n_atoms, dtype=np.float64)
         for name in self.datasets:
             t = self.tables[name]

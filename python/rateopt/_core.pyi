@@ -60,3 +60,21 @@ def gram_transform(
     gamma: float, coef0: float, degree: float, n_threads: int,
 ) -> None: ...
 def _call_in_parallel_region(fn: Any, n_outer: int) -> int: ...
+# --- offset-atom kernel (AUC, issue 11)
+def offset_kernel_dense(
+    X: NDArray[np.floating], theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int64],
+    atom_indices: NDArray[np.int32], atom_weights: NDArray[np.float64], n_atoms: int, offset_ids: NDArray[np.int32],
+    offsets: NDArray[np.float64], coef: NDArray[np.float64], proxies: NDArray[np.int32],
+    grad_weights: NDArray[np.float64], separate_gradients: bool, margin: float, rows: NDArray[np.int64] | None,
+    n_threads: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+           NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]: ...
+def offset_kernel_csr(
+    data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
+    n_features: int, theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int64],
+    atom_indices: NDArray[np.int32], atom_weights: NDArray[np.float64], n_atoms: int, offset_ids: NDArray[np.int32],
+    offsets: NDArray[np.float64], coef: NDArray[np.float64], proxies: NDArray[np.int32],
+    grad_weights: NDArray[np.float64], separate_gradients: bool, margin: float, rows: NDArray[np.int64] | None,
+    n_threads: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+           NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]: ...

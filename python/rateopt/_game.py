@@ -56,6 +56,11 @@ class GameSpec:
     metric_constraints : tuple of MetricConstraintRows
         Constraints ``psi_j(Z_j p + z0_j) <= bound_j``, named after the rows of
         ``C`` in ``constraint_names``; ``n_constraints`` counts the rows of ``C``.
+    atom_offsets : ndarray of shape (n_atoms,) of int64 or None
+        Offset atoms (``rateopt.metrics.roc_auc``): atom ``a`` scores its members
+        ``h(x) - b[atom_offsets[a]]`` (-1: plain); None when no atom has an offset.
+    n_offsets : int
+        Number of trainable offsets ``b`` (trained with the model).
     """
 
     blocks: tuple
@@ -68,6 +73,8 @@ class GameSpec:
     n_features: int
     metric: object = None
     metric_constraints: tuple = ()
+    atom_offsets: object = None
+    n_offsets: int = 0
 
     @property
     def n_constraints(self):
@@ -81,7 +88,7 @@ class GameSpec:
         """0-1 constraint values ``C rates - kappa`` (<= 0 means satisfied)."""
         return self.C @ rates - self.kappa
 
-    def proxy_constraints(self, theta, bias, *, margin=1.0, rows=None, n_threads=None):
+    def proxy_constraints(self, theta, bias, *, margin=1.0, rows=None, n_threads=None, offsets=None):
         """Hinge upper bounds ``g~_i`` of every constraint at ``(theta, bias)``.
 
         Each constraint gets the net per-example hinge of its own coefficients
@@ -95,8 +102,8 @@ class GameSpec:
         if m == 0:
             return np.zeros(0)
         combos = Combinations(self.C, ("hinge",) * m, np.zeros(m))
-        return kernel_pass(self, theta, bias, combos, margin=margin, rows=rows,
-                           n_threads=n_threads).proxy_values - self.kappa
+        return kernel_pass(self, theta, bias, combos, margin=margin, rows=rows, n_threads=n_threads,
+                           offsets=offsets).proxy_values - self.kappa
 
     def constraint_bound(self):
         """B: the largest ``|g_i|`` any model can produce (rates lie in [0, 1]); 1 without constraints."""
@@ -173,6 +180,8 @@ class KernelPass:
 
     ``proxy_values`` has one entry per combination; ``proxy_value`` is the
     first (the only one when a single coefficient vector was passed).
+    ``grad_offsets`` is the weighted gradient with respect to the offsets
+    (empty without offset atoms).
     """
 
     rates: np.ndarray
@@ -181,13 +190,14 @@ class KernelPass:
     grad: np.ndarray
     grad_bias: float
     proxy_values: np.ndarray
+    grad_offsets: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
     @property
     def proxy_value(self):
         return float(self.proxy_values[0])
 
 
-def kernel_pass(spec, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None):
+def kernel_pass(spec, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None, offsets=None):
     """Run the fused kernel once on every dataset of ``spec`` at ``(theta, bias)``.
 
     Parameters
@@ -202,6 +212,11 @@ def kernel_pass(spec, theta, bias, combinations, *, margin=1.0, rows=None, n_thr
     rows : list of (ndarray or None), default=None
         Per-block minibatch rows (None: full pass).
     n_threads : int or None
+    offsets : ndarray of shape (spec.n_offsets,), default=None
+        The trainable offsets, required when the spec has offset atoms. A
+        dataset with an offset atom runs the offset-atom kernel
+        (:func:`~rateopt.core.rate_kernel_offsets`); the others, and every
+        problem without offsets, the plain kernel.
 
     Returns
     -------
@@ -214,18 +229,30 @@ def kernel_pass(spec, theta, bias, combinations, *, margin=1.0, rows=None, n_thr
     grad = np.zeros(spec.n_features)
     pv = np.zeros(combinations.k)
     gb = 0.0
+    n_off = spec.n_offsets
+    goff = np.zeros(n_off)
+    if n_off and (offsets is None or np.shape(offsets) != (n_off,)):
+        raise ValueError(f"the problem has {n_off} trainable offsets (thresholds): pass offsets of shape ({n_off},)")
     for i, blk in enumerate(spec.blocks):
         r = None if rows is None else rows[i]
-        res = core.rate_kernel_multi(blk.X, theta, bias, blk.atoms, combinations.coefs[:, blk.atom_ids],
-                                     proxies=combinations.proxies, grad_weights=combinations.grad_weights,
-                                     margin=margin, rows=r, n_threads=n_threads)
+        ids = spec.atom_offsets[blk.atom_ids] if n_off else None
+        if ids is not None and np.any(ids >= 0):
+            res = core.rate_kernel_offsets(blk.X, theta, bias, blk.atoms, combinations.coefs[:, blk.atom_ids], ids,
+                                           offsets, proxies=combinations.proxies,
+                                           grad_weights=combinations.grad_weights, margin=margin, rows=r,
+                                           n_threads=n_threads)
+            goff += res.grad_offsets
+        else:
+            res = core.rate_kernel_multi(blk.X, theta, bias, blk.atoms, combinations.coefs[:, blk.atom_ids],
+                                         proxies=combinations.proxies, grad_weights=combinations.grad_weights,
+                                         margin=margin, rows=r, n_threads=n_threads)
         rates[blk.atom_ids] = res.rates
         ppos[blk.atom_ids] = res.proxy_pos_rates
         pneg[blk.atom_ids] = res.proxy_neg_rates
         grad += res.grad
         gb += res.grad_bias
         pv += res.proxy_values
-    return KernelPass(rates, ppos, pneg, grad, gb, pv)
+    return KernelPass(rates, ppos, pneg, grad, gb, pv, goff)
 
 
 def spec_from_problem(problem):
@@ -263,6 +290,8 @@ def spec_from_problem(problem):
         n_features=int(n_features),
         metric=cp.metric,
         metric_constraints=tuple(cp.metric_constraints),
+        atom_offsets=None if not cp.n_offsets else np.asarray(cp.atom_offsets, dtype=np.int64),
+        n_offsets=cp.n_offsets,
     )
 
 

@@ -40,26 +40,38 @@ class ModelPlayer:
         Project ``theta`` onto ``||theta||_2 <= radius`` after each step.
     fit_intercept : bool
         Whether the bias is trained (it stays 0 otherwise).
+    n_offsets : int
+        Trainable score offsets (the thresholds of offset atoms, e.g. ROC-AUC
+        slices): stepped with the same optimizer, not regularized, not
+        projected. They are training variables, not part of the model.
     """
 
     def __init__(self, n_features, *, optimizer="adam", learning_rate=0.01, l2=0.0, radius=None,
-                 fit_intercept=True):
+                 fit_intercept=True, n_offsets=0):
         self.theta = np.zeros(n_features)
         self.bias = 0.0
+        self.offsets = np.zeros(n_offsets)
         self.optimizer = optimizer
         self.learning_rate = learning_rate
         self.l2 = l2
         self.radius = radius
         self.fit_intercept = fit_intercept
         self._t = 0
-        self._m = np.zeros(n_features + 1)
-        self._v = np.zeros(n_features + 1)
+        self._m = np.zeros(n_features + 1 + n_offsets)
+        self._v = np.zeros(n_features + 1 + n_offsets)
 
-    def step(self, grad, grad_bias):
-        """One step given the proxy Lagrangian's (sub)gradient at the current point."""
-        g = np.empty(self.theta.shape[0] + 1)
-        g[:-1] = grad + self.l2 * self.theta
-        g[-1] = grad_bias if self.fit_intercept else 0.0
+    def step(self, grad, grad_bias, grad_offsets=None):
+        """One step given the proxy Lagrangian's (sub)gradient at the current point.
+
+        ``grad_offsets`` is the gradient with respect to the offsets (required
+        when there are offsets; ignored otherwise).
+        """
+        d, n_off = self.theta.shape[0], self.offsets.shape[0]
+        g = np.empty(d + 1 + n_off)
+        g[:d] = grad + self.l2 * self.theta
+        g[d] = grad_bias if self.fit_intercept else 0.0
+        if n_off:
+            g[d + 1:] = grad_offsets
         self._t += 1
         if self.optimizer == "sgd":
             delta = self.learning_rate * g
@@ -73,8 +85,10 @@ class ModelPlayer:
             m_hat = self._m / (1 - b1 ** self._t)
             v_hat = self._v / (1 - b2 ** self._t)
             delta = self.learning_rate * m_hat / (np.sqrt(v_hat) + 1e-8)
-        self.theta -= delta[:-1]
-        self.bias -= delta[-1]
+        self.theta -= delta[:d]
+        self.bias -= delta[d]
+        if n_off:
+            self.offsets -= delta[d + 1:]
         if self.radius is not None:
             norm = float(np.linalg.norm(self.theta))
             if norm > self.radius:

@@ -189,6 +189,10 @@ class TrainResult:
     feature_map : NystroemMap, default=None
     settings : dict, default=None
         The training parameters the run used (saved with the result).
+    offsets : ndarray of shape (n_recorded, n_offsets), default=None
+        The trainable thresholds of offset atoms (``rateopt.metrics.roc_auc``)
+        at each recorded iterate; None when the problem has none. Training
+        variables only: the classifiers are the plain models.
 
     Attributes
     ----------
@@ -216,7 +220,7 @@ class TrainResult:
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
-                 val_atom_rates=None, val_rate_map=None, feature_map=None, settings=None):
+                 val_atom_rates=None, val_rate_map=None, feature_map=None, settings=None, offsets=None):
         self.method = method
         self.weights = weights
         self.biases = biases
@@ -229,6 +233,7 @@ class TrainResult:
         self.n_iter = n_iter
         self.feature_map = feature_map
         self.settings = dict(settings or {})
+        self.offsets = offsets  # (n_recorded, n_offsets): trainable thresholds (ROC-AUC slices), or None
         self.objectives = rate_map.objectives(atom_rates)
         self.constraints = rate_map.constraints(atom_rates)
         if val_atom_rates is not None:
@@ -537,6 +542,8 @@ class TrainResult:
                   "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
                   "C": self.rate_map.C, "kappa": self.rate_map.kappa, **_map_arrays(self.feature_map),
                   **_metric_arrays(self.rate_map, "")}
+        if self.offsets is not None:
+            arrays["offsets"] = self.offsets
         if self.val_rate_map is not None:
             arrays.update(val_atom_rates=self.val_atom_rates, val_c0=self.val_rate_map.c0,
                           val_C=self.val_rate_map.C, val_kappa=self.val_rate_map.kappa,
@@ -684,7 +691,8 @@ def result_from_file(meta, arrays, path):
     return TrainResult(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
                        iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
                        atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
-                       feature_map=fmap, settings=settings)
+                       feature_map=fmap, settings=settings,
+                       offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
 
 
 def _metric_meta(rmap):

@@ -151,10 +151,12 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         theta, bias = game.model()
         rows = [None if settings.batch_size >= n else rng.integers(0, n, settings.batch_size)
                 for n in sizes] if minibatch else None
-        result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, **passes)
+        offsets = game.offsets()
+        result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, offsets=offsets, **passes)
         stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
-            info = recorder.record(t, theta, bias, game.multipliers(), None if minibatch else result.rates)
+            info = recorder.record(t, theta, bias, game.multipliers(), None if minibatch else result.rates,
+                                   offsets=offsets)
             stop = callback is not None and bool(callback(t, info))
         if bar is not None:
             bar.update(1)
@@ -172,23 +174,25 @@ class _Recorder:
     def __init__(self, spec, val_spec, passes):
         self.spec, self.val_spec, self.passes = spec, val_spec, passes
         self.rate_map = RateMap.of(spec)
-        self.rows = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates")}
+        self.rows = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates", "offsets")}
         self.n_iter = 0
 
-    def _rates(self, spec, theta, bias):
-        return kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms), **self.passes).rates
+    def _rates(self, spec, theta, bias, offsets=None):
+        return kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
 
-    def record(self, t, theta, bias, multipliers, rates=None):
-        """Record iterate ``t`` (``rates``: its full-data atom rates when already known)."""
-        rates = self._rates(self.spec, theta, bias) if rates is None else rates
+    def record(self, t, theta, bias, multipliers, rates=None, offsets=None):
+        """Record iterate ``t`` (``rates``: its full-data atom rates when already known; ``offsets``:
+        the trainable thresholds of offset atoms, a training variable recorded beside the model)."""
+        rates = self._rates(self.spec, theta, bias, offsets) if rates is None else rates
         r = self.rows
         r["w"].append(theta.copy())
         r["b"].append(bias)
         r["it"].append(t)
         r["lam"].append(multipliers)
         r["rates"].append(rates)
+        r["offsets"].append(np.zeros(0) if offsets is None else np.array(offsets, dtype=np.float64))
         if self.val_spec is not None:
-            r["val_rates"].append(self._rates(self.val_spec, theta, bias))
+            r["val_rates"].append(self._rates(self.val_spec, theta, bias, offsets))
         self.n_iter = t + 1
         return {"objective": self.rate_map.objective(rates), "constraints": self.rate_map.constraints([rates])[0],
                 "multipliers": multipliers}
@@ -202,7 +206,9 @@ class _Recorder:
             rate_map=self.rate_map, n_iter=self.n_iter,
             val_atom_rates=np.array(r["val_rates"]) if val else None,
             val_rate_map=RateMap.of(self.val_spec) if val else None,
-            feature_map=feature_map, settings=settings.as_dict())
+            feature_map=feature_map, settings=settings.as_dict(),
+            offsets=np.array(r["offsets"]).reshape(len(r["offsets"]), self.spec.n_offsets) if self.spec.n_offsets
+            else None)
 
 
 def _resolve_method(problem, method):
@@ -239,6 +245,9 @@ def _prepare(problem, validation, model, threads):
     val_spec = None if validation is None else _as_spec(validation)
     if val_spec is not None and val_spec.n_constraints != spec.n_constraints:
         raise ValueError("validation must have the same constraints as problem")
+    if val_spec is not None and val_spec.n_offsets != spec.n_offsets:
+        raise ValueError(f"validation has {val_spec.n_offsets} trainable thresholds, problem {spec.n_offsets}: "
+                         "state the same goals on both")
     feature_map = None
     if isinstance(model, KernelModel):
         feature_map = _fit_feature_map(spec, model, threads)

@@ -1135,3 +1135,69 @@ predictive_parity = PredictiveParity
 kl_divergence_cap = KLDivergenceCap
 g_mean_floor = GMeanFloor
 f_measure_floor = FMeasureFloor
+
+
+# --------------------------------------------------------------------------- ROC-AUC floor (issue 11 item 7)
+
+
+@dataclass(frozen=True, repr=False)
+class RocAucFloor(Goal):
+    """ROC-AUC floor through L FPR slices with trainable thresholds (methods_spec §D.5).
+
+    Binds to the L linear rate constraints of :func:`rateopt.metrics.roc_auc`:
+    ``FPR(h - b_l) <= l/L`` for l = 1..L-1 and
+    ``(1/L)(sum_{l<L} TPR(h - b_l) + 1) >= min_auc``, with new trainable
+    thresholds ``b_l`` at every bind. Any model meeting them (with some
+    thresholds) has training ``AUC >= min_auc - 1/L``. The trained
+    classifier is the plain model; the thresholds are training variables.
+    Needs labels.
+
+    Parameters
+    ----------
+    min_auc : float
+        The floor kappa, in [0, 1].
+    L : int, default=10
+        Number of FPR slices (>= 2).
+    dataset : str, default="train"
+        Role of the dataset the goal applies to.
+    name : str, default=None
+        Prefix of the constraint names (default ``"roc_auc"``).
+
+    See Also
+    --------
+    rateopt.metrics.roc_auc : The slice form, also as an objective.
+    rateopt.metrics.roc_auc_lj : The exact L-slice AUC of scores.
+    """
+
+    min_auc: float
+    L: int = 10
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
+
+    def _validate(self):
+        from rateopt._auc import _check_slices
+
+        _check_number(type(self).__name__, "min_auc", self.min_auc, lo=0.0, hi=1.0)
+        _check_slices(self.L)
+
+    def bind(self, datasets) -> list:
+        """Build the goal's L constraints on actual data (new thresholds each time).
+
+        Parameters
+        ----------
+        datasets : Dataset, mapping of str to Dataset, or sequence of Dataset
+            As :meth:`Goal.bind`.
+
+        Returns
+        -------
+        list of Constraint
+            The L-1 FPR slice constraints, then the slice bound's floor.
+        """
+        from rateopt._auc import roc_auc
+
+        ds = self._resolve(datasets)
+        return roc_auc(ds, self.L, name=self.name or "roc_auc") >= self.min_auc
+
+
+roc_auc_floor = RocAucFloor
+__all__ += ["RocAucFloor", "roc_auc_floor"]

@@ -895,3 +895,10 @@ def q_mean(ctx):
     ctx = _context(ctx)
     return Metric(f"qmean[{ctx.label}]", [R.false_positive_rate(ctx), R.false_negative_rate(ctx)], (1.0, 1.0),
                   "q_mean")
+
+
+# --------------------------------------------------------------------------- ROC-AUC (issue 11 item 7)
+# The slice form with trainable thresholds and the exact L-slice AUC live in _auc.py.
+from ._auc import RocAuc, Threshold, ThresholdedRate, roc_auc, roc_auc_lj  # noqa: E402
+
+__all__ += ["RocAuc", "Threshold", "ThresholdedRate", "roc_auc", "roc_auc_lj"]

@@ -79,7 +79,8 @@ class Game:
         self.settings = settings
         self.model_player = ModelPlayer(
             spec.n_features, optimizer=settings.optimizer, learning_rate=settings.learning_rate,
-            l2=settings.l2, radius=settings.radius, fit_intercept=settings.fit_intercept)
+            l2=settings.l2, radius=settings.radius, fit_intercept=settings.fit_intercept,
+            n_offsets=spec.n_offsets)
 
     @classmethod
     def default_eta_lambda(cls, spec, settings):
@@ -89,6 +90,10 @@ class Game:
     def model(self):
         """The current ``(theta, bias)`` the kernel evaluates."""
         return self.model_player.theta, self.model_player.bias
+
+    def offsets(self):
+        """The current trainable offsets (thresholds of offset atoms; empty without them)."""
+        return self.model_player.offsets
 
     def combinations(self):  # pragma: no cover - abstract
         """The :class:`Combinations` the kernel evaluates at :meth:`model`."""

@@ -49,7 +49,7 @@ class ProxyExternalGame(_LagrangianGame):
     name = "proxy-external"
 
     def step(self, result):
-        self.model_player.step(result.grad, result.grad_bias)
+        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
         if self.spec.n_constraints:
             self.player.update(self.spec.constraints(result.rates))
 
@@ -68,7 +68,7 @@ class LagrangianHingeGame(_LagrangianGame):
         return combos + Combinations(self.spec.C, ("hinge",) * m, np.zeros(m))
 
     def step(self, result):
-        self.model_player.step(result.grad, result.grad_bias)
+        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
         m = self.spec.n_constraints
         if m:
             self.player.update(result.proxy_values[-m:] - self.spec.kappa)

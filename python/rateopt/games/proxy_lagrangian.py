@@ -38,7 +38,7 @@ class ProxySwapGame(Game):
         return model_combinations(self.spec, lam0, lam, self.settings.proxy)
 
     def step(self, result):
-        self.model_player.step(result.grad, result.grad_bias)
+        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
         if self.spec.n_constraints:
             self.player.update(self.spec.constraints(result.rates))
 

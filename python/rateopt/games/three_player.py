@@ -73,7 +73,7 @@ class ThreePlayerGame(Game):
         return Combinations.single(coef)
 
     def step(self, result):
-        self.model_player.step(result.grad, result.grad_bias)
+        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
         eta, radius = self.settings.eta_lambda, self.settings.lambda_radius
         if self.objective is not None:
             self.objective.step(result.rates, 1.0, eta, radius)

@@ -19,7 +19,7 @@ class UnconstrainedGame(Game):
         return model_combinations(self.spec, 1.0, np.zeros(self.spec.n_constraints), self.settings.proxy)
 
     def step(self, result):
-        self.model_player.step(result.grad, result.grad_bias)
+        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
 
     def multipliers(self):
         return np.concatenate(([1.0], np.zeros(self.spec.n_constraints)))
