@@ -188,6 +188,9 @@ def test_oracle_validation():
         oracles.ThresholdOracle([1.0, 0.0, 2.0], group_columns=[2])
     with pytest.raises(ValueError, match="distinct indices"):
         oracles.ThresholdOracle([1.0, 0.0, 0.0], group_columns=[5])
+    auc = rateopt.Problem(constraints=rateopt.goals.roc_auc_floor(0.7, L=4).bind(ds))
+    with pytest.raises(ValueError, match="ROC-AUC"):
+        rateopt.train(auc, method="oracle-proxy", n_iter=5, oracle=oracles.ThresholdOracle([1.0, 0.0, 0.0]))
     with pytest.raises(ValueError, match="not one-hot"):
         rateopt.train(problem, method="oracle-proxy", n_iter=5,
                       oracle=oracles.ThresholdOracle([0.0, 0.0, 0.0], group_columns=[0]))

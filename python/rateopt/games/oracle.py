@@ -40,6 +40,9 @@ class _OracleGame(Game):
         if settings.oracle is None:
             raise ValueError(f"method={self.name!r} needs an oracle: train(..., oracle=rateopt.oracles."
                              "PoolOracle(...)) or another rateopt.oracles.Oracle")
+        if getattr(spec, "n_offsets", 0):
+            raise ValueError(f"method={self.name!r} cannot train the thresholds of ROC-AUC goals (offset atoms): "
+                             "the oracles minimize rates of the model's own decisions; use a gradient game")
         self.best_response = settings.oracle.bind(spec, settings)
         self.player = self._player()
         self._respond(None)
