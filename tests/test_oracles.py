@@ -205,3 +205,112 @@ def test_a_result_of_an_oracle_game_saves_and_loads(tmp_path):
     assert back.settings["oracle"].startswith("ThresholdOracle")
     np.testing.assert_array_equal(back.solution("m-stochastic").predict_proba(X),
                                   res.solution("m-stochastic").predict_proba(X))
+
+
+# --------------------------------------------------------------------------- the estimator oracle
+
+
+def _nonlinear(n=1500, seed=11):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    g = rng.integers(0, 2, n)
+    X[:, 2] = g
+    y = (X[:, 0] ** 2 + 0.5 * X[:, 1] + 0.8 * g + rng.normal(scale=0.5, size=n) > 1.5).astype(int)
+    return X, y, g, rateopt.Dataset(X, y, groups={"g": g})
+
+
+def test_decision_rates_are_the_kernels_rates_for_a_linear_estimator():
+    from sklearn.linear_model import LogisticRegression
+
+    from rateopt._game import decision_rates
+
+    X, y, g, ds = _nonlinear(500)
+    spec = spec_from_problem(_problem(ds))
+    lr = LogisticRegression().fit(X, y)
+    kernel = kernel_pass(spec, lr.coef_[0], float(lr.intercept_[0]), np.zeros(spec.n_atoms)).rates
+    np.testing.assert_allclose(decision_rates(spec, lr), kernel, rtol=0, atol=1e-15)
+
+
+def test_the_estimator_oracle_reduction_is_exact_for_a_model_that_fits_every_row():
+    """A fully grown tree fits any labeling of distinct rows, so on the weighted problem it reaches the
+    sample's lower bound sum_j min(u_j, 0) (positive exactly where u_j < 0)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, g, ds = _nonlinear(400)
+    spec = spec_from_problem(_problem(ds))
+    best = oracles.EstimatorOracle(DecisionTreeClassifier(random_state=0)).bind(spec, _settings())
+    rng = np.random.default_rng(12)
+    from rateopt._game import decision_rates
+
+    for _ in range(5):
+        coef = rng.normal(size=spec.n_atoms)
+        u = np.concatenate(oracles.net_coefficients(spec, coef))
+        model = best(coef)
+        assert float(coef @ decision_rates(spec, model)) == pytest.approx(np.minimum(u, 0).sum(), abs=1e-12)
+
+
+def test_boosted_trees_under_equal_opportunity_through_the_estimator():
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, g, ds = _nonlinear()
+    est = rateopt.RateConstrainedClassifier(goals=[rateopt.goals.equal_opportunity("g", slack=0.03)],
+                                            estimator=DecisionTreeClassifier(max_depth=4, random_state=0), n_iter=40)
+    est.fit(X, y, groups={"g": g})
+    assert est.result_.method == "oracle-proxy"
+    clf = est.classifier_
+    assert isinstance(clf, rateopt.EstimatorMixture) and clf.n_models <= 5  # m + 1 = 5 at most
+    # The expected decisions, counted: equal opportunity holds within the slack, and the error beats the
+    # best linear model under the same goal on this quadratic boundary.
+    p = est.predict_proba(X)[:, 1]
+    tpr = [p[(g == v) & (y == 1)].mean() for v in (0, 1)]
+    overall = p[y == 1].mean()
+    assert all(abs(t - overall) <= 0.03 + 1e-9 for t in tpr)
+    err = np.mean(np.abs(p - y))
+    assert err == pytest.approx(est.result_.solution_values("m-stochastic")[0], abs=1e-12)
+    linear = rateopt.RateConstrainedClassifier(goals=[rateopt.goals.equal_opportunity("g", slack=0.03)],
+                                               n_iter=1000).fit(X, y, groups={"g": g})
+    assert err < np.mean(np.abs(linear.predict_proba(X)[:, 1] - y)) - 0.05
+    # Draws depend on the row only: a row predicts the same alone or in the whole batch.
+    whole = est.predict(X)
+    np.testing.assert_array_equal([est.predict(X[i:i + 1])[0] for i in range(20)], whole[:20])
+    with pytest.raises(rateopt.exceptions.RateoptError, match="pickle"):
+        clf.save("unused.npz")
+    with pytest.raises(rateopt.exceptions.RateoptError, match="pickle"):
+        est.result_.save("unused.npz")
+
+
+def test_estimator_oracle_validation_and_the_ignored_weights_warning():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    with pytest.raises(TypeError, match="sample_weight"):
+        oracles.EstimatorOracle(KNeighborsClassifier())
+    with pytest.raises(TypeError, match="scikit-learn classifier"):
+        oracles.EstimatorOracle(object())
+
+    class IgnoresWeights:
+        """Predicts the unweighted majority label: the weights are silently dropped."""
+
+        def fit(self, X, y, sample_weight=None):
+            self.label = int(np.mean(y) >= 0.5)
+            self.n_features_in_ = X.shape[1]
+            return self
+
+        def predict(self, X):
+            return np.full(X.shape[0], self.label)
+
+        def get_params(self, deep=True):
+            return {}
+
+        def set_params(self, **params):
+            return self
+
+    X, y, g, ds = _nonlinear(300)
+    spec = spec_from_problem(rateopt.Problem(objective=rateopt.error_rate(ds.context())))
+    best = oracles.EstimatorOracle(IgnoresWeights()).bind(spec, _settings())
+    # Most rows are negatives (u > 0: predicting them positive costs), a few positives with huge weight:
+    # the weighted optimum predicts positives, the unweighted majority predicts nothing positive.
+    coef = np.zeros(spec.n_atoms)
+    u_rows = np.concatenate(oracles.net_coefficients(spec, spec.c0))
+    assert np.any(u_rows < 0) and np.any(u_rows > 0)
+    with pytest.warns(UserWarning, match="ignore sample_weight"):
+        best(spec.c0 * np.where(spec.c0 < 0, 50.0, 1.0) + coef)

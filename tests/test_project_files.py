@@ -45,6 +45,12 @@ def test_readme_python_examples_run(capsys):
     # The goals example prints the error rate and one line per constraint row.
     assert "error rate" in out
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
+    X, y, group = (namespace[k] for k in ("X", "y", "group"))
+    # Boosted trees under equal opportunity: TPR(g) >= TPR(all) - 0.02 and <= + 0.02, by counting.
+    p_hgb = namespace["p_hgb"]
+    tpr_all = p_hgb[y == 1].mean()
+    for g in ("A", "B"):
+        assert abs(p_hgb[(group == g) & (y == 1)].mean() - tpr_all) <= 0.02 + 1e-9
     # F1 under F1 parity: the parity holds for the mixture's expected decisions (recomputed
     # here from its probabilities by counting), and F1 beats predicting every row positive,
     # which meets the parity on this data.

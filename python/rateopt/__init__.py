@@ -20,6 +20,7 @@ from . import core, exceptions, games, goals, metrics, oracles  # noqa: E402
 from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
 from ._demo import make_groups_dataset
+from ._ensembles import EstimatorMixture
 from ._data import Context, Dataset
 from ._estimator import RateConstrainedClassifier
 from ._models import KernelModel, LinearModel
@@ -124,6 +125,7 @@ __all__ = [
     "best_iterate",
     "LinearClassifier",
     "StochasticClassifier",
+    "EstimatorMixture",
     "load",
     "RateConstrainedClassifier",
     # the core

@@ -21,6 +21,7 @@ from ._problem import Problem
 from ._result import warn_if_infeasible
 from ._train import run_game
 from .goals import OBJECTIVES
+from .oracles import EstimatorOracle
 from .goals import objective as objective_on
 from .games import get_game
 
@@ -30,7 +31,7 @@ _D = defaults(MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS)
 
 
 def _deterministic_solution(est):
-    return est.solution in ("best", "last")
+    return est.solution in ("best", "last") and est.estimator is None
 
 
 class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
@@ -56,12 +57,21 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         rate expression or a :class:`rateopt.metrics.Metric`, or None (the
         error rate).
     method : str, default="auto"
-        The training game: ``"auto"`` (``"three-player"`` when the objective or
-        a goal is a non-linear metric, else ``"proxy-swap"``) or any name of
+        The training game: ``"auto"`` (``"oracle-proxy"`` with ``estimator``;
+        ``"three-player"`` when the objective or a goal is a non-linear metric;
+        else ``"proxy-swap"``) or any name of
         ``rateopt.games.GAMES`` (``"proxy-swap"``, ``"proxy-external"``,
         ``"lagrangian-hinge"``, ``"unconstrained"``, ``"three-player"``,
         ``"oracle-lagrangian"``, ``"oracle-proxy"`` (with ``oracle=``); see
         :func:`rateopt.train`).
+    estimator : scikit-learn classifier, default=None
+        Train this model class instead of a linear model: any classifier whose
+        ``fit`` takes ``sample_weight`` (e.g. ``HistGradientBoostingClassifier()``),
+        refitted each round on the cost-sensitive problem the multipliers pose
+        (:class:`rateopt.oracles.EstimatorOracle`, seed 001 Algorithm 2 by
+        default). The solution is a :class:`rateopt.EstimatorMixture` of at most
+        m+1 fitted models (for ``"m-stochastic"``), which cannot be saved with
+        rateopt's pickle-free files.
     solution : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
         How the final classifier is built from the iterates. The stochastic
         kinds give a mixture of linear models (``decision_function`` is then
@@ -156,7 +166,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, goals=(), *, objective=None, method="auto", solution=_D["solution"], model=_D["model"],
+    def __init__(self, goals=(), *, objective=None, method="auto", estimator=None, solution=_D["solution"], model=_D["model"],
                  kernel=_D["kernel"], gamma=_D["gamma"], degree=_D["degree"], coef0=_D["coef0"],
                  n_components=_D["n_components"], landmarks=_D["landmarks"], l2=_D["l2"],
                  fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
@@ -167,6 +177,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.goals = goals
         self.objective = objective
         self.method = method
+        self.estimator = estimator
         self.solution = solution
         self.model = model
         self.kernel = kernel
@@ -245,6 +256,14 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         solution = validate(SOLUTION_PARAMS, params)
         model = build_model(params, random_state=self.random_state)
         train_params = {p.name: params[p.name] for p in TRAIN_PARAMS}
+        method = self.method
+        if self.estimator is not None:
+            if self.oracle is not None:
+                raise ValueError("give estimator= or oracle=, not both")
+            if self.model != "linear":
+                raise ValueError("estimator= trains its own model class: leave model='linear'")
+            train_params["oracle"] = EstimatorOracle(self.estimator)
+            method = "oracle-proxy" if method == "auto" else method
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=False)
         check_classification_targets(y)
@@ -271,7 +290,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         goals = list(self.goals) if self.goals is not None else []
         self.problem_ = Problem(objective=objective_on(self.objective, train_ds), constraints=goals,
                                 datasets=datasets)
-        self.result_ = run_game(self.problem_, model, method=self.method, **train_params)
+        self.result_ = run_game(self.problem_, model, method=method, **train_params)
         self.classifier_ = self.result_.solution(solution["solution"], epsilon=solution["epsilon"])
         self.feasibility_ = self.result_.feasibility(solution["solution"], epsilon=solution["epsilon"])
         self.n_iter_ = self.result_.n_iter

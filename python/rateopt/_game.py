@@ -315,3 +315,36 @@ def revalidated(spec):
         for b in spec.blocks
     )
     return dataclasses.replace(spec, blocks=blocks)
+
+
+@dataclass(frozen=True)
+class DecisionPass:
+    """The atom rates of a fitted classifier iterate (an estimator oracle's), measured from its decisions."""
+
+    rates: np.ndarray
+
+
+def decision_rates(spec, model):
+    """Every atom's positive rate under ``model``'s 0/1 decisions: ``V^T 1[model(x) = 1]`` per dataset.
+
+    Parameters
+    ----------
+    spec : GameSpec
+    model : fitted classifier
+        ``predict`` returns 0/1 labels.
+
+    Returns
+    -------
+    ndarray of shape (n_atoms,)
+        Exact: the same sums the kernel forms from ``1[s >= 0]``.
+    """
+    import scipy.sparse as sp
+
+    from ._ensembles import positive_decisions
+
+    rates = np.zeros(spec.n_atoms)
+    for blk in spec.blocks:
+        t = blk.atoms
+        V = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(t.n_samples, t.n_atoms))
+        rates[blk.atom_ids] = V.T @ positive_decisions(model, blk.X.data)
+    return rates

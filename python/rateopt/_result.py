@@ -27,7 +27,7 @@ import numpy as np
 from . import _shrink
 from ._compiled import MetricConstraintRows, MetricRows
 from ._classifiers import LinearClassifier, StochasticClassifier, _map_arrays, _map_meta, _save
-from .exceptions import InfeasibleWarning
+from .exceptions import InfeasibleWarning, RateoptError
 
 __all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "warn_if_infeasible"]
 
@@ -220,7 +220,8 @@ class TrainResult:
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
-                 val_atom_rates=None, val_rate_map=None, feature_map=None, settings=None, offsets=None):
+                 val_atom_rates=None, val_rate_map=None, feature_map=None, settings=None, offsets=None,
+                 models=None):
         self.method = method
         self.weights = weights
         self.biases = biases
@@ -234,6 +235,7 @@ class TrainResult:
         self.feature_map = feature_map
         self.settings = dict(settings or {})
         self.offsets = offsets  # (n_recorded, n_offsets): trainable thresholds (ROC-AUC slices), or None
+        self.models = models  # the fitted classifiers of an estimator oracle (weights are then empty), or None
         self.objectives = rate_map.objectives(atom_rates)
         self.constraints = rate_map.constraints(atom_rates)
         if val_atom_rates is not None:
@@ -367,15 +369,26 @@ class TrainResult:
 
         Returns
         -------
-        LinearClassifier or StochasticClassifier
+        LinearClassifier, StochasticClassifier or EstimatorMixture
             A linear classifier for ``"best"`` and ``"last"``; a mixture of the
             support models otherwise (every iterate for ``"T-stochastic"``).
+            When the iterates are fitted estimators (an estimator oracle), an
+            :class:`~rateopt.EstimatorMixture` (of one model for ``"best"`` and ``"last"``).
         """
         p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
         if kind in ("best", "last"):
             t = int(np.flatnonzero(p)[0])
+            if self.models is not None:
+                from ._ensembles import EstimatorMixture
+
+                return EstimatorMixture([self.models[t]], [1.0], self.models[t].n_features_in_)
             return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
+        if self.models is not None:
+            from ._ensembles import EstimatorMixture
+
+            n_features = self.models[0].n_features_in_
+            return EstimatorMixture([self.models[t] for t in s], p[s], n_features)
         return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
 
     def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
@@ -531,6 +544,9 @@ class TrainResult:
         loaded result evaluates, selects and reports solutions exactly as the
         original; the rate expressions themselves are not saved.
         """
+        if self.models is not None:
+            raise RateoptError("this result's iterates are scikit-learn estimators (an estimator oracle), which "
+                               "rateopt's pickle-free files cannot store; save the estimators with their own format")
         meta = {"kind": "train-result", "method": self.method, "n_iter": int(self.n_iter),
                 "constraint_names": list(self.constraint_names), "settings": self.settings,
                 "const0": self.rate_map.const0, "feature_map": _map_meta(self.feature_map),

@@ -22,7 +22,7 @@ import dataclasses
 
 import numpy as np
 
-from ._game import Block, GameSpec, kernel_pass, revalidated, spec_from_problem
+from ._game import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
 from ._models import KernelModel, LinearModel
 from ._params import train_settings
 from ._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
@@ -146,14 +146,30 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
     passes = dict(margin=settings.margin, n_threads=settings.n_threads)
     recorder = _Recorder(spec, val_spec, passes)
+    estimators = getattr(game, "estimator_iterates", False)
+    if estimators and (feature_map is not None or minibatch):
+        raise ValueError("an estimator oracle trains on the raw features and all rows: use the default linear "
+                         "model and batch_size=None")
     bar = _progress(settings.verbose, settings.n_iter)
     for t in range(settings.n_iter):
+        stop = False
+        if estimators:  # the iterate is a fitted classifier: its rates come from its decisions
+            current = game.model()
+            result = DecisionPass(decision_rates(spec, current))
+            if t % settings.record_every == 0 or t == settings.n_iter - 1:
+                info = recorder.record(t, np.zeros(0), 0.0, game.multipliers(), result.rates, model=current)
+                stop = callback is not None and bool(callback(t, info))
+            if bar is not None:
+                bar.update(1)
+            if stop:
+                break
+            game.step(result)
+            continue
         theta, bias = game.model()
         rows = [None if settings.batch_size >= n else rng.integers(0, n, settings.batch_size)
                 for n in sizes] if minibatch else None
         offsets = game.offsets()
         result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, offsets=offsets, **passes)
-        stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
             info = recorder.record(t, theta, bias, game.multipliers(), None if minibatch else result.rates,
                                    offsets=offsets)
@@ -174,15 +190,18 @@ class _Recorder:
     def __init__(self, spec, val_spec, passes):
         self.spec, self.val_spec, self.passes = spec, val_spec, passes
         self.rate_map = RateMap.of(spec)
-        self.rows = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates", "offsets")}
+        self.rows = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates", "offsets", "models")}
         self.n_iter = 0
 
     def _rates(self, spec, theta, bias, offsets=None):
         return kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
 
-    def record(self, t, theta, bias, multipliers, rates=None, offsets=None):
+    def record(self, t, theta, bias, multipliers, rates=None, offsets=None, model=None):
         """Record iterate ``t`` (``rates``: its full-data atom rates when already known; ``offsets``:
-        the trainable thresholds of offset atoms, a training variable recorded beside the model)."""
+        the trainable thresholds of offset atoms, a training variable recorded beside the model;
+        ``model``: a fitted classifier iterate, whose rates come from its decisions)."""
+        if model is not None:
+            self.rows["models"].append(model)
         rates = self._rates(self.spec, theta, bias, offsets) if rates is None else rates
         r = self.rows
         r["w"].append(theta.copy())
@@ -192,7 +211,8 @@ class _Recorder:
         r["rates"].append(rates)
         r["offsets"].append(np.zeros(0) if offsets is None else np.array(offsets, dtype=np.float64))
         if self.val_spec is not None:
-            r["val_rates"].append(self._rates(self.val_spec, theta, bias, offsets))
+            r["val_rates"].append(decision_rates(self.val_spec, model) if model is not None
+                                  else self._rates(self.val_spec, theta, bias, offsets))
         self.n_iter = t + 1
         return {"objective": self.rate_map.objective(rates), "constraints": self.rate_map.constraints([rates])[0],
                 "multipliers": multipliers}
@@ -208,7 +228,7 @@ class _Recorder:
             val_rate_map=RateMap.of(self.val_spec) if val else None,
             feature_map=feature_map, settings=settings.as_dict(),
             offsets=np.array(r["offsets"]).reshape(len(r["offsets"]), self.spec.n_offsets) if self.spec.n_offsets
-            else None)
+            else None, models=r["models"] or None)
 
 
 def _resolve_method(problem, method):

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "net_coefficients"]
+__all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "EstimatorOracle", "net_coefficients"]
 
 
 def net_coefficients(spec, coef):
@@ -259,3 +259,82 @@ class _ThresholdPlan:
         """The threshold minimizing ``sum_j u_j 1[s_j >= t]`` over the group's rows (first minimum)."""
         prefix = np.concatenate(([0.0], np.cumsum(u[self.order])))
         return float(self.thresholds[int(np.argmin(prefix[self.cuts]))])
+
+
+# --------------------------------------------------------------------------- any scikit-learn classifier
+
+
+class EstimatorOracle(Oracle):
+    """Fits a scikit-learn classifier on the cost-sensitive problem of each round.
+
+    The reduction: minimizing ``sum_j u_j 1[h(x_j) = 1]`` over classifiers ``h``
+    is weighted classification with labels ``z_j = 1[u_j < 0]`` (a row whose
+    net coefficient is negative lowers the objective when predicted positive)
+    and weights ``|u_j|``: the weighted error is ``sum_j u_j 1[h(x_j) = 1]`` plus
+    the constant ``sum_j max(-u_j, 0)``. So each round fits
+    ``clone(estimator)`` with ``sample_weight=|u|`` on every dataset of the
+    problem stacked (rows with ``u_j = 0`` are dropped). The result is a fitted
+    classifier, not a linear model: the training driver measures its rates from
+    its predictions, and the solutions are :class:`~rateopt.EstimatorMixture` s
+    (or the estimator itself for ``"best"``/``"last"``).
+
+    Parameters
+    ----------
+    estimator : scikit-learn classifier
+        Unfitted; its ``fit`` must take ``sample_weight``.
+
+    Warns
+    -----
+    UserWarning
+        When a fitted model does worse on its weighted problem than both
+        constant classifiers (the estimator may ignore ``sample_weight``).
+
+    Notes
+    -----
+    This is fairlearn's reduction (Agarwal et al. 2018) under rateopt's games:
+    with ``method="oracle-proxy"`` the multipliers minimize swap regret and the
+    m-stochastic shrink keeps at most m + 1 fitted models.
+    """
+
+    returns_estimators = True
+
+    def __init__(self, estimator):
+        from sklearn.utils.validation import has_fit_parameter
+
+        if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
+            raise TypeError(f"estimator must be a scikit-learn classifier, got {type(estimator).__name__}")
+        if not has_fit_parameter(estimator, "sample_weight"):
+            raise TypeError(f"{type(estimator).__name__}.fit takes no sample_weight: the cost-sensitive reduction "
+                            "needs it")
+        self.estimator = estimator
+
+    def bind(self, spec, settings):
+        import warnings
+
+        from sklearn.base import clone
+
+        from ._ensembles import ConstantClassifier, positive_decisions
+
+        blocks = [b.X.data for b in spec.blocks]
+        X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
+        d = spec.n_features
+        warned = []
+
+        def best(coef, warm_start=None):
+            u = np.concatenate(net_coefficients(spec, coef))
+            keep = u != 0
+            z = (u < 0).astype(np.int64)
+            if not np.any(z[keep]) or np.all(z[keep]):  # one class: a constant is optimal
+                return ConstantClassifier(int(np.any(z[keep])), d)
+            model = clone(self.estimator).fit(X[keep], z[keep], sample_weight=np.abs(u[keep]))
+            value = float(u @ positive_decisions(model, X))
+            if value > min(0.0, float(u.sum())) + 1e-12 * np.abs(u).sum() and not warned:
+                warned.append(True)
+                warnings.warn(f"{type(self.estimator).__name__} did worse on a weighted problem than a constant "
+                              "classifier: it may ignore sample_weight", UserWarning, stacklevel=2)
+            return model
+
+        return best
+
+    def __repr__(self):
+        return f"EstimatorOracle({type(self.estimator).__name__})"

@@ -44,6 +44,8 @@ class _OracleGame(Game):
             raise ValueError(f"method={self.name!r} cannot train the thresholds of ROC-AUC goals (offset atoms): "
                              "the oracles minimize rates of the model's own decisions; use a gradient game")
         self.best_response = settings.oracle.bind(spec, settings)
+        #: Whether the iterates are fitted classifiers (an estimator oracle) rather than linear models.
+        self.estimator_iterates = bool(getattr(settings.oracle, "returns_estimators", False))
         self.player = self._player()
         self._respond(None)
 
@@ -55,6 +57,9 @@ class _OracleGame(Game):
         return coef
 
     def _respond(self, warm_start):
+        if self.estimator_iterates:
+            self.current = self.best_response(self._coef(), warm_start)
+            return
         theta, bias = self.best_response(self._coef(), warm_start)
         theta = np.asarray(theta, dtype=np.float64).reshape(-1)
         if theta.shape != (self.spec.n_features,) or not (np.all(np.isfinite(theta)) and np.isfinite(bias)):
@@ -63,7 +68,7 @@ class _OracleGame(Game):
         self.theta, self.bias = theta, float(bias)
 
     def model(self):
-        return self.theta, self.bias
+        return self.current if self.estimator_iterates else (self.theta, self.bias)
 
     def combinations(self):
         # The oracle needs no gradient: the kernel pass only measures the rates.
@@ -72,7 +77,7 @@ class _OracleGame(Game):
     def step(self, result):
         if self.spec.n_constraints:
             self.player.update(self.spec.constraints(result.rates))
-        self._respond((self.theta, self.bias))
+        self._respond(self.current if self.estimator_iterates else (self.theta, self.bias))
 
     def multipliers(self):
         return self.player.state()

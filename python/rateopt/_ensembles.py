@@ -1,0 +1,158 @@
+"""Classifiers made of fitted scikit-learn estimators (the iterates of an estimator oracle).
+
+:class:`EstimatorMixture` is the counterpart of
+:class:`~rateopt.StochasticClassifier` when the support models are arbitrary
+fitted classifiers (gradient-boosted trees, forests, ...): each row is
+classified by one support model, drawn with the same row-keyed uniforms, so a
+row's decision does not depend on its batch. :class:`ConstantClassifier` is the
+model an oracle returns when every row prefers the same decision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._classifiers import _seed
+from .core import FeatureMatrix
+from ._hashing import row_uniforms
+from .exceptions import RateoptError
+
+__all__ = ["EstimatorMixture", "ConstantClassifier"]
+
+
+class ConstantClassifier:
+    """Predicts the same 0/1 decision for every row.
+
+    Parameters
+    ----------
+    decision : {0, 1}
+        The decision.
+    n_features : int
+        Width of the inputs it accepts.
+    """
+
+    def __init__(self, decision, n_features):
+        if decision not in (0, 1):
+            raise ValueError(f"decision must be 0 or 1, got {decision!r}")
+        self.decision = int(decision)
+        self.n_features_in_ = int(n_features)
+
+    def predict(self, X):
+        """The constant decision for every row of ``X``."""
+        return np.full(X.shape[0], self.decision, dtype=np.int64)
+
+    def __repr__(self):
+        return f"ConstantClassifier(decision={self.decision})"
+
+
+def positive_decisions(model, X):
+    """``1[model predicts the positive class]`` for every row, as float64 (labels are 0/1)."""
+    d = np.asarray(model.predict(X)).reshape(-1)
+    if d.shape[0] != X.shape[0]:
+        raise RateoptError(f"{type(model).__name__}.predict returned {d.shape[0]} values for {X.shape[0]} rows")
+    return (d == 1).astype(np.float64)
+
+
+class EstimatorMixture:
+    """A mixture of fitted classifiers (0/1 labels); each row is classified by one drawn model.
+
+    Parameters
+    ----------
+    estimators : sequence of fitted classifiers
+        Support models with ``predict`` returning 0/1 labels.
+    probabilities : array-like of shape (n_models,)
+        Mixture probabilities (non-negative, summing to 1).
+    n_features : int
+        Width of the inputs.
+
+    Notes
+    -----
+    :meth:`predict_proba` is the exact probability of a positive decision;
+    :meth:`predict` draws the support model of each row keyed on
+    ``random_state`` and the row's content (as :class:`~rateopt.StochasticClassifier`).
+    Saving needs pickle for arbitrary estimators, which rateopt's model files
+    refuse: :meth:`save` raises; keep the estimators with their own format.
+    """
+
+    kind = "estimator-mixture"
+
+    def __init__(self, estimators, probabilities, n_features):
+        self.estimators_ = list(estimators)
+        p = np.array(probabilities, dtype=np.float64).reshape(-1)
+        if not self.estimators_ or p.shape[0] != len(self.estimators_):
+            raise ValueError("estimators and probabilities must describe the same, non-zero number of models")
+        if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+            raise ValueError("probabilities must be finite, non-negative and sum to 1")
+        self.probabilities_ = p
+        self.n_features_in_ = int(n_features)
+
+    @property
+    def n_models(self):
+        """Number of support models."""
+        return len(self.estimators_)
+
+    def _features(self, X):
+        Xm = FeatureMatrix(X)
+        if Xm.n_features != self.n_features_in_:
+            raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {self.n_features_in_}")
+        return Xm
+
+    def decisions(self, X):
+        """Every support model's 0/1 decisions, shape (n_samples, n_models)."""
+        Xm = self._features(X)
+        return np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
+
+    def predict_proba(self, X):
+        """Probability that the mixture labels each row positive (exact; unanimous rows are 0 or 1).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        D = self.decisions(X) > 0
+        p = np.clip(D @ self.probabilities_, 0.0, 1.0)
+        support = D[:, self.probabilities_ > 0]
+        p[support.all(axis=1)] = 1.0
+        p[~support.any(axis=1)] = 0.0
+        return p
+
+    def predict(self, X, random_state=0):
+        """Sampled 0/1 decisions, one support model drawn per row.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        random_state : int, default=0
+            Key of the draw (with the row's content).
+
+        Returns
+        -------
+        ndarray of int of shape (n_samples,)
+        """
+        seed = _seed(random_state)
+        Xm = self._features(X)
+        D = np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
+        u = row_uniforms(Xm.data, seed)
+        cdf = np.cumsum(self.probabilities_)
+        cdf[-1] = 1.0
+        pick = np.minimum(np.searchsorted(cdf, u, side="right"), self.n_models - 1)
+        return D[np.arange(D.shape[0]), pick].astype(np.int64)
+
+    def save(self, path):
+        """Refused: rateopt's model files hold no pickle, and arbitrary estimators need it.
+
+        Raises
+        ------
+        RateoptError
+            Always; save ``estimators_`` and ``probabilities_`` with the
+            estimators' own format (e.g. skops) instead.
+        """
+        raise RateoptError("an EstimatorMixture holds scikit-learn estimators, which rateopt's pickle-free model "
+                           "files cannot store: save estimators_ (e.g. with skops) and probabilities_ yourself")
+
+    def __repr__(self):
+        return f"EstimatorMixture(n_models={self.n_models}, n_features={self.n_features_in_})"
