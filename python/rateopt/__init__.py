@@ -21,6 +21,7 @@ from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
 from ._demo import make_groups_dataset
 from ._ensembles import EstimatorMixture
+from ._group_opt import GroupOptResult, group_opt, group_opt_constants, minimax_group_loss
 from ._data import Context, Dataset
 from ._estimator import RateConstrainedClassifier
 from ._models import KernelModel, LinearModel
@@ -127,6 +128,10 @@ __all__ = [
     "StochasticClassifier",
     "EstimatorMixture",
     "load",
+    "group_opt",
+    "group_opt_constants",
+    "GroupOptResult",
+    "minimax_group_loss",
     "RateConstrainedClassifier",
     # the core
     "FeatureMatrix",
