@@ -303,3 +303,25 @@ def test_a_damaged_metric_in_a_saved_result_is_named(tmp_path):
     bad = write(meta, "short.npz", mc0_Z=arrays["mc0_Z"][:, :-1])
     with pytest.raises(rateopt.exceptions.RateoptError, match="mc0_Z"):
         rateopt.load(bad)
+
+
+def test_the_feasibility_report_of_metric_constraints_uses_the_exact_mixture():
+    """Regression: with ratio constraints the per-iterate LP called a mixture feasible that was not
+    (the warning said both 'violates' and 'a mixture meets every constraint (the m-stochastic solution)')."""
+    X, y, g, w, ds = _imbalanced(600)
+    ctx = ds.context()
+    par = metrics.f_measure_parity(ctx.subset(group="g", value=0), ctx.subset(group="g", value=1))
+    problem = rateopt.Problem(objective=-metrics.f_measure(ctx), constraints=[par <= 0.05, par >= -0.05])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rateopt.exceptions.InfeasibleWarning)
+        res = rateopt.train(problem, n_iter=300, eta_lambda=0.2)
+    report = res.feasibility("m-stochastic")
+    assert report.achieved_by == "exact"
+    proba = res.solution("exact").predict_proba(X)
+    gap = par.evaluate(proba, kind="probabilities")  # the exact mixture's own parity, by counting
+    exact_violation = max(gap - 0.05, -gap - 0.05)
+    assert report.achievable_violation == pytest.approx(max(0.0, exact_violation), abs=1e-12) or (
+        exact_violation <= 1e-9 and report.achievable_violation == 0.0)
+    text = report.describe()
+    if report.max_violation > 1e-9 and report.achievable_violation == 0.0:
+        assert "(the exact solution)" in text

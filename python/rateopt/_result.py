@@ -107,7 +107,10 @@ class FeasibilityReport:
         iterates reaches, ``max(0, min_p max_i sum_t p_t g_i(t))`` (the
         min-max LP of the m-stochastic shrink); 0 when some mixture meets
         every constraint. A positive value means that the constraints cannot
-        all be met by anything this training run produced.
+        all be met by anything this training run produced. With constraints
+        on non-linear metrics the mixture's own values are not those of the
+        LP, so this is the largest violation of the ``"exact"`` mixture
+        (a local solve: an upper bound on the smallest achievable).
     constraint_values : dict of str to float
         Every constraint's value ``g_i`` for the solution (``<= 0`` holds), by name.
     violated : dict of str to float
@@ -117,6 +120,9 @@ class FeasibilityReport:
         Round-off tolerance of each constraint:
         ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)`` with ``FEASIBILITY_RTOL =
         1e-9`` (``1e-9`` for constraints on rates).
+    achieved_by : str, default="m-stochastic"
+        The solution kind that attains ``achievable_violation``
+        (``"exact"`` with metric constraints).
 
     See Also
     --------
@@ -131,6 +137,7 @@ class FeasibilityReport:
     constraint_values: dict
     violated: dict
     tolerances: dict
+    achieved_by: str = "m-stochastic"
 
     def describe(self, allowed=0.0):
         """One sentence naming the constraints violated beyond ``allowed``.
@@ -155,7 +162,7 @@ class FeasibilityReport:
             text += (f"No mixture of the recorded iterates meets every constraint: the smallest achievable "
                      f"largest violation is {self.achievable_violation:.6g}.")
         else:
-            text += "A mixture of the recorded iterates meets every constraint (the m-stochastic solution)."
+            text += f"A mixture of the recorded iterates meets every constraint (the {self.achieved_by} solution)."
         return text
 
 
@@ -476,6 +483,9 @@ class TrainResult:
             res = self.shrink(0.0)
             achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
         exact_lp = not self.rate_map.metric_constraints  # the LP's values are exact for affine constraints
+        if m and not exact_lp:  # the LP scores mixtures by per-iterate values: use the exact mixture's own
+            _, g_exact = self.solution_values("exact")
+            achievable = max(0.0, float(np.max(g_exact))) if np.any(g_exact > tol) else 0.0
         if kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:
             g = res.constraint_values  # the same LP as solution_values would solve
         else:
@@ -491,6 +501,7 @@ class TrainResult:
             constraint_values=values,
             violated=violated,
             tolerances={n: float(t) for n, t in zip(names, tol)},
+            achieved_by="m-stochastic" if exact_lp else "exact",
         )
 
     def summary(self, kind="m-stochastic", *, epsilon=0.0, file=None):

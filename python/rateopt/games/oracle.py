@@ -1,4 +1,4 @@
-"""Oracle games (seed 001, Algorithms 1 and 2): the model player is a best response.
+"""Oracle games (seed 001, Algorithms 1 and 2; seed 003, Algorithm 1): the model player is a best response.
 
 Each round the multipliers fix a combination of the rates and an oracle
 (:mod:`rateopt.oracles`, ``train(..., oracle=...)``) returns a model minimizing
@@ -30,8 +30,9 @@ import numpy as np
 
 from .._players import LagrangePlayer, SwapRegretPlayer
 from ._base import Game, register
+from .three_player import ThreePlayerGame
 
-__all__ = ["OracleLagrangianGame", "OracleProxyGame"]
+__all__ = ["OracleLagrangianGame", "OracleProxyGame", "ThreePlayerOracleGame"]
 
 
 class _OracleGame(Game):
@@ -116,3 +117,43 @@ class OracleProxyGame(_OracleGame):
         """Lemma 7: ``sqrt((m+1) ln(m+1) / (T B^2))``, B the largest possible ``|g_i|``."""
         k, T, B = spec.n_constraints + 1, max(settings.n_iter, 1), spec.constraint_bound()
         return math.sqrt(k * math.log(k) / (T * B * B)) if k > 1 else 0.0
+
+
+@register
+class ThreePlayerOracleGame(ThreePlayerGame):
+    """``method="three-player-oracle"``: seed 003 Algorithm 1 (three players, the model a best response).
+
+    The slack and multiplier players are those of ``"three-player"``
+    (closed-form slack best responses for convex metrics, projected ascent on
+    the 0-1 rates); the model player is the oracle's best response to the
+    combination of rates they pose (``sum_k s_k lam_k z_k + nu . C p + ...``).
+    With the plug-in oracle this is the COCO baseline of seed 003's tables;
+    with an exact oracle, Theorem 1's ``O(1/sqrt(T)) + rho`` bound holds for
+    the uniform mixture.
+    """
+
+    name = "three-player-oracle"
+
+    def __init__(self, spec, settings):
+        super().__init__(spec, settings)
+        if settings.oracle is None:
+            raise ValueError(f"method={self.name!r} needs an oracle: train(..., oracle=rateopt.oracles....)")
+        if getattr(spec, "n_offsets", 0):
+            raise ValueError(f"method={self.name!r} cannot train the thresholds of ROC-AUC goals")
+        if getattr(settings.oracle, "returns_estimators", False):
+            raise ValueError(f"method={self.name!r} takes oracles of linear models (not EstimatorOracle) for now")
+        self.best_response = settings.oracle.bind(spec, settings)
+        self._respond(None)
+
+    def _respond(self, warm_start):
+        combos = self.combinations()
+        coef = combos.coefs.sum(axis=0) if hasattr(combos, "coefs") else np.asarray(combos)
+        theta, bias = self.best_response(coef, warm_start)
+        self.theta, self.bias = np.asarray(theta, dtype=np.float64).reshape(-1), float(bias)
+
+    def model(self):
+        return self.theta, self.bias
+
+    def step(self, result):
+        self._step_multipliers(result)
+        self._respond((self.theta, self.bias))

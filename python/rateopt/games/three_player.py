@@ -74,6 +74,10 @@ class ThreePlayerGame(Game):
 
     def step(self, result):
         self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
+        self._step_multipliers(result)
+
+    def _step_multipliers(self, result):
+        """The slacks and multipliers move on the 0-1 rates of the pass."""
         eta, radius = self.settings.eta_lambda, self.settings.lambda_radius
         if self.objective is not None:
             self.objective.step(result.rates, 1.0, eta, radius)
