@@ -314,3 +314,44 @@ def test_estimator_oracle_validation_and_the_ignored_weights_warning():
     assert np.any(u_rows < 0) and np.any(u_rows > 0)
     with pytest.warns(UserWarning, match="ignore sample_weight"):
         best(spec.c0 * np.where(spec.c0 < 0, 50.0, 1.0) + coef)
+
+
+@pytest.mark.parametrize("kind", ["h_mean", "q_mean"])
+def test_three_player_oracle_approaches_the_best_mixture_of_the_pool(kind):
+    """Seed 003 Algorithm 1 with an exact (pool) oracle: psi of the uniform mixture's rates approaches
+    min_q psi(R_pool^T q), computed here by a convex solve over the pool's mixtures (Theorem 1's rate,
+    for a Lipschitz psi: the H-mean and the Q-mean; the pool's best mixture beats its best model)."""
+    from scipy.optimize import minimize
+
+    from rateopt import metrics
+
+    rng = np.random.default_rng(13)
+    n = 1500
+    X = rng.normal(size=(n, 3))
+    g = rng.integers(0, 2, n)
+    X[:, 2] = g
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.8 * g + rng.normal(size=n) > 1.2).astype(int)
+    ds = rateopt.Dataset(X, y, groups={"g": g})
+    psi = getattr(metrics, kind)(ds.context())
+    problem = rateopt.Problem(objective=psi)
+    spec = spec_from_problem(problem)
+    pool = [(np.array([1.0, 0.5, 0.8]) * a, b) for a in (0.5, 1, 2) for b in np.linspace(-4, 4, 9)]
+    pool += [(rng.normal(size=3), rng.normal()) for _ in range(10)]
+    oracle = oracles.PoolOracle(pool)
+    rows = problem.compiled.metric
+    Z = rows.Z @ oracle.bind(spec, _settings()).pool_rates.T + rows.z0[:, None]
+    k = Z.shape[1]
+    best = min(minimize(lambda q: psi.value(Z @ q), x0, jac=lambda q: Z.T @ psi.gradient(Z @ q), method="SLSQP",
+                        bounds=[(0, 1)] * k, constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1}],
+                        options={"ftol": 1e-15, "maxiter": 1000}).fun
+               for x0 in [np.full(k, 1 / k), *np.eye(k)])
+    assert best < min(psi.value(Z[:, i]) for i in range(k)) - 1e-3  # mixing is needed
+    Ts, gaps = (100, 400, 1600), []
+    for T in Ts:
+        res = rateopt.train(problem, method="three-player-oracle", oracle=oracle, n_iter=T, record_every=1)
+        assert res.method == "three-player-oracle"
+        gap = res.solution_objective("T-stochastic") - best
+        assert gap >= -1e-9  # nothing beats the optimum over the pool's mixtures
+        gaps.append(max(gap, 1e-12))
+    assert np.polyfit(np.log(Ts), np.log(gaps), 1)[0] <= -0.4, gaps
+    assert gaps[-1] <= 1e-4

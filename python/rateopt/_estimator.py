@@ -62,7 +62,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         else ``"proxy-swap"``) or any name of
         ``rateopt.games.GAMES`` (``"proxy-swap"``, ``"proxy-external"``,
         ``"lagrangian-hinge"``, ``"unconstrained"``, ``"three-player"``,
-        ``"oracle-lagrangian"``, ``"oracle-proxy"`` (with ``oracle=``); see
+        ``"oracle-lagrangian"``, ``"oracle-proxy"``, ``"three-player-oracle"``
+        (with ``oracle=``); see
         :func:`rateopt.train`).
     estimator : scikit-learn classifier, default=None
         Train this model class instead of a linear model: any classifier whose

@@ -64,7 +64,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         (the "Hinge" baseline). ``"unconstrained"``: the objective's proxy only.
         ``"oracle-lagrangian"`` and ``"oracle-proxy"``: seed 001's Algorithms 1
         and 2, whose model player is the best response of ``oracle=``
-        (:mod:`rateopt.oracles`) to the multipliers' combination of rates.
+        (:mod:`rateopt.oracles`) to the multipliers' combination of rates;
+        ``"three-player-oracle"``: seed 003's Algorithm 1 (the three-player
+        game with that best response as its model player).
     validation : Problem or GameSpec, default=None
         Also record the atom rates of every recorded iterate on this problem
         (same constraints on validation data).
