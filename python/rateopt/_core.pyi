@@ -60,3 +60,15 @@ def gram_transform(
     gamma: float, coef0: float, degree: float, n_threads: int,
 ) -> None: ...
 def _call_in_parallel_region(fn: Any, n_outer: int) -> int: ...
+# --- SDCA solver (issue 12)
+def sdca_two_sided_hinge_dense(
+    X: NDArray[np.floating], A: NDArray[np.float64], B: NDArray[np.float64], lam: float, tau: float, beta: float,
+    regularized_bias: bool, bias_scale: float, theta0: NDArray[np.float64] | None, bias0: float,
+    xi0: NDArray[np.float64] | None, tol: float, max_epochs: int, seed: int,
+) -> tuple[NDArray[np.float64], float, NDArray[np.float64], float, float, float, int, float, int]: ...
+def sdca_two_sided_hinge_csr(
+    data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
+    n_features: int, A: NDArray[np.float64], B: NDArray[np.float64], lam: float, tau: float, beta: float,
+    regularized_bias: bool, bias_scale: float, theta0: NDArray[np.float64] | None, bias0: float,
+    xi0: NDArray[np.float64] | None, tol: float, max_epochs: int, seed: int,
+) -> tuple[NDArray[np.float64], float, NDArray[np.float64], float, float, float, int, float, int]: ...
