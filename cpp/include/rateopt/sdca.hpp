@@ -47,12 +47,24 @@
 // floating-point contraction a compiler may apply to the row operations).
 // The solver is sequential: coordinate steps depend on each other.
 //
-// Stopping. After every epoch one more pass computes P and D; the solver stops
-// when gap <= tol * max(1, |P|), or after max_epochs epochs. When it stops,
-// theta is recomputed from xi in one pass (removing the rounding drift of the
-// incremental updates) and P, D and the gap are evaluated again at that theta;
-// if the gap no longer meets the tolerance and epochs remain, the epochs go on.
-// Cost: O(nnz(X)) per epoch for the coordinate steps plus O(nnz(X)) for the gap.
+// Shrinking (as LIBLINEAR's dual coordinate descent, Hsieh et al. 2008).
+// Near the optimum most rows sit at an end of their box or on the kink
+// xi = A - B, and stay there. A row whose score could move by more than the
+// previous epoch's largest optimality violation without its xi moving is
+// dropped from the visiting list; an epoch is one pass over the rows still in
+// it. Shrinking only decides which coordinates are visited: every stop is
+// decided by the duality gap over all rows.
+//
+// Stopping. The gap (one more pass over all rows: P and D) is computed after
+// every epoch that visited every row, and after a shrunk epoch whose largest
+// violation fell below a tenth of the one at the previous gap check; a check
+// that fails puts every row back in the list. The solver stops when
+// gap <= tol * max(1, |P|), or after max_epochs epochs. When the tolerance is
+// met, theta is recomputed from xi in one pass (removing the rounding drift of
+// the incremental updates) and P, D and the gap are evaluated again at that
+// theta; if the gap no longer meets the tolerance and epochs remain, the
+// epochs go on. Cost: O(nnz of the visited rows) per epoch, plus O(nnz(X))
+// per gap check.
 //
 // Memory layout: X through the row views of matrix_view.hpp (dense row-major
 // or CSR, float32/float64 values, all arithmetic in float64). Outputs are
@@ -62,6 +74,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "matrix_view.hpp"
@@ -185,6 +198,29 @@ inline double hinge_subgradient(double s, double a, double b, double tau) {
     return a - b;
 }
 
+// The row's dual optimality at the current score z: the one-sided derivatives
+// of its coordinate function at xi are R = z - tau (xi >= c) or z + tau
+// (xi < c) to the right and L = z - tau (xi > c) or z + tau to the left.
+// `violation` is how far xi is from optimal along its coordinate (0 when it
+// would not move); `margin` > 0 says by how much the score could change
+// before xi would move off an end of its box or off the kink c (rows inside a
+// linear piece have margin <= 0: they are never shrunk).
+struct Violation {
+    double violation, margin;
+};
+
+inline Violation violation(double xi, double z, double a, double b, double tau) {
+    const double c = a - b;
+    const double right = xi >= c ? z - tau : z + tau;
+    const double left = xi > c ? z - tau : z + tau;
+    const bool at_top = xi >= a, at_bottom = xi <= -b;
+    const double up = at_top ? 0.0 : std::max(0.0, right);
+    const double down = at_bottom ? 0.0 : std::max(0.0, -left);
+    const double inf = std::numeric_limits<double>::infinity();
+    const double margin = std::min(at_top ? inf : -right, at_bottom ? inf : left);
+    return {std::max(up, down), margin};
+}
+
 struct Objectives {
     double primal, dual, sum_xi;
 };
@@ -263,40 +299,72 @@ SdcaResult sdca_two_sided_hinge(const Matrix& X, const SdcaParams& p,
 
     SdcaResult res;
     SplitMix64 rng(p.seed);
+    const auto gap_met = [&p](const detail::Objectives& o) {
+        return o.primal - o.dual <= p.tol * std::max(1.0, std::abs(o.primal));
+    };
+    // The visiting list: the active rows not shrunk (see "Shrinking" above).
     std::vector<std::int64_t> order = active;
-    const std::uint64_t m = static_cast<std::uint64_t>(order.size());
-    detail::Objectives obj = detail::objectives(X, p, active, theta, w_c, xi);
-    bool met = false;
+    const double inf = std::numeric_limits<double>::infinity();
+    double shrink_above = inf;  // the largest violation of the previous epoch
+    double check_below = inf;   // check the gap once a shrunk epoch's violation is this small
+    detail::Objectives obj{0.0, 0.0, 0.0};
+    bool met = false, nonfinite = false;
     while (res.epochs < p.max_epochs) {
-        for (std::uint64_t i = m; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-        for (const std::int64_t j : order) {
+        const bool full = order.size() == active.size();
+        for (std::size_t i = order.size(); i > 1; --i)
+            std::swap(order[i - 1], order[static_cast<std::size_t>(rng.below(i))]);
+        double max_violation = 0.0;
+        std::size_t kept = 0;
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            const std::int64_t j = order[k];
             const double z = X.dot(j, theta) + p.beta + bs * w_c;
-            const double a = p.A[j], b = p.B[j];
-            const double updated = detail::coordinate_step(xi[j], z, q[static_cast<std::size_t>(j)], a, b, p.tau);
-            const double delta = updated - xi[j];
+            const double a = p.A[j], b = p.B[j], x = xi[j];
+            const detail::Violation v = detail::violation(x, z, a, b, p.tau);
+            max_violation = std::max(max_violation, v.violation);
+            if (v.margin > shrink_above) continue;  // optimal with room to spare: skip until the next full pass
+            order[kept++] = j;
+            const double updated = detail::coordinate_step(x, z, q[static_cast<std::size_t>(j)], a, b, p.tau);
+            const double delta = updated - x;
             if (delta == 0.0) continue;
             xi[j] = updated;
             X.axpy(j, -delta * inv_lam_n, theta);
             w_c -= delta * bs * inv_lam_n;
         }
+        order.resize(kept);
         ++res.epochs;
+        if (!std::isfinite(max_violation) || !std::isfinite(w_c)) {
+            nonfinite = true;
+            break;
+        }
+        shrink_above = max_violation;
+        if (!full && max_violation > check_below) continue;
+        // A full pass, or the shrunk problem is nearly solved: the gap over every row.
         obj = detail::objectives(X, p, active, theta, w_c, xi);
-        if (!std::isfinite(obj.primal) || !std::isfinite(obj.dual)) break;
-        if (obj.primal - obj.dual <= p.tol * std::max(1.0, std::abs(obj.primal))) {
+        if (!std::isfinite(obj.primal) || !std::isfinite(obj.dual)) {
+            nonfinite = true;
+            break;
+        }
+        if (gap_met(obj)) {
             // Confirm at theta recomputed from xi (no accumulated drift).
             detail::theta_of_xi(X, p, active, xi, theta, w_c);
             obj = detail::objectives(X, p, active, theta, w_c, xi);
-            if (obj.primal - obj.dual <= p.tol * std::max(1.0, std::abs(obj.primal))) {
+            if (gap_met(obj)) {
                 met = true;
                 break;
             }
         }
+        if (!full) {  // unshrink: the next epoch visits every active row again
+            order = active;
+            shrink_above = inf;
+        }
+        check_below = 0.1 * max_violation;
     }
-    if (!met && std::isfinite(obj.primal) && std::isfinite(obj.dual)) {
+    if (!met && !nonfinite) {
         detail::theta_of_xi(X, p, active, xi, theta, w_c);
         obj = detail::objectives(X, p, active, theta, w_c, xi);
-        met = obj.primal - obj.dual <= p.tol * std::max(1.0, std::abs(obj.primal));
+        met = gap_met(obj);
     }
+    if (nonfinite) obj.primal = obj.dual = inf;
     res.primal = obj.primal;
     res.dual = obj.dual;
     res.gap = obj.primal - obj.dual;
