@@ -539,3 +539,24 @@ def test_numpydoc_of_the_solver_api():
     for qual in ("rateopt.core.sdca_two_sided_hinge", "rateopt.core.SdcaResult"):
         problems += [f"{qual} {c} {m}" for c, m in validate(qual)["errors"] if c not in ignore]
     assert not problems, "\n".join(problems)
+
+
+def test_overflow_is_a_numerical_error():
+    from rateopt.exceptions import NumericalError
+
+    # ||x||^2 / (lam n) = inf would freeze every coordinate step.
+    with pytest.raises(NumericalError, match="SDCA objective overflowed"):
+        sdca_two_sided_hinge(np.array([[1e200], [-1e200]]), np.ones(2), np.ones(2), lam=0.1)
+    # The loss itself overflows: two rows with the same x pull it both ways with weight 1e308.
+    with pytest.raises(NumericalError, match="SDCA objective overflowed"):
+        sdca_two_sided_hinge(np.array([[1.0], [1.0]]), np.array([1e308, 0.0]), np.array([0.0, 1e308]), lam=1.0)
+
+
+def test_huge_weights_do_not_cancel_the_dual():
+    # Both rows want theta <= -1; at theta = -1 they sit on their kinks with
+    # xi = 1 and -1, far inside boxes of size 1e300: P* = D* = lam/2 = 0.5.
+    res = sdca_two_sided_hinge(np.array([[1.0], [-1.0]]), np.array([1e300, 0.0]), np.array([0.0, 1e300]),
+                               lam=1.0, tol=1e-12)
+    assert res.converged
+    assert res.theta[0] == pytest.approx(-1.0, abs=1e-12)
+    assert res.primal == pytest.approx(0.5, rel=1e-12) and res.dual == pytest.approx(0.5, rel=1e-12)

@@ -995,7 +995,8 @@ def sdca_two_sided_hinge(X, A, B, *, lam, tau=1.0, beta=0.0, bias="fixed", bias_
         ``bias_scale <= 0``, a nonzero ``beta`` with a regularized bias, or
         an invalid ``bias``, ``tol``, ``max_epochs`` or ``random_state``.
     rateopt.exceptions.NumericalError
-        If the objective overflowed (scale ``X`` or the weights).
+        If the objective overflowed, or a row's ``||x||^2 / (lam n)`` did
+        (scale ``X`` or the weights, or increase ``lam``).
 
     Warns
     -----
@@ -1085,8 +1086,9 @@ def sdca_two_sided_hinge(X, A, B, *, lam, tau=1.0, beta=0.0, bias="fixed", bias_
     theta, b, xi, primal, dual, gap, epochs, sum_xi, status = out
     status = _SDCA_STATUS[int(status)]
     if status == "nonfinite":
-        raise NumericalError("the SDCA objective overflowed (a non-finite primal or dual value): "
-                             "scale X or the weights A and B")
+        raise NumericalError("the SDCA objective overflowed (a non-finite primal or dual value, or a row's "
+                             "||x||^2 / (lam n) beyond the float64 range): scale X or the weights A and B, "
+                             "or increase lam")
     converged = status == "converged"
     if not converged and max_epochs > 0:
         from sklearn.exceptions import ConvergenceWarning

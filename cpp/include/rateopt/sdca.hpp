@@ -164,9 +164,12 @@ double row_sq_norm(const CsrView<T, I>& X, std::int64_t i, std::vector<double>& 
     return s;
 }
 
-// Fenchel conjugate of l_j on its box (xi is always inside it here).
+// Fenchel conjugate of l_j on its box (xi is always inside it here):
+// tau (|xi - c| - (a + b)), c = a - b, written branch by branch as
+// tau (xi - 2a) or tau (-xi - 2b) so that weights far larger than xi do not
+// cancel away xi's contribution (one-sided rows give exactly -tau xi or tau xi).
 inline double hinge_conjugate(double xi, double a, double b, double tau) {
-    return tau * (std::abs(xi - (a - b)) - (a + b));
+    return xi > a - b ? tau * ((xi - a) - a) : tau * ((-xi - b) - b);
 }
 
 inline double two_sided_hinge(double s, double a, double b, double tau) {
@@ -297,6 +300,10 @@ SdcaResult sdca_two_sided_hinge(const Matrix& X, const SdcaParams& p,
             q[static_cast<std::size_t>(j)] = (detail::row_sq_norm(X, j, scratch) + bs * bs) * inv_lam_n;
     }
 
+    // ||x_j||^2 / (lam n) beyond the float64 range would freeze every step (q = inf).
+    bool q_overflow = false;
+    for (const std::int64_t j : active) q_overflow |= !std::isfinite(q[static_cast<std::size_t>(j)]);
+
     SdcaResult res;
     SplitMix64 rng(p.seed);
     const auto gap_met = [&p](const detail::Objectives& o) {
@@ -308,8 +315,8 @@ SdcaResult sdca_two_sided_hinge(const Matrix& X, const SdcaParams& p,
     double shrink_above = inf;  // the largest violation of the previous epoch
     double check_below = inf;   // check the gap once a shrunk epoch's violation is this small
     detail::Objectives obj{0.0, 0.0, 0.0};
-    bool met = false, nonfinite = false;
-    while (res.epochs < p.max_epochs) {
+    bool met = false, nonfinite = q_overflow;
+    while (!nonfinite && res.epochs < p.max_epochs) {
         const bool full = order.size() == active.size();
         for (std::size_t i = order.size(); i > 1; --i)
             std::swap(order[i - 1], order[static_cast<std::size_t>(rng.below(i))]);
