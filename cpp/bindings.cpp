@@ -653,6 +653,145 @@ void register_offset_kernel(py::module_& m) {
 }  // namespace
 // --- end offset-atom kernel (AUC, issue 11) -----------------------------------
 
+// --- SDCA solver (issue 12) --------------------------------------------------
+// sdca_two_sided_hinge_{dense,csr}: borrow, check (lengths, finiteness and
+// signs of the weights and starts, the scalar ranges: O(n + d), cheap next to
+// one epoch), allocate theta and xi, release the GIL around the solver. X's
+// finiteness is the FeatureMatrix's one-time check (rateopt.core).
+#include <cmath>
+
+#include "rateopt/sdca.hpp"
+
+namespace {
+
+struct SdcaArgs {
+    darray A, B, xi0, theta0;
+    rateopt::SdcaParams params;
+};
+
+void check_finite_nonneg(const darray& a, const char* name) {
+    const int64_t bad = rateopt::first_nonfinite(a.data(), a.shape(0), 1);
+    if (bad >= 0) value_error(std::string(name) + " holds a non-finite value at position " + std::to_string(bad));
+    const int64_t neg = rateopt::first_negative(a.data(), a.shape(0), 1);
+    if (neg >= 0) value_error(std::string(name) + " holds a negative weight at position " + std::to_string(neg));
+}
+
+SdcaArgs sdca_args(int64_t n, int64_t d, const py::array& A_in, const py::array& B_in, double lam, double tau,
+                   double beta, bool regularized_bias, double bias_scale, const py::object& theta0_in,
+                   double bias0, const py::object& xi0_in, double tol, int64_t max_epochs, uint64_t seed) {
+    SdcaArgs a;
+    a.A = borrow<double>(A_in, "A", 1);
+    a.B = borrow<double>(B_in, "B", 1);
+    check_len(a.A.shape(0), n, "A (n_samples)");
+    check_len(a.B.shape(0), n, "B (n_samples)");
+    check_finite_nonneg(a.A, "A");
+    check_finite_nonneg(a.B, "B");
+    if (!(std::isfinite(lam) && lam > 0)) value_error("lam must be a positive finite number");
+    if (!(std::isfinite(tau) && tau > 0)) value_error("tau must be a positive finite number");
+    if (!std::isfinite(beta)) value_error("beta must be finite");
+    if (!(std::isfinite(bias_scale) && bias_scale > 0)) value_error("bias_scale must be a positive finite number");
+    if (regularized_bias && beta != 0.0) value_error("beta must be 0 with a regularized bias");
+    if (!std::isfinite(bias0)) value_error("bias0 must be finite");
+    if (!(std::isfinite(tol) && tol >= 0)) value_error("tol must be a non-negative finite number");
+    if (max_epochs < 0) value_error("max_epochs must be >= 0");
+    rateopt::SdcaParams& p = a.params;
+    p.start = rateopt::SdcaStart::cold;
+    if (!xi0_in.is_none()) {
+        a.xi0 = borrow<double>(xi0_in.cast<py::array>(), "xi0", 1);
+        check_len(a.xi0.shape(0), n, "xi0 (n_samples)");
+        if (rateopt::first_nonfinite(a.xi0.data(), n, 1) >= 0) value_error("xi0 holds a non-finite value");
+        p.start = rateopt::SdcaStart::dual;
+        p.xi0 = a.xi0.data();
+    } else if (!theta0_in.is_none()) {
+        a.theta0 = borrow<double>(theta0_in.cast<py::array>(), "theta0", 1);
+        check_len(a.theta0.shape(0), d, "theta0 (n_features)");
+        if (rateopt::first_nonfinite(a.theta0.data(), d, 1) >= 0) value_error("theta0 holds a non-finite value");
+        p.start = rateopt::SdcaStart::primal;
+        p.theta0 = a.theta0.data();
+    }
+    p.A = a.A.data();
+    p.B = a.B.data();
+    p.lam = lam;
+    p.tau = tau;
+    p.beta = beta;
+    p.regularized_bias = regularized_bias;
+    p.bias_scale = bias_scale;
+    p.bias0 = bias0;
+    p.tol = tol;
+    p.max_epochs = max_epochs;
+    p.seed = seed;
+    return a;
+}
+
+template <class Matrix>
+py::tuple run_sdca(const Matrix& X, const SdcaArgs& args) {
+    darray theta(X.n_cols), xi(X.n_rows);
+    double* t = theta.mutable_data();
+    double* x = xi.mutable_data();
+    rateopt::SdcaResult r;
+    {
+        py::gil_scoped_release release;
+        r = rateopt::sdca_two_sided_hinge(X, args.params, t, x);
+    }
+    return py::make_tuple(theta, r.bias, xi, r.primal, r.dual, r.gap, r.epochs, r.sum_xi,
+                          static_cast<int>(r.status));
+}
+
+py::tuple sdca_dense(const py::array& X, const py::array& A, const py::array& B, double lam, double tau,
+                     double beta, bool regularized_bias, double bias_scale, const py::object& theta0, double bias0,
+                     const py::object& xi0, double tol, int64_t max_epochs, uint64_t seed) {
+    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
+    const int64_t n = X.shape(0), d = X.shape(1);
+    SdcaArgs args = sdca_args(n, d, A, B, lam, tau, beta, regularized_bias, bias_scale, theta0, bias0, xi0, tol,
+                              max_epochs, seed);
+    if (is_exact<float>(X)) {
+        auto x = borrow<float>(X, "X", 2);
+        return run_sdca(rateopt::DenseView<float>{x.data(), n, d}, args);
+    }
+    auto x = borrow<double>(X, "X", 2);
+    return run_sdca(rateopt::DenseView<double>{x.data(), n, d}, args);
+}
+
+template <class T, class I>
+py::tuple sdca_csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                            int64_t d, const SdcaArgs& args) {
+    auto x = borrow<T>(data, "X.data", 1);
+    auto ind = borrow<I>(indices, "X.indices", 1);
+    auto ptr = borrow<I>(indptr, "X.indptr", 1);
+    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
+    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
+    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
+        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
+    return run_sdca(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, args);
+}
+
+py::tuple sdca_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n, int64_t d,
+                   const py::array& A, const py::array& B, double lam, double tau, double beta,
+                   bool regularized_bias, double bias_scale, const py::object& theta0, double bias0,
+                   const py::object& xi0, double tol, int64_t max_epochs, uint64_t seed) {
+    SdcaArgs args = sdca_args(n, d, A, B, lam, tau, beta, regularized_bias, bias_scale, theta0, bias0, xi0, tol,
+                              max_epochs, seed);
+    const bool f32 = is_exact<float>(data);
+    const bool i32 = is_exact<int32_t>(indices);
+    if (f32 && i32) return sdca_csr_dispatch<float, int32_t>(data, indices, indptr, n, d, args);
+    if (f32) return sdca_csr_dispatch<float, int64_t>(data, indices, indptr, n, d, args);
+    if (i32) return sdca_csr_dispatch<double, int32_t>(data, indices, indptr, n, d, args);
+    return sdca_csr_dispatch<double, int64_t>(data, indices, indptr, n, d, args);
+}
+
+void register_sdca(py::module_& m) {
+    m.def("sdca_two_sided_hinge_dense", &sdca_dense, py::arg("X"), py::arg("A"), py::arg("B"), py::arg("lam"),
+          py::arg("tau"), py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"),
+          py::arg("bias0"), py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
+    m.def("sdca_two_sided_hinge_csr", &sdca_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("A"), py::arg("B"), py::arg("lam"), py::arg("tau"),
+          py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"), py::arg("bias0"),
+          py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
+}
+
+}  // namespace
+// --- end of the SDCA solver (issue 12) ---------------------------------------
+
 PYBIND11_MODULE(_core, m) {
     m.doc() = "rateopt's compiled core (private: use rateopt.core).";
     m.def("openmp_enabled", &rateopt::openmp_enabled);
@@ -693,5 +832,6 @@ PYBIND11_MODULE(_core, m) {
           py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
     m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
     register_offset_kernel(m);  // --- offset-atom kernel (AUC, issue 11)
+    register_sdca(m);  // SDCA solver (issue 12)
     m.def("_call_in_parallel_region", &call_in_parallel_region, py::arg("fn"), py::arg("n_outer"));
 }

@@ -78,3 +78,15 @@ def offset_kernel_csr(
     n_threads: int,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
            NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]: ...
+# --- SDCA solver (issue 12)
+def sdca_two_sided_hinge_dense(
+    X: NDArray[np.floating], A: NDArray[np.float64], B: NDArray[np.float64], lam: float, tau: float, beta: float,
+    regularized_bias: bool, bias_scale: float, theta0: NDArray[np.float64] | None, bias0: float,
+    xi0: NDArray[np.float64] | None, tol: float, max_epochs: int, seed: int,
+) -> tuple[NDArray[np.float64], float, NDArray[np.float64], float, float, float, int, float, int]: ...
+def sdca_two_sided_hinge_csr(
+    data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
+    n_features: int, A: NDArray[np.float64], B: NDArray[np.float64], lam: float, tau: float, beta: float,
+    regularized_bias: bool, bias_scale: float, theta0: NDArray[np.float64] | None, bias0: float,
+    xi0: NDArray[np.float64] | None, tol: float, max_epochs: int, seed: int,
+) -> tuple[NDArray[np.float64], float, NDArray[np.float64], float, float, float, int, float, int]: ...
