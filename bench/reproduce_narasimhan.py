@@ -530,7 +530,12 @@ def targets(results):
         else:
             sv, uv = (_m(s, "f1_parity", "three_player", "test_violation"),
                       _m(s, "f1_parity", "unc_f1", "test_violation"))
-            r.update(stochastic_test_violation=sv, unc_f1_test_violation=uv, violation_ok=sv < uv)
+            binds = (_m(s, "f1_parity", "unconstrained", "train_violation") > 0
+                     or _m(s, "f1_parity", "unc_f1", "train_violation") > 0)
+            # Where the baselines already meet the one-sided constraint on train, "<" compares two slack
+            # values: reported, but flagged as saying nothing about the constraint handling.
+            r.update(stochastic_test_violation=sv, unc_f1_test_violation=uv, violation_ok=sv < uv,
+                     constraint_binds=binds)
         r["met"] = r["unc_f1_ge_unc_error_f1"] and r["violation_ok"]
         return r
     out["T4-a"] = dict(per(t4a), text=("Unc F1's F1 >= Unc Error's; on COMPAS, Crime, Law the Stochastic test "
