@@ -355,3 +355,42 @@ def test_three_player_oracle_approaches_the_best_mixture_of_the_pool(kind):
         gaps.append(max(gap, 1e-12))
     assert np.polyfit(np.log(Ts), np.log(gaps), 1)[0] <= -0.4, gaps
     assert gaps[-1] <= 1e-4
+
+
+# --------------------------------------------------------------------------- the hinge oracle
+
+
+def test_the_hinge_oracle_minimizes_the_regularized_net_hinge_proxy():
+    X, y, g, ds = _data(400, seed=14)
+    spec = spec_from_problem(_problem(ds))
+    lam, m = 1e-3, 1.0
+    best = oracles.HingeOracle(l2=lam, tol=1e-10).bind(spec, _settings())
+    rng = np.random.default_rng(15)
+    coef = rng.normal(size=spec.n_atoms)
+    u = np.concatenate(oracles.net_coefficients(spec, coef))
+
+    def F(theta, b):  # the net-hinge proxy (without its constant) plus the L2 term on (theta, b)
+        s = X @ theta + b
+        return (np.sum(np.maximum(u, 0) * np.maximum(0, m + s) + np.maximum(-u, 0) * np.maximum(0, m - s))
+                + 0.5 * lam * (theta @ theta + b * b))
+
+    theta, b = best(coef)
+    f0 = F(theta, b)
+    for _ in range(300):  # no nearby point does better (convex: local = global)
+        d = rng.normal(size=4) * rng.choice([1e-4, 1e-2, 1e-1])
+        assert F(theta + d[:3], b + d[3]) >= f0 - 1e-9
+    # The 0-1 combination it implies is what the kernel measures at that model.
+    rates = kernel_pass(spec, theta, b, np.zeros(spec.n_atoms)).rates
+    assert float(u @ (X @ theta + b >= 0)) == pytest.approx(float(coef @ rates), abs=1e-12)
+
+
+def test_oracle_proxy_with_the_hinge_oracle_is_feasible_and_no_worse_than_gradient_training():
+    X, y, g, ds = _data(3000, seed=16)
+    problem = _problem(ds, slack=0.03)
+    exact = rateopt.train(problem, method="oracle-proxy", oracle=oracles.HingeOracle(), n_iter=100)
+    grad = rateopt.train(problem, n_iter=1000)
+    (e_obj, e_g), (g_obj, g_g) = exact.solution_values(), grad.solution_values()
+    assert e_g.max() <= 1e-9 and g_g.max() <= 1e-9
+    assert e_obj <= g_obj + 2e-3
+    with pytest.raises(ValueError, match="l2"):
+        oracles.HingeOracle(l2=0.0)

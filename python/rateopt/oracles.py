@@ -22,6 +22,12 @@ oracle over a model class minimizes that sum over the class.
 * :class:`ThresholdOracle` -- exact over the thresholds of a fixed linear score,
   one threshold overall or one per group when one-hot group columns of ``X``
   partition the rows.
+* :class:`HingeOracle` -- the exact minimizer of the net-hinge proxy (plus the
+  L2 term) over linear models, by the core's SDCA solver: exact for the
+  proxy-Lagrangian's model player (seed 001 Algorithm 2), a convex surrogate
+  for the 0-1 games.
+* :class:`EstimatorOracle` -- any scikit-learn classifier with ``sample_weight``,
+  fitted on the cost-sensitive reduction.
 
 References
 ----------
@@ -36,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "EstimatorOracle", "net_coefficients"]
+__all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "HingeOracle", "EstimatorOracle", "net_coefficients"]
 
 
 def net_coefficients(spec, coef):
@@ -52,15 +58,12 @@ def net_coefficients(spec, coef):
     Returns
     -------
     list of ndarray
-        One vector of shape (n_samples of the block,) per block of ``spec``.
+        One vector of shape (n_samples of the block,) per block of ``spec``
+        (:func:`rateopt._row_coefficients.problem_row_coefficients`, in block order).
     """
-    coef = np.asarray(coef, dtype=np.float64)
-    out = []
-    for blk in spec.blocks:
-        t = blk.atoms
-        V = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(t.n_samples, t.n_atoms))
-        out.append(V @ coef[blk.atom_ids])
-    return out
+    from ._row_coefficients import problem_row_coefficients
+
+    return list(problem_row_coefficients(spec, coef).values())
 
 
 class Oracle:
@@ -259,6 +262,79 @@ class _ThresholdPlan:
         """The threshold minimizing ``sum_j u_j 1[s_j >= t]`` over the group's rows (first minimum)."""
         prefix = np.concatenate(([0.0], np.cumsum(u[self.order])))
         return float(self.thresholds[int(np.argmin(prefix[self.cuts]))])
+
+
+# --------------------------------------------------------------------------- net hinge, exactly
+
+
+class HingeOracle(Oracle):
+    """The exact minimizer of the net-hinge proxy of ``coef . p`` plus ``l2/2 ||theta||^2`` (SDCA).
+
+    Each call solves, with :func:`rateopt.core.sdca_two_sided_hinge`,
+    ``min_theta (1/n) sum_j [A_j max(0, m + s_j) + B_j max(0, m - s_j)] + (l2/2) ||theta||^2``
+    with ``A_j = n max(u_j, 0)``, ``B_j = n max(-u_j, 0)`` for the net per-row
+    coefficients ``u`` and the hinge margin ``m``: the net-hinge proxy of the
+    combination, up to the constant ``-sum_j max(-u_j, 0)`` (DESIGN.md's
+    cost-sensitive oracle; methods_spec §1.3). Consecutive calls warm-start
+    from the previous dual solution.
+
+    Parameters
+    ----------
+    l2 : float, default=None
+        The regularization (default: the model's ``l2`` when positive, else ``1e-4``;
+        SDCA needs it positive).
+    bias_scale : float, default=1.0
+        The intercept is a regularized constant feature of this value
+        (LIBLINEAR's ``bias``); ``0`` fixes the intercept at 0.
+    tol : float, default=1e-6
+        Relative duality gap at which a solve stops.
+    max_epochs : int, default=10000
+        Epoch cap of each solve.
+
+    Notes
+    -----
+    Datasets of a multi-dataset problem are stacked once when the oracle is
+    bound (one copy of their features, made per training run).
+    """
+
+    def __init__(self, l2=None, bias_scale=1.0, tol=1e-6, max_epochs=10_000):
+        if l2 is not None and not (isinstance(l2, (int, float)) and l2 > 0 and np.isfinite(l2)):
+            raise ValueError(f"l2 must be a positive number or None, got {l2!r}")
+        if not (isinstance(bias_scale, (int, float)) and bias_scale >= 0 and np.isfinite(bias_scale)):
+            raise ValueError(f"bias_scale must be a non-negative number, got {bias_scale!r}")
+        if not (isinstance(tol, (int, float)) and tol > 0):
+            raise ValueError(f"tol must be positive, got {tol!r}")
+        if isinstance(max_epochs, bool) or not isinstance(max_epochs, (int, np.integer)) or max_epochs < 1:
+            raise ValueError(f"max_epochs must be an integer >= 1, got {max_epochs!r}")
+        self.l2, self.bias_scale, self.tol, self.max_epochs = l2, float(bias_scale), float(tol), int(max_epochs)
+
+    def bind(self, spec, settings):
+        from . import core
+
+        blocks = [b.X.data for b in spec.blocks]
+        if len(blocks) == 1:
+            X = blocks[0]
+        else:
+            X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
+        n = X.shape[0]
+        lam = self.l2 if self.l2 is not None else (settings.l2 if settings.l2 > 0 else 1e-4)
+        margin = settings.margin
+        state = {"xi": None}
+        bias_mode = "regularized" if self.bias_scale > 0 else "fixed"
+
+        def best(coef, warm_start=None):
+            u = np.concatenate(net_coefficients(spec, coef))
+            A, B = n * np.maximum(u, 0.0), n * np.maximum(-u, 0.0)
+            res = core.sdca_two_sided_hinge(X, A, B, lam=lam, tau=margin, bias=bias_mode,
+                                            bias_scale=self.bias_scale or 1.0, xi0=state["xi"], tol=self.tol,
+                                            max_epochs=self.max_epochs, random_state=0)
+            state["xi"] = res.xi
+            return res.theta, float(res.bias)
+
+        return best
+
+    def __repr__(self):
+        return f"HingeOracle(l2={self.l2}, bias_scale={self.bias_scale}, tol={self.tol})"
 
 
 # --------------------------------------------------------------------------- any scikit-learn classifier
