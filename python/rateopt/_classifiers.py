@@ -233,12 +233,7 @@ class StochasticClassifier:
         sum is clipped to [0, 1] and rows on which the support is unanimous get
         exactly 0 or 1.
         """
-        positive = self.scores(X) >= 0
-        p = np.clip(positive @ self.probabilities_, 0.0, 1.0)
-        support = positive[:, self.probabilities_ > 0]
-        p[support.all(axis=1)] = 1.0
-        p[~support.any(axis=1)] = 0.0
-        return p
+        return mixture_proba(self.scores(X) >= 0, self.probabilities_)
 
     def predict(self, X, random_state=0):
         """Sampled 0/1 decisions, one support model drawn per row.
@@ -254,14 +249,9 @@ class StochasticClassifier:
         -------
         ndarray of int of shape (n_samples,)
         """
-        seed = _seed(random_state)
         Xm = _raw_features(X, self.n_features_in_, self.feature_map)
         S = _scores(Xm, self.weights_, self.biases_, self.feature_map)
-        u = row_uniforms(Xm.data, seed)
-        cdf = np.cumsum(self.probabilities_)
-        cdf[-1] = 1.0
-        pick = np.minimum(np.searchsorted(cdf, u, side="right"), self.n_models - 1)
-        return (S[np.arange(S.shape[0]), pick] >= 0).astype(np.int64)
+        return mixture_draws(S >= 0, self.probabilities_, Xm, random_state)
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
@@ -271,6 +261,50 @@ class StochasticClassifier:
 
     def __repr__(self):
         return f"StochasticClassifier(n_models={self.n_models}, n_features={self.n_features_in_})"
+
+
+def mixture_proba(positive, probabilities):
+    """Exact probability of a positive decision of a mixture, from every support model's decisions.
+
+    Parameters
+    ----------
+    positive : ndarray of bool of shape (n_samples, n_models)
+    probabilities : ndarray of shape (n_models,)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Clipped to [0, 1]; exactly 1 (0) where every model of positive
+        probability says positive (negative): 1000 models of probability
+        1/1000 sum to 1.0000000000000007.
+    """
+    p = np.clip(positive @ probabilities, 0.0, 1.0)
+    support = positive[:, probabilities > 0]
+    p[support.all(axis=1)] = 1.0
+    p[~support.any(axis=1)] = 0.0
+    return p
+
+
+def mixture_draws(positive, probabilities, Xm, random_state):
+    """Each row's decision by one support model, drawn from a uniform keyed on the row and the seed.
+
+    Parameters
+    ----------
+    positive : ndarray of bool of shape (n_samples, n_models)
+    probabilities : ndarray of shape (n_models,)
+    Xm : FeatureMatrix
+        The validated rows (their content keys the draws).
+    random_state : int or None
+
+    Returns
+    -------
+    ndarray of int of shape (n_samples,)
+    """
+    u = row_uniforms(Xm.data, _seed(random_state))
+    cdf = np.cumsum(probabilities)
+    cdf[-1] = 1.0
+    pick = np.minimum(np.searchsorted(cdf, u, side="right"), probabilities.shape[0] - 1)
+    return positive[np.arange(positive.shape[0]), pick].astype(np.int64)
 
 
 def _seed(random_state):

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._classifiers import _seed
+from ._classifiers import mixture_draws, mixture_proba
 from .core import FeatureMatrix
-from ._hashing import row_uniforms
 from .exceptions import RateoptError
 
 __all__ = ["EstimatorMixture", "ConstantClassifier"]
@@ -113,12 +112,7 @@ class EstimatorMixture:
         -------
         ndarray of shape (n_samples,)
         """
-        D = self.decisions(X) > 0
-        p = np.clip(D @ self.probabilities_, 0.0, 1.0)
-        support = D[:, self.probabilities_ > 0]
-        p[support.all(axis=1)] = 1.0
-        p[~support.any(axis=1)] = 0.0
-        return p
+        return mixture_proba(self.decisions(X) > 0, self.probabilities_)
 
     def predict(self, X, random_state=0):
         """Sampled 0/1 decisions, one support model drawn per row.
@@ -133,14 +127,9 @@ class EstimatorMixture:
         -------
         ndarray of int of shape (n_samples,)
         """
-        seed = _seed(random_state)
         Xm = self._features(X)
         D = np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
-        u = row_uniforms(Xm.data, seed)
-        cdf = np.cumsum(self.probabilities_)
-        cdf[-1] = 1.0
-        pick = np.minimum(np.searchsorted(cdf, u, side="right"), self.n_models - 1)
-        return D[np.arange(D.shape[0]), pick].astype(np.int64)
+        return mixture_draws(D > 0, self.probabilities_, Xm, random_state)
 
     def save(self, path):
         """Refused: rateopt's model files hold no pickle, and arbitrary estimators need it.
