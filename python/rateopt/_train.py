@@ -154,27 +154,22 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
                          "model and batch_size=None")
     bar = _progress(settings.verbose, settings.n_iter)
     for t in range(settings.n_iter):
-        stop = False
         if estimators:  # the iterate is a fitted classifier: its rates come from its decisions
-            current = game.model()
+            current, theta, bias, offsets = game.model(), np.zeros(0), 0.0, None
             result = DecisionPass(decision_rates(spec, current))
-            if t % settings.record_every == 0 or t == settings.n_iter - 1:
-                info = recorder.record(t, np.zeros(0), 0.0, game.multipliers(), result.rates, model=current)
-                stop = callback is not None and bool(callback(t, info))
-            if bar is not None:
-                bar.update(1)
-            if stop:
-                break
-            game.step(result)
-            continue
-        theta, bias = game.model()
-        rows = [None if settings.batch_size >= n else rng.integers(0, n, settings.batch_size)
-                for n in sizes] if minibatch else None
-        offsets = game.offsets()
-        result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, offsets=offsets, **passes)
+            full_rates = result.rates
+        else:
+            current = None
+            theta, bias = game.model()
+            rows = [None if settings.batch_size >= n else rng.integers(0, n, settings.batch_size)
+                    for n in sizes] if minibatch else None
+            offsets = game.offsets()
+            result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, offsets=offsets,
+                                 **passes)
+            full_rates = None if minibatch else result.rates
+        stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
-            info = recorder.record(t, theta, bias, game.multipliers(), None if minibatch else result.rates,
-                                   offsets=offsets)
+            info = recorder.record(t, theta, bias, game.multipliers(), full_rates, offsets=offsets, model=current)
             stop = callback is not None and bool(callback(t, info))
         if bar is not None:
             bar.update(1)
