@@ -369,3 +369,33 @@ def test_kernel_model_trains_unchanged():
     clf = res.classifier("randomized")
     ev = problem.evaluate(clf.predict_proba(ds.X), kind="probabilities")
     np.testing.assert_allclose(list(ev.constraints.values()), res.ramp_constraints[-1], atol=1e-9)
+
+
+# --------------------------------------------------------------------------- 5. win/change ratio floor
+
+
+@pytest.mark.parametrize("k", [0.0, 0.3, 0.5, 0.8, 1.0])
+@pytest.mark.parametrize("group", [None, "sex"])
+def test_win_change_ratio_floor_matches_counting(k, group):
+    from rateopt import goals as G
+
+    goal = G.win_change_ratio_floor(k, group)
+    for seed in range(3):
+        ds, rec = make_data(seed)
+        y, b, w = np.array(rec["y"]), np.array(rec["b"]), np.array(rec["w"])
+        d = np.random.default_rng(seed + 50).integers(0, 2, rec["n"])
+        ev = Problem(objective=0.0, constraints=[goal], datasets=ds).evaluate(d)
+        keys = [None] if group is None else sorted(set(rec["sex"]))
+        want = []
+        for key in keys:
+            inside = np.ones(rec["n"], bool) if key is None else np.array(rec["sex"]) == key
+            W = w[inside].sum()
+            wins = w[inside & (d == y) & (d != b)].sum()
+            changes = w[inside & (d != b)].sum()
+            want.append((k * changes - wins) / W)
+            if changes > 0:  # <= 0 exactly when wins / changes >= k
+                assert (want[-1] <= 1e-15) == (wins / changes >= k - 1e-15)
+        assert list(ev.constraints) == [c.name for c in goal.bind(ds)]
+        np.testing.assert_allclose(list(ev.constraints.values()), want, rtol=0, atol=1e-13)
+    with pytest.raises(ValueError):
+        G.win_change_ratio_floor(1.5)
