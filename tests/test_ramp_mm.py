@@ -399,3 +399,48 @@ def test_win_change_ratio_floor_matches_counting(k, group):
         np.testing.assert_allclose(list(ev.constraints.values()), want, rtol=0, atol=1e-13)
     with pytest.raises(ValueError):
         G.win_change_ratio_floor(1.5)
+
+
+def test_numpydoc_of_the_ramp_api():
+    validate = pytest.importorskip("numpydoc.validate").validate
+    ignore = {"EX01", "SA01", "ES01"}
+    quals = ["rateopt.ramp_mm", "rateopt.RampMMResult", "rateopt.RampMMResult.classifier", "rateopt.RampClassifier",
+             "rateopt.RampClassifier.predict", "rateopt.RampClassifier.predict_proba",
+             "rateopt.RampClassifier.decision_function", "rateopt.RampClassifier.save", "rateopt.core.ramp_rates",
+             "rateopt.core.RampRates", "rateopt.goals.WinChangeRatioFloor"]
+    problems = [f"{q} {c} {m}" for q in quals for c, m in validate(q)["errors"] if c not in ignore]
+    assert not problems, "\n".join(problems)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import rateopt._classifiers
+    import rateopt._ramp
+
+    for obj in (rateopt._ramp.ramp_mm, rateopt._classifiers.RampClassifier, rateopt.core.ramp_rates):
+        finder = doctest.DocTestFinder()
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        for t in finder.find(obj, globs={}):
+            runner.run(t)
+        assert runner.tries > 0 and runner.failures == 0, obj
+
+
+def test_readme_ramp_example_runs(capsys):
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    if not readme.exists():
+        pytest.skip("not run from a source checkout")
+    section = readme.read_text().split("## A deterministic classifier under a fairness ratio", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+    mm, X, ratio = namespace["mm"], namespace["Xf"], namespace["ratio"]
+    assert np.all(mm.ramp_constraints <= mm.settings["feas_tol"])
+    assert mm.multipliers[-1, 1] > 0  # the ratio binds
+    assert "deterministic: error" in capsys.readouterr().out
+    # the randomized rule's expected ratio constraint is the ramp value, by its probabilities
+    p = namespace["randomized"].predict_proba(X)
+    assert ratio.evaluate(p, kind="probabilities").max_violation <= 1e-9

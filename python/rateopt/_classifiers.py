@@ -547,7 +547,7 @@ class RampClassifier:
         self.n_features_in_ = self.coef_.shape[0] if feature_map is None else feature_map.n_features_in_
 
     def decision_function(self, X):
-        """Scores ``s = x . coef + intercept``.
+        """Compute the scores ``s = x . coef + intercept``.
 
         Parameters
         ----------
