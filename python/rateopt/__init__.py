@@ -138,3 +138,9 @@ __all__ = [
     "AtomTable",
     "rate_kernel",
 ]
+
+# Seed 004: ramp-loss dataset constraints by majorization-minimization.
+from ._classifiers import RampClassifier  # noqa: E402
+from ._ramp import RampMMResult, ramp_mm  # noqa: E402
+
+__all__ += ["ramp_mm", "RampMMResult", "RampClassifier"]

@@ -340,7 +340,7 @@ def load(path):
 
     Returns
     -------
-    LinearClassifier or StochasticClassifier or TrainResult
+    LinearClassifier or StochasticClassifier or RampClassifier or TrainResult
         The classifier, with its kernel feature map for a kernel model, or the
         training result.
 
@@ -460,7 +460,7 @@ def _build(meta, arrays, path):
     if meta["format"] == RESULT_FORMAT:
         return result_from_file(meta, arrays, path)
     kind = meta.get("kind")
-    if kind not in ("deterministic", "stochastic"):
+    if kind not in ("deterministic", "stochastic", "ramp-randomized"):
         raise RateoptError(f"{path!r} holds an unknown classifier kind {kind!r}")
     n_features = meta.get("n_features")
     if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
@@ -485,12 +485,13 @@ def _build(meta, arrays, path):
         if W.shape[1] != fmap.n_components_:
             raise _damaged(path, "weights", f"has {W.shape[1]} columns but the kernel model has "
                                             f"{fmap.n_components_} features (columns of 'whitening')")
-    if kind == "deterministic":
+    if kind in ("deterministic", "ramp-randomized"):
         if n_models != 1:
-            raise _damaged(path, "weights", f"holds {n_models} models; a deterministic classifier has one")
+            raise _damaged(path, "weights", f"holds {n_models} models; a {kind} classifier has one")
         if p[0] != 1.0:
-            raise _damaged(path, "probabilities", f"is {p.tolist()}; a deterministic classifier has [1.0]")
-        return LinearClassifier(W[0], float(b[0]), feature_map=fmap)
+            raise _damaged(path, "probabilities", f"is {p.tolist()}; a {kind} classifier has [1.0]")
+        cls = LinearClassifier if kind == "deterministic" else RampClassifier
+        return cls(W[0], float(b[0]), feature_map=fmap)
     if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
         raise _damaged(path, "probabilities", f"must be non-negative and sum to 1 (sum {p.sum()!r})")
     return StochasticClassifier(W, b, p, feature_map=fmap)
@@ -523,3 +524,128 @@ def _load_map(meta, arrays, path):
         raise _damaged(path, "whitening", f"has shape {Wh.shape}, expected ({B.shape[0]}, n_components) "
                                           "(one row per landmark)")
     return NystroemMap(meta["kernel"], gamma, degree, coef0, B, Wh, np.dtype(dtype))
+
+
+class RampClassifier:
+    """Seed 004's randomized rule: a linear score, positive with probability ``clip(1/2 + s, 0, 1)``.
+
+    The expected rates of this classifier on a dataset are the ramp rates of
+    its score (:func:`rateopt.core.ramp_rates`), so a model meeting ramp-loss
+    constraints (:func:`rateopt.ramp_mm`) meets them in expectation exactly.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_features,)
+        Weights (one per kernel feature for a kernel model).
+    intercept : float, default=0.0
+        Bias.
+    feature_map : NystroemMap, default=None
+        The kernel feature map of a kernel model.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The weights.
+    intercept_ : float
+        The bias.
+    n_features_in_ : int
+        The raw input width.
+
+    Notes
+    -----
+    :meth:`predict` draws each row's decision from the uniform number
+    :class:`StochasticClassifier` uses (keyed on ``random_state`` and the row's
+    content): positive iff ``u < clip(1/2 + s, 0, 1)``, so a row gets the same
+    decision in any batch, order or layout, and :meth:`predict_proba` is its
+    exact probability.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt import RampClassifier
+    >>> clf = RampClassifier([1.0], 0.0)
+    >>> clf.predict_proba(np.array([[-1.0], [0.25], [2.0]])).tolist()
+    [0.0, 0.75, 1.0]
+    """
+
+    kind = "ramp-randomized"
+
+    def __init__(self, coef, intercept=0.0, feature_map=None):
+        self.coef_ = np.array(coef, dtype=np.float64).reshape(-1)
+        self.intercept_ = float(intercept)
+        if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
+            raise ValueError("coef and intercept must be finite")
+        self.feature_map = feature_map
+        if feature_map is not None and feature_map.n_components_ != self.coef_.shape[0]:
+            raise ValueError("coef must have one weight per kernel feature")
+        self.n_features_in_ = self.coef_.shape[0] if feature_map is None else feature_map.n_features_in_
+
+    def decision_function(self, X):
+        """Compute the scores ``s = x . coef + intercept``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The scores.
+        """
+        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
+        return _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0]
+
+    def predict_proba(self, X):
+        """Probability of a positive decision, ``clip(1/2 + s, 0, 1)``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Values in [0, 1].
+        """
+        return np.clip(0.5 + self.decision_function(X), 0.0, 1.0)
+
+    def predict(self, X, random_state=0):
+        """Sampled 0/1 decisions: positive iff the row's uniform number is below its probability.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to classify.
+        random_state : int, default=0
+            Key of the draw; a row's draw depends only on this key and its content.
+
+        Returns
+        -------
+        ndarray of int of shape (n_samples,)
+            The decisions.
+        """
+        seed = _seed(random_state)
+        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
+        p = np.clip(0.5 + _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0],
+                    0.0, 1.0)
+        return (row_uniforms(Xm.data, seed) < p).astype(np.int64)
+
+    def save(self, path):
+        """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        _save(path, {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": _map_meta(self.feature_map)},
+              {"weights": self.coef_[None, :], "biases": np.array([self.intercept_]),
+               "probabilities": np.ones(1), **_map_arrays(self.feature_map)})
+
+    def __repr__(self):
+        return f"RampClassifier(n_features={self.n_features_in_})"
+
+
+__all__ += ["RampClassifier"]

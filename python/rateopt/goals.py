@@ -1201,3 +1201,41 @@ class RocAucFloor(Goal):
 
 roc_auc_floor = RocAucFloor
 __all__ += ["RocAucFloor", "roc_auc_floor"]
+
+
+# --------------------------------------------------------------------------- win/change ratio (seed 004 Table 4)
+
+
+@dataclass(frozen=True, repr=False)
+class WinChangeRatioFloor(_BoundGoal):
+    __doc__ = f"""Win-change ratio floor (seed 004 Table 4), linear: ``wins / changes >= k``.
+
+    Against the baseline, every change of a binary decision is a win or a
+    loss, so ``wins >= k (wins + losses)`` is ``(1 - k) win_rate(D) - k
+    loss_rate(D) >= 0`` (divided by ``W(D)``), affine in the rates: every game
+    and :func:`rateopt.ramp_mm` take it. Named ``"win_change_ratio[<subset>] >=
+    k"``; its value is ``(k changes - wins) / W(D)``. Needs labels and baseline
+    decisions.
+
+    Parameters
+    ----------
+    min_ratio : float
+        The floor ``k``, in [0, 1].
+    {_BOUND_PARAMS}
+    """
+
+    min_ratio: float
+    group: str | tuple | None = None
+    values: tuple | None = field(default=None, kw_only=True)
+    dataset: str = field(default="train", kw_only=True)
+    name: str | None = field(default=None, kw_only=True)
+    bound: ClassVar[str] = "min_ratio"
+
+    def _constraint(self, ctx):
+        k = self.min_ratio
+        c = (1.0 - k) * R.win_rate(ctx) - k * R.loss_rate(ctx) >= 0.0
+        return c.named(f"win_change_ratio[{ctx.label}] >= {_fmt(k)}")
+
+
+win_change_ratio_floor = WinChangeRatioFloor
+__all__ += ["WinChangeRatioFloor", "win_change_ratio_floor"]
