@@ -20,7 +20,8 @@ Systems (columns of the tables):
 * **Unc F1** (Table 4): the same logistic regression with one threshold tuned
   on validation F1 over score quantiles in steps of 0.001.
 * **COCO** (Table 3): Algorithm 1 with a plug-in oracle. *Not run*: it needs
-  the oracle interface of issue 12, which is not built yet.
+  the plug-in oracle (counterfactual memberships), which is not built yet;
+  seed 003's Algorithm 1 itself is (``method="three-player-oracle"``).
 * **Stochastic**: the three-player run's m-stochastic solution (the shrinking
   LP on the per-iterate training values, as the authors' code); also the
   ``"exact"`` mixture (psi of the mixture's rates minimized over mixtures of
@@ -79,8 +80,9 @@ KLD_SYSTEMS = {"unconstrained": "Unc Error", "post_shift": "Post Shift", "coco":
                "three_player_determ": "Determ."}
 F1_SYSTEMS = {"unconstrained": "Unc Error", "unc_f1": "Unc F1", "three_player": "Stochastic",
               "three_player_exact": "Stochastic (exact mixture)", "three_player_determ": "Determ."}
-NOT_RUN = {"coco": "COCO (Algorithm 1 with a plug-in oracle) needs the oracle interface of issue 12, "
-                   "which is not built yet"}
+NOT_RUN = {"coco": "COCO (Algorithm 1 with a plug-in oracle) needs the plug-in oracle (counterfactual "
+                   "memberships), which is not built yet; seed 003's Algorithm 1 itself is "
+                   "(method='three-player-oracle')"}
 
 # Seed 003, Table 3: test sum-KLD (test error / Unc Error's test error).
 PAPER_T3 = {
