@@ -394,3 +394,16 @@ def test_oracle_proxy_with_the_hinge_oracle_is_feasible_and_no_worse_than_gradie
     assert e_obj <= g_obj + 2e-3
     with pytest.raises(ValueError, match="l2"):
         oracles.HingeOracle(l2=0.0)
+
+
+def test_the_estimator_oracle_passes_weights_averaging_one():
+    """Regression: weights |u| (about 1/n each) made LogisticRegression n times more regularized. With the
+    error objective alone every |u_j| is equal, so the first oracle fit is plain logistic regression."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, g, ds = _nonlinear(600)
+    spec = spec_from_problem(rateopt.Problem(objective=rateopt.error_rate(ds.context())))
+    model = oracles.EstimatorOracle(LogisticRegression()).bind(spec, _settings())(spec.c0)
+    plain = LogisticRegression().fit(X, y)
+    np.testing.assert_allclose(model.coef_, plain.coef_, rtol=1e-6)
+    np.testing.assert_allclose(model.intercept_, plain.intercept_, rtol=1e-6)

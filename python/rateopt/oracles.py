@@ -288,8 +288,8 @@ class HingeOracle(Oracle):
         (LIBLINEAR's ``bias``); ``0`` fixes the intercept at 0.
     tol : float, default=1e-6
         Relative duality gap at which a solve stops.
-    max_epochs : int, default=10000
-        Epoch cap of each solve.
+    max_epochs : int, default=100000
+        Epoch cap of each solve (the solver warns when it stops on it).
 
     Notes
     -----
@@ -297,7 +297,7 @@ class HingeOracle(Oracle):
     bound (one copy of their features, made per training run).
     """
 
-    def __init__(self, l2=None, bias_scale=1.0, tol=1e-6, max_epochs=10_000):
+    def __init__(self, l2=None, bias_scale=1.0, tol=1e-6, max_epochs=100_000):
         if l2 is not None and not (isinstance(l2, (int, float)) and l2 > 0 and np.isfinite(l2)):
             raise ValueError(f"l2 must be a positive number or None, got {l2!r}")
         if not (isinstance(bias_scale, (int, float)) and bias_scale >= 0 and np.isfinite(bias_scale)):
@@ -346,7 +346,9 @@ class EstimatorOracle(Oracle):
     The reduction: minimizing ``sum_j u_j 1[h(x_j) = 1]`` over classifiers ``h``
     is weighted classification with labels ``z_j = 1[u_j < 0]`` (a row whose
     net coefficient is negative lowers the objective when predicted positive)
-    and weights ``|u_j|``: the weighted error is ``sum_j u_j 1[h(x_j) = 1]`` plus
+    and weights ``|u_j|`` (passed rescaled to average 1, which leaves the
+    weighted problem's minimizers unchanged and keeps estimators' fixed
+    penalties meaningful): the weighted error is ``sum_j u_j 1[h(x_j) = 1]`` plus
     the constant ``sum_j max(-u_j, 0)``. So each round fits
     ``clone(estimator)`` with ``sample_weight=|u|`` on every dataset of the
     problem stacked (rows with ``u_j = 0`` are dropped). The result is a fitted
@@ -402,7 +404,10 @@ class EstimatorOracle(Oracle):
             z = (u < 0).astype(np.int64)
             if not np.any(z[keep]) or np.all(z[keep]):  # one class: a constant is optimal
                 return ConstantClassifier(int(np.any(z[keep])), d)
-            model = clone(self.estimator).fit(X[keep], z[keep], sample_weight=np.abs(u[keep]))
+            # The best weighted classifier does not depend on the weights' scale, but estimators that weigh
+            # their loss against a fixed penalty (C, min_hessian_to_split) do: weights average 1, as fairlearn's.
+            weights = np.abs(u[keep])
+            model = clone(self.estimator).fit(X[keep], z[keep], sample_weight=weights * (weights.size / weights.sum()))
             value = float(u @ positive_decisions(model, X))
             if value > min(0.0, float(u.sum())) + 1e-12 * np.abs(u).sum() and not warned:
                 warned.append(True)
