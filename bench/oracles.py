@@ -184,10 +184,12 @@ def solve_pair(X, Xm, u, A, B, lam, repeats, max_calibration_s=120.0) -> dict:
     C = 1.0 / (lam * n)
     out = {"lam": lam, "C_liblinear": C}
     t0 = time.perf_counter()
-    ref = sdca_two_sided_hinge(Xm, A, B, lam=lam, bias="regularized", tol=1e-11, max_epochs=1_000_000)
+    with warnings.catch_warnings(record=True) as caught:  # may stop at max_epochs: D* stays a valid lower bound
+        warnings.simplefilter("always")
+        ref = sdca_two_sided_hinge(Xm, A, B, lam=lam, bias="regularized", tol=1e-11, max_epochs=1_000_000)
     lower = ref.dual
     out["reference"] = {"primal": ref.primal, "dual": ref.dual, "gap": ref.gap, "epochs": ref.n_epochs,
-                        "seconds": time.perf_counter() - t0}
+                        "seconds": time.perf_counter() - t0, "warnings": [str(w.message)[:200] for w in caught]}
     tol_sdca = sdca.TARGET * min(1.0, abs(lower))
     out["sdca_tol"] = tol_sdca
 
@@ -321,8 +323,12 @@ def part_b(datasets: dict, specs: dict, repeats: int, preds: dict) -> dict:
                 kw = dict(cfg)
                 if kw["method"] == "oracle-proxy":
                     kw["oracle"] = rateopt.oracles.HingeOracle()
-                result = rateopt.train(problem, random_state=SEED, **kw)
-                return result, result.solution("m-stochastic")
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    result = rateopt.train(problem, random_state=SEED, **kw)
+                    clf = result.solution("m-stochastic")
+                result.caught_warnings_ = [f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught]
+                return result, clf
 
             reps = repeats if spec.data == "adult" else 1
             log(f"(b) {key}: {sysname} ({reps} fit(s)) ...")
@@ -333,7 +339,9 @@ def part_b(datasets: dict, specs: dict, repeats: int, preds: dict) -> dict:
             entry[sysname] = {"fit_s": med, "fit_samples_s": samples, "external_cores": loads,
                               "train_err": ev_tr["error"], "test_err": ev_te["error"],
                               "train_viol": ev_tr["max_violation"], "test_viol": ev_te["max_violation"],
-                              "n_iter": int(result.n_iter), "n_models": int(clf.n_models)}
+                              "n_iter": int(result.n_iter), "n_models": int(clf.n_models),
+                              "warnings_last_fit": len(result.caught_warnings_),
+                              "warnings_sample": result.caught_warnings_[:3]}
             preds[f"b_{key}_{sysname}_train"] = p_tr
             preds[f"b_{key}_{sysname}_test"] = p_te
             log(f"    fit {med:.2f} s, train err {ev_tr['error']:.4f} viol {ev_tr['max_violation']:+.4f}, "
@@ -371,21 +379,23 @@ def _counting_hgb():
     return CountingHGB
 
 
-def part_c(data: CA.Data, spec: CA.Spec, repeats: int, fairlearn_repeats: int, preds: dict) -> dict:
+def part_c(data: CA.Data, spec: CA.Spec, repeats: int, fairlearn_repeats: int, preds: dict,
+           n_iter: int = HGB_N_ITER, hgb_params: dict | None = None) -> dict:
     import rateopt
     from rateopt import goals
 
     CountingHGB = _counting_hgb()
+    hgb_params = dict(HGB_PARAMS) if hgb_params is None else hgb_params
     Xtr, Xte = data.train.X.toarray(), data.test.X.toarray()
     sex_tr = data.train.groups["sex"]
-    out = {"problem": spec.text, "train_shape": list(Xtr.shape), "hgb_params": dict(HGB_PARAMS),
+    out = {"problem": spec.text, "train_shape": list(Xtr.shape), "hgb_params": dict(hgb_params),
            "hgb_note": "HistGradientBoostingClassifier defaults otherwise (early_stopping='auto': on above "
                        "10,000 rows, 10% validation split drawn with random_state)",
            "input": "dense float64 X for both (HGB rejects sparse input); the dense copy is made outside the timing"}
 
     def fit_rateopt():
         est = rateopt.RateConstrainedClassifier(goals=[goals.equalized_odds("sex", slack=spec.slack)],
-                                                estimator=CountingHGB(**HGB_PARAMS), n_iter=HGB_N_ITER,
+                                                estimator=CountingHGB(**hgb_params), n_iter=n_iter,
                                                 random_state=SEED)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -404,7 +414,7 @@ def part_c(data: CA.Data, spec: CA.Spec, repeats: int, fairlearn_repeats: int, p
                       "train_err": ev_tr["error"], "test_err": ev_te["error"],
                       "train_viol": ev_tr["max_violation"], "test_viol": ev_te["max_violation"],
                       "estimator_fits": fits_r, "estimator_fit_s": CountingHGB.fit_seconds / repeats,
-                      "n_iter": HGB_N_ITER, "n_models": int(est.classifier_.n_models),
+                      "n_iter": n_iter, "n_models": int(est.classifier_.n_models),
                       "feasible_reported": bool(est.feasibility_.feasible),
                       "method": "oracle-proxy (RateConstrainedClassifier(estimator=...)), m-stochastic",
                       "warnings": est.warnings_}
@@ -424,7 +434,7 @@ def part_c(data: CA.Data, spec: CA.Spec, repeats: int, fairlearn_repeats: int, p
         import fairlearn
 
         def fit_fairlearn():
-            eg = ExponentiatedGradient(CountingHGB(**HGB_PARAMS),
+            eg = ExponentiatedGradient(CountingHGB(**hgb_params),
                                        constraints=EqualizedOdds(difference_bound=spec.slack))
             eg.fit(Xtr, data.train.y, sensitive_features=sex_tr)
             return eg
@@ -559,6 +569,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="a,b,c,d", help="parts to run (comma-separated, default a,b,c,d)")
     ap.add_argument("--max-rows", type=int, default=None, help="cap every split at this many rows (seeded)")
     ap.add_argument("--repeats", type=int, default=None, help="timed fits per rateopt system (default 3, --quick 1)")
+    ap.add_argument("--hgb-n-iter", type=int, default=HGB_N_ITER,
+                    help=f"part (c): rateopt's rounds (default {HGB_N_ITER}; the smoke test uses fewer)")
+    ap.add_argument("--hgb-max-iter", type=int, default=HGB_PARAMS["max_iter"],
+                    help=f"part (c): HGB max_iter of both systems (default {HGB_PARAMS['max_iter']})")
     ap.add_argument("--predictions", type=Path, default=None, help="save probabilities, labels and groups (.npz)")
     args = ap.parse_args(argv)
     parts = [p for p in args.only.split(",") if p]
@@ -595,25 +609,35 @@ def main(argv=None) -> int:
         "evaluation": ("compare_anchors.shared_evaluate (plain NumPy on expected decisions; violation = largest "
                        "g_i in g_i <= 0 form) for (b) and (c); group_errors (NumPy) for (d)"),
     }
+    json_path, md_path = _common.results_paths(NAME, quick=quick, out=args.out)
+
+    def checkpoint(done: str) -> None:
+        """Write what is finished so far (a long run killed later keeps it); 'complete' says which."""
+        result["targets"] = targets(result)
+        result["total_s"] = time.perf_counter() - t_start
+        result["complete"] = done
+        _common.write_results(result, render_markdown(result), json_path, md_path)
+
     if "a" in parts:
         result["a_sdca"] = part_a(datasets, quick, 3 if quick else 5)
         result["sdca_speedup_vs_liblinear"] = result["a_sdca"]["sdca_speedup_vs_liblinear"]
+        checkpoint("partial: through part (a)")
     if "b" in parts:
         result["b_hinge_oracle"] = part_b(datasets, specs, repeats, preds)
+        checkpoint("partial: through part (b)")
     if "c" in parts:
-        c = part_c(datasets["adult"], specs["adult_eo_sex"], 1, 1, preds)
+        c = part_c(datasets["adult"], specs["adult_eo_sex"], 1, 1, preds,
+                   n_iter=args.hgb_n_iter, hgb_params=dict(HGB_PARAMS, max_iter=args.hgb_max_iter))
         result["c_hgb"] = c
         for k in ("hgb_speedup_vs_fairlearn", "hgb_test_error", "fairlearn_hgb_test_error", "hgb_train_violation"):
             result[k] = c[k]
+        checkpoint("partial: through part (c)")
     if "d" in parts:
         result["d_minimax"] = part_d(datasets, preds, HEDGE_ITER if not quick else 200,
                                      GROUP_OPT_EPS if not quick else 0.2)
-    result["targets"] = targets(result)
-    result["total_s"] = time.perf_counter() - t_start
+    checkpoint("all parts run")
     text = render_markdown(result)
     print(text)
-    json_path, md_path = _common.results_paths(NAME, quick=quick, out=args.out)
-    _common.write_results(result, text, json_path, md_path)
     if args.predictions is not None:
         args.predictions.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.predictions, **preds)

@@ -62,7 +62,8 @@ def run(tmp_path_factory):
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        mod.main(["--quick", "--json", "--max-rows", "600", "--out", str(out), "--predictions", str(preds)])
+        mod.main(["--quick", "--json", "--max-rows", "300", "--hgb-n-iter", "3", "--hgb-max-iter", "10",
+                  "--out", str(out), "--predictions", str(preds)])
     last = buf.getvalue().strip().splitlines()[-1]
     return mod, json.loads(last), json.loads(out.read_text()), np.load(preds, allow_pickle=False), tmp
 
@@ -74,7 +75,7 @@ def test_json_structure(run):
                 "fairlearn_hgb_test_error", "hgb_train_violation", "targets", "a_sdca", "b_hinge_oracle",
                 "c_hgb", "d_minimax"):
         assert key in full, key
-    assert full["quick"] is True and full["max_rows"] == 600
+    assert full["quick"] is True and full["max_rows"] == 300
     assert set(full["a_sdca"]["datasets"]) == {"adult", "census"}
     for d in full["a_sdca"]["datasets"].values():
         for r in d["runs"]:
