@@ -105,15 +105,17 @@ class LinearClassifier:
         self.n_features_in_ = self.coef_.shape[0] if feature_map is None else feature_map.n_features_in_
 
     def decision_function(self, X):
-        """Scores ``X @ coef + intercept``.
+        """Compute the scores ``s = x . coef + intercept``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to score.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            The scores.
         """
         Xm = _raw_features(X, self.n_features_in_, self.feature_map)
         return _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0]
@@ -147,7 +149,13 @@ class LinearClassifier:
         return self.predict(X).astype(np.float64)
 
     def save(self, path):
-        """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
+        """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
         _save(path, {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": _map_meta(self.feature_map)},
               {"weights": self.coef_[None, :], "biases": np.array([self.intercept_]),
                "probabilities": np.ones(1), **_map_arrays(self.feature_map)})
@@ -526,7 +534,7 @@ def _load_map(meta, arrays, path):
     return NystroemMap(meta["kernel"], gamma, degree, coef0, B, Wh, np.dtype(dtype))
 
 
-class RampClassifier:
+class RampClassifier(LinearClassifier):
     """Seed 004's randomized rule: a linear score, positive with probability ``clip(1/2 + s, 0, 1)``.
 
     The expected rates of this classifier on a dataset are the ramp rates of
@@ -570,32 +578,6 @@ class RampClassifier:
 
     kind = "ramp-randomized"
 
-    def __init__(self, coef, intercept=0.0, feature_map=None):
-        self.coef_ = np.array(coef, dtype=np.float64).reshape(-1)
-        self.intercept_ = float(intercept)
-        if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
-            raise ValueError("coef and intercept must be finite")
-        self.feature_map = feature_map
-        if feature_map is not None and feature_map.n_components_ != self.coef_.shape[0]:
-            raise ValueError("coef must have one weight per kernel feature")
-        self.n_features_in_ = self.coef_.shape[0] if feature_map is None else feature_map.n_features_in_
-
-    def decision_function(self, X):
-        """Compute the scores ``s = x . coef + intercept``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            The rows to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The scores.
-        """
-        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
-        return _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0]
-
     def predict_proba(self, X):
         """Probability of a positive decision, ``clip(1/2 + s, 0, 1)``.
 
@@ -626,23 +608,10 @@ class RampClassifier:
         ndarray of int of shape (n_samples,)
             The decisions.
         """
-        seed = _seed(random_state)
         Xm = _raw_features(X, self.n_features_in_, self.feature_map)
         p = np.clip(0.5 + _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0],
                     0.0, 1.0)
-        return (row_uniforms(Xm.data, seed) < p).astype(np.int64)
-
-    def save(self, path):
-        """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`.
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write.
-        """
-        _save(path, {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": _map_meta(self.feature_map)},
-              {"weights": self.coef_[None, :], "biases": np.array([self.intercept_]),
-               "probabilities": np.ones(1), **_map_arrays(self.feature_map)})
+        return (row_uniforms(Xm.data, _seed(random_state)) < p).astype(np.int64)
 
     def __repr__(self):
         return f"RampClassifier(n_features={self.n_features_in_})"
