@@ -484,6 +484,26 @@ def _proxy_codes(proxies, k):
     return np.array([PROXIES[p] for p in names], dtype=np.int32)
 
 
+def _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights):
+    """The checks shared by the multi-combination kernels: features, atom table, theta, coefficients,
+    proxies and gradient weights (each error names its argument)."""
+    Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
+    if not isinstance(atoms, AtomTable):
+        raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
+    if atoms.n_samples != Xm.n_samples:
+        raise ValueError(f"atoms has {atoms.n_samples} rows but X has n_samples = {Xm.n_samples}")
+    theta = as_float_vector(theta, "theta", ("n_features", Xm.n_features))
+    coefs = as_real_array(coefs, "coefs")
+    if coefs.ndim != 2 or coefs.shape[0] < 1 or coefs.shape[1] != atoms.n_atoms:
+        raise ValueError(f"coefs must have shape (k >= 1, n_atoms = {atoms.n_atoms}), got {coefs.shape}")
+    if not np.all(np.isfinite(coefs)):
+        raise ValueError("coefs holds a non-finite value (NaN or inf)")
+    k = coefs.shape[0]
+    codes = _proxy_codes(proxies, k)
+    weights = np.ones(k) if grad_weights is None else as_float_vector(grad_weights, "grad_weights", ("k", k))
+    return Xm, theta, coefs, k, codes, weights
+
+
 def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_weights=None,
                       separate_gradients=False, margin=1.0, rows=None, n_threads=None):
     """Atom rates and the proxies of k rate combinations in one pass over the data.
@@ -533,20 +553,7 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
     >>> res.values.tolist()  # +p and -p of the one atom, p = 2/3
     [0.6666666666666666, -0.6666666666666666]
     """
-    Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
-    if not isinstance(atoms, AtomTable):
-        raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
-    if atoms.n_samples != Xm.n_samples:
-        raise ValueError(f"atoms has {atoms.n_samples} rows but X has n_samples = {Xm.n_samples}")
-    theta = as_float_vector(theta, "theta", ("n_features", Xm.n_features))
-    coefs = as_real_array(coefs, "coefs")
-    if coefs.ndim != 2 or coefs.shape[0] < 1 or coefs.shape[1] != atoms.n_atoms:
-        raise ValueError(f"coefs must have shape (k >= 1, n_atoms = {atoms.n_atoms}), got {coefs.shape}")
-    if not np.all(np.isfinite(coefs)):
-        raise ValueError("coef holds a non-finite value (NaN or inf)")
-    k = coefs.shape[0]
-    codes = _proxy_codes(proxies, k)
-    weights = np.ones(k) if grad_weights is None else as_float_vector(grad_weights, "grad_weights", ("k", k))
+    Xm, theta, coefs, k, codes, weights = _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights)
     bias = as_finite_scalar(bias, "bias")
     margin = as_finite_scalar(margin, "margin")
     if margin <= 0:
@@ -977,20 +984,7 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
     >>> res.rates.tolist()  # scores >= 0, and scores >= 1.5
     [0.6666666666666666, 0.3333333333333333]
     """
-    Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
-    if not isinstance(atoms, AtomTable):
-        raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
-    if atoms.n_samples != Xm.n_samples:
-        raise ValueError(f"atoms has {atoms.n_samples} rows but X has n_samples = {Xm.n_samples}")
-    theta = as_float_vector(theta, "theta", ("n_features", Xm.n_features))
-    coefs = as_real_array(coefs, "coefs")
-    if coefs.ndim != 2 or coefs.shape[0] < 1 or coefs.shape[1] != atoms.n_atoms:
-        raise ValueError(f"coefs must have shape (k >= 1, n_atoms = {atoms.n_atoms}), got {coefs.shape}")
-    if not np.all(np.isfinite(coefs)):
-        raise ValueError("coefs holds a non-finite value (NaN or inf)")
-    k = coefs.shape[0]
-    codes = _proxy_codes(proxies, k)
-    weights = np.ones(k) if grad_weights is None else as_float_vector(grad_weights, "grad_weights", ("k", k))
+    Xm, theta, coefs, k, codes, weights = _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights)
     offsets = as_real_array(offsets, "offsets")
     if offsets.ndim != 1:
         raise ValueError(f"offsets must be 1-D, got shape {offsets.shape}")
