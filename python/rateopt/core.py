@@ -1564,6 +1564,13 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
     kappa = as_float_vector(kappa, "kappa", ("n_constraints", C.shape[0]))
     if not (np.all(np.isfinite(C)) and np.all(np.isfinite(c0))):
         raise ValueError("C and c0 must be finite")
+    blocks = [_loop_block(b) for b in blocks]
+    val_blocks = [_loop_block(b) for b in val_blocks]
+    if not blocks:
+        raise ValueError("blocks must hold at least one dataset")
+    n_features = int(blocks[0][5] if blocks[0][0] == "csr" else blocks[0][1].shape[1])
+    if state.theta.shape != (n_features,):
+        raise ValueError(f"state.theta has shape {state.theta.shape}, expected (n_features,) = ({n_features},)")
     if (val_blocks and records.val_rates is None) or (not val_blocks and records.val_rates is not None):
         raise ValueError("records.val_rates must be given exactly when val_blocks are")
     t_end = n_iter if t_end is None else t_end
@@ -1585,9 +1592,8 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
                  multipliers=records.multipliers, rates=records.rates, count=int(records.count))
     if records.val_rates is not None:
         rec_d["val_rates"] = records.val_rates
-    status, t, detail, count = _core.train_loop([_loop_block(b) for b in blocks],
-                                                [_loop_block(b) for b in val_blocks], game_d, model_d, mult_d,
-                                                state_d, schedule, rec_d, callback)
+    status, t, detail, count = _core.train_loop(blocks, val_blocks, game_d, model_d, mult_d, state_d, schedule,
+                                                rec_d, callback)
     records.count = count
     name = _LOOP_STATUS[status]
     if name == "nonfinite_scores":
