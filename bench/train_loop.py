@@ -14,12 +14,11 @@ beyond its fused kernel pass:
 
 The *loop time* is the wall time of the driver's loop function
 (``rateopt._train._run_core_loop`` / ``_run_python_loop``, timed by wrapping
-them). The *fused kernel time* is one raw ``_core.rate_kernel_*`` call per
-dataset with the game's combination, at the model and multipliers of recorded
-iterates (up to 10 of them, evenly spaced over the run: the cost of a pass
-depends on how many rows have an active hinge), timed over T calls cycling
-through those iterates (as long as a loop runs, on the same warm data); T times
-it is what T kernel passes alone would cost.
+them). The *fused kernel time* is T raw ``_core.rate_kernel_*`` calls (one per
+dataset) with the game's combination at the model and multipliers of each of
+the run's T iterates, in order (taken from a warm-up run recording every
+iterate): exactly the passes the loop makes, without the loop (the cost of a
+pass depends on how many rows have an active hinge, so the iterates matter).
 
 Cases (game ``proxy-swap``, full batch, Adam, the defaults of ``rateopt.train``):
 
@@ -74,7 +73,6 @@ from _common import (  # noqa: E402
 NAME = "train_loop"
 THREADS = (1, 2)
 TARGET = 1.15
-KERNEL_ITERATES = 10
 
 
 def log(msg: str) -> None:
@@ -151,15 +149,15 @@ class LoopTimer:
 
 
 def kernel_calls(problem, result, threads):
-    """One closure per sampled recorded iterate: the fused kernel pass of that iterate (every dataset)."""
+    """For each recorded iterate of ``result`` (every iterate), the closures of its fused kernel pass
+    (one per dataset)."""
     from rateopt import _core, core
     from rateopt._game import spec_from_problem
     from rateopt.games._base import model_combinations
 
     spec = spec_from_problem(problem).for_players()
-    picks = np.unique(np.linspace(0, len(result.iterations) - 1, KERNEL_ITERATES).round().astype(int))
     passes = []
-    for i in picks:
+    for i in range(len(result.iterations)):
         calls = []
         lam = result.multipliers[i]
         combos = model_combinations(spec, lam[0], lam[1:], "hinge")
@@ -180,13 +178,13 @@ def kernel_calls(problem, result, threads):
     return passes
 
 
-def time_kernel(passes, n_iter):
-    """Seconds per pass over ``n_iter`` passes, cycling through the sampled iterates (as long as a loop runs)."""
+def time_kernel(passes):
+    """Seconds per pass over the run's passes, in order."""
     t0 = time.perf_counter()
-    for t in range(n_iter):
-        for c in passes[t % len(passes)]:
+    for calls in passes:
+        for c in calls:
             c()
-    return (time.perf_counter() - t0) / n_iter
+    return (time.perf_counter() - t0) / len(passes)
 
 
 def run_case(name, problem, desc, n_iter, repeats):
@@ -199,18 +197,19 @@ def run_case(name, problem, desc, n_iter, repeats):
             kw = dict(method="proxy-swap", n_iter=n_iter, n_threads=threads)
             samples = {"core_loop": [], "python_loop": [], "core_train": [], "python_train": [], "kernel": []}
             results = {}
-            # Warm-up (also gives the iterates the kernel is timed at).
+            # Warm-up; a run recording every iterate gives the iterates the kernel is timed at.
             for loop in ("core", "python"):
                 results[loop] = run_game(problem, loop=loop, **kw)
-            passes = kernel_calls(problem, results["core"], threads)
-            time_kernel(passes, len(passes))
+            passes = kernel_calls(problem, run_game(problem, loop="core", record_every=1, **kw), threads)
+            assert len(passes) == n_iter
+            time_kernel(passes[:10])
             for r in range(repeats):
                 for loop in ("core", "python"):
                     t0 = time.perf_counter()
                     run_game(problem, loop=loop, **kw)
                     samples[f"{loop}_train"].append(time.perf_counter() - t0)
                     samples[f"{loop}_loop"].append(timer.last)
-                samples["kernel"].append(time_kernel(passes, n_iter))
+                samples["kernel"].append(time_kernel(passes))
             med = {k: statistics.median(v) for k, v in samples.items()}
             kT = n_iter * med["kernel"]
             a, b = results["python"].weights, results["core"].weights
@@ -300,7 +299,7 @@ def main(argv=None) -> int:
         "cases": cases,
         "notes": notes,
         "params": {"threads": list(THREADS), "repeats": args.repeats, "warmup": 1, "interleaved": True,
-                   "kernel_iterates": KERNEL_ITERATES, "method": "proxy-swap", "optimizer": "adam",
+                   "kernel_iterates": "all T, in order", "method": "proxy-swap", "optimizer": "adam",
                    "batch": "full", "blas_threads": 1},
         "machine": machine,
         "elapsed_s": time.perf_counter() - t_start,

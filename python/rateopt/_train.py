@@ -7,7 +7,10 @@ weighted gradient). Every ``record_every`` iterations the driver records the
 model, the multipliers and the full vector of atom rates (training, and
 validation when given); :class:`~rateopt.TrainResult` derives objective and
 constraint values and every solution from these records. The driver has no
-method-specific code: a method is a game class in the registry.
+method-specific code: a method is a game class in the registry. The built-in
+games can also run whole in the core (``loop="core"``, the default where
+supported: :func:`rateopt.core.run_train_loop`), with the same arithmetic;
+this driver stays the reference and serves every other game.
 
 References
 ----------
@@ -78,7 +81,8 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     callback : callable, default=None
         Called as ``callback(iteration, info)`` after every recorded iterate with
         ``info = {"objective", "constraints", "multipliers"}``; return ``True``
-        to stop training.
+        to stop training. In the core loop it runs between iterations with
+        the GIL taken for the call; its exceptions propagate.
     **params
         The training parameters of :data:`rateopt._params.TRAIN_PARAMS`:
         ``n_iter=1000`` (iterations, each one kernel pass per dataset),
@@ -97,7 +101,13 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``record_every=None`` (default ``max(1, T // 100)``; the last iterate is
         always recorded), ``random_state=None`` (minibatch seed),
         ``n_threads=None`` (None: the OpenMP setting; -1: all cores),
-        ``verbose=False`` (a tqdm progress bar).
+        ``verbose=False`` (a tqdm progress bar), ``loop="auto"`` (where the
+        iterations run: ``"core"``, one C++ call with the GIL released, for the
+        built-in games ``"proxy-swap"``, ``"proxy-external"``,
+        ``"lagrangian-hinge"`` and ``"unconstrained"`` without offset atoms;
+        ``"python"``, this driver, for every game; ``"auto"``, the core when it
+        supports the run. Both give the same iterates to round-off, and the
+        same minibatch rows for a seed).
 
     Returns
     -------
