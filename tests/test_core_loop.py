@@ -317,5 +317,11 @@ def test_bad_arguments_give_clear_errors():
         run(rows=np.full((20, 1, 4), spec.blocks[0].X.n_samples), sampled=[True])
     with pytest.raises(ValueError, match="sampled"):
         run(rows=np.zeros((20, 1, 4)))
+    with pytest.raises(ValueError, match="C must have shape"):
+        run(C=np.zeros((m, A + 1)))
+    bad = state()
+    bad.theta = list(bad.theta)
+    with pytest.raises(TypeError, match="state.theta must be a writeable"):
+        run(state=bad)
     with pytest.raises(TypeError, match="FeatureMatrix"):
         run(blocks=[(np.zeros((3, d)), spec.blocks[0].atoms, spec.blocks[0].atom_ids)])

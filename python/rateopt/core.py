@@ -1560,7 +1560,20 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
     if not isinstance(records, LoopRecords):
         raise TypeError(f"records must be a LoopRecords, got {type(records).__name__}")
     c0 = as_float_vector(c0, "c0")
-    C = np.ascontiguousarray(np.asarray(C, dtype=np.float64).reshape(-1, c0.shape[0]))
+    C = np.asarray(C, dtype=np.float64)
+    C = C.reshape(0, c0.shape[0]) if C.size == 0 else C
+    if C.ndim != 2 or C.shape[1] != c0.shape[0]:
+        raise ValueError(f"C must have shape (n_constraints, n_atoms = {c0.shape[0]}), got {C.shape}")
+    C = np.ascontiguousarray(C)
+    written = [(f"state.{n}", getattr(state, n), np.int64 if n == "opt_t" else np.float64)
+               for n in ("theta", "bias", "opt_m", "opt_v", "opt_t", "matrix", "lam")]
+    written += [(f"records.{n}", getattr(records, n), np.int64 if n == "iterations" else np.float64)
+                for n in ("weights", "biases", "iterations", "multipliers", "rates", "val_rates")
+                if getattr(records, n) is not None]
+    for name, a, dtype in written:
+        if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable):
+            raise TypeError(f"{name} must be a writeable C-contiguous {np.dtype(dtype)} ndarray "
+                            "(the loop writes it in place)")
     kappa = as_float_vector(kappa, "kappa", ("n_constraints", C.shape[0]))
     if not (np.all(np.isfinite(C)) and np.all(np.isfinite(c0))):
         raise ValueError("C and c0 must be finite")
