@@ -219,6 +219,25 @@ def test_callback_stops_the_core_loop_like_the_driver():
         _close(m1, m2)
 
 
+def test_the_progress_bar_advances_between_iterations(monkeypatch):
+    class Bar:
+        def __init__(self):
+            self.n, self.seen, self.closed = 0, [], False
+
+        def update(self, k):
+            self.n += k
+            self.seen.append(self.n)
+
+        def close(self):
+            self.closed = True
+
+    bars = []
+    monkeypatch.setattr(rateopt._train, "_progress", lambda verbose, total: bars.append(Bar()) or bars[-1])
+    run_game(_problem(), n_iter=300, eta_lambda=0.5, record_every=100, verbose=True, loop="core")
+    # After the records (t = 0, 100, 200, 299) and every 64 iterations (t = 63, 127, 191, 255).
+    assert bars[0].seen == [1, 64, 101, 128, 192, 201, 256, 300] and bars[0].closed
+
+
 def test_callback_exceptions_propagate():
     class Boom(Exception):
         pass
