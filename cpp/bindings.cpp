@@ -792,6 +792,288 @@ void register_sdca(py::module_& m) {
 }  // namespace
 // --- end of the SDCA solver (issue 12) ---------------------------------------
 
+// --- core training loop (issue 14 item 1) -------------------------------------
+// train_loop: borrows every dataset (a tuple per block, see core.run_train_loop),
+// the game's rate maps, the players' state and the record buffers (all
+// caller-owned numpy arrays, written in place), checks shapes and index ranges,
+// then runs rateopt::run_train_loop with the GIL released. The callback, when
+// given, is called with the GIL taken for the call only; an exception it raises
+// stops the loop and is re-raised here.
+#include <memory>
+#include <vector>
+
+#include "rateopt/train_loop.hpp"
+
+namespace {
+
+template <class T>
+T dict_get(const py::dict& d, const char* group, const char* key) {
+    if (!d.contains(key)) value_error(std::string("train_loop: ") + group + " has no entry '" + key + "'");
+    return d[key].cast<T>();
+}
+
+template <class T>
+py::array_t<T, py::array::c_style> writable(const py::dict& d, const char* group, const char* key, int ndim) {
+    auto a = borrow<T>(dict_get<py::array>(d, group, key), key, ndim);
+    if (!a.writeable()) value_error(std::string(key) + " must be writeable");
+    return a;
+}
+
+struct LoopBlocks {
+    std::vector<std::unique_ptr<rateopt::LoopBlock>> owned;
+    std::vector<const rateopt::LoopBlock*> views;
+    std::vector<py::object> keep;  // the borrowed arrays
+    int64_t n_atoms_total = 0;
+};
+
+template <class Matrix>
+void add_block(LoopBlocks& out, const Matrix& X, const py::tuple& t, std::size_t first, int64_t n_atoms_total,
+               int64_t n_features) {
+    if (X.n_cols != n_features)
+        value_error("a dataset has " + std::to_string(X.n_cols) + " features, the model " + std::to_string(n_features));
+    AtomArgs atoms = atom_args(t[first].cast<py::array>(), t[first + 1].cast<py::array>(),
+                               t[first + 2].cast<py::array>(), t[first + 3].cast<int64_t>(), X.n_rows);
+    auto ids = borrow<int64_t>(t[first + 4].cast<py::array>(), "atom_ids", 1);
+    check_len(ids.shape(0), atoms.view.n_atoms, "atom_ids (the block's n_atoms)");
+    if (rateopt::first_out_of_range(ids.data(), ids.shape(0), n_atoms_total, 1) >= 0)
+        value_error("atom_ids holds an id outside [0, n_atoms)");
+    out.keep.insert(out.keep.end(), {atoms.indptr, atoms.indices, atoms.weights, ids});
+    out.owned.push_back(std::make_unique<rateopt::MatrixBlock<Matrix>>(X, atoms.view, ids.data()));
+    out.views.push_back(out.owned.back().get());
+}
+
+template <class T, class I>
+void add_csr_block(LoopBlocks& out, const py::tuple& t, int64_t n_atoms_total, int64_t n_features) {
+    auto x = borrow<T>(t[1].cast<py::array>(), "X.data", 1);
+    auto ind = borrow<I>(t[2].cast<py::array>(), "X.indices", 1);
+    auto ptr = borrow<I>(t[3].cast<py::array>(), "X.indptr", 1);
+    const int64_t n = t[4].cast<int64_t>(), d = t[5].cast<int64_t>();
+    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
+    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
+    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
+        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
+    out.keep.insert(out.keep.end(), {x, ind, ptr});
+    add_block(out, rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, t, 6, n_atoms_total, n_features);
+}
+
+// Each block: ("dense", X, atom_indptr, atom_indices, atom_weights, n_atoms, atom_ids) or
+// ("csr", data, indices, indptr, n_samples, n_features, atom_indptr, ..., atom_ids).
+LoopBlocks loop_blocks(const py::list& blocks, int64_t n_atoms_total, int64_t n_features, const char* what) {
+    LoopBlocks out;
+    for (const auto& item : blocks) {
+        const auto t = item.cast<py::tuple>();
+        const auto kind = t[0].cast<std::string>();
+        if (kind == "dense" && t.size() == 7) {
+            const auto X = t[1].cast<py::array>();
+            if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
+            if (is_exact<float>(X)) {
+                auto x = borrow<float>(X, "X", 2);
+                out.keep.push_back(x);
+                add_block(out, rateopt::DenseView<float>{x.data(), X.shape(0), X.shape(1)}, t, 2, n_atoms_total,
+                          n_features);
+            } else {
+                auto x = borrow<double>(X, "X", 2);
+                out.keep.push_back(x);
+                add_block(out, rateopt::DenseView<double>{x.data(), X.shape(0), X.shape(1)}, t, 2, n_atoms_total,
+                          n_features);
+            }
+        } else if (kind == "csr" && t.size() == 11) {
+            const auto data = t[1].cast<py::array>();
+            const auto indices = t[2].cast<py::array>();
+            const bool f32 = is_exact<float>(data), i32 = is_exact<int32_t>(indices);
+            if (f32 && i32) add_csr_block<float, int32_t>(out, t, n_atoms_total, n_features);
+            else if (f32) add_csr_block<float, int64_t>(out, t, n_atoms_total, n_features);
+            else if (i32) add_csr_block<double, int32_t>(out, t, n_atoms_total, n_features);
+            else add_csr_block<double, int64_t>(out, t, n_atoms_total, n_features);
+        } else {
+            value_error(std::string(what) + ": each block must be a ('dense', ...) 7-tuple or a ('csr', ...) 11-tuple");
+        }
+    }
+    out.n_atoms_total = n_atoms_total;
+    return out;
+}
+
+py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, const py::dict& game,
+                     const py::dict& model, const py::dict& mult, const py::dict& state, const py::dict& schedule,
+                     const py::dict& records, const py::object& callback) {
+    rateopt::LoopGameSpec spec;
+    const auto g = dict_get<int32_t>(game, "game", "game");
+    if (!rateopt::valid_loop_game(g)) value_error("game must be 0..3 (proxy-swap, proxy-external, lagrangian-hinge, unconstrained)");
+    spec.game = static_cast<rateopt::LoopGame>(g);
+    auto C = borrow<double>(dict_get<py::array>(game, "game", "C"), "C", 2);
+    auto kappa = borrow<double>(dict_get<py::array>(game, "game", "kappa"), "kappa", 1);
+    auto c0 = borrow<double>(dict_get<py::array>(game, "game", "c0"), "c0", 1);
+    spec.n_atoms = c0.shape(0);
+    spec.n_constraints = C.shape(0);
+    spec.n_features = dict_get<int64_t>(game, "game", "n_features");
+    check_len(C.shape(1), spec.n_atoms, "C rows (n_atoms)");
+    check_len(kappa.shape(0), spec.n_constraints, "kappa (n_constraints)");
+    spec.C = C.data();
+    spec.kappa = kappa.data();
+    spec.c0 = c0.data();
+    const auto proxy = dict_get<int32_t>(game, "game", "objective_proxy");
+    if (proxy != static_cast<int32_t>(rateopt::ProxyKind::hinge) && proxy != static_cast<int32_t>(rateopt::ProxyKind::logistic))
+        value_error("objective_proxy must be the hinge (0) or the logistic (1)");
+    spec.objective_proxy = static_cast<rateopt::ProxyKind>(proxy);
+    spec.margin = dict_get<double>(game, "game", "margin");
+    if (!(std::isfinite(spec.margin) && spec.margin > 0)) value_error("margin must be a positive finite number");
+    const int64_t m = spec.n_constraints, d = spec.n_features, A = spec.n_atoms;
+
+    rateopt::ModelStepSettings ms;
+    const auto opt = dict_get<int32_t>(model, "model", "optimizer");
+    if (!rateopt::valid_loop_optimizer(opt)) value_error("optimizer must be 0..2 (sgd, adagrad, adam)");
+    ms.optimizer = static_cast<rateopt::LoopOptimizer>(opt);
+    ms.learning_rate = dict_get<double>(model, "model", "learning_rate");
+    ms.l2 = dict_get<double>(model, "model", "l2");
+    const auto radius = dict_get<py::object>(model, "model", "radius");
+    ms.has_radius = !radius.is_none();
+    ms.radius = ms.has_radius ? radius.cast<double>() : 0.0;
+    ms.fit_intercept = dict_get<bool>(model, "model", "fit_intercept");
+    if (!(std::isfinite(ms.learning_rate) && ms.learning_rate > 0)) value_error("learning_rate must be a positive finite number");
+    if (!(std::isfinite(ms.l2) && ms.l2 >= 0)) value_error("l2 must be a non-negative finite number");
+    if (ms.has_radius && !(ms.radius > 0)) value_error("radius must be > 0");
+
+    rateopt::MultiplierSettings mu;
+    mu.eta = dict_get<double>(mult, "multipliers", "eta");
+    mu.multiplicative = dict_get<bool>(mult, "multipliers", "multiplicative");
+    const auto lr = dict_get<py::object>(mult, "multipliers", "lambda_radius");
+    if (!lr.is_none()) mu.lambda_radius = lr.cast<double>();
+    if (!(std::isfinite(mu.eta) && mu.eta >= 0)) value_error("eta_lambda must be a non-negative finite number");
+    if (!(mu.lambda_radius > 0)) value_error("lambda_radius must be > 0");
+
+    const int64_t k = m + 1;
+    auto theta = writable<double>(state, "state", "theta", 1);
+    auto bias = writable<double>(state, "state", "bias", 1);
+    auto opt_m = writable<double>(state, "state", "opt_m", 1);
+    auto opt_v = writable<double>(state, "state", "opt_v", 1);
+    auto opt_t = writable<int64_t>(state, "state", "opt_t", 1);
+    auto matrix = writable<double>(state, "state", "matrix", 2);
+    auto lam = writable<double>(state, "state", "lam", 1);
+    check_len(theta.shape(0), d, "theta (n_features)");
+    check_len(bias.shape(0), 1, "bias");
+    check_len(opt_m.shape(0), d + 1, "opt_m (n_features + 1)");
+    check_len(opt_v.shape(0), d + 1, "opt_v (n_features + 1)");
+    check_len(opt_t.shape(0), 1, "opt_t");
+    if (spec.game == rateopt::LoopGame::proxy_swap) {
+        check_len(matrix.shape(0), k, "matrix (n_constraints + 1)");
+        check_len(matrix.shape(1), k, "matrix columns (n_constraints + 1)");
+        check_len(lam.shape(0), k, "lam (n_constraints + 1)");
+    } else if (spec.game != rateopt::LoopGame::unconstrained) {
+        check_len(lam.shape(0), m, "lam (n_constraints)");
+    }
+    rateopt::LoopState st{theta.mutable_data(), bias.mutable_data(), opt_m.mutable_data(), opt_v.mutable_data(),
+                          opt_t.mutable_data(), matrix.mutable_data(), lam.mutable_data()};
+
+    LoopBlocks blocks = loop_blocks(blocks_in, A, d, "blocks");
+    if (blocks.views.empty()) value_error("blocks must hold at least one dataset");
+
+    rateopt::LoopSchedule sch;
+    sch.t_begin = dict_get<int64_t>(schedule, "schedule", "t_begin");
+    sch.t_end = dict_get<int64_t>(schedule, "schedule", "t_end");
+    sch.n_iter = dict_get<int64_t>(schedule, "schedule", "n_iter");
+    sch.record_every = dict_get<int64_t>(schedule, "schedule", "record_every");
+    sch.n_threads = check_threads(dict_get<int>(schedule, "schedule", "n_threads"));
+    sch.progress_every = dict_get<int64_t>(schedule, "schedule", "progress_every");
+    if (!(0 <= sch.t_begin && sch.t_begin <= sch.t_end && sch.t_end <= sch.n_iter))
+        value_error("the schedule needs 0 <= t_begin <= t_end <= n_iter");
+    if (sch.record_every < 1) value_error("record_every must be >= 1");
+    if (sch.progress_every < 0) value_error("progress_every must be >= 0");
+    py::array_t<int64_t, py::array::c_style> rows;
+    py::array_t<uint8_t, py::array::c_style> sampled;
+    const auto rows_in = dict_get<py::object>(schedule, "schedule", "rows");
+    if (!rows_in.is_none()) {
+        rows = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 3);
+        sampled = borrow<uint8_t>(dict_get<py::array>(schedule, "schedule", "sampled"), "sampled", 1);
+        check_len(sampled.shape(0), static_cast<int64_t>(blocks.views.size()), "sampled (one flag per block)");
+        int64_t n_sampled = 0;
+        for (int64_t b = 0; b < sampled.shape(0); ++b) n_sampled += sampled.at(b) ? 1 : 0;
+        check_len(rows.shape(0), sch.t_end - sch.t_begin, "rows (one slice per iteration)");
+        check_len(rows.shape(1), n_sampled, "rows' second axis (the sampled blocks)");
+        if (rows.shape(2) < 1) value_error("rows must hold at least one row per batch");
+        sch.batch = rows.shape(2);
+        // Every sampled block's ids within its own row range.
+        for (int64_t it = 0; it < rows.shape(0); ++it) {
+            int64_t s = 0;
+            for (std::size_t b = 0; b < blocks.views.size(); ++b) {
+                if (!sampled.at(b)) continue;
+                const int64_t* r = rows.data() + (it * n_sampled + s++) * sch.batch;
+                if (rateopt::first_out_of_range(r, sch.batch, blocks.views[b]->n_rows(), 1) >= 0)
+                    value_error("rows holds a row index outside [0, n_samples) of its dataset");
+            }
+        }
+        sch.rows = rows.data();
+        sch.sampled = sampled.data();
+    }
+
+    rateopt::LoopRecords rec;
+    auto w = writable<double>(records, "records", "weights", 2);
+    auto b = writable<double>(records, "records", "biases", 1);
+    auto its = writable<int64_t>(records, "records", "iterations", 1);
+    auto mults = writable<double>(records, "records", "multipliers", 2);
+    auto rates = writable<double>(records, "records", "rates", 2);
+    rec.capacity = w.shape(0);
+    rec.count = dict_get<int64_t>(records, "records", "count");
+    check_len(w.shape(1), d, "records['weights'] columns (n_features)");
+    check_len(b.shape(0), rec.capacity, "records['biases']");
+    check_len(its.shape(0), rec.capacity, "records['iterations']");
+    check_len(mults.shape(0), rec.capacity, "records['multipliers']");
+    check_len(mults.shape(1), k, "records['multipliers'] columns (n_constraints + 1)");
+    check_len(rates.shape(0), rec.capacity, "records['rates']");
+    check_len(rates.shape(1), A, "records['rates'] columns (n_atoms)");
+    if (rec.count < 0 || rec.count > rec.capacity) value_error("records['count'] out of range");
+    // Records still to come in [t_begin, t_end) must fit.
+    int64_t needed = 0;
+    for (int64_t t = sch.t_begin; t < sch.t_end; ++t) needed += (t % sch.record_every == 0 || t == sch.n_iter - 1);
+    if (rec.count + needed > rec.capacity) value_error("the record buffers are too small for the schedule");
+    rec.weights = w.mutable_data();
+    rec.biases = b.mutable_data();
+    rec.iterations = its.mutable_data();
+    rec.multipliers = mults.mutable_data();
+    rec.rates = rates.mutable_data();
+
+    LoopBlocks val_blocks;
+    py::array_t<double, py::array::c_style> val_rates;
+    if (py::len(val_blocks_in)) {
+        val_rates = writable<double>(records, "records", "val_rates", 2);
+        check_len(val_rates.shape(0), rec.capacity, "records['val_rates']");
+        rec.n_val_atoms = val_rates.shape(1);
+        val_blocks = loop_blocks(val_blocks_in, rec.n_val_atoms, d, "val_blocks");
+        rec.val_rates = val_rates.mutable_data();
+    }
+
+    std::exception_ptr error;
+    rateopt::LoopCallback cb;
+    if (!callback.is_none()) {
+        cb = [&](int64_t t, int64_t n_records) -> bool {
+            py::gil_scoped_acquire acquire;
+            try {
+                const py::object out = callback(t, n_records);
+                const int truth = PyObject_IsTrue(out.ptr());
+                if (truth < 0) throw py::error_already_set();
+                return truth != 0;
+            } catch (...) {
+                error = std::current_exception();
+                return true;
+            }
+        };
+    }
+    rateopt::LoopOutcome outcome;
+    {
+        py::gil_scoped_release release;
+        outcome = rateopt::run_train_loop(blocks.views, val_blocks.views, spec, ms, mu, st, sch, rec, cb);
+    }
+    if (error) std::rethrow_exception(error);
+    return py::make_tuple(static_cast<int>(outcome.status), outcome.t, outcome.detail, rec.count);
+}
+
+void register_train_loop(py::module_& m) {
+    m.def("train_loop", &train_loop, py::arg("blocks"), py::arg("val_blocks"), py::arg("game"), py::arg("model"),
+          py::arg("multipliers"), py::arg("state"), py::arg("schedule"), py::arg("records"), py::arg("callback"));
+}
+
+}  // namespace
+// --- end of the core training loop (issue 14 item 1) --------------------------
+
 PYBIND11_MODULE(_core, m) {
     m.doc() = "rateopt's compiled core (private: use rateopt.core).";
     m.def("openmp_enabled", &rateopt::openmp_enabled);
@@ -833,5 +1115,6 @@ PYBIND11_MODULE(_core, m) {
     m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
     register_offset_kernel(m);  // --- offset-atom kernel (AUC, issue 11)
     register_sdca(m);  // SDCA solver (issue 12)
+    register_train_loop(m);  // core training loop (issue 14 item 1)
     m.def("_call_in_parallel_region", &call_in_parallel_region, py::arg("fn"), py::arg("n_outer"));
 }

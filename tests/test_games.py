@@ -85,7 +85,8 @@ def count_passes(monkeypatch):
 @pytest.mark.parametrize("m", [1, 2])
 def test_lagrangian_hinge_makes_one_kernel_pass_per_iteration(count_passes, m):
     problem, _, _ = _problem(m=m)
-    rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=25, eta_lambda=0.5)
+    # The Python driver's passes (the core loop makes the same passes in C++: tests/test_core_loop.py).
+    rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=25, eta_lambda=0.5, loop="python")
     # One dataset, full batch: records reuse the iteration's pass.
     assert len(count_passes) == 25
     assert set(count_passes) == {m + 1}  # the model's combination and m constraints, together
@@ -152,7 +153,8 @@ def test_logistic_objective_proxy_reaches_logistic_regression():
 
 def test_logistic_objective_keeps_hinge_constraints(count_passes):
     problem, _, _ = _problem()
-    rateopt._train.run_game(problem, method="proxy-swap", proxy="logistic", n_iter=3, eta_lambda=0.5)
+    rateopt._train.run_game(problem, method="proxy-swap", proxy="logistic", n_iter=3, eta_lambda=0.5,
+                            loop="python")
     assert set(count_passes) == {2}  # objective (logistic) and constraints (hinge): two combinations
 
 

@@ -1,5 +1,6 @@
 """Type stub of the compiled core (private: use rateopt.core)."""
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -90,3 +91,9 @@ def sdca_two_sided_hinge_csr(
     regularized_bias: bool, bias_scale: float, theta0: NDArray[np.float64] | None, bias0: float,
     xi0: NDArray[np.float64] | None, tol: float, max_epochs: int, seed: int,
 ) -> tuple[NDArray[np.float64], float, NDArray[np.float64], float, float, float, int, float, int]: ...
+# --- core training loop (issue 14 item 1) ---
+def train_loop(
+    blocks: list[tuple[Any, ...]], val_blocks: list[tuple[Any, ...]], game: dict[str, Any], model: dict[str, Any],
+    multipliers: dict[str, Any], state: dict[str, NDArray[Any]], schedule: dict[str, Any],
+    records: dict[str, Any], callback: Callable[[int, int], bool] | None,
+) -> tuple[int, int, int, int]: ...

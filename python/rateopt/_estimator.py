@@ -132,6 +132,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Progress bar during training (needs tqdm).
     oracle : rateopt.oracles.Oracle, default=None
         The oracle of ``method="oracle-lagrangian"`` / ``"oracle-proxy"``.
+    loop : {"auto", "core", "python"}, default="auto"
+        Where the training iterations run (see :func:`rateopt.train`): the
+        core's loop for the built-in games, or the Python driver.
 
     Attributes
     ----------
@@ -174,7 +177,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  learning_rate=_D["learning_rate"], eta_lambda=_D["eta_lambda"], update=_D["update"],
                  lambda_radius=_D["lambda_radius"], n_iter=_D["n_iter"], batch_size=_D["batch_size"],
                  margin=_D["margin"], proxy=_D["proxy"], record_every=_D["record_every"], epsilon=_D["epsilon"],
-                 random_state=_D["random_state"], n_threads=_D["n_threads"], verbose=_D["verbose"], oracle=_D["oracle"]):
+                 random_state=_D["random_state"], n_threads=_D["n_threads"], verbose=_D["verbose"], oracle=_D["oracle"],
+                 loop=_D["loop"]):
         self.goals = goals
         self.objective = objective
         self.method = method
@@ -205,6 +209,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.n_threads = n_threads
         self.verbose = verbose
         self.oracle = oracle
+        self.loop = loop
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

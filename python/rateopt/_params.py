@@ -28,6 +28,7 @@ __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSet
 OPTIMIZERS = ("sgd", "adagrad", "adam")
 UPDATES = ("multiplicative", "additive")
 OBJECTIVE_PROXIES = ("hinge", "logistic")
+LOOPS = ("auto", "core", "python")
 
 
 # --------------------------------------------------------------------------- #
@@ -75,6 +76,10 @@ TRAIN_PARAMS = (
     Param("verbose", False, check_bool, "Show a progress bar (needs tqdm)."),
     Param("oracle", None, lambda n, v: _check_oracle(n, v),
           "The oracle of the oracle games ('oracle-lagrangian', 'oracle-proxy'): a rateopt.oracles.Oracle."),
+    Param("loop", "auto", lambda n, v: check_choice(n, v, LOOPS),
+          "Where the iterations run: 'core' (one C++ call, the GIL released; the built-in games "
+          "'proxy-swap', 'proxy-external', 'lagrangian-hinge' and 'unconstrained' without offset atoms), "
+          "'python' (the reference driver, any game) or 'auto' (the core when it supports the run)."),
 )
 """Every training parameter, in the order :func:`rateopt.train` takes them."""
 
@@ -164,6 +169,7 @@ class TrainSettings:
     n_threads: int
     verbose: bool
     oracle: object = None
+    loop: str = "auto"
     l2: float = 0.0
     radius: object = None
     fit_intercept: bool = True

@@ -7,7 +7,10 @@ weighted gradient). Every ``record_every`` iterations the driver records the
 model, the multipliers and the full vector of atom rates (training, and
 validation when given); :class:`~rateopt.TrainResult` derives objective and
 constraint values and every solution from these records. The driver has no
-method-specific code: a method is a game class in the registry.
+method-specific code: a method is a game class in the registry. The built-in
+games can also run whole in the core (``loop="core"``, the default where
+supported: :func:`rateopt.core.run_train_loop`), with the same arithmetic;
+this driver stays the reference and serves every other game.
 
 References
 ----------
@@ -24,10 +27,15 @@ import numpy as np
 
 from ._game import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
 from ._models import KernelModel, LinearModel
+from ._players import LagrangePlayer, SwapRegretPlayer
 from ._params import train_settings
 from ._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
+from . import core
 from .core import FeatureMatrix
 from .games import GAMES, get_game
+from .games.lagrangian import LagrangianHingeGame, ProxyExternalGame
+from .games.proxy_lagrangian import ProxySwapGame
+from .games.unconstrained import UnconstrainedGame
 
 __all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "run_game"]
 
@@ -73,7 +81,8 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     callback : callable, default=None
         Called as ``callback(iteration, info)`` after every recorded iterate with
         ``info = {"objective", "constraints", "multipliers"}``; return ``True``
-        to stop training.
+        to stop training. In the core loop it runs between iterations with
+        the GIL taken for the call; its exceptions propagate.
     **params
         The training parameters of :data:`rateopt._params.TRAIN_PARAMS`:
         ``n_iter=1000`` (iterations, each one kernel pass per dataset),
@@ -92,7 +101,13 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``record_every=None`` (default ``max(1, T // 100)``; the last iterate is
         always recorded), ``random_state=None`` (minibatch seed),
         ``n_threads=None`` (None: the OpenMP setting; -1: all cores),
-        ``verbose=False`` (a tqdm progress bar).
+        ``verbose=False`` (a tqdm progress bar), ``loop="auto"`` (where the
+        iterations run: ``"core"``, one C++ call with the GIL released, for the
+        built-in games ``"proxy-swap"``, ``"proxy-external"``,
+        ``"lagrangian-hinge"`` and ``"unconstrained"`` without offset atoms;
+        ``"python"``, this driver, for every game; ``"auto"``, the core when it
+        supports the run. Both give the same iterates to round-off, and the
+        same minibatch rows for a seed).
 
     Returns
     -------
@@ -152,7 +167,23 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if estimators and (feature_map is not None or minibatch):
         raise ValueError("an estimator oracle trains on the raw features and all rows: use the default linear "
                          "model and batch_size=None")
+    refusal = _core_loop_refusal(game_cls, spec)
+    if settings.loop == "core" and refusal is not None:
+        raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
     bar = _progress(settings.verbose, settings.n_iter)
+    if settings.loop != "python" and refusal is None:
+        _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar)
+    else:
+        _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar,
+                         estimators, passes)
+    if bar is not None:
+        bar.close()
+    return recorder.result(method, feature_map, settings)
+
+
+def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar, estimators,
+                     passes):
+    """The reference driver: any game, one :func:`kernel_pass` and one ``game.step`` per iteration."""
     for t in range(settings.n_iter):
         if estimators:  # the iterate is a fitted classifier: its rates come from its decisions
             current, theta, bias, offsets = game.model(), np.zeros(0), 0.0, None
@@ -176,9 +207,101 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         if stop:
             break
         game.step(result)
-    if bar is not None:
-        bar.close()
-    return recorder.result(method, feature_map, settings)
+
+
+#: The games the core loop runs (exactly these classes: a subclass may change any step).
+_CORE_GAMES = {"proxy-swap": ProxySwapGame, "proxy-external": ProxyExternalGame,
+               "lagrangian-hinge": LagrangianHingeGame, "unconstrained": UnconstrainedGame}
+
+#: Minibatch rows drawn per core call (the rows of later iterations are drawn before the next call).
+_ROWS_PER_SEGMENT = 1 << 20
+
+
+def _core_loop_refusal(game_cls, spec):
+    """Why the core loop cannot run this training (None when it can)."""
+    if _CORE_GAMES.get(game_cls.name) is not game_cls:
+        return (f"method {game_cls.name!r} has no core loop (the core runs the built-in games "
+                f"{tuple(_CORE_GAMES)})")
+    if spec.n_offsets:
+        return "the problem has trainable offsets (offset atoms, e.g. ROC-AUC goals)"
+    return None
+
+
+def _loop_state(game, n_features, update):
+    """The core loop's copy of the players' initial state (so both loops start from the same numbers)."""
+    mp, player = game.model_player, getattr(game, "player", None)
+    matrix, lam = np.zeros((1, 1)), np.zeros(0)
+    if isinstance(player, SwapRegretPlayer):
+        matrix = player.log_M if update == "multiplicative" else player.M
+        lam = player.lam
+    elif isinstance(player, LagrangePlayer):
+        lam = player.lam
+    return core.LoopState(theta=np.array(mp.theta[:n_features], dtype=np.float64), bias=np.array([mp.bias]),
+                          opt_m=np.array(mp._m, dtype=np.float64), opt_v=np.array(mp._v, dtype=np.float64),
+                          opt_t=np.array([mp._t], dtype=np.int64), matrix=np.array(matrix, dtype=np.float64),
+                          lam=np.array(lam, dtype=np.float64))
+
+
+def _n_records(n_iter, record_every):
+    """Iterations ``t < n_iter`` with ``t % record_every == 0``, plus the last one."""
+    return -(-n_iter // record_every) + (1 if (n_iter - 1) % record_every else 0)
+
+
+def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar):
+    """The same game as :func:`_run_python_loop`, its iterations in one core call (``rateopt.core.run_train_loop``).
+
+    Minibatch rows are drawn here, with the driver's generator in the driver's
+    order, for a segment of iterations before each core call: the two loops
+    see the same rows. ``callback`` and the progress bar are served between
+    iterations, with the GIL taken for them only.
+    """
+    T, d = settings.n_iter, players_spec.n_features
+    state = _loop_state(game, d, settings.update)
+    records = core.LoopRecords.allocate(_n_records(T, settings.record_every), d, players_spec.n_constraints,
+                                        players_spec.n_atoms, None if val_spec is None else val_spec.n_atoms)
+    blocks = [(b.X, b.atoms, b.atom_ids) for b in players_spec.blocks]
+    val_blocks = [] if val_spec is None else [(b.X, b.atoms, b.atom_ids) for b in val_spec.blocks]
+    handed = [0]  # records already handed to the callback
+
+    def on_progress(t, n_records):
+        if bar is not None:
+            bar.update(t + 1 - bar.n)
+        if callback is None or n_records == handed[0]:
+            return False
+        handed[0] = n_records
+        i = n_records - 1
+        return bool(callback(t, recorder.info(records.rates[i], records.multipliers[i].copy())))
+
+    args = dict(n_iter=T, record_every=settings.record_every, optimizer=settings.optimizer,
+                learning_rate=settings.learning_rate, l2=settings.l2, radius=settings.radius,
+                fit_intercept=settings.fit_intercept, eta_lambda=settings.eta_lambda or 0.0, update=settings.update,
+                lambda_radius=settings.lambda_radius, proxy=settings.proxy, margin=settings.margin,
+                val_blocks=val_blocks, callback=on_progress, progress_every=_progress_every(settings),
+                n_threads=settings.n_threads)
+    C, kappa, c0 = players_spec.C, players_spec.kappa, players_spec.c0
+    if not minibatch:
+        core.run_train_loop(blocks, game.name, C, kappa, c0, state, records, **args)
+    else:
+        batch = settings.batch_size
+        sampled = [batch < n for n in sizes]
+        segment = max(1, _ROWS_PER_SEGMENT // (batch * sum(sampled)))
+        t = 0
+        while t < T:
+            t_end = min(T, t + segment)
+            rows = np.empty((t_end - t, sum(sampled), batch), dtype=np.int64)
+            for i in range(t_end - t):  # the driver's draws, in its order
+                rows[i] = [rng.integers(0, n, batch) for n, s in zip(sizes, sampled) if s]
+            out = core.run_train_loop(blocks, game.name, C, kappa, c0, state, records, t_begin=t, t_end=t_end,
+                                      rows=rows, sampled=sampled, **args)
+            if out.status == "stopped":
+                break
+            t = t_end
+    recorder.take(records)
+
+
+def _progress_every(settings):
+    """How often the core loop comes back for the progress bar and Ctrl-C (besides every record)."""
+    return 64 if settings.verbose or settings.record_every > 64 else 0
 
 
 class _Recorder:
@@ -211,8 +334,25 @@ class _Recorder:
             r["val_rates"].append(decision_rates(self.val_spec, model) if model is not None
                                   else self._rates(self.val_spec, theta, bias, offsets))
         self.n_iter = t + 1
+        return self.info(rates, multipliers)
+
+    def info(self, rates, multipliers):
+        """The callback's ``info`` of an iterate with these atom rates and multipliers."""
         return {"objective": self.rate_map.objective(rates), "constraints": self.rate_map.constraints([rates])[0],
                 "multipliers": multipliers}
+
+    def take(self, records):
+        """Adopt the first ``records.count`` records of the core loop (a :class:`rateopt.core.LoopRecords`)."""
+        n, r = records.count, self.rows
+        r["w"] = list(records.weights[:n])
+        r["b"] = [float(b) for b in records.biases[:n]]
+        r["it"] = [int(t) for t in records.iterations[:n]]
+        r["lam"] = list(records.multipliers[:n])
+        r["rates"] = list(records.rates[:n])
+        r["offsets"] = [np.zeros(0) for _ in range(n)]
+        if records.val_rates is not None:
+            r["val_rates"] = list(records.val_rates[:n])
+        self.n_iter = int(records.iterations[n - 1]) + 1 if n else 0
 
     def result(self, method, feature_map, settings):
         r, A = self.rows, self.spec.n_atoms
