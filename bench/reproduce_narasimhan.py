@@ -19,9 +19,14 @@ Systems (columns of the tables):
   of its validation scores.
 * **Unc F1** (Table 4): the same logistic regression with one threshold tuned
   on validation F1 over score quantiles in steps of 0.001.
-* **COCO** (Table 3): Algorithm 1 with a plug-in oracle. *Not run*: it needs
-  the plug-in oracle (counterfactual memberships), which is not built yet;
-  seed 003's Algorithm 1 itself is (``method="three-player-oracle"``).
+* **COCO** (Table 3): seed 003's Algorithm 1 (``method="three-player-oracle"``:
+  closed-form slack best responses, projected ascent of the multipliers on the
+  0-1 rates) with the plug-in oracle (``rateopt.oracles.PlugInOracle``:
+  ``eta_hat`` = the logistic regression above, fit on the training split; the
+  oracle's rule is a per-group threshold on ``eta_hat``, the group read from an
+  indicator column appended to the features). Its output is Algorithm 1's
+  uniform mixture of the iterates (``"T-stochastic"``); ``eta_lambda`` from the
+  grid by the rank rule on the validation values of that mixture.
 * **Stochastic**: the three-player run's m-stochastic solution (the shrinking
   LP on the per-iterate training values, as the authors' code); also the
   ``"exact"`` mixture (psi of the mixture's rates minimized over mixtures of
@@ -48,7 +53,9 @@ seeded random 4/9 : 2/9 : 1/3 train/validation/test splits (the paper's
 Appendix G with its splits is missing), mean +- std.
 
 Usage: python bench/reproduce_narasimhan.py [--quick] [--json] [--seeds N]
-       [--n-iter T] [--datasets compas,crime,law,adult] [--predictions PATH.npz]
+       [--n-iter T] [--n-iter-coco T] [--datasets compas,crime,law,adult] [--predictions PATH.npz]
+       [--coco-into RESULTS.json]   (run COCO only, on the splits and error bounds of an earlier full run,
+                                     and add its rows to that run's results)
 """
 
 from __future__ import annotations
@@ -80,9 +87,7 @@ KLD_SYSTEMS = {"unconstrained": "Unc Error", "post_shift": "Post Shift", "coco":
                "three_player_determ": "Determ."}
 F1_SYSTEMS = {"unconstrained": "Unc Error", "unc_f1": "Unc F1", "three_player": "Stochastic",
               "three_player_exact": "Stochastic (exact mixture)", "three_player_determ": "Determ."}
-NOT_RUN = {"coco": "COCO (Algorithm 1 with a plug-in oracle) needs the plug-in oracle (counterfactual "
-                   "memberships), which is not built yet; seed 003's Algorithm 1 itself is "
-                   "(method='three-player-oracle')"}
+NOT_RUN = {}
 
 # Seed 003, Table 3: test sum-KLD (test error / Unc Error's test error).
 PAPER_T3 = {
@@ -285,6 +290,66 @@ def unc_f1(model, split_data):
     return decide, {"threshold": thr}
 
 
+class _Eta:
+    """``eta_hat(X) = P(y = 1 | x)`` from the logistic regression on the original columns (the last column
+    of the COCO features is the group indicator); the last call's answer is reused for the same ``X``
+    object (every support model of a mixture scores the same rows)."""
+
+    def __init__(self, model, n_features):
+        self.model, self.d, self.X, self.p = model, n_features, None, None
+
+    def __call__(self, X):
+        if X is not self.X:
+            self.X, self.p = X, self.model.predict_proba(X[:, : self.d])[:, 1]
+        return self.p
+
+
+def with_group_column(X, g):
+    """The features with the group indicator appended (the plug-in rule's group_columns=[d])."""
+    import scipy.sparse as sp
+
+    col = np.asarray(g, dtype=np.float64)[:, None]
+    return sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X) else np.hstack([X, col])
+
+
+def coco(lr_model, split_data, p_train, p_valid, bound, args, seed):
+    """COCO: Algorithm 1 (three-player-oracle) with the plug-in oracle on eta_hat = the logistic regression;
+    the uniform mixture of the iterates, eta_lambda by the rank rule on its validation values."""
+    import rateopt
+    from rateopt import oracles
+
+    (Xtr, ytr, gtr), (Xva, yva, gva), _ = split_data
+    d = Xtr.shape[1]
+    oracle = oracles.PlugInOracle(_Eta(lr_model, d), group_columns=[d])
+    train_p = kld_problem(rateopt.Dataset(with_group_column(Xtr, gtr), ytr, groups={"grp": gtr}, name="train"),
+                          p_train, bound)
+    valid_p = kld_problem(rateopt.Dataset(with_group_column(Xva, gva), yva, groups={"grp": gva}, name="valid"),
+                          p_valid, bound)
+    cands = []
+    for eta in args.eta_grid:
+        t0 = time.perf_counter()
+        res = rateopt.train(train_p, method="three-player-oracle", oracle=oracle, validation=valid_p,
+                            n_iter=args.n_iter_coco, eta_lambda=eta, record_every=1, random_state=seed)
+        q = res.mixture("T-stochastic")
+        vo, vv = mixture_values(res.val_rate_map, res.val_atom_rates, q)
+        to, tv = res.solution_values("T-stochastic")
+        cands.append({"eta": eta, "res": res, "valid_obj": vo, "valid_viol": vv, "train_obj_library": float(to),
+                      "train_viol_library": float(np.max(tv)), "seconds": time.perf_counter() - t0})
+    k = int(rateopt.best_iterate(np.array([c["valid_obj"] for c in cands]),
+                                 np.array([[c["valid_viol"]] for c in cands])))
+    c = cands[k]
+    clf = c["res"].solution("T-stochastic")
+
+    def decide(X, g):
+        return np.asarray(clf.predict_proba(with_group_column(X, g)), dtype=np.float64)
+    info = {"eta_lambda": c["eta"], "n_iter": args.n_iter_coco, "valid_objective": c["valid_obj"],
+            "valid_violation": c["valid_viol"], "train_objective_library": c["train_obj_library"],
+            "train_violation_library": c["train_viol_library"], "support": int(clf.n_models),
+            "seconds": sum(x["seconds"] for x in cands),
+            "thresholds_last_iterate": [[float(t), side] for t, side in clf.estimators_[-1].thresholds()]}
+    return decide, info
+
+
 def kld_problem(ds, target, bound):
     import rateopt
     from rateopt import metrics as M
@@ -404,6 +469,11 @@ def run_split(name, data, group, rows, seed, args, preds):
         out["choices"]["kld"]["post_shift"] = dict(lr_info, **info)
         deciders["f1_parity"]["unc_f1"], info = unc_f1(lr_model, split_data)
         out["choices"]["f1_parity"]["unc_f1"] = dict(lr_info, **info)
+        # COCO: Algorithm 1 with the plug-in oracle on the logistic regression's probabilities.
+        t1 = time.perf_counter()
+        deciders["kld"]["coco"], info = coco(lr_model, split_data, p_train, p_valid, bound, args, seed)
+        out["choices"]["kld"]["coco"] = dict(lr_info, **info)
+        t_coco = time.perf_counter() - t1
         # Three players.
         t1 = time.perf_counter()
         chosen = three_player(kld_problem(dsets[0], p_train, bound), kld_problem(dsets[1], p_valid, bound),
@@ -439,7 +509,7 @@ def run_split(name, data, group, rows, seed, args, preds):
         preds[f"{name}/{seed}/y"] = y
         preds[f"{name}/{seed}/group"] = group
     out["seconds"] = {"total": time.perf_counter() - t0, "three_player_kld_grid": t_kld,
-                      "three_player_f1_grid": t_f1}
+                      "three_player_f1_grid": t_f1, "coco_grid": t_coco}
     return out
 
 
@@ -460,6 +530,16 @@ def run_dataset(name, args, log, preds):
             f" -> 3p {s['f1_parity']['three_player']['test_f1']:.3f} "
             f"(viol {s['f1_parity']['three_player']['test_violation']:+.3f}, "
             f"train {s['f1_parity']['three_player']['train_violation']:+.3f})")
+    return {
+        "dataset": name, "description": desc, "source": data.source, "n_samples": int(rows.shape[0]),
+        "n_features": int(data.n_features), "protected_group_size": int(group[rows].sum()),
+        "prevalence": float(np.mean(data.y[rows])), "split_sizes": per_seed[0]["sizes"], "seeds": args.seeds,
+        "seconds": time.perf_counter() - t0, "summary": summarize(per_seed), "per_seed": per_seed,
+    }
+
+
+def summarize(per_seed):
+    """Mean and std over the seeds of every system's row, per experiment."""
     summary = {}
     for exp in ("kld", "f1_parity"):
         summary[exp] = {}
@@ -475,12 +555,73 @@ def run_dataset(name, args, log, preds):
             if key in NOT_RUN:
                 entry["not_run"] = NOT_RUN[key]
             summary[exp][key] = entry
-    return {
-        "dataset": name, "description": desc, "source": data.source, "n_samples": int(rows.shape[0]),
-        "n_features": int(data.n_features), "protected_group_size": int(group[rows].sum()),
-        "prevalence": float(np.mean(data.y[rows])), "split_sizes": per_seed[0]["sizes"], "seeds": args.seeds,
-        "seconds": time.perf_counter() - t0, "summary": summary, "per_seed": per_seed,
-    }
+    return summary
+
+
+def merged_markdown(full):
+    """The markdown of a results document whose COCO rows were added by ``--coco-into``."""
+    st = full["settings"]
+    md_args = argparse.Namespace(**{k: st[k] for k in ("quick", "seeds", "n_iter", "n_iter_unc", "record_every",
+                                                       "lr_grid", "eta_grid", "unc_lr_grid", "logreg_c_grid",
+                                                       "max_rows", "n_iter_coco")})
+    cr = full["coco_run"]
+    note = (f"The COCO rows were added later by `--coco-into` ({cr['seconds']:.0f} s on "
+            f"{cr['machine'].get('cpu_model')}, git {cr['git'].get('sha')}) on the same splits and error bounds; "
+            f"every other number is from the full run below.")
+    return markdown(full["results"], full["targets"], md_args, full["machine"], full["seconds"], coco_note=note)
+
+
+def add_coco(path, args, log):
+    """Run COCO alone on the splits and error bounds of an earlier full run (its JSON) and add its rows.
+
+    The splits are re-derived from the run's seeds and settings (checked against its split sizes); the
+    error bound of each split is the one stored; the logistic regression is refit with the run's C grid
+    (deterministic; checked against the C the run chose). Returns the updated results document.
+    """
+    import json
+
+    full = json.loads(Path(path).read_text())
+    st = full["settings"]
+    for k in ("seeds", "max_rows", "logreg_c_grid", "compas_source", "eta_grid", "quick"):
+        setattr(args, k, st[k])
+    t0 = time.perf_counter()
+    for name in full["datasets"]:
+        res = full["results"][name]
+        data, group, _ = load(name, args.compas_source)
+        y_all = np.asarray(data.y, dtype=np.int64)
+        rows = subsample_rows(y_all, group, args.max_rows) if args.max_rows else np.arange(data.n_samples)
+        t1 = time.perf_counter()
+        for entry in res["per_seed"]:
+            parts = make_splits(data, rows, entry["seed"])
+            if [int(len(p)) for p in parts] != entry["sizes"]:
+                raise RuntimeError(f"{name} seed {entry['seed']}: the splits differ from the stored run's")
+            split_data = tuple((data.X[p], y_all[p], group[p]) for p in parts)
+            (_, ytr, _), (_, yva, _), _ = split_data
+            lr_model, lr_info = logistic(split_data, args)
+            if lr_info["C"] != entry["choices"]["kld"]["post_shift"]["C"]:
+                raise RuntimeError(f"{name} seed {entry['seed']}: the logistic regression's C differs from the run's")
+            ctx = _quiet()
+            try:
+                decide, info = coco(lr_model, split_data, float(ytr.mean()), float(yva.mean()),
+                                    entry["error_bound"], args, entry["seed"])
+            finally:
+                ctx.__exit__(None, None, None)
+            (Xtr, _, gtr), _, (Xte, _, gte) = split_data
+            entry["systems"]["kld"]["coco"] = row(decide(Xtr, gtr), decide(Xte, gte), split_data, "kld",
+                                                  entry["error_bound"])
+            entry["choices"]["kld"]["coco"] = dict(lr_info, **info)
+            entry["seconds"]["coco_grid"] = info["seconds"]
+            c = entry["systems"]["kld"]["coco"]
+            log(f"  {name} seed {entry['seed']}: COCO test KLD {c['test_kld']:.3f}, test error "
+                f"{c['test_error']:.3f}, train violation {c['train_violation']:+.4f} (eta_lambda {info['eta_lambda']:g})")
+        res["summary"] = summarize(res["per_seed"])
+        log(f"{name}: COCO {time.perf_counter() - t1:.0f} s")
+    machine = _common.machine_info(("numpy", "scipy", "sklearn"))
+    full["settings"]["n_iter_coco"] = args.n_iter_coco
+    full["coco_run"] = {"seconds": time.perf_counter() - t0, "git": _common.git_sha(), "machine": machine,
+                        "n_iter_coco": args.n_iter_coco, "eta_grid": args.eta_grid}
+    full["not_run"] = {"wiki": "Wiki Toxicity is not available offline"}
+    return full
 
 
 # --------------------------------------------------------------------------- targets
@@ -578,7 +719,7 @@ def _yes(b):
     return "–" if b is None else ("**met**" if b else "**missed**")
 
 
-def markdown(results, tg, args, machine, total_s):
+def markdown(results, tg, args, machine, total_s, coco_note=None):
     names = list(results)
     first = results[names[0]]
     lines = [f"# Narasimhan, Cotter, Gupta (NeurIPS 2019) reproduction: Tables 3 and 4{' (quick)' if args.quick else ''}",
@@ -605,8 +746,15 @@ def markdown(results, tg, args, machine, total_s):
              "mixture's own rates (`solution(\"exact\")`); Determ. = one iterate by the rank rule on the "
              "validation values (the authors' code ranks on training values).",
              "",
-             "*Not run*: COCO — " + NOT_RUN["coco"] + ". Wiki Toxicity (the paper's fifth row) — not available "
-             "offline.",
+             (f"*COCO*: seed 003's Algorithm 1 (`method=\"three-player-oracle\"`) with the plug-in oracle "
+              f"(`rateopt.oracles.PlugInOracle`, eta_hat = the logistic regression above, fit on the training split; "
+              f"its rule is a per-group threshold on eta_hat), {args.n_iter_coco} iterations, the uniform mixture of "
+              f"every iterate (Algorithm 1's output), eta_lambda in {{{', '.join(f'{v:g}' for v in args.eta_grid)}}} "
+              f"by the rank rule on that mixture's validation values. The paper's COCO is Narasimhan (2018)'s own "
+              f"recipe, which the seeds do not give; this is the seed's description of it (Algorithm 1 + plug-in)."
+              + (f" {coco_note}" if coco_note else "")),
+             "",
+             "*Not run*: Wiki Toxicity (the paper's fifth row) — not available offline.",
              "",
              "## Datasets", "",
              "| key | data | rows | features | protected rows | prevalence | split sizes (seed 0) |",
@@ -642,6 +790,15 @@ def markdown(results, tg, args, machine, total_s):
             e = results[n]["summary"]["kld"][key]
             lines.append(f"| {n} | {label} | {_pm(e, 'test_kld')} | {_pm(e, 'test_error')} | "
                          f"{_pm(e, 'train_violation', 4)} | {_pm(e, 'test_violation', 4)} | {_pm(e, 'test_f1')} |")
+    over = {n: results[n]["summary"]["kld"]["coco"]["train_violation"] for n in names
+            if results[n]["summary"]["kld"].get("coco", {}).get("train_violation") is not None}
+    over = {n: v for n, v in over.items() if v > 1e-9}
+    if over:
+        lines += ["", (f"COCO's uniform mixture exceeds the training error bound on "
+                       f"{', '.join(f'{n} (+{v:.4f})' for n, v in over.items())} (mean train violation): the "
+                       f"uniform mixture of {args.n_iter_coco} iterates of Algorithm 1 is not yet feasible "
+                       f"(Theorem 3 bounds its feasibility gap by O(1/sqrt(T)) only), so part of its lower KLD "
+                       f"comes with that violation; compare the Stochastic column's train violation.")]
     # Table 4
     lines += ["", f"## Table 4: maximize F1 s.t. F1(protected) >= F1(other) - {F1_EPS} (one-sided)", "",
               (f"Cells: test F1 (test violation F1_other - F1_protected - {F1_EPS}); ours | paper. The paper's "
@@ -718,7 +875,7 @@ def last_line(results, tg):
         out[n] = {exp: {key: {k: e[k] for k in KEYS} | {f"{k}_std": e[f"{k}_std"] for k in KEYS}
                         for key, e in r["summary"][exp].items()} for exp in ("kld", "f1_parity")}
     out["targets"] = {tid: {"met": t["met"], "per_dataset": t["per_dataset"]} for tid, t in tg.items()}
-    out["not_run"] = {"coco": NOT_RUN["coco"], "wiki": "Wiki Toxicity is not available offline"}
+    out["not_run"] = {"wiki": "Wiki Toxicity is not available offline"}
     return out
 
 
@@ -731,6 +888,10 @@ def main(argv=None):
     ap.add_argument("--datasets", default=None, help=f"comma-separated subset of {','.join(ALL_DATASETS)}")
     ap.add_argument("--seeds", type=int, default=None, help="random splits (default 5; --quick: 1)")
     ap.add_argument("--n-iter", type=int, default=None, help="three-player iterations (default 3000; --quick: 150)")
+    ap.add_argument("--n-iter-coco", type=int, default=None, help="COCO iterations (default 1000; --quick: 100)")
+    ap.add_argument("--coco-into", type=Path, default=None,
+                    help="run COCO only, on the splits, settings and error bounds of this earlier full run's JSON, "
+                         "and write that run's results back with the COCO rows added")
     ap.add_argument("--n-iter-unc", type=int, default=None, help="unconstrained iterations (default 1000; --quick 150)")
     ap.add_argument("--record-every", type=int, default=None, help="default n_iter // 100")
     ap.add_argument("--lr-grid", default=None, help="Adam learning rates (default 0.01,0.1,1; --quick 0.1)")
@@ -752,6 +913,7 @@ def main(argv=None):
     args.seeds = args.seeds or (1 if q else 5)
     args.n_iter = args.n_iter or (150 if q else 3000)
     args.n_iter_unc = args.n_iter_unc or (150 if q else 1000)
+    args.n_iter_coco = args.n_iter_coco or (100 if q else 1000)
     args.lr_grid = parse(args.lr_grid) if args.lr_grid else ([0.1] if q else [0.01, 0.1, 1.0])
     args.eta_grid = parse(args.eta_grid) if args.eta_grid else ([0.1, 1.0] if q else [0.01, 0.1, 1.0])
     args.unc_lr_grid = parse(args.unc_lr_grid) if args.unc_lr_grid else ([0.1] if q else [0.01, 0.1, 1.0])
@@ -768,6 +930,16 @@ def main(argv=None):
         from rateopt import datasets as D
     except ImportError as exc:
         sys.exit(f"rateopt is not importable: {exc}")
+    if args.coco_into is not None:
+        full = add_coco(args.coco_into, args, log)
+        results, tg = full["results"], full["targets"]
+        md = merged_markdown(full)
+        json_path = args.out or args.coco_into
+        _common.write_results(full, md, json_path, json_path.with_suffix(".md"))
+        log(md)
+        if args.json:
+            _common.emit_json_line(last_line(results, tg))
+        return
     machine = _common.machine_info(("numpy", "scipy", "sklearn"))
     machine["git"] = _common.git_sha()
     preds = {} if args.predictions is not None else None
@@ -782,14 +954,15 @@ def main(argv=None):
         log(f"{n}: {results[n]['seconds']:.0f} s")
     total = time.perf_counter() - t0
     tg = targets(results)
-    settings = {k: getattr(args, k) for k in ("quick", "seeds", "n_iter", "n_iter_unc", "record_every", "lr_grid",
+    settings = {k: getattr(args, k) for k in ("quick", "seeds", "n_iter", "n_iter_unc", "n_iter_coco", "record_every",
+                                                "lr_grid",
                                                 "eta_grid", "unc_lr_grid", "logreg_c_grid", "max_rows", "threads",
                                                 "compas_source")}
     settings.update(fractions=FRACTIONS, error_slack=ERROR_SLACK, f1_eps=F1_EPS, f1_eps_code_default=F1_EPS_CODE)
     full = {"settings": settings, "datasets": names, "seconds": total, "machine": machine, "results": results,
             "targets": tg, "paper": {"table3": PAPER_T3, "table4": PAPER_T4,
                                      "adult_table4_train_violation": PAPER_ADULT_T4_TRAIN_VIOLATION},
-            "not_run": {"coco": NOT_RUN["coco"], "wiki": "Wiki Toxicity is not available offline"}}
+            "not_run": {"wiki": "Wiki Toxicity is not available offline"}}
     md = markdown(results, tg, args, machine, total)
     out_dir = args.out_dir or _common.RESULTS_DIR
     stem = "narasimhan" + ("" if set(names) == set(ALL_DATASETS) else "_" + "_".join(names)) + \

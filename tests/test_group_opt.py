@@ -212,3 +212,117 @@ def test_validation():
         G.minimax_group_loss([rateopt.error_rate(ctx)], oracle, n_iter=0)
     with pytest.raises(ValueError, match="eps"):
         G.group_opt_constants(2, 0.0)
+
+
+def _hull_distance(V, r, upward):
+    """dist(r, conv V) -- or to its upward closure conv V + R^K_+ -- by SLSQP over the mixture weights."""
+    def h(q):
+        x = q @ V - r
+        return np.sum(np.maximum(x, 0) ** 2) if upward else np.sum(x**2)
+
+    best = minimize(h, np.full(len(V), 1 / len(V)), method="SLSQP", bounds=[(0, 1)] * len(V),
+                    constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1}],
+                    options={"ftol": 1e-15, "maxiter": 500}).fun  # convex: one start
+    return math.sqrt(max(best, 0.0))
+
+
+def test_fast_and_paper_modes_both_meet_theorem_4_3_and_fast_calls_the_oracle_less():
+    f, lip, eps = _max, 1.0, 0.5
+    rng = np.random.default_rng(7)
+    V = rng.uniform(0.3, 0.95, size=(9, 2))
+    best = _hull_min(f, V)
+    got, calls = {}, {}
+    for mode in ("paper", "fast"):
+        prob = _Vertices(V)
+        counts, diag = G._run_group_opt(prob, f, eps=eps, lipschitz=lip, mode=mode)
+        got[mode] = float(f(prob.losses(counts)[None, :])[0])
+        calls[mode] = diag["calls"]
+        assert diag["calls"] == prob.calls and not diag["fallback"]
+        assert got[mode] <= best + eps, (mode, got[mode], best)
+    lp = linprog(np.r_[np.zeros(len(V)), 1.0], A_ub=np.c_[V.T, -np.ones(2)], b_ub=np.zeros(2),
+                 A_eq=np.r_[np.ones(len(V)), 0.0][None, :], b_eq=[1.0], bounds=[(0, None)] * len(V) + [(None, None)])
+    assert max(got.values()) <= lp.fun + eps  # the LP optimum itself
+    assert calls["fast"] * 10 < calls["paper"], calls
+
+
+@pytest.mark.parametrize("errors", [False, True])
+def test_every_fast_mode_decision_is_certified(errors):
+    """Speed-ups 1-3: every accepted grid point has a mixture within 3 beta (of r, or of its upward closure
+    for a monotone f), and every rejected one -- by a new or a cached certificate -- is truly farther than
+    beta / 2 from the achievable set (SLSQP here), also with oracle and assessor errors up to tau."""
+    rng = np.random.default_rng(8)
+    V = rng.uniform(0.3, 0.95, size=(8, 2))
+    eps = 0.3
+    c = G.group_opt_constants(2, eps)
+    tau = c.tau if errors else 0.0
+    for f, monotone in ((_max, True), (_bump, False)):
+        prob = _Vertices(V, tau=tau, assess_error=tau)
+        decisions = []
+        counts, diag = G._run_group_opt(prob, f, eps=eps, mode="fast", decisions=decisions)
+        assert diag["monotone"] is monotone
+        kinds = [k for k, _, _ in decisions]
+        assert kinds[-1] == "accept" and kinds.count("accept") == 1 and "reject" in kinds
+        for kind, r, value in decisions[:-1]:
+            assert _hull_distance(V, r, monotone) > c.beta / 2 - 1e-9, (r, value)
+        r, dist = decisions[-1][1], decisions[-1][2]
+        seen = (counts / counts.sum()) @ np.array(prob.vectors)  # what the algorithm measured
+        assert np.linalg.norm(np.maximum(seen, monotone * r) - r) == pytest.approx(dist, abs=1e-12)
+        assert dist <= 3 * c.beta
+    assert diag["rejected_without_calls"] > 0  # the cached certificates spare oracle calls
+
+
+def test_the_fast_mode_falls_back_to_the_best_cached_mixture_when_no_point_can_be_accepted():
+    """Speed-up 4: losses outside [0, 1] (a broken assessor, far beyond tau) leave no grid point within
+    3 beta; the paper's algorithm then has nothing to return, the fast mode returns the best cached mixture by f."""
+    rng = np.random.default_rng(9)
+    V = rng.uniform(1.4, 1.9, size=(6, 1))
+    with pytest.raises(RuntimeError, match="accepted no grid point"):
+        G._run_group_opt(_Vertices(V), _max, eps=0.5, mode="paper")
+    prob = _Vertices(V)
+    with pytest.warns(UserWarning, match="best cached mixture"):
+        q, diag = G._run_group_opt(prob, _max, eps=0.5, mode="fast")
+    assert diag["fallback"] and diag["r"] is None
+    S = np.array(prob.vectors)
+    assert q.shape == (S.shape[0],) and np.all(q >= 0) and q.sum() == pytest.approx(1.0)
+    value = float(_max((q @ S)[None, :])[0])
+    assert value <= float(_max(S).min()) + 1e-12  # no single cached model does better
+    assert value == pytest.approx(V.min())  # here: the oracle's best vertex, which it returns for w > 0
+
+
+def test_eq_3_folding_bounds_the_constraint_at_the_output():
+    """Seed 002 eq. (3): GroupOpt on h = f + Gamma max(0, g) returns h <= min_{g <= 0} f + eps, hence
+    f <= opt + eps and g <= (eps + R) / Gamma at the output (opt and the check by dense sampling of the hull)."""
+    rng = np.random.default_rng(10)
+    V = np.array([[0.1, 0.5], [0.5, 0.45], [0.7, 0.8], [0.4, 0.9], [0.9, 0.6], [0.6, 0.95]])
+
+    def f(L):  # the mean loss
+        return L.mean(axis=1)
+
+    def g(L):  # a loss gap: l_1 - l_0 <= 0.05
+        return L[:, 1] - L[:, 0] - 0.05
+
+    gamma = 8.0
+    h = G.fold_constraints(f, g, gamma, f_lipschitz=1 / math.sqrt(2), g_lipschitz=math.sqrt(2), K=2)
+    assert h.lipschitz == pytest.approx(1 / math.sqrt(2) + gamma * math.sqrt(2))
+    L = rng.uniform(size=(50, 2))
+    np.testing.assert_allclose(h(L), f(L) + gamma * np.maximum(g(L), 0))
+    eps = 2.4
+    # The constrained optimum of f: dense points of conv V with g <= 0.
+    pts = np.vstack([rng.dirichlet(np.full(len(V), 0.3), size=200_000) @ V] +
+                    [(1 - s) * V[i] + s * V[j] for s in [np.linspace(0, 1, 401)[:, None]]
+                     for i in range(len(V)) for j in range(i + 1, len(V))])
+    feasible = pts[g(pts) <= 0]
+    opt = float(f(feasible).min())
+    assert float(f(pts).min()) < opt - 0.05  # the constraint binds
+    prob = _Vertices(V)
+    q, diag = G._run_group_opt(prob, h, eps=eps, lipschitz=h.lipschitz, mode="fast")
+    out = prob.losses(q)[None, :]
+    assert float(h(out)[0]) <= opt + eps
+    assert float(f(out)[0]) <= opt + eps
+    assert float(g(out)[0]) <= h.violation_bound(eps)
+    assert h.violation_bound(eps) == pytest.approx((eps + 1.0) / gamma)  # R = L_f sqrt(K) = 1
+    assert h.violation_bound(eps) < float(g(V).max())  # the bound says something on this vertex set
+    with pytest.raises(ValueError, match="gamma"):
+        G.fold_constraints(f, g, 0.0, K=2)
+    with pytest.raises(ValueError, match="f_range"):
+        G.fold_constraints(f, g, 1.0)

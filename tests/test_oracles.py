@@ -321,7 +321,8 @@ def test_three_player_oracle_approaches_the_best_mixture_of_the_pool(kind):
     """Seed 003 Algorithm 1 with an exact (pool) oracle: psi of the uniform mixture's rates approaches
     min_q psi(R_pool^T q), computed here by a convex solve over the pool's mixtures (Theorem 1's rate,
     for a Lipschitz psi: the H-mean and the Q-mean; the pool's best mixture beats its best model)."""
-    from scipy.optimize import minimize
+    from scipy.optimize import minimize_scalar
+    from scipy.spatial import ConvexHull, Delaunay
 
     from rateopt import metrics
 
@@ -341,10 +342,13 @@ def test_three_player_oracle_approaches_the_best_mixture_of_the_pool(kind):
     rows = problem.compiled.metric
     Z = rows.Z @ oracle.bind(spec, _settings()).pool_rates.T + rows.z0[:, None]
     k = Z.shape[1]
-    best = min(minimize(lambda q: psi.value(Z @ q), x0, jac=lambda q: Z.T @ psi.gradient(Z @ q), method="SLSQP",
-                        bounds=[(0, 1)] * k, constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1}],
-                        options={"ftol": 1e-15, "maxiter": 1000}).fun
-               for x0 in [np.full(k, 1 / k), *np.eye(k)])
+    # psi has two coordinates, so the pool's mixtures reach exactly the polygon conv(columns of Z); psi is
+    # convex with its minimum over the box at a corner no mixture reaches (perfect rates), so the optimum lies
+    # on the polygon's boundary: a bounded 1-D convex minimization per hull edge.
+    hull = ConvexHull(Z.T)
+    assert np.all(Delaunay(Z.T).find_simplex(np.array([[1.0, 1.0], [0.0, 0.0]])) < 0)  # outside the polygon
+    best = min(minimize_scalar(lambda t: psi.value((1 - t) * Z[:, i] + t * Z[:, j]), bounds=(0, 1),
+                               method="bounded", options={"xatol": 1e-12}).fun for i, j in hull.simplices)
     assert best < min(psi.value(Z[:, i]) for i in range(k)) - 1e-3  # mixing is needed
     Ts, gaps = (100, 400, 1600), []
     for T in Ts:
@@ -407,3 +411,225 @@ def test_the_estimator_oracle_passes_weights_averaging_one():
     plain = LogisticRegression().fit(X, y)
     np.testing.assert_allclose(model.coef_, plain.coef_, rtol=1e-6)
     np.testing.assert_allclose(model.intercept_, plain.intercept_, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- the plug-in oracle (counterfactuals)
+
+
+def _cells(n=400, seed=20, label_feature=True):
+    """Features [x0, x1, g, y]: the group one-hot column 2 and (for eta = the labels) the label as column 3."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    g = rng.integers(0, 2, n)
+    y = (X[:, 0] + 0.8 * g + rng.normal(size=n) > 0.5).astype(int)
+    X[:, 2], X[:, 3] = g, y if label_feature else 0.0
+    return X, y, g, rateopt.Dataset(X, y, weights=rng.uniform(0.5, 1.5, n), groups={"g": g})
+
+
+def _labels_as_eta(X):
+    return X[:, 3]
+
+
+def test_counterfactual_coefficients_match_the_rates_written_out_by_hand():
+    """u^(1), u^(0) of 0.7 err - 1.3 tpr(g=1) + 0.4 ppr(g=1) + 0.9 fpr(g=0), from the rates' definitions: a row
+    relabeled 1 (0) enters the label-1 (label-0) subsets, with the normalizers W of the real labels."""
+    from rateopt._counterfactual import counterfactual_coefficients
+
+    X, y, g, ds = _cells(200)
+    w = ds.weights
+    c = ds.context()
+    g1, g0 = c.subset(group="g", value=1), c.subset(group="g", value=0)
+    objective = (0.7 * rateopt.error_rate(c) - 1.3 * rateopt.true_positive_rate(g1)
+                 + 0.4 * rateopt.positive_prediction_rate(g1) + 0.9 * rateopt.false_positive_rate(g0))
+    spec = spec_from_problem(rateopt.Problem(objective=objective))
+    W, W1, W11, W00 = w.sum(), w[g == 1].sum(), w[(g == 1) & (y == 1)].sum(), w[(g == 0) & (y == 0)].sum()
+    u1 = -0.7 * w / W + (g == 1) * (-1.3 * w / W11 + 0.4 * w / W1)
+    u0 = 0.7 * w / W + (g == 1) * 0.4 * w / W1 + (g == 0) * 0.9 * w / W00
+    [(got1, got0)] = counterfactual_coefficients(spec, spec.c0)
+    np.testing.assert_allclose(got1, u1, rtol=1e-13, atol=1e-17)
+    np.testing.assert_allclose(got0, u0, rtol=1e-13, atol=1e-17)
+    # On each row's real label it is the real net coefficient (bit for bit: the same products and sums).
+    u = oracles.net_coefficients(spec, spec.c0)[0]
+    np.testing.assert_array_equal(np.where(y == 1, got1, got0), u)
+
+
+def test_the_plug_in_rule_minimizes_the_expected_cost_over_every_decision_vector():
+    """Brute force over all 2^n decision vectors of sum_j (eta_j u1_j + (1 - eta_j) u0_j) d_j."""
+    from rateopt._counterfactual import counterfactual_coefficients
+
+    X, y, g, ds = _cells(12, seed=21)
+    assert len({(a, b) for a, b in zip(g, y)}) == 4
+    spec = spec_from_problem(_problem(ds, slack=0.05))
+    rng = np.random.default_rng(22)
+    eta = rng.uniform(size=12)
+    X[:, 3] = eta  # eta_hat reads it back: any function of x will do
+    best = oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec, _settings())
+    D = (np.arange(2**12)[:, None] >> np.arange(12)) & 1
+    for _ in range(10):
+        coef = rng.normal(size=spec.n_atoms)
+        [(u1, u0)] = counterfactual_coefficients(spec, coef)
+        cost = eta * u1 + (1 - eta) * u0
+        d = best(coef).predict(X)
+        assert float(cost @ d) == pytest.approx(float(np.min(D @ cost)), abs=1e-14)
+
+
+def test_with_the_labels_as_eta_the_plug_in_rule_is_the_sample_bayes_rule():
+    X, y, g, ds = _cells(500, seed=23)
+    spec = spec_from_problem(_problem(ds))
+    best = oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec, _settings())
+    rng = np.random.default_rng(24)
+    for _ in range(10):
+        coef = rng.normal(size=spec.n_atoms)
+        u = oracles.net_coefficients(spec, coef)[0]
+        np.testing.assert_array_equal(best(coef).predict(X), (u < 0).astype(int))
+
+
+def test_the_plug_in_rule_is_a_per_group_threshold_on_eta():
+    X, y, g, ds = _cells(300, seed=25)
+    spec = spec_from_problem(_problem(ds))
+    best = oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec, _settings())
+    grid = np.linspace(0, 1, 101)
+    rng = np.random.default_rng(26)
+    for _ in range(10):
+        rule = best(rng.normal(size=spec.n_atoms))
+        for k, (t, side) in enumerate(rule.thresholds()):
+            Xg = np.zeros((grid.size, 4))
+            Xg[:, 2], Xg[:, 3] = k, grid
+            expect = {"above": grid > t, "below": grid < t, "all": np.ones(grid.size, bool),
+                      "none": np.zeros(grid.size, bool)}[side]
+            near = np.abs(grid - t) < 1e-9 if side in ("above", "below") else np.zeros(grid.size, bool)
+            np.testing.assert_array_equal(rule.predict(Xg)[~near], expect[~near].astype(int))
+
+
+def _cell_functions_lp(problem, X, g, y):
+    """Every rule (g, y) -> {0, 1} (16 of them): atom rates, and the best mixture by LP (the ground truth
+    against which eta = the labels makes the plug-in oracle exact)."""
+    cp = problem.compiled
+    rates = []
+    for bits in range(16):
+        d = ((bits >> (2 * g + y)) & 1).astype(np.float64)
+        rates.append(cp.atom_rates({"train": d}))
+    return np.array(rates)
+
+
+def test_the_plug_in_oracle_in_the_oracle_lagrangian_meets_theorem_2():
+    X, y, g, ds = _cells(1000, seed=27)
+    problem = _problem(ds, slack=0.02)
+    spec = spec_from_problem(problem)
+    Rr = _cell_functions_lp(problem, X, g, y)
+    obj, G = Rr @ spec.c0 + spec.const0, Rr @ spec.C.T - spec.kappa
+    lp = linprog(obj, A_ub=G.T, b_ub=np.zeros(G.shape[1]), A_eq=np.ones((1, 16)), b_eq=[1.0], bounds=(0, None),
+                 method="highs")
+    feasible = G.max(axis=1) <= 0
+    assert lp.status == 0 and lp.fun < obj[feasible].min() - 1e-3  # the best feasible rule needs mixing
+    m, B, R, T = spec.n_constraints, spec.constraint_bound(), 5.0, 800
+    oracle = oracles.PlugInOracle(_labels_as_eta, group_columns=[2])
+    res = rateopt.train(problem, method="oracle-lagrangian", oracle=oracle, n_iter=T, lambda_radius=R,
+                        record_every=1)
+    o, gv = res.solution_values("T-stochastic")
+    eps = R * math.sqrt(m) * B * math.sqrt(2.0 / T)
+    lam_bar = res.multipliers[:, 1:].mean(axis=0).sum()
+    assert o <= lp.fun + eps and o >= lp.fun - 1e-9 - eps
+    assert lam_bar < R and gv.max() <= eps / (R - lam_bar)
+    clf = res.solution("m-stochastic")
+    assert isinstance(clf, rateopt.EstimatorMixture)
+    assert all(isinstance(e, oracles.PlugInRule) for e in clf.estimators_)
+    # The mixture's expected decisions, counted on the rows, give the reported values.
+    p = clf.predict_proba(X)
+    np.testing.assert_allclose(problem.compiled.atom_rates({"train": p}) @ spec.c0 + spec.const0,
+                               res.solution_values("m-stochastic")[0], atol=1e-12)
+
+
+def test_three_player_oracle_with_the_plug_in_oracle_approaches_the_best_mixture():
+    """Seed 003 Algorithm 1 with the plug-in oracle (COCO) on the sum of group KLDs under an error bound:
+    with eta = the labels the oracle is exact over the 16 rules (g, y) -> {0, 1}; the best mixture of them is
+    a convex program (SLSQP here)."""
+    from scipy.optimize import minimize
+
+    from rateopt import metrics
+
+    X, y, g, ds = _cells(1000, seed=28)
+    c = ds.context()
+    p = float(y.mean())
+    problem = rateopt.Problem(objective=metrics.kl_divergence(c.subset(group="g", value=0), target=p)
+                              + metrics.kl_divergence(c.subset(group="g", value=1), target=p),
+                              constraints=[rateopt.error_rate(c) <= 0.05])
+    spec = spec_from_problem(problem)
+    Rr = _cell_functions_lp(problem, X, g, y)
+    rows = problem.compiled.metric
+    Z, Gc = rows.Z @ Rr.T + rows.z0[:, None], spec.C @ Rr.T - spec.kappa[:, None]
+    psi = rows.metric
+    cons = [{"type": "eq", "fun": lambda q: q.sum() - 1}, {"type": "ineq", "fun": lambda q: -(Gc @ q)}]
+    best = min(minimize(lambda q: psi.value(Z @ q), x0, method="SLSQP", bounds=[(0, 1)] * 16, constraints=cons,
+                        options={"ftol": 1e-14, "maxiter": 1000}).fun for x0 in [np.full(16, 1 / 16)])
+    assert best < min(psi.value(Z[:, i]) for i in range(16) if np.all(Gc[:, i] <= 0)) - 1e-3  # mixing is needed
+    oracle = oracles.PlugInOracle(_labels_as_eta, group_columns=[2])
+    Ts, violations = (250, 1000, 4000), []
+    for T in Ts:
+        res = rateopt.train(problem, method="three-player-oracle", oracle=oracle, n_iter=T, record_every=1,
+                            eta_lambda=0.1)
+        o, gv = res.solution_values("T-stochastic")
+        violations.append(max(gv.max(), 1e-12))
+    assert np.polyfit(np.log(Ts), np.log(violations), 1)[0] <= -0.4, violations  # at least O(1/sqrt(T))
+    assert violations[-1] <= 0.005 and abs(o - best) <= 0.005
+
+
+def test_plug_in_oracle_validation():
+    from rateopt._counterfactual import counterfactual_memberships
+    from rateopt.exceptions import RateoptError
+
+    X, y, g, ds = _cells(100, seed=29)
+    spec = spec_from_problem(_problem(ds))
+    with pytest.raises(TypeError, match="eta_hat"):
+        oracles.PlugInOracle(0.5)
+    with pytest.raises(ValueError, match="distinct indices"):
+        oracles.PlugInOracle(_labels_as_eta, group_columns=[2, 2])
+    with pytest.raises(ValueError, match="outside"):
+        oracles.PlugInOracle(lambda X: X[:, 0], group_columns=[2]).bind(spec, _settings())
+    with pytest.raises(ValueError, match="shape"):
+        oracles.PlugInOracle(lambda X: np.ones(3), group_columns=[2]).bind(spec, _settings())
+    # Without group columns the atoms (per group) are not a function of the label alone.
+    with pytest.raises(ValueError, match="differs between rows"):
+        oracles.PlugInOracle(_labels_as_eta).bind(spec, _settings())
+    # A mask computed from the labels: fixed under relabeling, so not a function of (group, label).
+    c = ds.context()
+    masked = rateopt.Problem(objective=rateopt.positive_prediction_rate(c.subset(ds.y == 1)))
+    with pytest.raises(ValueError, match="positive\\(\\)/negative\\(\\)"):
+        oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec_from_problem(masked), _settings())
+    # ... and merged with positive(), it has no single counterfactual at all.
+    both = rateopt.Problem(objective=rateopt.positive_prediction_rate(c.subset(ds.y == 1))
+                           + rateopt.true_positive_rate(c))
+    with pytest.raises(RateoptError, match="merges the subsets"):
+        counterfactual_memberships(spec_from_problem(both))
+    other = rateopt.Dataset(X, y, groups={"g": g}, name="other")
+    two = rateopt.Problem(objective=rateopt.error_rate(c) + rateopt.error_rate(other.context()))
+    with pytest.raises(ValueError, match="2 datasets"):
+        oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec_from_problem(two), _settings())
+    import dataclasses
+
+    with pytest.raises(RateoptError, match="atom contexts"):
+        counterfactual_memberships(dataclasses.replace(spec, atom_contexts=()))
+    rule = oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec, _settings())(spec.c0)
+    with pytest.raises(ValueError, match="features"):
+        rule.predict(X[:, :3])
+
+
+def test_a_fitted_classifier_as_eta_hat_is_its_class_1_probability():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, g, ds = _cells(400, seed=30, label_feature=False)
+    spec = spec_from_problem(_problem(ds))
+    lr = LogisticRegression().fit(X[:, :2], 1 - y)  # classes_ [0, 1]; its class 1 is our negative label
+    coef = np.random.default_rng(31).normal(size=spec.n_atoms)
+    Xs = X.copy()
+    Xs[:, 3] = lr.predict_proba(X[:, :2])[:, 1]
+
+    class OnTwoColumns:
+        classes_ = np.array([1, 0])  # the column of class 1 is the first one here
+
+        def predict_proba(self, X):
+            return lr.predict_proba(X[:, :2])[:, ::-1]
+
+    via_fit = oracles.PlugInOracle(OnTwoColumns(), group_columns=[2]).bind(spec, _settings())(coef)
+    via_callable = oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec, _settings())(coef)
+    np.testing.assert_array_equal(via_fit.predict(X), via_callable.predict(Xs))

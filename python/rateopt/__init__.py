@@ -21,7 +21,8 @@ from ._classifiers import LinearClassifier, StochasticClassifier, load
 from ._config import get_config, show_config
 from ._demo import make_groups_dataset
 from ._ensembles import EstimatorMixture
-from ._group_opt import GroupOptResult, group_opt, group_opt_constants, minimax_group_loss
+from ._group_opt import (FoldedObjective, GroupOptResult, fold_constraints, group_opt, group_opt_constants,
+                         minimax_group_loss)
 from ._data import Context, Dataset
 from ._estimator import RateConstrainedClassifier
 from ._models import KernelModel, LinearModel
@@ -129,6 +130,8 @@ __all__ = [
     "EstimatorMixture",
     "load",
     "group_opt",
+    "fold_constraints",
+    "FoldedObjective",
     "group_opt_constants",
     "GroupOptResult",
     "minimax_group_loss",

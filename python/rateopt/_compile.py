@@ -152,6 +152,7 @@ def compile_problem(objective, pairs):
             for c, fs in zip(bounded, bounded_forms)),
         atom_offsets=_frozen(atom_offsets),
         thresholds=thresholds,
+        atom_contexts=tuple(tuple(ctxs) for name in datasets for _, ctxs in per_ds[name]),
     )
     return datasets, tuple(constraints), compiled
 

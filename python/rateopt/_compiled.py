@@ -349,6 +349,10 @@ class CompiledProblem:
         against, ``h(x) - b[atom_offsets[a]]``; -1 for none (None: no atom has one).
     thresholds : tuple of str
         Names of the thresholds, in offset-id order.
+    atom_contexts : tuple of tuple of Context
+        For every global atom, the subsets (contexts) merged into it: their
+        predicates recompute memberships under other labels (the plug-in
+        oracle's counterfactual memberships, :mod:`rateopt._counterfactual`).
     """
 
     datasets: tuple
@@ -367,6 +371,7 @@ class CompiledProblem:
     metric_constraints: tuple = ()
     atom_offsets: np.ndarray = None
     thresholds: tuple = ()
+    atom_contexts: tuple = ()
 
     @property
     def n_offsets(self) -> int:

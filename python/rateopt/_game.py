@@ -61,6 +61,10 @@ class GameSpec:
         ``h(x) - b[atom_offsets[a]]`` (-1: plain); None when no atom has an offset.
     n_offsets : int
         Number of trainable offsets ``b`` (trained with the model).
+    atom_contexts : tuple of tuple of Context
+        The subsets merged into each atom (``CompiledProblem.atom_contexts``;
+        empty for a spec built by hand): what recomputes memberships under
+        other labels (:mod:`rateopt._counterfactual`).
     """
 
     blocks: tuple
@@ -75,6 +79,7 @@ class GameSpec:
     metric_constraints: tuple = ()
     atom_offsets: object = None
     n_offsets: int = 0
+    atom_contexts: tuple = ()
 
     @property
     def n_constraints(self):
@@ -292,6 +297,7 @@ def spec_from_problem(problem):
         metric_constraints=tuple(cp.metric_constraints),
         atom_offsets=None if not cp.n_offsets else np.asarray(cp.atom_offsets, dtype=np.int64),
         n_offsets=cp.n_offsets,
+        atom_contexts=cp.atom_contexts,
     )
 
 

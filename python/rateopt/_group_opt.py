@@ -16,7 +16,13 @@ a *linear optimizer*: an oracle (:mod:`rateopt.oracles`) that minimizes
   oracle is exact over the comparator class. ``mode="paper"`` runs the
   algorithm as stated; ``mode="fast"`` adds sound speed-ups (accept as soon as
   the distance is reached; reject ``r`` when a duality certificate shows it is
-  farther than ``beta / 2`` from the achievable set).
+  farther than ``beta / 2`` from the achievable set; cache the oracle's
+  answers and certificates across grid points and project each new ``r`` onto
+  the hull of the cached loss vectors before calling the oracle -- fully
+  corrective Frank-Wolfe; fall back to the best cached mixture by ``f`` when
+  an inexact oracle lets no grid point be accepted).
+* :func:`fold_constraints` -- the paper's eq. (3): a constraint ``g <= 0`` on
+  the losses folded into the objective as ``f + Gamma max(0, g)``.
 * :func:`minimax_group_loss` -- for ``f = max_k l_k`` (Rawlsian maximin, and
   seed 001 §2.3's robust optimization ``min max_i g_i``): Hedge over the groups
   against the oracle's best responses, then the min-max LP over the iterates
@@ -45,7 +51,8 @@ import numpy as np
 from . import _rates as R
 from . import _shrink
 
-__all__ = ["GroupOptConstants", "group_opt_constants", "GroupOptResult", "group_opt", "minimax_group_loss"]
+__all__ = ["GroupOptConstants", "group_opt_constants", "GroupOptResult", "group_opt", "minimax_group_loss",
+           "FoldedObjective", "fold_constraints"]
 
 
 @dataclass(frozen=True)
@@ -253,10 +260,17 @@ def group_opt(losses, f, oracle, *, eps=0.5, lipschitz=1.0, monotone="auto", mod
         Whether ``f`` is non-decreasing in every loss (``"auto"``: checked on
         the grid, as the paper's N).
     mode : {"fast", "paper"}, default="fast"
-        ``"paper"``: Algorithm 1 as stated. ``"fast"``: also accept a grid point
-        as soon as the running average is within ``3 beta`` of it, and reject
-        one as soon as a duality certificate puts it farther than ``beta / 2``
-        from every achievable loss vector (both sound).
+        ``"paper"``: Algorithm 1 as stated (raises when no grid point is
+        accepted). ``"fast"``: the sound speed-ups of methods_spec §B.3 --
+        accept a grid point as soon as a mixture is within ``3 beta`` of it;
+        reject one as soon as a duality certificate puts it farther than
+        ``beta / 2`` from every achievable loss vector; keep every oracle answer
+        and certificate across grid points (a grid point is first checked
+        against the cached certificates, then projected onto the hull of the
+        cached loss vectors -- fully corrective Frank-Wolfe -- before any new
+        oracle call); and when no grid point is accepted (an oracle worse than
+        tau-approximate), return the best cached mixture by ``f`` with a
+        ``UserWarning`` (``diagnostics["fallback"]``).
     n_threads : int, default=None
         Threads of the loss assessor (the rate kernel).
 
@@ -280,13 +294,15 @@ def group_opt(losses, f, oracle, *, eps=0.5, lipschitz=1.0, monotone="auto", mod
                           models=[prob.models[i] for i in idx], probabilities=p, diagnostics=diagnostics)
 
 
-def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast", trace=None):
+def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast", trace=None, decisions=None):
     """Algorithm 1 on an abstract linear optimizer.
 
     ``prob`` has ``K``, ``respond(w) -> index`` (the oracle's choice, assessed
     once into ``prob.vectors[index]``, the loss vector the algorithm sees) and
-    ``calls``. Returns the counts of the accepted uniform mixture over the
-    choices and the diagnostics; ``trace`` (a list) receives ``(r, t, lhat_t)``.
+    ``calls``. Returns the weights of the accepted mixture over the choices
+    (counts of the uniform mixture in paper mode) and the diagnostics; ``trace``
+    (a list) receives ``(r, t, lhat_t)``, ``decisions`` (a list, fast mode)
+    ``(kind, r, value)`` for every grid point decided.
     """
     if mode not in ("fast", "paper"):
         raise ValueError(f"mode must be 'fast' or 'paper', got {mode!r}")
@@ -305,13 +321,18 @@ def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast",
     grid = np.array(list(itertools.product(axis, repeat=K)))
     N = _monotone(fs, grid, c.q, K, c.points_per_dim) if monotone == "auto" else int(bool(monotone))
     order = np.argsort(fs(grid), kind="stable")
-    tried = rejected = 0
-    for gi in order:
-        r = grid[gi]
+    run = _paper if mode == "paper" else _fast
+    return run(prob, fs, grid[order], N, c, trace, decisions)
+
+
+def _paper(prob, fs, points, N, c, trace, decisions):
+    """Algorithm 1 as stated: Frank-Wolfe with step 1/t for T steps at every grid point, in f order."""
+    K = prob.K
+    tried = 0
+    for r in points:
         tried += 1
         counts = np.zeros(0)
         total = np.zeros(K)
-        accepted = False
         i = prob.respond(np.zeros(K))  # c_1 = M(0)
         for t in range(1, c.T + 1):
             if counts.size < len(prob.vectors):
@@ -321,27 +342,201 @@ def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast",
             lhat = np.maximum(total / t, N * r)
             if trace is not None:
                 trace.append((r, t, lhat))
-            d = lhat - r
-            dist = float(np.linalg.norm(d))
-            if mode == "fast" and dist <= 3 * c.beta:
-                accepted = True
-                break
-            i = prob.respond(d)  # c_{t+1} = M(lhat_t - r) (computed but unused after t = T, as in the paper)
-            if mode == "fast" and dist > 0:
-                # Duality certificate: every achievable l has d.l >= d.s - tau ||d||, so
-                # dist(r, achievable set) >= (d.s - d.r - 2 tau ||d||) / ||d||.
-                s_vec = prob.vectors[i]
-                if (d @ s_vec - d @ r - 2 * c.tau * dist) / dist > c.beta / 2:
-                    rejected += 1
-                    break
-        else:
-            accepted = dist <= 3 * c.beta
-        if accepted:
+            i = prob.respond(lhat - r)  # c_{t+1} = M(lhat_t - r) (computed but unused after t = T, as in the paper)
+        dist = float(np.linalg.norm(lhat - r))
+        if dist <= 3 * c.beta:
             counts = np.concatenate((counts, np.zeros(len(prob.vectors) - counts.size)))
             return counts, {"r": r, "distance": dist, "calls": prob.calls, "grid_points_tried": tried,
-                            "grid_points_rejected": rejected, "monotone": bool(N), "constants": c, "mode": mode}
+                            "grid_points_rejected": 0, "monotone": bool(N), "constants": c, "mode": "paper",
+                            "fallback": False}
     raise RuntimeError("GroupOpt accepted no grid point: the oracle is not a tau-approximate linear optimizer "
                        f"(tau = {c.tau:.3g}) for this problem")
+
+
+def _project(V, r, N):
+    """The mixture ``q`` of the rows of ``V`` nearest to ``r`` -- ``min ||V^T q - r||`` (N = 0), or to its
+    upward closure, ``min ||(V^T q - r)_+||`` (N = 1) -- by NNLS, and its exact ``lhat = max(V^T q, N r)``
+    and distance ``||lhat - r||`` (the solve may be approximate; the distance is that of the returned q)."""
+    from scipy.optimize import nnls
+
+    n, K = V.shape
+    heavy = 1e3  # the row that keeps sum(q) = 1 (q is renormalized after)
+    A = np.vstack([V.T, np.full((1, n), heavy)])
+    if N:  # ||(x)_+||^2 = min_{s >= 0} ||x + s||^2
+        A = np.hstack([A, np.vstack([np.eye(K), np.zeros((1, K))])])
+    x = nnls(A, np.r_[r, heavy], maxiter=50 * (A.shape[1] + 1))[0]
+    q = np.where(x[:n] > 1e-12, x[:n], 0.0)
+    q = q / q.sum() if q.sum() > 0 else np.full(n, 1.0 / n)
+    lhat = np.maximum(q @ V, N * r)
+    return q, lhat, float(np.linalg.norm(lhat - r))
+
+
+def _fast(prob, fs, points, N, c, trace, decisions):
+    """Algorithm 1 with the sound speed-ups of methods_spec §B.3.
+
+    1. Accept a grid point as soon as a mixture is within ``3 beta`` (the
+       paper's own acceptance test, applied to the current mixture).
+    2. Reject it as soon as a duality certificate puts it farther than
+       ``beta / 2`` from every achievable loss vector: it is then not the grid
+       point nearest the optimum, which the paper's proof needs.
+    3. Cache every choice and every certificate across grid points. Each grid
+       point first gets the cached certificates (rejected with no oracle call
+       when one suffices), then fully corrective Frank-Wolfe: ``r`` is
+       projected onto the hull of the cached loss vectors (NNLS), accepted if
+       that is within ``3 beta``, else the oracle is called at
+       ``d = lhat - r`` and its answer joins the cache. An answer already in
+       the hull certifies ``dist >= ||d|| - 2 tau > beta / 2``, so the loop
+       never stalls (capped at T steps anyway).
+    4. When no grid point is accepted (an oracle worse than tau-approximate),
+       return the best mixture seen by f, with a warning.
+    """
+    import warnings
+
+    K = prob.K
+    if not prob.vectors:
+        prob.respond(np.zeros(K))  # c_1 = M(0)
+    cert_d, cert_b = [], []  # every achievable l (and its upward closure when N = 1) has d . l >= b, ||d|| = 1
+    tried = rejected = rejected_from_cache = accepted_from_cache = 0
+    best = (math.inf, None)
+    for r in points:
+        tried += 1
+        if cert_d:
+            lower = float(np.max(np.array(cert_b) - np.array(cert_d) @ r))
+            if lower > c.beta / 2:
+                rejected += 1
+                rejected_from_cache += 1
+                if decisions is not None:
+                    decisions.append(("reject", r, lower))
+                continue
+        for t in range(1, c.T + 1):
+            V = np.array(prob.vectors)
+            q, lhat, dist = _project(V, r, N)
+            if trace is not None:
+                trace.append((r, t, lhat))
+            value = float(fs(q @ V)[0])
+            if value < best[0]:
+                best = (value, q)
+            if dist <= 3 * c.beta:
+                accepted_from_cache += t == 1
+                if decisions is not None:
+                    decisions.append(("accept", r, dist))
+                return q, {"r": r, "distance": dist, "calls": prob.calls, "grid_points_tried": tried,
+                           "grid_points_rejected": rejected, "rejected_without_calls": rejected_from_cache,
+                           "accepted_without_calls": accepted_from_cache, "models_cached": len(prob.vectors),
+                           "monotone": bool(N), "constants": c, "mode": "fast", "fallback": False}
+            d = lhat - r  # >= 0 when N = 1: the nonnegative optimizer suffices
+            nd = float(np.linalg.norm(d))
+            s_vec = prob.vectors[prob.respond(d)]
+            # The oracle: d . l >= d . s_true - tau ||d|| for every achievable l; the assessor: |s - s_true| <= tau.
+            b = (d @ s_vec - 2 * c.tau * nd) / nd
+            cert_d.append(d / nd)
+            cert_b.append(b)
+            if b - d @ r / nd > c.beta / 2:
+                rejected += 1
+                if decisions is not None:
+                    decisions.append(("reject", r, b - d @ r / nd))
+                break
+    V = np.array(prob.vectors)
+    for i in range(V.shape[0]):  # single cached models count as mixtures too
+        value = float(fs(V[i])[0])
+        if value < best[0]:
+            best = (value, np.eye(V.shape[0])[i])
+    q = np.concatenate((best[1], np.zeros(V.shape[0] - best[1].size)))
+    warnings.warn("GroupOpt accepted no grid point: the oracle is not a tau-approximate linear optimizer "
+                  f"(tau = {c.tau:.3g}) for this problem; returning the best cached mixture by f (no guarantee)",
+                  UserWarning, stacklevel=3)
+    return q, {"r": None, "distance": None, "calls": prob.calls, "grid_points_tried": tried,
+               "grid_points_rejected": rejected, "rejected_without_calls": rejected_from_cache,
+               "accepted_without_calls": accepted_from_cache, "models_cached": len(prob.vectors),
+               "monotone": bool(N), "constants": c, "mode": "fast", "fallback": True}
+
+
+class FoldedObjective:
+    """``h(L) = f(L) + Gamma max(0, g_1(L), ..., g_m(L))``: constraints folded into a GroupOpt objective (eq. (3)).
+
+    Built by :func:`fold_constraints`; callable on an (n, K) array of loss
+    vectors like any GroupOpt objective.
+
+    Attributes
+    ----------
+    f, g : callable
+        The objective and the constraint function (``g`` returns (n,) or (n, m)).
+    gamma : float
+        The penalty weight Gamma.
+    lipschitz : float
+        ``L_f + Gamma L_g``: pass it to :func:`group_opt` as ``lipschitz``.
+    f_range : float
+        ``R``, the range of ``f`` (its largest minus smallest value on the losses).
+    """
+
+    def __init__(self, f, g, gamma, lipschitz, f_range):
+        self.f, self.g, self.gamma, self.lipschitz, self.f_range = f, g, gamma, lipschitz, f_range
+
+    def violation(self, L):
+        """``max(0, max_j g_j(L))`` per loss vector (shape (n,))."""
+        G = np.asarray(self.g(np.atleast_2d(L)), dtype=np.float64)
+        G = G.reshape(G.shape[0], -1)
+        return np.maximum(G.max(axis=1), 0.0)
+
+    def __call__(self, L):
+        L = np.atleast_2d(L)
+        return np.asarray(self.f(L), dtype=np.float64).reshape(-1) + self.gamma * self.violation(L)
+
+    def violation_bound(self, eps):
+        """``(eps + R) / Gamma``: the largest ``g`` of any mixture whose folded value is within ``eps`` of the
+        constrained optimum (seed 002, after eq. (3))."""
+        return (float(eps) + self.f_range) / self.gamma
+
+
+def fold_constraints(f, g, gamma, *, f_lipschitz=1.0, g_lipschitz=1.0, f_range=None, K=None):
+    """Fold constraints ``g(l) <= 0`` on the group losses into the objective: seed 002's eq. (3).
+
+    ``h = f + Gamma max(0, g)`` is Lipschitz with ``L_f + Gamma L_g``, and a
+    mixture with ``h <= opt + eps``, where opt is the optimum of ``f`` subject
+    to ``g <= 0`` (at which ``h = f``), has ``f <= opt + eps`` and
+    ``g <= (eps + R) / Gamma``, ``R`` the range of ``f``.
+
+    Parameters
+    ----------
+    f : callable
+        The objective, ``f(L)`` for an (n, K) array of loss vectors, n values.
+    g : callable
+        The constraints, ``g(L)`` of shape (n,) or (n, m); ``<= 0`` holds.
+    gamma : float
+        The penalty weight Gamma > 0.
+    f_lipschitz, g_lipschitz : float, default=1.0
+        Euclidean Lipschitz constants of ``f`` and of ``max_j g_j``.
+    f_range : float, default=None
+        ``R``: an upper bound on ``max f - min f`` over the losses. Default
+        ``L_f sqrt(K)`` (the diameter of ``[0, 1]^K`` times ``L_f``; needs ``K``).
+    K : int, default=None
+        Number of losses (only for the default ``f_range``).
+
+    Returns
+    -------
+    FoldedObjective
+        Callable ``h``; run ``group_opt(losses, h, oracle, eps=eps, lipschitz=h.lipschitz)``.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` or a Lipschitz constant is not positive, or neither
+        ``f_range`` nor ``K`` is given.
+    """
+    for name, v in (("gamma", gamma), ("f_lipschitz", f_lipschitz), ("g_lipschitz", g_lipschitz)):
+        if isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    if not (callable(f) and callable(g)):
+        raise TypeError("f and g must be callables of an (n, K) array of loss vectors")
+    if f_range is None:
+        if K is None:
+            raise ValueError("pass f_range (the range of f) or K (to bound it on [0, 1]^K)")
+        if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
+            raise ValueError(f"K must be an integer >= 1, got {K!r}")
+        f_range = f_lipschitz * math.sqrt(K)
+    elif not (isinstance(f_range, (int, float)) and f_range >= 0 and math.isfinite(f_range)):
+        raise ValueError(f"f_range must be a non-negative number, got {f_range!r}")
+    return FoldedObjective(f, g, float(gamma), float(f_lipschitz + gamma * g_lipschitz), float(f_range))
 
 
 def minimax_group_loss(losses, oracle, *, n_iter=500, eta=None, n_threads=None):

@@ -28,6 +28,9 @@ oracle over a model class minimizes that sum over the class.
   for the 0-1 games.
 * :class:`EstimatorOracle` -- any scikit-learn classifier with ``sample_weight``,
   fitted on the cost-sensitive reduction.
+* :class:`PlugInOracle` -- the Bayes rule under a class-probability estimate
+  (counterfactual memberships; seed 003's COCO baseline with
+  ``method="three-player-oracle"``): a per-group rule on ``eta_hat``.
 
 References
 ----------
@@ -39,10 +42,13 @@ References
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "HingeOracle", "EstimatorOracle", "net_coefficients"]
+__all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "PlugInOracle", "PlugInRule", "HingeOracle", "EstimatorOracle",
+           "net_coefficients"]
 
 
 def net_coefficients(spec, coef):
@@ -187,15 +193,10 @@ class ThresholdOracle(Oracle):
         if self.direction.size == 0 or not np.all(np.isfinite(self.direction)):
             raise ValueError("direction must be a non-empty vector of finite weights")
         if group_columns is not None:
-            cols = np.asarray(group_columns)
-            if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
-                raise ValueError("group_columns must be a non-empty sequence of column indices")
-            if np.unique(cols).size != cols.size or cols.min() < 0 or cols.max() >= self.direction.size:
-                raise ValueError(f"group_columns must be distinct indices in [0, {self.direction.size}), "
-                                 f"got {cols.tolist()}")
-            if np.any(self.direction[cols] != 0):
+            cols = _group_columns(group_columns, self.direction.size)
+            if np.any(self.direction[list(cols)] != 0):
                 raise ValueError("direction must be 0 on the group_columns (their weights are the thresholds)")
-            group_columns = tuple(int(c) for c in cols)
+            group_columns = cols
         self.group_columns = group_columns
 
     def bind(self, spec, settings):
@@ -208,13 +209,8 @@ class ThresholdOracle(Oracle):
             X = blk.X.data
             scores.append(np.asarray(X @ self.direction, dtype=np.float64).reshape(-1))
             if self.group_columns is not None:
-                G = X[:, list(self.group_columns)]
-                G = G.toarray() if sp.issparse(G) else np.asarray(G)
-                if not (np.all((G == 0) | (G == 1)) and np.all(G.sum(axis=1) <= 1)):
-                    raise ValueError(f"ThresholdOracle: the group_columns of dataset {blk.name!r} are not "
-                                     "one-hot (0/1 values, at most one 1 per row)")
-                # Group k + 1 for a 1 in column k; group 0 (the base) for rows with none.
-                groups.append(np.where(G.sum(axis=1) > 0, np.argmax(G, axis=1) + 1, 0))
+                groups.append(_group_ids(X, self.group_columns, f"ThresholdOracle: the group_columns of dataset "
+                                                                f"{blk.name!r}"))
         s = np.concatenate(scores)
         g = np.concatenate(groups) if groups else np.zeros(s.shape[0], dtype=np.int64)
         n_groups = 1 if self.group_columns is None else len(self.group_columns) + 1
@@ -233,6 +229,26 @@ class ThresholdOracle(Oracle):
 
     def __repr__(self):
         return f"ThresholdOracle(n_features={self.direction.shape[0]}, group_columns={self.group_columns})"
+
+
+def _group_columns(group_columns, n_features=None):
+    """Validated group indicator columns: a tuple of distinct non-negative ints (below ``n_features``)."""
+    cols = np.asarray(group_columns)
+    if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
+        raise ValueError("group_columns must be a non-empty sequence of column indices")
+    top = np.inf if n_features is None else n_features
+    if np.unique(cols).size != cols.size or cols.min() < 0 or cols.max() >= top:
+        raise ValueError(f"group_columns must be distinct indices in [0, {top}), got {cols.tolist()}")
+    return tuple(int(c) for c in cols)
+
+
+def _group_ids(X, group_columns, what):
+    """Group of every row: k + 1 for a 1 in ``group_columns[k]``, 0 (the base) for rows with none."""
+    G = X[:, list(group_columns)]
+    G = G.toarray() if sp.issparse(G) else np.asarray(G)
+    if not (np.all((G == 0) | (G == 1)) and np.all(G.sum(axis=1) <= 1)):
+        raise ValueError(f"{what} are not one-hot (0/1 values, at most one 1 per row)")
+    return np.where(G.sum(axis=1) > 0, np.argmax(G, axis=1) + 1, 0).astype(np.int64)
 
 
 class _ThresholdPlan:
@@ -262,6 +278,196 @@ class _ThresholdPlan:
         """The threshold minimizing ``sum_j u_j 1[s_j >= t]`` over the group's rows (first minimum)."""
         prefix = np.concatenate(([0.0], np.cumsum(u[self.order])))
         return float(self.thresholds[int(np.argmin(prefix[self.cuts]))])
+
+
+# --------------------------------------------------------------------------- plug-in (class probabilities)
+
+
+def _probabilities(eta_hat, X):
+    """``eta_hat``'s estimate of ``P(y = 1 | x)`` for every row of ``X``, validated."""
+    if hasattr(eta_hat, "predict_proba"):
+        P = np.asarray(eta_hat.predict_proba(X), dtype=np.float64)
+        if P.ndim != 2 or P.shape[1] != 2:
+            raise ValueError(f"eta_hat.predict_proba returned shape {P.shape}; a binary classifier gives (n, 2)")
+        classes = list(getattr(eta_hat, "classes_", [0, 1]))
+        p = P[:, classes.index(1) if 1 in classes else 1]
+    else:
+        p = np.asarray(eta_hat(X), dtype=np.float64)
+    p = p.reshape(-1) if p.ndim == 2 and 1 in p.shape else p
+    if p.shape != (X.shape[0],):
+        raise ValueError(f"eta_hat returned shape {p.shape} for {X.shape[0]} rows; expected ({X.shape[0]},)")
+    if not (np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))):
+        raise ValueError("eta_hat returned a probability outside [0, 1] (or a non-finite value)")
+    return p
+
+
+class PlugInRule:
+    """The plug-in classifier: positive iff ``eta(x) a1[g(x)] + (1 - eta(x)) a0[g(x)] < 0``.
+
+    ``eta`` is the class-probability estimate, ``g`` the row's group (from
+    one-hot group columns of ``X``), and ``a1[k]``, ``a0[k]`` the counterfactual
+    net coefficients of group ``k``'s rows per unit weight. In each group this
+    is a threshold on ``eta``: with ``c = a1 - a0``, positive iff
+    ``eta > -a0 / c`` when ``c < 0`` (the usual direction), ``eta < -a0 / c``
+    when ``c > 0``, and a constant decision when ``c = 0`` (:meth:`thresholds`).
+
+    Parameters
+    ----------
+    eta_hat : fitted classifier or callable
+        As :class:`PlugInOracle`'s.
+    group_columns : tuple of int or None
+        The one-hot group columns of ``X`` (None: one group).
+    a1, a0 : ndarray of shape (n_groups,)
+        Per-group coefficients under labels 1 and 0.
+    n_features : int
+        Width of the inputs.
+    """
+
+    def __init__(self, eta_hat, group_columns, a1, a0, n_features):
+        self.eta_hat, self.group_columns = eta_hat, group_columns
+        self.a1_, self.a0_ = np.asarray(a1, dtype=np.float64), np.asarray(a0, dtype=np.float64)
+        self.n_features_in_ = int(n_features)
+
+    def groups(self, X):
+        """Every row's group (0 for the base group, ``k + 1`` for a 1 in ``group_columns[k]``)."""
+        if self.group_columns is None:
+            return np.zeros(X.shape[0], dtype=np.int64)
+        return _group_ids(X, self.group_columns, "PlugInRule: the group_columns of X")
+
+    def decision_values(self, X):
+        """``eta a1[g] + (1 - eta) a0[g]`` per row (per unit weight): negative is a positive decision."""
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the rule was built for {self.n_features_in_}")
+        eta, g = _probabilities(self.eta_hat, X), self.groups(X)
+        return eta * self.a1_[g] + (1.0 - eta) * self.a0_[g]
+
+    def predict(self, X):
+        """0/1 decisions: 1 where the plug-in expected cost of a positive decision is negative."""
+        return (self.decision_values(X) < 0).astype(np.int64)
+
+    def thresholds(self):
+        """Per group ``(t, side)``: positive iff ``eta > t`` (side ``"above"``), ``eta < t`` (``"below"``),
+        or always / never (``t`` NaN, side ``"all"`` / ``"none"``)."""
+        out = []
+        for a1, a0 in zip(self.a1_, self.a0_):
+            c = a1 - a0
+            if c == 0:
+                out.append((math.nan, "all" if a0 < 0 else "none"))
+            else:
+                out.append((float(-a0 / c), "above" if c < 0 else "below"))
+        return out
+
+    def __repr__(self):
+        return f"PlugInRule(n_groups={self.a1_.shape[0]}, n_features={self.n_features_in_})"
+
+
+class PlugInOracle(Oracle):
+    """The Bayes rule of the cost-sensitive problem under a class-probability estimate (COCO's oracle).
+
+    Each call takes the counterfactual net coefficients ``u_j^(1)``, ``u_j^(0)``
+    that row ``j`` would have with label ``y_j := 1`` and ``y_j := 0``
+    (:mod:`rateopt._counterfactual`: every atom's subset re-evaluated on
+    relabeled data, normalizers ``W(S_a)`` of the real labels). With
+    ``eta_j = P(y = 1 | x_j)`` estimated by ``eta_hat``, the expected cost of a
+    positive decision is ``eta_j u_j^(1) + (1 - eta_j) u_j^(0)``, and the oracle
+    predicts positive exactly where it is negative: the minimizer over *every*
+    decision rule of the expected objective when ``eta_hat`` is the true
+    conditional probability (and, with ``eta_hat`` the training labels
+    themselves, of the sample objective: the sample Bayes rule ``u_j < 0``).
+
+    The returned model is a :class:`PlugInRule`, which predicts on new data: the
+    weight ``w_j`` factors out of ``u_j``, so a row's rule depends on its group
+    and ``eta`` only -- a per-group threshold on ``eta`` (linear in
+    ``logit(eta)`` plus group one-hots) when the atoms are group x label cells.
+
+    Parameters
+    ----------
+    eta_hat : fitted classifier or callable
+        A fitted scikit-learn classifier with ``predict_proba`` (the column of
+        class 1 is used), or a callable ``X -> P(y = 1 | x)`` of shape (n,).
+        Seed 003's COCO uses a logistic regression fit on the training data.
+    group_columns : sequence of int, default=None
+        One-hot group indicator columns of ``X`` (as :class:`ThresholdOracle`'s:
+        a 1 in column ``c_k`` is group ``k + 1``, none is group 0). Every atom's
+        membership must be a function of the row's group and label: the oracle
+        checks this on the training rows and refuses the problem otherwise.
+
+    Notes
+    -----
+    Pitfall: a subset built from a mask *computed from the labels*
+    (``ctx.subset(ds.y == 1)``) stays the same under relabeling, so its
+    counterfactuals are silently wrong. State label conditions with
+    ``ctx.positive()`` / ``ctx.negative()``. (Such a mask is usually caught
+    anyway: its memberships are not a function of group and label.)
+
+    One dataset per problem: the rule is one function of ``(group, eta)``,
+    while two datasets would give the same row different coefficients.
+
+    References
+    ----------
+    .. [1] H. Narasimhan. "Learning with Complex Loss Functions and
+       Constraints". AISTATS 2018 (COCO).
+    .. [2] ``../shared/papers/notes/methods_spec.md`` §1.3 item 4, §A.3.
+    """
+
+    returns_estimators = True
+
+    def __init__(self, eta_hat, group_columns=None):
+        if not (hasattr(eta_hat, "predict_proba") or callable(eta_hat)):
+            raise TypeError("eta_hat must be a fitted classifier with predict_proba or a callable X -> P(y=1|x), "
+                            f"got {type(eta_hat).__name__}")
+        self.eta_hat = eta_hat
+        self.group_columns = None if group_columns is None else _group_columns(group_columns)
+
+    def bind(self, spec, settings):
+        from ._counterfactual import counterfactual_memberships
+
+        if len(spec.blocks) != 1:
+            raise ValueError(f"PlugInOracle: the problem has {len(spec.blocks)} datasets; the plug-in rule is one "
+                             "function of (group, eta), so state the problem on one dataset")
+        blk = spec.blocks[0]
+        X = blk.X.data
+        d = spec.n_features
+        if self.group_columns is not None and max(self.group_columns) >= d:
+            raise ValueError(f"PlugInOracle: group_columns {list(self.group_columns)} exceed the problem's {d} "
+                             "features")
+        rule = PlugInRule(self.eta_hat, self.group_columns, np.zeros(1), np.zeros(1), d)
+        g = rule.groups(X)
+        cf = counterfactual_memberships(spec)[0]
+        n_groups = 1 if self.group_columns is None else len(self.group_columns) + 1
+        reps = np.zeros(n_groups, dtype=np.int64)
+        for k in range(n_groups):
+            rows = np.flatnonzero(g == k)
+            if rows.size == 0:
+                reps[k] = -1
+                continue
+            reps[k] = rows[0]
+            for M, label in ((cf.M1, 1), (cf.M0, 0)):
+                bad = np.flatnonzero(np.any(M[rows] != M[rows[0]], axis=0))
+                if bad.size:
+                    a = int(blk.atom_ids[bad[0]])
+                    raise ValueError(
+                        f"PlugInOracle: membership in atom {a} ({spec.atom_contexts[a][0].label!r}) differs between "
+                        f"rows of group {k} with label {label}: every atom must be a function of the group "
+                        "(group_columns) and the label. A mask computed from the labels gives this: use "
+                        "positive()/negative()")
+        # Per group, its rows' membership patterns (an absent group: no atom).
+        P1 = np.where(reps[:, None] >= 0, cf.M1[np.maximum(reps, 0)], False)
+        P0 = np.where(reps[:, None] >= 0, cf.M0[np.maximum(reps, 0)], False)
+        inv = cf.inverse_normalizers()
+        eta = _probabilities(self.eta_hat, X)
+        eta_hat, cols = self.eta_hat, self.group_columns
+
+        def best(coef, warm_start=None):
+            c = np.asarray(coef, dtype=np.float64)[blk.atom_ids] * inv
+            return PlugInRule(eta_hat, cols, P1 @ c, P0 @ c, d)
+
+        best.training_probabilities = eta
+        best.memberships = cf
+        return best
+
+    def __repr__(self):
+        return f"PlugInOracle({type(self.eta_hat).__name__}, group_columns={self.group_columns})"
 
 
 # --------------------------------------------------------------------------- net hinge, exactly

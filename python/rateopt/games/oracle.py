@@ -127,7 +127,9 @@ class ThreePlayerOracleGame(ThreePlayerGame):
     (closed-form slack best responses for convex metrics, projected ascent on
     the 0-1 rates); the model player is the oracle's best response to the
     combination of rates they pose (``sum_k s_k lam_k z_k + nu . C p + ...``).
-    With the plug-in oracle this is the COCO baseline of seed 003's tables;
+    With the plug-in oracle (:class:`~rateopt.oracles.PlugInOracle`, whose
+    iterates are fitted rules, as an estimator oracle's) this is the COCO
+    baseline of seed 003's Table 3;
     with an exact oracle, Theorem 1's ``O(1/sqrt(T)) + rho`` bound holds for
     the uniform mixture.
     """
@@ -140,20 +142,23 @@ class ThreePlayerOracleGame(ThreePlayerGame):
             raise ValueError(f"method={self.name!r} needs an oracle: train(..., oracle=rateopt.oracles....)")
         if getattr(spec, "n_offsets", 0):
             raise ValueError(f"method={self.name!r} cannot train the thresholds of ROC-AUC goals")
-        if getattr(settings.oracle, "returns_estimators", False):
-            raise ValueError(f"method={self.name!r} takes oracles of linear models (not EstimatorOracle) for now")
+        #: Whether the iterates are fitted classifiers (estimator and plug-in oracles) rather than linear models.
+        self.estimator_iterates = bool(getattr(settings.oracle, "returns_estimators", False))
         self.best_response = settings.oracle.bind(spec, settings)
         self._respond(None)
 
     def _respond(self, warm_start):
         combos = self.combinations()
         coef = combos.coefs.sum(axis=0) if hasattr(combos, "coefs") else np.asarray(combos)
+        if self.estimator_iterates:
+            self.current = self.best_response(coef, warm_start)
+            return
         theta, bias = self.best_response(coef, warm_start)
         self.theta, self.bias = np.asarray(theta, dtype=np.float64).reshape(-1), float(bias)
 
     def model(self):
-        return self.theta, self.bias
+        return self.current if self.estimator_iterates else (self.theta, self.bias)
 
     def step(self, result):
         self._step_multipliers(result)
-        self._respond((self.theta, self.bias))
+        self._respond(self.current if self.estimator_iterates else (self.theta, self.bias))
