@@ -35,7 +35,7 @@ def _write_csv(path, cols):
 
 def _data(n=N, seed=0):
     X, y, g = rateopt.make_groups_dataset(n, random_state=seed)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed + 1000)  # independent of the generator's own draws
     return {"x1": X[:, 0].astype(float), "x2": X[:, 1].astype(float),
             "color": rng.choice(["red", "green", "blue"], size=n), "group": g,
             "label": np.where(y == 1, "yes", "no")}

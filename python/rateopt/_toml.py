@@ -28,6 +28,7 @@ and the key. :func:`write_goals` writes what :func:`read_goals` reads
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -238,7 +239,7 @@ def read_goals(source):
             fail("needs recipe = \"<name of rateopt.goals>\"", head, label)
         recipe = entry["recipe"]
         if recipe not in RECIPES:
-            close = [n for n in RECIPES if n.split("_")[0] == str(recipe).split("_")[0]]
+            close = difflib.get_close_matches(str(recipe), list(RECIPES), n=1)
             fail(f"unknown goal {recipe!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
                  + f"; known goals: {sorted(RECIPES)}", _line_of(text, i, "recipe"), f"{label}.recipe")
         cls = RECIPES[recipe]
