@@ -39,7 +39,7 @@ def _missing(v):
 
 
 def group_rates(y, predictions, groups=None, *, sample_weight=None, as_frame=None):
-    """Rates of decisions on the whole data and on every group (a ``MetricFrame``-like table).
+    """Tabulate the rates of decisions on the whole data and on every group (like a ``MetricFrame``).
 
     Parameters
     ----------

@@ -20,9 +20,9 @@ __all__ = ["sweep", "SweepResult"]
 
 @dataclass
 class SweepResult:
-    """The points of a slack sweep.
+    """The points of a slack sweep (built by :func:`sweep`).
 
-    Attributes
+    Parameters
     ----------
     parameter : str
         The goal parameter swept (e.g. ``"slack"``).
@@ -38,6 +38,7 @@ class SweepResult:
     max_violation : ndarray of shape (n_points,)
         Largest violation of any constraint of the point's problem.
     results : list of TrainResult
+        Each point's training run.
     solution : str
         The solution kind used.
     """
@@ -52,7 +53,14 @@ class SweepResult:
     solution: str
 
     def as_dict(self):
-        """The points as lists (JSON-ready)."""
+        """The points as lists (JSON-ready).
+
+        Returns
+        -------
+        dict
+            ``parameter``, ``values``, ``objective``, ``disparity``,
+            ``max_violation`` and ``solution``.
+        """
         return {"parameter": self.parameter, "values": self.values.tolist(), "objective": self.objective.tolist(),
                 "disparity": self.disparity.tolist(), "max_violation": self.max_violation.tolist(),
                 "solution": self.solution}
@@ -73,7 +81,9 @@ def sweep(problem, goal, slacks, *, parameter="slack", model=None, method="auto"
     parameter : str, default="slack"
         The goal parameter to vary (e.g. ``"max_rate"`` for a coverage budget).
     model : LinearModel or KernelModel, default=None
+        The model of every run (default: a linear model).
     method : str, default="auto"
+        The training method of every run (see :func:`rateopt.train`).
     solution : str, default="m-stochastic"
         Which solution of each run is scored.
     warm_start : bool, default=True
@@ -87,6 +97,8 @@ def sweep(problem, goal, slacks, *, parameter="slack", model=None, method="auto"
     Returns
     -------
     SweepResult
+        One point per value: the objective, the goal's constraint values, the
+        disparity and each run's :class:`~rateopt.TrainResult`.
 
     Raises
     ------

@@ -73,17 +73,19 @@ for _n, _c in RECIPES.items():
 class GoalsSpec:
     """What a goals file states.
 
-    Attributes
+    Parameters
     ----------
-    objective : str
+    objective : str, default="error"
         A name of :data:`rateopt.goals.OBJECTIVES`.
     goals : list of Goal
+        The goals, in file order.
     datasets : dict of str to str
         Role -> file path (as written; relative to the goals file's folder).
     train : dict
         Training, model and solution parameters by name.
-    regularization : float or None
-    path : str or None
+    regularization : float or None, default=None
+        L2 strength of the model (``Problem(regularization=...)``).
+    path : str or None, default=None
         The file read (None for text).
     """
 
@@ -95,14 +97,31 @@ class GoalsSpec:
     path: str | None = None
 
     def dataset_path(self, role):
-        """The file of ``role``, relative to the goals file's folder."""
+        """The file of a dataset role.
+
+        Parameters
+        ----------
+        role : str
+            A key of ``datasets``.
+
+        Returns
+        -------
+        str
+            The path, relative paths taken from the goals file's folder.
+        """
         p = self.datasets[role]
         if self.path is None or os.path.isabs(p):
             return p
         return os.path.join(os.path.dirname(os.path.abspath(self.path)), p)
 
     def roles(self):
-        """The dataset roles the goals use."""
+        """The dataset roles the goals use.
+
+        Returns
+        -------
+        list of str
+            Sorted role names (``"train"`` and any other).
+        """
         return sorted({g.dataset for g in self.goals})
 
 
@@ -169,6 +188,7 @@ def read_goals(source):
     Returns
     -------
     GoalsSpec
+        The objective, goals, dataset files and training parameters.
 
     Raises
     ------
@@ -289,10 +309,12 @@ def write_goals(spec):
     Parameters
     ----------
     spec : GoalsSpec
+        What to write (goal parameters equal to their defaults are left out).
 
     Returns
     -------
     str
+        The TOML text.
     """
     lines = ["# rateopt goals file (rateopt.goals recipes; see docs/cli.md)",
              f"objective = {_value(spec.objective, 'objective')}"]

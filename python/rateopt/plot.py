@@ -110,6 +110,7 @@ def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after
     rate : str, default="tpr"
         The column plotted (``"positive_rate"``, ``"tpr"``, ``"fpr"``, ``"error"``, ...).
     labels : tuple of str, default=("before", "after")
+        Legend labels of ``before`` and ``after``.
 
     Returns
     -------
@@ -151,6 +152,7 @@ def plot_tradeoff(sweep_result, *, anchors=None, xlabel=None, ylabel="error"):
     xlabel : str, default=None
         Default: ``"disparity (largest gap the goal bounds)"``.
     ylabel : str, default="error"
+        Label of the objective's axis.
 
     Returns
     -------
@@ -175,7 +177,20 @@ def plot_tradeoff(sweep_result, *, anchors=None, xlabel=None, ylabel="error"):
 
 
 def to_png(fig, dpi=100):
-    """The PNG bytes of a figure."""
+    """Encode a figure as PNG.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    dpi : int, default=100
+        Resolution.
+
+    Returns
+    -------
+    bytes
+        The PNG file's bytes.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()

@@ -95,15 +95,21 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
     seconds : float, default=None
         Training time.
     seed : int, default=None
+        The run's random seed, shown in the report.
     tolerance : float, default=1e-9
         A goal is met on a split when its value is ``<= tolerance``.
     title : str, default="rateopt report"
+        The report's heading.
     context : dict, default=None
         Further facts shown as is (data files, columns, the goals file).
 
     Returns
     -------
     dict
+        ``goals`` (name, values and met per split), ``objective`` per split,
+        ``all_met``, ``group_rates``, ``solution`` (kind, support iterates
+        and probabilities), ``trajectory``, ``training_seconds``, ``seed``,
+        ``versions``, ``settings`` and ``context``.
     """
     q = np.asarray(result.mixture(solution, epsilon=epsilon))
     names = list(result.constraint_names)
@@ -258,7 +264,20 @@ def render_html(rep, figures=True):
 
 
 def render(rep, fmt):
-    """The report as text: ``fmt`` is ``"markdown"``, ``"html"`` or ``"json"``."""
+    """Render a report as text.
+
+    Parameters
+    ----------
+    rep : dict
+        A report from :func:`build_report`.
+    fmt : {"markdown", "html", "json"}
+        The format.
+
+    Returns
+    -------
+    str
+        The report's text (HTML: one self-contained page).
+    """
     if fmt == "markdown":
         return render_markdown(rep)
     if fmt == "html":
@@ -269,7 +288,15 @@ def render(rep, fmt):
 
 
 def write_report(rep, path):
-    """Write the report to ``path``, the format chosen by its suffix (.md, .html, .json)."""
+    """Write a report to a file, the format chosen by its suffix.
+
+    Parameters
+    ----------
+    rep : dict
+        A report from :func:`build_report`.
+    path : str or os.PathLike
+        The file: ``.md``/``.markdown``, ``.html``/``.htm`` or ``.json``.
+    """
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in REPORT_FORMATS:
         raise RateoptError(f"{path}: a report file ends with one of {sorted(REPORT_FORMATS)}")
