@@ -86,6 +86,7 @@ def plot_trajectory(result, *, max_constraints=10):
     for i in range(min(lam.shape[1], max_constraints + 1)):
         ax_l.plot(it, lam[:, i], label="objective" if i == 0 else names[i - 1])
     ax_l.set_ylabel("multiplier")
+    ax_l.legend(fontsize="x-small", loc="best")
     ax_l.set_xlabel("iteration")
     ax_o.set_title("training trajectory")
     return fig

@@ -38,7 +38,14 @@ def _as_numbers(values):
     if values.dtype.kind in "fiub":
         out = values.astype(np.float64)
         bad = np.flatnonzero(~np.isfinite(out))
-        return out, (int(bad[0]) if bad.size else None)
+        return (out, None) if not bad.size else (None, int(bad[0]))
+    try:  # fast path: every entry converts (numpy calls float() on each object in C)
+        out = values.astype(np.float64)
+    except (TypeError, ValueError):
+        out = None
+    if out is not None:
+        bad = np.flatnonzero(~np.isfinite(out))
+        return (out, None) if not bad.size else (None, int(bad[0]))
     out = np.empty(values.shape[0])
     for i, v in enumerate(values):
         try:
@@ -94,6 +101,9 @@ class Encoding:
             if name in skip:
                 continue
             nums, bad = _as_numbers(values)
+            if nums is None and np.asarray(values).dtype.kind in "fiub":
+                raise InputError(f"{frame.path}: numeric column {name!r} has a missing or non-finite value at data "
+                                 f"row {frame.first_row + bad + 1}; fill it or leave the column out with --drop {name}")
             if nums is not None:
                 std = float(nums.std())
                 cols.append({"name": name, "type": "numeric", "mean": float(nums.mean()),
