@@ -329,3 +329,81 @@ def test_datasets_lists_every_loader(capsys):
     for name in rateopt.datasets.__all__:
         if name.startswith("load_"):
             assert f"rateopt.datasets.{name}()" in out
+
+
+# --------------------------------------------------------------------------- roles, weights, splits, progress
+
+
+def test_weights_steering_role_and_report_splits(tmp_path, capsys):
+    cols = _data(500, seed=5)
+    rng = np.random.default_rng(9)
+    cols["w"] = rng.integers(1, 4, 500).astype(float)
+    _write_csv(tmp_path / "train.csv", cols)
+    _write_csv(tmp_path / "valid.csv", {k: v[:200] for k, v in _data(500, seed=6).items()} | {"w": np.ones(200)})
+    steer = {k: v[:60] for k, v in _data(500, seed=7).items()}
+    steer.pop("group")
+    _write_csv(tmp_path / "steer.csv", steer | {"w": np.ones(60), "group": np.array(["A"] * 60)})
+    (tmp_path / "goals.toml").write_text(GOALS + '\n[[goals]]\nrecipe = "steering_accuracy"\nmin_accuracy = 0.5\n'
+                                         '\n[datasets]\nsteering = "steer.csv"\nvalidation = "valid.csv"\n')
+    assert main(["--quiet", "fit", str(tmp_path / "train.csv"), "--label", "label", "--groups", "group", "--weight",
+                 "w", "--goals", str(tmp_path / "goals.toml"), "--out", str(tmp_path / "m.npz"), "--report",
+                 str(tmp_path / "r.json")]) == 0
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert list(rep["objective"]) == ["train", "validation"]
+    names = [g["name"] for g in rep["goals"]]
+    assert any(n.startswith("accuracy[steering:") for n in names), names
+    # The weight column weighs the rates: the report's table has the file's total weight.
+    assert rep["group_rates"]["train"]["weight"][0] == pytest.approx(cols["w"].sum())
+    # The steering goal's value is the model's accuracy on steer.csv, recomputed here.
+    clf = rateopt.load(tmp_path / "m.npz")
+    enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
+    X_steer = []
+    for c in enc["columns"]:
+        v = steer[c["name"]] if c["name"] != "group" else np.array(["A"] * 60)
+        if c["type"] == "numeric":
+            X_steer.append(((np.asarray(v, float) - c["mean"]) / c["scale"])[:, None])
+        else:
+            X_steer.append(np.stack([(np.asarray(v) == k).astype(float) for k in c["categories"]], axis=1))
+    p = clf.predict_proba(np.hstack(X_steer))
+    acc = np.mean(np.where(steer["label"] == "yes", p, 1 - p))
+    steer_goal = next(g for g in rep["goals"] if g["name"].startswith("accuracy[steering:"))
+    assert steer_goal["values"]["train"] == pytest.approx(0.5 - acc, abs=1e-12)
+
+
+def test_missing_numeric_value_and_missing_pyarrow_are_named(work, tmp_path, capsys, monkeypatch):
+    d, cols = work
+    text = (d / "train.csv").read_text().splitlines()
+    parts = text[3].split(",")
+    parts[0] = ""
+    text[3] = ",".join(parts)
+    (tmp_path / "gap.csv").write_text("\n".join(text) + "\n")
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "gap.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--out", str(tmp_path / "m.npz")]) == 2
+    assert "numeric column 'x1' has a missing value at data row 3" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.parquet")]) == 2
+    assert 'pip install "rateopt[parquet]"' in capsys.readouterr().err
+
+
+def test_progress_only_on_a_terminal(monkeypatch):
+    import io
+
+    from rateopt.cli._progress import _Silent, progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert isinstance(progress(10, "x", stream=io.StringIO()), _Silent)
+    assert isinstance(progress(10, "x", quiet=True, stream=Tty()), _Silent)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # tqdm is optional
+    assert isinstance(progress(10, "x", stream=Tty()), _Silent)
+    monkeypatch.delitem(sys.modules, "tqdm.auto")
+    try:
+        import tqdm.auto  # noqa: F401
+    except ImportError:
+        return
+    bar = progress(10, "x", stream=Tty())
+    assert not isinstance(bar, _Silent)
+    bar.close()
