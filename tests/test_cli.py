@@ -407,3 +407,26 @@ def test_progress_only_on_a_terminal(monkeypatch):
     bar = progress(10, "x", stream=Tty())
     assert not isinstance(bar, _Silent)
     bar.close()
+
+
+def test_fit_sweep_adds_the_tradeoff_to_the_report(work, tmp_path):
+    d, _ = work
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--out", str(tmp_path / "m.npz"), "--sweep", "0.2,0.02", "--n-iter", "60",
+                 "--report", str(tmp_path / "r.md")]) == 0
+    rep = json.loads((tmp_path / "m.rateopt.json").read_text())["report"]
+    sw = rep["context"]["sweep"]
+    assert sw["values"] == [0.2, 0.02] and len(sw["objective"]) == 2
+    # The sweep's points are those of rateopt.sweep on the same data and settings.
+    from rateopt._toml import read_goals
+    from rateopt.cli._data import load_table
+    from rateopt.cli._encoding import ColumnRoles
+
+    table = load_table(str(d / "train.csv"), "csv", ColumnRoles(label="label", groups=("group",)))
+    spec = read_goals(d / "goals.toml")
+    problem = rateopt.Problem(constraints=spec.goals, datasets={"train": table.dataset()})
+    ref = rateopt.sweep(problem, spec.goals[0], [0.2, 0.02], n_iter=60, learning_rate=0.05, eta_lambda=0.5,
+                        random_state=0)
+    assert sw["objective"] == pytest.approx(ref.objective.tolist())
+    assert sw["disparity"] == pytest.approx(ref.disparity.tolist())
+    assert "Trade-off" in (tmp_path / "r.md").read_text()

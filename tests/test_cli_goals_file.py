@@ -111,3 +111,12 @@ def test_recipe_defaults_are_left_out_and_tuples_become_arrays():
     text = write_goals(GoalsSpec(goals=[g]))
     assert 'values = ["A", "B"]' in text and "sides" not in text
     assert dataclasses.asdict(read_goals(text).goals[0]) == dataclasses.asdict(g)
+
+
+def test_a_string_objective_is_a_name_of_OBJECTIVES():
+    ds = _dataset()
+    with pytest.raises(rateopt.exceptions.RateoptError, match="objective must be one of"):
+        rateopt.Problem(objective="accuracy", constraints=[goals.coverage_budget(0.3)], datasets=ds)
+    p = rateopt.Problem(objective="error", constraints=[goals.coverage_budget(0.3)], datasets=ds)
+    d = np.random.default_rng(2).integers(0, 2, ds.n_samples)
+    assert p.evaluate(d).objective == pytest.approx(np.mean(d != np.asarray(ds.y)))

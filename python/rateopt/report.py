@@ -188,6 +188,12 @@ def _sections(rep):
             rows = [[f"{g}={v}" if g != "all" else "all"] + [_fmt(t[c][i], 0 if c == "count" else 4) for c in cols]
                     for i, (g, v) in enumerate(zip(t["group"], t["value"]))]
             out.append((f"{label} ({split})", ["group"] + cols, rows))
+    sw = rep["context"].get("sweep")
+    if sw:
+        out.append((f"Trade-off: the goal retrained at each {sw['parameter']}",
+                    [sw["parameter"], "objective", "disparity", "largest violation"],
+                    [[_fmt(v), _fmt(o), _fmt(d), _fmt(m)] for v, o, d, m in
+                     zip(sw["values"], sw["objective"], sw["disparity"], sw["max_violation"])]))
     sol = rep["solution"]
     out.append((f"Solution: {sol['kind']}", ["recorded iterate", "iteration", "probability"],
                 [[s["iterate"], s["iteration"], _fmt(s["probability"])] for s in sol["support"]]))

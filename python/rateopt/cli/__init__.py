@@ -40,6 +40,16 @@ def _csv_list(text):
     return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
+def _float_list(text):
+    try:
+        values = [float(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one number")
+    return values
+
+
 def _param_value(text):
     """A command-line value for the parameter tables: none/true/false, int, float, else the string."""
     low = text.strip().lower()
@@ -98,6 +108,11 @@ def build_parser():
     p.add_argument("--threads", type=int, default=None, help="threads of the core (default: the OpenMP setting)")
     p.add_argument("--compare-unconstrained", action="store_true",
                    help="also train without goals and show its per-group rates in the report")
+    p.add_argument("--sweep", type=_float_list, metavar="V1,V2,...",
+                   help="also retrain at these values of a goal's slack (warm-started) and add the trade-off "
+                        "curve to the report")
+    p.add_argument("--sweep-goal", type=int, default=0, help="which goal --sweep varies (0-based, file order)")
+    p.add_argument("--sweep-parameter", default="slack", help="which parameter of that goal --sweep varies")
     _add_params(p, (TRAIN_PARAMS, MODEL_PARAMS, SOLUTION_PARAMS))
 
     p = sub.add_parser("evaluate", help="per-goal values and per-group rates; exit status 1 if a goal is violated")
@@ -152,6 +167,12 @@ def main(argv=None):
         for w in caught:
             print(f"rateopt: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
         return status
+    except BrokenPipeError:  # the reader (e.g. `| head`) closed the pipe: stop quietly, as Unix tools do
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
     except _UsageError as exc:
         print(f"rateopt: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -176,10 +176,24 @@ def fit(args):
                         **{k: v for k, v in train_params.items() if k not in ("eta_lambda", "update", "lambda_radius")})
         base_clf = base.solution("last")
         before = {s: _group_table(tables[s], base_clf.predict_proba(tables[s].X)) for s in groups}
+    sweep_points = None
+    if args.sweep:
+        from .._sweep import sweep
+
+        if not 0 <= args.sweep_goal < len(spec.goals):
+            raise InputError(f"--sweep-goal {args.sweep_goal}: the goals file has {len(spec.goals)} goal(s)")
+        sbar = progress(len(args.sweep), "rateopt sweep", args.quiet)
+        s = sweep(problem, spec.goals[args.sweep_goal], args.sweep, parameter=args.sweep_parameter, model=model,
+                  method=method, solution=sol["solution"], progress=lambda i: sbar.update(1),
+                  random_state=args.seed, n_threads=args.threads, **train_params)
+        sbar.close()
+        sweep_points = s.as_dict()
     with open(args.goals, encoding="utf-8") as f:
         goals_text = f.read()
     context = {"data": os.path.abspath(args.data), "format": fmt, "label": args.label, "classes": train_tab.classes,
                "rows": int(train_tab.X.shape[0]), "features": int(train_tab.X.shape[1]), "goals_toml": goals_text}
+    if sweep_points is not None:
+        context["sweep"] = sweep_points
     rep = build_report(result, solution=sol["solution"], epsilon=sol["epsilon"], evaluations=evaluations,
                        group_rates=groups, group_rates_before=before, seconds=seconds, seed=args.seed,
                        title=f"rateopt report: {os.path.basename(args.data)}", context=context)
