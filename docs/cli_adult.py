@@ -92,20 +92,27 @@ def tradeoff(report):
 def main_():
     data = load_adult()
     train_idx, valid_idx, test_idx = data.split(random_state=0)
+    here = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
-        for name, idx in (("adult_train.csv", train_idx), ("adult_valid.csv", valid_idx),
-                          ("adult_test.csv", test_idx)):
-            export(data, idx, os.path.join(tmp, name))
-        with open(os.path.join(tmp, "adult_goals.toml"), "w") as f:
-            f.write(GOALS)
-        status = main(["--quiet", "fit", os.path.join(tmp, "adult_train.csv"), "--label", "income", "--groups",
-                       "sex,race", "--goals", os.path.join(tmp, "adult_goals.toml"), "--out",
-                       os.path.join(tmp, "adult.npz"), "--report", os.path.join(HERE, "report_adult.html"),
-                       "--compare-unconstrained", "--seed", "0", "--sweep", ",".join(map(str, SLACKS))])
-        if status:
-            return status
-        with open(os.path.join(tmp, "adult.rateopt.json")) as f:
-            report = json.load(f)["report"]
+        os.chdir(tmp)  # the report names the files as given: adult_train.csv, not a temporary path
+        try:
+            return _fit_and_plot(data, train_idx, valid_idx, test_idx, tmp)
+        finally:
+            os.chdir(here)
+
+
+def _fit_and_plot(data, train_idx, valid_idx, test_idx, tmp):
+    for name, idx in (("adult_train.csv", train_idx), ("adult_valid.csv", valid_idx), ("adult_test.csv", test_idx)):
+        export(data, idx, os.path.join(tmp, name))
+    with open(os.path.join(tmp, "adult_goals.toml"), "w") as f:
+        f.write(GOALS)
+    status = main(["--quiet", "fit", "adult_train.csv", "--label", "income", "--groups", "sex,race", "--goals",
+                   "adult_goals.toml", "--out", "adult.npz", "--report", os.path.join(HERE, "report_adult.html"),
+                   "--compare-unconstrained", "--seed", "0", "--sweep", ",".join(map(str, SLACKS))])
+    if status:
+        return status
+    with open(os.path.join(tmp, "adult.rateopt.json")) as f:
+        report = json.load(f)["report"]
     points = tradeoff(report)
     print(json.dumps({k: points[k] for k in ("values", "objective", "disparity", "anchors")}))
     return 0

@@ -190,7 +190,7 @@ def fit(args):
         sweep_points = s.as_dict()
     with open(args.goals, encoding="utf-8") as f:
         goals_text = f.read()
-    context = {"data": os.path.abspath(args.data), "format": fmt, "label": args.label, "classes": train_tab.classes,
+    context = {"data": args.data, "format": fmt, "label": args.label, "classes": train_tab.classes,
                "rows": int(train_tab.X.shape[0]), "features": int(train_tab.X.shape[1]), "goals_toml": goals_text}
     if sweep_points is not None:
         context["sweep"] = sweep_points
