@@ -120,3 +120,9 @@ def test_a_string_objective_is_a_name_of_OBJECTIVES():
     p = rateopt.Problem(objective="error", constraints=[goals.coverage_budget(0.3)], datasets=ds)
     d = np.random.default_rng(2).integers(0, 2, ds.n_samples)
     assert p.evaluate(d).objective == pytest.approx(np.mean(d != np.asarray(ds.y)))
+
+
+def test_train_table_takes_the_method():
+    assert read_goals('[train]\nmethod = "proxy-external"\n').train == {"method": "proxy-external"}
+    with pytest.raises(GoalsFileError, match=r"line 2: train\.method: method must be 'auto' or one of"):
+        read_goals('[train]\nmethod = "newton"\n')

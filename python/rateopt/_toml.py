@@ -241,8 +241,14 @@ def read_goals(source):
              if p.name not in ("oracle", "verbose", "n_threads")}
     for k, v in tr.items():
         line = _line_of(text, key=k, table="train")
+        if k == "method":
+            from .games import GAMES
+
+            if v != "auto" and v not in GAMES:
+                fail(f"method must be 'auto' or one of {sorted(GAMES)}, got {v!r}", line, "train.method")
+            continue
         if k not in known:
-            fail(f"unknown training parameter {k!r}; known: {sorted(known)}", line, f"train.{k}")
+            fail(f"unknown training parameter {k!r}; known: {sorted([*known, 'method'])}", line, f"train.{k}")
         try:
             known[k].validate(v)
         except (TypeError, ValueError) as exc:

@@ -68,12 +68,16 @@ def _param_value(text):
 def _add_params(p, tables):
     group = p.add_argument_group("training parameters (the table shared with rateopt.train; default: the goals "
                                  "file's [train], else rateopt's)")
+    group.add_argument("--method", dest="param_method", default=argparse.SUPPRESS, metavar="METHOD",
+                       help="the training game: auto or a name of rateopt.games.GAMES (proxy-swap, "
+                            "proxy-external, lagrangian-hinge, unconstrained, three-player, ...)")
     for table in tables:
         for param in table:
             if param.name in ("oracle", "verbose", "random_state", "n_threads"):
                 continue
             group.add_argument("--" + param.name.replace("_", "-"), dest="param_" + param.name, type=_param_value,
-                               default=argparse.SUPPRESS, help=param.doc.replace("%", "%%"))
+                               default=argparse.SUPPRESS, metavar=param.name.upper(),
+                               help=f"{param.doc} (default: {param.default!r})".replace("%", "%%"))
 
 
 def _add_columns(p, label_required=False):
