@@ -22,14 +22,26 @@ from ._io import Frame, InputError
 __all__ = ["Encoding", "ColumnRoles", "split_label", "text_values"]
 
 UNKNOWN = ("ignore", "error")
+_BOOLS = {"true": "True", "false": "False"}  # one spelling, whichever CSV reader produced the column
 
 
 def text_values(values):
-    """A column as strings (numbers written without a spurious ``.0``)."""
+    """A column as strings; a column of numbers (as numbers or as text) in one canonical spelling
+    (``1`` for 1, 1.0 and "1.0"; ``0.5`` for 0.5), whichever reader produced it."""
     values = np.asarray(values)
-    if values.dtype.kind == "f":
-        return np.array([repr(int(v)) if float(v).is_integer() else repr(float(v)) for v in values], dtype=object)
-    return np.array([str(v).strip() for v in values], dtype=object)
+    if values.dtype.kind not in "fiub":
+        text = np.array([_BOOLS.get(s.lower(), s) for s in (str(v).strip() for v in values)], dtype=object)
+        try:
+            values = text.astype(np.float64) if text.size else text
+        except (TypeError, ValueError):
+            return text
+        if not np.all(np.isfinite(values)):
+            return text
+    if values.dtype.kind == "b":
+        return np.where(values, "True", "False").astype(object)
+    if values.dtype.kind in "iu":
+        return np.array([str(int(v)) for v in values], dtype=object)
+    return np.array([repr(int(v)) if float(v).is_integer() else repr(float(v)) for v in values], dtype=object)
 
 
 def _as_numbers(values):

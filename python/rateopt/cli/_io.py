@@ -91,19 +91,61 @@ def read_all(path, fmt, n_features=None):
 
 
 def _csv_chunks(path, chunk_rows):
+    """CSV chunks: pandas' C parser when pandas is installed (numeric columns arrive as numbers), else the
+    standard library's reader (every column as text). Both give the same encoding and labels."""
+    header = _csv_header(path)
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is None or os.environ.get("RATEOPT_CSV_READER") == "stdlib":
+        yield from _csv_chunks_stdlib(path, chunk_rows, header)
+        return
+    start, done = 0, False
+    try:
+        reader = pd.read_csv(path, chunksize=int(min(chunk_rows, 1 << 40)), keep_default_na=False,
+                             skip_blank_lines=True, encoding="utf-8", low_memory=False)
+        for df in reader:
+            if list(df.columns) != header:  # pragma: no cover - pandas renames nothing for a valid header
+                raise InputError(f"{path}: line 1: unexpected header {list(df.columns)!r}")
+            cols = {}
+            for name in header:
+                v = df[name].to_numpy()
+                if v.dtype.kind == "b":  # pandas reads true/false as booleans; the standard reader as text
+                    cols[name] = np.where(v, "True", "False").astype(object)
+                else:
+                    cols[name] = v.astype(np.float64) if v.dtype.kind in "iuf" else v.astype(object)
+            yield Frame(cols, len(df), path, start)
+            start += len(df)
+            done = True
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: not a readable CSV file: {' '.join(str(exc).split())}") from None
+    except pd.errors.EmptyDataError:
+        pass
+    if not done:
+        yield Frame({n: np.array([], dtype=object) for n in header}, 0, path, 0)
+
+
+def _csv_header(path):
     with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.reader(f)
         try:
-            header = next(reader, None)
+            header = next(csv.reader(f), None)
         except (csv.Error, UnicodeDecodeError) as exc:
             raise InputError(f"{path}: not a readable CSV file ({exc})") from None
-        if not header:
-            raise InputError(f"{path}: empty file; expected a header row with the column names")
-        header = [h.strip() for h in header]
-        dupes = sorted({h for h in header if header.count(h) > 1})
-        if dupes or "" in header:
-            raise InputError(f"{path}: line 1: column names must be non-empty and distinct"
-                             + (f" ({dupes!r} repeat)" if dupes else ""))
+    if not header:
+        raise InputError(f"{path}: empty file; expected a header row with the column names")
+    header = [h.strip() for h in header]
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes or "" in header:
+        raise InputError(f"{path}: line 1: column names must be non-empty and distinct"
+                         + (f" ({dupes!r} repeat)" if dupes else ""))
+    return header
+
+
+def _csv_chunks_stdlib(path, chunk_rows, header):
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        next(reader)
         rows, start, done = [], 0, 0
         try:
             for row in reader:
