@@ -50,15 +50,15 @@ def _goals(source, base_dir=None):
     return spec
 
 
-def _role_tables(spec, roles, encoding, classes, fmt_of, skip=("train",)):
-    """Tables of the goals' other dataset roles, and of ``validation``/``test`` when named in [datasets]."""
+def _role_tables(spec, roles, encoding, classes, fmt_of, skip=("train",), splits=True):
+    """Tables of the goals' other dataset roles, and (``splits``) of every role named in [datasets]."""
     out = {}
     wanted = [r for r in spec.roles() if r not in skip]
     for role in wanted:
         if role not in spec.datasets:
             raise InputError(f"{spec.path or 'the goals'}: a goal applies to dataset role {role!r}; name its file "
                              f"in [datasets] ({role} = \"file.csv\")")
-    for role in list(spec.datasets):
+    for role in (list(spec.datasets) if splits else wanted):
         path = spec.dataset_path(role)
         out[role] = load_table(path, fmt_of(path), roles, encoding=encoding, classes=classes, require_label=False)
     return out
@@ -234,7 +234,7 @@ def evaluate(args):
                                                  else None))
     spec = _goals(args.goals if args.goals else meta.get("goals_toml", ""), meta.get("goals_dir"))
     table = load_table(args.data, fmt, roles, encoding=enc, classes=meta["classes"])
-    others = _role_tables(spec, roles, enc, meta["classes"], _fmt_of(None))
+    others = _role_tables(spec, roles, enc, meta["classes"], _fmt_of(None), splits=False)
     problem = _problem(spec, others, table)
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
     ev = _expected(problem, clf, by_name, args.decisions, args.seed)
