@@ -66,3 +66,14 @@ def test_sweep_warm_starts_and_the_tradeoff_plot_shows_its_points(setup):
     np.testing.assert_array_equal(line.get_ydata(), s.objective)
     with pytest.raises(rateopt.exceptions.RateoptError, match="not one of the problem's goals"):
         rateopt.sweep(problem, rateopt.goals.coverage_budget(0.3), [0.1])
+
+
+def test_warm_start_of_the_wrong_shape_is_refused(setup):
+    from rateopt._train import run_game
+
+    problem, _, result, _ = setup
+    with pytest.raises(ValueError, match="init must be"):
+        run_game(problem, n_iter=2, init=(np.zeros(result.weights.shape[1] + 1), 0.0))
+    warm = run_game(problem, n_iter=1, init=(result.weights[-1], result.biases[-1]))
+    np.testing.assert_array_equal(warm.weights[0], result.weights[-1])
+    assert warm.biases[0] == result.biases[-1]
