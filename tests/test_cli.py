@@ -1,7 +1,7 @@
 """The command line end to end: fit -> evaluate (a gate) -> predict -> report, on files the tests write.
 
-The pipeline and one bad input run in real subprocesses (``python -m
-rateopt``); the other cases call :func:`rateopt.cli.main`, the same entry
+The CSV pipeline, a LIBSVM fit, a Parquet prediction and one bad input run in
+real subprocesses (``python -m rateopt``); the other cases call :func:`rateopt.cli.main`, the same entry
 point the console script runs, in process (starting Python and importing
 rateopt costs seconds per call). Expected values come from the saved model
 applied to features encoded here with NumPy, and from rates computed here by
@@ -206,8 +206,9 @@ def test_libsvm_pipeline(tmp_path):
     X, y, g = rateopt.make_groups_dataset(N, random_state=1)
     write_libsvm(tmp_path / "train.svm", X, np.where(y == 1, 1, -1))
     (tmp_path / "goals.toml").write_text(GOALS.replace('group = "group"', 'group = "3"'))
-    assert main(["--quiet", "fit", str(tmp_path / "train.svm"), "--groups", "3", "--goals",
-                 str(tmp_path / "goals.toml"), "--out", str(tmp_path / "m.npz")]) == 0
+    fit = _run("fit", tmp_path / "train.svm", "--groups", "3", "--goals", tmp_path / "goals.toml", "--out",
+               tmp_path / "m.npz")  # in a subprocess
+    assert fit.returncode == 0, fit.stderr
     assert main(["--quiet", "predict", str(tmp_path / "m.npz"), str(tmp_path / "train.svm"), "--out",
                  str(tmp_path / "p.csv"), "--proba"]) == 0
     clf = rateopt.load(tmp_path / "m.npz")
@@ -225,8 +226,9 @@ def test_parquet_pipeline_matches_csv(work, tmp_path):
     write_parquet(tmp_path / "train.parquet", cols)
     assert main(["--quiet", "fit", str(tmp_path / "train.parquet"), "--label", "label", "--groups", "group",
                  "--goals", str(d / "goals.toml"), "--out", str(tmp_path / "m.npz")]) == 0
-    assert main(["--quiet", "predict", str(tmp_path / "m.npz"), str(tmp_path / "train.parquet"), "--out",
-                 str(tmp_path / "p.parquet"), "--proba"]) == 0
+    pred = _run("predict", tmp_path / "m.npz", tmp_path / "train.parquet", "--out", tmp_path / "p.parquet",
+                "--proba")  # in a subprocess
+    assert pred.returncode == 0, pred.stderr
     import pyarrow.parquet as pq
 
     got = pq.read_table(tmp_path / "p.parquet").to_pydict()
