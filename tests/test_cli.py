@@ -75,7 +75,7 @@ def _encode(cols, enc_json):
         v = cols[c["name"]]
         if c["type"] == "numeric":
             x = np.asarray(v, float)
-            blocks.append(((x - x.mean()) / x.std())[:, None] if "train" else None)
+            blocks.append(((x - x.mean()) / x.std())[:, None])  # the training file's own statistics
         else:
             blocks.append(np.stack([(np.asarray(v) == cat).astype(float) for cat in c["categories"]], axis=1))
     return np.hstack(blocks)
