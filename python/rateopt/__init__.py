@@ -147,3 +147,9 @@ from ._classifiers import RampClassifier  # noqa: E402
 from ._ramp import RampMMResult, ramp_mm  # noqa: E402
 
 __all__ += ["ramp_mm", "RampMMResult", "RampClassifier"]
+
+# Issue 16: per-group rates, slack sweeps, reports and plots (rateopt.report, rateopt.plot, rateopt.cli).
+from ._group_rates import group_rates  # noqa: E402
+from ._sweep import SweepResult, sweep  # noqa: E402
+
+__all__ += ["group_rates", "sweep", "SweepResult"]

@@ -1,6 +1,7 @@
-"""``python -m rateopt``: the build configuration, a self-check, and the demo.
+"""``python -m rateopt``: the command line (:mod:`rateopt.cli`); with no arguments, the self-check and demo.
 
-The self-check builds a small random problem (dense and CSR), runs the fused
+``python -m rateopt fit|evaluate|predict|report|...`` is the ``rateopt``
+console script. The self-check builds a small random problem (dense and CSR), runs the fused
 rate kernel and a few multiplier-player steps, compares them with plain NumPy,
 and exits non-zero on any mismatch. The demo (:mod:`rateopt._demo`) trains an
 unconstrained and an equal-opportunity-constrained classifier on generated
@@ -14,7 +15,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import core
-from ._config import show_config
 
 
 def _numpy_reference(X, theta, bias, membership_w, coef):
@@ -67,17 +67,10 @@ def selfcheck(n_samples=20000, n_features=50, n_groups=5, seed=0):
 
 
 def main(argv=None):
-    show_config()
-    print("self-check:")
-    ok = selfcheck()
-    print("self-check passed" if ok else "SELF-CHECK FAILED")
-    if not ok:
-        return 1
-    from ._demo import run_demo
+    """Run the command line (no arguments: the self-check, then the demo); return the exit status."""
+    from .cli import main as cli_main
 
-    print()
-    run_demo()
-    return 0
+    return cli_main(argv)
 
 
 if __name__ == "__main__":

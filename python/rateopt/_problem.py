@@ -54,8 +54,10 @@ class Problem:
 
     Parameters
     ----------
-    objective : Expression, Metric or float, default=None
-        The rate expression to minimize, or a non-linear metric of rates
+    objective : Expression, Metric, str or float, default=None
+        The rate expression to minimize, a name of
+        :data:`rateopt.goals.OBJECTIVES` (on the training dataset; the name is
+        kept for :meth:`to_toml`), or a non-linear metric of rates
         (:mod:`rateopt.metrics`: KL divergence, G-/H-/Q-mean), which training
         minimizes with the three-player game (``method="three-player"``). Default: the error rate of the whole
         training dataset (the dataset for role ``"train"`` of ``datasets``, else
@@ -131,6 +133,21 @@ class Problem:
         self.regularization = regularization
         pairs = list(_flatten_constraints(constraints, datasets))
         _datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
+        # What to_toml() can write: the goals (once each) and the objective's name.
+        seen = {}
+        for _, goal in pairs:
+            if goal is not None:
+                seen.setdefault(id(goal), goal)
+        self._goals = tuple(seen.values())
+        self._expression_constraints = any(goal is None for _, goal in pairs)
+        self._objective_name = "error" if objective is None else objective if isinstance(objective, str) else None
+        if isinstance(objective, str):
+            from rateopt.goals import objective as _named_objective
+
+            try:
+                objective = _named_objective(objective, self._default_objective_dataset(pairs, datasets).dataset)
+            except ValueError as exc:
+                raise RateoptError(str(exc)) from None
         if objective is None:
             objective = R.error_rate(self._default_objective_dataset(pairs, datasets))
         elif isinstance(objective, Metric):
@@ -297,7 +314,84 @@ class Problem:
             out[name] = _decision_values(given[name], kind, self.datasets[name])
         return out
 
-    _STATE = ("regularization", "objective", "datasets", "constraints", "compiled")
+    # -- goals files ------------------------------------------------------------------------
+
+    def to_toml(self, datasets=None, train=None) -> str:
+        """The problem as a goals file (TOML) that :meth:`from_toml` reads back.
+
+        Only problems stated with goals (:mod:`rateopt.goals`) and a named
+        objective (``None``, ``"error"`` or another name of
+        :data:`rateopt.goals.OBJECTIVES`) can be written.
+
+        Parameters
+        ----------
+        datasets : mapping of str to str, default=None
+            Files of the non-training roles, written to ``[datasets]``.
+        train : mapping, default=None
+            Training parameters, written to ``[train]``.
+
+        Returns
+        -------
+        str
+            The TOML text.
+
+        Raises
+        ------
+        RateoptError
+            If a constraint was given as a rate expression (not a goal) or the
+            objective has no name.
+        """
+        from rateopt._toml import GoalsSpec, write_goals
+
+        if self._expression_constraints:
+            raise RateoptError("to_toml writes goals (rateopt.goals recipes); this problem has constraints "
+                               "given as rate expressions, which a goals file cannot state")
+        if self._objective_name is None:
+            raise RateoptError("to_toml needs a named objective (a name of rateopt.goals.OBJECTIVES); this "
+                               f"problem's objective is the expression {self.objective}")
+        return write_goals(GoalsSpec(objective=self._objective_name, goals=list(self._goals),
+                                     datasets=dict(datasets or {}), train=dict(train or {}),
+                                     regularization=self.regularization))
+
+    @classmethod
+    def from_toml(cls, source, datasets):
+        """Build a problem from a goals file (see :mod:`rateopt._toml` and ``docs/cli.md``).
+
+        Parameters
+        ----------
+        source : str or os.PathLike
+            The path of a TOML goals file, or its text (a string holding a
+            newline or ``=``).
+        datasets : Dataset or mapping of str to Dataset
+            The datasets by role; the file's ``[datasets]`` paths are for the
+            command line and are not read here.
+
+        Returns
+        -------
+        Problem
+
+        Raises
+        ------
+        rateopt._toml.GoalsFileError
+            If the file is invalid (the message names the line and key).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import rateopt as ro
+        >>> ds = ro.Dataset(np.eye(4), y=[0, 1, 1, 0], groups={"g": ["a", "a", "b", "b"]})
+        >>> p = ro.Problem.from_toml('[[goals]]\nrecipe = "coverage_budget"\nmax_rate = 0.5\n', ds)
+        >>> p.constraint_names
+        ('ppr[all] <= 0.5',)
+        """
+        from rateopt._toml import read_goals
+
+        spec = read_goals(source)
+        return cls(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,
+                   datasets=datasets)
+
+    _STATE = ("regularization", "objective", "datasets", "constraints", "compiled", "_goals",
+              "_expression_constraints", "_objective_name")
 
     def __getstate__(self):
         # A problem pickles its own state only: attributes attached from outside

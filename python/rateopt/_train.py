@@ -148,8 +148,12 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     return result
 
 
-def run_game(problem, model=None, method="auto", *, validation=None, callback=None, **params):
-    """:func:`train` without the feasibility warning (the estimator checks its own solution)."""
+def run_game(problem, model=None, method="auto", *, validation=None, callback=None, init=None, **params):
+    """:func:`train` without the feasibility warning (the estimator checks its own solution).
+
+    ``init=(theta, bias)`` starts the model player there instead of at zero (a
+    warm start, e.g. from the previous point of :func:`rateopt.sweep`).
+    """
     method, game_cls = _resolve_method(problem, method)
     model = _model(problem, model)
     settings = train_settings(method, model, **params)
@@ -158,6 +162,8 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if settings.eta_lambda is None:
         settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
     game = game_cls(players_spec, settings)
+    if init is not None:
+        _warm_start(game, init)
     rng = np.random.default_rng(settings.random_state)
     sizes = [blk.X.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
@@ -366,6 +372,19 @@ class _Recorder:
             feature_map=feature_map, settings=settings.as_dict(),
             offsets=np.array(r["offsets"]).reshape(len(r["offsets"]), self.spec.n_offsets) if self.spec.n_offsets
             else None, models=r["models"] or None)
+
+
+def _warm_start(game, init):
+    """Start the game's model player at ``init = (theta, bias)``."""
+    theta, bias = init
+    theta = np.asarray(theta, dtype=np.float64)
+    player = getattr(game, "model_player", None)
+    if player is None or theta.shape != player.theta.shape or not np.all(np.isfinite(theta)) \
+            or not np.isfinite(bias):
+        raise ValueError(f"init must be (theta, bias) with finite theta of shape "
+                         f"{None if player is None else player.theta.shape}, got shape {theta.shape}")
+    player.theta[:] = theta
+    player.bias = float(bias)
 
 
 def _resolve_method(problem, method):

@@ -1,0 +1,191 @@
+"""The ``rateopt`` command line: fit, evaluate, predict and report for batch pipelines.
+
+``rateopt fit`` trains under a goals file and saves the model with its
+encoding, ``rateopt evaluate`` is a pipeline gate (exit status 1 when a goal
+is violated beyond ``--tolerance``), ``rateopt predict`` scores a file in
+chunks, ``rateopt report`` re-renders a report from a saved training result;
+``datasets``, ``reproduce``, ``selfcheck`` and ``demo`` complete it. With no
+arguments it runs the self-check and the demo (``python -m rateopt``).
+
+Exit status: 0 success; 1 a goal violated (``evaluate``) or a failed
+self-check; 2 bad input (a missing column, an invalid goals file, a model
+from another version, ...), reported as one line on standard error. Set
+``RATEOPT_DEBUG=1`` to see the traceback instead. See ``docs/cli.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+from ..exceptions import RateoptError
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit status 2 (as argparse), no usage dump
+        raise _UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def _csv_list(text):
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def _float_list(text):
+    try:
+        values = [float(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one number")
+    return values
+
+
+def _param_value(text):
+    """A command-line value for the parameter tables: none/true/false, int, float, else the string."""
+    low = text.strip().lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _add_params(p, tables):
+    group = p.add_argument_group("training parameters (the table shared with rateopt.train; default: the goals "
+                                 "file's [train], else rateopt's)")
+    group.add_argument("--method", dest="param_method", default=argparse.SUPPRESS, metavar="METHOD",
+                       help="the training game: auto or a name of rateopt.games.GAMES (proxy-swap, "
+                            "proxy-external, lagrangian-hinge, unconstrained, three-player, ...)")
+    for table in tables:
+        for param in table:
+            if param.name in ("oracle", "verbose", "random_state", "n_threads"):
+                continue
+            group.add_argument("--" + param.name.replace("_", "-"), dest="param_" + param.name, type=_param_value,
+                               default=argparse.SUPPRESS, metavar=param.name.upper(),
+                               help=f"{param.doc} (default: {param.default!r})".replace("%", "%%"))
+
+
+def _add_columns(p, label_required=False):
+    p.add_argument("--label", help="the label column (two distinct values)", required=label_required)
+    p.add_argument("--positive", help="the label value that is the positive class (default: the larger)")
+    p.add_argument("--groups", type=_csv_list, default=(), help="group columns, comma-separated (LIBSVM: "
+                   "feature indices)")
+    p.add_argument("--weight", help="a column of example weights")
+    p.add_argument("--baseline", help="a column of a deployed model's decisions or scores")
+    p.add_argument("--drop", type=_csv_list, default=(), help="columns that are not features")
+
+
+def build_parser():
+    """The argument parser of ``rateopt``."""
+    from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
+
+    root = _Parser(prog="rateopt", description="Train and check classifiers under rate goals.")
+    root.add_argument("--quiet", action="store_true", help="no progress bars")
+    sub = root.add_subparsers(dest="command", parser_class=_Parser)
+    fmt = dict(choices=("csv", "parquet", "libsvm"), help="the data's format (default: from the suffix)")
+
+    p = sub.add_parser("fit", help="train under a goals file and save the model")
+    p.add_argument("data", help="training data: .csv, .parquet or .libsvm/.svm")
+    p.add_argument("--goals", required=True, help="the goals file (TOML)")
+    p.add_argument("--out", required=True, help="the model file to write (.npz)")
+    p.add_argument("--report", help="also write a report (.html, .md or .json)")
+    p.add_argument("--format", **fmt)
+    _add_columns(p)
+    p.add_argument("--unknown", choices=("ignore", "error"), default="ignore",
+                   help="categories unseen in training, at predict time: all-zero one-hot (ignore) or an error")
+    p.add_argument("--seed", type=int, default=0, help="random seed of training and of the stochastic draws")
+    p.add_argument("--threads", type=int, default=None, help="threads of the core (default: the OpenMP setting)")
+    p.add_argument("--compare-unconstrained", action="store_true",
+                   help="also train without goals and show its per-group rates in the report")
+    p.add_argument("--sweep", type=_float_list, metavar="V1,V2,...",
+                   help="also retrain at these values of a goal's slack (warm-started) and add the trade-off "
+                        "curve to the report")
+    p.add_argument("--sweep-goal", type=int, default=0, help="which goal --sweep varies (0-based, file order)")
+    p.add_argument("--sweep-parameter", default="slack", help="which parameter of that goal --sweep varies")
+    _add_params(p, (TRAIN_PARAMS, MODEL_PARAMS, SOLUTION_PARAMS))
+
+    p = sub.add_parser("evaluate", help="per-goal values and per-group rates; exit status 1 if a goal is violated")
+    p.add_argument("model")
+    p.add_argument("data")
+    p.add_argument("--goals", help="goals file (default: the goals the model was trained with)")
+    p.add_argument("--tolerance", type=float, default=0.0, help="allowed violation before the gate fails")
+    p.add_argument("--decisions", choices=("expected", "drawn"), default="expected",
+                   help="score the expected decisions (probabilities) or one seeded draw")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", dest="json_out", help="write the evaluation as JSON")
+    p.add_argument("--format", **fmt)
+
+    p = sub.add_parser("predict", help="score a file in chunks")
+    p.add_argument("model")
+    p.add_argument("data")
+    p.add_argument("--out", required=True, help="predictions file (.csv or .parquet)")
+    p.add_argument("--proba", action="store_true", help="also write the probability of the positive class")
+    p.add_argument("--seed", type=int, default=0, help="seed of a stochastic model's draws")
+    p.add_argument("--keep", type=_csv_list, default=(), help="input columns copied to the output (e.g. an id)")
+    p.add_argument("--chunk-rows", type=int, default=100_000)
+    p.add_argument("--format", **fmt)
+
+    p = sub.add_parser("report", help="re-render a report from a saved training result")
+    p.add_argument("result", help="the .result.npz written by fit (or the model .npz next to it)")
+    p.add_argument("--out", required=True, help="report file (.html, .md or .json)")
+    p.add_argument("--solution", help="re-select the solution (m-stochastic, T-stochastic, best, last, exact)")
+    p.add_argument("--epsilon", type=float, default=None)
+    p.add_argument("--data", help="data to recompute per-group rates on (a file in the model's format)")
+    p.add_argument("--model-out", help="write the re-selected classifier here (with its encoding)")
+
+    sub.add_parser("datasets", help="list the offline benchmark datasets")
+    p = sub.add_parser("reproduce", help="run a paper reproduction (bench/reproduce_NAME.py of a source checkout)")
+    p.add_argument("name")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to the script (e.g. --quick)")
+    sub.add_parser("selfcheck", help="build configuration and a check of the core against NumPy")
+    sub.add_parser("demo", help="the self-check, then the demo of equal opportunity on generated data")
+    return root
+
+
+def main(argv=None):
+    """Run the command line; return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = os.environ.get("RATEOPT_DEBUG", "") not in ("", "0")
+    try:
+        args = build_parser().parse_args(argv)
+        from . import _commands
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status = _commands.run(args)
+        for w in caught:
+            print(f"rateopt: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
+        return status
+    except BrokenPipeError:  # the reader (e.g. `| head`) closed the pipe: stop quietly, as Unix tools do
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
+    except _UsageError as exc:
+        print(f"rateopt: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (RateoptError, ValueError, TypeError, OSError, KeyError) as exc:
+        if debug:
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"rateopt: error: {msg}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("rateopt: interrupted", file=sys.stderr)
+        return 130

