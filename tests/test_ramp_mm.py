@@ -371,6 +371,78 @@ def test_kernel_model_trains_unchanged():
     np.testing.assert_allclose(list(ev.constraints.values()), res.ramp_constraints[-1], atol=1e-9)
 
 
+
+def _assert_same_ramp_result(back, res, X):
+    assert type(back) is rateopt.RampMMResult and back.method == "ramp-mm"
+    for name in ("weights", "biases", "multipliers", "atom_rates", "objectives", "constraints", "ramp_atom_rates",
+                 "ramp_objectives", "ramp_constraints", "regularizers"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(res, name), err_msg=name)
+    assert back.info == res.info and back.settings == res.settings and back.n_iter == res.n_iter
+    assert back.constraint_names == res.constraint_names
+    for kind in ("deterministic", "randomized"):
+        np.testing.assert_array_equal(back.classifier(kind).predict_proba(X), res.classifier(kind).predict_proba(X))
+
+
+def test_ramp_result_save_load_keeps_the_ramp_records(tmp_path):
+    problem, ds = groups_problem(TWO)
+    res = rateopt.ramp_mm(problem, max_iter=3)
+    assert len(res.info) >= 1 and "L_hist" in res.info[0]
+    path = tmp_path / "mm.npz"
+    res.save(path)
+    back = rateopt.load(path)
+    _assert_same_ramp_result(back, res, ds.X)
+    # what the records are for: Problem 2's values (the randomized rule's exact expected rates)
+    ev = problem.evaluate(back.classifier("randomized").predict_proba(ds.X), kind="probabilities")
+    np.testing.assert_allclose(list(ev.constraints.values()), back.ramp_constraints[-1], atol=1e-12)
+    # a plain TrainResult still loads as one
+    plain = rateopt.train(problem, method="proxy-swap", n_iter=20)
+    plain.save(tmp_path / "plain.npz")
+    assert type(rateopt.load(tmp_path / "plain.npz")) is rateopt.TrainResult
+    # no pickle anywhere in the file
+    with np.load(path, allow_pickle=False) as z:
+        assert {"ramp_atom_rates", "regularizers"} <= set(z.files)
+
+
+def test_ramp_result_save_load_kernel_model(tmp_path):
+    problem, ds = groups_problem(FAIR, n=300)
+    res = rateopt.ramp_mm(problem, rateopt.KernelModel(kernel="rbf", gamma=0.5, n_components=30, random_state=0),
+                          max_iter=2)
+    res.save(tmp_path / "k.npz")
+    _assert_same_ramp_result(rateopt.load(tmp_path / "k.npz"), res, ds.X)
+
+
+def _rewrite(path, out, meta_update=None, **arrays):
+    import json
+
+    from rateopt._classifiers import _META_KEY, _save
+
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(bytes(z[_META_KEY]).decode())
+        data = {k: z[k] for k in z.files if k != _META_KEY}
+    meta.update(meta_update or {})
+    data.update(arrays)
+    for k in [k for k, v in data.items() if v is None]:
+        del data[k]
+    fmt = meta.pop("format")
+    meta.pop("version")
+    _save(out, meta, data, format_name=fmt)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(ramp_atom_rates=np.zeros((1, 2))), "field 'ramp_atom_rates' has shape"),
+    (dict(ramp_atom_rates=None), "field 'ramp_atom_rates' is missing"),
+    (dict(regularizers=np.array([np.nan])), "field 'regularizers'"),
+    (dict(meta_update={"info": {"not": "a list"}}), "field 'metadata.info'"),
+])
+def test_damaged_ramp_result_files_name_the_field(tmp_path, change, match):
+    problem, _ = groups_problem(FAIR, n=300)
+    res = rateopt.ramp_mm(problem, max_iter=1)
+    res.save(tmp_path / "ok.npz")
+    _rewrite(tmp_path / "ok.npz", tmp_path / "bad.npz", **change)
+    with pytest.raises(RateoptError, match=match):
+        rateopt.load(tmp_path / "bad.npz")
+
+
 # --------------------------------------------------------------------------- 5. win/change ratio floor
 
 
@@ -404,7 +476,8 @@ def test_win_change_ratio_floor_matches_counting(k, group):
 def test_numpydoc_of_the_ramp_api():
     validate = pytest.importorskip("numpydoc.validate").validate
     ignore = {"EX01", "SA01", "ES01"}
-    quals = ["rateopt.ramp_mm", "rateopt.RampMMResult", "rateopt.RampMMResult.classifier", "rateopt.RampClassifier",
+    quals = ["rateopt.ramp_mm", "rateopt.RampMMResult", "rateopt.RampMMResult.classifier", "rateopt.RampMMResult.save",
+             "rateopt.RampClassifier",
              "rateopt.RampClassifier.predict", "rateopt.RampClassifier.predict_proba",
              "rateopt.RampClassifier.decision_function", "rateopt.RampClassifier.save", "rateopt.core.ramp_rates",
              "rateopt.core.RampRates", "rateopt.goals.WinChangeRatioFloor"]

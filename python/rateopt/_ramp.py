@@ -361,9 +361,67 @@ class RampMMResult(TrainResult):
             return RampClassifier(w, b, feature_map=self.feature_map)
         raise ValueError(f"kind must be 'deterministic' or 'randomized', got {kind!r}")
 
+    def save(self, path):
+        """Save to ``path`` with the ramp records; :func:`rateopt.load` gives back a :class:`RampMMResult`.
+
+        The file is :meth:`TrainResult.save`'s ``.npz`` (arrays plus JSON
+        metadata, no pickle) with the metadata kind ``"ramp-mm-result"``, the
+        arrays ``ramp_atom_rates`` and ``regularizers``, and ``info`` in the
+        metadata.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write.
+        """
+        super().save(path)
+
+    def _payload(self):
+        meta, arrays = super()._payload()
+        meta = dict(meta, kind=RAMP_RESULT_KIND, info=_plain(self.info))
+        arrays = dict(arrays, ramp_atom_rates=self.ramp_atom_rates, regularizers=self.regularizers)
+        return meta, arrays
+
     def __repr__(self):
         return (f"RampMMResult(n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
                 f"n_constraints={self.constraints.shape[1]})")
+
+
+RAMP_RESULT_KIND = "ramp-mm-result"
+
+
+def _plain(obj):
+    """``obj`` with NumPy scalars and arrays turned into Python numbers and lists (for JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    return obj
+
+
+def ramp_result_from_file(fields, meta, arrays, path):
+    """A :class:`RampMMResult` from a loaded archive: the :class:`TrainResult` fields plus the ramp records."""
+    from ._classifiers import _array, _damaged
+
+    T, n_atoms = fields["atom_rates"].shape
+    R = _array(arrays, "ramp_atom_rates", 2, path)
+    if R.shape != (T, n_atoms):
+        raise _damaged(path, "ramp_atom_rates", f"has shape {R.shape}, expected {(T, n_atoms)}")
+    reg = _array(arrays, "regularizers", 1, path)
+    if reg.shape != (T,):
+        raise _damaged(path, "regularizers", f"has shape {reg.shape}, expected ({T},)")
+    info = meta.get("info")
+    if not isinstance(info, list) or not all(isinstance(i, dict) for i in info):
+        raise _damaged(path, "metadata.info", f"is {info!r}, expected a list of dicts (one per MM step)")
+    return RampMMResult(ramp_atom_rates=R, regularizers=reg, info=info, **fields)
 
 
 # --------------------------------------------------------------------------- the driver
