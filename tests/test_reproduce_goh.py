@@ -232,6 +232,9 @@ def test_churn_stand_in_meets_its_training_constraints_and_claims_agree(goh):
                                                       for r in rows)
     assert [r["target"] for r in rows] == [0.15, 0.3]
     assert c["deterministic_train_churn_below_target_except_lowest"] == (rows[1]["det_train"]["churn"] <= 0.3)
+    assert c["lower_error_than_bias_shifted_svm"] == [r["det_test"]["objective"] < base["test"]["objective"]
+                                                      for r in rows]
+    assert c["lower_churn_than_bias_shifted_svm"] == [r["det_test"]["churn"] < base["test"]["churn"] for r in rows]
     assert c["lower_churn_and_error_than_bias_shifted_svm"] == [
         r["det_test"]["churn"] < base["test"]["churn"] and r["det_test"]["objective"] < base["test"]["objective"]
         for r in rows]
