@@ -150,6 +150,12 @@ def test_run_schema_and_claims_agree_with_the_rows(goh, tiny_run):
     assert last["spearman_u_train_ratio"] == pytest.approx(
         goh.spearman([r["u"] for r in rows], [r["rand_train_ratio"] for r in rows]))
     assert last["min_ratio_reached"] == min(r["det_test_ratio"] for r in rows)
+    bind = [r for r, e in zip(rows, res["ramp_details"]) if e["ramp_constraint"] > -1e-6]
+    if len(bind) >= 2:
+        assert last["spearman_binding_u_train_ratio"] == pytest.approx(
+            goh.spearman([r["u"] for r in bind], [r["rand_train_ratio"] for r in bind]))
+    else:
+        assert math.isnan(last["spearman_binding_u_train_ratio"])
     expect = goh.claim1([r["det_test_ratio"] for r in rows], [r["det_test_error"] for r in rows],
                         [z["test_ratio"] for z in last["zafar"]], [z["test_error"] for z in last["zafar"]])
     assert last["claim1_holds"] == expect["holds"]
