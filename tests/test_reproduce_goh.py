@@ -150,7 +150,7 @@ def test_run_schema_and_claims_agree_with_the_rows(goh, tiny_run):
     assert last["spearman_u_train_ratio"] == pytest.approx(
         goh.spearman([r["u"] for r in rows], [r["rand_train_ratio"] for r in rows]))
     assert last["min_ratio_reached"] == min(r["det_test_ratio"] for r in rows)
-    bind = [r for r, e in zip(rows, res["ramp_details"]) if e["ramp_constraint"] > -1e-6]
+    bind = [r for r, e in zip(rows, res["ramp_details"]) if e["ramp_constraint"] > -1e-3]
     if len(bind) >= 2:
         assert last["spearman_binding_u_train_ratio"] == pytest.approx(
             goh.spearman([r["u"] for r in bind], [r["rand_train_ratio"] for r in bind]))
