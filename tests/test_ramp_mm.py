@@ -371,6 +371,78 @@ def test_kernel_model_trains_unchanged():
     np.testing.assert_allclose(list(ev.constraints.values()), res.ramp_constraints[-1], atol=1e-9)
 
 
+
+def _assert_same_ramp_result(back, res, X):
+    assert type(back) is rateopt.RampMMResult and back.method == "ramp-mm"
+    for name in ("weights", "biases", "multipliers", "atom_rates", "objectives", "constraints", "ramp_atom_rates",
+                 "ramp_objectives", "ramp_constraints", "regularizers"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(res, name), err_msg=name)
+    assert back.info == res.info and back.settings == res.settings and back.n_iter == res.n_iter
+    assert back.constraint_names == res.constraint_names
+    for kind in ("deterministic", "randomized"):
+        np.testing.assert_array_equal(back.classifier(kind).predict_proba(X), res.classifier(kind).predict_proba(X))
+
+
+def test_ramp_result_save_load_keeps_the_ramp_records(tmp_path):
+    problem, ds = groups_problem(TWO)
+    res = rateopt.ramp_mm(problem, max_iter=3)
+    assert len(res.info) >= 1 and "L_hist" in res.info[0]
+    path = tmp_path / "mm.npz"
+    res.save(path)
+    back = rateopt.load(path)
+    _assert_same_ramp_result(back, res, ds.X)
+    # what the records are for: Problem 2's values (the randomized rule's exact expected rates)
+    ev = problem.evaluate(back.classifier("randomized").predict_proba(ds.X), kind="probabilities")
+    np.testing.assert_allclose(list(ev.constraints.values()), back.ramp_constraints[-1], atol=1e-12)
+    # a plain TrainResult still loads as one
+    plain = rateopt.train(problem, method="proxy-swap", n_iter=20)
+    plain.save(tmp_path / "plain.npz")
+    assert type(rateopt.load(tmp_path / "plain.npz")) is rateopt.TrainResult
+    # no pickle anywhere in the file
+    with np.load(path, allow_pickle=False) as z:
+        assert {"ramp_atom_rates", "regularizers"} <= set(z.files)
+
+
+def test_ramp_result_save_load_kernel_model(tmp_path):
+    problem, ds = groups_problem(FAIR, n=300)
+    res = rateopt.ramp_mm(problem, rateopt.KernelModel(kernel="rbf", gamma=0.5, n_components=30, random_state=0),
+                          max_iter=2)
+    res.save(tmp_path / "k.npz")
+    _assert_same_ramp_result(rateopt.load(tmp_path / "k.npz"), res, ds.X)
+
+
+def _rewrite(path, out, meta_update=None, **arrays):
+    import json
+
+    from rateopt._classifiers import _META_KEY, _save
+
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(bytes(z[_META_KEY]).decode())
+        data = {k: z[k] for k in z.files if k != _META_KEY}
+    meta.update(meta_update or {})
+    data.update(arrays)
+    for k in [k for k, v in data.items() if v is None]:
+        del data[k]
+    fmt = meta.pop("format")
+    meta.pop("version")
+    _save(out, meta, data, format_name=fmt)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(ramp_atom_rates=np.zeros((1, 2))), "field 'ramp_atom_rates' has shape"),
+    (dict(ramp_atom_rates=None), "field 'ramp_atom_rates' is missing"),
+    (dict(regularizers=np.array([np.nan])), "field 'regularizers'"),
+    (dict(meta_update={"info": {"not": "a list"}}), "field 'metadata.info'"),
+])
+def test_damaged_ramp_result_files_name_the_field(tmp_path, change, match):
+    problem, _ = groups_problem(FAIR, n=300)
+    res = rateopt.ramp_mm(problem, max_iter=1)
+    res.save(tmp_path / "ok.npz")
+    _rewrite(tmp_path / "ok.npz", tmp_path / "bad.npz", **change)
+    with pytest.raises(RateoptError, match=match):
+        rateopt.load(tmp_path / "bad.npz")
+
+
 # --------------------------------------------------------------------------- 5. win/change ratio floor
 
 
@@ -404,7 +476,8 @@ def test_win_change_ratio_floor_matches_counting(k, group):
 def test_numpydoc_of_the_ramp_api():
     validate = pytest.importorskip("numpydoc.validate").validate
     ignore = {"EX01", "SA01", "ES01"}
-    quals = ["rateopt.ramp_mm", "rateopt.RampMMResult", "rateopt.RampMMResult.classifier", "rateopt.RampClassifier",
+    quals = ["rateopt.ramp_mm", "rateopt.RampMMResult", "rateopt.RampMMResult.classifier", "rateopt.RampMMResult.save",
+             "rateopt.RampClassifier",
              "rateopt.RampClassifier.predict", "rateopt.RampClassifier.predict_proba",
              "rateopt.RampClassifier.decision_function", "rateopt.RampClassifier.save", "rateopt.core.ramp_rates",
              "rateopt.core.RampRates", "rateopt.goals.WinChangeRatioFloor"]
@@ -444,3 +517,97 @@ def test_readme_ramp_example_runs(capsys):
     # the randomized rule's expected ratio constraint is the ramp value, by its probabilities
     p = namespace["randomized"].predict_proba(X)
     assert ratio.evaluate(p, kind="probabilities").max_violation <= 1e-9
+
+
+# --------------------------------------------------------------------------- Algorithm 3: the bias cutting plane
+
+from rateopt._ramp import bias_cutting_plane  # noqa: E402
+
+
+def _pwl_convex(a, g):
+    """A convex piecewise-linear G(b) = max_s (a_s + g_s b), its exact oracle (primal = dual = G)."""
+    def G(b):
+        return float(np.max(a + g * b))
+
+    def solve_at(b):
+        k = int(np.argmax(a + g * b))
+        return G(b), G(b), float(g[k]), b
+
+    return G, solve_at
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bias_cutting_plane_brackets_the_minimum_of_a_known_convex_function(seed):
+    rng = np.random.default_rng(seed)
+    g = np.sort(rng.normal(size=12)) * 3
+    a = rng.normal(size=12)
+    G, solve_at = _pwl_convex(a, g)
+    R = 5.0
+    # brute force: the minimum of a max of lines is at an end or where two lines cross
+    cross = [(a[j] - a[i]) / (g[i] - g[j]) for i in range(12) for j in range(i + 1, 12) if g[i] != g[j]]
+    brute = min(G(b) for b in [-R, R] + [b for b in cross if -R <= b <= R])
+    assert brute <= np.max(a[:, None] + g[:, None] * np.linspace(-R, R, 10_001)[None, :], axis=0).min()
+    out = bias_cutting_plane(solve_at, R, tol=1e-10, max_cuts=80)
+    assert out["converged"]
+    assert out["L"] <= brute + 1e-12 and brute <= out["U"] + 1e-12  # the minimum is within the bracket
+    assert out["U"] - out["L"] <= 1e-10 * max(1, abs(out["U"]))
+    assert G(out["b"]) == pytest.approx(out["U"]) and out["best"] == out["b"]
+    assert np.all(np.diff(out["L_hist"]) >= -1e-12) and np.all(np.diff(out["U_hist"]) <= 0)
+    assert out["n_calls"] <= 40  # a centre-of-mass cut shrinks the polygon geometrically
+
+
+def _fixed_v_step(bias, bias_scale=1.0, n=400):
+    problem, _ = groups_problem(TWO, n=n)
+    spec = spec_from_problem(problem)
+    data = _RampData(spec, "net", 0.02, bias, bias_scale)
+    rng = np.random.default_rng(3)
+    anchor = 0.8 * rng.normal(size=data.n)  # some rows saturated on both sides
+    step = _Step(data, anchor, inner_tol=1e-10, max_epochs=100_000, random_state=0)
+    return data, step, np.array([1.0, 0.4, 0.7])
+
+
+def test_free_bias_svm_matches_a_brute_force_scan_over_b():
+    from rateopt.core import sdca_two_sided_hinge
+
+    data, step, v = _fixed_v_step("unregularized")
+    cand, lower, _ = step.solve(v)
+    A = data.n * np.where(step.pmask, data.P @ v, 0.0)
+    B = data.n * np.where(step.nmask, data.N @ v, 0.0)
+    const = float(v @ step.gamma_check)
+    F = lambda b: sdca_two_sided_hinge(data.X, A, B, lam=data.lam, tau=0.5, beta=b, tol=1e-12).primal - const  # noqa
+    bs = np.linspace(cand.bias - 0.5, cand.bias + 0.5, 41)
+    scan = np.array([F(b) for b in bs])
+    value = cand.f + float(v[1:] @ cand.g)  # Psi at the candidate: majorized objective + regularizer + v . g
+    assert lower <= scan.min() + 1e-9  # a valid lower bound on min_{w, b} Psi
+    assert value <= scan.min() + 1e-7  # and the candidate is at least as good as every scanned bias
+    assert value - lower <= 1e-6
+    assert step.n_bias_solves >= 3
+    # refining the scan around the candidate's bias finds nothing better either
+    fine = np.array([F(b) for b in cand.bias + np.linspace(-0.02, 0.02, 9)])
+    assert value <= fine.min() + 1e-7
+
+
+def test_free_bias_is_the_limit_of_a_vanishing_bias_penalty():
+    data, free, v = _fixed_v_step("unregularized")
+    c_free, _, _ = free.solve(v)
+    psi = lambda c: c.f + float(v[1:] @ c.g)  # noqa: E731 (c.f holds each mode's own regularizer)
+    for scale in (1.0, 3.0):  # the penalty lam/2 (b / scale)^2 vanishes as the constant feature grows
+        _, reg, _ = _fixed_v_step("regularized", bias_scale=scale)
+        c_reg, _, _ = reg.solve(v)
+        assert reg.n_inexact == 0 and free.n_inexact == 0
+        # Psi_free(free) <= Psi_free(reg) <= Psi_reg(reg) <= Psi_reg(free) = Psi_free(free) + lam/2 (b_free/scale)^2
+        excess = psi(c_reg) - psi(c_free)
+        assert -1e-7 <= excess <= 0.5 * data.lam * (c_free.bias / scale) ** 2 + 1e-7
+
+
+def test_mm_with_unregularized_bias_is_monotone_and_feasible():
+    problem, ds = groups_problem(FAIR, n=300)
+    res = rateopt.ramp_mm(problem, bias="unregularized", max_iter=2, tol=0.0, cut_tol=1e-4, inner_tol=1e-6, max_cuts=8)
+    obj = res.ramp_objectives + res.regularizers
+    assert np.all(np.diff(obj) <= 1e-12) and obj[-1] < obj[0] - 0.05
+    assert np.all(res.ramp_constraints <= res.settings["feas_tol"])
+    np.testing.assert_allclose(res.regularizers, [0.5 * res.settings["lam"] * w @ w for w in res.weights], rtol=1e-12)
+    assert all(i["n_bias_solves"] >= i["n_solves"] for i in res.info)
+    assert res.settings["bias"] == "unregularized"
+    with pytest.raises(ValueError, match="bias must be one of"):
+        rateopt.ramp_mm(problem, bias="free")

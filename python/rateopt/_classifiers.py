@@ -377,7 +377,7 @@ _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _NPY_MAGIC = b"\x93NUMPY"
 _ARRAYS = ("weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers", "offsets",
            "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0",
-           "val_Z", "val_z0")
+           "val_Z", "val_z0", "ramp_atom_rates", "regularizers")
 #: The compiled rows of metric constraint j (and of its validation copy): ``[val_]mc<j>_Z`` / ``_z0``.
 _METRIC_ARRAY = re.compile(r"(val_)?mc[0-9]{1,6}_(Z|z0)")
 

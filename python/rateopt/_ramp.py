@@ -28,7 +28,9 @@ One MM step (Algorithm 1) at the anchor scores ``s'``:
    sum_i v_i N_ij``), whose primal value at the solution gives the cut and
    whose dual value a lower bound; the next ``v`` is the exact centre of mass
    of the 2-D localization polygon for m = 1 and the LP maximizer of the cut
-   model (HiGHS) for m > 1;
+   model (HiGHS) for m > 1; with ``bias="unregularized"`` each such SVM is
+   itself Algorithm 3, a cutting plane over the free intercept ``b`` whose
+   cuts are fixed-bias SVMs' dual values (linear in ``b``);
 3. the new iterate is the best **convex combination** of the anchor and the
    cutting plane's SVM solutions for Problem 3 (an LP over the columns, as in
    Dantzig-Wolfe primal recovery): Problem 3 is convex, so the combination's
@@ -60,10 +62,13 @@ from ._row_coefficients import problem_row_coefficients, row_coefficients
 from .core import FeatureMatrix, ramp_rates, sdca_two_sided_hinge
 from .exceptions import RateoptError
 
-__all__ = ["ramp_mm", "RampMMResult", "RAMP_RULES"]
+__all__ = ["ramp_mm", "RampMMResult", "RAMP_RULES", "BIAS_MODES", "bias_cutting_plane"]
 
 RAMP_RULES = ("net", "atom")
 """How the majorizer splits each function's per-row coefficients: ``"net"`` or ``"atom"``."""
+
+BIAS_MODES = ("regularized", "fixed", "unregularized")
+"""How :func:`ramp_mm` treats the intercept (``"unregularized"``: Algorithm 3's cutting plane over ``b``)."""
 
 
 def _rho(s):
@@ -100,6 +105,9 @@ class _RampData:
             self.X = FeatureMatrix(np.vstack(datas))
         self.n = self.X.n_samples
         self.m = spec.n_constraints
+        Xd = self.X.data
+        sq = Xd.multiply(Xd).sum(axis=1) if sp.issparse(Xd) else np.einsum("ij,ij->i", Xd, Xd)
+        self.row_norm_max = float(np.sqrt(np.max(np.asarray(sq, dtype=np.float64)))) if self.n else 0.0
         self.lam, self.bias_mode, self.bias_scale = lam, bias_mode, bias_scale
 
     def scores(self, theta, bias):
@@ -133,7 +141,7 @@ class _Candidate:
 class _Step:
     """One MM step at an anchor: the masks, ``gamma_check`` and the weighted SVMs for given multipliers."""
 
-    def __init__(self, data, anchor_scores, inner_tol, max_epochs, random_state):
+    def __init__(self, data, anchor_scores, inner_tol, max_epochs, random_state, max_bias_cuts=60):
         self.d = data
         self.s0 = anchor_scores
         self.pmask = anchor_scores <= 0.5
@@ -141,10 +149,13 @@ class _Step:
         d = data
         self.gamma_check = d.gamma - d.P[~self.pmask].sum(axis=0) - d.N[~self.nmask].sum(axis=0)
         self.inner_tol, self.max_epochs, self.random_state = inner_tol, max_epochs, random_state
+        self.max_bias_cuts = max_bias_cuts
         self.xi = None
         self.n_solves = 0
         self.n_inexact = 0
         self.max_gap = 0.0
+        self.n_bias_solves = 0  # Algorithm 3's fixed-bias SVMs (bias="unregularized")
+        self.bias = 0.0  # the last bias of Algorithm 3 (its next first query)
 
     def candidate(self, theta, bias):
         s = self.d.scores(theta, bias)
@@ -157,6 +168,8 @@ class _Step:
         d = self.d
         A = d.n * np.where(self.pmask, d.P @ v_full, 0.0)
         B = d.n * np.where(self.nmask, d.N @ v_full, 0.0)
+        if d.bias_mode == "unregularized":
+            return self._solve_free_bias(A, B, v_full)
         regularized = d.bias_mode == "regularized"
         with warnings.catch_warnings():
             # An inexact solve is counted, not raised: its dual value is still a valid lower bound,
@@ -171,6 +184,123 @@ class _Step:
         self.max_gap = max(self.max_gap, res.gap)
         const = float(v_full @ self.gamma_check)
         return self.candidate(res.theta, res.bias), res.dual - const, res
+
+    def _fixed_bias_svm(self, A, B, b):
+        d = self.d
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = sdca_two_sided_hinge(d.X, A, B, lam=d.lam, tau=0.5, beta=b, bias="fixed", xi0=self.xi,
+                                       tol=self.inner_tol, max_epochs=self.max_epochs, random_state=self.random_state)
+        self.n_inexact += int(not res.converged)
+        self.xi = res.xi
+        self.n_bias_solves += 1
+        self.max_gap = max(self.max_gap, res.gap)
+        return res
+
+    def _solve_free_bias(self, A, B, v_full):
+        """Algorithm 3: the unregularized bias by a cutting plane over ``b``, one fixed-bias SVM per cut."""
+        n = self.d.n
+        # An optimal b lies in [-R, R]: lam/2 ||theta*||^2 <= P(0, 0) = (1/n) sum_j tau (A_j + B_j), and
+        # beyond tau + max_j |x_j . theta*| every row is on one side of both hinges (G is monotone there).
+        R = 0.5 + self.d.row_norm_max * math.sqrt(2.0 * 0.5 * float(np.sum(A + B)) / n / self.d.lam)
+        solves = []
+
+        def solve_at(b):
+            res = self._fixed_bias_svm(A, B, b)
+            solves.append(res)
+            return res.primal, res.dual, res.sum_xi / n, len(solves) - 1
+
+        out = bias_cutting_plane(solve_at, R, tol=4.0 * self.inner_tol, max_cuts=self.max_bias_cuts,
+                                 b_start=float(np.clip(self.bias, -R, R)))
+        self.n_inexact += int(not out["converged"])
+        self.n_solves += 1
+        best = solves[out["best"]]
+        self.bias = float(best.bias)
+        const = float(v_full @ self.gamma_check)
+        return self.candidate(best.theta, best.bias), out["L"] - const, _FreeBiasSolve(out["U"] - out["L"], out)
+
+
+@dataclasses.dataclass
+class _FreeBiasSolve:
+    gap: float  # U - L of Algorithm 3 (the bound on F(v)'s error)
+    info: dict
+
+
+# --------------------------------------------------------------------------- Algorithm 3: the bias cutting plane
+
+
+def _min_of_max_lines(lines, R):
+    """``min_{|b| <= R} max_s (a_s + g_s b)`` and a minimizer, exactly (breakpoints and ends)."""
+    a = np.array([ln[0] for ln in lines])
+    g = np.array([ln[1] for ln in lines])
+    cand = [-R, R]
+    for i in range(len(lines)):
+        for j in range(i + 1, len(lines)):
+            if g[i] != g[j]:
+                b = (a[j] - a[i]) / (g[i] - g[j])
+                if -R < b < R:
+                    cand.append(b)
+    cand = np.array(cand)
+    vals = np.max(a[:, None] + g[:, None] * cand[None, :], axis=0)
+    k = int(np.argmin(vals))
+    return float(vals[k]), float(cand[k])
+
+
+def bias_cutting_plane(solve_at, R, *, tol=1e-8, max_cuts=60, b_start=0.0):
+    """Seed 004 Algorithm 3: minimize the convex ``G(b) = min_w Psi(w, b)`` over ``[-R, R]``.
+
+    Each query solves the SVM at a fixed bias; its dual value is a linear
+    function of ``b`` (the slope is ``sum_j xi_j / n``) that lower-bounds
+    ``G`` everywhere, so the cuts build a convex lower model ``h(b) = max_s
+    (l_s + g_s (b - b_s))``; ``U`` is the best primal value found and
+    ``L = min_{[-R, R]} h``. The next query is the centre of mass of the
+    localization polygon ``{(b, z): |b| <= R, h(b) <= z <= U}`` (Lemma 7), or
+    the minimizer of ``h`` when the polygon is too thin for floating point.
+
+    Parameters
+    ----------
+    solve_at : callable
+        ``solve_at(b) -> (primal, dual, slope, payload)`` with
+        ``dual + slope (b' - b) <= G(b')`` for every ``b'`` and
+        ``primal >= G(b)`` the value of a model at bias ``b``.
+    R : float
+        The interval ``[-R, R]`` (it must hold a minimizer for ``L`` to bound
+        ``min G``).
+    tol : float, default=1e-8
+        Stop when ``U - L <= tol * max(1, |U|)``.
+    max_cuts : int, default=60
+        At most this many queries.
+    b_start : float, default=0.0
+        The first query.
+
+    Returns
+    -------
+    dict
+        ``best`` (the payload of the best primal value), ``b`` (its bias),
+        ``U``, ``L``, the histories ``U_hist``/``L_hist``, the queries,
+        ``n_calls`` and ``converged``.
+    """
+    lines, queries, U_hist, L_hist = [], [], [], []
+    U, best, best_b, L = math.inf, None, None, -math.inf
+    b = float(b_start)
+    for _ in range(max_cuts):
+        primal, dual, slope, payload = solve_at(b)
+        queries.append(b)
+        lines.append((dual - slope * b, slope))
+        if primal < U:
+            U, best, best_b = float(primal), payload, b
+        L, b_min = _min_of_max_lines(lines, R)
+        U_hist.append(U)
+        L_hist.append(L)
+        if U - L <= tol * max(1.0, abs(U)):
+            break
+        # The polygon in (b, -z): -U <= -z <= min_s (-a_s - g_s b), clipped like Algorithm 2's (shifted to [0, 2R]).
+        cuts = [(-(a_ - g_ * R), -g_) for a_, g_ in lines]  # -a - g (v - R), v = b + R
+        _, c = polygon_centroid(localization_polygon(cuts, 2.0 * R, -U, -L))
+        ok = c is not None and L < -c[1] < U and -R < c[0] - R < R and (c[0] - R) not in queries
+        b = c[0] - R if ok else b_min
+    return {"best": best, "b": best_b, "U": U, "L": L, "U_hist": U_hist, "L_hist": L_hist, "queries": queries,
+            "n_calls": len(queries), "converged": bool(U - L <= tol * max(1.0, abs(U)))}
 
 
 # --------------------------------------------------------------------------- Algorithm 2: the cutting plane
@@ -361,9 +491,67 @@ class RampMMResult(TrainResult):
             return RampClassifier(w, b, feature_map=self.feature_map)
         raise ValueError(f"kind must be 'deterministic' or 'randomized', got {kind!r}")
 
+    def save(self, path):
+        """Save to ``path`` with the ramp records; :func:`rateopt.load` gives back a :class:`RampMMResult`.
+
+        The file is :meth:`TrainResult.save`'s ``.npz`` (arrays plus JSON
+        metadata, no pickle) with the metadata kind ``"ramp-mm-result"``, the
+        arrays ``ramp_atom_rates`` and ``regularizers``, and ``info`` in the
+        metadata.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write.
+        """
+        super().save(path)
+
+    def _payload(self):
+        meta, arrays = super()._payload()
+        meta = dict(meta, kind=RAMP_RESULT_KIND, info=_plain(self.info))
+        arrays = dict(arrays, ramp_atom_rates=self.ramp_atom_rates, regularizers=self.regularizers)
+        return meta, arrays
+
     def __repr__(self):
         return (f"RampMMResult(n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
                 f"n_constraints={self.constraints.shape[1]})")
+
+
+RAMP_RESULT_KIND = "ramp-mm-result"
+
+
+def _plain(obj):
+    """``obj`` with NumPy scalars and arrays turned into Python numbers and lists (for JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    return obj
+
+
+def ramp_result_from_file(fields, meta, arrays, path):
+    """A :class:`RampMMResult` from a loaded archive: the :class:`TrainResult` fields plus the ramp records."""
+    from ._classifiers import _array, _damaged
+
+    T, n_atoms = fields["atom_rates"].shape
+    R = _array(arrays, "ramp_atom_rates", 2, path)
+    if R.shape != (T, n_atoms):
+        raise _damaged(path, "ramp_atom_rates", f"has shape {R.shape}, expected {(T, n_atoms)}")
+    reg = _array(arrays, "regularizers", 1, path)
+    if reg.shape != (T,):
+        raise _damaged(path, "regularizers", f"has shape {reg.shape}, expected ({T},)")
+    info = meta.get("info")
+    if not isinstance(info, list) or not all(isinstance(i, dict) for i in info):
+        raise _damaged(path, "metadata.info", f"is {info!r}, expected a list of dicts (one per MM step)")
+    return RampMMResult(ramp_atom_rates=R, regularizers=reg, info=info, **fields)
 
 
 # --------------------------------------------------------------------------- the driver
@@ -480,11 +668,15 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
         L2 strength (> 0). None: ``model.l2`` if positive, else ``2 / n`` (n the
         rows of all datasets: LIBLINEAR's ``C = 1`` on ``f~ = 2 f``, the
         paper's Adult setting).
-    bias : {"regularized", "fixed"}, default="regularized"
+    bias : {"regularized", "fixed", "unregularized"}, default="regularized"
         ``"regularized"``: the intercept is the weight of a constant feature
         ``bias_scale`` penalized like ``theta`` (LIBLINEAR's, the paper's Adult
         run); ``"fixed"``: the intercept stays 0 (``model.fit_intercept=False``
-        implies it).
+        implies it); ``"unregularized"``: a free intercept, found for every
+        SVM of the multiplier search by Algorithm 3's cutting plane over ``b``
+        (:func:`bias_cutting_plane`: one fixed-bias SVM per cut, up to 60 cuts,
+        stopped at a relative gap of ``4 inner_tol``), so ``R`` has no bias
+        term. Each SVM then costs several fixed-bias solves (warm-started).
     bias_scale : float, default=1.0
         The constant feature of the regularized intercept.
     inner_tol : float, default=1e-8
@@ -549,8 +741,8 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
                          "metrics: use rateopt.train(method='three-player')")
     if spec.n_offsets:
         raise ValueError("ramp_mm cannot train the thresholds of ROC-AUC goals (offset atoms)")
-    if bias not in ("regularized", "fixed"):
-        raise ValueError(f"bias must be 'regularized' or 'fixed', got {bias!r}")
+    if bias not in BIAS_MODES:
+        raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
     if not model.fit_intercept:
         bias = "fixed"
     for name, value, lo in (("max_iter", max_iter, 0), ("max_cuts", max_cuts, 1)):
@@ -662,6 +854,8 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
                 new_theta, new_b = theta, b0
         if bias == "fixed":
             new_b = 0.0
+        if bias == "unregularized":
+            step_info["n_bias_solves"] = step.n_bias_solves
         new_value = total(new_theta, new_b, fixed_v)
         n_steps += 1
         step_info.update(seconds=time.perf_counter() - t0, value=new_value)

@@ -555,6 +555,11 @@ class TrainResult:
         loaded result evaluates, selects and reports solutions exactly as the
         original; the rate expressions themselves are not saved.
         """
+        meta, arrays = self._payload()
+        _save(path, meta, arrays, format_name=RESULT_FORMAT)
+
+    def _payload(self):
+        """The JSON metadata and the arrays :meth:`save` writes (subclasses add theirs)."""
         if self.models is not None:
             raise RateoptError("this result's iterates are scikit-learn estimators (an estimator oracle), which "
                                "rateopt's pickle-free files cannot store; save the estimators with their own format")
@@ -575,7 +580,7 @@ class TrainResult:
             arrays.update(val_atom_rates=self.val_atom_rates, val_c0=self.val_rate_map.c0,
                           val_C=self.val_rate_map.C, val_kappa=self.val_rate_map.kappa,
                           **_metric_arrays(self.val_rate_map, "val_"))
-        _save(path, meta, arrays, format_name=RESULT_FORMAT)
+        return meta, arrays
 
     def __repr__(self):
         return (f"TrainResult(method={self.method!r}, n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
@@ -715,11 +720,16 @@ def result_from_file(meta, arrays, path):
     fmap = _load_map(meta.get("feature_map"), arrays, path)
     if fmap is not None and d != fmap.n_components_:
         raise _damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
-    return TrainResult(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
-                       iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
-                       atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
-                       feature_map=fmap, settings=settings,
-                       offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
+    fields = dict(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
+                  iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
+                  atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
+                  feature_map=fmap, settings=settings,
+                  offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
+    if meta.get("kind") == "ramp-mm-result":  # seed 004's MM iterates also carry their ramp records
+        from ._ramp import ramp_result_from_file
+
+        return ramp_result_from_file(fields, meta, arrays, path)
+    return TrainResult(**fields)
 
 
 def _metric_meta(rmap):

