@@ -144,7 +144,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
     game = game_cls(players_spec, settings)
     rng = np.random.default_rng(settings.random_state)
-    sizes = [blk.X.n_samples for blk in spec.blocks]
+    sizes = [blk.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
     passes = dict(margin=settings.margin, n_threads=settings.n_threads)
     recorder = _Recorder(spec, val_spec, passes)
