@@ -270,3 +270,47 @@ def test_readme_dask_example_runs():
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
     local, remote = namespace["local_result"], namespace["result"]
     assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
+
+
+def test_numpydoc_of_the_dask_api():
+    validate = pytest.importorskip("numpydoc.validate").validate
+    ignore = {"EX01", "SA01", "ES01"}
+    quals = ["rateopt.dask.Dataset", "rateopt.dask.Dataset.subset_stats", "rateopt.dask.Dataset.membership_tables",
+             "rateopt.dask.Dataset.game_block", "rateopt.dask.Dataset.total_weight",
+             "rateopt.dask.Dataset.group_values", "rateopt.dask.RemoteBlock", "rateopt.dask.RemoteBlock.run_kernel",
+             "rateopt.dask.RemoteBlock.revalidated", "rateopt.dask.check_workers", "rateopt.dask.predict",
+             "rateopt.dask.evaluate"]
+    problems = [f"{q} {c} {m}" for q in quals for c, m in validate(q)["errors"] if c not in ignore]
+    assert not problems, "\n".join(problems)
+
+
+def test_baseline_reading_is_decided_from_all_partitions(data, client):
+    # Partition 0's scores happen to be 0/1 only: read alone it would be decisions (0 -> negative); over the
+    # whole dataset the baseline is scores (0 -> positive), as the in-memory dataset reads it.
+    X, y, g, w, base = data
+    scores = np.random.default_rng(3).normal(size=N)
+    scores[:CHUNK] = np.where(scores[:CHUNK] > 0, 1.0, 0.0)
+    local = ro.Dataset(X, y, baseline=scores)
+    remote = rd.Dataset(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, chunks=CHUNK),
+                        baseline=da.from_array(scores, chunks=CHUNK), client=client)
+    pl, pr = (ro.Problem(constraints=[ro.churn_rate(d.context()) <= 0.2]).compiled for d in (local, remote))
+    assert [a.n_members for a in pr.atoms] == [a.n_members for a in pl.atoms]
+    np.testing.assert_allclose(pr.C, pl.C, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(pr.kappa, pl.kappa, rtol=1e-14, atol=1e-16)
+
+
+def test_dask_dataframe_columns_compile_like_the_in_memory_dataset(data, client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, g, w, base = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(y=y, g=g, w=w)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    remote = rd.Dataset(ddf[[f"x{j}" for j in range(D)]], ddf["y"], weights=ddf["w"], groups=ddf[["g"]],
+                        client=client)
+    local = ro.Dataset(X, y, weights=w, groups={"g": g})
+    ctx_r, ctx_l = remote.context(), local.context()
+    pr, pl = (ro.Problem(constraints=[ro.true_positive_rate(c.subset(group="g", value="a")) >= 0.5]).compiled
+              for c in (ctx_r, ctx_l))
+    assert remote.n_samples == N and remote.classes == local.classes
+    assert [a.n_members for a in pr.atoms] == [a.n_members for a in pl.atoms]
+    np.testing.assert_allclose(pr.C, pl.C, rtol=1e-14, atol=0)

@@ -15,6 +15,8 @@ numbers as an undisturbed one.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from rateopt._game import Block
@@ -27,27 +29,35 @@ FAN_IN = 16
 
 
 class KernelSums:
-    """The kernel's outputs, summed over partitions (the fields of a core kernel result)."""
+    """The kernel's outputs, summed over partitions (the fields of a core kernel result).
+
+    ``kernel_s`` is the time the slowest group spent in the kernel (the
+    iteration's critical path through the workers), for measurements.
+    """
 
     __slots__ = ("rates", "proxy_pos_rates", "proxy_neg_rates", "grad", "grad_bias", "proxy_values",
-                 "grad_offsets")
+                 "grad_offsets", "kernel_s")
 
-    def __init__(self, rates, proxy_pos_rates, proxy_neg_rates, grad, grad_bias, proxy_values, grad_offsets):
+    def __init__(self, rates, proxy_pos_rates, proxy_neg_rates, grad, grad_bias, proxy_values, grad_offsets,
+                 kernel_s=0.0):
         self.rates, self.proxy_pos_rates, self.proxy_neg_rates = rates, proxy_pos_rates, proxy_neg_rates
         self.grad, self.grad_bias, self.proxy_values, self.grad_offsets = grad, grad_bias, proxy_values, grad_offsets
+        self.kernel_s = kernel_s
 
     @classmethod
     def of(cls, res, scale=1.0):
         g = getattr(res, "grad_offsets", None)
         f = (lambda a: np.array(a, dtype=np.float64)) if scale == 1.0 else (lambda a: np.asarray(a) * scale)
         return cls(f(res.rates), f(res.proxy_pos_rates), f(res.proxy_neg_rates), f(res.grad),
-                   float(res.grad_bias) * scale, f(res.proxy_values), np.zeros(0) if g is None else f(g))
+                   float(res.grad_bias) * scale, f(res.proxy_values), np.zeros(0) if g is None else f(g),
+                   float(getattr(res, "kernel_s", 0.0)))
 
     def add(self, other):
         """Add ``other`` into ``self`` (in place) and return ``self``."""
         for k in ("rates", "proxy_pos_rates", "proxy_neg_rates", "grad", "proxy_values"):
             getattr(self, k).__iadd__(getattr(other, k))
         self.grad_bias += other.grad_bias
+        self.kernel_s = max(self.kernel_s, other.kernel_s)
         if other.grad_offsets.size:
             self.grad_offsets = self.grad_offsets + other.grad_offsets if self.grad_offsets.size else \
                 other.grad_offsets.copy()
@@ -69,6 +79,7 @@ def _worker_threads():
 def group_kernel(blocks, theta, bias, coefs, proxies, grad_weights, offset_ids, offsets, margin, rows, scales):
     """Run the kernel on a group's partitions (row order) with the worker's threads; their sum (a task)."""
     threads = _worker_threads()
+    start = time.perf_counter()
     total = None
     for i, pb in enumerate(blocks):
         r = None if rows is None else rows[i]
@@ -78,6 +89,8 @@ def group_kernel(blocks, theta, bias, coefs, proxies, grad_weights, offset_ids, 
                                                      margin=margin, rows=r, n_threads=threads)
         part = KernelSums.of(res, 1.0 if scales is None else scales[i])
         total = part if total is None else total.add(part)
+    if total is not None:
+        total.kernel_s = time.perf_counter() - start
     return total
 
 
@@ -97,6 +110,7 @@ class RemoteBlock:
     Parameters
     ----------
     client : distributed.Client
+        The cluster holding the partitions.
     blocks : list of distributed.Future
         One :class:`~rateopt.dask._compile.PartitionBlock` per partition, in row order.
     sizes : list of int
@@ -104,7 +118,9 @@ class RemoteBlock:
     atom_ids : ndarray of int64
         Global ids of the dataset's atoms.
     name : str
+        The dataset's name.
     n_features : int
+        Features of every partition.
     fan_in : int, default=FAN_IN
         Partial sums added per reduction task.
     """
@@ -117,6 +133,8 @@ class RemoteBlock:
         self._n_features = int(n_features)
         self.fan_in = int(fan_in)
         self.groups, self.group_workers = _groups_by_worker(client, self.blocks)
+        #: Seconds the slowest group spent in the kernel during the last :meth:`run_kernel` (measurements).
+        self.last_kernel_s = 0.0
 
     @property
     def n_samples(self):
@@ -142,14 +160,46 @@ class RemoteBlock:
     atoms = X
 
     def revalidated(self):
-        """``self``: each partition was validated once, where it lives, and the cluster holds it read-only."""
+        """Return this block unchanged (remote partitions are not validated again).
+
+        Returns
+        -------
+        RemoteBlock
+            ``self``: each partition was validated once, where it lives, and the cluster holds it read-only.
+        """
         return self
 
     def run_kernel(self, theta, bias, coefs, proxies, grad_weights, offset_ids, offsets, *, margin, rows,
                    n_threads=None):
-        """The kernel over every partition, summed (``rows``: global row ids of a minibatch).
+        """The kernel over every partition, summed.
 
-        ``n_threads`` is ignored: each worker runs the kernel with its own threads.
+        Parameters
+        ----------
+        theta : ndarray of shape (n_features,)
+            The model's weights.
+        bias : float
+            The model's intercept.
+        coefs : ndarray of shape (k, n_atoms of this dataset)
+            The combinations' coefficients on this dataset's atoms.
+        proxies : tuple of str
+            The proxy of each combination.
+        grad_weights : ndarray of shape (k,)
+            Weights of the combinations in the gradient.
+        offset_ids : ndarray of int64 or None
+            Offset id of each atom (None: no offset atom).
+        offsets : ndarray or None
+            The trainable offsets.
+        margin : float
+            The hinge margin.
+        rows : ndarray of int or None
+            Global row ids of a minibatch (None: every row).
+        n_threads : int or None
+            Ignored: each worker runs the kernel with its own threads.
+
+        Returns
+        -------
+        KernelSums
+            The fields of the core kernel's result, summed over the partitions.
         """
         local_rows = scales = None
         if rows is not None:
@@ -168,7 +218,9 @@ class RemoteBlock:
         while len(futures) > self.fan_in:  # a reduction tree on the cluster
             futures = [self.client.submit(add_sums, *futures[i:i + self.fan_in], pure=False)
                        for i in range(0, len(futures), self.fan_in)]
-        return add_sums(*self.client.gather(futures))
+        total = add_sums(*self.client.gather(futures))
+        self.last_kernel_s = 0.0 if total is None else total.kernel_s
+        return total
 
     def _split_rows(self, rows):
         """Per partition: its local row ids and the factor that turns its scaled sums into the full block's."""

@@ -50,6 +50,7 @@ def check_workers(client):
     Parameters
     ----------
     client : distributed.Client
+        The cluster to check.
 
     Raises
     ------

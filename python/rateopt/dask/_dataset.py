@@ -43,15 +43,25 @@ class Dataset(LocalDataset):
         or ``distributed`` futures producing them; in-memory ones are scattered
         to the workers, without a source to recompute them from if a worker is
         lost).
-    y, weights, baseline : 1-D dask array, dask Series or sequence of partitions, default=None
-        Partitioned like ``X``. As in :class:`rateopt.Dataset`; the positive
-        label and the baseline's reading (``baseline_kind="auto"``) are decided
-        from all partitions.
+    y : 1-D dask array, dask Series or sequence of partitions, default=None
+        Labels partitioned like ``X``, in any two-valued form; the positive
+        label is decided from all partitions as :class:`rateopt.Dataset` does.
+    weights : 1-D dask array, dask Series or sequence of partitions, default=None
+        Non-negative finite per-example weights, partitioned like ``X``.
     groups : dask DataFrame, dask Series, 1-D dask array or mapping, default=None
         Group columns partitioned like ``X``: a DataFrame (its columns), a
         named Series, a 1-D array (named by ``group_names``, default
         ``"group"``), or a mapping from column name to a column.
-    name, positive_label, group_names, baseline_kind
+    baseline : 1-D dask array, dask Series or sequence of partitions, default=None
+        A deployed model's decisions or scores, partitioned like ``X``; its
+        reading (``baseline_kind="auto"``) is decided from all partitions.
+    name : str, default="train"
+        As in :class:`rateopt.Dataset`.
+    positive_label : scalar, default=None
+        As in :class:`rateopt.Dataset`.
+    group_names : sequence of str, default=None
+        Column names of a 1-D array of groups.
+    baseline_kind : {"auto", "decisions", "scores", "labels"}, default="auto"
         As in :class:`rateopt.Dataset`.
     client : distributed.Client, default=None
         The cluster (default: the current client).
@@ -178,13 +188,18 @@ class Dataset(LocalDataset):
 
     def _baseline_reading(self, bf, kind):
         """``(kind, check_labels)``: ``"auto"`` resolved from all partitions as :class:`rateopt.Dataset` reads it."""
+        if kind == "labels" and self.classes is None:
+            raise RateoptError("baseline_kind='labels' but y is None")
+        if kind != "auto":
+            return kind, False
         summaries = self.client.gather([self.client.submit(P.baseline_summary, f, self.classes, pure=False)
                                         for f in bf])
         in_labels = all(s[2] for s in summaries)
-        if kind != "auto":
-            return kind, False
         kinds = {s[0] for s in summaries}
         if not kinds <= set("biuf"):
+            if not in_labels:
+                raise RateoptError("baseline must hold boolean/0-1 decisions, real scores or the label values, "
+                                   f"got dtype kind(s) {sorted(kinds)}")
             return "labels", False
         if kinds == {"b"} or all(s[1] for s in summaries):
             return "decisions", in_labels
@@ -193,7 +208,18 @@ class Dataset(LocalDataset):
     # -- what the compiler and the driver ask ---------------------------------------------------
 
     def subset_stats(self, predicate):
-        """A subset's member count, total weight and per-partition mask digests (one global reduction)."""
+        """A subset's member count, total weight and per-partition mask digests (one global reduction).
+
+        Parameters
+        ----------
+        predicate : object
+            The subset's predicate (a context's ``_predicate``), evaluated on every partition.
+
+        Returns
+        -------
+        SubsetStats
+            ``count``, ``weight`` (a ``_WeightSum``, partial sums added in partition order) and ``digests``.
+        """
         stats = self.client.gather([self.client.submit(subset_stats, p, predicate, pure=False)
                                     for p in self.partitions])
         total = _WeightSum()
@@ -202,7 +228,22 @@ class Dataset(LocalDataset):
         return SubsetStats(sum(s[0] for s in stats), total, tuple(s[3] for s in stats))
 
     def membership_tables(self, predicates, weights, offset):
-        """Build every partition's membership table on its worker, with the atoms' global weight sums."""
+        """Build every partition's membership table on its worker, with the atoms' global weight sums.
+
+        Parameters
+        ----------
+        predicates : list
+            The predicate of each of the dataset's atoms, in local atom order.
+        weights : list of _WeightSum
+            Each atom's global total weight (the denominators).
+        offset : int
+            Global id of the dataset's first atom.
+
+        Returns
+        -------
+        PartitionedTable
+            Futures of the partitions' :class:`~rateopt.dask._compile.PartitionBlock`.
+        """
         exps = [w.exp for w in weights]
         mants = [w.mant for w in weights]
         blocks = [self.client.submit(partition_block, p, predicates, exps, mants, pure=False)
@@ -210,7 +251,18 @@ class Dataset(LocalDataset):
         return PartitionedTable(self.name, self.n_samples, len(predicates), offset, blocks)
 
     def game_block(self, table):
-        """The training game's block of this dataset (see :class:`rateopt.dask.RemoteBlock`)."""
+        """The training game's block of this dataset.
+
+        Parameters
+        ----------
+        table : PartitionedTable
+            The dataset's compiled tables.
+
+        Returns
+        -------
+        RemoteBlock
+            Raises the first partition's error if a table could not be built.
+        """
         from distributed import wait
 
         wait(table.blocks)
@@ -230,7 +282,18 @@ class Dataset(LocalDataset):
         return self.subset_stats(_All()).weight.value()
 
     def group_values(self, column) -> np.ndarray:
-        """Distinct non-missing values of a group column, by one reduction over the partitions."""
+        """Distinct non-missing values of a group column, by one reduction over the partitions.
+
+        Parameters
+        ----------
+        column : str
+            Name of a group column.
+
+        Returns
+        -------
+        ndarray
+            The sorted distinct values.
+        """
         from rateopt._data import _unique
 
         self._group_column(column)

@@ -80,6 +80,7 @@ def evaluate(problem, classifier):
     problem : rateopt.Problem
         A problem stated on :class:`rateopt.dask.Dataset` datasets.
     classifier : fitted rateopt classifier
+        Its ``predict_proba`` runs on every partition.
 
     Returns
     -------
