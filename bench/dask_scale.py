@@ -287,8 +287,8 @@ def main(argv=None):
         "data": {"partitions": args.partitions, "rows_per_partition": args.rows, "rows": rows_total,
                  "features": args.features, "nnz_per_row": args.nnz},
         "iters": args.iters, "repeats": args.repeats, "runs": runs,
-        "speedup_2w": one["iteration_ms"] / two["iteration_ms"],
-        "speedup_2w_train": one["fit_iteration_ms"] / two["fit_iteration_ms"],
+        "dask_speedup_2w": one["iteration_ms"] / two["iteration_ms"],
+        "dask_speedup_2w_train": one["fit_iteration_ms"] / two["fit_iteration_ms"],
         "dask_overhead_ms": two["overhead_ms"],
         "model": {"parameters": params, "assumptions": ASSUMPTIONS, "check_2_workers": check,
                   "check_relative_error": error, "predictions_1e9_rows": predictions},
@@ -311,8 +311,8 @@ def main(argv=None):
           "Kernel pass: the iteration's distributed part (submit, kernel on the workers, reduce, gather); kernel: "
           "the slowest worker's time in the kernel inside that pass's task; overhead: each pass less its own "
           "kernel time (median). Empty task: one no-op task per worker, submitted and gathered.", "",
-          f"Speedup 2 workers / 1: **{result['speedup_2w']:.2f}x** per kernel pass "
-          f"({result['speedup_2w_train']:.2f}x per train() iteration); overhead per iteration with 2 workers "
+          f"Speedup 2 workers / 1: **{result['dask_speedup_2w']:.2f}x** per kernel pass "
+          f"({result['dask_speedup_2w_train']:.2f}x per train() iteration); overhead per iteration with 2 workers "
           f"(iteration - kernel): **{two['overhead_ms']:.1f} ms**, against an empty-task round trip of "
           f"{two['empty_task_ms']:.1f} ms.", "",
           "## Cost model", "",
