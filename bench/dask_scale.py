@@ -116,7 +116,7 @@ def measure(n_workers, args):
 
     out = {"workers": n_workers}
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         t0 = time.perf_counter()
         ds = dataset(client, args.partitions, args.rows, args.features, args.nnz, seed=0)
         prob = problem(ds)
@@ -220,7 +220,7 @@ def dask_ml_comparison(args):
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster):
+                      dashboard_address=":0") as cluster, Client(cluster):
         n, d = args.partitions * 20_000, 50
         X = da.random.RandomState(0).normal(size=(n, d), chunks=(n // args.partitions, d)).persist()
         y = (X[:, 0] > 0).astype(float).persist()
