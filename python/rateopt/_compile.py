@@ -121,8 +121,8 @@ def compile_problem(objective, pairs):
         start += c.metric.n_rates
     metric_forms = metric_forms[:k_obj]
     per_ds, ctx_local = backend.merge_subsets(env, datasets,
-                                       [obj_form, *forms, *leaf_forms.values(), *metric_forms,
-                                        *(f for fs in bounded_forms for f in fs)])
+                                              [obj_form, *forms, *leaf_forms.values(), *metric_forms,
+                                               *(f for fs in bounded_forms for f in fs)])
     atoms, tables, atom_dataset, atom_local, offsets = backend.atoms_and_tables(env, datasets, per_ds)
     atom_offsets, thresholds = _offset_ids(per_ds, datasets)
     gid_of = {ctx: offsets[d] + loc for ctx, (d, loc) in ctx_local.items()}
