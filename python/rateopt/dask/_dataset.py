@@ -102,11 +102,14 @@ class Dataset(LocalDataset):
         n = len(x_parts)
 
         def column(v, what):
-            return None if v is None else self._futures(P.split(v, what, n_parts=n, lengths=lengths)[0])
+            return None if v is None else P.split(v, what, n_parts=n, lengths=lengths)[0]
 
+        # every column is split and checked before anything is sent to the cluster
+        y_parts, w_parts, b_parts = column(y, "y"), column(weights, "weights"), column(baseline, "baseline")
+        g_parts, gcols = self._group_parts(groups, group_names, n, lengths)
         xf = self._futures(x_parts)
-        yf, wf, bf = column(y, "y"), column(weights, "weights"), column(baseline, "baseline")
-        gf, gcols = self._group_futures(groups, group_names, n, lengths)
+        yf, wf, bf = (None if p is None else self._futures(p) for p in (y_parts, w_parts, b_parts))
+        gf = None if g_parts is None else self._group_futures(g_parts)
         self.X, self.y, self.weights, self.baseline = X, y, weights, baseline
         self.groups = MappingProxyType(gcols)
         pos, self.classes = (None, None) if yf is None else self._global_labels(yf, positive_label)
@@ -139,12 +142,20 @@ class Dataset(LocalDataset):
         for i, f in zip(lazy, self.client.compute([out[i] for i in lazy])):
             out[i] = f
         if local:
-            for i, f in zip(local, self.client.scatter([out[i] for i in local])):
+            # unique keys: a content-hashed key released by an earlier (failed) call could drop the new data
+            for i, f in zip(local, self.client.scatter([out[i] for i in local], hash=False)):
                 out[i] = f
         return out
 
-    def _group_futures(self, groups, group_names, n, lengths):
-        """Per partition, its group columns (a future of a DataFrame partition, or a dict of futures)."""
+    def _group_futures(self, g_parts):
+        """Per partition, its group columns as futures (of a DataFrame partition, or a dict of futures)."""
+        if not isinstance(g_parts, dict):
+            return self._futures(g_parts)
+        split = {c: self._futures(v) for c, v in g_parts.items()}
+        return [{c: split[c][i] for c in split} for i in range(len(next(iter(split.values()))))]
+
+    def _group_parts(self, groups, group_names, n, lengths):
+        """The partitions of the group columns (of a DataFrame, or a dict per column) and the columns by name."""
         if groups is None:
             if group_names is not None:
                 raise RateoptError("group_names was given but groups is None")
@@ -152,7 +163,7 @@ class Dataset(LocalDataset):
         if hasattr(groups, "columns") and P._is_dask_collection(groups):  # dask DataFrame
             if group_names is not None:
                 raise RateoptError("group_names applies to array groups; a DataFrame has columns")
-            parts = self._futures(P.split(groups, "groups", n_parts=n, lengths=lengths, two_d=True)[0])
+            parts = P.split(groups, "groups", n_parts=n, lengths=lengths, two_d=True)[0]
             return parts, {c: groups[c] for c in groups.columns}
         if isinstance(groups, Mapping):
             if group_names is not None:
@@ -169,9 +180,7 @@ class Dataset(LocalDataset):
         else:
             raise TypeError("groups must be a dask DataFrame, a dask Series, a 1-D dask array or a mapping of "
                             f"column name to partitioned column, got {type(groups).__name__}")
-        split = {c: self._futures(P.split(v, f"group column {c!r}", n_parts=n, lengths=lengths)[0])
-                 for c, v in cols.items()}
-        return [{c: split[c][i] for c in cols} for i in range(n)], cols
+        return {c: P.split(v, f"group column {c!r}", n_parts=n, lengths=lengths)[0] for c, v in cols.items()}, cols
 
     def _global_labels(self, yf, positive_label):
         """The positive label and classes of all partitions (the rule of :class:`rateopt.Dataset`)."""
