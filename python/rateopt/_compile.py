@@ -111,17 +111,19 @@ def compile_problem(objective, pairs):
     metric = objective if _is_metric(objective) else None
     affine = [c for c in constraints if not _is_metric_constraint(c)]
     bounded = [c for c in constraints if _is_metric_constraint(c)]
-    env, obj_form, forms, leaf_forms, metric_forms = _lower_all(objective, affine, metric, bounded)
+    backend = _data_backend(datasets)
+    env, obj_form, forms, leaf_forms, metric_forms = _lower_all(objective, affine, metric, bounded,
+                                                                env=backend.env())
     k_obj = metric.n_rates if metric is not None else 0
     bounded_forms, start = [], k_obj
     for c in bounded:  # each metric constraint's own coordinates
         bounded_forms.append(metric_forms[start: start + c.metric.n_rates])
         start += c.metric.n_rates
     metric_forms = metric_forms[:k_obj]
-    per_ds, ctx_local = _merge_subsets(env, datasets,
-                                       [obj_form, *forms, *leaf_forms.values(), *metric_forms,
-                                        *(f for fs in bounded_forms for f in fs)])
-    atoms, tables, atom_dataset, atom_local, offsets = _atoms_and_tables(env, datasets, per_ds)
+    per_ds, ctx_local = backend.merge_subsets(env, datasets,
+                                              [obj_form, *forms, *leaf_forms.values(), *metric_forms,
+                                               *(f for fs in bounded_forms for f in fs)])
+    atoms, tables, atom_dataset, atom_local, offsets = backend.atoms_and_tables(env, datasets, per_ds)
     atom_offsets, thresholds = _offset_ids(per_ds, datasets)
     gid_of = {ctx: offsets[d] + loc for ctx, (d, loc) in ctx_local.items()}
     n_atoms = len(atoms)
@@ -155,6 +157,36 @@ def compile_problem(objective, pairs):
         atom_contexts=tuple(tuple(ctxs) for name in datasets for _, ctxs in per_ds[name]),
     )
     return datasets, tuple(constraints), compiled
+
+
+class _InMemoryData:
+    """The compile steps that read data, for datasets held in memory (the default backend).
+
+    A partitioned dataset (:class:`rateopt.dask.Dataset`) names its own backend
+    (``compile_backend``) with the same three members, whose steps run on the
+    partitions where they live.
+    """
+
+    env = _Env
+
+    @staticmethod
+    def merge_subsets(env, datasets, forms):
+        return _merge_subsets(env, datasets, forms)
+
+    @staticmethod
+    def atoms_and_tables(env, datasets, per_ds):
+        return _atoms_and_tables(env, datasets, per_ds)
+
+
+def _data_backend(datasets):
+    """The backend of the problem's datasets: all in memory, or all of one partitioned kind."""
+    backends = {getattr(ds, "compile_backend", _InMemoryData) for ds in datasets.values()}
+    if len(backends) > 1:
+        raise RateoptError(
+            f"the problem mixes in-memory and partitioned datasets ({', '.join(map(repr, datasets))}): "
+            "state every dataset of one problem the same way (e.g. all as rateopt.dask.Dataset)"
+        )
+    return backends.pop() if backends else _InMemoryData
 
 
 def _is_metric(objective):
@@ -193,11 +225,11 @@ def _unique_names(pairs):
     return constraints, originals, sources, names
 
 
-def _lower_all(objective, constraints, metric=None, bounded=()):
+def _lower_all(objective, constraints, metric=None, bounded=(), *, env=None):
     """Affine forms of the objective (or of a metric's coordinates, the objective form then 0),
     of every affine constraint, of every rate leaf (for reports), and of the coordinates of
     the metric objective followed by those of each metric constraint (two each)."""
-    env = _Env()
+    env = _Env() if env is None else env
     env.where = "the objective"
     metric_forms = [] if metric is None else [_lower(z, env) for z in metric.rates]
     for c in bounded:

@@ -29,12 +29,43 @@ PLAYER_MAX_MAGNITUDE = 2.0**64
 
 @dataclass(frozen=True)
 class Block:
-    """One dataset of a game: features, atom table, global ids of its atoms."""
+    """One dataset of a game: features, atom table, global ids of its atoms.
+
+    A block runs the fused kernel on its rows (:meth:`run_kernel`). Blocks whose
+    rows live elsewhere (:class:`rateopt.dask.RemoteBlock`, partitions on a Dask
+    cluster) implement the same four members: ``n_samples``, ``n_features``,
+    ``run_kernel`` and ``revalidated``.
+    """
 
     X: core.FeatureMatrix
     atoms: core.AtomTable
     atom_ids: np.ndarray
     name: str = "data"
+
+    @property
+    def n_samples(self):
+        return self.X.n_samples
+
+    @property
+    def n_features(self):
+        return self.X.n_features
+
+    def run_kernel(self, theta, bias, coefs, proxies, grad_weights, offset_ids, offsets, *, margin, rows,
+                   n_threads):
+        """The core's kernel on this block: ``coefs`` are the block's atom columns; ``offset_ids`` the
+        offset id of each of its atoms (None: no offset atom, the plain kernel)."""
+        if offset_ids is not None:
+            return core.rate_kernel_offsets(self.X, theta, bias, self.atoms, coefs, offset_ids, offsets,
+                                            proxies=proxies, grad_weights=grad_weights, margin=margin, rows=rows,
+                                            n_threads=n_threads)
+        return core.rate_kernel_multi(self.X, theta, bias, self.atoms, coefs, proxies=proxies,
+                                      grad_weights=grad_weights, margin=margin, rows=rows, n_threads=n_threads)
+
+    def revalidated(self):
+        """The same block with its features and atom table validated again (see :func:`revalidated`)."""
+        return Block(core.FeatureMatrix(self.X.data),
+                     core.AtomTable(self.atoms.indptr, self.atoms.indices, self.atoms.weights, self.atoms.n_atoms),
+                     self.atom_ids, self.name)
 
 
 @dataclass(frozen=True)
@@ -241,16 +272,12 @@ def kernel_pass(spec, theta, bias, combinations, *, margin=1.0, rows=None, n_thr
     for i, blk in enumerate(spec.blocks):
         r = None if rows is None else rows[i]
         ids = spec.atom_offsets[blk.atom_ids] if n_off else None
-        if ids is not None and np.any(ids >= 0):
-            res = core.rate_kernel_offsets(blk.X, theta, bias, blk.atoms, combinations.coefs[:, blk.atom_ids], ids,
-                                           offsets, proxies=combinations.proxies,
-                                           grad_weights=combinations.grad_weights, margin=margin, rows=r,
-                                           n_threads=n_threads)
+        if ids is not None and not np.any(ids >= 0):
+            ids = None
+        res = blk.run_kernel(theta, bias, combinations.coefs[:, blk.atom_ids], combinations.proxies,
+                             combinations.grad_weights, ids, offsets, margin=margin, rows=r, n_threads=n_threads)
+        if ids is not None:
             goff += res.grad_offsets
-        else:
-            res = core.rate_kernel_multi(blk.X, theta, bias, blk.atoms, combinations.coefs[:, blk.atom_ids],
-                                         proxies=combinations.proxies, grad_weights=combinations.grad_weights,
-                                         margin=margin, rows=r, n_threads=n_threads)
         rates[blk.atom_ids] = res.rates
         ppos[blk.atom_ids] = res.proxy_pos_rates
         pneg[blk.atom_ids] = res.proxy_neg_rates
@@ -274,16 +301,18 @@ def spec_from_problem(problem):
     n_features = None
     for name in cp.datasets:
         ds = problem.datasets[name]
-        X = core.FeatureMatrix(ds.X)
+        table = cp.tables[name]
+        game_block = getattr(ds, "game_block", None)  # a partitioned dataset (rateopt.dask) makes its own
+        blk = (game_block(table) if game_block is not None else
+               Block(core.FeatureMatrix(ds.X), atom_table(table), np.asarray(table.atom_ids, dtype=np.int64), name))
         if n_features is None:
-            n_features = X.n_features
-        elif X.n_features != n_features:
+            n_features = blk.n_features
+        elif blk.n_features != n_features:
             raise ValueError(
-                f"dataset {name!r} has {X.n_features} features but another dataset has {n_features}: "
+                f"dataset {name!r} has {blk.n_features} features but another dataset has {n_features}: "
                 "one model cannot score both"
             )
-        table = cp.tables[name]
-        blocks.append(Block(X, atom_table(table), np.asarray(table.atom_ids, dtype=np.int64), name))
+        blocks.append(blk)
     return GameSpec(
         blocks=tuple(blocks),
         n_atoms=cp.n_atoms,
@@ -314,13 +343,7 @@ def revalidated(spec):
     to; a new training run re-checks them (finiteness, index ranges) rather than
     trust a validation done before.
     """
-    blocks = tuple(
-        Block(core.FeatureMatrix(b.X.data),
-              core.AtomTable(b.atoms.indptr, b.atoms.indices, b.atoms.weights, b.atoms.n_atoms),
-              b.atom_ids, b.name)
-        for b in spec.blocks
-    )
-    return dataclasses.replace(spec, blocks=blocks)
+    return dataclasses.replace(spec, blocks=tuple(b.revalidated() for b in spec.blocks))
 
 
 @dataclass(frozen=True)

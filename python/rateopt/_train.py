@@ -165,7 +165,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if init is not None:
         _warm_start(game, init)
     rng = np.random.default_rng(settings.random_state)
-    sizes = [blk.X.n_samples for blk in spec.blocks]
+    sizes = [blk.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
     passes = dict(margin=settings.margin, n_threads=settings.n_threads)
     recorder = _Recorder(spec, val_spec, passes)
@@ -230,6 +230,10 @@ def _core_loop_refusal(game_cls, spec):
                 f"{tuple(_CORE_GAMES)})")
     if spec.n_offsets:
         return "the problem has trainable offsets (offset atoms, e.g. ROC-AUC goals)"
+    remote = [blk.name for blk in spec.blocks if type(blk) is not Block]
+    if remote:
+        return (f"the datasets {remote} are not in this process (e.g. rateopt.dask partitions: each "
+                "iteration's kernel pass runs on their workers)")
     return None
 
 

@@ -1,0 +1,332 @@
+"""A dataset partitioned across a Dask cluster, usable wherever a :class:`rateopt.Dataset` is."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from rateopt._data import DEFAULT_DATASET_NAME
+from rateopt._data import Dataset as LocalDataset
+from rateopt._lowering import _WeightSum
+from rateopt.exceptions import RateoptError
+
+from . import _partitions as P
+from ._blocks import RemoteBlock
+from ._cluster import check_workers, get_client
+from ._compile import PartitionedData, PartitionedTable, SubsetStats, partition_block, subset_stats
+
+__all__ = ["Dataset"]
+
+_BASELINE_KINDS = ("auto", "decisions", "scores", "labels")
+
+
+class Dataset(LocalDataset):
+    """A :class:`rateopt.Dataset` whose rows are partitions on a Dask cluster.
+
+    Every column is split into the same partitions as ``X``; partition ``i``
+    of each column holds the same rows. Each partition becomes a plain
+    :class:`rateopt.Dataset` on a worker, validated there once (labels mapped
+    with the classes of the whole dataset, features in the kernel's layout),
+    and stays there: contexts, rates, goals and problems are stated on this
+    object exactly as on an in-memory dataset, the problem is compiled
+    partition-wise (:mod:`rateopt.dask._compile`) and :func:`rateopt.train`
+    runs every iteration's kernel pass on the workers.
+
+    Parameters
+    ----------
+    X : dask array, dask DataFrame, or sequence of partitions
+        Features: a 2-D ``dask.array`` (dense, or with scipy sparse chunks), a
+        ``dask.dataframe.DataFrame`` of numeric columns, or a list of
+        partitions (scipy sparse matrices or arrays, ``dask.delayed`` objects
+        or ``distributed`` futures producing them; in-memory ones are scattered
+        to the workers, without a source to recompute them from if a worker is
+        lost).
+    y : 1-D dask array, dask Series or sequence of partitions, default=None
+        Labels partitioned like ``X``, in any two-valued form; the positive
+        label is decided from all partitions as :class:`rateopt.Dataset` does.
+    weights : 1-D dask array, dask Series or sequence of partitions, default=None
+        Non-negative finite per-example weights, partitioned like ``X``.
+    groups : dask DataFrame, dask Series, 1-D dask array or mapping, default=None
+        Group columns partitioned like ``X``: a DataFrame (its columns), a
+        named Series, a 1-D array (named by ``group_names``, default
+        ``"group"``), or a mapping from column name to a column.
+    baseline : 1-D dask array, dask Series or sequence of partitions, default=None
+        A deployed model's decisions or scores, partitioned like ``X``; its
+        reading (``baseline_kind="auto"``) is decided from all partitions.
+    name : str, default="train"
+        As in :class:`rateopt.Dataset`.
+    positive_label : scalar, default=None
+        As in :class:`rateopt.Dataset`.
+    group_names : sequence of str, default=None
+        Column names of a 1-D array of groups.
+    baseline_kind : {"auto", "decisions", "scores", "labels"}, default="auto"
+        As in :class:`rateopt.Dataset`.
+    client : distributed.Client, default=None
+        The cluster (default: the current client).
+
+    Attributes
+    ----------
+    partitions : list of distributed.Future
+        One validated partition per entry, in row order.
+    sizes : ndarray of int64
+        Rows of each partition.
+    n_samples, n_features : int
+    classes : tuple or None
+        ``(negative_label, positive_label)`` of the whole dataset.
+
+    Raises
+    ------
+    RateoptError
+        If no client runs or a worker cannot import rateopt, a column has a
+        different number of partitions than ``X`` or a partition a different
+        number of rows, a partition is empty, or a value is invalid (the
+        message names the argument and the partition).
+    """
+
+    compile_backend = PartitionedData
+
+    def __init__(self, X, y=None, weights=None, groups=None, baseline=None, *, name: str = DEFAULT_DATASET_NAME,
+                 positive_label=None, group_names=None, baseline_kind: str = "auto", client=None):
+        if not isinstance(name, str) or not name:
+            raise RateoptError(f"name must be a non-empty string, got {name!r}")
+        if baseline_kind not in _BASELINE_KINDS:
+            raise RateoptError(f"baseline_kind must be 'auto', 'decisions', 'scores' or 'labels', got {baseline_kind!r}")
+        if y is None and positive_label is not None:
+            raise RateoptError("positive_label was given but y is None")
+        self.name = name
+        self.client = get_client(client)
+        check_workers(self.client)
+        x_parts, lengths = P.split(X, "X", two_d=True)
+        n = len(x_parts)
+
+        def column(v, what):
+            return None if v is None else P.split(v, what, n_parts=n, lengths=lengths)[0]
+
+        # every column is split and checked before anything is sent to the cluster
+        y_parts, w_parts, b_parts = column(y, "y"), column(weights, "weights"), column(baseline, "baseline")
+        g_parts, gcols = self._group_parts(groups, group_names, n, lengths)
+        xf = self._futures(x_parts)
+        yf, wf, bf = (None if p is None else self._futures(p) for p in (y_parts, w_parts, b_parts))
+        gf = None if g_parts is None else self._group_futures(g_parts)
+        self.X, self.y, self.weights, self.baseline = X, y, weights, baseline
+        self.groups = MappingProxyType(gcols)
+        pos, self.classes = (None, None) if yf is None else self._global_labels(yf, positive_label)
+        kind, check_labels = ("auto", False) if bf is None else self._baseline_reading(bf, baseline_kind)
+        self.partitions = [
+            self.client.submit(P.make_partition, i, name, xf[i], None if yf is None else yf[i],
+                               None if wf is None else wf[i], None if gf is None else gf[i],
+                               None if bf is None else bf[i], positive_label=pos, classes=self.classes,
+                               baseline_kind=kind, check_labels=check_labels, pure=False)
+            for i in range(n)]
+        shapes = self.client.gather([self.client.submit(_shape, p, pure=False) for p in self.partitions])
+        self.n_features = int(shapes[0][1])
+        for i, (_, d) in enumerate(shapes):
+            if d != self.n_features:
+                raise RateoptError(f"partition {i} of X has {d} features but partition 0 has {self.n_features}")
+        self.sizes = np.array([s[0] for s in shapes], dtype=np.int64)
+        self.n_samples = int(self.sizes.sum())
+
+    # -- building ---------------------------------------------------------------------------
+
+    def _futures(self, parts):
+        """Every partition as a future: delayed ones computed on the cluster (keeping their source),
+        in-memory ones scattered."""
+        import dask
+        from distributed import Future
+
+        out = list(parts)
+        lazy = [i for i, p in enumerate(out) if dask.is_dask_collection(p)]
+        local = [i for i, p in enumerate(out) if not dask.is_dask_collection(p) and not isinstance(p, Future)]
+        for i, f in zip(lazy, self.client.compute([out[i] for i in lazy])):
+            out[i] = f
+        if local:
+            # unique keys: a content-hashed key released by an earlier (failed) call could drop the new data
+            for i, f in zip(local, self.client.scatter([out[i] for i in local], hash=False)):
+                out[i] = f
+        return out
+
+    def _group_futures(self, g_parts):
+        """Per partition, its group columns as futures (of a DataFrame partition, or a dict of futures)."""
+        if not isinstance(g_parts, dict):
+            return self._futures(g_parts)
+        split = {c: self._futures(v) for c, v in g_parts.items()}
+        return [{c: split[c][i] for c in split} for i in range(len(next(iter(split.values()))))]
+
+    def _group_parts(self, groups, group_names, n, lengths):
+        """The partitions of the group columns (of a DataFrame, or a dict per column) and the columns by name."""
+        if groups is None:
+            if group_names is not None:
+                raise RateoptError("group_names was given but groups is None")
+            return None, {}
+        if hasattr(groups, "columns") and P._is_dask_collection(groups):  # dask DataFrame
+            if group_names is not None:
+                raise RateoptError("group_names applies to array groups; a DataFrame has columns")
+            parts = P.split(groups, "groups", n_parts=n, lengths=lengths, two_d=True)[0]
+            return parts, {c: groups[c] for c in groups.columns}
+        if isinstance(groups, Mapping):
+            if group_names is not None:
+                raise RateoptError("group_names applies to array groups; a mapping has keys")
+            cols = dict(groups)
+        elif P._is_dask_collection(groups) and getattr(groups, "ndim", None) == 1:
+            if hasattr(groups, "name") and not hasattr(groups, "chunks"):  # dask Series
+                cols = {groups.name if groups.name is not None else "group": groups}
+            else:
+                names = list(group_names) if group_names is not None else ["group"]
+                if len(names) != 1:
+                    raise RateoptError(f"groups is 1-D (one column) but {len(names)} group_names were given")
+                cols = {names[0]: groups}
+        else:
+            raise TypeError("groups must be a dask DataFrame, a dask Series, a 1-D dask array or a mapping of "
+                            f"column name to partitioned column, got {type(groups).__name__}")
+        return {c: P.split(v, f"group column {c!r}", n_parts=n, lengths=lengths)[0] for c, v in cols.items()}, cols
+
+    def _global_labels(self, yf, positive_label):
+        """The positive label and classes of all partitions (the rule of :class:`rateopt.Dataset`)."""
+        summaries = self.client.gather([self.client.submit(P.label_summary, f, pure=False) for f in yf])
+        if any(missing for _, _, missing in summaries):
+            raise RateoptError("y contains missing values (NaN or None); drop or label them")
+        dtype = summaries[0][0]
+        values = [v for _, vals, _ in summaries for v in vals]
+        rep = np.array(values, dtype=dtype) if values else np.array([], dtype=dtype)
+        stub = LocalDataset.__new__(LocalDataset)
+        stub.n_samples = rep.shape[0]
+        _, classes = LocalDataset._parse_labels(stub, rep, positive_label)
+        return classes[1], classes
+
+    def _baseline_reading(self, bf, kind):
+        """``(kind, check_labels)``: ``"auto"`` resolved from all partitions as :class:`rateopt.Dataset` reads it."""
+        if kind == "labels" and self.classes is None:
+            raise RateoptError("baseline_kind='labels' but y is None")
+        if kind != "auto":
+            return kind, False
+        summaries = self.client.gather([self.client.submit(P.baseline_summary, f, self.classes, pure=False)
+                                        for f in bf])
+        in_labels = all(s[2] for s in summaries)
+        kinds = {s[0] for s in summaries}
+        if not kinds <= set("biuf"):
+            if not in_labels:
+                raise RateoptError("baseline must hold boolean/0-1 decisions, real scores or the label values, "
+                                   f"got dtype kind(s) {sorted(kinds)}")
+            return "labels", False
+        if kinds == {"b"} or all(s[1] for s in summaries):
+            return "decisions", in_labels
+        return "scores", in_labels
+
+    # -- what the compiler and the driver ask ---------------------------------------------------
+
+    def subset_stats(self, predicate):
+        """A subset's member count, total weight and per-partition mask digests (one global reduction).
+
+        Parameters
+        ----------
+        predicate : object
+            The subset's predicate (a context's ``_predicate``), evaluated on every partition.
+
+        Returns
+        -------
+        SubsetStats
+            ``count``, ``weight`` (a ``_WeightSum``, partial sums added in partition order) and ``digests``.
+        """
+        stats = self.client.gather([self.client.submit(subset_stats, p, predicate, pure=False)
+                                    for p in self.partitions])
+        total = _WeightSum()
+        for _, mant, exp, _ in stats:  # partition order: deterministic
+            total = total + _WeightSum(mant, exp)
+        return SubsetStats(sum(s[0] for s in stats), total, tuple(s[3] for s in stats))
+
+    def membership_tables(self, predicates, weights, offset):
+        """Build every partition's membership table on its worker, with the atoms' global weight sums.
+
+        Parameters
+        ----------
+        predicates : list
+            The predicate of each of the dataset's atoms, in local atom order.
+        weights : list of _WeightSum
+            Each atom's global total weight (the denominators).
+        offset : int
+            Global id of the dataset's first atom.
+
+        Returns
+        -------
+        PartitionedTable
+            Futures of the partitions' :class:`~rateopt.dask._compile.PartitionBlock`.
+        """
+        exps = [w.exp for w in weights]
+        mants = [w.mant for w in weights]
+        blocks = [self.client.submit(partition_block, p, predicates, exps, mants, pure=False)
+                  for p in self.partitions]
+        return PartitionedTable(self.name, self.n_samples, len(predicates), offset, blocks)
+
+    def game_block(self, table):
+        """The training game's block of this dataset.
+
+        Parameters
+        ----------
+        table : PartitionedTable
+            The dataset's compiled tables.
+
+        Returns
+        -------
+        RemoteBlock
+            Raises the first partition's error if a table could not be built.
+        """
+        from distributed import wait
+
+        wait(table.blocks)
+        for f in table.blocks:
+            if f.status == "error":
+                f.result()  # raises the partition's error
+        return RemoteBlock(self.client, table.blocks, self.sizes, np.asarray(table.atom_ids, dtype=np.int64),
+                           self.name, self.n_features)
+
+    # -- the rest of rateopt.Dataset's interface --------------------------------------------------
+
+    @property
+    def total_weight(self) -> float:
+        """Sum of the example weights, by one reduction over the partitions."""
+        from rateopt._data import _All
+
+        return self.subset_stats(_All()).weight.value()
+
+    def group_values(self, column) -> np.ndarray:
+        """Distinct non-missing values of a group column, by one reduction over the partitions.
+
+        Parameters
+        ----------
+        column : str
+            Name of a group column.
+
+        Returns
+        -------
+        ndarray
+            The sorted distinct values.
+        """
+        from rateopt._data import _unique
+
+        self._group_column(column)
+        parts = self.client.gather([self.client.submit(_group_values, p, column, pure=False)
+                                    for p in self.partitions])
+        return _unique(np.concatenate(parts))
+
+    def __getstate__(self):
+        raise TypeError("a rateopt.dask.Dataset refers to data on a cluster and cannot be pickled; "
+                        "ship its partitions (dataset.partitions) instead")
+
+    def __repr__(self) -> str:
+        parts = [f"name={self.name!r}", f"n_samples={self.n_samples}", f"n_partitions={len(self.partitions)}"]
+        parts.append("labeled" if self.has_labels else "unlabeled")
+        if self.groups:
+            parts.append(f"groups={list(self.groups)!r}")
+        if self.has_baseline:
+            parts.append("baseline")
+        return f"rateopt.dask.Dataset({', '.join(parts)})"
+
+
+def _shape(part):
+    return part.n_samples, part.X.n_features
+
+
+def _group_values(part, column):
+    return part.data.group_values(column)
