@@ -279,6 +279,33 @@ def _merge_subsets(env, datasets, forms):
 
 def _atoms_and_tables(env, datasets, per_ds):
     """Global atom numbering (dataset by dataset), atom descriptions and membership tables."""
+    return number_atoms(
+        datasets, per_ds,
+        lambda mask, ctxs: (int(np.count_nonzero(mask)), env.weight(ctxs[0]).value()),
+        lambda name, entries, offset: _membership_table(datasets[name], [e[0] for e in entries], offset))
+
+
+def number_atoms(datasets, per_ds, describe, tables_of):
+    """Number the atoms globally, dataset by dataset, and describe them (shared by every compile backend).
+
+    Parameters
+    ----------
+    datasets : dict
+        ``{name: dataset}`` in problem order.
+    per_ds : dict
+        ``{name: [(key, contexts), ...]}``: each dataset's atoms, ``contexts`` the
+        subsets merged into the atom (the first names it).
+    describe : callable
+        ``describe(key, contexts) -> (n_members, total_weight)`` of one atom.
+    tables_of : callable
+        ``tables_of(name, entries, offset)``: the dataset's membership table(s),
+        its atoms numbered from ``offset``.
+
+    Returns
+    -------
+    tuple
+        ``(atoms, tables, atom_dataset, atom_local, offsets)``.
+    """
     offsets, off = {}, 0
     for name in datasets:
         offsets[name] = off
@@ -289,15 +316,16 @@ def _atoms_and_tables(env, datasets, per_ds):
     atom_local = np.empty(n_atoms, dtype=np.int64)
     for d, name in enumerate(datasets):
         entries = per_ds[name]
-        for local, (m, ctxs) in enumerate(entries):
+        for local, (key, ctxs) in enumerate(entries):
             gid = offsets[name] + local
             atom_dataset[gid], atom_local[gid] = d, local
             first = ctxs[0]
             aliases = tuple(dict.fromkeys(c.label for c in ctxs[1:] if c.label != first.label))
+            n_members, total_weight = describe(key, ctxs)
             atoms.append(AtomInfo(index=gid, dataset=name, local_index=local, name=f"ppr[{first.label}]",
-                                  subset=first.label, aliases=aliases, n_members=int(np.count_nonzero(m)),
-                                  total_weight=env.weight(first).value()))
-        tables[name] = _membership_table(datasets[name], [e[0] for e in entries], offsets[name])
+                                  subset=first.label, aliases=aliases, n_members=n_members,
+                                  total_weight=total_weight))
+        tables[name] = tables_of(name, entries, offsets[name])
     return atoms, tables, atom_dataset, atom_local, offsets
 
 

@@ -23,7 +23,8 @@ import hashlib
 import numpy as np
 
 from rateopt import core
-from rateopt._compiled import AtomInfo, _frozen
+from rateopt._compile import number_atoms
+from rateopt._compiled import _frozen
 from rateopt._data import Context, _Mask
 from rateopt._lowering import _Env, _WeightSum
 from rateopt.exceptions import EmptySubsetError, RateoptError
@@ -206,27 +207,10 @@ class PartitionedTable:
 
 def atoms_and_tables(env, datasets, per_ds):
     """Global atom numbering, atom descriptions and per-partition membership tables (built on the workers)."""
-    offsets, off = {}, 0
-    for name in datasets:
-        offsets[name] = off
-        off += len(per_ds[name])
-    n_atoms = off
-    atoms, tables = [], {}
-    atom_dataset = np.empty(n_atoms, dtype=np.int64)
-    atom_local = np.empty(n_atoms, dtype=np.int64)
-    for d, name in enumerate(datasets):
-        entries = per_ds[name]
-        for local, (s, ctxs) in enumerate(entries):
-            gid = offsets[name] + local
-            atom_dataset[gid], atom_local[gid] = d, local
-            first = ctxs[0]
-            aliases = tuple(dict.fromkeys(c.label for c in ctxs[1:] if c.label != first.label))
-            atoms.append(AtomInfo(index=gid, dataset=name, local_index=local, name=f"ppr[{first.label}]",
-                                  subset=first.label, aliases=aliases, n_members=s.count,
-                                  total_weight=s.weight.value()))
-        tables[name] = datasets[name].membership_tables(
-            [ctxs[0]._predicate for _, ctxs in entries], [s.weight for s, _ in entries], offsets[name])
-    return atoms, tables, atom_dataset, atom_local, offsets
+    return number_atoms(
+        datasets, per_ds, lambda stats, ctxs: (stats.count, stats.weight.value()),
+        lambda name, entries, offset: datasets[name].membership_tables(
+            [ctxs[0]._predicate for _, ctxs in entries], [s.weight for s, _ in entries], offset))
 
 
 class PartitionedData:
