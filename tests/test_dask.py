@@ -123,6 +123,22 @@ def test_the_core_loop_leaves_partitioned_data_to_the_driver(problems):
         run_game(pr, loop="core", **kw)
 
 
+def test_interrupted_partitioned_fit_resumes_from_its_checkpoint(problems, tmp_path):
+    # A fit whose client stops after iteration 10 leaves a checkpoint; resuming from it continues the fit.
+    # With SGD and Lagrange multipliers the records hold the whole state, so the resumed fit is the
+    # uninterrupted one (a single machine's, as the partitioned fit equals it).
+    pl, pr = problems
+    kw = dict(method="proxy-external", optimizer="sgd", learning_rate=0.05, eta_lambda=0.5, record_every=1)
+    path = tmp_path / "fit.npz"
+    run_game(pr, n_iter=40, checkpoint=path, callback=lambda t, info: t >= 10, **kw)
+    saved = ro.load(path)
+    assert list(saved.iterations) == list(range(11))
+    resumed = run_game(pr, n_iter=10, resume=saved, **kw)
+    local = run_game(pl, n_iter=20, **kw)
+    assert np.max(np.abs(resumed.weights[11:] - local.weights[10:])) <= 1e-9
+    np.testing.assert_allclose(resumed.multipliers[11:], local.multipliers[10:], rtol=0, atol=1e-9)
+
+
 def test_csr_partitions_train_like_the_dense_dataset(data, problems, client):
     X = data[0]
     parts = [sp.csr_matrix(X[i:i + CHUNK]) for i in range(0, N, CHUNK)]

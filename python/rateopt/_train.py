@@ -30,7 +30,7 @@ from ._models import KernelModel, LinearModel
 from ._players import LagrangePlayer, SwapRegretPlayer
 from ._params import train_settings
 from ._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
-from . import core
+from . import _resume, core
 from .core import FeatureMatrix
 from .games import GAMES, get_game
 from .games.lagrangian import LagrangianHingeGame, ProxyExternalGame
@@ -43,7 +43,8 @@ METHODS = tuple(GAMES)
 """The registered training methods (the game registry's names)."""
 
 
-def train(problem, model=None, method="auto", *, validation=None, callback=None, **params):
+def train(problem, model=None, method="auto", *, validation=None, callback=None, checkpoint=None, resume=None,
+          **params):
     """Train a linear or kernel model under rate constraints.
 
     Parameters
@@ -83,6 +84,20 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``info = {"objective", "constraints", "multipliers"}``; return ``True``
         to stop training. In the core loop it runs between iterations with
         the GIL taken for the call; its exceptions propagate.
+    checkpoint : str or os.PathLike, default=None
+        Write the records so far to this file after every recorded iterate, as
+        a complete :class:`TrainResult` (``rateopt.load`` reads it; written to a
+        temporary file and renamed, so an interrupted fit leaves the last
+        complete checkpoint). Not with an estimator oracle (its iterates need
+        pickle).
+    resume : TrainResult, default=None
+        Go on from this result's last recorded iterate (e.g. ``rateopt.load(
+        checkpoint)``): same problem and method (``"proxy-swap"``,
+        ``"proxy-external"``, ``"lagrangian-hinge"`` or ``"unconstrained"``),
+        linear model; the model and the multipliers start where it ended, the
+        optimizer's moments and the minibatch generator start afresh
+        (:mod:`rateopt._resume`). ``n_iter`` more iterations run, and the
+        result holds the old records followed by the new ones.
     **params
         The training parameters of :data:`rateopt._params.TRAIN_PARAMS`:
         ``n_iter=1000`` (iterations, each one kernel pass per dataset),
@@ -143,16 +158,19 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     reports use the problem as stated; the shrinking LP rescales its rows the
     same way.
     """
-    result = run_game(problem, model, method, validation=validation, callback=callback, **params)
+    result = run_game(problem, model, method, validation=validation, callback=callback, checkpoint=checkpoint,
+                      resume=resume, **params)
     warn_if_infeasible(result.feasibility("m-stochastic"), stacklevel=2)
     return result
 
 
-def run_game(problem, model=None, method="auto", *, validation=None, callback=None, init=None, **params):
+def run_game(problem, model=None, method="auto", *, validation=None, callback=None, init=None, checkpoint=None,
+             resume=None, **params):
     """:func:`train` without the feasibility warning (the estimator checks its own solution).
 
     ``init=(theta, bias)`` starts the model player there instead of at zero (a
     warm start, e.g. from the previous point of :func:`rateopt.sweep`).
+    ``checkpoint`` and ``resume``: see :func:`train` and :mod:`rateopt._resume`.
     """
     method, game_cls = _resolve_method(problem, method)
     model = _model(problem, model)
@@ -161,9 +179,18 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     players_spec = spec.for_players()  # what the players see; records use spec
     if settings.eta_lambda is None:
         settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
+    if resume is not None:
+        if init is not None:
+            raise ValueError("give init or resume, not both")
+        if feature_map is not None or getattr(resume, "feature_map", None) is not None:
+            raise ValueError("resume: kernel models choose their landmarks again on every fit; resume trains "
+                             "linear models")
+        _resume.check_resumable(resume, method, spec)
     game = game_cls(players_spec, settings)
     if init is not None:
         _warm_start(game, init)
+    if resume is not None:
+        _resume.resume_state(game, resume)
     rng = np.random.default_rng(settings.random_state)
     sizes = [blk.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
@@ -176,19 +203,29 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     refusal = _core_loop_refusal(game_cls, spec)
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
+    save = None
+    if checkpoint is not None:
+        if estimators:
+            raise ValueError("checkpoint: an estimator oracle's iterates are scikit-learn estimators, which "
+                             "rateopt's pickle-free files cannot store")
+
+        def save():
+            partial = recorder.result(method, feature_map, settings)
+            _resume.write_checkpoint(checkpoint, partial if resume is None else _resume.joined(resume, partial))
     bar = _progress(settings.verbose, settings.n_iter)
     if settings.loop != "python" and refusal is None:
-        _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar)
+        _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar, save)
     else:
         _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar,
-                         estimators, passes)
+                         estimators, passes, save)
     if bar is not None:
         bar.close()
-    return recorder.result(method, feature_map, settings)
+    result = recorder.result(method, feature_map, settings)
+    return result if resume is None else _resume.joined(resume, result)
 
 
 def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar, estimators,
-                     passes):
+                     passes, save=None):
     """The reference driver: any game, one :func:`kernel_pass` and one ``game.step`` per iteration."""
     for t in range(settings.n_iter):
         if estimators:  # the iterate is a fitted classifier: its rates come from its decisions
@@ -207,6 +244,8 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
         stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
             info = recorder.record(t, theta, bias, game.multipliers(), full_rates, offsets=offsets, model=current)
+            if save is not None:
+                save()
             stop = callback is not None and bool(callback(t, info))
         if bar is not None:
             bar.update(1)
@@ -257,7 +296,7 @@ def _n_records(n_iter, record_every):
     return -(-n_iter // record_every) + (1 if (n_iter - 1) % record_every else 0)
 
 
-def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar):
+def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar, save=None):
     """The same game as :func:`_run_python_loop`, its iterations in one core call (``rateopt.core.run_train_loop``).
 
     Minibatch rows are drawn here, with the driver's generator in the driver's
@@ -276,10 +315,15 @@ def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch
     def on_progress(t, n_records):
         if bar is not None:
             bar.update(t + 1 - bar.n)
-        if callback is None or n_records == handed[0]:
+        if n_records == handed[0]:
             return False
         handed[0] = n_records
         i = n_records - 1
+        if save is not None:
+            recorder.take(records, n_records)
+            save()
+        if callback is None:
+            return False
         return bool(callback(t, recorder.info(records.rates[i], records.multipliers[i].copy())))
 
     args = dict(n_iter=T, record_every=settings.record_every, optimizer=settings.optimizer,
@@ -351,9 +395,10 @@ class _Recorder:
         return {"objective": self.rate_map.objective(rates), "constraints": self.rate_map.constraints([rates])[0],
                 "multipliers": multipliers}
 
-    def take(self, records):
-        """Adopt the first ``records.count`` records of the core loop (a :class:`rateopt.core.LoopRecords`)."""
-        n, r = records.count, self.rows
+    def take(self, records, n=None):
+        """Adopt the first ``n`` (default ``records.count``) records of the core loop (a
+        :class:`rateopt.core.LoopRecords`)."""
+        n, r = records.count if n is None else n, self.rows
         r["w"] = list(records.weights[:n])
         r["b"] = [float(b) for b in records.biases[:n]]
         r["it"] = [int(t) for t in records.iterations[:n]]

@@ -1,0 +1,118 @@
+"""Checkpoints and resumed fits: go on training from a result's last recorded iterate.
+
+A long fit (many iterations, or data on a cluster whose client may go away)
+can write its records so far to a file after every recorded iterate
+(``train(..., checkpoint=path)``, atomically: the file is always a complete,
+loadable :class:`~rateopt.TrainResult`), and a fit can go on from any result
+(``train(..., resume=result)``, e.g. ``rateopt.load(path)``):
+
+* the model player starts at the last recorded model ``(theta, bias)``;
+* the multipliers start at the last recorded multipliers: the Lagrange
+  multipliers as they were (``"proxy-external"``, ``"lagrangian-hinge"``),
+  or, for the swap-regret player of ``"proxy-swap"``, the matrix whose every
+  column is the recorded stationary distribution ``lambda`` (its stationary
+  distribution is ``lambda`` again);
+* the new records follow the old ones (iterations numbered on), so every
+  solution is chosen among all of them.
+
+What the records do not hold starts afresh: the optimizer's moments (Adam,
+Adagrad) and the swap-regret matrix beyond its stationary distribution, and
+the minibatch generator is seeded again from ``random_state``. A resumed fit
+is therefore a faithful continuation, not a bit-identical replay of an
+uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ._players import LagrangePlayer, SwapRegretPlayer
+from ._result import TrainResult
+
+__all__ = ["resume_state", "write_checkpoint", "joined"]
+
+#: The games a fit can be resumed in: their whole multiplier state is in the records.
+RESUMABLE = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
+
+
+def check_resumable(previous, method, spec):
+    """Refuse, with a clear message, a ``resume=`` result that cannot continue this training."""
+    if not isinstance(previous, TrainResult):
+        raise TypeError(f"resume must be a TrainResult (e.g. rateopt.load(checkpoint)), got {type(previous).__name__}")
+    if type(previous) is not TrainResult:
+        raise ValueError(f"resume: a {type(previous).__name__} cannot be continued by train()")
+    if method not in RESUMABLE:
+        raise ValueError(f"resume: method={method!r} cannot be resumed (its state is not in the records); "
+                         f"resumable methods: {RESUMABLE}")
+    if previous.method != method:
+        raise ValueError(f"resume: the result was trained with method={previous.method!r}, not {method!r}")
+    if previous.weights.shape[0] == 0:
+        raise ValueError("resume: the result holds no recorded iterate")
+    if previous.weights.shape[1] != spec.n_features:
+        raise ValueError(f"resume: the result's model has {previous.weights.shape[1]} weights, this problem's "
+                         f"model {spec.n_features}")
+    rm = previous.rate_map
+    same = (rm.c0.shape == spec.c0.shape and rm.C.shape == spec.C.shape
+            and np.array_equal(rm.c0, spec.c0) and np.array_equal(rm.C, spec.C)
+            and np.array_equal(rm.kappa, spec.kappa))
+    if not same or previous.offsets is not None or getattr(spec, "n_offsets", 0):
+        raise ValueError("resume: the result was trained on another problem (its objective, constraints or atoms "
+                         "differ) or with trainable offsets")
+
+
+def resume_state(game, previous):
+    """Start ``game``'s players at ``previous``'s last recorded iterate (see the module docstring)."""
+    player = game.model_player
+    player.theta[:] = previous.weights[-1]
+    player.bias = float(previous.biases[-1])
+    lam = np.asarray(previous.multipliers[-1], dtype=np.float64)
+    multipliers = getattr(game, "player", None)
+    if isinstance(multipliers, SwapRegretPlayer):
+        if lam.shape != multipliers.lam.shape:
+            raise ValueError(f"resume: the result has {lam.size} multipliers, this game {multipliers.lam.size}")
+        lam = np.maximum(lam, np.finfo(np.float64).tiny)
+        lam = lam / lam.sum()
+        column = np.log(lam) if multipliers.update_kind == "multiplicative" else lam
+        matrix = np.repeat(column[:, None], lam.size, axis=1)
+        if multipliers.update_kind == "multiplicative":
+            multipliers.log_M = matrix
+        else:
+            multipliers.M = matrix
+        multipliers.lam = lam.copy()
+        multipliers._refresh()
+    elif isinstance(multipliers, LagrangePlayer):
+        if lam.shape != (multipliers.lam.size + 1,):
+            raise ValueError(f"resume: the result has {lam.size} multipliers, this game {multipliers.lam.size + 1}")
+        multipliers.lam = lam[1:].copy()
+
+
+def joined(previous, result):
+    """One result: ``previous``'s records, then ``result``'s with their iterations numbered on."""
+    shift = int(previous.n_iter)
+
+    def cat(a, b):
+        return None if a is None or b is None else np.concatenate([a, b])
+
+    return TrainResult(
+        method=result.method, weights=cat(previous.weights, result.weights),
+        biases=cat(previous.biases, result.biases), iterations=cat(previous.iterations, result.iterations + shift),
+        multipliers=cat(previous.multipliers, result.multipliers), atom_rates=cat(previous.atom_rates,
+                                                                                  result.atom_rates),
+        rate_map=result.rate_map, n_iter=shift + int(result.n_iter),
+        val_atom_rates=cat(previous.val_atom_rates, result.val_atom_rates),
+        val_rate_map=result.val_rate_map if previous.val_atom_rates is not None else None,
+        feature_map=result.feature_map, settings=result.settings, offsets=None, models=None)
+
+
+def write_checkpoint(path, result):
+    """Save ``result`` to ``path`` atomically (a temporary file beside it, then a rename)."""
+    path = os.fspath(path)
+    tmp = f"{path}.partial-{os.getpid()}"
+    try:
+        result.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
