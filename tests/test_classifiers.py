@@ -600,3 +600,43 @@ def test_a_kernel_model_file_is_validated_at_load(tmp_path, field, change, match
         np.savez(f, __rateopt_metadata__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
     with pytest.raises(RateoptError, match=match):
         load(path)
+
+
+def _float32_features(kind, n=4000, d=30, seed=0):
+    rng = np.random.default_rng(seed)
+    if kind == "dense":
+        return rng.standard_normal((n, d)).astype(np.float32)
+    X = sp.random(n, d, density=0.3, format="csr", random_state=seed, dtype=np.float64).astype(np.float32)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    return X
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr"])
+def test_float32_features_are_scored_without_a_float64_copy(kind, monkeypatch):
+    """float32 X times float64 weights upcasts X wholesale in NumPy and scipy
+    (a float64 copy, twice the data); the classifiers score a block of rows at a
+    time instead, with the same float64 sums as the float64 reference."""
+    import tracemalloc
+
+    import rateopt._classifiers as C
+
+    monkeypatch.setattr(C, "_SCORE_BLOCK_VALUES", 2000)  # many blocks, each far smaller than X
+    X = _float32_features(kind)
+    X64 = X.astype(np.float64)
+    rng = np.random.default_rng(1)
+    W, b = rng.standard_normal((3, X.shape[1])), rng.standard_normal(3)
+    lin = LinearClassifier(W[0], b[0])
+    mix = StochasticClassifier(W, b, np.array([0.2, 0.3, 0.5]))
+    want = np.asarray(X64 @ W.T) + b
+    np.testing.assert_allclose(lin.decision_function(X), want[:, 0], rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(mix.scores(X), want, rtol=1e-13, atol=1e-13)
+    data_bytes = (X.data if kind == "csr" else X).nbytes
+    tracemalloc.start()
+    try:
+        lin.decision_function(X)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    out_bytes = 8 * X.shape[0] * 2  # the scores and their sum with the bias
+    assert peak < out_bytes + data_bytes // 2  # a float64 copy of X alone would be 2 * data_bytes

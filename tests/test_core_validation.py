@@ -299,3 +299,23 @@ def test_conversion_warns_and_agrees(name):
     assert Xm.n_samples == N and Xm.n_features == D
     assert Xm.dtype in (np.float32, np.float64)
     rate_kernel(Xm, theta, bias, atoms, coef, n_threads=1)
+
+
+def test_atom_table_reads_int32_indices_in_place():
+    """Compiled tables hold int32 ids: the core's table shares them (no (nnz,) copy per training run)."""
+    t = AtomTable(GOOD_INDPTR, GOOD_INDICES, GOOD_WEIGHTS, 3)
+    assert t.indices.dtype == np.int32 and np.shares_memory(t.indices, GOOD_INDICES)
+    assert np.shares_memory(t.indptr, GOOD_INDPTR) and np.shares_memory(t.weights, GOOD_WEIGHTS)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint16, np.int8])
+def test_atom_table_converts_other_index_dtypes_to_int32(dtype):
+    t = AtomTable(GOOD_INDPTR, GOOD_INDICES.astype(dtype), GOOD_WEIGHTS, 3)
+    assert t.indices.dtype == np.int32 and t.indices.tolist() == GOOD_INDICES.tolist()
+
+
+def test_atom_table_range_checks_int64_indices_before_narrowing():
+    big = GOOD_INDICES.astype(np.int64)
+    big[1] = 2**32 + 1  # would wrap to 1 if cast to int32 before the range check
+    with pytest.raises(ValueError, match="atoms.indices"):
+        AtomTable(GOOD_INDPTR, big, GOOD_WEIGHTS, 3)

@@ -49,12 +49,31 @@ def _scores(Xm, weights, biases, feature_map=None):
     """
     W = np.asarray(weights, dtype=np.float64)
     if feature_map is None:
-        return np.asarray(Xm.data @ W.T, dtype=np.float64) + biases
+        if Xm.dtype == np.float64:
+            return np.asarray(Xm.data @ W.T, dtype=np.float64) + biases
+        # float32 X times float64 weights: NumPy and scipy upcast the whole of X
+        # to float64 first (a second, twice larger copy of the data); score a
+        # bounded block of rows at a time instead (same float64 sums per row).
+        S = np.empty((Xm.n_samples, W.shape[0]))
+        for start, stop in _row_blocks(Xm):
+            S[start:stop] = Xm.data[start:stop] @ W.T
+        return S + biases
     S = np.empty((Xm.n_samples, W.shape[0]))
     Wphi = feature_map.whitening @ W.T  # fold the whitening into the weights: K @ (U s^-1/2 W^T)
     for start, stop, K in feature_map.iter_kernel_chunks(Xm):
         S[start:stop] = K @ Wphi
     return S + biases
+
+
+#: Stored values per block when float32 features are scored (a float64 copy of one block exists at a time).
+_SCORE_BLOCK_VALUES = 1 << 22
+
+
+def _row_blocks(Xm):
+    """``(start, stop)`` row ranges of about :data:`_SCORE_BLOCK_VALUES` stored values each."""
+    stored = Xm.data.nnz if Xm.is_sparse else Xm.n_samples * Xm.n_features
+    step = max(1, int(_SCORE_BLOCK_VALUES * Xm.n_samples // max(1, stored)))
+    return [(s, min(Xm.n_samples, s + step)) for s in range(0, Xm.n_samples, step)]
 
 
 def _map_meta(feature_map):

@@ -26,7 +26,7 @@ from rateopt._compiled import (
     _frozen,
 )
 from rateopt._data import Dataset
-from rateopt._lowering import _CANCEL_RTOL, _Affine, _Env, _lower, _scaled_by_max
+from rateopt._lowering import _CANCEL_RTOL, _Affine, _Env, _lower
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 
@@ -408,36 +408,63 @@ def _rate_layer(leaf_forms, atoms, row, n_atoms):
                      b=_frozen(np.array(consts, dtype=np.float64)))
 
 
+#: Rows per block when a membership table's entries are written.
+_TABLE_BLOCK_ROWS = 1 << 20
+
+
+def _scale_by_max_in_place(w):
+    """``w *= 2**-e`` as :func:`rateopt._lowering._scaled_by_max`, without a second array."""
+    top = float(np.max(w)) if w.size else 0.0
+    if not top > 0.0:
+        w[...] = 0.0
+    else:
+        np.ldexp(w, -int(np.frexp(top)[1]), out=w)
+
+
 def _membership_table(ds: Dataset, masks: list, offset: int) -> MembershipTable:
-    """Build the CSR membership table of one dataset (vectorized; loops over atoms only)."""
+    """Build the CSR membership table of one dataset (vectorized; loops over atoms only).
+
+    The entries are written in place, atom by atom, at each row's next free
+    slot (a counting sort: ascending atom ids within a row), so the memory
+    beyond the table itself is one byte per row (entries written so far) and
+    one float64 per member of the atom being written; no (nnz,)-sized sort,
+    concatenation or gather of the whole table.
+    """
     n = ds.n_samples
     k = len(masks)
     w = ds.weights
-    rows_parts, cols_parts, val_parts = [], [], []
-    for a, m in enumerate(masks):
-        idx = np.flatnonzero(m)
-        rows_parts.append(idx)
-        cols_parts.append(np.full(idx.size, a, dtype=np.int32))
-        wa = _scaled_by_max(w[idx])[0]  # exact power-of-two rescaling: no overflow in the sum
-        val_parts.append(wa / np.sum(wa))
-    if k:
-        rows = np.concatenate(rows_parts)
-        cols = np.concatenate(cols_parts)
-        vals = np.concatenate(val_parts)
-    else:
-        rows = np.empty(0, dtype=np.int64)
-        cols = np.empty(0, dtype=np.int32)
-        vals = np.empty(0, dtype=np.float64)
-    order = np.argsort(rows, kind="stable")  # keeps ascending atom ids within a row
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    counts = indptr[1:]
+    for m in masks:
+        counts += np.asarray(m, dtype=bool)
+    np.cumsum(counts, out=counts)
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=np.int32)
+    weights = np.empty(nnz, dtype=np.float64)
+    written = np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written so far
+    for a, m in enumerate(masks):
+        m = np.asarray(m, dtype=bool)
+        wa = w[m]
+        _scale_by_max_in_place(wa)  # exact power-of-two rescaling: no overflow in the sum
+        wa /= np.sum(wa)
+        done = 0
+        for start in range(0, n, _TABLE_BLOCK_ROWS):  # the members' slots, a block of rows at a time
+            idx = np.flatnonzero(m[start:start + _TABLE_BLOCK_ROWS])
+            idx += start
+            pos = indptr[idx]
+            pos += written[idx]
+            indices[pos] = a
+            weights[pos] = wa[done:done + idx.size]
+            written[idx] += 1
+            done += idx.size
+        del wa
     return MembershipTable(
         dataset=ds.name,
         n_samples=n,
         n_atoms=k,
         indptr=_frozen(indptr),
-        indices=_frozen(np.ascontiguousarray(cols[order], dtype=np.int32)),
-        weights=_frozen(np.ascontiguousarray(vals[order], dtype=np.float64)),
+        indices=_frozen(indices),
+        weights=_frozen(weights),
         atom_ids=_frozen(np.arange(offset, offset + k, dtype=np.int64)),
         offset=offset,
     )

@@ -263,7 +263,10 @@ class AtomTable:
 
     def __init__(self, indptr, indices, weights, n_atoms):
         indptr = as_index_array(indptr, "atoms.indptr", np.int64)
-        indices = as_index_array(indices, "atoms.indices", np.int64)
+        # int32 ids (what compiled tables hold) are read in place; other integer
+        # dtypes go through int64 for the range check, then to the core's int32.
+        indices = as_index_array(indices, "atoms.indices",
+                                 np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64)
         weights = as_real_array(weights, "atoms.weights")
         try:
             n_atoms = operator.index(n_atoms)
@@ -291,7 +294,7 @@ class AtomTable:
         if bad >= 0:
             raise ValueError(f"atoms.weights holds a negative weight {weights[bad]} at position {bad}")
         self.indptr = indptr
-        self.indices = indices.astype(np.int32)
+        self.indices = indices.astype(np.int32, copy=False)  # in range: ids < n_atoms < 2**31
         self.weights = weights
         self.n_samples = indptr.shape[0] - 1
         self.n_atoms = n_atoms
