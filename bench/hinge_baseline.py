@@ -19,8 +19,8 @@ multiplicative equal-opportunity constraints ``tpr(g) >= 0.95 tpr(all)``,
    paper), full batch, the same iterations and recorded iterates, over a grid of
    multiplier step sizes; every recorded iterate is scored by the same 0-1
    evaluation (``Problem.evaluate``) and the m-stochastic / T-stochastic / last
-   solutions are formed the same way for both (``rateopt.shrink``, uniform,
-   last). The rank rule (Eq. 18) on validation picks one step size per system.
+   / best / last solutions are formed the same way for both (the shrink LP,
+   uniform, ``rateopt.best_iterate`` on training values, last). The rank rule (Eq. 18) on validation picks one step size per system.
 
 TFCO runs in a subprocess of the anchors' environment (``--tfco-python``,
 default ``/work/main/bench/.anchors-venv/bin/python``; ``--no-tfco`` skips it),
@@ -30,7 +30,7 @@ Usage::
 
     python bench/hinge_baseline.py [--quick] [--json] [--seed 0] [--n-iter 2000]
 
-``--quick``: 400 iterations, two multiplier step sizes per system, no LP.
+``--quick``: 400 iterations, two multiplier step sizes per system, one radius, no LP.
 Results: ``bench/results/hinge_baseline.{json,md}`` (``_quick`` with --quick).
 """
 
@@ -53,11 +53,12 @@ PAPER_ADULT = {  # Cotter et al. (2019), Table 7: train err, valid err, test err
     "Unconstrained": (0.1421, 0.1348, 0.1428, 0.0803, 0.0604, 0.0555),
     "Hinge m-stochastic": (0.1431, 0.1348, 0.1442, 0.0, -0.0088, 0.0025),
     "Hinge T-stochastic": (0.1462, 0.1394, 0.1481, -0.0409, -0.0372, -0.0436),
+    "Hinge best": (0.1424, 0.1333, 0.1447, -0.0280, -0.0154, -0.0317),
     "Hinge last": (0.1532, 0.1490, 0.1551, -0.0174, -0.0217, -0.0254),
 }
 MULTIPLICATIVE_SLACK = 0.95  # tpr(g) >= 0.95 tpr(all)
 DEFAULT_TFCO_PYTHON = "/work/main/bench/.anchors-venv/bin/python"
-SOLUTIONS = ("m-stochastic", "T-stochastic", "last")
+SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
 
 
 # --------------------------------------------------------------------------- TFCO worker (anchors venv)
@@ -213,7 +214,7 @@ def sex_pair_bound(G, y, groups, k=MULTIPLICATIVE_SLACK):
     return {"female_share_of_positives": float(pi), "lower_bound": float(r.fun), "a": r.x[:2].tolist()}
 
 
-def min_max_hinge_lp(X, y, G, k=MULTIPLICATIVE_SLACK, time_limit=120.0):
+def min_max_hinge_lp(X, y, G, k=MULTIPLICATIVE_SLACK, time_limit=900.0):
     """``min over linear models (w, b) of max_i g~_i(w, b)``: an LP (HiGHS) over the positives.
 
     Variables ``w, b, t`` and per positive example ``u_i >= (1 + s_i)_+`` and
@@ -272,13 +273,14 @@ def iterate_values(problem, X, W, B):
 
 def solutions(train_obj, train_cons):
     """Mixture weights of the m-stochastic (shrink LP), T-stochastic (uniform) and last solutions."""
-    from rateopt._shrink import shrink
+    from rateopt._shrink import best_iterate, shrink
 
     T = train_obj.size
-    last = np.zeros(T)
+    last, best = np.zeros(T), np.zeros(T)
     last[-1] = 1.0
+    best[best_iterate(train_obj, train_cons)] = 1.0
     return {"m-stochastic": np.asarray(shrink(train_obj, train_cons).weights),
-            "T-stochastic": np.full(T, 1.0 / T), "last": last}
+            "T-stochastic": np.full(T, 1.0 / T), "best": best, "last": last}
 
 
 def score_run(probs, mats, W, B, extra):
@@ -305,15 +307,16 @@ def rank_rule(runs, key="m-stochastic"):
     return int(rateopt.best_iterate(obj, viol))
 
 
-def run_rateopt(probs, mats, spec, lr, eta, n_iter, every, method="lagrangian-hinge"):
+def run_rateopt(probs, mats, spec, lr, eta, n_iter, every, method="lagrangian-hinge", radius=None):
     import rateopt
 
     t0 = time.perf_counter()
+    kw = {} if method == "unconstrained" else {"lambda_radius": radius}
     res = rateopt.train(probs[0], model=rateopt.LinearModel(), method=method, n_iter=n_iter, learning_rate=lr,
-                        eta_lambda=eta, record_every=every, n_threads=1)
+                        eta_lambda=eta, record_every=every, n_threads=1, **kw)
     secs = time.perf_counter() - t0
     W, B = np.asarray(res.weights), np.asarray(res.biases)
-    extra = {"seconds": secs, "eta_lambda": eta}
+    extra = {"seconds": secs, "eta_lambda": eta, "lambda_radius": radius}
     if method != "unconstrained":
         lam = np.asarray(res.multipliers)[:, 1:]
         hinge_last = spec.proxy_constraints(W[-1], float(B[-1]))
@@ -393,11 +396,14 @@ def render_markdown(res: dict) -> str:
                  ("train_err", "train_viol", "valid_err", "valid_viol", "test_err", "test_viol")), "–", "–",
                  f"{res['unconstrained']['seconds']:.1f}"])
     for sysname, runs, stepkey in (("rateopt lagrangian-hinge", res["rateopt"], "eta_lambda"),
+                                   ("rateopt lagrangian-hinge, lambda_radius", res.get("rateopt_radius") or [],
+                                    "eta_lambda"),
                                    ("TFCO LagrangianOptimizerV1 (hinge)", res.get("tfco") or [], "lr_lambda")):
         for i, r in enumerate(runs):
+            step = f"{r[stepkey]:g}" + (f", R={r['lambda_radius']:g}" if r.get("lambda_radius") else "")
             for sol in SOLUTIONS:
                 mark = " **(rank rule)**" if sol == "m-stochastic" and i == res["chosen"].get(sysname) else ""
-                rows.append([sysname, f"{r[stepkey]:g}", sol + mark,
+                rows.append([sysname, step, sol + mark,
                              *(_f(r[sol][k]) for k in ("train_err", "train_viol", "valid_err", "valid_viol",
                                                        "test_err", "test_viol")),
                              f"{r['lambda_sum_last']:.3g}", f"{r['hinge_max_min_over_iterates']:+.3f}",
@@ -406,7 +412,8 @@ def render_markdown(res: dict) -> str:
         rows.append([f"paper (Table 7) {name}", "–", "–", _f(v[0]), _f(v[3]), _f(v[1]), _f(v[4]), _f(v[2]),
                      _f(v[5]), "–", "–", "–"])
     L.append(_common.markdown_table(hdr, rows))
-    L += ["", "*rateopt*: additive projected ascent `lambda += eta_lambda g~` (no radius). *TFCO*: Adam on the "
+    L += ["", "*rateopt*: additive projected ascent `lambda += eta_lambda g~` (no radius unless R is shown: "
+          "then projected onto the L1 ball of radius R, Algorithm 5's Lambda). *TFCO*: Adam on the "
           "multipliers with learning rate `lr_lambda` (the paper validated Adam rates in powers of 10 around "
           "1e-3). `min_t max_i g~_i`: the smallest largest hinge constraint value over the recorded iterates "
           "(> 0: no iterate satisfies the relaxed constraints)."]
@@ -420,6 +427,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n-iter", type=int, default=None, help="iterations (default 2000; --quick: 400)")
     ap.add_argument("--learning-rate", type=float, default=0.01, help="the model's Adam learning rate")
     ap.add_argument("--eta-grid", default=None, help="rateopt eta_lambda values (default 1e-4,1e-3,1e-2,1e-1)")
+    ap.add_argument("--radius-grid", default=None,
+                    help="lambda_radius values of extra rateopt runs at eta_lambda=0.1 (default 0.1,1; --quick: 0.1)")
     ap.add_argument("--tfco-grid", default=None, help="TFCO Adam lr_lambda values (default 1e-4,1e-3,1e-2,1e-1)")
     ap.add_argument("--tfco-python", default=DEFAULT_TFCO_PYTHON, help="python of an env with TFCO")
     ap.add_argument("--no-tfco", action="store_true", help="skip the TFCO runs")
@@ -435,6 +444,7 @@ def main(argv=None) -> int:
     default_grid = "1e-3,1e-1" if args.quick else "1e-4,1e-3,1e-2,1e-1"
     etas = [float(v) for v in (args.eta_grid or default_grid).split(",")]
     tlrs = [float(v) for v in (args.tfco_grid or default_grid).split(",")]
+    radii = [float(v) for v in (args.radius_grid or ("0.1" if args.quick else "0.1,1")).split(",") if v]
     run_lp = not (args.quick or args.no_lp)
     t_start = time.perf_counter()
 
@@ -454,6 +464,12 @@ def main(argv=None) -> int:
         runs.append(r)
         log(f"rateopt eta={eta:g}: m-stoch test err {r['m-stochastic']['test_err']:.4f}, "
             f"sum lambda {r['lambda_sum_last']:.3g}, {r['seconds']:.1f} s")
+
+    rruns = []
+    for R in radii:
+        r, _ = run_rateopt(probs, mats, spec, args.learning_rate, 0.1, n_iter, every, radius=R)
+        rruns.append(r)
+        log(f"rateopt eta=0.1 lambda_radius={R:g}: m-stoch test err {r['m-stochastic']['test_err']:.4f}")
 
     feas = {"sex_pair_bound": sex_pair_bound(G, y, groups)}
     probes = [np.zeros(X.shape[1] + 1), np.append(Wu[-1], Bu[-1]),
@@ -475,8 +491,10 @@ def main(argv=None) -> int:
            "record_every": every, "learning_rate": args.learning_rate, "problem": desc,
            "sizes": [int(m[0].shape[0]) for m in mats],
            "command": "python bench/hinge_baseline.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "unconstrained": unc, "rateopt": runs, "feasibility": feas, "relaxation": relax,
+           "unconstrained": unc, "rateopt": runs, "rateopt_radius": rruns, "feasibility": feas, "relaxation": relax,
            "paper_adult_table7": PAPER_ADULT, "chosen": {"rateopt lagrangian-hinge": rank_rule(runs)}}
+    if rruns:
+        res["chosen"]["rateopt lagrangian-hinge, lambda_radius"] = rank_rule(rruns)
     if not args.no_tfco:
         truns, tprobe = run_tfco(args.tfco_python, probs, mats, groups, args.learning_rate, tlrs, n_iter, every,
                                  probes, log)
@@ -493,6 +511,9 @@ def main(argv=None) -> int:
     sel = res["chosen"]["rateopt lagrangian-hinge"]
     res["summary"] = {
         "rateopt_hinge_m_stoch_test_err_rank_rule": runs[sel]["m-stochastic"]["test_err"],
+        "rateopt_hinge_radius_m_stoch_test_err_rank_rule": (
+            rruns[res["chosen"]["rateopt lagrangian-hinge, lambda_radius"]]["m-stochastic"]["test_err"]
+            if rruns else None),
         "tfco_hinge_m_stoch_test_err_rank_rule": (res["tfco"][res["chosen"]["TFCO LagrangianOptimizerV1 (hinge)"]]
                                                   ["m-stochastic"]["test_err"] if "tfco" in res else None),
         "paper_hinge_m_stoch_test_err": PAPER_ADULT["Hinge m-stochastic"][2],
