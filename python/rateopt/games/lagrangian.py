@@ -7,7 +7,12 @@
   "Hinge" baseline): the multipliers see each constraint's own net per-example
   hinge value ``g~_i``, at the same model and rows as the model's gradient. The
   m constraint combinations ride along in the model's kernel pass (gradient
-  weight 0), so an iteration is one pass whatever m is.
+  weight 0), so an iteration is one pass whatever m is. When the relaxed
+  constraints have no common solution, the multipliers grow without bound
+  unless ``lambda_radius`` is set. Multiplicative constraints on a partition,
+  e.g. ``tpr(g) >= 0.95 tpr(all)`` for both sexes on Adult, are such a case.
+  The result then depends on ``eta_lambda * n_iter``: see
+  docs/hinge_baseline.md.
 """
 
 from __future__ import annotations
