@@ -23,7 +23,7 @@ multiplicative equal-opportunity constraints ``tpr(g) >= 0.95 tpr(all)``,
    uniform, ``rateopt.best_iterate`` on training values, last). The rank rule (Eq. 18) on validation picks one step size per system.
 
 TFCO runs in a subprocess of the anchors' environment (``--tfco-python``,
-default ``/work/main/bench/.anchors-venv/bin/python``; ``--no-tfco`` skips it),
+default ``bench/.anchors-venv/bin/python`` of this checkout; ``--no-tfco`` skips it),
 which gets the data as an ``.npz`` file and never imports rateopt.
 
 Usage::
@@ -57,7 +57,7 @@ PAPER_ADULT = {  # Cotter et al. (2019), Table 7: train err, valid err, test err
     "Hinge last": (0.1532, 0.1490, 0.1551, -0.0174, -0.0217, -0.0254),
 }
 MULTIPLICATIVE_SLACK = 0.95  # tpr(g) >= 0.95 tpr(all)
-DEFAULT_TFCO_PYTHON = "/work/main/bench/.anchors-venv/bin/python"
+DEFAULT_TFCO_PYTHON = str(Path(__file__).resolve().parent / ".anchors-venv" / "bin" / "python")
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last")
 
 
