@@ -254,6 +254,35 @@ def _lower_all(objective, constraints, metric=None, bounded=(), *, env=None):
 def _merge_subsets(env, datasets, forms):
     """One atom per distinct membership of a dataset: ``{dataset: [(mask, [contexts])]}`` and
     each context's ``(dataset, local atom id)``."""
+
+    def membership(ctx):
+        m = env.mask(ctx)
+        # a thresholded subset (an offset atom, rateopt._auc) is its own atom per threshold
+        return (np.packbits(m).tobytes(), id(getattr(ctx, "threshold", None))), m
+
+    return merge_by_membership(datasets, forms, membership)
+
+
+def merge_by_membership(datasets, forms, membership):
+    """Group the forms' subsets into atoms by membership (shared by every compile backend).
+
+    Parameters
+    ----------
+    datasets : dict
+        ``{name: dataset}`` in problem order.
+    forms : iterable
+        Lowered forms; their ``terms`` are the subsets (contexts), taken in first-appearance order.
+    membership : callable
+        ``membership(ctx) -> (key, value)``: subsets of one dataset with equal keys are one atom,
+        described by the first one's ``value`` (its mask, or its statistics).
+
+    Returns
+    -------
+    per_ds : dict
+        ``{dataset: [(value, [contexts]), ...]}``, the atoms of each dataset in order.
+    ctx_local : dict
+        Each context's ``(dataset, local atom id)``.
+    """
     ctx_order: dict = {}
     for f in forms:
         for ctx in f.terms:
@@ -263,14 +292,12 @@ def _merge_subsets(env, datasets, forms):
     ctx_local: dict = {}
     for ctx in ctx_order:
         dsname = ctx.dataset.name
-        m = env.mask(ctx)
-        # a thresholded subset (an offset atom, rateopt._auc) is its own atom per threshold
-        key = (np.packbits(m).tobytes(), id(getattr(ctx, "threshold", None)))
+        key, value = membership(ctx)
         local = key_to_local[dsname].get(key)
         if local is None:
             local = len(per_ds[dsname])
             key_to_local[dsname][key] = local
-            per_ds[dsname].append((m, [ctx]))
+            per_ds[dsname].append((value, [ctx]))
         else:
             per_ds[dsname][local][1].append(ctx)
         ctx_local[ctx] = (dsname, local)

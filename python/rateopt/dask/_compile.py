@@ -23,7 +23,7 @@ import hashlib
 import numpy as np
 
 from rateopt import core
-from rateopt._compile import number_atoms
+from rateopt._compile import merge_by_membership, number_atoms
 from rateopt._compiled import _frozen
 from rateopt._data import Context, _Mask
 from rateopt._lowering import _Env, _WeightSum
@@ -156,26 +156,12 @@ class PartitionedEnv(_Env):
 
 def merge_subsets(env, datasets, forms):
     """As :func:`rateopt._compile._merge_subsets`, memberships compared by their per-partition digests."""
-    ctx_order: dict = {}
-    for f in forms:
-        for ctx in f.terms:
-            ctx_order.setdefault(ctx, None)
-    per_ds: dict = {name: [] for name in datasets}
-    key_to_local: dict = {name: {} for name in datasets}
-    ctx_local: dict = {}
-    for ctx in ctx_order:
-        dsname = ctx.dataset.name
+
+    def membership(ctx):
         s = env.stats(ctx)
-        key = (s.digests, id(getattr(ctx, "threshold", None)))
-        local = key_to_local[dsname].get(key)
-        if local is None:
-            local = len(per_ds[dsname])
-            key_to_local[dsname][key] = local
-            per_ds[dsname].append((s, [ctx]))
-        else:
-            per_ds[dsname][local][1].append(ctx)
-        ctx_local[ctx] = (dsname, local)
-    return per_ds, ctx_local
+        return (s.digests, id(getattr(ctx, "threshold", None))), s
+
+    return merge_by_membership(datasets, forms, membership)
 
 
 class PartitionedTable:
