@@ -106,22 +106,31 @@ CombinationArgs combination_args(const py::array& coef_in, const py::array& kind
     return c;
 }
 
+// The optional minibatch rows of a kernel pass (None: every row), borrowed and range-checked.
+struct RowsArg {
+    py::array_t<int64_t, py::array::c_style> arr;
+    const int64_t* rows = nullptr;
+    int64_t n_batch = 0;
+
+    RowsArg(const py::object& rows_in, int64_t n_rows) {
+        if (rows_in.is_none()) return;
+        arr = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 1);
+        rows = arr.data();
+        n_batch = arr.shape(0);
+        if (n_batch == 0) value_error("rows must not be empty");
+        if (rateopt::first_out_of_range(rows, n_batch, n_rows, 1) >= 0)
+            value_error("rows holds a row index outside [0, n_samples)");
+    }
+};
+
 template <class Matrix>
 py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
                      const CombinationArgs& cb, double margin, const py::object& rows_in, int n_threads) {
     auto theta = borrow<double>(theta_in, "theta", 1);
     check_len(theta.shape(0), X.n_cols, "theta (n_features)");
-    const int64_t* rows = nullptr;
-    int64_t n_batch = 0;
-    py::array_t<int64_t, py::array::c_style> rows_arr;
-    if (!rows_in.is_none()) {
-        rows_arr = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 1);
-        rows = rows_arr.data();
-        n_batch = rows_arr.shape(0);
-        if (n_batch == 0) value_error("rows must not be empty");
-        if (rateopt::first_out_of_range(rows, n_batch, X.n_rows, 1) >= 0)
-            value_error("rows holds a row index outside [0, n_samples)");
-    }
+    const RowsArg batch(rows_in, X.n_rows);
+    const int64_t* rows = batch.rows;
+    const int64_t n_batch = batch.n_batch;
     check_threads(n_threads);
     const int64_t n_atoms = atoms.view.n_atoms;
     const int64_t k = cb.view.k;
@@ -543,17 +552,9 @@ py::tuple run_offset_kernel(const Matrix& X, const py::array& theta_in, double b
                             const py::object& rows_in, int n_threads) {
     auto theta = borrow<double>(theta_in, "theta", 1);
     check_len(theta.shape(0), X.n_cols, "theta (n_features)");
-    const int64_t* rows = nullptr;
-    int64_t n_batch = 0;
-    py::array_t<int64_t, py::array::c_style> rows_arr;
-    if (!rows_in.is_none()) {
-        rows_arr = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 1);
-        rows = rows_arr.data();
-        n_batch = rows_arr.shape(0);
-        if (n_batch == 0) value_error("rows must not be empty");
-        if (rateopt::first_out_of_range(rows, n_batch, X.n_rows, 1) >= 0)
-            value_error("rows holds a row index outside [0, n_samples)");
-    }
+    const RowsArg batch(rows_in, X.n_rows);
+    const int64_t* rows = batch.rows;
+    const int64_t n_batch = batch.n_batch;
     check_threads(n_threads);
     if (!std::isfinite(bias)) value_error("bias must be finite");
     if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");

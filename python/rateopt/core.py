@@ -492,6 +492,21 @@ def _proxy_codes(proxies, k):
     return np.array([PROXIES[p] for p in names], dtype=np.int32)
 
 
+def _pass_scalars(Xm, bias, margin, rows):
+    """The bias, margin and minibatch rows of one kernel pass over ``Xm``, checked (errors name them)."""
+    bias = as_finite_scalar(bias, "bias")
+    margin = as_finite_scalar(margin, "margin")
+    if margin <= 0:
+        raise ValueError(f"margin must be > 0, got {margin}")
+    if rows is not None:
+        rows = as_index_array(rows, "rows", np.int64)
+        if rows.shape[0] == 0:
+            raise ValueError("rows must not be empty")
+        if rows.min() < 0 or rows.max() >= Xm.n_samples:
+            raise ValueError(f"rows holds a row index outside [0, n_samples={Xm.n_samples})")
+    return bias, margin, rows
+
+
 def _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights):
     """The checks shared by the multi-combination kernels: features, atom table, theta, coefficients,
     proxies and gradient weights (each error names its argument)."""
@@ -562,16 +577,7 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
     [0.6666666666666666, -0.6666666666666666]
     """
     Xm, theta, coefs, k, codes, weights = _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights)
-    bias = as_finite_scalar(bias, "bias")
-    margin = as_finite_scalar(margin, "margin")
-    if margin <= 0:
-        raise ValueError(f"margin must be > 0, got {margin}")
-    if rows is not None:
-        rows = as_index_array(rows, "rows", np.int64)
-        if rows.shape[0] == 0:
-            raise ValueError("rows must not be empty")
-        if rows.min() < 0 or rows.max() >= Xm.n_samples:
-            raise ValueError(f"rows holds a row index outside [0, n_samples={Xm.n_samples})")
+    bias, margin, rows = _pass_scalars(Xm, bias, margin, rows)
     threads = resolve_n_threads(n_threads)
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coefs, codes, weights,
             bool(separate_gradients), margin, rows, threads)
@@ -1008,16 +1014,7 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
         raise ValueError(f"offset_ids holds {int(ids[bad[0]])} at atom {int(bad[0])}, outside "
                          f"[-1, n_offsets={offsets.shape[0]})")
     ids = ids.astype(np.int32)
-    bias = as_finite_scalar(bias, "bias")
-    margin = as_finite_scalar(margin, "margin")
-    if margin <= 0:
-        raise ValueError(f"margin must be > 0, got {margin}")
-    if rows is not None:
-        rows = as_index_array(rows, "rows", np.int64)
-        if rows.shape[0] == 0:
-            raise ValueError("rows must not be empty")
-        if rows.min() < 0 or rows.max() >= Xm.n_samples:
-            raise ValueError(f"rows holds a row index outside [0, n_samples={Xm.n_samples})")
+    bias, margin, rows = _pass_scalars(Xm, bias, margin, rows)
     threads = resolve_n_threads(n_threads)
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, ids, offsets, coefs, codes,
             weights, bool(separate_gradients), margin, rows, threads)
