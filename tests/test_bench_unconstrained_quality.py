@@ -8,10 +8,10 @@ and differences are what an independent refit and a plain count give.
 import importlib.util
 import json
 import pathlib
-import sys
 
 import numpy as np
 import pytest
+from _bench_scripts import load_bench_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "unconstrained_quality.py"
@@ -25,14 +25,7 @@ pytestmark = [
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("bench_unconstrained_quality", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return mod
+    return load_bench_script(SCRIPT, "bench_unconstrained_quality")
 
 
 def test_error_is_the_fraction_of_wrong_decisions():

