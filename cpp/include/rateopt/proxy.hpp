@@ -35,22 +35,18 @@ struct ProxyTerm {
     double slope;
 };
 
-// log(1 + e^x) without overflow.
-inline double softplus(double x) { return (x > 0.0 ? x : 0.0) + std::log1p(std::exp(-std::fabs(x))); }
-
-// 1 / (1 + e^-x) without overflow.
-inline double sigmoid(double x) {
-    if (x >= 0.0) return 1.0 / (1.0 + std::exp(-x));
-    const double e = std::exp(x);
-    return e / (1.0 + e);
-}
-
 inline ProxyTerm proxy_term(ProxyKind kind, double u, double s, double margin) {
     constexpr double inv_ln2 = 1.4426950408889634;
     switch (kind) {
-        case ProxyKind::logistic:
-            if (u > 0.0) return {u * softplus(s) * inv_ln2, u * sigmoid(s) * inv_ln2};
-            return {-u * softplus(-s) * inv_ln2 + u, u * sigmoid(-s) * inv_ln2};
+        case ProxyKind::logistic: {
+            // softplus(+-s) = max(+-s, 0) + log1p(e) and sigmoid(+-s), both from
+            // one e = exp(-|s|) (overflow-free for every s).
+            const double e = std::exp(-std::fabs(s));
+            const double tail = std::log1p(e);
+            const double big = 1.0 / (1.0 + e), small = e / (1.0 + e);  // sigmoid(|s|), sigmoid(-|s|)
+            if (u > 0.0) return {u * ((s > 0.0 ? s : 0.0) + tail) * inv_ln2, u * (s >= 0.0 ? big : small) * inv_ln2};
+            return {-u * ((s < 0.0 ? -s : 0.0) + tail) * inv_ln2 + u, u * (s >= 0.0 ? small : big) * inv_ln2};
+        }
         case ProxyKind::ramp: {
             const double r = 0.5 + s;
             const double rho = r <= 0.0 ? 0.0 : (r >= 1.0 ? 1.0 : r);
