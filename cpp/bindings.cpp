@@ -264,15 +264,18 @@ darray copy_of(const darray& a) {
 }
 
 darray swap_update_multiplicative(const py::array& log_M_in, const py::array& delta_in,
-                                  const py::array& lam_in, double eta) {
+                                  const py::array& lam_in, double eta, double floor) {
     auto log_M = borrow<double>(log_M_in, "log_M", 2);
     auto delta = borrow<double>(delta_in, "delta", 1);
     auto lam = borrow<double>(lam_in, "lam", 1);
     const int64_t k = square_side(log_M, "log_M");
     check_len(delta.shape(0), k, "delta");
     check_len(lam.shape(0), k, "lam");
+    if (!(floor >= 0.0 && floor * static_cast<double>(k) < 1.0))
+        value_error("floor must be >= 0 and below 1 / k (k = " + std::to_string(k) + ")");
     darray out = copy_of(log_M);
-    rateopt::swap_update_multiplicative(out.mutable_data(), delta.data(), lam.data(), k, eta);
+    rateopt::swap_update_multiplicative(out.mutable_data(), delta.data(), lam.data(), k, eta,
+                                        floor > 0.0 ? std::log(floor) : -std::numeric_limits<double>::infinity());
     return out;
 }
 
@@ -937,6 +940,10 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     rateopt::MultiplierSettings mu;
     mu.eta = dict_get<double>(mult, "multipliers", "eta");
     mu.multiplicative = dict_get<bool>(mult, "multipliers", "multiplicative");
+    const double floor = dict_get<double>(mult, "multipliers", "floor");
+    if (!(floor >= 0.0 && floor * static_cast<double>(m + 1) < 1.0))
+        value_error("lambda_floor / (m + 1) must be >= 0 and below 1 / (m + 1)");
+    if (floor > 0.0) mu.log_floor = std::log(floor);
     const auto lr = dict_get<py::object>(mult, "multipliers", "lambda_radius");
     if (!lr.is_none()) mu.lambda_radius = lr.cast<double>();
     if (!(std::isfinite(mu.eta) && mu.eta >= 0)) value_error("eta_lambda must be a non-negative finite number");
@@ -1096,7 +1103,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("first_negative", &first_negative, py::arg("array"), py::arg("n_threads"));
     m.def("memory_floor", &memory_floor, py::arg("array"), py::arg("n_threads"));
     m.def("swap_update_multiplicative", &swap_update_multiplicative, py::arg("log_M"), py::arg("delta"),
-          py::arg("lam"), py::arg("eta"));
+          py::arg("lam"), py::arg("eta"), py::arg("floor") = 0.0);
     m.def("swap_update_additive", &swap_update_additive, py::arg("M"), py::arg("delta"), py::arg("lam"),
           py::arg("eta"));
     m.def("stationary_distribution", &stationary_distribution, py::arg("M"), py::arg("lam0"), py::arg("tol"),

@@ -107,17 +107,35 @@ class SwapRegretPlayer:
     update : {"multiplicative", "additive"}
         ``M <- colnormalize(M * exp(eta * delta lambda^T))`` (kept as ``log M``),
         or ``M + eta * delta lambda^T`` with each column projected onto the simplex.
+    init : {"uniform", "objective"}, default="uniform"
+        The starting matrix: the paper's ``11^T / k``, or TFCO's, whose every
+        column is ``(1 - r0 (k-1)/k, r0/k, ..., r0/k)`` (almost all weight on
+        the objective; ``r0 = floor`` for the multiplicative update, 1e-3 when
+        ``floor`` is 0, and 0 for the additive one).
+    floor : float, default=0.0
+        Multiplicative update only: every entry of ``M`` is kept at least
+        ``floor / k`` (TFCO's ``minimum_multiplier_radius``), in ``[0, 1)``.
     """
 
-    def __init__(self, n_constraints, *, eta_lambda, update="multiplicative"):
+    def __init__(self, n_constraints, *, eta_lambda, update="multiplicative", init="uniform", floor=0.0):
         k = n_constraints + 1
         self.update_kind = update
         self.eta_lambda = eta_lambda
+        # The multiplicative update's floor on every entry of M (TFCO's r / k).
+        self.floor = floor / k if update == "multiplicative" else 0.0
+        if init == "uniform":
+            col = np.full(k, 1.0 / k)
+        else:  # "objective": TFCO's start; the constraints get r0 / k each (TFCO's r0: the
+            # floor's radius, 1e-3 without a floor, for the multiplicative update, whose
+            # zeros could never grow again; 0 for the additive one)
+            r0 = (floor or 1e-3) if update == "multiplicative" else 0.0
+            col = np.full(k, r0 / k)
+            col[0] = 1.0 - r0 * (k - 1) / k
         if update == "multiplicative":
-            self.log_M = np.full((k, k), -math.log(k))
+            self.log_M = np.repeat(np.log(col)[:, None], k, axis=1)
         else:
-            self.M = np.full((k, k), 1.0 / k)
-        self.lam = np.full(k, 1.0 / k)
+            self.M = np.repeat(col[:, None], k, axis=1)
+        self.lam = col.copy()
         self._refresh()
 
     def _matrix(self):
@@ -138,7 +156,7 @@ class SwapRegretPlayer:
         """Ascent step with ``delta = (0, g_1, ..., g_m)``, then the new stationary lambda."""
         delta = np.concatenate(([0.0], constraint_values))
         if self.update_kind == "multiplicative":
-            self.log_M = _core.swap_update_multiplicative(self.log_M, delta, self.lam, self.eta_lambda)
+            self.log_M = _core.swap_update_multiplicative(self.log_M, delta, self.lam, self.eta_lambda, self.floor)
         else:
             self.M = _core.swap_update_additive(self.M, delta, self.lam, self.eta_lambda)
         self._refresh()

@@ -653,12 +653,14 @@ def _check_stochastic(M, name):
         raise ValueError(f"{name} must be left-stochastic: non-negative with every column summing to 1")
 
 
-def swap_regret_update(log_M, delta, lam, eta):
+def swap_regret_update(log_M, delta, lam, eta, floor=0.0):
     """Multiplicative swap-regret step of the proxy-Lagrangian multiplier player.
 
     Computes ``M <- colnormalize(M * exp(eta * outer(delta, lam)))`` in log space:
     ``log_M[j, i] += eta * delta[j] * lam[i]``, then each column is normalized
-    with log-sum-exp (seed 001, Algorithm 3, lines 8-9).
+    with log-sum-exp (seed 001, Algorithm 3, lines 8-9). With ``floor > 0``,
+    entries below ``floor`` are then raised to it and their columns normalized
+    again (TFCO's ``minimum_multiplier_radius`` r gives ``floor = r / k``).
 
     Parameters
     ----------
@@ -670,6 +672,9 @@ def swap_regret_update(log_M, delta, lam, eta):
         The current multipliers (the stationary distribution of ``M``).
     eta : float
         Step size.
+    floor : float, default=0.0
+        Smallest entry of the updated ``M`` (up to the renormalization), in
+        ``[0, 1/k)``; 0: none.
 
     Returns
     -------
@@ -683,9 +688,12 @@ def swap_regret_update(log_M, delta, lam, eta):
     delta = as_float_vector(delta, "delta", ("k", k))
     lam = as_float_vector(lam, "lam", ("k", k))
     eta = as_finite_scalar(eta, "eta")
+    floor = as_finite_scalar(floor, "floor")
+    if not 0.0 <= floor < 1.0 / k:
+        raise ValueError(f"floor must be in [0, 1/k) = [0, {1.0 / k:g}), got {floor!r}")
     with np.errstate(invalid="ignore"):
         _check_update(log_M + _step(eta, delta, lam), eta, log_space=True)
-    return _core.swap_update_multiplicative(log_M, delta, lam, eta)
+    return _core.swap_update_multiplicative(log_M, delta, lam, eta, floor)
 
 
 def swap_regret_update_additive(M, delta, lam, eta):
@@ -1483,7 +1491,8 @@ def _loop_block(block):
 
 def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record_every, t_begin=0, t_end=None,
                    optimizer="adam", learning_rate=0.01, l2=0.0, radius=None, fit_intercept=True, eta_lambda=0.0,
-                   update="multiplicative", lambda_radius=None, proxy="hinge", margin=1.0, val_blocks=(),
+                   update="multiplicative", lambda_radius=None, lambda_floor=0.0, proxy="hinge", margin=1.0,
+                   val_blocks=(),
                    rows=None, sampled=None, callback=None, progress_every=0, n_threads=None):
     """Run iterations ``[t_begin, t_end)`` of a built-in game in the core, the GIL released.
 
@@ -1517,9 +1526,11 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
         The iterations this call runs (``t_end=None``: ``n_iter``).
     optimizer, learning_rate, l2, radius, fit_intercept
         The model player (``radius=None``: no projection).
-    eta_lambda, update, lambda_radius
+    eta_lambda, update, lambda_radius, lambda_floor
         The multiplier player (``update``: proxy-swap's; ``lambda_radius``: the
-        Lagrangian games' L1 cap, None for none).
+        Lagrangian games' L1 cap, None for none; ``lambda_floor``: proxy-swap's
+        multiplicative update keeps every entry of its matrix at least
+        ``lambda_floor / (m + 1)``, 0 for no floor).
     proxy : {"hinge", "logistic"}
         The objective's proxy (constraints keep the hinge).
     margin : float
@@ -1598,8 +1609,12 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
                   objective_proxy=PROXIES[proxy], margin=float(margin))
     model_d = dict(optimizer=_LOOP_OPTIMIZERS[optimizer], learning_rate=float(learning_rate), l2=float(l2),
                    radius=None if radius is None else float(radius), fit_intercept=bool(fit_intercept))
+    lambda_floor = as_finite_scalar(lambda_floor, "lambda_floor")
+    if not 0.0 <= lambda_floor < 1.0:
+        raise ValueError(f"lambda_floor must be in [0, 1), got {lambda_floor!r}")
     mult_d = dict(eta=float(eta_lambda or 0.0), multiplicative=update == "multiplicative",
-                  lambda_radius=None if lambda_radius is None else float(lambda_radius))
+                  lambda_radius=None if lambda_radius is None else float(lambda_radius),
+                  floor=lambda_floor / (C.shape[0] + 1) if update == "multiplicative" else 0.0)
     state_d = {k: getattr(state, k) for k in ("theta", "bias", "opt_m", "opt_v", "opt_t", "matrix", "lam")}
     rec_d = dict(weights=records.weights, biases=records.biases, iterations=records.iterations,
                  multipliers=records.multipliers, rates=records.rates, count=int(records.count))

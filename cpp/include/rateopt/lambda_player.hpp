@@ -9,7 +9,10 @@
 //   swap_update_multiplicative  log M[j,i] += eta * delta[j] * lambda[i], then each
 //                               column log-normalized (log-sum-exp): the matrix
 //                               exponentiated-gradient step done in log space so
-//                               tiny probabilities neither underflow nor lose digits.
+//                               tiny probabilities neither underflow nor lose digits;
+//                               optionally a floor on every entry (TFCO's minimum
+//                               multiplier radius), so a long-satisfied constraint's
+//                               weight can come back within a few steps.
 //   swap_update_additive        M + eta * delta lambda^T, each column projected onto
 //                               the simplex.
 //   stationary_distribution     power iteration lambda <- M lambda warm-started from
@@ -45,12 +48,28 @@ inline void log_normalize(double* x, std::int64_t k, std::int64_t stride) {
     for (std::int64_t j = 0; j < k; ++j) x[j * stride] = (x[j * stride] - mx) - log_total;
 }
 
-// log_M: in/out (k, k).
+// log_M: in/out (k, k). log_floor (-inf: none): after the normalization every
+// entry is raised to at least log_floor and its column normalized again (TFCO's
+// minimum_multiplier_radius, log_floor = log(r / k); TFCO leaves the column
+// unnormalized after the floor, here M stays exactly stochastic and its entries
+// stay within a factor 1 - k e^log_floor of the floor).
 inline void swap_update_multiplicative(double* log_M, const double* delta, const double* lam,
-                                       std::int64_t k, double eta) {
+                                       std::int64_t k, double eta,
+                                       double log_floor = -std::numeric_limits<double>::infinity()) {
     for (std::int64_t j = 0; j < k; ++j)
         for (std::int64_t i = 0; i < k; ++i) log_M[j * k + i] += eta * delta[j] * lam[i];
-    for (std::int64_t i = 0; i < k; ++i) log_normalize(log_M + i, k, k);
+    for (std::int64_t i = 0; i < k; ++i) {
+        log_normalize(log_M + i, k, k);
+        if (!(log_floor > -std::numeric_limits<double>::infinity())) continue;
+        bool raised = false;
+        for (std::int64_t j = 0; j < k; ++j) {
+            if (log_M[j * k + i] < log_floor) {
+                log_M[j * k + i] = log_floor;
+                raised = true;
+            }
+        }
+        if (raised) log_normalize(log_M + i, k, k);
+    }
 }
 
 // M: in/out (k, k).

@@ -111,6 +111,7 @@ struct ModelStepSettings {
 struct MultiplierSettings {
     double eta = 0.0;
     bool multiplicative = true;                               // proxy-swap's update
+    double log_floor = -std::numeric_limits<double>::infinity();  // multiplicative: entries of M >= e^log_floor
     double lambda_radius = std::numeric_limits<double>::infinity();  // Lagrangian L1 cap (inf: none)
 };
 
@@ -350,7 +351,7 @@ inline LoopStatus multiplier_step(const LoopGameSpec& spec, const MultiplierSett
         delta[0] = 0.0;
         for (std::int64_t i = 0; i < m; ++i) delta[i + 1] = g[i];
         if (s.multiplicative) {
-            swap_update_multiplicative(st.matrix, delta, st.lam, k, s.eta);
+            swap_update_multiplicative(st.matrix, delta, st.lam, k, s.eta, s.log_floor);
             double* M = work.data() + k;
             for (std::int64_t q = 0; q < k * k; ++q) M[q] = std::exp(st.matrix[q]);
             stationary_distribution(M, k, st.lam, 1e-12, 100);
