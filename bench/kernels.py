@@ -77,7 +77,7 @@ def training(n, r, n_iter):
     out = {"n": n, "landmarks": r, "n_constraints": problem.n_constraints, "n_iter": n_iter}
     t0 = time.perf_counter()
     res = rateopt.train(problem, rateopt.KernelModel(gamma=1.0, n_components=r, random_state=0), n_iter=n_iter,
-                        learning_rate=0.05, eta_lambda=0.5)
+                        learning_rate=0.05, eta_lambda=0.5, **_common.PAPER_SETTINGS)
     clf = res.solution("m-stochastic")
     out["fit_s"] = time.perf_counter() - t0
     obj, g = res.solution_values("m-stochastic")
@@ -90,7 +90,8 @@ def training(n, r, n_iter):
     # this many columns (the RBF spectrum of 2-D data decays fast).
     out["kernel_features"] = int(res.weights.shape[1])
     t0 = time.perf_counter()
-    lin = rateopt.train(problem, rateopt.LinearModel(), n_iter=n_iter, learning_rate=0.05, eta_lambda=0.5)
+    lin = rateopt.train(problem, rateopt.LinearModel(), n_iter=n_iter, learning_rate=0.05, eta_lambda=0.5,
+                        **_common.PAPER_SETTINGS)
     out["linear_fit_s"] = time.perf_counter() - t0
     lo, lg = lin.solution_values("m-stochastic")
     out["linear_train_error"] = lo

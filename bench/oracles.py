@@ -302,10 +302,12 @@ def part_b(datasets: dict, specs: dict, repeats: int, preds: dict) -> dict:
     import rateopt
 
     systems = {
-        "proxy-swap": {"method": "proxy-swap"},
+        # the library defaults this part was measured with (before issue 14's defaults study)
+        "proxy-swap": {"method": "proxy-swap", "n_iter": 1000, "learning_rate": 0.01, **_common.PAPER_SETTINGS},
         "oracle-proxy": {"method": "oracle-proxy", "n_iter": ORACLE_PROXY_ITER},
     }
-    out = {"settings": {"proxy-swap": "rateopt.train defaults (Adam lr 0.01, T=1000, full batch, l2=0)",
+    out = {"settings": {"proxy-swap": "rateopt.train's former defaults (Adam lr 0.01, T=1000, full batch, l2=0, "
+                                      "hinge objective, uniform swap-regret start)",
                         "oracle-proxy": f"HingeOracle() (l2 1e-4, tol 1e-6, warm-started), n_iter="
                                         f"{ORACLE_PROXY_ITER}, other settings the defaults",
                         "solution": "m-stochastic for both", "random_state": SEED},

@@ -321,7 +321,7 @@ def proxy_swap_point(data, dataset, u, n_iter, lam):
     problem = fairness_problem(dataset, u)
     t0 = time.perf_counter()
     res = rateopt.train(problem, model=rateopt.LinearModel(l2=lam), method="proxy-swap", n_iter=n_iter,
-                        learning_rate=0.1, random_state=0)
+                        learning_rate=0.1, random_state=0, **_common.PAPER_SETTINGS)
     fit_s = time.perf_counter() - t0
     clf = res.solution("m-stochastic")
     p_te = clf.predict_proba(data.X_test)

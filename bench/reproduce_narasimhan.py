@@ -240,7 +240,8 @@ def unconstrained(dsets, args, seed):
     for lr in args.unc_lr_grid:
         res = rateopt.train(rateopt.Problem(objective=rateopt.error_rate(tr.context())), method="unconstrained",
                             validation=rateopt.Problem(objective=rateopt.error_rate(va.context())),
-                            n_iter=args.n_iter_unc, learning_rate=lr, random_state=seed, n_threads=args.threads)
+                            n_iter=args.n_iter_unc, learning_rate=lr, random_state=seed, n_threads=args.threads,
+                            proxy=_common.PAPER_SETTINGS["proxy"])
         t = int(np.argmin(res.objectives))
         cand = (float(res.val_objectives[t]), lr, res, t)
         if best is None or cand[0] < best[0]:

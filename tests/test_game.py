@@ -63,6 +63,7 @@ def _coverage_problem(X):
     return rateopt.Problem(constraints=[rateopt.positive_prediction_rate(ds.context()) <= 0.4])
 
 
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.InfeasibleWarning")  # 5 iterations
 def test_nan_written_into_X_after_a_fit_is_caught():
     X = np.random.default_rng(1).normal(size=(200, 3))
     problem = _coverage_problem(X)
@@ -72,6 +73,7 @@ def test_nan_written_into_X_after_a_fit_is_caught():
         rateopt.train(problem, n_iter=5)
 
 
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.InfeasibleWarning")  # 5 iterations
 def test_bad_csr_index_written_after_a_fit_is_caught():
     X = sp.random(200, 6, density=0.5, format="csr", random_state=2)
     problem = _coverage_problem(X)

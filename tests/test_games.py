@@ -86,10 +86,15 @@ def count_passes(monkeypatch):
 def test_lagrangian_hinge_makes_one_kernel_pass_per_iteration(count_passes, m):
     problem, _, _ = _problem(m=m)
     # The Python driver's passes (the core loop makes the same passes in C++: tests/test_core_loop.py).
-    rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=25, eta_lambda=0.5, loop="python")
-    # One dataset, full batch: records reuse the iteration's pass.
-    assert len(count_passes) == 25
-    assert set(count_passes) == {m + 1}  # the model's combination and m constraints, together
+    for proxy, k in (("hinge", m + 1), ("logistic", m + 2)):
+        count_passes.clear()
+        rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=25, eta_lambda=0.5, loop="python",
+                                proxy=proxy)
+        # One dataset, full batch: records reuse the iteration's pass.
+        assert len(count_passes) == 25
+        # the model's combination (hinge: one; logistic: the objective's and the constraints') and m
+        # constraint rows, all in the one pass
+        assert set(count_passes) == {k}
 
 
 def test_the_multipliers_see_the_per_constraint_hinge_values():

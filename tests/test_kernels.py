@@ -143,7 +143,7 @@ def test_kernel_classifiers_round_trip_and_stream(tmp_path):
     ds = rateopt.Dataset(X, y, groups={"g": group})
     problem = rateopt.Problem(constraints=[rateopt.goals.coverage_budget(0.45)], datasets=ds)
     res = rateopt.train(problem, rateopt.KernelModel(kernel="laplacian", gamma=1.0, n_components=80, random_state=2),
-                        n_iter=200, learning_rate=0.05, eta_lambda=0.5)
+                        n_iter=200, learning_rate=0.05, eta_lambda=0.5, lambda_init="uniform")
     for kind in ("m-stochastic", "last"):
         clf = res.solution(kind)
         path = tmp_path / f"{kind}.npz"

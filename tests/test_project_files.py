@@ -69,8 +69,12 @@ def test_readme_python_examples_run(capsys):
     p = est.predict_proba(Xi)[:, 1]
     gmean = np.sqrt(np.mean(p[yi == 1]) * np.mean(1 - p[yi == 0]))
     assert gmean == pytest.approx(namespace["g_mean"], abs=1e-12)
-    plain = rateopt.RateConstrainedClassifier(method="unconstrained", n_iter=2000).fit(Xi, yi).predict(Xi)
-    assert gmean > np.sqrt(np.mean(plain[yi == 1]) * np.mean(1 - plain[yi == 0])) + 0.5
+    # ... the papers' hinge error minimizer predicts (almost) no positive; logistic regression's loss,
+    # the unconstrained default, some (measured: G-mean 0.88 vs 0.54)
+    for proxy, margin in (("hinge", 0.5), ("logistic", 0.25)):
+        plain = rateopt.RateConstrainedClassifier(method="unconstrained", n_iter=2000, proxy=proxy).fit(Xi, yi)
+        plain = plain.predict(Xi)
+        assert gmean > np.sqrt(np.mean(plain[yi == 1]) * np.mean(1 - plain[yi == 0])) + margin, proxy
 
 
 def test_core_stub_lists_every_function_of_the_compiled_module():

@@ -99,28 +99,42 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         ``n_components >= n_samples``: the exact kernel model).
     landmarks : {"uniform", "kmeans++"}, default="uniform"
         How landmarks are chosen.
-    l2 : float, default=0.0
-        L2 regularization of the weights (the RKHS norm for kernel models).
+    l2 : float or "auto", default=0.0
+        L2 regularization of the weights (the RKHS norm for kernel models);
+        ``"auto"``: ``1 / (n ln 2)``, scikit-learn's ``LogisticRegression(C=1)``
+        strength for unit weights.
     optimizer : {"adam", "adagrad", "sgd"}, default="adam"
-    learning_rate : float, default=0.01
-        Model player's step size.
+    learning_rate : float, default=None
+        Model player's step size (None: 0.1 for ``proxy-swap``, 0.01 for the
+        other games; docs/defaults.md).
     eta_lambda : float, default=None
-        Multiplier step size (default: the papers' lemma; see :func:`rateopt.train`).
+        Multiplier step size (default: ``3 / B`` for ``proxy-swap``, the papers'
+        lemmas otherwise; see :func:`rateopt.train`).
     update : {"multiplicative", "additive"}, default="multiplicative"
         The swap-regret update of ``method="proxy-swap"``.
+    lambda_init : {"objective", "uniform"}, default="objective"
+        Where ``proxy-swap``'s multipliers start (TFCO's or the paper's matrix).
+    lambda_floor : float, default=1e-3
+        ``proxy-swap``'s floor on the entries of its stochastic matrix, times m+1.
     lambda_radius : float, default=None
         L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap).
-    n_iter : int, default=1000
-        Training iterations.
+    n_iter : int, default=None
+        Training iterations (None: 500 for ``proxy-swap``, 1000 for the other games).
     batch_size : int, default=None
         Minibatch size (None: full batch).
     margin : float, default=1.0
         Hinge margin of the proxies.
-    proxy : {"hinge", "logistic"}, default="hinge"
-        The objective's proxy (``"logistic"``: logistic regression's loss);
-        constraints always use the hinge.
+    proxy : {"logistic", "hinge"}, default=None
+        The objective's proxy (``"logistic"``: logistic regression's loss;
+        ``"hinge"``: the papers'); constraints always use the hinge. None:
+        ``"logistic"`` for ``proxy-swap``, ``"hinge"`` for the other games.
     record_every : int, default=None
         Record the iterate every this many iterations (None: ``max(1, n_iter // 100)``).
+    stop_tol : float, default=None
+        Stop early when the m-stochastic LP over the records has improved by at
+        most this much over the last ``stop_patience`` records (None: never).
+    stop_patience : int, default=20
+        Records without such an improvement before stopping.
     epsilon : float, default=0.0
         Allowed violation in the m-stochastic LP.
     random_state : int or None, default=None
@@ -175,10 +189,11 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  n_components=_D["n_components"], landmarks=_D["landmarks"], l2=_D["l2"],
                  fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
                  learning_rate=_D["learning_rate"], eta_lambda=_D["eta_lambda"], update=_D["update"],
-                 lambda_radius=_D["lambda_radius"], n_iter=_D["n_iter"], batch_size=_D["batch_size"],
-                 margin=_D["margin"], proxy=_D["proxy"], record_every=_D["record_every"], epsilon=_D["epsilon"],
-                 random_state=_D["random_state"], n_threads=_D["n_threads"], verbose=_D["verbose"], oracle=_D["oracle"],
-                 loop=_D["loop"]):
+                 lambda_init=_D["lambda_init"], lambda_floor=_D["lambda_floor"], lambda_radius=_D["lambda_radius"],
+                 n_iter=_D["n_iter"], batch_size=_D["batch_size"], margin=_D["margin"], proxy=_D["proxy"],
+                 record_every=_D["record_every"], stop_tol=_D["stop_tol"], stop_patience=_D["stop_patience"],
+                 epsilon=_D["epsilon"], random_state=_D["random_state"], n_threads=_D["n_threads"],
+                 verbose=_D["verbose"], oracle=_D["oracle"], loop=_D["loop"]):
         self.goals = goals
         self.objective = objective
         self.method = method
@@ -198,12 +213,16 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.eta_lambda = eta_lambda
         self.update = update
+        self.lambda_init = lambda_init
+        self.lambda_floor = lambda_floor
         self.lambda_radius = lambda_radius
         self.n_iter = n_iter
         self.batch_size = batch_size
         self.margin = margin
         self.proxy = proxy
         self.record_every = record_every
+        self.stop_tol = stop_tol
+        self.stop_patience = stop_patience
         self.epsilon = epsilon
         self.random_state = random_state
         self.n_threads = n_threads

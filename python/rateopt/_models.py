@@ -7,14 +7,49 @@ import math
 __all__ = ["LinearModel", "KernelModel"]
 
 
+def check_l2(l2):
+    """``l2`` validated: ``"auto"`` or a finite number >= 0 (as a float)."""
+    if isinstance(l2, str):
+        if l2 != "auto":
+            raise ValueError(f"l2 must be 'auto' or a finite number >= 0, got {l2!r}")
+        return l2
+    try:
+        value = float(l2)
+    except (TypeError, ValueError):
+        raise ValueError(f"l2 must be 'auto' or a finite number >= 0, got {l2!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"l2 must be 'auto' or a finite number >= 0, got {l2!r}")
+    return value
+
+
+def resolve_l2(l2, n_samples):
+    """The L2 strength ``l2`` stands for on ``n_samples`` training rows.
+
+    ``"auto"`` is ``1 / (n_samples ln 2)``: scikit-learn's ``LogisticRegression(C=1)``
+    minimizes ``sum_j log(1 + e^{-y_j s_j}) + ||w||^2 / 2``, i.e. per row
+    ``mean log(...) + ||w||^2 / (2 n)``; rateopt's logistic proxy is the same loss in
+    bits (divided by ln 2), so the same minimizer needs ``l2 = 1 / (n ln 2)``. A
+    number is returned as it is.
+    """
+    if l2 == "auto":
+        return 1.0 / (max(int(n_samples), 1) * math.log(2.0))
+    return float(l2)
+
+
 class LinearModel:
     """A linear model ``h(x) = x . theta + bias`` (positive iff ``h >= 0``).
 
     Parameters
     ----------
-    l2 : float, default=0.0
+    l2 : float or "auto", default=0.0
         L2 regularization ``l2/2 ||theta||^2`` added to the objective of the
-        model player (the bias is not regularized).
+        model player (the bias is not regularized). ``"auto"``: ``1 / (n ln 2)``,
+        n the training rows (all datasets of the problem) -- scikit-learn's
+        ``LogisticRegression(C=1)`` strength (for unit weights) for rateopt's
+        logistic loss, which is measured in bits (:func:`resolve_l2`). Not the
+        default: a strength that depends on the data would make the fit depend
+        either on the scale of sample weights or on whether a weight-2 row is
+        one row or two (docs/defaults.md).
     fit_intercept : bool, default=True
         Whether to train a bias.
     radius : float or None, default=None
@@ -29,9 +64,7 @@ class LinearModel:
     """
 
     def __init__(self, l2=0.0, fit_intercept=True, radius=None):
-        l2 = float(l2)
-        if not (math.isfinite(l2) and l2 >= 0):
-            raise ValueError(f"l2 must be a finite number >= 0, got {l2}")
+        l2 = check_l2(l2)
         if radius is not None:
             radius = float(radius)
             if not (math.isfinite(radius) and radius > 0):
@@ -41,7 +74,7 @@ class LinearModel:
         self.radius = radius
 
     def __repr__(self):
-        return f"LinearModel(l2={self.l2}, fit_intercept={self.fit_intercept}, radius={self.radius})"
+        return f"LinearModel(l2={self.l2!r}, fit_intercept={self.fit_intercept}, radius={self.radius})"
 
 
 class KernelModel:
@@ -67,7 +100,8 @@ class KernelModel:
     exact : bool, default=None
         Force (True) or forbid (False) the exact model; None decides from
         ``n_components``.
-    l2 : float, default=0.0
+    l2 : float or "auto", default=0.0
+        As :class:`LinearModel`'s (the RKHS norm's strength; ``"auto"``: ``1 / (n ln 2)``).
     fit_intercept : bool, default=True
     radius : float or None, default=None
     dtype : {"float32", "float64"}, default="float32"
@@ -129,4 +163,4 @@ class KernelModel:
 
     def __repr__(self):
         return (f"KernelModel(kernel={self.kernel!r}, gamma={self.gamma}, n_components={self.n_components}, "
-                f"landmarks={self.landmarks!r}, l2={self.l2})")
+                f"landmarks={self.landmarks!r}, l2={self.l2!r})")

@@ -28,6 +28,7 @@ __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSet
 OPTIMIZERS = ("sgd", "adagrad", "adam")
 UPDATES = ("multiplicative", "additive")
 OBJECTIVE_PROXIES = ("hinge", "logistic")
+LAMBDA_INITS = ("objective", "uniform")
 LOOPS = ("auto", "core", "python")
 
 
@@ -50,26 +51,44 @@ class Param:
 
 
 TRAIN_PARAMS = (
-    Param("n_iter", 1000, lambda n, v: check_int(n, v, 1),
-          "Iterations T; each is one kernel pass per dataset."),
+    Param("n_iter", None, lambda n, v: check_int(n, v, 1, allow_none=True),
+          "Iterations T; each is one kernel pass per dataset (None: the method's default, "
+          "METHOD_DEFAULTS: 500 for 'proxy-swap' and 'unconstrained', 1000 otherwise)."),
     Param("optimizer", "adam", lambda n, v: check_choice(n, v, OPTIMIZERS),
           "The model player's steps: 'adam', 'adagrad' or 'sgd'."),
-    Param("learning_rate", 0.01, check_positive, "The model player's step size."),
+    Param("learning_rate", None, lambda n, v: check_positive(n, v, allow_none=True),
+          "The model player's step size (None: the method's default, METHOD_DEFAULTS: 0.1 for 'proxy-swap' and "
+          "'unconstrained', 0.01 otherwise)."),
     Param("eta_lambda", None, lambda n, v: check_positive(n, v, allow_none=True),
-          "The multipliers' step size (None: the method's default from the papers' lemmas)."),
+          "The multipliers' step size (None: the method's default: 3 / B for 'proxy-swap' with "
+          "lambda_init='objective', B the largest possible |g_i|; the papers' lemmas otherwise)."),
     Param("update", "multiplicative", lambda n, v: check_choice(n, v, UPDATES),
           "The swap-regret update of 'proxy-swap': 'multiplicative' or 'additive'."),
+    Param("lambda_init", "objective", lambda n, v: check_choice(n, v, LAMBDA_INITS),
+          "Where proxy-swap's multipliers start: 'objective' (TFCO's: every column of the stochastic matrix "
+          "puts 1 - lambda_floor m/(m+1) on the objective) or 'uniform' (the paper's M = 11^T/(m+1))."),
+    Param("lambda_floor", 1e-3, lambda n, v: _check_floor(n, v),
+          "proxy-swap, multiplicative update: every entry of the stochastic matrix stays >= lambda_floor/(m+1) "
+          "(TFCO's minimum_multiplier_radius), so a constraint's weight never falls so low that it takes long "
+          "to come back; 0: no floor."),
     Param("lambda_radius", None, lambda n, v: check_positive(n, v, allow_none=True),
           "L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap)."),
     Param("batch_size", None, lambda n, v: check_int(n, v, 1, allow_none=True),
           "Minibatch size per dataset, rows drawn with replacement (None: full batch)."),
     Param("margin", 1.0, check_positive, "Hinge margin of the proxies."),
-    Param("proxy", "hinge", lambda n, v: check_choice(n, v, OBJECTIVE_PROXIES),
-          "The objective's proxy: 'hinge' (the papers') or 'logistic' (logistic regression's "
-          "loss); constraints always use the hinge."),
+    Param("proxy", None, lambda n, v: None if v is None else check_choice(n, v, OBJECTIVE_PROXIES),
+          "The objective's proxy: 'logistic' (logistic regression's loss) or 'hinge' (the papers'); "
+          "constraints always use the hinge (None: the method's default, METHOD_DEFAULTS: 'logistic' for "
+          "'proxy-swap' and 'unconstrained', 'hinge' otherwise)."),
     Param("record_every", None, lambda n, v: check_int(n, v, 1, allow_none=True),
           "Record the iterate every this many iterations (None: max(1, T // 100)); the last is "
           "always recorded."),
+    Param("stop_tol", None, lambda n, v: check_positive(n, v, allow_none=True),
+          "Stop early once the m-stochastic LP over the records so far has improved by at most this much "
+          "(its objective, or its smallest achievable violation while infeasible) over the last "
+          "stop_patience records (None: run all n_iter iterations)."),
+    Param("stop_patience", 20, lambda n, v: check_int(n, v, 2),
+          "Records without an improvement above stop_tol before stopping (with stop_tol)."),
     Param("random_state", None, check_seed, "Seed of the minibatch sampling (None: fresh entropy)."),
     Param("n_threads", None, lambda n, v: resolve_n_threads(v),
           "Threads of the core (None: the OpenMP setting; -1: all cores)."),
@@ -83,7 +102,34 @@ TRAIN_PARAMS = (
 )
 """Every training parameter, in the order :func:`rateopt.train` takes them."""
 
+#: The defaults of ``n_iter``, ``learning_rate`` and ``proxy`` (given as None) by
+#: method: chosen by measurement for the games the study covered
+#: (docs/defaults.md, bench/defaults_study.py, bench/unconstrained_quality.py);
+#: every other game keeps the papers' hinge objective proxy and the settings
+#: its tests and reproductions were measured with.
+METHOD_DEFAULTS = {
+    "proxy-swap": {"n_iter": 500, "learning_rate": 0.1, "proxy": "logistic"},
+    "unconstrained": {"n_iter": 500, "learning_rate": 0.1, "proxy": "logistic"},
+}
+OTHER_METHODS_DEFAULTS = {"n_iter": 1000, "learning_rate": 0.01, "proxy": "hinge"}
+
 _BY_NAME = {p.name: p for p in TRAIN_PARAMS}
+
+
+def _check_l2(name, value):
+    from ._models import check_l2
+
+    try:
+        return check_l2(value)
+    except ValueError:
+        raise ValueError(f"{name} must be 'auto' or a finite number >= 0, got {value!r}") from None
+
+
+def _check_floor(name, value):
+    value = check_nonnegative(name, value)
+    if not value < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+    return value
 
 
 def _check_oracle(name, value):
@@ -108,7 +154,9 @@ MODEL_PARAMS = (
           "Landmarks of the Nystroem approximation (all rows when >= n_samples: the exact kernel model)."),
     Param("landmarks", "uniform", lambda n, v: check_choice(n, v, ("uniform", "kmeans++")),
           "How landmarks are chosen."),
-    Param("l2", 0.0, check_nonnegative, "L2 regularization of the weights (the RKHS norm for kernel models)."),
+    Param("l2", 0.0, lambda n, v: _check_l2(n, v),
+          "L2 regularization of the weights (the RKHS norm for kernel models); 'auto': 1 / (n ln 2), n the "
+          "training rows (scikit-learn's LogisticRegression(C=1) strength for rateopt's logistic loss in bits)."),
     Param("fit_intercept", True, check_bool, "Whether the model has a trained intercept."),
     Param("radius", None, lambda n, v: check_positive(n, v, allow_none=True),
           "Project the weights onto the L2 ball of this radius after each step (None: no projection)."),
@@ -170,9 +218,13 @@ class TrainSettings:
     verbose: bool
     oracle: object = None
     loop: str = "auto"
-    l2: float = 0.0
+    l2: object = 0.0  # a float once run_game has resolved "auto" (rateopt._models.resolve_l2)
     radius: object = None
     fit_intercept: bool = True
+    lambda_init: str = "objective"
+    lambda_floor: float = 1e-3
+    stop_tol: object = None
+    stop_patience: int = 20
 
     def as_dict(self):
         """The settings as a JSON-compatible dict (saved with a training result; the oracle by its repr)."""
@@ -208,8 +260,11 @@ def train_settings(method, model, **params):
     if unknown:
         raise TypeError(f"unknown training parameter(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
     values = validate(TRAIN_PARAMS, params)
+    for name, default in METHOD_DEFAULTS.get(method, OTHER_METHODS_DEFAULTS).items():
+        if values[name] is None:
+            values[name] = default
     values["record_every"] = values["record_every"] or max(1, values["n_iter"] // 100)
-    return TrainSettings(method=method, l2=float(model.l2), radius=model.radius,
+    return TrainSettings(method=method, l2=model.l2 if model.l2 == "auto" else float(model.l2), radius=model.radius,
                          fit_intercept=bool(model.fit_intercept), **values)
 
 

@@ -665,9 +665,9 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
         sum_j |u_ij|`` per constraint (a thousand times the ratio of the
         objective's to the constraint's total row weight).
     lam : float, default=None
-        L2 strength (> 0). None: ``model.l2`` if positive, else ``2 / n`` (n the
-        rows of all datasets: LIBLINEAR's ``C = 1`` on ``f~ = 2 f``, the
-        paper's Adult setting).
+        L2 strength (> 0). None: ``model.l2`` if a positive number, else (0 or
+        ``"auto"``) ``2 / n`` (n the rows of all datasets: LIBLINEAR's ``C = 1``
+        on ``f~ = 2 f``, the paper's Adult setting).
     bias : {"regularized", "fixed", "unregularized"}, default="regularized"
         ``"regularized"``: the intercept is the weight of a constant feature
         ``bias_scale`` penalized like ``theta`` (LIBLINEAR's, the paper's Adult
@@ -753,7 +753,7 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     n_total = sum(b.X.n_samples for b in spec.blocks)
     if lam is None:
-        lam = float(model.l2) if model.l2 > 0 else 2.0 / n_total
+        lam = float(model.l2) if model.l2 != "auto" and model.l2 > 0 else 2.0 / n_total
     if not (math.isfinite(lam) and lam > 0):
         raise ValueError(f"lam must be > 0, got {lam!r}")
     data = _RampData(spec, rule, float(lam), bias, float(bias_scale))

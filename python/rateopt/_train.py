@@ -26,10 +26,11 @@ import dataclasses
 import numpy as np
 
 from ._game import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
-from ._models import KernelModel, LinearModel
-from ._players import LagrangePlayer, SwapRegretPlayer
+from ._models import KernelModel, LinearModel, resolve_l2
 from ._params import train_settings
+from ._players import LagrangePlayer, SwapRegretPlayer
 from ._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
+from ._stopping import PlateauRule
 from . import _resume, core
 from .core import FeatureMatrix
 from .games import GAMES, get_game
@@ -99,22 +100,37 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         (:mod:`rateopt._resume`). ``n_iter`` more iterations run, and the
         result holds the old records followed by the new ones.
     **params
-        The training parameters of :data:`rateopt._params.TRAIN_PARAMS`:
-        ``n_iter=1000`` (iterations, each one kernel pass per dataset),
+        The training parameters of :data:`rateopt._params.TRAIN_PARAMS`
+        (defaults of ``"proxy-swap"`` and ``"unconstrained"`` chosen by
+        measurement: docs/defaults.md; ``n_iter``, ``learning_rate`` and
+        ``proxy`` default to None, the method's value in
+        :data:`rateopt._params.METHOD_DEFAULTS`):
+        ``n_iter`` (iterations, each one kernel pass per dataset; 500 for
+        ``proxy-swap`` and ``unconstrained``, 1000 for the other games),
         ``optimizer="adam"`` (``"adam"``, ``"adagrad"`` or ``"sgd"``),
-        ``learning_rate=0.01`` (the model's step), ``eta_lambda=None`` (the
-        multipliers' step; default: Lemma 8's ``sqrt((m+1) ln(m+1) / (T B^2))``
-        for ``proxy-swap``, Lemma 23's ``R / (B sqrt(2T))`` for the Lagrangian
-        methods, B the largest possible ``|g_i|``; conservative, larger steps
-        (0.1-1) usually reach feasibility sooner), ``update="multiplicative"``
-        (or ``"additive"``, the swap-regret update), ``lambda_radius=None``
-        (L1 radius of Lagrange multipliers), ``batch_size=None`` (minibatch
-        rows per dataset, drawn with replacement; recorded iterates are always
-        evaluated on the full data), ``margin=1.0`` (hinge margin),
-        ``proxy="hinge"`` (the objective's proxy; ``"logistic"`` gives
-        logistic regression's loss; constraints keep the hinge),
+        ``learning_rate`` (the model's step; 0.1, or 0.01 for the other games),
+        ``eta_lambda=None`` (the
+        multipliers' step; default for ``proxy-swap``: ``3 / B``, B the largest
+        possible ``|g_i|``, or Lemma 8's ``sqrt((m+1) ln(m+1) / (T B^2))``
+        with ``lambda_init="uniform"``; Lemma 23's ``R / (B sqrt(2T))`` for the
+        Lagrangian methods), ``update="multiplicative"`` (or ``"additive"``,
+        the swap-regret update), ``lambda_init="objective"`` (``proxy-swap``'s
+        starting matrix: TFCO's, almost all weight on the objective; or
+        ``"uniform"``, the paper's), ``lambda_floor=1e-3`` (``proxy-swap``,
+        multiplicative update: every entry of the matrix stays at least
+        ``lambda_floor / (m+1)``, TFCO's minimum multiplier radius; 0: none),
+        ``lambda_radius=None`` (L1 radius of Lagrange multipliers),
+        ``batch_size=None`` (minibatch rows per dataset, drawn with
+        replacement and visited in increasing order; recorded iterates are
+        always evaluated on the full data), ``margin=1.0`` (hinge margin),
+        ``proxy`` (the objective's proxy: ``"logistic"``, logistic
+        regression's loss, for ``proxy-swap`` and ``unconstrained``;
+        ``"hinge"``, the papers', for the other games; constraints keep the hinge),
         ``record_every=None`` (default ``max(1, T // 100)``; the last iterate is
-        always recorded), ``random_state=None`` (minibatch seed),
+        always recorded), ``stop_tol=None`` and ``stop_patience=20`` (stop
+        early once the m-stochastic LP over the records so far has improved by
+        at most ``stop_tol`` over the last ``stop_patience`` records:
+        :mod:`rateopt._stopping`), ``random_state=None`` (minibatch seed),
         ``n_threads=None`` (None: the OpenMP setting; -1: all cores),
         ``verbose=False`` (a tqdm progress bar), ``loop="auto"`` (where the
         iterations run: ``"core"``, one C++ call with the GIL released, for the
@@ -176,6 +192,8 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     model = _model(problem, model)
     settings = train_settings(method, model, **params)
     spec, val_spec, feature_map = _prepare(problem, validation, model, settings.n_threads)
+    if settings.l2 == "auto":
+        settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
     players_spec = spec.for_players()  # what the players see; records use spec
     if settings.eta_lambda is None:
         settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
@@ -212,6 +230,8 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         def save():
             partial = recorder.result(method, feature_map, settings)
             _resume.write_checkpoint(checkpoint, partial if resume is None else _resume.joined(resume, partial))
+    if settings.stop_tol is not None:
+        callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback)
     bar = _progress(settings.verbose, settings.n_iter)
     if settings.loop != "python" and refusal is None:
         _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar, save)
@@ -222,6 +242,18 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         bar.close()
     result = recorder.result(method, feature_map, settings)
     return result if resume is None else _resume.joined(resume, result)
+
+
+def draw_rows(rng, n, batch):
+    """One minibatch: ``batch`` rows of ``n`` drawn uniformly with replacement, in increasing order.
+
+    Sorted, the kernel visits them in memory order (hardware prefetch instead of
+    a cache miss per row); the sum over the batch is the same up to round-off.
+    Both training loops draw through this function, so they see the same rows.
+    """
+    rows = rng.integers(0, n, batch)
+    rows.sort()
+    return rows
 
 
 def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar, estimators,
@@ -235,7 +267,7 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
         else:
             current = None
             theta, bias = game.model()
-            rows = [None if settings.batch_size >= n else rng.integers(0, n, settings.batch_size)
+            rows = [None if settings.batch_size >= n else draw_rows(rng, n, settings.batch_size)
                     for n in sizes] if minibatch else None
             offsets = game.offsets()
             result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, offsets=offsets,
@@ -329,7 +361,8 @@ def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch
     args = dict(n_iter=T, record_every=settings.record_every, optimizer=settings.optimizer,
                 learning_rate=settings.learning_rate, l2=settings.l2, radius=settings.radius,
                 fit_intercept=settings.fit_intercept, eta_lambda=settings.eta_lambda or 0.0, update=settings.update,
-                lambda_radius=settings.lambda_radius, proxy=settings.proxy, margin=settings.margin,
+                lambda_radius=settings.lambda_radius, lambda_floor=settings.lambda_floor if game.name == "proxy-swap"
+                else 0.0, proxy=settings.proxy, margin=settings.margin,
                 val_blocks=val_blocks, callback=on_progress, progress_every=_progress_every(settings),
                 n_threads=settings.n_threads)
     C, kappa, c0 = players_spec.C, players_spec.kappa, players_spec.c0
@@ -344,7 +377,7 @@ def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch
             t_end = min(T, t + segment)
             rows = np.empty((t_end - t, sum(sampled), batch), dtype=np.int64)
             for i in range(t_end - t):  # the driver's draws, in its order
-                rows[i] = [rng.integers(0, n, batch) for n, s in zip(sizes, sampled) if s]
+                rows[i] = [draw_rows(rng, n, batch) for n, s in zip(sizes, sampled) if s]
             out = core.run_train_loop(blocks, game.name, C, kappa, c0, state, records, t_begin=t, t_end=t_end,
                                       rows=rows, sampled=sampled, **args)
             if out.status == "stopped":

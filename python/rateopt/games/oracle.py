@@ -109,6 +109,8 @@ class OracleProxyGame(_OracleGame):
     name = "oracle-proxy"
 
     def _player(self):
+        # The paper's Algorithm 2 as stated (uniform M, no floor): Theorem 6's
+        # bound is stated for it; lambda_init / lambda_floor are proxy-swap's.
         return SwapRegretPlayer(self.spec.n_constraints, eta_lambda=self.settings.eta_lambda,
                                 update=self.settings.update)
 

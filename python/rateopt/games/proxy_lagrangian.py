@@ -25,10 +25,27 @@ class ProxySwapGame(Game):
     def __init__(self, spec, settings):
         super().__init__(spec, settings)
         self.player = SwapRegretPlayer(spec.n_constraints, eta_lambda=settings.eta_lambda,
-                                       update=settings.update)
+                                       update=settings.update, init=settings.lambda_init,
+                                       floor=settings.lambda_floor)
+
+    #: The default step is ``DEFAULT_ETA / B``: chosen by measurement
+    #: (docs/defaults.md, bench/defaults_study.py) with TFCO's objective-focused
+    #: start and floor; Lemma 8's step is :meth:`lemma8_eta_lambda`.
+    DEFAULT_ETA = 3.0
 
     @classmethod
     def default_eta_lambda(cls, spec, settings):
+        """``3 / B``, B the largest possible ``|g_i|`` (so the step does not depend on the
+        constraints' units); Lemma 8's ``sqrt((m+1) ln(m+1) / (T B^2))`` when the
+        multipliers start uniform (``lambda_init="uniform"``, the paper's setting)."""
+        if spec.n_constraints == 0:
+            return 0.0
+        if settings.lambda_init == "uniform":
+            return cls.lemma8_eta_lambda(spec, settings)
+        return cls.DEFAULT_ETA / spec.constraint_bound()
+
+    @staticmethod
+    def lemma8_eta_lambda(spec, settings):
         """Lemma 8: ``sqrt((m+1) ln(m+1) / (T B^2))``, B the largest possible ``|g_i|``."""
         k, T, B = spec.n_constraints + 1, max(settings.n_iter, 1), spec.constraint_bound()
         return math.sqrt(k * math.log(k) / (T * B * B)) if k > 1 else 0.0
