@@ -37,7 +37,8 @@ case flagged ``noisy`` when too few were quiet. BLAS is limited to 1 thread
 Headline ratios (CSR case, 2 threads; the worst over m for the first two):
 
 * ``speedup_vs_scipy`` = scipy / fused@2            (target >= 3)
-* ``memory_floor_ratio`` = fused@2 / floor@2        (target <= 2)
+* ``memory_floor_ratio`` = fused@2 / floor@2        (target <= 2.5, stretch <= 2;
+  issue 14 item 4)
 * ``m100_over_m1`` = fused@2(m=100) / fused@2(m=1)  (target within 15 % of 1)
 * ``multi_over_single`` = multi@2(k=11) / fused@2 at m = 10: the m + 1
   combinations of the Lagrangian-hinge game (one with its gradient, m for
@@ -92,7 +93,7 @@ NOISY_CORES = 0.2  # other processes' average core use above which 2-thread runs
 
 TARGETS = {
     "speedup_vs_scipy": ">= 3",
-    "memory_floor_ratio": "<= 2",
+    "memory_floor_ratio": "<= 2.5 (stretch <= 2)",
     "m100_over_m1": "within 15% of 1 (|r - 1| <= 0.15)",
     "multi_over_single": "<= 1.3",
 }
@@ -497,7 +498,7 @@ def evaluate_targets(r: dict[str, Any]) -> dict[str, bool | None]:
     return {
         "multi_over_single": None if k is None else bool(k <= 1.3),
         "speedup_vs_scipy": None if s is None else bool(s >= 3.0),
-        "memory_floor_ratio": None if f is None else bool(f <= 2.0),
+        "memory_floor_ratio": None if f is None else bool(f <= 2.5),
         "m100_over_m1": None if q is None else bool(abs(q - 1.0) <= 0.15),
     }
 
@@ -525,14 +526,15 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     headers = ["case", "m", "fused@1", "fused@2", "scipy", "scipy (X f64)",
                "floor@1", "floor@2", "fused@2 GB/s", "floor@2 GB/s",
-               "scipy/fused@2", "fused@2/floor@2"]
+               "scipy/fused@2", "fused@1/floor@1", "fused@2/floor@2"]
     rows = []
     for case, c in result["cases"].items():
         for m, r in c["by_m"].items():
             rows.append([case, m, r["fused_1_ms"], r["fused_2_ms"], r["scipy_ms"],
                          r.get("scipy_x64_ms"), c["floor_ms"]["1"], c["floor_ms"]["2"],
                          r["fused_2_gbps"], c["floor_gbps"]["2"],
-                         r["speedup_vs_scipy"], r["memory_floor_ratio"]])
+                         r["speedup_vs_scipy"], r["memory_floor_ratio_1thread"],
+                         r["memory_floor_ratio"]])
     lines.append(markdown_table(headers, rows))
     lines.append("")
     loads = []

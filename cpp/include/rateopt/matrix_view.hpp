@@ -10,9 +10,25 @@
 // float64 vector (accumulated in float64) and an axpy into a float64 vector.
 // The dense dot product keeps 4 independent partial sums in a fixed order: fast
 // and still deterministic.
+//
+// On x86-64 the CSR row operations use SSE2 (part of the base ISA, so no
+// build flag and no runtime dispatch): four values are loaded and converted in
+// one step, two int32 column ids come from one 64-bit load, and the theta
+// gathers fill lane pairs. Every lane does the same IEEE operation in the same
+// order as the scalar code (partial sums s0..s3 = lanes of two registers, the
+// same final (s0 + s1) + (s2 + s3); each axpy update a separate
+// read-modify-write in entry order), so both paths give bit-identical results.
+// What it saves is instructions: per nnz the fused kernel is bound by its
+// loads and L1 misses, not by DRAM (docs/architecture.md, "Kernel: memory floor").
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#define ROPT_CSR_SSE2 1
+#endif
 
 namespace rateopt {
 
@@ -44,6 +60,42 @@ struct DenseView {
     std::int64_t row_nnz(std::int64_t) const { return n_cols; }
 };
 
+#if defined(ROPT_CSR_SSE2)
+namespace detail {
+
+// Four consecutive values as two lane pairs of doubles: (x0, x1), (x2, x3).
+inline void load4(const float* x, __m128d& x01, __m128d& x23) {
+    const __m128 v = _mm_loadu_ps(x);
+    x01 = _mm_cvtps_pd(v);
+    x23 = _mm_cvtps_pd(_mm_movehl_ps(v, v));
+}
+inline void load4(const double* x, __m128d& x01, __m128d& x23) {
+    x01 = _mm_loadu_pd(x);
+    x23 = _mm_loadu_pd(x + 2);
+}
+
+// Four consecutive column ids; int32 ids two per 64-bit load.
+inline void cols4(const std::int32_t* idx, std::int64_t& c0, std::int64_t& c1, std::int64_t& c2,
+                  std::int64_t& c3) {
+    std::int64_t w01, w23;
+    std::memcpy(&w01, idx, 8);
+    std::memcpy(&w23, idx + 2, 8);
+    c0 = static_cast<std::int32_t>(w01 & 0xffffffff);
+    c1 = w01 >> 32;
+    c2 = static_cast<std::int32_t>(w23 & 0xffffffff);
+    c3 = w23 >> 32;
+}
+inline void cols4(const std::int64_t* idx, std::int64_t& c0, std::int64_t& c1, std::int64_t& c2,
+                  std::int64_t& c3) {
+    c0 = idx[0];
+    c1 = idx[1];
+    c2 = idx[2];
+    c3 = idx[3];
+}
+
+}  // namespace detail
+#endif
+
 template <class T, class I>
 struct CsrView {
     const T* data;        // in: (nnz,)
@@ -61,12 +113,30 @@ struct CsrView {
         const I* __restrict idx = indices;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
         std::int64_t p = begin;
+#if defined(ROPT_CSR_SSE2)
+        __m128d a01 = _mm_setzero_pd(), a23 = _mm_setzero_pd();
+        for (; p + 4 <= end; p += 4) {
+            __m128d x01, x23;
+            detail::load4(x + p, x01, x23);
+            std::int64_t c0, c1, c2, c3;
+            detail::cols4(idx + p, c0, c1, c2, c3);
+            const __m128d t01 = _mm_loadh_pd(_mm_load_sd(theta + c0), theta + c1);
+            const __m128d t23 = _mm_loadh_pd(_mm_load_sd(theta + c2), theta + c3);
+            a01 = _mm_add_pd(a01, _mm_mul_pd(x01, t01));
+            a23 = _mm_add_pd(a23, _mm_mul_pd(x23, t23));
+        }
+        s0 = _mm_cvtsd_f64(a01);
+        s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(a01, a01));
+        s2 = _mm_cvtsd_f64(a23);
+        s3 = _mm_cvtsd_f64(_mm_unpackhi_pd(a23, a23));
+#else
         for (; p + 4 <= end; p += 4) {
             s0 += static_cast<double>(x[p]) * theta[idx[p]];
             s1 += static_cast<double>(x[p + 1]) * theta[idx[p + 1]];
             s2 += static_cast<double>(x[p + 2]) * theta[idx[p + 2]];
             s3 += static_cast<double>(x[p + 3]) * theta[idx[p + 3]];
         }
+#endif
         for (; p < end; ++p) s0 += static_cast<double>(x[p]) * theta[idx[p]];
         return (s0 + s1) + (s2 + s3);
     }
@@ -80,6 +150,23 @@ struct CsrView {
         // Unrolled so the loads of the next entries issue before the stores of
         // the previous ones retire. Duplicate columns stay correct: each update
         // is a separate read-modify-write in entry order.
+#if defined(ROPT_CSR_SSE2)
+        const __m128d av = _mm_set1_pd(a);
+        for (; p + 4 <= end; p += 4) {
+            __m128d x01, x23;
+            detail::load4(x + p, x01, x23);
+            const __m128d v01 = _mm_mul_pd(av, x01);
+            const __m128d v23 = _mm_mul_pd(av, x23);
+            std::int64_t c0, c1, c2, c3;
+            detail::cols4(idx + p, c0, c1, c2, c3);
+            // Low lane: load/add/store the low half; high lane: load into the
+            // high half, add, store the high half.
+            _mm_store_sd(out + c0, _mm_add_sd(_mm_load_sd(out + c0), v01));
+            _mm_storeh_pd(out + c1, _mm_add_pd(_mm_loadh_pd(v01, out + c1), v01));
+            _mm_store_sd(out + c2, _mm_add_sd(_mm_load_sd(out + c2), v23));
+            _mm_storeh_pd(out + c3, _mm_add_pd(_mm_loadh_pd(v23, out + c3), v23));
+        }
+#else
         for (; p + 4 <= end; p += 4) {
             const I c0 = idx[p], c1 = idx[p + 1], c2 = idx[p + 2], c3 = idx[p + 3];
             const double v0 = a * static_cast<double>(x[p]);
@@ -91,6 +178,7 @@ struct CsrView {
             out[c2] += v2;
             out[c3] += v3;
         }
+#endif
         for (; p < end; ++p) out[idx[p]] += a * static_cast<double>(x[p]);
     }
 

@@ -92,8 +92,8 @@ template <class Matrix>
 inline int process_offset_row(const Matrix& X, std::int64_t j, const double* theta, double bias,
                               const AtomView& atoms, const AtomOffsets& off, const double* coef_t,
                               const Combinations& cb, double margin, OffsetScratch& acc) {
-    const double s = X.dot(j, theta) + bias;
-    if (!std::isfinite(s)) return 1;
+    double s;
+    if (!row_score(X, j, theta, bias, s)) return 1;
     const std::int64_t k = cb.k;
     KernelScratch& b = acc.base;
     const std::int64_t end = atoms.indptr[j + 1];
@@ -103,9 +103,7 @@ inline int process_offset_row(const Matrix& X, std::int64_t j, const double* the
         const std::int64_t slot = offset_slot(off, a);
         const double sa = slot_score(off, s, slot);
         if (!std::isfinite(sa)) return 1;
-        b.rates[a] += v * (sa >= 0.0 ? 1.0 : 0.0);
-        b.ppos[a] += v * std::max(0.0, margin + sa);
-        b.pneg[a] += v * std::max(0.0, margin - sa);
+        add_atom_rates(b, a, v, sa, margin);
         if (!acc.seen[slot]) {
             acc.seen[slot] = 1;
             acc.touched.push_back(slot);
@@ -116,32 +114,17 @@ inline int process_offset_row(const Matrix& X, std::int64_t j, const double* the
     }
     double d = 0.0;
     for (const std::int64_t slot : acc.touched) {
-        const double sg = slot_score(off, s, slot);
         double* ug = acc.u.data() + slot * k;
-        for (std::int64_t c = 0; c < k; ++c) {
-            const double u = ug[c];
-            ug[c] = 0.0;
-            if (u == 0.0) continue;
-            const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u, sg, margin);
-            b.proxy[c] += t.value;
-            if (t.slope == 0.0) continue;
-            if (cb.separate_gradients) {
-                X.axpy(j, t.slope, b.grad.data() + c * X.n_cols);
-                b.grad_bias[c] += t.slope;
-                if (slot > 0) acc.grad_offsets[static_cast<std::size_t>(c * off.n_offsets + slot - 1)] -= t.slope;
-            } else {
-                const double w = cb.grad_weights[c] * t.slope;
-                d += w;
-                if (slot > 0) acc.grad_offsets[static_cast<std::size_t>(slot - 1)] -= w;
-            }
-        }
+        // ds_jg/db_g = -1: each slope added for the group also leaves its offset.
+        const std::int64_t stride = cb.separate_gradients ? off.n_offsets : 0;  // gradient c's offsets
+        add_combination_terms(X, j, ug, slot_score(off, s, slot), margin, cb, b, d, [&](std::int64_t c, double g) {
+            if (slot > 0) acc.grad_offsets[static_cast<std::size_t>(c * stride + slot - 1)] -= g;
+        });
+        std::fill(ug, ug + k, 0.0);
         acc.seen[slot] = 0;
     }
     acc.touched.clear();
-    if (d != 0.0) {
-        X.axpy(j, d, b.grad.data());
-        b.grad_bias[0] += d;
-    }
+    add_row_gradient(X, j, d, b);
     return 0;
 }
 
@@ -189,44 +172,14 @@ void offset_rate_kernel(const Matrix& X,
         acc.base.nonfinite = nonfinite;
     });
 
-    const double scale = rows ? (n_batch > 0 ? static_cast<double>(X.n_rows) / n_batch : 0.0) : 1.0;
-    std::fill(out.rates, out.rates + n_atoms, 0.0);
-    std::fill(out.proxy_pos_rates, out.proxy_pos_rates + n_atoms, 0.0);
-    std::fill(out.proxy_neg_rates, out.proxy_neg_rates + n_atoms, 0.0);
-    std::fill(out.proxy_values, out.proxy_values + k, 0.0);
-    std::fill(out.grad, out.grad + n_grads * n_features, 0.0);
-    std::fill(out.grad_bias, out.grad_bias + n_grads, 0.0);
+    const double scale = detail::pass_scale(rows, n_batch, X.n_rows);
+    detail::reduce_outputs(scratch, [](const detail::OffsetScratch& s) -> const detail::KernelScratch& { return s.base; },
+                           n_atoms, n_features, cb, scale, out);
     std::fill(result.grad_offsets, result.grad_offsets + n_grads * n_off, 0.0);
-    out.n_nonfinite_scores = 0;
-    for (const auto& s : scratch) {
-        const detail::KernelScratch& acc = s.base;
-        out.n_nonfinite_scores += acc.nonfinite;
-        for (std::int64_t a = 0; a < n_atoms; ++a) {
-            out.rates[a] += acc.rates[a];
-            out.proxy_pos_rates[a] += acc.ppos[a];
-            out.proxy_neg_rates[a] += acc.pneg[a];
-        }
-        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] += acc.grad[q];
-        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] += acc.proxy[c];
-        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] += acc.grad_bias[g];
+    for (const auto& s : scratch)
         for (std::int64_t q = 0; q < n_grads * n_off; ++q) result.grad_offsets[q] += s.grad_offsets[q];
-    }
-    if (scale != 1.0) {
-        for (std::int64_t a = 0; a < n_atoms; ++a) {
-            out.rates[a] *= scale;
-            out.proxy_pos_rates[a] *= scale;
-            out.proxy_neg_rates[a] *= scale;
-        }
-        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] *= scale;
-        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] *= scale;
-        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] *= scale;
+    if (scale != 1.0)
         for (std::int64_t q = 0; q < n_grads * n_off; ++q) result.grad_offsets[q] *= scale;
-    }
-    for (std::int64_t c = 0; c < k; ++c) {
-        double value = 0.0;
-        for (std::int64_t a = 0; a < n_atoms; ++a) value += cb.coef[c * n_atoms + a] * out.rates[a];
-        out.values[c] = value;
-    }
 }
 
 }  // namespace rateopt

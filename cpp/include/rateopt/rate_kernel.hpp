@@ -84,6 +84,110 @@ struct alignas(64) KernelScratch {
     }
 };
 
+// The row operations both kernels share (this one and offset_kernel.hpp), so
+// that the two keep the same arithmetic term for term. All inline: after
+// inlining the code is that of the loops written out by hand.
+
+// s = x_j . theta + bias; false if it is not finite (the row's terms are then
+// skipped and the row counted).
+template <class Matrix>
+inline bool row_score(const Matrix& X, std::int64_t j, const double* theta, double bias, double& s) {
+    s = X.dot(j, theta) + bias;
+    return std::isfinite(s);
+}
+
+// Atom a's 0-1 and hinge-rate terms of a row with weight v in a, at score s.
+inline void add_atom_rates(KernelScratch& acc, std::int32_t a, double v, double s, double margin) {
+    acc.rates[a] += v * (s >= 0.0 ? 1.0 : 0.0);
+    acc.ppos[a] += v * std::max(0.0, margin + s);
+    acc.pneg[a] += v * std::max(0.0, margin - s);
+}
+
+// The proxy terms of the k combinations whose net coefficients at row j (for
+// the offset kernel: at one offset group of it) are u[0..k), at score s:
+// each value goes to acc.proxy[c]; each nonzero slope either becomes
+// gradient c (axpy of row j, grad_bias[c]) when separate gradients are asked
+// for, or is weighted by grad_weights[c] and added to the row's d, in order.
+// on_slope(c, g) is told each slope g so added (weighted when summed).
+template <class Matrix, class OnSlope>
+inline void add_combination_terms(const Matrix& X, std::int64_t j, const double* u, double s, double margin,
+                                  const Combinations& cb, KernelScratch& acc, double& d, OnSlope&& on_slope) {
+    for (std::int64_t c = 0; c < cb.k; ++c) {
+        if (u[c] == 0.0) continue;
+        const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
+        acc.proxy[c] += t.value;
+        if (t.slope == 0.0) continue;
+        if (cb.separate_gradients) {
+            X.axpy(j, t.slope, acc.grad.data() + c * X.n_cols);
+            acc.grad_bias[c] += t.slope;
+            on_slope(c, t.slope);
+        } else {
+            const double w = cb.grad_weights[c] * t.slope;
+            d += w;
+            on_slope(c, w);
+        }
+    }
+}
+
+// The summed gradient's term of row j: d x_j and d, skipped when d = 0 (every
+// proxy flat there).
+template <class Matrix>
+inline void add_row_gradient(const Matrix& X, std::int64_t j, double d, KernelScratch& acc) {
+    if (d != 0.0) {
+        X.axpy(j, d, acc.grad.data());
+        acc.grad_bias[0] += d;
+    }
+}
+
+// The chunks' accumulators summed in chunk order into `out` (deterministic for
+// a fixed requested thread count), scaled by `scale` (minibatches), and the
+// exact values sum_a coef_c,a rates[a]. base(part) gives a part's KernelScratch.
+template <class Part, class Base>
+inline void reduce_outputs(const std::vector<Part>& parts, Base base, std::int64_t n_atoms, std::int64_t n_features,
+                           const Combinations& cb, double scale, RateKernelOutput& out) {
+    const std::int64_t k = cb.k;
+    const std::int64_t n_grads = cb.separate_gradients ? k : 1;
+    std::fill(out.rates, out.rates + n_atoms, 0.0);
+    std::fill(out.proxy_pos_rates, out.proxy_pos_rates + n_atoms, 0.0);
+    std::fill(out.proxy_neg_rates, out.proxy_neg_rates + n_atoms, 0.0);
+    std::fill(out.proxy_values, out.proxy_values + k, 0.0);
+    std::fill(out.grad, out.grad + n_grads * n_features, 0.0);
+    std::fill(out.grad_bias, out.grad_bias + n_grads, 0.0);
+    out.n_nonfinite_scores = 0;
+    for (const Part& part : parts) {
+        const KernelScratch& acc = base(part);
+        out.n_nonfinite_scores += acc.nonfinite;
+        for (std::int64_t a = 0; a < n_atoms; ++a) {
+            out.rates[a] += acc.rates[a];
+            out.proxy_pos_rates[a] += acc.ppos[a];
+            out.proxy_neg_rates[a] += acc.pneg[a];
+        }
+        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] += acc.grad[q];
+        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] += acc.proxy[c];
+        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] += acc.grad_bias[g];
+    }
+    if (scale != 1.0) {
+        for (std::int64_t a = 0; a < n_atoms; ++a) {
+            out.rates[a] *= scale;
+            out.proxy_pos_rates[a] *= scale;
+            out.proxy_neg_rates[a] *= scale;
+        }
+        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] *= scale;
+        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] *= scale;
+        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] *= scale;
+    }
+    for (std::int64_t c = 0; c < k; ++c) {
+        double value = 0.0;
+        for (std::int64_t a = 0; a < n_atoms; ++a) value += cb.coef[c * n_atoms + a] * out.rates[a];
+        out.values[c] = value;
+    }
+}
+
+// The scale of a pass's sums: n_rows / n_batch for a minibatch, else 1.
+inline double pass_scale(const std::int64_t* rows, std::int64_t n_batch, std::int64_t n_rows) {
+    return rows ? (n_batch > 0 ? static_cast<double>(n_rows) / n_batch : 0.0) : 1.0;
+}
+
 // The common case, one hinge combination with its gradient (every game's model
 // step): the net coefficient, the proxy value and the bias gradient stay in
 // registers. The same arithmetic as the general path below, term for term.
@@ -91,9 +195,8 @@ template <class Matrix>
 inline int process_row_single(const Matrix& X, std::int64_t j, const double* theta, double bias,
                               const AtomView& atoms, const double* coef, double weight, double margin,
                               KernelScratch& acc, double& proxy_value, double& grad_bias) {
-    const double s = X.dot(j, theta) + bias;
-    if (!std::isfinite(s)) return 1;
-    const double pos = s >= 0.0 ? 1.0 : 0.0;
+    double s;
+    if (!row_score(X, j, theta, bias, s)) return 1;
     const double hinge_pos = std::max(0.0, margin + s);
     const double hinge_neg = std::max(0.0, margin - s);
     double u = 0.0;
@@ -101,9 +204,7 @@ inline int process_row_single(const Matrix& X, std::int64_t j, const double* the
     for (std::int64_t e = atoms.indptr[j]; e < end; ++e) {
         const std::int32_t a = atoms.indices[e];
         const double v = atoms.weights[e];
-        acc.rates[a] += v * pos;
-        acc.ppos[a] += v * hinge_pos;
-        acc.pneg[a] += v * hinge_neg;
+        add_atom_rates(acc, a, v, s, margin);
         u += coef[a] * v;
     }
     double d = 0.0;
@@ -116,7 +217,7 @@ inline int process_row_single(const Matrix& X, std::int64_t j, const double* the
     }
     if (d != 0.0) {
         X.axpy(j, d, acc.grad.data());
-        grad_bias += d;
+        grad_bias += d;  // register-resident here, not acc.grad_bias[0]
     }
     return 0;
 }
@@ -128,21 +229,16 @@ template <bool AllHinge, class Matrix>
 inline int process_row(const Matrix& X, std::int64_t j, const double* theta, double bias,
                        const AtomView& atoms, const double* coef_t, const Combinations& cb,
                        double margin, KernelScratch& acc) {
-    const double s = X.dot(j, theta) + bias;
-    if (!std::isfinite(s)) return 1;
+    double s;
+    if (!row_score(X, j, theta, bias, s)) return 1;
     const std::int64_t k = cb.k;
-    const double pos = s >= 0.0 ? 1.0 : 0.0;
-    const double hinge_pos = std::max(0.0, margin + s);
-    const double hinge_neg = std::max(0.0, margin - s);
     double* u = acc.u.data();
     std::fill(u, u + k, 0.0);
     const std::int64_t end = atoms.indptr[j + 1];
     for (std::int64_t e = atoms.indptr[j]; e < end; ++e) {
         const std::int32_t a = atoms.indices[e];
         const double v = atoms.weights[e];
-        acc.rates[a] += v * pos;
-        acc.ppos[a] += v * hinge_pos;
-        acc.pneg[a] += v * hinge_neg;
+        add_atom_rates(acc, a, v, s, margin);
         const double* ca = coef_t + static_cast<std::int64_t>(a) * k;
         for (std::int64_t c = 0; c < k; ++c) u[c] += ca[c] * v;
     }
@@ -151,6 +247,8 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
         // Branch-free (the signs of u_c and the hinge regimes are unpredictable
         // row to row), so the loop over combinations vectorizes; for u_c = 0
         // every term is an exact zero, as in the general path.
+        const double hinge_pos = std::max(0.0, margin + s);
+        const double hinge_neg = std::max(0.0, margin - s);
         const double on_pos = margin + s > 0.0 ? 1.0 : 0.0;
         const double on_neg = margin - s > 0.0 ? 1.0 : 0.0;
         double* proxy = acc.proxy.data();
@@ -161,23 +259,9 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
             d += cb.grad_weights[c] * (up * on_pos + un * on_neg);
         }
     } else {
-        for (std::int64_t c = 0; c < k; ++c) {
-            if (u[c] == 0.0) continue;
-            const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
-            acc.proxy[c] += t.value;
-            if (t.slope == 0.0) continue;
-            if (cb.separate_gradients) {
-                X.axpy(j, t.slope, acc.grad.data() + c * X.n_cols);
-                acc.grad_bias[c] += t.slope;
-            } else {
-                d += cb.grad_weights[c] * t.slope;
-            }
-        }
+        add_combination_terms(X, j, u, s, margin, cb, acc, d, [](std::int64_t, double) {});
     }
-    if (d != 0.0) {
-        X.axpy(j, d, acc.grad.data());
-        acc.grad_bias[0] += d;
-    }
+    add_row_gradient(X, j, d, acc);
     return 0;
 }
 
@@ -256,41 +340,8 @@ void rate_kernel(const Matrix& X,
             visit(std::false_type{});
     });
 
-    // Reduce in chunk order (deterministic for a fixed requested thread count).
-    const double scale = rows ? (n_batch > 0 ? static_cast<double>(X.n_rows) / n_batch : 0.0) : 1.0;
-    std::fill(out.rates, out.rates + n_atoms, 0.0);
-    std::fill(out.proxy_pos_rates, out.proxy_pos_rates + n_atoms, 0.0);
-    std::fill(out.proxy_neg_rates, out.proxy_neg_rates + n_atoms, 0.0);
-    std::fill(out.proxy_values, out.proxy_values + k, 0.0);
-    std::fill(out.grad, out.grad + n_grads * n_features, 0.0);
-    std::fill(out.grad_bias, out.grad_bias + n_grads, 0.0);
-    out.n_nonfinite_scores = 0;
-    for (const auto& acc : scratch) {
-        out.n_nonfinite_scores += acc.nonfinite;
-        for (std::int64_t a = 0; a < n_atoms; ++a) {
-            out.rates[a] += acc.rates[a];
-            out.proxy_pos_rates[a] += acc.ppos[a];
-            out.proxy_neg_rates[a] += acc.pneg[a];
-        }
-        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] += acc.grad[q];
-        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] += acc.proxy[c];
-        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] += acc.grad_bias[g];
-    }
-    if (scale != 1.0) {
-        for (std::int64_t a = 0; a < n_atoms; ++a) {
-            out.rates[a] *= scale;
-            out.proxy_pos_rates[a] *= scale;
-            out.proxy_neg_rates[a] *= scale;
-        }
-        for (std::int64_t q = 0; q < n_grads * n_features; ++q) out.grad[q] *= scale;
-        for (std::int64_t c = 0; c < k; ++c) out.proxy_values[c] *= scale;
-        for (std::int64_t g = 0; g < n_grads; ++g) out.grad_bias[g] *= scale;
-    }
-    for (std::int64_t c = 0; c < k; ++c) {
-        double value = 0.0;
-        for (std::int64_t a = 0; a < n_atoms; ++a) value += cb.coef[c * n_atoms + a] * out.rates[a];
-        out.values[c] = value;
-    }
+    detail::reduce_outputs(scratch, [](const detail::KernelScratch& acc) -> const detail::KernelScratch& { return acc; },
+                           n_atoms, n_features, cb, detail::pass_scale(rows, n_batch, X.n_rows), out);
 }
 
 }  // namespace rateopt
