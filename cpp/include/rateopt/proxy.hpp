@@ -43,7 +43,7 @@ inline ProxyTerm proxy_term(ProxyKind kind, double u, double s, double margin) {
             // one e = exp(-|s|) (overflow-free for every s).
             const double e = std::exp(-std::fabs(s));
             const double tail = std::log1p(e);
-            const double big = 1.0 / (1.0 + e), small = e / (1.0 + e);  // sigmoid(|s|), sigmoid(-|s|)
+            const double big = 1.0 / (1.0 + e), small = e * big;  // sigmoid(|s|), sigmoid(-|s|)
             if (u > 0.0) return {u * ((s > 0.0 ? s : 0.0) + tail) * inv_ln2, u * (s >= 0.0 ? big : small) * inv_ln2};
             return {-u * ((s < 0.0 ? -s : 0.0) + tail) * inv_ln2 + u, u * (s >= 0.0 ? small : big) * inv_ln2};
         }
@@ -62,6 +62,17 @@ inline ProxyTerm proxy_term(ProxyKind kind, double u, double s, double margin) {
                 return {(h > 0.0 ? -u * h : 0.0) + u, h > 0.0 ? u : 0.0};
             }
     }
+}
+
+// proxy_term(kind, u, s, margin).slope alone, computed the same way (the same
+// bits) without the value's log1p.
+inline double proxy_slope(ProxyKind kind, double u, double s, double margin) {
+    if (kind != ProxyKind::logistic) return proxy_term(kind, u, s, margin).slope;
+    constexpr double inv_ln2 = 1.4426950408889634;
+    const double e = std::exp(-std::fabs(s));
+    const double big = 1.0 / (1.0 + e), small = e * big;
+    if (u > 0.0) return u * (s >= 0.0 ? big : small) * inv_ln2;
+    return u * (s >= 0.0 ? small : big) * inv_ln2;
 }
 
 }  // namespace rateopt

@@ -50,6 +50,10 @@ struct Combinations {
     const std::int32_t* kinds = nullptr;   // in: (k,) ProxyKind values
     const double* grad_weights = nullptr;  // in: (k,) weights of the summed gradient
     bool separate_gradients = false;       // k gradients instead of their weighted sum
+    // (k,) or null. 1: the caller needs the combination's gradient but not its
+    // proxy value (left 0): the core loop's logistic objective, whose value no
+    // player reads, skips the log1p per row. Slopes are the same bits.
+    const std::uint8_t* slope_only = nullptr;
 };
 
 struct RateKernelOutput {
@@ -114,15 +118,21 @@ inline void add_combination_terms(const Matrix& X, std::int64_t j, const double*
                                   const Combinations& cb, KernelScratch& acc, double& d, OnSlope&& on_slope) {
     for (std::int64_t c = 0; c < cb.k; ++c) {
         if (u[c] == 0.0) continue;
-        const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
-        acc.proxy[c] += t.value;
-        if (t.slope == 0.0) continue;
-        if (cb.separate_gradients) {
-            X.axpy(j, t.slope, acc.grad.data() + c * X.n_cols);
-            acc.grad_bias[c] += t.slope;
-            on_slope(c, t.slope);
+        double slope;
+        if (cb.slope_only && cb.slope_only[c]) {
+            slope = proxy_slope(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
         } else {
-            const double w = cb.grad_weights[c] * t.slope;
+            const ProxyTerm t = proxy_term(static_cast<ProxyKind>(cb.kinds[c]), u[c], s, margin);
+            acc.proxy[c] += t.value;
+            slope = t.slope;
+        }
+        if (slope == 0.0) continue;
+        if (cb.separate_gradients) {
+            X.axpy(j, slope, acc.grad.data() + c * X.n_cols);
+            acc.grad_bias[c] += slope;
+            on_slope(c, slope);
+        } else {
+            const double w = cb.grad_weights[c] * slope;
             d += w;
             on_slope(c, w);
         }

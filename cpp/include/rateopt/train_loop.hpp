@@ -191,6 +191,7 @@ struct GameCombinations {
     std::vector<std::int32_t> kinds;    // (k,)
     std::vector<double> grad_weights;   // (k,)
     std::vector<double> block_coef;     // (k, n_block_atoms) scratch
+    std::vector<std::uint8_t> slope_only;  // (k,): the logistic objective's value is not read
 
     void init(const LoopGameSpec& g) {
         const std::int64_t m = g.n_constraints;
@@ -200,6 +201,8 @@ struct GameCombinations {
         kinds.assign(static_cast<std::size_t>(k), static_cast<std::int32_t>(ProxyKind::hinge));
         grad_weights.assign(static_cast<std::size_t>(k), 1.0);
         if (!hinge) kinds[0] = static_cast<std::int32_t>(g.objective_proxy);
+        slope_only.assign(static_cast<std::size_t>(k), 0);
+        if (!hinge) slope_only[0] = 1;  // the players read the constraints' values only
         if (g.game == LoopGame::lagrangian_hinge) {
             const std::int64_t first = hinge ? 1 : 2;
             for (std::int64_t i = 0; i < m; ++i) {
@@ -270,7 +273,8 @@ inline LoopStatus game_pass(const std::vector<const LoopBlock*>& blocks, const d
         gc.block_coef.resize(static_cast<std::size_t>(k * nb));
         for (std::int64_t c = 0; c < k; ++c)
             for (std::int64_t a = 0; a < nb; ++a) gc.block_coef[c * nb + a] = gc.coef[c * n_atoms + ids[a]];
-        Combinations cb{k, gc.block_coef.data(), gc.kinds.data(), gc.grad_weights.data(), false};
+        Combinations cb{k, gc.block_coef.data(), gc.kinds.data(), gc.grad_weights.data(), false,
+                        gc.slope_only.data()};
         RateKernelOutput out{pb.b_rates.data(), pb.b_ppos.data(), pb.b_pneg.data(), pb.b_pv.data(),
                              pb.b_values.data(), pb.b_grad.data(), &pb.b_grad_bias};
         const std::int64_t* rows = block_rows ? block_rows[b] : nullptr;
