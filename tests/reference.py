@@ -254,6 +254,14 @@ def swap_regret_update(log_M, delta, lam, eta):
     return log_softmax(L, axis=0)
 
 
+def swap_regret_update_floored(log_M, delta, lam, eta, floor):
+    """The multiplicative step, then every entry raised to ``floor`` and the columns normalized again."""
+    L = swap_regret_update(log_M, delta, lam, eta)
+    if floor > 0:
+        L = log_softmax(np.maximum(L, np.log(floor)), axis=0)
+    return L
+
+
 def swap_regret_update_additive(M, delta, lam, eta):
     """``M + eta * delta lam^T``, each column projected onto the simplex."""
     A = np.asarray(M, np.float64) + eta * np.outer(delta, lam)

@@ -85,6 +85,33 @@ def test_swap_regret_update_multiplicative(k, eta):
         log_M = new
 
 
+@pytest.mark.parametrize("floor_radius", [1e-3, 0.2])
+@pytest.mark.parametrize("k", [2, 5, 30])
+def test_swap_regret_update_with_a_floor(k, floor_radius):
+    """TFCO's minimum multiplier radius: entries >= r/k after the step (up to the renormalization)."""
+    rng = np.random.default_rng(7 + k)
+    floor = floor_radius / k
+    log_M = np.log(random_stochastic(rng, k))
+    raised = 0
+    for _ in range(20):
+        lam = stationary_distribution(np.exp(log_M))
+        delta = 30.0 * delta_vector(rng, k)  # large steps, so entries fall below the floor
+        new = swap_regret_update(log_M, delta, lam, 1.0, floor=floor)
+        want = ref.swap_regret_update_floored(log_M, delta, lam, 1.0, floor)
+        np.testing.assert_allclose(new, want, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(want).max()))
+        assert_column_stochastic(np.exp(new))
+        # after the renormalization an entry raised to the floor stays within (1 - k floor) of it
+        assert np.exp(new).min() >= floor * (1.0 - k * floor) * (1 - 1e-12)
+        raised += int(np.any(ref.swap_regret_update(log_M, delta, lam, 1.0) < np.log(floor)))
+        log_M = new
+    assert raised > 0  # the floor was exercised
+    # floor 0 is the plain update, bit for bit
+    np.testing.assert_array_equal(swap_regret_update(log_M, delta, lam, 1.0, floor=0.0),
+                                  swap_regret_update(log_M, delta, lam, 1.0))
+    with pytest.raises(ValueError, match="floor must be in"):
+        swap_regret_update(log_M, delta, lam, 1.0, floor=1.0 / k)
+
+
 def test_swap_regret_update_multiplicative_extreme_steps():
     """Huge eta*delta must not overflow: the update is done in log space."""
     rng = np.random.default_rng(0)

@@ -1,0 +1,128 @@
+"""The optional stopping rule (``stop_tol``, ``stop_patience``; rateopt._stopping).
+
+References: the LP's value over every prefix of the records is recomputed here
+with SciPy's ``linprog`` (not rateopt's shrink), and the iteration at which the
+rule must stop is found by replaying the rule's definition on those values.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+import rateopt
+from rateopt._stopping import PlateauRule, improved_by, lp_score
+
+
+def _problem(seed=0, n=600):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    g = rng.integers(0, 2, n)
+    y = (X[:, 0] + 0.8 * g + rng.normal(scale=0.7, size=n) > 0.4).astype(int)
+    ds = rateopt.Dataset(X, y, groups={"g": g})
+    return rateopt.Problem(constraints=[rateopt.goals.equal_opportunity("g", slack=0.02)], datasets=ds)
+
+
+def scipy_lp_score(f, G):
+    """(z, objective) of min <p, f> s.t. G^T p <= 0 on the simplex (z > 0: the min-max violation)."""
+    T, m = G.shape
+    A_eq, b_eq = np.ones((1, T)), [1.0]
+    res = linprog(f, A_ub=G.T if m else None, b_ub=np.zeros(m) if m else None, A_eq=A_eq, b_eq=b_eq,
+                  bounds=(0, None), method="highs")
+    if res.status == 0:
+        return 0.0, float(res.fun)
+    # infeasible: min z s.t. G^T p <= z
+    c = np.r_[np.zeros(T), 1.0]
+    A_ub = np.c_[G.T, -np.ones(m)]
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), A_eq=np.c_[A_eq, [[0.0]]], b_eq=b_eq,
+                  bounds=[(0, None)] * T + [(None, None)], method="highs")
+    return float(res.fun), math.inf
+
+
+def replay(f, G, tol, patience):
+    """Index (into the records) after which the rule stops, by its definition, or None."""
+    every = max(1, patience // 4)
+    best, best_at = None, 0
+    for n in range(every, len(f) + 1, every):
+        score = scipy_lp_score(f[:n], G[:n])
+        if best is None or improved_by(best, score, tol):
+            best, best_at = score, n
+        elif n - best_at >= patience:
+            return n
+    return None
+
+
+def test_lp_score_matches_scipy():
+    rng = np.random.default_rng(3)
+    for m in (0, 1, 3):
+        for _ in range(5):
+            f = rng.random(12)
+            G = rng.normal(0.0, 0.05, (12, m)) + (0.04 if _ % 2 else 0.0)
+            mine, ref = lp_score(f, G), scipy_lp_score(f, G)
+            assert mine[0] == pytest.approx(ref[0], abs=1e-9)
+            assert (mine[1] == ref[1]) if math.isinf(ref[1]) else mine[1] == pytest.approx(ref[1], abs=1e-9)
+
+
+def test_improvement_order():
+    assert improved_by((0.1, math.inf), (0.0, 0.3), 1.0)  # becoming feasible always counts
+    assert improved_by((0.1, math.inf), (0.05, math.inf), 1e-3)
+    assert not improved_by((0.1, math.inf), (0.0999, math.inf), 1e-3)
+    assert improved_by((0.0, 0.3), (0.0, 0.29), 1e-3)
+    assert not improved_by((0.0, 0.3), (0.0, 0.2995), 1e-3)
+
+
+@pytest.mark.parametrize("loop", ["core", "python"])
+def test_training_stops_where_the_rule_says_and_keeps_the_prefix(loop):
+    problem = _problem()
+    kw = dict(n_iter=600, record_every=3, random_state=0, loop=loop)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = rateopt.train(problem, **kw)
+        tol, patience = 1e-3, 8
+        stopped = rateopt.train(problem, stop_tol=tol, stop_patience=patience, **kw)
+    n = replay(full.objectives, full.constraints, tol, patience)
+    assert n is not None and n < full.objectives.shape[0]  # this run does plateau
+    # the stopped run is the uninterrupted run's first n records, bit for bit
+    assert stopped.objectives.shape[0] == n
+    np.testing.assert_array_equal(stopped.weights, full.weights[:n])
+    np.testing.assert_array_equal(stopped.constraints, full.constraints[:n])
+    assert stopped.n_iter == int(full.iterations[n - 1]) + 1
+
+
+def test_a_run_that_keeps_improving_is_not_stopped_and_the_user_callback_still_runs():
+    problem = _problem(seed=1)
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = rateopt.train(problem, n_iter=60, record_every=3, stop_tol=1e-12, stop_patience=1000,
+                            callback=lambda t, info: seen.append(t) and False, random_state=0)
+    assert res.n_iter == 60
+    assert seen == list(res.iterations)
+
+
+def test_a_user_callback_can_still_stop_training():
+    problem = _problem(seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = rateopt.train(problem, n_iter=300, record_every=5, stop_tol=1e-9,
+                            callback=lambda t, info: t >= 50)
+    assert res.n_iter == 51
+
+
+def test_rule_counts_its_lp_solves():
+    rule = PlateauRule(1e-3, 8)  # an LP every 8 // 4 = 2 records
+    for t in range(10):
+        assert rule(t, {"objective": 0.3, "constraints": np.array([-0.1])}) is (t == 9)
+    # flat from the first check (record 2): 8 records later, at record 10, it stops
+    assert rule.n_checks == 5 and rule.stopped_at == 9
+
+
+@pytest.mark.parametrize("bad, msg", [(dict(stop_tol=0.0), "stop_tol"), (dict(stop_tol=-1.0), "stop_tol"),
+                                      (dict(stop_tol=1e-3, stop_patience=1), "stop_patience")])
+def test_bad_stopping_parameters_name_themselves(bad, msg):
+    with pytest.raises(ValueError, match=msg):
+        rateopt.train(_problem(), n_iter=5, **bad)
