@@ -119,7 +119,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     lambda_radius : float, default=None
         L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap).
     n_iter : int, default=None
-        Training iterations (None: 500 for ``proxy-swap``, 1000 for the other games).
+        Training iterations (None: 250 for ``proxy-swap``, 500 for
+        ``unconstrained``, 1000 for the other games).
     batch_size : int, default=None
         Minibatch size (None: full batch).
     margin : float, default=1.0

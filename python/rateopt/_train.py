@@ -105,8 +105,8 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         measurement: docs/defaults.md; ``n_iter``, ``learning_rate`` and
         ``proxy`` default to None, the method's value in
         :data:`rateopt._params.METHOD_DEFAULTS`):
-        ``n_iter`` (iterations, each one kernel pass per dataset; 500 for
-        ``proxy-swap`` and ``unconstrained``, 1000 for the other games),
+        ``n_iter`` (iterations, each one kernel pass per dataset; 250 for
+        ``proxy-swap``, 500 for ``unconstrained``, 1000 for the other games),
         ``optimizer="adam"`` (``"adam"``, ``"adagrad"`` or ``"sgd"``),
         ``learning_rate`` (the model's step; 0.1, or 0.01 for the other games),
         ``eta_lambda=None`` (the
