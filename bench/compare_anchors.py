@@ -39,10 +39,12 @@ for stochastic classifiers), and the model size (support models x (features +
 anchor once.
 
 Step sizes: before the timed fits, a small validation grid is run for each
-system that has step sizes -- rateopt over Adam learning rate {0.01, 0.05, 0.2}
-x multiplier step {Lemma 8's default, 1.0} (T = 1000 full-batch iterations),
-TFCO over its Adam learning rate {0.001, 0.01, 0.1} (minibatch 100, 40 epochs,
-the notebook's settings otherwise) -- with one rule for both (:func:`tune`).
+system that has step sizes -- rateopt over Adam learning rate {0.05, 0.1, 0.2}
+x iterations {250 (its default), 1000} at its other defaults (logistic
+objective proxy, eta_lambda = 3 / B from TFCO's objective-focused start:
+docs/defaults.md), TFCO over its Adam learning rate {0.001, 0.01, 0.1}
+(minibatch 100, 40 epochs, the notebook's settings otherwise) -- with one rule
+for both (:func:`tune`).
 fairlearn has no step size: its defaults (eps=0.01, max_iter=50, eta0=2.0) and
 ``LogisticRegression()``'s (lbfgs, C=1, max_iter=100) are used. ``--no-tune``
 skips the grids.
@@ -326,13 +328,15 @@ def shared_evaluate(p, y, groups, spec: Spec) -> dict[str, Any]:
 # --------------------------------------------------------------------------- rateopt
 
 
-#: Fixed settings of rateopt (the library's defaults: proxy-Lagrangian with swap
-#: regret, full-batch Adam, T = 1000, m-stochastic solution) ...
-RATEOPT_BASE = {"method": "proxy-swap", "n_iter": 1000, "batch_size": None}
-#: ... and the validation grid over its two step sizes (model: Adam learning
-#: rate; multipliers: eta_lambda, None = Lemma 8's default).
-RATEOPT_GRID = [{"learning_rate": lr, "eta_lambda": eta} for lr in (0.01, 0.05, 0.2) for eta in (None, 1.0)]
-RATEOPT_UNTUNED = {"learning_rate": 0.05, "eta_lambda": None}
+#: Fixed settings of rateopt: the library's defaults (docs/defaults.md:
+#: proxy-Lagrangian with swap regret from TFCO's objective-focused start,
+#: eta_lambda = 3 / B, logistic objective proxy, full-batch Adam,
+#: m-stochastic solution) ...
+RATEOPT_BASE = {"method": "proxy-swap", "batch_size": None}
+#: ... and the validation grid (six fits, as before issue 14): the model's Adam
+#: learning rate and the number of iterations (250, the default, or 1000).
+RATEOPT_GRID = [{"learning_rate": lr, "n_iter": T} for lr in (0.05, 0.1, 0.2) for T in (250, 1000)]
+RATEOPT_UNTUNED: dict = {}  # the library defaults
 
 
 def rateopt_goals(spec: Spec):
@@ -604,19 +608,48 @@ def _pos(v: float) -> float:
     return max(v, 0.0)
 
 
+#: Issue 14's targets: speed-up over each anchor, and the largest training
+#: violation allowed (TFCO: no more than TFCO's own; fairlearn problems: 0.001).
+SPEEDUP_NEEDED = {"tfco": 60.0, "fairlearn": 100.0}
+FAIRLEARN_VIOL = 1e-3
+
+
 def judge(key: str, entry: dict, anchor: str) -> dict:
-    """The issue's targets: test error within 0.003 of (or below) the anchor's,
-    training violation (positive part) no larger than the anchor's (1e-4 tolerance),
-    speed-up at least 20x (fairlearn) / 50x (TFCO)."""
+    """Issue 14's targets: test error no higher than the anchor's; training
+    violation (positive part) no larger than TFCO's (1e-4 tolerance) or at most
+    0.001 against fairlearn; speed-up at least 60x (TFCO) / 100x (fairlearn)."""
     r, a = entry["rateopt"], entry[anchor]
-    need = 50.0 if anchor == "tfco" else 20.0
+    need = SPEEDUP_NEEDED[anchor]
     speed = entry[f"speedup_vs_{anchor}"]
+    viol_cap = _pos(a["train_viol"]) + 1e-4 if anchor == "tfco" else FAIRLEARN_VIOL
     return {
-        "test_err_ok": r["test_err"] <= a["test_err"] + 0.003,
-        "train_viol_ok": _pos(r["train_viol"]) <= _pos(a["train_viol"]) + 1e-4,
+        "test_err_ok": r["test_err"] <= a["test_err"],
+        "test_err_gap": r["test_err"] - a["test_err"],
+        "train_viol_ok": _pos(r["train_viol"]) <= viol_cap,
         "speedup_ok": speed >= need,
         "speedup_needed": need,
     }
+
+
+def bench_headlines() -> dict:
+    """``loop_overhead`` and the kernel's ``memory_floor_ratio``, read from their own
+    benchmarks' full results (``bench/train_loop.py``, ``bench/kernel.py``), with
+    where and when they were measured: issue 14 asks for both in this JSON."""
+    import json
+
+    out = {}
+    for key, fname in (("loop_overhead", "train_loop.json"), ("memory_floor_ratio", "kernel.json")):
+        path = Path(__file__).resolve().parent / "results" / fname
+        try:
+            d = json.loads(path.read_text())
+        except (OSError, ValueError):
+            out[key] = None
+            continue
+        value = d.get(key)
+        out[key] = value
+        out[f"{key}_source"] = {"file": f"bench/results/{fname}", "date": d.get("date"),
+                                "git": (d.get("git") or {}).get("sha") if isinstance(d.get("git"), dict) else d.get("git")}
+    return out
 
 
 def tune(make_system, grid: list[dict], spec: Spec, data: Data, log) -> dict:
@@ -657,7 +690,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed fits of rateopt per problem (default 3, --quick 1); anchors fit once")
     parser.add_argument("--no-tune", action="store_true",
-                        help="skip the validation grids: rateopt lr 0.05 / Lemma 8's eta_lambda, TFCO lr 0.01")
+                        help="skip the validation grids: rateopt at its defaults, TFCO lr 0.01")
     parser.add_argument("--wait-quiet", type=float, default=None,
                         help="seconds to wait at most before each timed fit for other processes to go "
                              "quiet (default 120, --quick 15)")
@@ -759,12 +792,14 @@ def main(argv=None) -> int:
                        "g_i <= 0 form, in rate units"),
         "results": results,
         "summary": summary,
+        **bench_headlines(),
     }
     json_path, md_path = results_paths(NAME, quick=quick, out=args.out)
     write_results(full, render_markdown(full), json_path, md_path)
     log(f"wrote {json_path} and {md_path} ({full['total_s']:.0f} s in all)")
     if args.json:
-        emit_json_line(summary)
+        emit_json_line({**summary, "loop_overhead": full["loop_overhead"],
+                        "memory_floor_ratio": full["memory_floor_ratio"]})
     return 0
 
 
@@ -811,10 +846,14 @@ def render_markdown(full: dict) -> str:
         if not t:
             continue
         yn = lambda b: "met" if b else "MISSED"
-        trows.append([key, yn(t["test_err_ok"]), yn(t["train_viol_ok"]),
-                      f"{yn(t['speedup_ok'])} (needs {t['speedup_needed']:.0f}x)"])
-    lines.append(markdown_table(["problem", "test err <= anchor + 0.003", "train viol <= anchor's",
-                                 "speed-up"], trows))
+        gap = t.get("test_err_gap")
+        trows.append([key, yn(t["test_err_ok"]) + (f" ({gap:+.4f})" if gap is not None else ""),
+                      yn(t["train_viol_ok"]), f"{yn(t['speedup_ok'])} (needs {t['speedup_needed']:.0f}x)"])
+    lines.append(markdown_table(["problem", "test err <= anchor's (rateopt - anchor)",
+                                 "train viol <= TFCO's / <= 0.001", "speed-up"], trows))
+    lines += ["", (f"From their own benchmarks: `loop_overhead` = {full.get('loop_overhead')} "
+                   f"({full.get('loop_overhead_source')}), kernel `memory_floor_ratio` = "
+                   f"{full.get('memory_floor_ratio')} ({full.get('memory_floor_ratio_source')}).")]
     lines += ["", "## Settings", ""]
     for key, e in full["results"].items():
         d = e["data"]
