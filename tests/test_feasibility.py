@@ -31,7 +31,6 @@ from rateopt import (
 from rateopt.exceptions import InfeasibleWarning
 
 
-
 #: The papers' settings, on which the scenario below (a last iterate that
 #: overshoots the budget) was measured; issue 14's defaults reach the budget
 #: with the last iterate too.
