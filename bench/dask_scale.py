@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (  # noqa: E402
+    PAPER_SETTINGS,
     add_common_args,
     emit_json_line,
     git_sha,
@@ -135,7 +136,7 @@ def measure(n_workers, args):
         run_game(prob, n_iter=2)  # warm-up: imports and first messages
         for _ in range(args.repeats):  # interleaved: drift hits every quantity alike
             t = time.perf_counter()
-            run_game(prob, n_iter=args.iters, record_every=args.iters, learning_rate=0.01)
+            run_game(prob, n_iter=args.iters, record_every=args.iters, learning_rate=0.01, **PAPER_SETTINGS)
             fit.append((time.perf_counter() - t) / args.iters)
             for i in range(args.iters):  # the iteration's distributed part, its kernel time measured in the tasks
                 t = time.perf_counter()

@@ -167,7 +167,7 @@ def run_huge(args):
     epochs = n_iter * batch / n
     t1 = time.perf_counter()
     res = rateopt.train(problem, method="proxy-swap", n_iter=n_iter, batch_size=batch, record_every=record_every,
-                        learning_rate=0.05, eta_lambda=1.0, random_state=0)
+                        learning_rate=0.05, eta_lambda=1.0, random_state=0, **_common.PAPER_SETTINGS)
     fit_s = time.perf_counter() - t1
     stages["trained"] = _rss_gb()
     n_records = len(res.objectives)
@@ -190,7 +190,7 @@ def run_huge(args):
     # The same schedule without constraints: how far parity is from what the data alone gives.
     t2 = time.perf_counter()
     unc = rateopt.train(problem, method="unconstrained", n_iter=n_iter, batch_size=batch, record_every=record_every,
-                        learning_rate=0.05, random_state=0)
+                        learning_rate=0.05, random_state=0, proxy=_common.PAPER_SETTINGS["proxy"])
     unc_s = time.perf_counter() - t2
     unc_obj, unc_g = unc.solution_values("last")
     stages["unconstrained"] = _rss_gb()
@@ -253,7 +253,8 @@ def main(argv=None):
     problem = rateopt.Problem(constraints=[rateopt.goals.demographic_parity("group", slack=0.02)], datasets=ds)
     m = problem.n_constraints
     t0 = time.perf_counter()
-    res = rateopt.train(problem, method="proxy-swap", n_iter=n_iter, learning_rate=0.05, eta_lambda=1.0)
+    res = rateopt.train(problem, method="proxy-swap", n_iter=n_iter, learning_rate=0.05, eta_lambda=1.0,
+                        **_common.PAPER_SETTINGS)
     fit_s = time.perf_counter() - t0
     # The LP itself, timed on its own (the result already holds it, cached by
     # train()'s feasibility check, so res.solution() would only time a lookup).
@@ -265,7 +266,8 @@ def main(argv=None):
     clf = res.solution("m-stochastic")
     obj, g = res.solution_values("m-stochastic")
     ev = problem.evaluate(clf.predict_proba(X), kind="probabilities")
-    unc = rateopt.train(problem, method="unconstrained", n_iter=n_iter, learning_rate=0.05)
+    unc = rateopt.train(problem, method="unconstrained", n_iter=n_iter, learning_rate=0.05,
+                        proxy=_common.PAPER_SETTINGS["proxy"])
     unc_obj, unc_g = unc.solution_values("last")
     out = {
         "n_samples": n, "n_features": X.shape[1], "n_constraints": m, "n_iter": res.n_iter,
