@@ -17,8 +17,6 @@ values computed by the fused kernel.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import _core, core
