@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from _bench_scripts import load_bench_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "reproduce_goh.py"
@@ -22,16 +23,9 @@ pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not run from a sour
 
 @pytest.fixture(scope="module")
 def goh():
-    spec = importlib.util.spec_from_file_location("reproduce_goh", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclass looks its module up
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    mod = load_bench_script(SCRIPT, "reproduce_goh")  # registered: its dataclass looks its module up
     yield mod
-    sys.modules.pop(spec.name, None)
+    sys.modules.pop("reproduce_goh", None)
 
 
 # --------------------------------------------------------------------------- the measures
