@@ -112,7 +112,7 @@ def noop(*args):
 def measure(n_workers, args):
     from distributed import Client, LocalCluster
 
-    from rateopt._game import Combinations, kernel_pass, spec_from_problem
+    from rateopt._training._spec import Combinations, kernel_pass, spec_from_problem
     from rateopt._train import run_game
 
     out = {"workers": n_workers}

@@ -273,7 +273,7 @@ def iterate_values(problem, X, W, B):
 
 def solutions(train_obj, train_cons):
     """Mixture weights of the m-stochastic (shrink LP), T-stochastic (uniform) and last solutions."""
-    from rateopt._shrink import best_iterate, shrink
+    from rateopt._solutions._shrink import best_iterate, shrink
 
     T = train_obj.size
     last, best = np.zeros(T), np.zeros(T)
@@ -448,7 +448,7 @@ def main(argv=None) -> int:
     run_lp = not (args.quick or args.no_lp)
     t_start = time.perf_counter()
 
-    from rateopt._game import spec_from_problem
+    from rateopt._training._spec import spec_from_problem
 
     probs, mats, groups, desc = load_adult(args.seed)
     spec = spec_from_problem(probs[0])

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _common  # noqa: E402
 
 import rateopt  # noqa: E402
-from rateopt._kernels import kernel_block  # noqa: E402
+from rateopt.core._kernel_block import kernel_block  # noqa: E402
 
 
 def throughput(n, d, r, repeats):

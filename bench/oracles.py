@@ -245,7 +245,7 @@ def solve_pair(X, Xm, u, A, B, lam, repeats, max_calibration_s=120.0) -> dict:
 def part_a(datasets: dict, quick: bool, repeats: int) -> dict:
     import rateopt
     from rateopt import goals
-    from rateopt._row_coefficients import problem_row_coefficients
+    from rateopt._training._row_coefficients import problem_row_coefficients
     from rateopt.core import FeatureMatrix
 
     cases = [("adult", [goals.equal_opportunity("sex", slack=0.05)]),

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _common  # noqa: E402
 
 import rateopt  # noqa: E402
-from rateopt._game import spec_from_problem  # noqa: E402
+from rateopt._training._spec import spec_from_problem  # noqa: E402
 
 
 def dense_case(n, seed=0):

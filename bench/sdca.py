@@ -3,7 +3,7 @@
 The problem is the one the hinge oracle of issue 12 solves: the per-row net
 coefficients ``u`` of a Lagrangian combination of Adult's rates (the error
 rate plus 0.5 x each side of an equal-opportunity constraint on sex, slack
-0.05; ``rateopt._row_coefficients``), turned into ``A = n max(u, 0)``,
+0.05; ``rateopt._training._row_coefficients``), turned into ``A = n max(u, 0)``,
 ``B = n max(-u, 0)``, margin 1, an L2 penalty ``lam`` and a regularized bias
 (bias_scale 1): exactly LIBLINEAR's L1-loss SVM on the rows labeled by the sign
 of ``u`` with ``sample_weight = n |u|``, ``C = 1 / (lam n)`` and
@@ -44,7 +44,7 @@ import _common  # noqa: E402
 
 import rateopt  # noqa: E402
 import rateopt.datasets  # noqa: E402
-from rateopt._row_coefficients import problem_row_coefficients  # noqa: E402
+from rateopt._training._row_coefficients import problem_row_coefficients  # noqa: E402
 from rateopt.core import FeatureMatrix, sdca_two_sided_hinge  # noqa: E402
 
 TARGET = 1e-6

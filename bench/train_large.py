@@ -124,8 +124,8 @@ def _rss_gb():
 
 def run_huge(args):
     import rateopt._core as _core
-    from rateopt._game import spec_from_problem
-    from rateopt._threads import resolve_n_threads
+    from rateopt._training._spec import spec_from_problem
+    from rateopt.core._threads import resolve_n_threads
 
     n = args.n_rows or HUGE_ROWS
     stages = {"start": _rss_gb()}
@@ -258,7 +258,7 @@ def main(argv=None):
     fit_s = time.perf_counter() - t0
     # The LP itself, timed on its own (the result already holds it, cached by
     # train()'s feasibility check, so res.solution() would only time a lookup).
-    from rateopt._shrink import shrink
+    from rateopt._solutions._shrink import shrink
 
     t1 = time.perf_counter()
     shrink(res.objectives, res.constraints)

@@ -162,7 +162,7 @@ def kernel_calls(problem, result, threads):
     """For each recorded iterate of ``result`` (every iterate), the closures of its fused kernel pass
     (one per dataset)."""
     from rateopt import _core, core
-    from rateopt._game import spec_from_problem
+    from rateopt._training._spec import spec_from_problem
     from rateopt.games._base import model_combinations
 
     spec = spec_from_problem(problem).for_players()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rateopt._data import Dataset
+from rateopt._language._data import Dataset
 
 
 def make_data(seed, n=90, *, labels=True, baseline=True, name="train", zero_weight_frac=0.0):

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rateopt import _core, core
-from rateopt._kernels import kernel_block
+from rateopt.core._kernel_block import kernel_block
 
 N_THREADS = 4
 # Large enough that every entry point splits its work into N_THREADS chunks:

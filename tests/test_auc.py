@@ -139,7 +139,7 @@ def test_numpydoc_of_the_auc_api():
 def test_doctests_of_the_auc_api():
     import doctest
 
-    import rateopt._auc as auc_module
+    import rateopt._language._auc as auc_module
     import rateopt.core as core_module
 
     for obj in (auc_module.Threshold, auc_module.roc_auc, auc_module.roc_auc_lj, core_module.rate_kernel_offsets):

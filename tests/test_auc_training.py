@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 import rateopt
-from rateopt._game import kernel_pass, spec_from_problem
+from rateopt._training._spec import kernel_pass, spec_from_problem
 from rateopt.metrics import roc_auc, roc_auc_lj
 
 

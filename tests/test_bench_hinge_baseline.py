@@ -20,7 +20,7 @@ from _bench_scripts import load_bench_script
 
 import rateopt
 from rateopt import goals as G
-from rateopt._game import spec_from_problem
+from rateopt._training._spec import spec_from_problem
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "hinge_baseline.py"

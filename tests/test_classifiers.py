@@ -1,4 +1,4 @@
-"""Trained classifiers: mixtures, content-keyed sampling, save/load (``rateopt._classifiers``).
+"""Trained classifiers: mixtures, content-keyed sampling, save/load (``rateopt._predictors._linear``).
 
 Expected values are independent NumPy computations (decisions ``X @ w + b >= 0``
 and their probability-weighted mean); the sampled decisions are checked for
@@ -619,7 +619,7 @@ def test_float32_features_are_scored_without_a_float64_copy(kind, monkeypatch):
     time instead, with the same float64 sums as the float64 reference."""
     import tracemalloc
 
-    import rateopt._classifiers as C
+    import rateopt._predictors._linear as C
 
     monkeypatch.setattr(C, "_SCORE_BLOCK_VALUES", 2000)  # many blocks, each far smaller than X
     X = _float32_features(kind)

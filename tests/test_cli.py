@@ -421,7 +421,7 @@ def test_fit_sweep_adds_the_tradeoff_to_the_report(work, tmp_path):
     sw = rep["context"]["sweep"]
     assert sw["values"] == [0.2, 0.02] and len(sw["objective"]) == 2
     # The sweep's points are those of rateopt.sweep on the same data and settings.
-    from rateopt._toml import read_goals
+    from rateopt._compiler._toml import read_goals
     from rateopt.cli._data import load_table
     from rateopt.cli._encoding import ColumnRoles
 

@@ -7,7 +7,7 @@ import pytest
 
 import rateopt
 from rateopt import goals
-from rateopt._toml import RECIPES, GoalsFileError, GoalsSpec, read_goals, write_goals
+from rateopt._compiler._toml import RECIPES, GoalsFileError, GoalsSpec, read_goals, write_goals
 
 
 def _dataset(n=400, seed=0):

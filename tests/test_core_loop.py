@@ -1,7 +1,7 @@
 """The core training loop (``train(loop="core")``, ``rateopt.core.run_train_loop``).
 
 The reference is the Python driver (``loop="python"``): the same game run one
-kernel pass and one ``game.step`` at a time by ``rateopt._players``. Both loops
+kernel pass and one ``game.step`` at a time by ``rateopt._training._players``. Both loops
 must give the same recorded iterates (model, multipliers, atom rates) to
 round-off for every built-in game, data layout, optimizer and setting, and the
 same rows for minibatches with a seed (the driver's generator draws them in
@@ -253,7 +253,7 @@ def test_callback_exceptions_propagate():
 def test_progress_callback_of_the_core_function():
     """``run_train_loop`` calls back after every record and every ``progress_every`` iterations."""
     problem = _problem()
-    from rateopt._game import spec_from_problem
+    from rateopt._training._spec import spec_from_problem
 
     spec = spec_from_problem(problem)
     d, m = spec.n_features, spec.n_constraints
@@ -300,7 +300,7 @@ def test_bad_arguments_give_clear_errors():
     with pytest.raises(TypeError, match="unknown training parameter"):
         run_game(problem, n_iter=5, loops="core")
 
-    from rateopt._game import spec_from_problem
+    from rateopt._training._spec import spec_from_problem
 
     spec = spec_from_problem(problem)
     d, m, A = spec.n_features, spec.n_constraints, spec.n_atoms

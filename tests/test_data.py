@@ -1,4 +1,4 @@
-"""Datasets and contexts (rateopt._data)."""
+"""Datasets and contexts (rateopt._language._data)."""
 
 import pickle
 
@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from _rate_reference import make_data, member_list
-from rateopt._data import Context, Dataset
+from rateopt._language._data import Context, Dataset
 from rateopt.exceptions import MissingBaselineError, MissingLabelsError, RateoptError
 
 X4 = np.zeros((4, 2))

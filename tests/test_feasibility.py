@@ -226,7 +226,7 @@ def test_estimator_warns_for_an_infeasible_chosen_solution_even_when_a_mixture_i
 
 def _result(constraints):
     """A result whose iterates have the given constraint values: one atom per value (identity rate maps)."""
-    from rateopt._result import RateMap
+    from rateopt._solutions._result import RateMap
 
     G = np.asarray(constraints, dtype=np.float64)
     T, m = G.shape
@@ -275,8 +275,8 @@ def test_numpydoc_of_the_feasibility_api():
     validate = pytest.importorskip("numpydoc.validate").validate
     ignore = {"EX01", "SA01", "ES01"}
     problems = []
-    for qual in ("rateopt._result.FeasibilityReport", "rateopt._result.FeasibilityReport.describe",
-                 "rateopt._result.TrainResult.feasibility", "rateopt.exceptions.InfeasibleWarning"):
+    for qual in ("rateopt._solutions._result.FeasibilityReport", "rateopt._solutions._result.FeasibilityReport.describe",
+                 "rateopt._solutions._result.TrainResult.feasibility", "rateopt.exceptions.InfeasibleWarning"):
         problems += [f"{qual} {c} {m}" for c, m in validate(qual)["errors"] if c not in ignore]
     assert not problems, "\n".join(problems)
-    assert math.isclose(rateopt._result.FEASIBILITY_RTOL, 1e-9)
+    assert math.isclose(rateopt._solutions._result.FEASIBILITY_RTOL, 1e-9)

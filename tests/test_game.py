@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import rateopt
 
-from rateopt._game import Block, GameSpec, kernel_pass
+from rateopt._training._spec import Block, GameSpec, kernel_pass
 from rateopt.core import AtomTable, FeatureMatrix
 
 

@@ -18,7 +18,7 @@ from sklearn.metrics import log_loss
 
 import rateopt
 from rateopt import core
-from rateopt._game import Combinations
+from rateopt._training._spec import Combinations
 from rateopt.games import GAMES, Game, get_game, register
 
 DOCUMENTED = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
@@ -103,7 +103,7 @@ def test_the_multipliers_see_the_per_constraint_hinge_values():
     problem, _, _ = _problem()
     res = rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=2, eta_lambda=0.5,
                                   record_every=1)
-    spec = rateopt._game.spec_from_problem(problem)
+    spec = rateopt._training._spec.spec_from_problem(problem)
     g = spec.proxy_constraints(np.zeros(3), 0.0)
     np.testing.assert_allclose(res.multipliers[1, 1:], np.maximum(0.5 * g, 0.0), rtol=0, atol=1e-15)
 
@@ -199,13 +199,13 @@ def test_mixture_is_the_one_source_of_every_solution():
     problem, X, y = _problem()
     res = rateopt._train.run_game(problem, method="proxy-swap", n_iter=200, eta_lambda=0.5)  # no LP yet
     calls = []
-    real = rateopt._shrink.shrink
+    real = rateopt._solutions._shrink.shrink
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    rateopt._shrink.shrink = counting
+    rateopt._solutions._shrink.shrink = counting
     try:
         for kind in ("m-stochastic", "T-stochastic", "best", "last"):
             p = res.mixture(kind)
@@ -218,7 +218,7 @@ def test_mixture_is_the_one_source_of_every_solution():
         res.summary(file=io.StringIO())
         res.feasibility("m-stochastic")
     finally:
-        rateopt._shrink.shrink = real
+        rateopt._solutions._shrink.shrink = real
     assert len(calls) == 1  # the LP was solved once (epsilon = 0) and cached
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from _rate_reference import brute, make_data, member_list, random_predictions
 from rateopt import goals as G
-from rateopt._problem import Problem
-from rateopt._rates import Constraint
+from rateopt._compiler._problem import Problem
+from rateopt._language._rates import Constraint
 from rateopt.exceptions import RateoptError
 
 TOL = 1e-12

@@ -17,7 +17,7 @@ import pytest
 from scipy.optimize import linprog, minimize
 
 import rateopt
-from rateopt import _group_opt as G
+from rateopt._methods import _group_opt as G
 from rateopt import oracles
 
 

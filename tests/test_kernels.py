@@ -9,7 +9,7 @@ from sklearn.datasets import make_circles
 from sklearn.metrics.pairwise import pairwise_kernels
 
 import rateopt
-from rateopt._kernels import NystroemMap, kernel_block
+from rateopt.core._kernel_block import NystroemMap, kernel_block
 from rateopt.exceptions import RateoptError
 
 KERNEL_PARAMS = {
@@ -110,7 +110,7 @@ def test_nystroem_landmark_choices_and_memory_guard():
         fmap = NystroemMap.fit(X, n_components=40, landmarks=how, random_state=0)
         assert fmap.landmarks.shape == (40, 3) and fmap.transform(X).shape[0] == 300
     with pytest.raises(RateoptError, match="GiB"):
-        from rateopt._kernels import check_block_memory
+        from rateopt.core._kernel_block import check_block_memory
 
         check_block_memory(10**9, 10**6, np.float32)
 

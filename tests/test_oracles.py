@@ -16,7 +16,7 @@ from scipy.optimize import linprog
 
 import rateopt
 from rateopt import oracles
-from rateopt._game import kernel_pass, spec_from_problem
+from rateopt._training._spec import kernel_pass, spec_from_problem
 from rateopt._params import train_settings
 
 
@@ -222,7 +222,7 @@ def _nonlinear(n=1500, seed=11):
 def test_decision_rates_are_the_kernels_rates_for_a_linear_estimator():
     from sklearn.linear_model import LogisticRegression
 
-    from rateopt._game import decision_rates
+    from rateopt._training._spec import decision_rates
 
     X, y, g, ds = _nonlinear(500)
     spec = spec_from_problem(_problem(ds))
@@ -240,7 +240,7 @@ def test_the_estimator_oracle_reduction_is_exact_for_a_model_that_fits_every_row
     spec = spec_from_problem(_problem(ds))
     best = oracles.EstimatorOracle(DecisionTreeClassifier(random_state=0)).bind(spec, _settings())
     rng = np.random.default_rng(12)
-    from rateopt._game import decision_rates
+    from rateopt._training._spec import decision_rates
 
     for _ in range(5):
         coef = rng.normal(size=spec.n_atoms)
@@ -433,7 +433,7 @@ def _labels_as_eta(X):
 def test_counterfactual_coefficients_match_the_rates_written_out_by_hand():
     """u^(1), u^(0) of 0.7 err - 1.3 tpr(g=1) + 0.4 ppr(g=1) + 0.9 fpr(g=0), from the rates' definitions: a row
     relabeled 1 (0) enters the label-1 (label-0) subsets, with the normalizers W of the real labels."""
-    from rateopt._counterfactual import counterfactual_coefficients
+    from rateopt._training._counterfactual import counterfactual_coefficients
 
     X, y, g, ds = _cells(200)
     w = ds.weights
@@ -455,7 +455,7 @@ def test_counterfactual_coefficients_match_the_rates_written_out_by_hand():
 
 def test_the_plug_in_rule_minimizes_the_expected_cost_over_every_decision_vector():
     """Brute force over all 2^n decision vectors of sum_j (eta_j u1_j + (1 - eta_j) u0_j) d_j."""
-    from rateopt._counterfactual import counterfactual_coefficients
+    from rateopt._training._counterfactual import counterfactual_coefficients
 
     X, y, g, ds = _cells(12, seed=21)
     assert len({(a, b) for a, b in zip(g, y)}) == 4
@@ -575,7 +575,7 @@ def test_three_player_oracle_with_the_plug_in_oracle_approaches_the_best_mixture
 
 
 def test_plug_in_oracle_validation():
-    from rateopt._counterfactual import counterfactual_memberships
+    from rateopt._training._counterfactual import counterfactual_memberships
     from rateopt.exceptions import RateoptError
 
     X, y, g, ds = _cells(100, seed=29)

@@ -1,4 +1,4 @@
-"""Compilation to atom tables and evaluation (rateopt._problem)."""
+"""Compilation to atom tables and evaluation (rateopt._compiler._problem)."""
 
 import inspect
 import pickle
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from _rate_reference import brute, make_data, member_list, random_predictions
-from rateopt import _rates as R
+from rateopt._language import _rates as R
 from rateopt import goals as G
-from rateopt._data import Dataset
-from rateopt._problem import LOWERING_RULES, CompiledProblem, Problem
+from rateopt._language._data import Dataset
+from rateopt._compiler._problem import LOWERING_RULES, CompiledProblem, Problem
 from rateopt.exceptions import (
     ConstantConstraintError,
     EmptySubsetError,
@@ -405,7 +405,7 @@ def test_to_atom_table_with_the_core():
     core = pytest.importorskip("rateopt.core", exc_type=ImportError)
     ds, rec = make_data(6)
     p = Problem(constraints=[G.equal_opportunity("race", 0.05), G.churn_cap(0.2, "sex")], datasets=ds)
-    from rateopt._game import atom_table
+    from rateopt._training._spec import atom_table
 
     table = atom_table(p.compiled.tables["train"])  # the game builds the core's table
     assert table.n_atoms == p.compiled.tables["train"].n_atoms
@@ -418,7 +418,7 @@ def test_to_atom_table_with_the_core():
 
 # --------------------------------------------------------------------------- docstrings
 
-_MODULES = ("rateopt._data", "rateopt._rates", "rateopt.goals", "rateopt._problem")
+_MODULES = ("rateopt._language._data", "rateopt._language._rates", "rateopt.goals", "rateopt._compiler._problem")
 
 
 def _public_objects():
@@ -485,7 +485,7 @@ def test_membership_table_is_written_in_place(monkeypatch):
     which took about 124 bytes per row here beyond the table)."""
     import tracemalloc
 
-    import rateopt._compile as compile_module
+    import rateopt._compiler._compile as compile_module
 
     monkeypatch.setattr(compile_module, "_TABLE_BLOCK_ROWS", 4096)  # several blocks of rows
     n = 50_000

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from rateopt._kernels import kernel_block
+from rateopt.core._kernel_block import kernel_block
 from rateopt.core import AtomTable, FeatureMatrix, rate_kernel
 from rateopt.exceptions import NumericalError
 

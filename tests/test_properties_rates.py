@@ -20,8 +20,8 @@ import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from rateopt import _rates as R
-from rateopt._problem import Problem
+from rateopt._language import _rates as R
+from rateopt._compiler._problem import Problem
 from rateopt.exceptions import ConstantConstraintError, EmptySubsetError
 
 try:  # tests/ as a package or as a plain directory on sys.path

@@ -7,10 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 from _rate_reference import make_data
-from rateopt import _rates as R
-from rateopt._game import spec_from_problem
-from rateopt._problem import Problem
-from rateopt._row_coefficients import problem_row_coefficients
+from rateopt._language import _rates as R
+from rateopt._training._spec import spec_from_problem
+from rateopt._compiler._problem import Problem
+from rateopt._training._row_coefficients import problem_row_coefficients
 from rateopt.core import AtomTable, ramp_rates
 
 
@@ -100,7 +100,7 @@ def test_problem2_rewrite_equals_C_r_minus_kappa():
 # --------------------------------------------------------------------------- 2. the majorizer and MM
 
 import rateopt  # noqa: E402
-from rateopt._ramp import (  # noqa: E402
+from rateopt._methods._ramp import (  # noqa: E402
     _RampData,
     _Step,
     cutting_plane,
@@ -414,7 +414,7 @@ def test_ramp_result_save_load_kernel_model(tmp_path):
 def _rewrite(path, out, meta_update=None, **arrays):
     import json
 
-    from rateopt._classifiers import _META_KEY, _save
+    from rateopt._predictors._linear import _META_KEY, _save
 
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(bytes(z[_META_KEY]).decode())
@@ -488,10 +488,10 @@ def test_numpydoc_of_the_ramp_api():
 def test_docstring_examples_run():
     import doctest
 
-    import rateopt._classifiers
-    import rateopt._ramp
+    import rateopt._predictors._linear
+    import rateopt._methods._ramp
 
-    for obj in (rateopt._ramp.ramp_mm, rateopt._classifiers.RampClassifier, rateopt.core.ramp_rates):
+    for obj in (rateopt._methods._ramp.ramp_mm, rateopt._predictors._linear.RampClassifier, rateopt.core.ramp_rates):
         finder = doctest.DocTestFinder()
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         for t in finder.find(obj, globs={}):
@@ -521,7 +521,7 @@ def test_readme_ramp_example_runs(capsys):
 
 # --------------------------------------------------------------------------- Algorithm 3: the bias cutting plane
 
-from rateopt._ramp import bias_cutting_plane  # noqa: E402
+from rateopt._methods._ramp import bias_cutting_plane  # noqa: E402
 
 
 def _pwl_convex(a, g):

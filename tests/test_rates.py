@@ -1,4 +1,4 @@
-"""Rates and their algebra against brute-force loops over examples (rateopt._rates)."""
+"""Rates and their algebra against brute-force loops over examples (rateopt._language._rates)."""
 
 import pickle
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from _rate_reference import brute, make_data, member_list, random_predictions
-from rateopt import _rates as R
-from rateopt._problem import Problem
+from rateopt._language import _rates as R
+from rateopt._compiler._problem import Problem
 from rateopt.exceptions import RateoptError
 
 TOL = 1e-12

@@ -76,7 +76,7 @@ def test_public_functions_have_valid_numpydoc():
 
     validate = pytest.importorskip("numpydoc.validate").validate
     problems = []
-    for modname in ("rateopt._group_rates", "rateopt._sweep", "rateopt.report", "rateopt.plot", "rateopt._toml"):
+    for modname in ("rateopt._group_rates", "rateopt._methods._sweep", "rateopt.report", "rateopt.plot", "rateopt._compiler._toml"):
         mod = importlib.import_module(modname)
         for n in mod.__all__:
             obj = getattr(mod, n)

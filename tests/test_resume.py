@@ -1,4 +1,4 @@
-"""Checkpoints and resumed fits (``train(checkpoint=..., resume=...)``, rateopt._resume).
+"""Checkpoints and resumed fits (``train(checkpoint=..., resume=...)``, rateopt._solutions._resume).
 
 References: the records of an uninterrupted fit. With plain SGD (no optimizer
 moments) and Lagrange multipliers, a fit's whole state is in its last record,

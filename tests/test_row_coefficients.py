@@ -1,4 +1,4 @@
-"""Per-row net coefficients of atom-rate combinations (rateopt._row_coefficients)."""
+"""Per-row net coefficients of atom-rate combinations (rateopt._training._row_coefficients)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from _rate_reference import make_data
-from rateopt import _rates as R
-from rateopt._game import spec_from_problem
-from rateopt._problem import Problem
-from rateopt._row_coefficients import problem_row_coefficients, row_coefficients
+from rateopt._language import _rates as R
+from rateopt._training._spec import spec_from_problem
+from rateopt._compiler._problem import Problem
+from rateopt._training._row_coefficients import problem_row_coefficients, row_coefficients
 from rateopt.core import AtomTable, rate_kernel_multi
 
 
@@ -150,6 +150,6 @@ def test_numpydoc_of_the_row_coefficient_api():
     validate = pytest.importorskip("numpydoc.validate").validate
     ignore = {"EX01", "SA01", "ES01"}
     problems = []
-    for qual in ("rateopt._row_coefficients.row_coefficients", "rateopt._row_coefficients.problem_row_coefficients"):
+    for qual in ("rateopt._training._row_coefficients.row_coefficients", "rateopt._training._row_coefficients.problem_row_coefficients"):
         problems += [f"{qual} {c} {m}" for c, m in validate(qual)["errors"] if c not in ignore]
     assert not problems, "\n".join(problems)

@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from rateopt import _core
 from rateopt.core import AtomTable, FeatureMatrix, SdcaResult, rate_kernel, sdca_two_sided_hinge
-from rateopt._row_coefficients import row_coefficients
+from rateopt._training._row_coefficients import row_coefficients
 
 # --------------------------------------------------------------------------- #
 # NumPy definitions (methods_spec.md §1.4)

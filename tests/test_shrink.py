@@ -1,4 +1,4 @@
-"""Shrinking LP, rank heuristic and mixtures (``rateopt._shrink``).
+"""Shrinking LP, rank heuristic and mixtures (``rateopt._solutions._shrink``).
 
 References are independent of the code under test: brute force over supports
 with ``scipy.optimize.linprog``, the min-max LP solved by ``linprog``,
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-import rateopt._shrink as shrink_mod
-from rateopt._shrink import (
+import rateopt._solutions._shrink as shrink_mod
+from rateopt._solutions._shrink import (
     ShrinkResult,
     best_iterate,
     lambda_weighted_mixture,

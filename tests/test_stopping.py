@@ -1,4 +1,4 @@
-"""The optional stopping rule (``stop_tol``, ``stop_patience``; rateopt._stopping).
+"""The optional stopping rule (``stop_tol``, ``stop_patience``; rateopt._solutions._stopping).
 
 References: the LP's value over every prefix of the records is recomputed here
 with SciPy's ``linprog`` (not rateopt's shrink), and the iteration at which the
@@ -15,7 +15,7 @@ import pytest
 from scipy.optimize import linprog
 
 import rateopt
-from rateopt._stopping import PlateauRule, improved_by, lp_score
+from rateopt._solutions._stopping import PlateauRule, improved_by, lp_score
 
 
 def _problem(seed=0, n=600):

@@ -9,7 +9,7 @@ import pytest
 
 import rateopt
 from rateopt import _core
-from rateopt._threads import resolve_n_threads
+from rateopt.core._threads import resolve_n_threads
 
 
 def test_explicit_counts_pass_through():
@@ -30,7 +30,7 @@ def test_invalid_counts_are_refused(bad):
 
 def test_default_follows_omp_num_threads():
     # A fresh interpreter, so the OpenMP runtime reads the variable at start-up.
-    code = "import rateopt._threads as t; print(t.resolve_n_threads(None))"
+    code = "import rateopt.core._threads as t; print(t.resolve_n_threads(None))"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1"

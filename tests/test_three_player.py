@@ -111,8 +111,8 @@ def test_a_metric_result_round_trips(tmp_path):
 
 def _synthetic_result(R, metric, C=None, kappa=None):
     """A TrainResult over given atom rates: atoms 0, 1 are the metric's coordinates, C rows constrain."""
-    from rateopt._compiled import MetricRows
-    from rateopt._result import RateMap
+    from rateopt._compiler._compiled import MetricRows
+    from rateopt._solutions._result import RateMap
 
     A = R.shape[1]
     Z = np.eye(A)[:2]

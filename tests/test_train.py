@@ -31,7 +31,7 @@ from rateopt import (
     positive_prediction_rate,
     train,
 )
-from rateopt._game import GameSpec, spec_from_problem
+from rateopt._training._spec import GameSpec, spec_from_problem
 from rateopt.exceptions import InfeasibleWarning
 
 METHODS = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")

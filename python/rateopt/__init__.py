@@ -17,17 +17,23 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import core, exceptions, games, goals, metrics, oracles  # noqa: E402
-from ._classifiers import LinearClassifier, StochasticClassifier, load
-from ._config import get_config, show_config
+from ._predictors._linear import LinearClassifier, StochasticClassifier, load
+from .core._config import get_config, show_config
 from ._demo import make_groups_dataset
-from ._ensembles import EstimatorMixture
-from ._group_opt import (FoldedObjective, GroupOptResult, fold_constraints, group_opt, group_opt_constants,
-                         minimax_group_loss)
-from ._data import Context, Dataset
+from ._predictors._ensembles import EstimatorMixture
+from ._methods._group_opt import (
+    FoldedObjective,
+    GroupOptResult,
+    fold_constraints,
+    group_opt,
+    group_opt_constants,
+    minimax_group_loss,
+)
+from ._language._data import Context, Dataset
 from ._estimator import RateConstrainedClassifier
-from ._models import KernelModel, LinearModel
-from ._problem import CompiledProblem, Evaluation, Problem
-from ._rates import (
+from ._predictors._specs import KernelModel, LinearModel
+from ._compiler._problem import CompiledProblem, Evaluation, Problem
+from ._language._rates import (
     Constraint,
     Expression,
     accuracy,
@@ -60,10 +66,10 @@ from ._rates import (
     win_count,
     win_rate,
 )
-from ._result import FeasibilityReport, TrainResult
-from ._shrink import ShrinkResult, best_iterate
+from ._solutions._result import FeasibilityReport, TrainResult
+from ._solutions._shrink import ShrinkResult, best_iterate
 from ._train import train
-from ._kernels import kernel_block
+from .core._kernel_block import kernel_block
 from .core import AtomTable, FeatureMatrix, rate_kernel
 
 __version__ = "0.1.0"
@@ -143,13 +149,13 @@ __all__ = [
 ]
 
 # Seed 004: ramp-loss dataset constraints by majorization-minimization.
-from ._classifiers import RampClassifier  # noqa: E402
-from ._ramp import RampMMResult, ramp_mm  # noqa: E402
+from ._predictors._linear import RampClassifier  # noqa: E402
+from ._methods._ramp import RampMMResult, ramp_mm  # noqa: E402
 
 __all__ += ["ramp_mm", "RampMMResult", "RampClassifier"]
 
 # Issue 16: per-group rates, slack sweeps, reports and plots (rateopt.report, rateopt.plot, rateopt.cli).
 from ._group_rates import group_rates  # noqa: E402
-from ._sweep import SweepResult, sweep  # noqa: E402
+from ._methods._sweep import SweepResult, sweep  # noqa: E402
 
 __all__ += ["group_rates", "sweep", "SweepResult"]

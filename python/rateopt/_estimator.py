@@ -14,11 +14,11 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._classifiers import LinearClassifier
-from ._data import Dataset, check_weights
+from ._predictors._linear import LinearClassifier
+from ._language._data import Dataset, check_weights
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
-from ._problem import Problem
-from ._result import warn_if_infeasible
+from ._compiler._problem import Problem
+from ._solutions._result import warn_if_infeasible
 from ._train import run_game
 from .goals import OBJECTIVES
 from .oracles import EstimatorOracle

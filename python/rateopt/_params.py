@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from ._threads import resolve_n_threads
-from ._validation import (
+from .core._threads import resolve_n_threads
+from ._utils._validation import (
     check_bool,
     check_choice,
     check_int,
@@ -117,7 +117,7 @@ _BY_NAME = {p.name: p for p in TRAIN_PARAMS}
 
 
 def _check_l2(name, value):
-    from ._models import check_l2
+    from ._predictors._specs import check_l2
 
     try:
         return check_l2(value)
@@ -183,7 +183,7 @@ def validate(table, values):
 
 def build_model(values, random_state=None):
     """A :class:`LinearModel` or :class:`KernelModel` from :data:`MODEL_PARAMS` values (validated here)."""
-    from ._models import KernelModel, LinearModel
+    from ._predictors._specs import KernelModel, LinearModel
 
     v = validate(MODEL_PARAMS, values)
     if v["model"] == "kernel":
@@ -218,7 +218,7 @@ class TrainSettings:
     verbose: bool
     oracle: object = None
     loop: str = "auto"
-    l2: object = 0.0  # a float once run_game has resolved "auto" (rateopt._models.resolve_l2)
+    l2: object = 0.0  # a float once run_game has resolved "auto" (rateopt._predictors._specs.resolve_l2)
     radius: object = None
     fit_intercept: bool = True
     lambda_init: str = "objective"

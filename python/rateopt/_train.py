@@ -25,13 +25,14 @@ import dataclasses
 
 import numpy as np
 
-from ._game import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
-from ._models import KernelModel, LinearModel, resolve_l2
+from ._training._spec import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
+from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._params import train_settings
-from ._players import LagrangePlayer, SwapRegretPlayer
-from ._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
-from ._stopping import PlateauRule
-from . import _resume, core
+from ._training._players import LagrangePlayer, SwapRegretPlayer
+from ._solutions._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
+from ._solutions._stopping import PlateauRule
+from ._solutions import _resume
+from . import core
 from .core import FeatureMatrix
 from .games import GAMES, get_game
 from .games.lagrangian import LagrangianHingeGame, ProxyExternalGame
@@ -97,7 +98,7 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``"proxy-external"``, ``"lagrangian-hinge"`` or ``"unconstrained"``),
         linear model; the model and the multipliers start where it ended, the
         optimizer's moments and the minibatch generator start afresh
-        (:mod:`rateopt._resume`). ``n_iter`` more iterations run, and the
+        (:mod:`rateopt._solutions._resume`). ``n_iter`` more iterations run, and the
         result holds the old records followed by the new ones.
     **params
         The training parameters of :data:`rateopt._params.TRAIN_PARAMS`
@@ -130,7 +131,7 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         always recorded), ``stop_tol=None`` and ``stop_patience=20`` (stop
         early once the m-stochastic LP over the records so far has improved by
         at most ``stop_tol`` over the last ``stop_patience`` records:
-        :mod:`rateopt._stopping`), ``random_state=None`` (minibatch seed),
+        :mod:`rateopt._solutions._stopping`), ``random_state=None`` (minibatch seed),
         ``n_threads=None`` (None: the OpenMP setting; -1: all cores),
         ``verbose=False`` (a tqdm progress bar), ``loop="auto"`` (where the
         iterations run: ``"core"``, one C++ call with the GIL released, for the
@@ -186,7 +187,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
 
     ``init=(theta, bias)`` starts the model player there instead of at zero (a
     warm start, e.g. from the previous point of :func:`rateopt.sweep`).
-    ``checkpoint`` and ``resume``: see :func:`train` and :mod:`rateopt._resume`.
+    ``checkpoint`` and ``resume``: see :func:`train` and :mod:`rateopt._solutions._resume`.
     """
     method, game_cls = _resolve_method(problem, method)
     model = _model(problem, model)
@@ -533,7 +534,7 @@ def _fit_feature_map(spec, model, threads):
 
 def _mapped_spec(spec, feature_map, threads):
     """The same game on the kernel features of every dataset (built once, memory checked up front)."""
-    from ._kernels import check_block_memory
+    from .core._kernel_block import check_block_memory
 
     total = sum(b.X.n_samples for b in spec.blocks)
     check_block_memory(total, feature_map.n_components_, feature_map.dtype)

@@ -34,7 +34,7 @@ class InfeasibleWarning(UserWarning):
     """
 
 
-# --- rate-expression language (rateopt._data, _rates, goals, _problem) ---
+# --- rate-expression language (rateopt._language._data, _rates, goals, _problem) ---
 
 __all__ += [
     "EmptySubsetError",

@@ -3,7 +3,7 @@
 A goal (e.g. ``equal_opportunity("sex", slack=0.05)``) is a small frozen
 object holding only simple parameters (group column, slack, bound, dataset
 role), so a scikit-learn estimator can take it as a parameter, print it and
-clone it. :meth:`Goal.bind` turns it into :class:`~rateopt._rates.Constraint`
+clone it. :meth:`Goal.bind` turns it into :class:`~rateopt._language._rates.Constraint`
 objects on actual datasets; :class:`~rateopt.Problem` binds goals passed
 among its constraints.
 
@@ -40,8 +40,8 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import ClassVar
 
-from rateopt import _rates as R
-from rateopt._data import Dataset
+from rateopt._language import _rates as R
+from rateopt._language._data import Dataset
 from rateopt.exceptions import RateoptError
 
 __all__ = [
@@ -1175,7 +1175,7 @@ class RocAucFloor(Goal):
     name: str | None = field(default=None, kw_only=True)
 
     def _validate(self):
-        from rateopt._auc import _check_slices
+        from rateopt._language._auc import _check_slices
 
         _check_number(type(self).__name__, "min_auc", self.min_auc, lo=0.0, hi=1.0)
         _check_slices(self.L)
@@ -1193,7 +1193,7 @@ class RocAucFloor(Goal):
         list of Constraint
             The L-1 FPR slice constraints, then the slice bound's floor.
         """
-        from rateopt._auc import roc_auc
+        from rateopt._language._auc import roc_auc
 
         ds = self._resolve(datasets)
         return roc_auc(ds, self.L, name=self.name or "roc_auc") >= self.min_auc

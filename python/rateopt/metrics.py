@@ -32,8 +32,8 @@ import math
 
 import numpy as np
 
-from . import _rates as R
-from ._data import Context, Dataset
+from ._language import _rates as R
+from ._language._data import Context, Dataset
 from .exceptions import RateoptError
 
 __all__ = ["Metric", "MetricConstraint", "MetricSum", "RatioMetric", "metric_from_params", "kl_divergence", "g_mean", "h_mean", "q_mean", "ratio",
@@ -238,7 +238,7 @@ class Metric:
         float
             ``psi`` of the predictor's (expected) rates.
         """
-        from ._problem import Problem
+        from ._compiler._problem import Problem
 
         z = [Problem(objective=expr).evaluate(predictions, kind=kind).objective for expr in self.rates]
         return self.value(z)
@@ -899,6 +899,6 @@ def q_mean(ctx):
 
 # --------------------------------------------------------------------------- ROC-AUC (issue 11 item 7)
 # The slice form with trainable thresholds and the exact L-slice AUC live in _auc.py.
-from ._auc import RocAuc, Threshold, ThresholdedRate, roc_auc, roc_auc_lj  # noqa: E402
+from ._language._auc import RocAuc, Threshold, ThresholdedRate, roc_auc, roc_auc_lj  # noqa: E402
 
 __all__ += ["RocAuc", "Threshold", "ThresholdedRate", "roc_auc", "roc_auc_lj"]

@@ -65,9 +65,9 @@ def net_coefficients(spec, coef):
     -------
     list of ndarray
         One vector of shape (n_samples of the block,) per block of ``spec``
-        (:func:`rateopt._row_coefficients.problem_row_coefficients`, in block order).
+        (:func:`rateopt._training._row_coefficients.problem_row_coefficients`, in block order).
     """
-    from ._row_coefficients import problem_row_coefficients
+    from ._training._row_coefficients import problem_row_coefficients
 
     return list(problem_row_coefficients(spec, coef).values())
 
@@ -137,7 +137,7 @@ class PoolOracle(Oracle):
         self.models = tuple(pool)
 
     def bind(self, spec, settings):
-        from ._game import kernel_pass
+        from ._training._spec import kernel_pass
 
         d = self.models[0][0].shape[0]
         if d != spec.n_features:
@@ -366,7 +366,7 @@ class PlugInOracle(Oracle):
 
     Each call takes the counterfactual net coefficients ``u_j^(1)``, ``u_j^(0)``
     that row ``j`` would have with label ``y_j := 1`` and ``y_j := 0``
-    (:mod:`rateopt._counterfactual`: every atom's subset re-evaluated on
+    (:mod:`rateopt._training._counterfactual`: every atom's subset re-evaluated on
     relabeled data, normalizers ``W(S_a)`` of the real labels). With
     ``eta_j = P(y = 1 | x_j)`` estimated by ``eta_hat``, the expected cost of a
     positive decision is ``eta_j u_j^(1) + (1 - eta_j) u_j^(0)``, and the oracle
@@ -420,7 +420,7 @@ class PlugInOracle(Oracle):
         self.group_columns = None if group_columns is None else _group_columns(group_columns)
 
     def bind(self, spec, settings):
-        from ._counterfactual import counterfactual_memberships
+        from ._training._counterfactual import counterfactual_memberships
 
         if len(spec.blocks) != 1:
             raise ValueError(f"PlugInOracle: the problem has {len(spec.blocks)} datasets; the plug-in rule is one "
@@ -597,7 +597,7 @@ class EstimatorOracle(Oracle):
 
         from sklearn.base import clone
 
-        from ._ensembles import ConstantClassifier, positive_decisions
+        from ._predictors._ensembles import ConstantClassifier, positive_decisions
 
         blocks = [b.X.data for b in spec.blocks]
         X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from .._classifiers import load
+from .._predictors._linear import load
 from ..exceptions import RateoptError
 from ._encoding import ColumnRoles, Encoding
 from ._io import InputError

@@ -42,7 +42,7 @@ def run(args):
 
 
 def _goals(source, base_dir=None):
-    from .._toml import read_goals
+    from .._compiler._toml import read_goals
 
     spec = read_goals(source)
     if spec.path is None and base_dir is not None:
@@ -78,7 +78,7 @@ def _check_goal_groups(spec, groups_given):
 
 def _problem(spec, tables, main):
     """The goals bound to ``main`` (as role "train") and to the goals' other roles."""
-    from .._problem import Problem
+    from .._compiler._problem import Problem
 
     _check_goal_groups(spec, main.groups)
     datasets = {"train": main.dataset("train")}
@@ -126,7 +126,7 @@ def _fmt_of(explicit):
 def fit(args):
     from .. import __version__
     from .._params import SOLUTION_PARAMS, build_model, validate
-    from .._result import warn_if_infeasible
+    from .._solutions._result import warn_if_infeasible
     from .._train import run_game
     from ..report import build_report, write_report
 
@@ -178,7 +178,7 @@ def fit(args):
         before = {s: _group_table(tables[s], base_clf.predict_proba(tables[s].X)) for s in groups}
     sweep_points = None
     if args.sweep:
-        from .._sweep import sweep
+        from .._methods._sweep import sweep
 
         if not 0 <= args.sweep_goal < len(spec.goals):
             raise InputError(f"--sweep-goal {args.sweep_goal}: the goals file has {len(spec.goals)} goal(s)")
@@ -352,7 +352,7 @@ def predict(args):
 
 
 def report(args):
-    from .._classifiers import load
+    from .._predictors._linear import load
     from ..report import build_report, write_report
 
     path = args.result
@@ -439,7 +439,7 @@ def reproduce(args):
 
 
 def selfcheck(args):
-    from .._config import show_config
+    from ..core._config import show_config
     from ..__main__ import selfcheck as check
 
     show_config()

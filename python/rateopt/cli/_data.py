@@ -27,7 +27,7 @@ class Table:
     path: str
 
     def dataset(self, name="train"):
-        from .._data import Dataset
+        from .._language._data import Dataset
 
         return Dataset(self.X, self.y, weights=self.weight, groups=self.groups or None, baseline=self.baseline,
                        name=name)

@@ -1,7 +1,7 @@
 """A dataset whose rows are partitions on a Dask cluster, as one block of a training game.
 
 :class:`RemoteBlock` has the members the driver uses of a
-:class:`rateopt._game.Block` (``n_samples``, ``n_features``, ``run_kernel``,
+:class:`rateopt._training._spec.Block` (``n_samples``, ``n_features``, ``run_kernel``,
 ``revalidated``). Its :meth:`~RemoteBlock.run_kernel` is one map and one
 reduction: the partitions are grouped by the worker that held them when the
 block was made; one task per group runs the core's fused kernel on each of its
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from rateopt._game import Block
+from rateopt._training._spec import Block
 from rateopt.exceptions import RateoptError
 
 __all__ = ["RemoteBlock", "KernelSums"]

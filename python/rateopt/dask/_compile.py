@@ -1,6 +1,6 @@
 """Partition-wise compilation: the compile steps that read data, run where the partitions live.
 
-:func:`rateopt._compile.compile_problem` lowers the expressions on the client
+:func:`rateopt._compiler._compile.compile_problem` lowers the expressions on the client
 as usual; the three steps that read data come from :class:`PartitionedData`:
 
 * the lowering's environment (:class:`PartitionedEnv`) gets each subset's
@@ -23,10 +23,10 @@ import hashlib
 import numpy as np
 
 from rateopt import core
-from rateopt._compile import merge_by_membership, number_atoms
-from rateopt._compiled import _frozen
-from rateopt._data import Context, _Mask
-from rateopt._lowering import _Env, _WeightSum
+from rateopt._compiler._compile import merge_by_membership, number_atoms
+from rateopt._compiler._compiled import _frozen
+from rateopt._language._data import Context, _Mask
+from rateopt._language._lowering import _Env, _WeightSum
 from rateopt.exceptions import EmptySubsetError, RateoptError
 
 __all__ = ["PartitionedData", "PartitionedEnv", "PartitionedTable", "PartitionBlock"]
@@ -44,7 +44,7 @@ def _mask(part, predicate):
 
 def subset_stats(part, predicate):
     """``(members, mant, exp, digest)`` of one subset on one partition: its size, its total weight
-    ``mant * 2**exp`` (exactly rescaled, as :class:`rateopt._lowering._WeightSum`) and a digest of its mask."""
+    ``mant * 2**exp`` (exactly rescaled, as :class:`rateopt._language._lowering._WeightSum`) and a digest of its mask."""
     m = _mask(part, predicate)
     w = _WeightSum.of(part.data.weights[m]) if m.any() else _WeightSum()
     digest = hashlib.blake2b(np.packbits(m).tobytes(), digest_size=16).digest()
@@ -72,7 +72,7 @@ def _rebuild_block(index, X, indptr, indices, weights, n_atoms):
 
 def partition_block(part, predicates, exps, mants):
     """The membership table of one partition (CSR, ascending atom ids within a row) with its atoms' global
-    weight sums ``mants * 2**exps``: the same table :func:`rateopt._compile._membership_table` builds."""
+    weight sums ``mants * 2**exps``: the same table :func:`rateopt._compiler._compile._membership_table` builds."""
     n = part.n_samples
     w = part.data.weights
     rows_parts, cols_parts, val_parts = [], [], []
@@ -155,7 +155,7 @@ class PartitionedEnv(_Env):
 
 
 def merge_subsets(env, datasets, forms):
-    """As :func:`rateopt._compile._merge_subsets`, memberships compared by their per-partition digests."""
+    """As :func:`rateopt._compiler._compile._merge_subsets`, memberships compared by their per-partition digests."""
 
     def membership(ctx):
         s = env.stats(ctx)
@@ -200,7 +200,7 @@ def atoms_and_tables(env, datasets, per_ds):
 
 
 class PartitionedData:
-    """The compile backend of :class:`rateopt.dask.Dataset` (see :func:`rateopt._compile._data_backend`)."""
+    """The compile backend of :class:`rateopt.dask.Dataset` (see :func:`rateopt._compiler._compile._data_backend`)."""
 
     env = PartitionedEnv
     merge_subsets = staticmethod(merge_subsets)

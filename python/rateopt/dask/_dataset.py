@@ -7,9 +7,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from rateopt._data import DEFAULT_DATASET_NAME
-from rateopt._data import Dataset as LocalDataset
-from rateopt._lowering import _WeightSum
+from rateopt._language._data import DEFAULT_DATASET_NAME
+from rateopt._language._data import Dataset as LocalDataset
+from rateopt._language._lowering import _WeightSum
 from rateopt.exceptions import RateoptError
 
 from . import _partitions as P
@@ -286,7 +286,7 @@ class Dataset(LocalDataset):
     @property
     def total_weight(self) -> float:
         """Sum of the example weights, by one reduction over the partitions."""
-        from rateopt._data import _All
+        from rateopt._language._data import _All
 
         return self.subset_stats(_All()).weight.value()
 
@@ -303,7 +303,7 @@ class Dataset(LocalDataset):
         ndarray
             The sorted distinct values.
         """
-        from rateopt._data import _unique
+        from rateopt._language._data import _unique
 
         self._group_column(column)
         parts = self.client.gather([self.client.submit(_group_values, p, column, pure=False)

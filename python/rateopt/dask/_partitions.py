@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from rateopt import core
-from rateopt._data import Dataset as LocalDataset
+from rateopt._language._data import Dataset as LocalDataset
 from rateopt.exceptions import RateoptError
 
 __all__ = ["Partition", "split", "make_partition"]
@@ -136,7 +136,7 @@ def _column(v):
 
 def label_summary(y):
     """``(dtype kind, sorted distinct values (at most 3), has missing values)`` of one label partition."""
-    from rateopt._data import _missing_mask, _unique
+    from rateopt._language._data import _missing_mask, _unique
 
     a = _column(y)
     if a.ndim != 1:

@@ -221,7 +221,7 @@ class BenchmarkDataset:
         rateopt.Dataset
             Features ``X[indices]`` (CSR), labels, weights and groups (object arrays).
         """
-        from rateopt._data import Dataset
+        from rateopt._language._data import Dataset
 
         idx = np.arange(self.n_samples) if indices is None else np.asarray(indices, dtype=np.int64)
         cols = list(self.groups.columns) if groups is None else list(groups)

@@ -8,11 +8,11 @@ One iteration of :func:`rateopt.train` is::
 
 and the driver records ``(theta, bias)``, the atom rates and
 ``game.multipliers()`` every ``record_every`` iterations. A game never touches
-data: it sees the compiled rate maps of its :class:`~rateopt._game.GameSpec`
+data: it sees the compiled rate maps of its :class:`~rateopt._training._spec.GameSpec`
 (``c0``, ``C``, ``kappa``) and the kernel's results (atom rates, the proxy value
 of each combination it asked for, the weighted gradient).
 
-A game may call: the players (``rateopt._players``), ``rateopt.core``'s
+A game may call: the players (``rateopt._training._players``), ``rateopt.core``'s
 multiplier primitives, NumPy on vectors of atom or constraint size. It must not
 loop over examples or call the kernel itself (the driver does, once).
 """
@@ -23,8 +23,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._game import Combinations
-from .._players import ModelPlayer
+from .._training._spec import Combinations
+from .._training._players import ModelPlayer
 
 __all__ = ["GAMES", "Game", "Combinations", "register"]
 

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .._players import LagrangePlayer
+from .._training._players import LagrangePlayer
 from ._base import Combinations, Game, model_combinations, register
 
 __all__ = ["ProxyExternalGame", "LagrangianHingeGame"]

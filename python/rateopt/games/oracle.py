@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .._players import LagrangePlayer, SwapRegretPlayer
+from .._training._players import LagrangePlayer, SwapRegretPlayer
 from ._base import Game, register
 from .three_player import ThreePlayerGame
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .._players import SwapRegretPlayer
+from .._training._players import SwapRegretPlayer
 from ._base import Game, model_combinations, register
 
 __all__ = ["ProxySwapGame"]

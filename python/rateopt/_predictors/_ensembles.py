@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._classifiers import mixture_draws, mixture_proba
-from .core import FeatureMatrix
-from .exceptions import RateoptError
+from ._linear import mixture_draws, mixture_proba
+from ..core import FeatureMatrix
+from ..exceptions import RateoptError
 
 __all__ = ["EstimatorMixture", "ConstantClassifier"]
 

@@ -55,12 +55,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from . import _shrink
-from ._classifiers import LinearClassifier, RampClassifier
-from ._result import RateMap, TrainResult
-from ._row_coefficients import problem_row_coefficients, row_coefficients
-from .core import FeatureMatrix, ramp_rates, sdca_two_sided_hinge
-from .exceptions import RateoptError
+from .._solutions import _shrink
+from .._predictors._linear import LinearClassifier, RampClassifier
+from .._solutions._result import RateMap, TrainResult
+from .._training._row_coefficients import problem_row_coefficients, row_coefficients
+from ..core import FeatureMatrix, ramp_rates, sdca_two_sided_hinge
+from ..exceptions import RateoptError
 
 __all__ = ["ramp_mm", "RampMMResult", "RAMP_RULES", "BIAS_MODES", "bias_cutting_plane"]
 
@@ -539,7 +539,7 @@ def _plain(obj):
 
 def ramp_result_from_file(fields, meta, arrays, path):
     """A :class:`RampMMResult` from a loaded archive: the :class:`TrainResult` fields plus the ramp records."""
-    from ._classifiers import _array, _damaged
+    from .._predictors._linear import _array, _damaged
 
     T, n_atoms = fields["atom_rates"].shape
     R = _array(arrays, "ramp_atom_rates", 2, path)
@@ -731,7 +731,7 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
     >>> bool(res.ramp_constraints[-1, 0] <= 1e-9)
     True
     """
-    from ._train import _model, _prepare
+    from .._train import _model, _prepare
 
     t_start = time.perf_counter()
     model = _model(problem, model)

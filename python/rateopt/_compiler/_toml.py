@@ -36,8 +36,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from . import goals as _goals
-from .exceptions import RateoptError
+from .. import goals as _goals
+from ..exceptions import RateoptError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -235,14 +235,14 @@ def read_goals(source):
     tr = doc.get("train", {})
     if not isinstance(tr, dict):
         fail("must be a table [train] of parameters", _line_of(text, key="train", table=None), "train")
-    from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
+    from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
 
     known = {p.name: p for p in (*TRAIN_PARAMS, *MODEL_PARAMS, *SOLUTION_PARAMS)
              if p.name not in ("oracle", "verbose", "n_threads")}
     for k, v in tr.items():
         line = _line_of(text, key=k, table="train")
         if k == "method":
-            from .games import GAMES
+            from ..games import GAMES
 
             if v != "auto" and v not in GAMES:
                 fail(f"method must be 'auto' or one of {sorted(GAMES)}, got {v!r}", line, "train.method")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rateopt._data import Dataset
+from rateopt._language._data import Dataset
 from rateopt.exceptions import RateoptError
 
 __all__: list = []

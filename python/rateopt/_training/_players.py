@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core, core
+from .. import _core, core
 
 __all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer"]
 

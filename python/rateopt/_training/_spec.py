@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import core
+from .. import core
 
 __all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
            "spec_from_problem"]
@@ -95,7 +95,7 @@ class GameSpec:
     atom_contexts : tuple of tuple of Context
         The subsets merged into each atom (``CompiledProblem.atom_contexts``;
         empty for a spec built by hand): what recomputes memberships under
-        other labels (:mod:`rateopt._counterfactual`).
+        other labels (:mod:`rateopt._training._counterfactual`).
     """
 
     blocks: tuple
@@ -332,7 +332,7 @@ def spec_from_problem(problem):
 
 def atom_table(table):
     """The core's validated :class:`~rateopt.core.AtomTable` of a compiled
-    :class:`~rateopt._compiled.MembershipTable` (its arrays are shared, not copied)."""
+    :class:`~rateopt._compiler._compiled.MembershipTable` (its arrays are shared, not copied)."""
     return core.AtomTable(table.indptr, table.indices, table.weights, table.n_atoms)
 
 
@@ -369,7 +369,7 @@ def decision_rates(spec, model):
     """
     import scipy.sparse as sp
 
-    from ._ensembles import positive_decisions
+    from .._predictors._ensembles import positive_decisions
 
     rates = np.zeros(spec.n_atoms)
     for blk in spec.blocks:

@@ -1,12 +1,12 @@
 """Lowering of rate expressions to affine forms of atoms.
 
-Every rate of :mod:`rateopt._rates` is an affine function of *atoms*
+Every rate of :mod:`rateopt._language._rates` is an affine function of *atoms*
 ``p+(S)``, the weighted positive-prediction rates of subsets of a dataset. A
 registry of small rules ``{node type: lower_fn}`` (:data:`LOWERING_RULES`)
 turns an expression into an :class:`_Affine` form ``const + sum_ctx coef *
 p+(ctx)``; :class:`_Env` gives the rules cached subset masks and weights and
 the checks (empty subsets, missing labels or baselines) that name where the
-rate is used. Compilation (:mod:`rateopt._compile`) merges the forms' subsets
+rate is used. Compilation (:mod:`rateopt._compiler._compile`) merges the forms' subsets
 into atoms.
 """
 
@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from rateopt import _rates as R
-from rateopt._data import Context
+from rateopt._language import _rates as R
+from rateopt._language._data import Context
 from rateopt.exceptions import EmptySubsetError, MissingBaselineError, MissingLabelsError, RateoptError
 
 __all__ = ["LOWERING_RULES"]

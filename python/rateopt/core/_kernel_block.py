@@ -27,10 +27,10 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from . import _core
+from .. import _core
 from ._threads import resolve_n_threads
-from .core import FeatureMatrix
-from .exceptions import NumericalError, RateoptError
+from . import FeatureMatrix
+from ..exceptions import NumericalError, RateoptError
 
 __all__ = ["KERNELS", "kernel_block", "NystroemMap", "resolve_gamma"]
 

@@ -352,7 +352,7 @@ class CompiledProblem:
     atom_contexts : tuple of tuple of Context
         For every global atom, the subsets (contexts) merged into it: their
         predicates recompute memberships under other labels (the plug-in
-        oracle's counterfactual memberships, :mod:`rateopt._counterfactual`).
+        oracle's counterfactual memberships, :mod:`rateopt._training._counterfactual`).
     """
 
     datasets: tuple

@@ -2,7 +2,7 @@
 
 :func:`compile_problem` runs once per :class:`~rateopt.Problem`, in small
 steps: unique constraint names; lowering of every expression to affine forms
-of subsets (:mod:`rateopt._lowering`); merging identical subsets of a dataset
+of subsets (:mod:`rateopt._language._lowering`); merging identical subsets of a dataset
 into one atom, numbered dataset by dataset; one CSR membership table per
 dataset; the rows of ``C``, ``kappa`` and the objective; the rate layer of
 every named rate. The result is frozen and never touches the compiled core.
@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from rateopt import _rates as R
-from rateopt._compiled import (
+from rateopt._language import _rates as R
+from rateopt._compiler._compiled import (
     AtomInfo,
     CompiledProblem,
     InverseData,
@@ -25,8 +25,8 @@ from rateopt._compiled import (
     RateLayer,
     _frozen,
 )
-from rateopt._data import Dataset
-from rateopt._lowering import _CANCEL_RTOL, _Affine, _Env, _lower
+from rateopt._language._data import Dataset
+from rateopt._language._lowering import _CANCEL_RTOL, _Affine, _Env, _lower
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 
@@ -257,7 +257,7 @@ def _merge_subsets(env, datasets, forms):
 
     def membership(ctx):
         m = env.mask(ctx)
-        # a thresholded subset (an offset atom, rateopt._auc) is its own atom per threshold
+        # a thresholded subset (an offset atom, rateopt._language._auc) is its own atom per threshold
         return (np.packbits(m).tobytes(), id(getattr(ctx, "threshold", None))), m
 
     return merge_by_membership(datasets, forms, membership)
@@ -359,7 +359,7 @@ def number_atoms(datasets, per_ds, describe, tables_of):
 def _offset_ids(per_ds, datasets):
     """The offset id of every global atom (-1: none) and the thresholds, numbered in atom order.
 
-    A thresholded subset (``rateopt._auc``) is an offset atom: its members are
+    A thresholded subset (``rateopt._language._auc``) is an offset atom: its members are
     scored ``h(x) - b``; the game trains ``b`` with the model.
     """
     ids, thresholds, seen = [], [], {}
@@ -440,7 +440,7 @@ _TABLE_BLOCK_ROWS = 1 << 20
 
 
 def _scale_by_max_in_place(w):
-    """``w *= 2**-e`` as :func:`rateopt._lowering._scaled_by_max`, without a second array."""
+    """``w *= 2**-e`` as :func:`rateopt._language._lowering._scaled_by_max`, without a second array."""
     top = float(np.max(w)) if w.size else 0.0
     if not top > 0.0:
         w[...] = 0.0

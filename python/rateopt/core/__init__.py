@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import _core
+from .. import _core
 from ._threads import resolve_n_threads
-from ._validation import as_finite_scalar, as_float_vector, as_index_array, as_real_array
-from .exceptions import DataCopyWarning, NumericalError
+from .._utils._validation import as_finite_scalar, as_float_vector, as_index_array, as_real_array
+from ..exceptions import DataCopyWarning, NumericalError
 
 __all__ = [
     "FeatureMatrix",
@@ -1498,7 +1498,7 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
 
     Each iteration is one fused kernel pass over every block (for the game's
     combinations at its current multipliers), the model player's step and the
-    multiplier player's step, with the arithmetic of ``rateopt._players``;
+    multiplier player's step, with the arithmetic of ``rateopt._training._players``;
     iterations ``t`` with ``t % record_every == 0`` and the last one
     (``n_iter - 1``) are recorded into ``records`` (model, multipliers,
     full-data atom rates of the blocks and of ``val_blocks``). The players'

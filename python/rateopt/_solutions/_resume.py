@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from ._players import LagrangePlayer, SwapRegretPlayer
+from .._training._players import LagrangePlayer, SwapRegretPlayer
 from ._result import TrainResult
 
 __all__ = ["resume_state", "write_checkpoint", "joined"]

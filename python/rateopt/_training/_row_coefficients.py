@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._compiled import CompiledProblem, MembershipTable
-from .core import AtomTable
+from .._compiler._compiled import CompiledProblem, MembershipTable
+from ..core import AtomTable
 
 __all__ = ["row_coefficients", "problem_row_coefficients"]
 
@@ -86,7 +86,7 @@ def row_coefficients(table, coef):
     --------
     >>> import numpy as np
     >>> from rateopt.core import AtomTable
-    >>> from rateopt._row_coefficients import row_coefficients
+    >>> from rateopt._training._row_coefficients import row_coefficients
     >>> t = AtomTable.from_membership(np.array([[1, 0], [1, 1], [0, 1]], bool))
     >>> row_coefficients(t, [1.0, -1.0]).tolist()  # p+(S_0) - p+(S_1)
     [0.5, 0.0, -0.5]
@@ -131,7 +131,7 @@ def problem_row_coefficients(problem, coef):
     --------
     >>> import numpy as np
     >>> import rateopt
-    >>> from rateopt._row_coefficients import problem_row_coefficients
+    >>> from rateopt._training._row_coefficients import problem_row_coefficients
     >>> ds = rateopt.Dataset(np.zeros((4, 1)), np.array([1, 0, 1, 0]))
     >>> problem = rateopt.Problem(datasets=ds)            # the error rate
     >>> cp = problem.compiled
@@ -150,7 +150,7 @@ def problem_row_coefficients(problem, coef):
 
 
 def _blocks(problem):
-    from ._game import GameSpec
+    from ._spec import GameSpec
 
     if isinstance(problem, GameSpec):
         return [(b.name, b.atoms, np.asarray(b.atom_ids, dtype=np.int64)) for b in problem.blocks]
@@ -159,7 +159,7 @@ def _blocks(problem):
 
 
 def _n_atoms(problem):
-    from ._game import GameSpec
+    from ._spec import GameSpec
 
     if isinstance(problem, GameSpec):
         return int(problem.n_atoms)

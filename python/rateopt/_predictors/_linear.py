@@ -20,10 +20,10 @@ import zipfile
 
 import numpy as np
 
-from ._hashing import row_uniforms
-from ._validation import check_seed
-from .core import FeatureMatrix
-from .exceptions import RateoptError
+from .._utils._hashing import row_uniforms
+from .._utils._validation import check_seed
+from ..core import FeatureMatrix
+from ..exceptions import RateoptError
 
 __all__ = ["LinearClassifier", "StochasticClassifier", "load", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -478,7 +478,7 @@ def _number(meta, name, path, *, where="metadata", minimum=None, strict=False):
 
 
 def _build(meta, arrays, path):
-    from ._result import RESULT_FORMAT, result_from_file
+    from .._solutions._result import RESULT_FORMAT, result_from_file
 
     if not isinstance(meta, dict) or meta.get("format") not in (FORMAT_NAME, RESULT_FORMAT):
         raise RateoptError(f"{path!r} is not a rateopt model file")
@@ -530,7 +530,7 @@ def _load_map(meta, arrays, path):
             if name in arrays:
                 raise _damaged(path, name, "is present but the metadata describe no kernel model")
         return None
-    from ._kernels import KERNELS, NystroemMap
+    from ..core._kernel_block import KERNELS, NystroemMap
 
     where = "metadata.feature_map"
     if not isinstance(meta, dict) or meta.get("kind") != "nystroem":

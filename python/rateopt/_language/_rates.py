@@ -9,7 +9,7 @@ combined with ``+``, ``-``, multiplication and division by a scalar and
 refused in favour of :func:`equal`, which gives two inequalities with a slack.
 
 Nothing here touches the data: leaves are turned into affine functions of
-atoms by the lowering rules of :mod:`rateopt._problem` when a
+atoms by the lowering rules of :mod:`rateopt._compiler._problem` when a
 :class:`~rateopt.Problem` is compiled, which is also where data errors (empty
 subsets, missing labels) are reported, naming the constraint.
 
@@ -37,7 +37,7 @@ import numbers
 
 import numpy as np
 
-from rateopt._data import Context, Dataset
+from rateopt._language._data import Context, Dataset
 from rateopt.exceptions import RateoptError
 
 __all__ = [

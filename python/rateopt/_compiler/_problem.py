@@ -1,9 +1,9 @@
 """Rate problems: an objective and constraints over datasets, compiled once.
 
 :class:`Problem` takes an objective and a list of constraints (expressions of
-:mod:`rateopt._rates`, or goals of :mod:`rateopt.goals`), compiles them once
-(:mod:`rateopt._compile`, by the lowering rules of :mod:`rateopt._lowering`)
-into a frozen :class:`~rateopt._compiled.CompiledProblem`:
+:mod:`rateopt._language._rates`, or goals of :mod:`rateopt.goals`), compiles them once
+(:mod:`rateopt._compiler._compile`, by the lowering rules of :mod:`rateopt._language._lowering`)
+into a frozen :class:`~rateopt._compiler._compiled.CompiledProblem`:
 
 * the *atoms* ``p+(S_a)`` (one per distinct subset: identical memberships
   within a dataset are merged), numbered so that each dataset's atoms form a
@@ -28,12 +28,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rateopt import _rates as R
-from rateopt._compile import _datasets_by_name, _flatten_constraints, _resolve_role, compile_problem
-from rateopt._compiled import AtomInfo, CompiledProblem, Evaluation, InverseData, MembershipTable, RateLayer, _frozen
-from rateopt._data import Dataset
-from rateopt._lowering import LOWERING_RULES
-from rateopt._predictions import _decision_values
+from rateopt._language import _rates as R
+from rateopt._compiler._compile import _datasets_by_name, _flatten_constraints, _resolve_role, compile_problem
+from rateopt._compiler._compiled import AtomInfo, CompiledProblem, Evaluation, InverseData, MembershipTable, RateLayer, _frozen
+from rateopt._language._data import Dataset
+from rateopt._language._lowering import LOWERING_RULES
+from rateopt._language._predictions import _decision_values
 from rateopt.exceptions import RateoptError
 from rateopt.metrics import Metric
 
@@ -64,9 +64,9 @@ class Problem:
         the dataset named ``"train"`` among those the constraints use, else the
         only dataset they use). A number gives a feasibility problem.
     constraints : iterable, default=()
-        :class:`~rateopt._rates.Constraint` objects, goals of
+        :class:`~rateopt._language._rates.Constraint` objects, goals of
         :mod:`rateopt.goals` (bound to ``datasets``), or nested lists of them
-        (e.g. the result of :func:`~rateopt._rates.equal`). Duplicate names are
+        (e.g. the result of :func:`~rateopt._language._rates.equal`). Duplicate names are
         made unique by appending ``" #2"``, ``" #3"``, ...
     regularization : float, default=None
         L2 regularization strength of the model (``R(theta) = regularization/2
@@ -211,7 +211,7 @@ class Problem:
         ----------
         predictions : array-like or mapping
             Per dataset (a mapping from dataset name, or from the
-            :class:`~rateopt._data.Dataset` object, to an array of shape
+            :class:`~rateopt._language._data.Dataset` object, to an array of shape
             ``(n_samples,)``), the predictor's output on every example; a single
             array when the problem uses one dataset.
         kind : {"auto", "decisions", "scores", "probabilities", "labels"}, default="auto"
@@ -341,7 +341,7 @@ class Problem:
             If a constraint was given as a rate expression (not a goal) or the
             objective has no name.
         """
-        from rateopt._toml import GoalsSpec, write_goals
+        from rateopt._compiler._toml import GoalsSpec, write_goals
 
         if self._expression_constraints:
             raise RateoptError("to_toml writes goals (rateopt.goals recipes); this problem has constraints "
@@ -355,7 +355,7 @@ class Problem:
 
     @classmethod
     def from_toml(cls, source, datasets):
-        """Build a problem from a goals file (see :mod:`rateopt._toml` and ``docs/cli.md``).
+        """Build a problem from a goals file (see :mod:`rateopt._compiler._toml` and ``docs/cli.md``).
 
         Parameters
         ----------
@@ -372,7 +372,7 @@ class Problem:
 
         Raises
         ------
-        rateopt._toml.GoalsFileError
+        rateopt._compiler._toml.GoalsFileError
             If the file is invalid (the message names the line and key).
 
         Examples
@@ -384,7 +384,7 @@ class Problem:
         >>> p.constraint_names
         ('ppr[all] <= 0.5',)
         """
-        from rateopt._toml import read_goals
+        from rateopt._compiler._toml import read_goals
 
         spec = read_goals(source)
         return cls(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,

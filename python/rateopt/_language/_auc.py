@@ -34,9 +34,9 @@ import operator
 
 import numpy as np
 
-from rateopt import _rates as R
-from rateopt._data import Context, Dataset
-from rateopt._lowering import LOWERING_RULES
+from rateopt._language import _rates as R
+from rateopt._language._data import Context, Dataset
+from rateopt._language._lowering import LOWERING_RULES
 from rateopt.exceptions import RateoptError
 
 __all__ = ["Threshold", "ThresholdedRate", "RocAuc", "roc_auc", "roc_auc_lj"]

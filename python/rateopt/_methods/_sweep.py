@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .exceptions import RateoptError
+from ..exceptions import RateoptError
 
 __all__ = ["sweep", "SweepResult"]
 
@@ -117,8 +117,8 @@ def sweep(problem, goal, slacks, *, parameter="slack", model=None, method="auto"
     >>> len(s.objective)
     2
     """
-    from ._problem import Problem
-    from ._train import run_game
+    from .._compiler._problem import Problem
+    from .._train import run_game
 
     goals = list(getattr(problem, "_goals", ()))
     if not any(g is goal for g in goals):

@@ -36,7 +36,7 @@ import highspy
 import numpy as np
 from scipy.stats import rankdata
 
-from ._validation import as_numeric_array
+from .._utils._validation import as_numeric_array
 
 __all__ = [
     "ShrinkResult",
@@ -417,7 +417,7 @@ def shrink(objectives, constraints, *, epsilon=0.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from rateopt._shrink import shrink
+    >>> from rateopt._solutions._shrink import shrink
     >>> res = shrink([0.1, 0.3], [[0.2], [-0.2]])
     >>> res.weights, round(res.objective, 12)
     (array([0.5, 0.5]), 0.2)
@@ -534,7 +534,7 @@ def best_iterate(objectives, constraints):
 
     Examples
     --------
-    >>> from rateopt._shrink import best_iterate
+    >>> from rateopt._solutions._shrink import best_iterate
     >>> best_iterate([0.10, 0.20, 0.30], [[0.05], [0.0], [-0.1]])
     1
     """

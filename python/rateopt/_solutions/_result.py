@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _shrink
-from ._compiled import MetricConstraintRows, MetricRows
-from ._classifiers import LinearClassifier, StochasticClassifier, _map_arrays, _map_meta, _save
-from .exceptions import InfeasibleWarning, RateoptError
+from .._compiler._compiled import MetricConstraintRows, MetricRows
+from .._predictors._linear import LinearClassifier, StochasticClassifier, _map_arrays, _map_meta, _save
+from ..exceptions import InfeasibleWarning, RateoptError
 
 __all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "warn_if_infeasible"]
 
@@ -58,7 +58,7 @@ class RateMap:
 
     @classmethod
     def of(cls, spec):
-        """The maps of a :class:`~rateopt._game.GameSpec`."""
+        """The maps of a :class:`~rateopt._training._spec.GameSpec`."""
         return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names), spec.metric,
                    tuple(spec.metric_constraints))
 
@@ -386,13 +386,13 @@ class TrainResult:
         if kind in ("best", "last"):
             t = int(np.flatnonzero(p)[0])
             if self.models is not None:
-                from ._ensembles import EstimatorMixture
+                from .._predictors._ensembles import EstimatorMixture
 
                 return EstimatorMixture([self.models[t]], [1.0], self.models[t].n_features_in_)
             return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
         if self.models is not None:
-            from ._ensembles import EstimatorMixture
+            from .._predictors._ensembles import EstimatorMixture
 
             n_features = self.models[0].n_features_in_
             return EstimatorMixture([self.models[t] for t in s], p[s], n_features)
@@ -647,7 +647,7 @@ def _exact_mixture(result, epsilon):
 
 def result_from_file(meta, arrays, path):
     """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
-    from ._classifiers import _array, _damaged, _load_map
+    from .._predictors._linear import _array, _damaged, _load_map
 
     W = _array(arrays, "weights", 2, path)
     T, d = W.shape
@@ -726,7 +726,7 @@ def result_from_file(meta, arrays, path):
                   feature_map=fmap, settings=settings,
                   offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
     if meta.get("kind") == "ramp-mm-result":  # seed 004's MM iterates also carry their ramp records
-        from ._ramp import ramp_result_from_file
+        from .._methods._ramp import ramp_result_from_file
 
         return ramp_result_from_file(fields, meta, arrays, path)
     return TrainResult(**fields)
@@ -751,8 +751,8 @@ def _metric_arrays(rmap, prefix):
 
 def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, field, **extra):
     """A saved metric (its psi and compiled rows; the rate expressions are not saved)."""
-    from ._classifiers import _array, _damaged
-    from .metrics import metric_from_params
+    from .._predictors._linear import _array, _damaged
+    from ..metrics import metric_from_params
 
     try:
         metric = metric_from_params(meta)

@@ -28,8 +28,8 @@ import types
 import numpy as np
 import scipy.sparse as sp
 
-from ._lowering import _scaled_by_max
-from .exceptions import RateoptError
+from .._language._lowering import _scaled_by_max
+from ..exceptions import RateoptError
 
 __all__ = ["BlockMemberships", "counterfactual_memberships", "counterfactual_coefficients"]
 
