@@ -176,7 +176,7 @@ def _where(path, line, key):
     return ": ".join(parts) + (f": {key}" if key else "")
 
 
-def read_goals(source):
+def read_goals(source, check_train=None):
     """Read and validate a goals file.
 
     Parameters
@@ -184,6 +184,12 @@ def read_goals(source):
     source : str or os.PathLike
         A path to a TOML file, or the TOML text itself (a string holding a
         newline or ``=``).
+    check_train : callable, default=None
+        Called as ``check_train(key, value)`` for every entry of ``[train]``;
+        a ``ValueError`` or ``TypeError`` it raises becomes a
+        :class:`GoalsFileError` naming the line and key. The compiler only
+        parses ``[train]``: the command line, which runs the training, checks
+        it (:func:`rateopt.cli._train_table.check_train_entry`).
 
     Returns
     -------
@@ -195,7 +201,8 @@ def read_goals(source):
     GoalsFileError
         If the file is not valid TOML, has an unknown key or recipe, a
         parameter a recipe does not take, or a value the recipe refuses (the
-        message names the file, line and key).
+        message names the file, line and key), or an entry of ``[train]``
+        that ``check_train`` refuses.
     """
     text, path = _source(source)
     try:
@@ -235,24 +242,13 @@ def read_goals(source):
     tr = doc.get("train", {})
     if not isinstance(tr, dict):
         fail("must be a table [train] of parameters", _line_of(text, key="train", table=None), "train")
-    from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
-
-    known = {p.name: p for p in (*TRAIN_PARAMS, *MODEL_PARAMS, *SOLUTION_PARAMS)
-             if p.name not in ("oracle", "verbose", "n_threads")}
     for k, v in tr.items():
-        line = _line_of(text, key=k, table="train")
-        if k == "method":
-            from ..games import GAMES
-
-            if v != "auto" and v not in GAMES:
-                fail(f"method must be 'auto' or one of {sorted(GAMES)}, got {v!r}", line, "train.method")
+        if check_train is None:
             continue
-        if k not in known:
-            fail(f"unknown training parameter {k!r}; known: {sorted([*known, 'method'])}", line, f"train.{k}")
         try:
-            known[k].validate(v)
+            check_train(k, v)
         except (TypeError, ValueError) as exc:
-            fail(str(exc), line, f"train.{k}")
+            fail(str(exc), _line_of(text, key=k, table="train"), f"train.{k}")
     spec.train = dict(tr)
     entries = doc.get("goals", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):

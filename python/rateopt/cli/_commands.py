@@ -44,7 +44,7 @@ def run(args):
 def _goals(source, base_dir=None):
     from .._compiler._toml import read_goals
 
-    spec = read_goals(source)
+    spec = read_goals(source, check_train=check_train_entry)
     if spec.path is None and base_dir is not None:
         spec.path = os.path.join(base_dir, "goals.toml")
     return spec
