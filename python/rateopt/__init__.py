@@ -69,10 +69,9 @@ from ._language._rates import (
 from ._solutions._result import FeasibilityReport, TrainResult
 from ._solutions._shrink import ShrinkResult, best_iterate
 from ._train import train
+from ._version import __version__
 from .core._kernel_block import kernel_block
 from .core import AtomTable, FeatureMatrix, rate_kernel
-
-__version__ = "0.1.0"
 
 __all__ = [
     "__version__",

@@ -15,6 +15,9 @@ import time
 
 import numpy as np
 
+from . import goals
+from ._estimator import RateConstrainedClassifier
+
 __all__ = ["make_groups_dataset", "run_demo"]
 
 
@@ -77,9 +80,6 @@ def run_demo(n_samples=20000, *, slack=0.05, n_iter=1000, random_state=0, file=N
         ``{"unconstrained": rows, "constrained": rows}``, rows of
         ``(group, positive rate, TPR, FPR, error)`` (expected values).
     """
-    from . import goals
-    from ._estimator import RateConstrainedClassifier
-
     out = file or sys.stdout
     X, y, group = make_groups_dataset(n_samples, random_state=random_state)
     print(f"demo: {n_samples} examples, groups A/B = {np.mean(group == 'A'):.0%}/{np.mean(group == 'B'):.0%}, "

@@ -14,12 +14,14 @@ import base64
 import datetime as _dt
 import html
 import json
-import math
 import os
 import platform
 
 import numpy as np
 
+from . import plot
+from ._utils._json import json_ready
+from ._version import __version__
 from .exceptions import RateoptError
 
 __all__ = ["build_report", "render", "write_report", "REPORT_FORMATS"]
@@ -27,28 +29,9 @@ __all__ = ["build_report", "render", "write_report", "REPORT_FORMATS"]
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".json": "json"}
 
 
-def _clean(v):
-    """JSON-ready: arrays to lists, NaN/inf to None."""
-    if isinstance(v, dict):
-        return {str(k): _clean(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return _clean(v.tolist())
-    if isinstance(v, (np.floating, float)):
-        return float(v) if math.isfinite(v) else None
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return v
-
-
 def _versions():
     import highspy  # noqa: F401  (a runtime dependency)
     import scipy
-
-    from . import __version__
 
     out = {"rateopt": __version__, "python": platform.python_version(), "numpy": np.__version__,
            "scipy": scipy.__version__, "platform": platform.platform()}
@@ -157,7 +140,7 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         "trajectory": traj,
         "context": context or {},
     }
-    return _clean(rep)
+    return json_ready(rep)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -221,10 +204,6 @@ def render_markdown(rep):
 
 def _figures(rep):
     """``[(caption, png bytes)]``; empty when matplotlib is missing."""
-    try:
-        from . import plot
-    except RateoptError:  # pragma: no cover
-        return []
     try:
         figs = [("Training trajectory", plot.plot_trajectory(rep["trajectory"]))]
         for split, t in rep["group_rates"].items():

@@ -20,7 +20,9 @@ import os
 import sys
 import warnings
 
+from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
 from ..exceptions import RateoptError
+from . import _commands
 
 __all__ = ["main", "build_parser"]
 
@@ -92,8 +94,6 @@ def _add_columns(p, label_required=False):
 
 def build_parser():
     """The argument parser of ``rateopt``."""
-    from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
-
     root = _Parser(prog="rateopt", description="Train and check classifiers under rate goals.")
     root.add_argument("--quiet", action="store_true", help="no progress bars")
     sub = root.add_subparsers(dest="command", parser_class=_Parser)
@@ -163,8 +163,6 @@ def main(argv=None):
     debug = os.environ.get("RATEOPT_DEBUG", "") not in ("", "0")
     try:
         args = build_parser().parse_args(argv)
-        from . import _commands
-
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             status = _commands.run(args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 import subprocess
 import sys
@@ -10,12 +11,28 @@ import time
 
 import numpy as np
 
+from .._compiler._problem import Problem
+from .._compiler._toml import read_goals
+from .._demo import run_demo
+from .._group_rates import group_rates
+from .._methods._sweep import sweep
+from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
+from .._predictors._linear import load
+from .._solutions._result import warn_if_infeasible
+from .._train import run_game
+from .._utils._json import json_ready
+from .._version import __version__
+from ..core._config import show_config
+from ..datasets._packages import PACKAGES
 from ..exceptions import RateoptError
+from ..report import build_report, write_report
 from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import frame_features, load_table
 from ._encoding import ColumnRoles
-from ._io import Frame, InputError, file_format, read_chunks
+from ._io import Frame, InputError, file_format, pyarrow_parquet, read_chunks
 from ._progress import progress
+from ._selfcheck import selfcheck as run_selfcheck
+from ._train_table import check_train_entry
 
 EXIT_OK, EXIT_VIOLATED = 0, 1
 
@@ -42,8 +59,6 @@ def run(args):
 
 
 def _goals(source, base_dir=None):
-    from .._compiler._toml import read_goals
-
     spec = read_goals(source, check_train=check_train_entry)
     if spec.path is None and base_dir is not None:
         spec.path = os.path.join(base_dir, "goals.toml")
@@ -78,8 +93,6 @@ def _check_goal_groups(spec, groups_given):
 
 def _problem(spec, tables, main):
     """The goals bound to ``main`` (as role "train") and to the goals' other roles."""
-    from .._compiler._problem import Problem
-
     _check_goal_groups(spec, main.groups)
     datasets = {"train": main.dataset("train")}
     for role in spec.roles():
@@ -99,14 +112,10 @@ def _expected(problem, clf, tables_by_name, kind="expected", seed=0):
 
 
 def _group_table(table, proba):
-    from .._group_rates import group_rates
-
     return group_rates(table.y, proba, table.groups, sample_weight=table.weight, as_frame=False)
 
 
 def _params(spec, args):
-    from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
-
     given = dict(spec.train)
     given.update({k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")})
     names = lambda table: {p.name for p in table}  # noqa: E731
@@ -124,12 +133,6 @@ def _fmt_of(explicit):
 
 
 def fit(args):
-    from .. import __version__
-    from .._params import SOLUTION_PARAMS, build_model, validate
-    from .._solutions._result import warn_if_infeasible
-    from .._train import run_game
-    from ..report import build_report, write_report
-
     spec = _goals(args.goals)
     fmt = file_format(args.data, args.format)
     if fmt == "libsvm" and args.label is not None:
@@ -178,8 +181,6 @@ def fit(args):
         before = {s: _group_table(tables[s], base_clf.predict_proba(tables[s].X)) for s in groups}
     sweep_points = None
     if args.sweep:
-        from .._methods._sweep import sweep
-
         if not 0 <= args.sweep_goal < len(spec.goals):
             raise InputError(f"--sweep-goal {args.sweep_goal}: the goals file has {len(spec.goals)} goal(s)")
         sbar = progress(len(args.sweep), "rateopt sweep", args.quiet)
@@ -256,9 +257,7 @@ def evaluate(args):
         label = "all" if g == "all" else f"{g}={v}"
         print(f"{label:<24}" + "".join(f"{groups[c][i]:>14.4f}" if c != "count" else f"{int(groups[c][i]):>14d}"
                                        for c in cols), file=out)
-    from ..report import _clean
-
-    payload = _clean({"model": args.model, "data": args.data, "decisions": args.decisions,
+    payload = json_ready({"model": args.model, "data": args.data, "decisions": args.decisions,
                       "objective": ev.objective, "constraints": ev.constraints, "tolerance": args.tolerance,
                       "violated": sorted(violated), "passed": not violated, "group_rates": groups})
     if args.json_out:
@@ -291,9 +290,7 @@ class _CsvSink:
 
 class _ParquetSink:
     def __init__(self, path, header):
-        from ._io import _pyarrow_parquet
-
-        self.pq = _pyarrow_parquet()
+        self.pq = pyarrow_parquet()
         self.path, self.writer = path, None
 
     def write(self, columns):
@@ -352,9 +349,6 @@ def predict(args):
 
 
 def report(args):
-    from .._predictors._linear import load
-    from ..report import build_report, write_report
-
     path = args.result
     if not path.endswith(".result.npz") and os.path.isfile(result_path(path)):
         path = result_path(path)
@@ -406,9 +400,6 @@ def report(args):
 
 
 def datasets(args):
-    from ..datasets._packages import PACKAGES
-    import importlib.util
-
     print(f"{'name':<18}{'loader':<28}{'rows x columns':<18}{'groups':<18}installed")
     for name, (loader, module, shape, groups) in DATASETS.items():
         ok = importlib.util.find_spec(module) is not None
@@ -418,10 +409,8 @@ def datasets(args):
 
 
 def _bench_dir():
-    import rateopt
-
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(rateopt.__file__)))),
-                        "bench")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # python/rateopt in a checkout
+    return os.path.join(os.path.dirname(os.path.dirname(package)), "bench")
 
 
 def reproduce(args):
@@ -439,12 +428,9 @@ def reproduce(args):
 
 
 def selfcheck(args):
-    from ..core._config import show_config
-    from ..__main__ import selfcheck as check
-
     show_config()
     print("self-check:")
-    ok = check()
+    ok = run_selfcheck()
     print("self-check passed" if ok else "SELF-CHECK FAILED")
     return EXIT_OK if ok else EXIT_VIOLATED
 
@@ -453,8 +439,6 @@ def demo(args):
     status = selfcheck(args)
     if status:
         return status
-    from .._demo import run_demo
-
     print()
     run_demo()
     return EXIT_OK

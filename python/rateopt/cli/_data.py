@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._encoding import ColumnRoles, Encoding, _as_numbers, split_label, text_values
+from .._language._data import Dataset
+from ._encoding import ColumnRoles, Encoding, as_numbers, split_label, text_values
 from ._io import Frame, InputError, read_all
 
 __all__ = ["Table", "load_table", "labels_from_classes", "side_columns"]
@@ -27,8 +28,6 @@ class Table:
     path: str
 
     def dataset(self, name="train"):
-        from .._language._data import Dataset
-
         return Dataset(self.X, self.y, weights=self.weight, groups=self.groups or None, baseline=self.baseline,
                        name=name)
 
@@ -44,7 +43,7 @@ def labels_from_classes(values, classes, path, column):
 
 
 def _numeric(values, path, column, role):
-    nums, bad = _as_numbers(values)
+    nums, bad = as_numbers(values)
     if nums is None or bad is not None:
         raise InputError(f"{path}: {role} column {column!r}, data row {bad + 1}: {values[bad]!r} is not a finite "
                          "number")

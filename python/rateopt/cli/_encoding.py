@@ -44,7 +44,7 @@ def text_values(values):
     return np.array([repr(int(v)) if float(v).is_integer() else repr(float(v)) for v in values], dtype=object)
 
 
-def _as_numbers(values):
+def as_numbers(values):
     """Float64 values, or None if some entry is not a number; and the index of the first bad entry."""
     values = np.asarray(values)
     if values.dtype.kind in "fiub":
@@ -112,7 +112,7 @@ class Encoding:
         for name, values in frame.columns.items():
             if name in skip:
                 continue
-            nums, bad = _as_numbers(values)
+            nums, bad = as_numbers(values)
             if nums is None and np.asarray(values).dtype.kind in "fiub":
                 raise InputError(f"{frame.path}: numeric column {name!r} has a missing or non-finite value at data "
                                  f"row {frame.first_row + bad + 1}; fill it or leave the column out with --drop {name}")
@@ -122,7 +122,7 @@ class Encoding:
                              "scale": std if std > 0 else 1.0})
                 continue
             text = text_values(values)
-            numeric_rest = _as_numbers(np.array([v for v in text if v != ""], dtype=object))[0]
+            numeric_rest = as_numbers(np.array([v for v in text if v != ""], dtype=object))[0]
             if "" in set(text) and numeric_rest is not None and numeric_rest.size:
                 raise InputError(f"{frame.path}: numeric column {name!r} has a missing value at data row "
                                  f"{frame.first_row + int(np.flatnonzero(text == '')[0]) + 1}; fill it or "
@@ -158,7 +158,7 @@ class Encoding:
         for c in self.columns:
             values = frame.column(c["name"], "a feature column of the model")
             if c["type"] == "numeric":
-                nums, bad = _as_numbers(values)
+                nums, bad = as_numbers(values)
                 if nums is None or bad is not None:
                     raise InputError(f"{frame.path}: column {c['name']!r}, data row {frame.first_row + bad + 1}: "
                                      f"{values[bad]!r} is not a finite number (the column was numeric in "
@@ -234,7 +234,7 @@ def split_label(values, path, column, positive=None):
         shown = distinct[:5] + (["..."] if len(distinct) > 5 else [])
         raise InputError(f"{path}: label column {column!r} has {len(distinct)} distinct value(s) {shown!r}; "
                          "rateopt trains binary classifiers: it needs exactly two")
-    nums = _as_numbers(np.array(distinct, dtype=object))[0]
+    nums = as_numbers(np.array(distinct, dtype=object))[0]
     ordered = [distinct[i] for i in np.argsort(nums, kind="stable")] if nums is not None else distinct
     if positive is not None:
         positive = text_values(np.array([positive], dtype=object))[0]

@@ -176,7 +176,7 @@ def _csv_frame(header, rows, path, start):
 # --------------------------------------------------------------------------- Parquet
 
 
-def _pyarrow_parquet():
+def pyarrow_parquet():
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -186,7 +186,7 @@ def _pyarrow_parquet():
 
 
 def _parquet_chunks(path, chunk_rows):
-    pq = _pyarrow_parquet()
+    pq = pyarrow_parquet()
     try:
         pf = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises its own types on non-Parquet data
@@ -217,7 +217,7 @@ def _arrow_column(col):
 
 def write_parquet(path, columns):
     """Write ``{name: 1-D array}`` to a Parquet file."""
-    pq = _pyarrow_parquet()
+    pq = pyarrow_parquet()
     import pyarrow as pa
 
     pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), os.fspath(path))

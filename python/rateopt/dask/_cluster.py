@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rateopt.exceptions import RateoptError
+from .._version import __version__
+from ..exceptions import RateoptError
 
 __all__ = ["get_client", "check_workers"]
 
@@ -34,12 +35,14 @@ def _probe():
     """A function shipped to the workers by value (it does not need rateopt to be unpickled there)."""
 
     def probe():
-        try:
-            import rateopt
-            import rateopt._core  # noqa: F401
+        import importlib
+
+        try:  # by name: importing rateopt there is what the probe tests
+            package = importlib.import_module("rateopt")
+            importlib.import_module("rateopt._core")
         except Exception as exc:  # noqa: BLE001 - any failure means the worker cannot run the kernel
             return f"cannot import rateopt ({type(exc).__name__}: {exc})"
-        return "rateopt " + getattr(rateopt, "__version__", "?")
+        return "rateopt " + getattr(package, "__version__", "?")
 
     return probe
 
@@ -58,12 +61,10 @@ def check_workers(client):
         If the cluster has no worker, or a worker cannot import rateopt (the
         message names the workers and the import error) or runs another version.
     """
-    import rateopt
-
     answers = client.run(_probe())
     if not answers:
         raise RateoptError("the Dask cluster has no workers: start some before building a rateopt.dask.Dataset")
-    want = "rateopt " + getattr(rateopt, "__version__", "?")
+    want = f"rateopt {__version__}"
     bad = {w: a for w, a in answers.items() if a != want}
     if bad:
         lines = "; ".join(f"{w}: {a}" for w, a in sorted(bad.items()))
