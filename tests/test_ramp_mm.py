@@ -414,18 +414,18 @@ def test_ramp_result_save_load_kernel_model(tmp_path):
 def _rewrite(path, out, meta_update=None, **arrays):
     import json
 
-    from rateopt._predictors._linear import _META_KEY, _save
+    from rateopt._utils._archive import META_KEY, write_archive
 
     with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(bytes(z[_META_KEY]).decode())
-        data = {k: z[k] for k in z.files if k != _META_KEY}
+        meta = json.loads(bytes(z[META_KEY]).decode())
+        data = {k: z[k] for k in z.files if k != META_KEY}
     meta.update(meta_update or {})
     data.update(arrays)
     for k in [k for k, v in data.items() if v is None]:
         del data[k]
     fmt = meta.pop("format")
     meta.pop("version")
-    _save(out, meta, data, format_name=fmt)
+    write_archive(out, meta, data, fmt)
 
 
 @pytest.mark.parametrize("change, match", [

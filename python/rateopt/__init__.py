@@ -17,7 +17,8 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import core, exceptions, games, goals, metrics, oracles  # noqa: E402
-from ._predictors._linear import LinearClassifier, StochasticClassifier, load
+from ._io import load
+from ._predictors._linear import LinearClassifier, RampClassifier, StochasticClassifier
 from .core._config import get_config, show_config
 from ._demo import make_groups_dataset
 from ._predictors._ensembles import EstimatorMixture
@@ -148,7 +149,6 @@ __all__ = [
 ]
 
 # Seed 004: ramp-loss dataset constraints by majorization-minimization.
-from ._predictors._linear import RampClassifier  # noqa: E402
 from ._methods._ramp import RampMMResult, ramp_mm  # noqa: E402
 
 __all__ += ["ramp_mm", "RampMMResult", "RampClassifier"]

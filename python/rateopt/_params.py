@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from .core._threads import resolve_n_threads
+from ._predictors._specs import KernelModel, LinearModel, check_l2
 from ._utils._validation import (
     check_bool,
     check_choice,
@@ -21,6 +21,8 @@ from ._utils._validation import (
     check_real,
     check_seed,
 )
+from .core._threads import resolve_n_threads
+from .oracles import Oracle
 
 __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSettings", "train_settings",
            "build_model", "defaults", "validate"]
@@ -117,8 +119,6 @@ _BY_NAME = {p.name: p for p in TRAIN_PARAMS}
 
 
 def _check_l2(name, value):
-    from ._predictors._specs import check_l2
-
     try:
         return check_l2(value)
     except ValueError:
@@ -133,8 +133,6 @@ def _check_floor(name, value):
 
 
 def _check_oracle(name, value):
-    from .oracles import Oracle
-
     if value is not None and not isinstance(value, Oracle):
         raise ValueError(f"{name} must be a rateopt.oracles.Oracle or None, got {type(value).__name__}")
     return value
@@ -183,8 +181,6 @@ def validate(table, values):
 
 def build_model(values, random_state=None):
     """A :class:`LinearModel` or :class:`KernelModel` from :data:`MODEL_PARAMS` values (validated here)."""
-    from ._predictors._specs import KernelModel, LinearModel
-
     v = validate(MODEL_PARAMS, values)
     if v["model"] == "kernel":
         return KernelModel(kernel=v["kernel"], gamma=v["gamma"], degree=v["degree"], coef0=v["coef0"],

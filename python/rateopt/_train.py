@@ -25,21 +25,22 @@ import dataclasses
 
 import numpy as np
 
-from ._training._spec import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
-from ._predictors._specs import KernelModel, LinearModel, resolve_l2
+from . import core
 from ._params import train_settings
-from ._training._players import LagrangePlayer, SwapRegretPlayer
+from ._predictors._specs import KernelModel, LinearModel, resolve_l2
+from ._solutions import _resume
 from ._solutions._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
 from ._solutions._stopping import PlateauRule
-from ._solutions import _resume
-from . import core
+from ._training._players import LagrangePlayer, SwapRegretPlayer
+from ._training._spec import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
 from .core import FeatureMatrix
+from .core._kernel_block import check_block_memory
 from .games import GAMES, get_game
 from .games.lagrangian import LagrangianHingeGame, ProxyExternalGame
 from .games.proxy_lagrangian import ProxySwapGame
 from .games.unconstrained import UnconstrainedGame
 
-__all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "run_game"]
+__all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "run_game", "resolve_model", "prepare_specs"]
 
 METHODS = tuple(GAMES)
 """The registered training methods (the game registry's names)."""
@@ -190,9 +191,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     ``checkpoint`` and ``resume``: see :func:`train` and :mod:`rateopt._solutions._resume`.
     """
     method, game_cls = _resolve_method(problem, method)
-    model = _model(problem, model)
+    model = resolve_model(problem, model)
     settings = train_settings(method, model, **params)
-    spec, val_spec, feature_map = _prepare(problem, validation, model, settings.n_threads)
+    spec, val_spec, feature_map = prepare_specs(problem, validation, model, settings.n_threads)
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
     players_spec = spec.for_players()  # what the players see; records use spec
@@ -485,7 +486,7 @@ def _resolve_method(problem, method):
     return method, game_cls
 
 
-def _model(problem, model):
+def resolve_model(problem, model):
     """The model to train: ``model``, or a linear model with the problem's ``regularization``."""
     reg = getattr(problem, "regularization", None)
     if model is None:
@@ -498,7 +499,7 @@ def _model(problem, model):
     return model
 
 
-def _prepare(problem, validation, model, threads):
+def prepare_specs(problem, validation, model, threads):
     """Validated game specs of the problem and the validation problem, on kernel features if asked."""
     spec = _as_spec(problem)
     val_spec = None if validation is None else _as_spec(validation)
@@ -534,8 +535,6 @@ def _fit_feature_map(spec, model, threads):
 
 def _mapped_spec(spec, feature_map, threads):
     """The same game on the kernel features of every dataset (built once, memory checked up front)."""
-    from .core._kernel_block import check_block_memory
-
     total = sum(b.X.n_samples for b in spec.blocks)
     check_block_memory(total, feature_map.n_components_, feature_map.dtype)
     blocks = tuple(

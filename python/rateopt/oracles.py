@@ -47,6 +47,12 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from . import core
+from ._predictors._ensembles import ConstantClassifier, positive_decisions
+from ._training._counterfactual import counterfactual_memberships
+from ._training._row_coefficients import problem_row_coefficients
+from ._training._spec import kernel_pass
+
 __all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "PlugInOracle", "PlugInRule", "HingeOracle", "EstimatorOracle",
            "net_coefficients"]
 
@@ -67,8 +73,6 @@ def net_coefficients(spec, coef):
         One vector of shape (n_samples of the block,) per block of ``spec``
         (:func:`rateopt._training._row_coefficients.problem_row_coefficients`, in block order).
     """
-    from ._training._row_coefficients import problem_row_coefficients
-
     return list(problem_row_coefficients(spec, coef).values())
 
 
@@ -137,8 +141,6 @@ class PoolOracle(Oracle):
         self.models = tuple(pool)
 
     def bind(self, spec, settings):
-        from ._training._spec import kernel_pass
-
         d = self.models[0][0].shape[0]
         if d != spec.n_features:
             raise ValueError(f"PoolOracle: the pool's models have {d} weights, the problem has "
@@ -420,8 +422,6 @@ class PlugInOracle(Oracle):
         self.group_columns = None if group_columns is None else _group_columns(group_columns)
 
     def bind(self, spec, settings):
-        from ._training._counterfactual import counterfactual_memberships
-
         if len(spec.blocks) != 1:
             raise ValueError(f"PlugInOracle: the problem has {len(spec.blocks)} datasets; the plug-in rule is one "
                              "function of (group, eta), so state the problem on one dataset")
@@ -515,8 +515,6 @@ class HingeOracle(Oracle):
         self.l2, self.bias_scale, self.tol, self.max_epochs = l2, float(bias_scale), float(tol), int(max_epochs)
 
     def bind(self, spec, settings):
-        from . import core
-
         blocks = [b.X.data for b in spec.blocks]
         if len(blocks) == 1:
             X = blocks[0]
@@ -596,8 +594,6 @@ class EstimatorOracle(Oracle):
         import warnings
 
         from sklearn.base import clone
-
-        from ._predictors._ensembles import ConstantClassifier, positive_decisions
 
         blocks = [b.X.data for b in spec.blocks]
         X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)

@@ -48,8 +48,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._compiler._problem import Problem
 from .._language import _rates as R
+from .._params import train_settings
+from .._predictors._ensembles import EstimatorMixture
+from .._predictors._linear import StochasticClassifier
+from .._predictors._specs import LinearModel
 from .._solutions import _shrink
+from .._training._spec import decision_rates, kernel_pass, spec_from_problem
 
 __all__ = ["GroupOptConstants", "group_opt_constants", "GroupOptResult", "group_opt", "minimax_group_loss",
            "FoldedObjective", "fold_constraints"]
@@ -148,10 +154,6 @@ class _Losses:
     """The K group losses compiled to atom rows, the oracle, and the exact loss assessor (memoized)."""
 
     def __init__(self, losses, oracle, n_threads=None):
-        from .._training._spec import spec_from_problem
-        from .._params import train_settings
-        from .._compiler._problem import Problem
-
         losses = list(losses)
         if not losses:
             raise ValueError("losses must hold at least one rate expression")
@@ -192,8 +194,6 @@ class _Losses:
         return len(self.models) - 1
 
     def _assess(self, model):
-        from .._training._spec import decision_rates, kernel_pass
-
         if self.estimators:
             rates = decision_rates(self.spec, model)
         else:
@@ -211,9 +211,6 @@ class _Losses:
         return idx[keep], p[keep] / p[keep].sum()
 
     def classifier(self, idx, p):
-        from .._predictors._linear import StochasticClassifier
-        from .._predictors._ensembles import EstimatorMixture
-
         if self.estimators:
             return EstimatorMixture([self.models[i] for i in idx], p, self.models[idx[0]].n_features_in_)
         return StochasticClassifier(np.array([self.models[i][0] for i in idx]),
@@ -221,8 +218,6 @@ class _Losses:
 
 
 def _linear():
-    from .._predictors._specs import LinearModel
-
     return LinearModel(l2=0.0)  # the oracles bring their own regularization
 
 

@@ -55,10 +55,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .._solutions import _shrink
 from .._predictors._linear import LinearClassifier, RampClassifier
+from .._solutions import _shrink
 from .._solutions._result import RateMap, TrainResult
+from .._train import prepare_specs, resolve_model
 from .._training._row_coefficients import problem_row_coefficients, row_coefficients
+from .._utils._archive import damaged, real_array
 from ..core import FeatureMatrix, ramp_rates, sdca_two_sided_hinge
 from ..exceptions import RateoptError
 
@@ -539,18 +541,16 @@ def _plain(obj):
 
 def ramp_result_from_file(fields, meta, arrays, path):
     """A :class:`RampMMResult` from a loaded archive: the :class:`TrainResult` fields plus the ramp records."""
-    from .._predictors._linear import _array, _damaged
-
     T, n_atoms = fields["atom_rates"].shape
-    R = _array(arrays, "ramp_atom_rates", 2, path)
+    R = real_array(arrays, "ramp_atom_rates", 2, path)
     if R.shape != (T, n_atoms):
-        raise _damaged(path, "ramp_atom_rates", f"has shape {R.shape}, expected {(T, n_atoms)}")
-    reg = _array(arrays, "regularizers", 1, path)
+        raise damaged(path, "ramp_atom_rates", f"has shape {R.shape}, expected {(T, n_atoms)}")
+    reg = real_array(arrays, "regularizers", 1, path)
     if reg.shape != (T,):
-        raise _damaged(path, "regularizers", f"has shape {reg.shape}, expected ({T},)")
+        raise damaged(path, "regularizers", f"has shape {reg.shape}, expected ({T},)")
     info = meta.get("info")
     if not isinstance(info, list) or not all(isinstance(i, dict) for i in info):
-        raise _damaged(path, "metadata.info", f"is {info!r}, expected a list of dicts (one per MM step)")
+        raise damaged(path, "metadata.info", f"is {info!r}, expected a list of dicts (one per MM step)")
     return RampMMResult(ramp_atom_rates=R, regularizers=reg, info=info, **fields)
 
 
@@ -731,11 +731,9 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
     >>> bool(res.ramp_constraints[-1, 0] <= 1e-9)
     True
     """
-    from .._train import _model, _prepare
-
     t_start = time.perf_counter()
-    model = _model(problem, model)
-    spec, _, feature_map = _prepare(problem, None, model, n_threads)
+    model = resolve_model(problem, model)
+    spec, _, feature_map = prepare_specs(problem, None, model, n_threads)
     if spec.metric is not None or spec.metric_constraints:
         raise ValueError("ramp_mm trains affine objectives and constraints (seed 004); the problem has non-linear "
                          "metrics: use rateopt.train(method='three-player')")

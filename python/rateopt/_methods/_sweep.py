@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._compiler._problem import Problem
+from .._train import run_game
 from ..exceptions import RateoptError
 
 __all__ = ["sweep", "SweepResult"]
@@ -117,9 +119,6 @@ def sweep(problem, goal, slacks, *, parameter="slack", model=None, method="auto"
     >>> len(s.objective)
     2
     """
-    from .._compiler._problem import Problem
-    from .._train import run_game
-
     goals = list(getattr(problem, "_goals", ()))
     if not any(g is goal for g in goals):
         raise RateoptError(f"goal {goal!r} is not one of the problem's goals {goals!r}")

@@ -7,29 +7,24 @@ probabilities. Its expected rates are the probability-weighted rates of the
 support models, which is what the constraints were met for.
 
 Both kinds save to a single ``.npz`` file holding NumPy arrays and one JSON
-metadata entry; nothing is pickled (see :func:`load`).
+metadata entry; nothing is pickled (``rateopt.load``, :mod:`rateopt._io`).
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import re
-import zipfile
-
 import numpy as np
 
+from .._utils._archive import damaged, meta_number, real_array, write_archive
 from .._utils._hashing import row_uniforms
 from .._utils._validation import check_seed
 from ..core import FeatureMatrix
 from ..exceptions import RateoptError
 
-__all__ = ["LinearClassifier", "StochasticClassifier", "load", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["LinearClassifier", "StochasticClassifier", "RampClassifier", "FORMAT_NAME", "classifier_from_file",
+           "feature_map_from_file"]
 
+#: The format name of a saved classifier (``rateopt.load`` reads it).
 FORMAT_NAME = "rateopt-model"
-FORMAT_VERSION = 1
-_META_KEY = "__rateopt_metadata__"
 
 
 def _raw_features(X, n_features, feature_map):
@@ -76,11 +71,13 @@ def _row_blocks(Xm):
     return [(s, min(Xm.n_samples, s + step)) for s in range(0, Xm.n_samples, step)]
 
 
-def _map_meta(feature_map):
+def map_meta(feature_map):
+    """The JSON part of a saved kernel feature map (None for a linear model)."""
     return None if feature_map is None else feature_map.params()
 
 
-def _map_arrays(feature_map):
+def map_arrays(feature_map):
+    """The arrays of a saved kernel feature map (none for a linear model)."""
     if feature_map is None:
         return {}
     return {"landmarks": feature_map.landmarks, "whitening": feature_map.whitening}
@@ -175,9 +172,9 @@ class LinearClassifier:
         path : str or os.PathLike
             The file to write.
         """
-        _save(path, {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": _map_meta(self.feature_map)},
-              {"weights": self.coef_[None, :], "biases": np.array([self.intercept_]),
-               "probabilities": np.ones(1), **_map_arrays(self.feature_map)})
+        meta = {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": map_meta(self.feature_map)}
+        write_archive(path, meta, {"weights": self.coef_[None, :], "biases": np.array([self.intercept_]),
+                                   "probabilities": np.ones(1), **map_arrays(self.feature_map)}, FORMAT_NAME)
 
     def __repr__(self):
         return f"LinearClassifier(n_features={self.n_features_in_})"
@@ -282,9 +279,9 @@ class StochasticClassifier:
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
-        _save(path, {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": _map_meta(self.feature_map)},
-              {"weights": self.weights_, "biases": self.biases_, "probabilities": self.probabilities_,
-               **_map_arrays(self.feature_map)})
+        meta = {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": map_meta(self.feature_map)}
+        write_archive(path, meta, {"weights": self.weights_, "biases": self.biases_,
+                                   "probabilities": self.probabilities_, **map_arrays(self.feature_map)}, FORMAT_NAME)
 
     def __repr__(self):
         return f"StochasticClassifier(n_models={self.n_models}, n_features={self.n_features_in_})"
@@ -339,216 +336,72 @@ def _seed(random_state):
     return 0 if seed is None else seed
 
 
-def _save(path, meta, arrays, format_name=FORMAT_NAME):
-    meta = dict(meta, format=format_name, version=FORMAT_VERSION)
-    payload = {_META_KEY: np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
-    payload.update(arrays)
-    with open(os.fspath(path), "wb") as f:
-        np.savez(f, **payload)
-
-
-def load(path):
-    """Load a classifier or a training result saved with ``save``.
-
-    The file is a NumPy ``.npz`` archive holding the arrays ``weights``,
-    ``biases``, ``probabilities`` and a JSON metadata entry with the format
-    name ``"rateopt-model"``, its version, the classifier kind and the number of
-    features; a kernel model adds the arrays ``landmarks`` and ``whitening``
-    and its kernel's parameters. A :class:`~rateopt.TrainResult` is saved
-    under the format name ``"rateopt-train-result"`` with the recorded
-    iterates, multipliers, atom rates and the problem's rate maps (``c0``,
-    ``C``, ``kappa``; ``val_*`` for validation). Nothing is unpickled, and
-    every field is validated before an object is built.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The ``.npz`` file written by ``save``.
-
-    Returns
-    -------
-    LinearClassifier or StochasticClassifier or RampClassifier or TrainResult
-        The classifier, with its kernel feature map for a kernel model, or the
-        training result.
-
-    Raises
-    ------
-    rateopt.exceptions.RateoptError
-        If the file cannot be read, is not a rateopt model (e.g. a ``.npy``
-        file, a text file, an empty file), is damaged (truncated, a corrupt
-        or encrypted zip archive, missing members), has an unsupported format
-        version, or any field is invalid (the message names the field).
-    """
-    path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            meta, arrays = _read_archive(f, path)
-    except RateoptError:
-        raise
-    except OSError as exc:
-        raise RateoptError(f"{path!r} cannot be read as a rateopt model file: {exc}") from None
-    except Exception as exc:  # zipfile, zlib and the .npy reader raise many types on damaged data
-        raise RateoptError(f"{path!r} is a damaged rateopt model file: {type(exc).__name__}: {exc}") from None
-    return _build(meta, arrays, path)
-
-
-_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
-_NPY_MAGIC = b"\x93NUMPY"
-_ARRAYS = ("weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers", "offsets",
-           "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0",
-           "val_Z", "val_z0", "ramp_atom_rates", "regularizers")
-#: The compiled rows of metric constraint j (and of its validation copy): ``[val_]mc<j>_Z`` / ``_z0``.
-_METRIC_ARRAY = re.compile(r"(val_)?mc[0-9]{1,6}_(Z|z0)")
-
-
-def _read_archive(f, path):
-    """The metadata dict and the known arrays of an open model file."""
-    head = f.read(6)
-    if not head:
-        raise RateoptError(f"{path!r} is empty, not a rateopt model file")
-    if head.startswith(_NPY_MAGIC):
-        raise RateoptError(f"{path!r} is a .npy file (a single NumPy array), not a rateopt model file "
-                           "(a .npz archive written by save())")
-    if head[:4] not in _ZIP_MAGIC:
-        raise RateoptError(f"{path!r} is not a rateopt model file: not a .npz (zip) archive")
-    f.seek(0)
-    try:
-        zf = zipfile.ZipFile(f)
-    except zipfile.BadZipFile as exc:
-        raise RateoptError(f"{path!r} is a damaged rateopt model file: its zip directory is unreadable "
-                           f"({exc}); the file may be truncated or corrupt") from None
-    with zf:
-        infos = {info.filename: info for info in zf.infolist()}
-        for name, info in infos.items():
-            if info.flag_bits & 0x1:
-                raise RateoptError(f"{path!r} is not a valid rateopt model file: its member {name!r} is "
-                                   "encrypted (rateopt never writes encrypted files)")
-        if _META_KEY + ".npy" not in infos:
-            listed = sorted(infos)
-            shown = ", ".join(repr(n) for n in listed[:5]) + (", ..." if len(listed) > 5 else "")
-            raise RateoptError(f"{path!r} is not a rateopt model file (no metadata entry; the archive lists "
-                               f"{len(listed)} member(s){': ' + shown if listed else ''})")
-
-        def read(key):
-            with zf.open(infos[key + ".npy"]) as member:
-                return np.lib.format.read_array(member, allow_pickle=False)
-
-        raw = read(_META_KEY)
-        if raw.dtype != np.uint8 or raw.ndim != 1:
-            raise RateoptError(f"{path!r} is damaged: the metadata entry is not JSON bytes")
-        try:
-            meta = json.loads(bytes(raw).decode())
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise RateoptError(f"{path!r} is damaged: the metadata entry is not valid JSON ({exc})") from None
-        known = [k for k in _ARRAYS if k + ".npy" in infos]
-        known += sorted(n[:-4] for n in infos if n.endswith(".npy") and _METRIC_ARRAY.fullmatch(n[:-4]))
-        arrays = {k: read(k) for k in known}
-    return meta, arrays
-
-
-def _damaged(path, field, problem):
-    return RateoptError(f"{path!r} is damaged: field {field!r} {problem}")
-
-
-def _array(arrays, name, ndim, path):
-    """A present, real, finite array of ``ndim`` dimensions, as float64."""
-    if name not in arrays:
-        raise _damaged(path, name, "is missing")
-    a = arrays[name]
-    if a.dtype.kind not in "iuf":
-        raise _damaged(path, name, f"has dtype {a.dtype}, expected real numbers")
-    if a.ndim != ndim:
-        raise _damaged(path, name, f"has shape {a.shape}, expected a {ndim}-D array")
-    a = a.astype(np.float64)
-    if not np.all(np.isfinite(a)):
-        raise _damaged(path, name, "holds a non-finite value (NaN or inf)")
-    return a
-
-
-def _number(meta, name, path, *, where="metadata", minimum=None, strict=False):
-    v = meta.get(name) if isinstance(meta, dict) else None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise _damaged(path, f"{where}.{name}", f"is {v!r}, expected a number")
-    v = float(v)
-    if not math.isfinite(v):
-        raise _damaged(path, f"{where}.{name}", f"is {v!r}, expected a finite number")
-    if minimum is not None and (v <= minimum if strict else v < minimum):
-        raise _damaged(path, f"{where}.{name}", f"is {v!r}, expected a number {'>' if strict else '>='} {minimum}")
-    return v
-
-
-def _build(meta, arrays, path):
-    from .._solutions._result import RESULT_FORMAT, result_from_file
-
-    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT_NAME, RESULT_FORMAT):
-        raise RateoptError(f"{path!r} is not a rateopt model file")
-    if meta.get("version") != FORMAT_VERSION:
-        raise RateoptError(f"{path!r} has format version {meta.get('version')!r}; this rateopt reads {FORMAT_VERSION}")
-    if meta["format"] == RESULT_FORMAT:
-        return result_from_file(meta, arrays, path)
+def classifier_from_file(meta, arrays, path):
+    """Rebuild a classifier saved under :data:`FORMAT_NAME` (every field validated; see ``rateopt.load``)."""
     kind = meta.get("kind")
     if kind not in ("deterministic", "stochastic", "ramp-randomized"):
         raise RateoptError(f"{path!r} holds an unknown classifier kind {kind!r}")
     n_features = meta.get("n_features")
     if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
-        raise _damaged(path, "metadata.n_features", f"is {n_features!r}, expected an integer >= 1")
-    W = _array(arrays, "weights", 2, path)
+        raise damaged(path, "metadata.n_features", f"is {n_features!r}, expected an integer >= 1")
+    W = real_array(arrays, "weights", 2, path)
     if W.shape[0] < 1:
-        raise _damaged(path, "weights", "holds no model")
+        raise damaged(path, "weights", "holds no model")
     n_models = W.shape[0]
-    b = _array(arrays, "biases", 1, path)
-    p = _array(arrays, "probabilities", 1, path)
+    b = real_array(arrays, "biases", 1, path)
+    p = real_array(arrays, "probabilities", 1, path)
     for name, a in (("biases", b), ("probabilities", p)):
         if a.shape[0] != n_models:
-            raise _damaged(path, name, f"has {a.shape[0]} entries for {n_models} models (rows of 'weights')")
-    fmap = _load_map(meta.get("feature_map"), arrays, path)
+            raise damaged(path, name, f"has {a.shape[0]} entries for {n_models} models (rows of 'weights')")
+    fmap = feature_map_from_file(meta.get("feature_map"), arrays, path)
     if fmap is None:
         if W.shape[1] != n_features:
-            raise _damaged(path, "weights", f"has {W.shape[1]} columns but metadata.n_features is {n_features}")
+            raise damaged(path, "weights", f"has {W.shape[1]} columns but metadata.n_features is {n_features}")
     else:
         if fmap.n_features_in_ != n_features:
-            raise _damaged(path, "landmarks", f"has {fmap.n_features_in_} columns but metadata.n_features is "
+            raise damaged(path, "landmarks", f"has {fmap.n_features_in_} columns but metadata.n_features is "
                                               f"{n_features}")
         if W.shape[1] != fmap.n_components_:
-            raise _damaged(path, "weights", f"has {W.shape[1]} columns but the kernel model has "
+            raise damaged(path, "weights", f"has {W.shape[1]} columns but the kernel model has "
                                             f"{fmap.n_components_} features (columns of 'whitening')")
     if kind in ("deterministic", "ramp-randomized"):
         if n_models != 1:
-            raise _damaged(path, "weights", f"holds {n_models} models; a {kind} classifier has one")
+            raise damaged(path, "weights", f"holds {n_models} models; a {kind} classifier has one")
         if p[0] != 1.0:
-            raise _damaged(path, "probabilities", f"is {p.tolist()}; a {kind} classifier has [1.0]")
+            raise damaged(path, "probabilities", f"is {p.tolist()}; a {kind} classifier has [1.0]")
         cls = LinearClassifier if kind == "deterministic" else RampClassifier
         return cls(W[0], float(b[0]), feature_map=fmap)
     if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
-        raise _damaged(path, "probabilities", f"must be non-negative and sum to 1 (sum {p.sum()!r})")
+        raise damaged(path, "probabilities", f"must be non-negative and sum to 1 (sum {p.sum()!r})")
     return StochasticClassifier(W, b, p, feature_map=fmap)
 
 
-def _load_map(meta, arrays, path):
+def feature_map_from_file(meta, arrays, path):
+    """The kernel feature map a file describes (None for a linear model; every field validated)."""
     if meta is None:
         for name in ("landmarks", "whitening"):
             if name in arrays:
-                raise _damaged(path, name, "is present but the metadata describe no kernel model")
+                raise damaged(path, name, "is present but the metadata describe no kernel model")
         return None
     from ..core._kernel_block import KERNELS, NystroemMap
 
     where = "metadata.feature_map"
     if not isinstance(meta, dict) or meta.get("kind") != "nystroem":
-        raise _damaged(path, where, f"is {meta!r}, expected a Nystroem kernel map")
+        raise damaged(path, where, f"is {meta!r}, expected a Nystroem kernel map")
     if meta.get("kernel") not in KERNELS:
-        raise _damaged(path, f"{where}.kernel", f"is {meta.get('kernel')!r}, expected one of {tuple(KERNELS)}")
-    gamma = _number(meta, "gamma", path, where=where, minimum=0.0, strict=True)
-    degree = _number(meta, "degree", path, where=where, minimum=0.0)
-    coef0 = _number(meta, "coef0", path, where=where)
+        raise damaged(path, f"{where}.kernel", f"is {meta.get('kernel')!r}, expected one of {tuple(KERNELS)}")
+    gamma = meta_number(meta, "gamma", path, where=where, minimum=0.0, strict=True)
+    degree = meta_number(meta, "degree", path, where=where, minimum=0.0)
+    coef0 = meta_number(meta, "coef0", path, where=where)
     dtype = meta.get("dtype", "float32")
     if dtype not in ("float32", "float64"):
-        raise _damaged(path, f"{where}.dtype", f"is {dtype!r}, expected 'float32' or 'float64'")
-    B = _array(arrays, "landmarks", 2, path)
-    Wh = _array(arrays, "whitening", 2, path)
+        raise damaged(path, f"{where}.dtype", f"is {dtype!r}, expected 'float32' or 'float64'")
+    B = real_array(arrays, "landmarks", 2, path)
+    Wh = real_array(arrays, "whitening", 2, path)
     if B.shape[0] < 1 or B.shape[1] < 1:
-        raise _damaged(path, "landmarks", f"has shape {B.shape}, expected at least one landmark and one feature")
+        raise damaged(path, "landmarks", f"has shape {B.shape}, expected at least one landmark and one feature")
     if Wh.shape[0] != B.shape[0] or Wh.shape[1] < 1:
-        raise _damaged(path, "whitening", f"has shape {Wh.shape}, expected ({B.shape[0]}, n_components) "
+        raise damaged(path, "whitening", f"has shape {Wh.shape}, expected ({B.shape[0]}, n_components) "
                                           "(one row per landmark)")
     return NystroemMap(meta["kernel"], gamma, degree, coef0, B, Wh, np.dtype(dtype))
 
@@ -636,4 +489,3 @@ class RampClassifier(LinearClassifier):
         return f"RampClassifier(n_features={self.n_features_in_})"
 
 
-__all__ += ["RampClassifier"]

@@ -24,12 +24,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _shrink
 from .._compiler._compiled import MetricConstraintRows, MetricRows
-from .._predictors._linear import LinearClassifier, StochasticClassifier, _map_arrays, _map_meta, _save
+from .._predictors._ensembles import EstimatorMixture
+from .._predictors._linear import (
+    LinearClassifier,
+    StochasticClassifier,
+    feature_map_from_file,
+    map_arrays,
+    map_meta,
+)
+from .._utils._archive import damaged, real_array, write_archive
 from ..exceptions import InfeasibleWarning, RateoptError
+from ..metrics import metric_from_params
+from . import _shrink
 
-__all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "warn_if_infeasible"]
+__all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "RESULT_FORMAT",
+           "warn_if_infeasible", "result_from_file", "result_fields_from_file"]
 
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 RESULT_FORMAT = "rateopt-train-result"
@@ -386,14 +396,10 @@ class TrainResult:
         if kind in ("best", "last"):
             t = int(np.flatnonzero(p)[0])
             if self.models is not None:
-                from .._predictors._ensembles import EstimatorMixture
-
                 return EstimatorMixture([self.models[t]], [1.0], self.models[t].n_features_in_)
             return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
         if self.models is not None:
-            from .._predictors._ensembles import EstimatorMixture
-
             n_features = self.models[0].n_features_in_
             return EstimatorMixture([self.models[t] for t in s], p[s], n_features)
         return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
@@ -556,7 +562,7 @@ class TrainResult:
         original; the rate expressions themselves are not saved.
         """
         meta, arrays = self._payload()
-        _save(path, meta, arrays, format_name=RESULT_FORMAT)
+        write_archive(path, meta, arrays, RESULT_FORMAT)
 
     def _payload(self):
         """The JSON metadata and the arrays :meth:`save` writes (subclasses add theirs)."""
@@ -565,14 +571,14 @@ class TrainResult:
                                "rateopt's pickle-free files cannot store; save the estimators with their own format")
         meta = {"kind": "train-result", "method": self.method, "n_iter": int(self.n_iter),
                 "constraint_names": list(self.constraint_names), "settings": self.settings,
-                "const0": self.rate_map.const0, "feature_map": _map_meta(self.feature_map),
+                "const0": self.rate_map.const0, "feature_map": map_meta(self.feature_map),
                 "validation": None if self.val_rate_map is None else
                 {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names),
                  **_metric_meta(self.val_rate_map)},
                 **_metric_meta(self.rate_map)}
         arrays = {"weights": self.weights, "biases": self.biases, "iterations": self.iterations,
                   "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
-                  "C": self.rate_map.C, "kappa": self.rate_map.kappa, **_map_arrays(self.feature_map),
+                  "C": self.rate_map.C, "kappa": self.rate_map.kappa, **map_arrays(self.feature_map),
                   **_metric_arrays(self.rate_map, "")}
         if self.offsets is not None:
             arrays["offsets"] = self.offsets
@@ -647,28 +653,31 @@ def _exact_mixture(result, epsilon):
 
 def result_from_file(meta, arrays, path):
     """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
-    from .._predictors._linear import _array, _damaged, _load_map
+    return TrainResult(**result_fields_from_file(meta, arrays, path))
 
-    W = _array(arrays, "weights", 2, path)
+
+def result_fields_from_file(meta, arrays, path):
+    """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
+    W = real_array(arrays, "weights", 2, path)
     T, d = W.shape
     if T < 1:
-        raise _damaged(path, "weights", "holds no iterate")
+        raise damaged(path, "weights", "holds no iterate")
 
     def vec(name, n=None, ndim=1):
-        a = _array(arrays, name, ndim, path)
+        a = real_array(arrays, name, ndim, path)
         if n is not None and a.shape[0] != n:
-            raise _damaged(path, name, f"has {a.shape[0]} rows, expected {n}")
+            raise damaged(path, name, f"has {a.shape[0]} rows, expected {n}")
         return a
 
     names = meta.get("constraint_names")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise _damaged(path, "metadata.constraint_names", f"is {names!r}, expected a list of names")
+        raise damaged(path, "metadata.constraint_names", f"is {names!r}, expected a list of names")
     listed = meta.get("metric_constraints") or []
     if not isinstance(listed, list):
-        raise _damaged(path, "metadata.metric_constraints", f"is {listed!r}, expected a list")
+        raise damaged(path, "metadata.metric_constraints", f"is {listed!r}, expected a list")
     n_bounded = len(listed)
     if n_bounded > len(names):
-        raise _damaged(path, "metadata.metric_constraints", f"lists {n_bounded} metric constraints for "
+        raise damaged(path, "metadata.metric_constraints", f"lists {n_bounded} metric constraints for "
                                                               f"{len(names)} constraint names")
     m = len(names) - n_bounded  # rows of C
 
@@ -677,10 +686,10 @@ def result_from_file(meta, arrays, path):
         C = vec(prefix + "C", m, ndim=2) if m else np.zeros((0, c0.shape[0]))
         kappa = vec(prefix + "kappa", m)
         if C.shape[1] != c0.shape[0]:
-            raise _damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
+            raise damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
         const0 = mmeta.get("const0")
         if not isinstance(const0, (int, float)) or isinstance(const0, bool):
-            raise _damaged(path, where + "const0", f"is {const0!r}, expected a number")
+            raise damaged(path, where + "const0", f"is {const0!r}, expected a number")
         n_atoms = c0.shape[0]
         metric = None
         if mmeta.get("metric") is not None:
@@ -688,14 +697,14 @@ def result_from_file(meta, arrays, path):
                                   where + "metric")
         bounded = mmeta.get("metric_constraints") or []
         if not isinstance(bounded, list) or len(bounded) != n_bounded:
-            raise _damaged(path, where + "metric_constraints", f"is {bounded!r}, expected a list of "
+            raise damaged(path, where + "metric_constraints", f"is {bounded!r}, expected a list of "
                                                                  f"{n_bounded} metric constraints")
         constraints = []
         for j, item in enumerate(bounded):
             field = f"{where}metric_constraints[{j}]"
             bound = item.get("bound") if isinstance(item, dict) else None
             if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
-                raise _damaged(path, field, f"is {item!r}, expected a metric and a finite bound")
+                raise damaged(path, field, f"is {item!r}, expected a metric and a finite bound")
             constraints.append(_metric_rows(MetricConstraintRows, item.get("metric"), arrays, path, n_atoms,
                                             f"{prefix}mc{j}_Z", f"{prefix}mc{j}_z0", field, bound=float(bound)))
         return RateMap(c0, float(const0), C, kappa, tuple(names), metric, tuple(constraints))
@@ -703,33 +712,29 @@ def result_from_file(meta, arrays, path):
     rmap = rate_map("", names, "metadata.", meta)
     R = vec("atom_rates", T, ndim=2)
     if R.shape[1] != rmap.c0.shape[0]:
-        raise _damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
+        raise damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
     val = meta.get("validation")
     vmap = vR = None
     if val is not None:
         if not isinstance(val, dict) or val.get("constraint_names") != names:
-            raise _damaged(path, "metadata.validation", "does not describe the same constraints")
+            raise damaged(path, "metadata.validation", "does not describe the same constraints")
         vmap = rate_map("val_", names, "metadata.validation.", val)
         vR = vec("val_atom_rates", T, ndim=2)
     n_iter = meta.get("n_iter")
     if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
-        raise _damaged(path, "metadata.n_iter", f"is {n_iter!r}, expected an integer >= 1")
+        raise damaged(path, "metadata.n_iter", f"is {n_iter!r}, expected an integer >= 1")
     settings = meta.get("settings")
     if not isinstance(settings, dict):
-        raise _damaged(path, "metadata.settings", f"is {settings!r}, expected a dict")
-    fmap = _load_map(meta.get("feature_map"), arrays, path)
+        raise damaged(path, "metadata.settings", f"is {settings!r}, expected a dict")
+    fmap = feature_map_from_file(meta.get("feature_map"), arrays, path)
     if fmap is not None and d != fmap.n_components_:
-        raise _damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
+        raise damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
     fields = dict(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
                   iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
                   atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                   feature_map=fmap, settings=settings,
                   offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
-    if meta.get("kind") == "ramp-mm-result":  # seed 004's MM iterates also carry their ramp records
-        from .._methods._ramp import ramp_result_from_file
-
-        return ramp_result_from_file(fields, meta, arrays, path)
-    return TrainResult(**fields)
+    return fields
 
 
 def _metric_meta(rmap):
@@ -751,15 +756,12 @@ def _metric_arrays(rmap, prefix):
 
 def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, field, **extra):
     """A saved metric (its psi and compiled rows; the rate expressions are not saved)."""
-    from .._predictors._linear import _array, _damaged
-    from ..metrics import metric_from_params
-
     try:
         metric = metric_from_params(meta)
     except (KeyError, TypeError, ValueError) as exc:
-        raise _damaged(path, field, f"is not a valid metric ({exc})") from None
-    Z, z0 = _array(arrays, z_name, 2, path), _array(arrays, z0_name, 1, path)
+        raise damaged(path, field, f"is not a valid metric ({exc})") from None
+    Z, z0 = real_array(arrays, z_name, 2, path), real_array(arrays, z0_name, 1, path)
     if Z.shape[0] != metric.n_rates or z0.shape[0] != metric.n_rates or Z.shape[1] != n_atoms:
-        raise _damaged(path, z_name, f"has shape {Z.shape} for a metric of {metric.n_rates} rates of "
+        raise damaged(path, z_name, f"has shape {Z.shape} for a metric of {metric.n_rates} rates of "
                                      f"{n_atoms} atoms")
     return cls(metric, Z, z0, **extra)

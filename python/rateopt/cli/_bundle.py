@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from .._predictors._linear import load
+from .._io import load
 from ..exceptions import RateoptError
 from ._encoding import ColumnRoles, Encoding
 from ._io import InputError

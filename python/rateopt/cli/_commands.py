@@ -15,9 +15,9 @@ from .._compiler._problem import Problem
 from .._compiler._toml import read_goals
 from .._demo import run_demo
 from .._group_rates import group_rates
+from .._io import load
 from .._methods._sweep import sweep
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
-from .._predictors._linear import load
 from .._solutions._result import warn_if_infeasible
 from .._train import run_game
 from .._utils._json import json_ready

@@ -6,6 +6,8 @@ import numpy as np
 
 from rateopt.exceptions import RateoptError
 
+from ._compile import PartitionedTable
+
 __all__ = ["predict", "evaluate"]
 
 _METHODS = ("predict", "predict_proba", "decision_function")
@@ -87,8 +89,6 @@ def evaluate(problem, classifier):
     rateopt.Evaluation
         As :meth:`rateopt.Problem.evaluate` with ``kind="probabilities"``.
     """
-    from ._compile import PartitionedTable
-
     cp = problem.compiled
     rates = np.zeros(cp.n_atoms)
     for name in cp.datasets:

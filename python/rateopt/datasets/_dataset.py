@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from rateopt._language._data import Dataset
+
 __all__ = ["BenchmarkDataset", "split_sizes"]
 
 
@@ -221,8 +223,6 @@ class BenchmarkDataset:
         rateopt.Dataset
             Features ``X[indices]`` (CSR), labels, weights and groups (object arrays).
         """
-        from rateopt._language._data import Dataset
-
         idx = np.arange(self.n_samples) if indices is None else np.asarray(indices, dtype=np.int64)
         cols = list(self.groups.columns) if groups is None else list(groups)
         gdict = {c: np.asarray(self.groups[c].to_numpy(dtype=object)[idx], dtype=object) for c in cols}
