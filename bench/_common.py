@@ -73,6 +73,14 @@ __all__ = [
 PAPER_SETTINGS = {"proxy": "hinge", "lambda_init": "uniform", "lambda_floor": 0.0}
 
 
+def paper_settings(method):
+    """:data:`PAPER_SETTINGS` less what ``method``'s game does not read (a game refuses such a setting)."""
+    from rateopt.games import get_game
+
+    reads = get_game(method).reads
+    return {k: v for k, v in PAPER_SETTINGS.items() if k in reads}
+
+
 def median(values: Iterable[float]) -> float:
     """Median of a non-empty sequence of numbers (``statistics.median``)."""
     values = list(values)

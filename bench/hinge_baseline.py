@@ -313,7 +313,7 @@ def run_rateopt(probs, mats, spec, lr, eta, n_iter, every, method="lagrangian-hi
     t0 = time.perf_counter()
     kw = {} if method == "unconstrained" else {"lambda_radius": radius}
     res = rateopt.train(probs[0], model=rateopt.LinearModel(), method=method, n_iter=n_iter, learning_rate=lr,
-                        eta_lambda=eta, record_every=every, n_threads=1, **_common.PAPER_SETTINGS, **kw)
+                        eta_lambda=eta, record_every=every, n_threads=1, **_common.paper_settings(method), **kw)
     secs = time.perf_counter() - t0
     W, B = np.asarray(res.weights), np.asarray(res.biases)
     extra = {"seconds": secs, "eta_lambda": eta, "lambda_radius": radius}

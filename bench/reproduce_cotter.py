@@ -234,7 +234,7 @@ def run_candidate(problems, X_test, model, method, lr, eta, n_iter, seed, thread
     res = rateopt.train(train_p, model=model, method=method, n_iter=n_iter, learning_rate=lr,
                         eta_lambda=None if method == "unconstrained" else eta,
                         record_every=max(1, n_iter // 100), validation=valid_p, random_state=seed,
-                        n_threads=threads, batch_size=batch_size, **_common.PAPER_SETTINGS)
+                        n_threads=threads, batch_size=batch_size, **_common.paper_settings(method))
     test_obj, test_cons = _test_values(res, test_p, X_test)
     per = {"train": (res.objectives, res.constraints), "valid": (res.val_objectives, res.val_constraints),
            "test": (test_obj, test_cons)}

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-
 import rateopt
+import scipy.sparse as sp
+from _games_support import params_for
 from rateopt import core
 from rateopt._train import run_game
 from rateopt.exceptions import NumericalError
@@ -75,6 +75,7 @@ def assert_same_run(py, co):
 
 
 def _both(problem, model=None, **params):
+    params = params_for(params.get("method", "proxy-swap"), **params)
     return (run_game(problem, model, loop="python", **params), run_game(problem, model, loop="core", **params))
 
 
@@ -170,7 +171,7 @@ def test_auto_uses_the_core_for_built_in_games_and_python_otherwise(monkeypatch)
     monkeypatch.setattr(core, "run_train_loop", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     problem = _problem()
     for method in GAMES:
-        assert run_game(problem, method=method, n_iter=5, eta_lambda=0.5).settings["loop"] == "auto"
+        assert run_game(problem, method=method, **params_for(method, n_iter=5, eta_lambda=0.5)).settings["loop"] == "auto"
     assert calls == list(GAMES)
     run_game(problem, method="three-player", n_iter=5, eta_lambda=0.5)
     run_game(problem, method="proxy-swap", n_iter=5, eta_lambda=0.5, loop="python")

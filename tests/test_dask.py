@@ -20,6 +20,7 @@ distributed = pytest.importorskip("distributed")
 
 import rateopt as ro  # noqa: E402
 import rateopt.dask as rd  # noqa: E402
+from _games_support import params_for
 from rateopt._train import run_game  # noqa: E402
 from rateopt.exceptions import EmptySubsetError, RateoptError  # noqa: E402
 
@@ -104,7 +105,7 @@ def test_partitioned_compile_equals_in_memory_compile(problems, client):
                                     "three-player"])
 def test_full_batch_fit_equals_the_single_machine_fit(problems, method):
     pl, pr = problems
-    kw = dict(method=method, n_iter=30, learning_rate=0.05, eta_lambda=0.5, record_every=3)
+    kw = dict(method=method, **params_for(method, n_iter=30, learning_rate=0.05, eta_lambda=0.5, record_every=3))
     local, remote = run_game(pl, **kw), run_game(pr, **kw)
     assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
     assert np.max(np.abs(remote.biases - local.biases)) <= 1e-9

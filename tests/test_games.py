@@ -13,13 +13,13 @@ import io
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import log_loss
-
 import rateopt
+from _games_support import params_for
 from rateopt import core
 from rateopt._training._spec import Combinations
 from rateopt.games import GAMES, Game, get_game, register
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
 
 DOCUMENTED = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
 
@@ -52,7 +52,7 @@ def test_every_registered_game_runs(method):
     if "oracle" in method:
         rng = np.random.default_rng(1)
         extra["oracle"] = rateopt.oracles.PoolOracle([(rng.normal(size=3), rng.normal()) for _ in range(10)])
-    res = rateopt._train.run_game(problem, method=method, n_iter=30, eta_lambda=0.5, **extra)
+    res = rateopt._train.run_game(problem, method=method, **params_for(method, n_iter=30, eta_lambda=0.5, **extra))
     assert res.method == method and res.n_iter == 30
     assert res.atom_rates.shape == (res.weights.shape[0], problem.n_atoms)
     assert res.multipliers.shape == (res.weights.shape[0], problem.n_constraints + 1)
@@ -232,3 +232,81 @@ def test_a_damaged_result_file_is_a_clear_error(tmp_path):
     np.savez(path, **data)
     with pytest.raises(rateopt.exceptions.RateoptError, match="atom_rates"):
         rateopt.load(path)
+
+
+# --------------------------------------------------------------------------- the facts on the game class
+
+
+def test_a_subclass_under_a_new_name_keeps_the_parents_defaults_and_core_loop():
+    from rateopt.games.proxy_lagrangian import ProxySwapGame
+
+    @register
+    class RenamedSwap(ProxySwapGame):
+        name = "renamed-swap (test)"
+
+    try:
+        problem, _, _ = _problem()
+        parent = rateopt.train(problem, method="proxy-swap", loop="core", random_state=0)
+        child = rateopt.train(problem, method=RenamedSwap.name, loop="core", random_state=0)
+        expected = dict(parent.settings, method=RenamedSwap.name)
+        assert child.settings == expected
+        assert (child.settings["n_iter"], child.settings["learning_rate"], child.settings["proxy"]) == (
+            250, 0.1, "logistic")
+        # The same core program ran: the same iterates, bit for bit.
+        np.testing.assert_array_equal(child.weights, parent.weights)
+        np.testing.assert_array_equal(child.multipliers, parent.multipliers)
+        assert RenamedSwap.resumable and RenamedSwap.core_loop() == "proxy-swap"
+    finally:
+        GAMES.pop(RenamedSwap.name, None)
+
+
+def test_a_subclass_that_changes_a_step_runs_in_the_python_driver():
+    from rateopt.games.proxy_lagrangian import ProxySwapGame
+
+    class DampedSwap(ProxySwapGame):
+        name = "damped-swap (test)"
+
+        def step(self, result):
+            super().step(result)
+
+    assert DampedSwap.core_loop() is None
+    register(DampedSwap)
+    try:
+        problem, _, _ = _problem()
+        with pytest.raises(ValueError, match="loop='core' cannot run this training"):
+            rateopt.train(problem, method=DampedSwap.name, n_iter=5, loop="core")
+        python = rateopt.train(problem, method=DampedSwap.name, n_iter=20, loop="auto", random_state=0)
+        reference = rateopt.train(problem, method="proxy-swap", n_iter=20, loop="python", random_state=0)
+        np.testing.assert_array_equal(python.weights, reference.weights)
+    finally:
+        GAMES.pop(DampedSwap.name, None)
+
+
+@pytest.mark.parametrize("method, param, value", [
+    ("oracle-lagrangian", "learning_rate", 0.5),
+    ("oracle-lagrangian", "optimizer", "sgd"),
+    ("oracle-proxy", "proxy", "logistic"),
+    ("oracle-proxy", "margin", 0.5),
+    ("proxy-swap", "lambda_radius", 2.0),
+    ("lagrangian-hinge", "lambda_floor", 0.01),
+    ("unconstrained", "eta_lambda", 0.1),
+    ("three-player", "update", "additive"),
+])
+def test_a_game_refuses_a_setting_it_does_not_read(method, param, value):
+    problem, _, _ = _problem()
+    rng = np.random.default_rng(1)
+    extra = {}
+    if "oracle" in method:
+        extra["oracle"] = rateopt.oracles.PoolOracle([(rng.normal(size=3), rng.normal()) for _ in range(4)])
+    with pytest.raises(ValueError, match=rf"method='{method}' does not use the training parameter\(s\) \['{param}'\]"):
+        rateopt._train.run_game(problem, method=method, n_iter=5, **{param: value}, **extra)
+    # Given the table's default, the setting is no change and is accepted.
+    default = {p.name: p.default for p in rateopt._params.TRAIN_PARAMS}[param]
+    rateopt._train.run_game(problem, method=method, n_iter=5, **{param: default}, **extra)
+
+
+def test_an_oracle_that_reads_a_setting_lends_it_to_its_game():
+    problem, X, _ = _problem()
+    oracle = rateopt.oracles.HingeOracle(l2=0.1)
+    res = rateopt._train.run_game(problem, method="oracle-lagrangian", n_iter=3, margin=0.5, oracle=oracle)
+    assert res.settings["margin"] == 0.5

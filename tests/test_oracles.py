@@ -12,12 +12,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
-
 import rateopt
 from rateopt import oracles
-from rateopt._training._spec import kernel_pass, spec_from_problem
 from rateopt._params import train_settings
+from rateopt._training._spec import kernel_pass, spec_from_problem
+from rateopt.games import get_game
+from scipy.optimize import linprog
 
 
 def _data(n=1200, seed=0):
@@ -36,7 +36,7 @@ def _problem(ds, slack=0.02):
 
 
 def _settings():
-    return train_settings("oracle-proxy", rateopt.LinearModel())
+    return train_settings(get_game("oracle-proxy"), rateopt.LinearModel())
 
 
 def _cuts(s):
@@ -220,9 +220,8 @@ def _nonlinear(n=1500, seed=11):
 
 
 def test_decision_rates_are_the_kernels_rates_for_a_linear_estimator():
-    from sklearn.linear_model import LogisticRegression
-
     from rateopt._training._spec import decision_rates
+    from sklearn.linear_model import LogisticRegression
 
     X, y, g, ds = _nonlinear(500)
     spec = spec_from_problem(_problem(ds))
@@ -321,10 +320,9 @@ def test_three_player_oracle_approaches_the_best_mixture_of_the_pool(kind):
     """Seed 003 Algorithm 1 with an exact (pool) oracle: psi of the uniform mixture's rates approaches
     min_q psi(R_pool^T q), computed here by a convex solve over the pool's mixtures (Theorem 1's rate,
     for a Lipschitz psi: the H-mean and the Q-mean; the pool's best mixture beats its best model)."""
+    from rateopt import metrics
     from scipy.optimize import minimize_scalar
     from scipy.spatial import ConvexHull, Delaunay
-
-    from rateopt import metrics
 
     rng = np.random.default_rng(13)
     n = 1500
@@ -544,9 +542,8 @@ def test_three_player_oracle_with_the_plug_in_oracle_approaches_the_best_mixture
     """Seed 003 Algorithm 1 with the plug-in oracle (COCO) on the sum of group KLDs under an error bound:
     with eta = the labels the oracle is exact over the 16 rules (g, y) -> {0, 1}; the best mixture of them is
     a convex program (SLSQP here)."""
-    from scipy.optimize import minimize
-
     from rateopt import metrics
+    from scipy.optimize import minimize
 
     X, y, g, ds = _cells(1000, seed=28)
     c = ds.context()

@@ -8,8 +8,8 @@ swap regret it must at least start exactly where the records end.
 
 import numpy as np
 import pytest
-
 import rateopt
+from _games_support import params_for
 from rateopt._train import run_game
 
 GAMES = ["proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained"]
@@ -26,7 +26,8 @@ def problem():
 @pytest.mark.parametrize("loop", ["core", "python"])
 @pytest.mark.parametrize("method", ["proxy-external", "lagrangian-hinge", "unconstrained"])
 def test_resumed_sgd_fit_continues_the_uninterrupted_fit_exactly(problem, method, loop):
-    kw = dict(method=method, optimizer="sgd", learning_rate=0.05, eta_lambda=0.5, record_every=1, loop=loop)
+    kw = dict(method=method, **params_for(method, optimizer="sgd", learning_rate=0.05, eta_lambda=0.5, record_every=1,
+                                          loop=loop))
     K = 25
     full = run_game(problem, n_iter=2 * K - 1, **kw)
     first = run_game(problem, n_iter=K, **kw)

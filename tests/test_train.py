@@ -19,8 +19,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
-
+from _games_support import params_for
 from rateopt import (
     Dataset,
     LinearClassifier,
@@ -33,6 +32,7 @@ from rateopt import (
 )
 from rateopt._training._spec import GameSpec, spec_from_problem
 from rateopt.exceptions import InfeasibleWarning
+from scipy.optimize import linprog
 
 METHODS = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
 FIG2_SEED = 20190001  # any fixed seed; the assertions below hold with a wide margin for it
@@ -327,8 +327,8 @@ def test_every_method_runs(fig2, method, update):
     # unconstrained training ignores the cluster-3 cap: no mixture of their iterates is feasible.
     infeasible = method in ("lagrangian-hinge", "unconstrained")
     with pytest.warns(InfeasibleWarning) if infeasible else contextlib.nullcontext():
-        res = train(fig2_problem(X, y, cluster, m=2), method=method, update=update, n_iter=50,
-                    record_every=5, **PAPER)
+        res = train(fig2_problem(X, y, cluster, m=2), method=method,
+                    **params_for(method, update=update, n_iter=50, record_every=5, **PAPER))
     assert isinstance(res, TrainResult)
     assert res.method == method
     assert res.n_iter == 50
@@ -573,8 +573,8 @@ def test_a_constraint_with_coefficient_1e200_trains_and_solves(fig2, method, opt
     X, y, cluster = fig2
     ds = Dataset(X, y)
     problem = Problem(constraints=[1e200 * positive_prediction_rate(ds.context()) >= 1e200 * 0.55])
-    res = train(problem, method=method, optimizer=optimizer, n_iter=300, eta_lambda=0.5,
-                learning_rate=0.05)
+    res = train(problem, method=method, **params_for(method, optimizer=optimizer, n_iter=300, eta_lambda=0.5,
+                                                     learning_rate=0.05))
     _, nG = fig2_values_numpy(decisions(X, res.weights, res.biases), y, cluster)
     np.testing.assert_allclose(res.constraints[:, 0], 1e200 * nG[:, 0], rtol=1e-12, atol=1e188)
     clf = res.solution("m-stochastic")

@@ -9,9 +9,10 @@ names the parameter.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
 from ._predictors._specs import KernelModel, LinearModel, check_l2
+from ._solutions._result import SOLUTIONS
 from ._utils._validation import (
     check_bool,
     check_choice,
@@ -21,6 +22,7 @@ from ._utils._validation import (
     check_real,
     check_seed,
 )
+from .core import PROXIES
 from .core._threads import resolve_n_threads
 from .oracles import Oracle
 
@@ -29,7 +31,8 @@ __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSet
 
 OPTIMIZERS = ("sgd", "adagrad", "adam")
 UPDATES = ("multiplicative", "additive")
-OBJECTIVE_PROXIES = ("hinge", "logistic")
+#: The objective's proxies: the core's proxies but the ramp (seed 004's dataset constraints only).
+OBJECTIVE_PROXIES = tuple(name for name in PROXIES if name != "ramp")
 LAMBDA_INITS = ("objective", "uniform")
 LOOPS = ("auto", "core", "python")
 
@@ -54,25 +57,26 @@ class Param:
 
 TRAIN_PARAMS = (
     Param("n_iter", None, lambda n, v: check_int(n, v, 1, allow_none=True),
-          "Iterations T; each is one kernel pass per dataset (None: the method's default, "
-          "METHOD_DEFAULTS: 250 for 'proxy-swap', 500 for 'unconstrained', 1000 otherwise)."),
+          "Iterations T; each is one kernel pass per dataset (None: the method's default, its game's "
+          "Game.defaults: 250 for 'proxy-swap', 500 for 'unconstrained', 1000 otherwise)."),
     Param("optimizer", "adam", lambda n, v: check_choice(n, v, OPTIMIZERS),
           "The model player's steps: 'adam', 'adagrad' or 'sgd'."),
     Param("learning_rate", None, lambda n, v: check_positive(n, v, allow_none=True),
-          "The model player's step size (None: the method's default, METHOD_DEFAULTS: 0.1 for 'proxy-swap' and "
+          "The model player's step size (None: the method's default, Game.defaults: 0.1 for 'proxy-swap' and "
           "'unconstrained', 0.01 otherwise)."),
     Param("eta_lambda", None, lambda n, v: check_positive(n, v, allow_none=True),
           "The multipliers' step size (None: the method's default: 3 / B for 'proxy-swap' with "
           "lambda_init='objective', B the largest possible |g_i|; the papers' lemmas otherwise)."),
     Param("update", "multiplicative", lambda n, v: check_choice(n, v, UPDATES),
           "The swap-regret update of 'proxy-swap': 'multiplicative' or 'additive'."),
-    Param("lambda_init", "objective", lambda n, v: check_choice(n, v, LAMBDA_INITS),
+    Param("lambda_init", None, lambda n, v: None if v is None else check_choice(n, v, LAMBDA_INITS),
           "Where proxy-swap's multipliers start: 'objective' (TFCO's: every column of the stochastic matrix "
-          "puts 1 - lambda_floor m/(m+1) on the objective) or 'uniform' (the paper's M = 11^T/(m+1))."),
-    Param("lambda_floor", 1e-3, lambda n, v: _check_floor(n, v),
+          "puts 1 - lambda_floor m/(m+1) on the objective) or 'uniform' (the paper's M = 11^T/(m+1)) "
+          "(None: the method's default, 'objective' for 'proxy-swap')."),
+    Param("lambda_floor", None, lambda n, v: None if v is None else _check_floor(n, v),
           "proxy-swap, multiplicative update: every entry of the stochastic matrix stays >= lambda_floor/(m+1) "
           "(TFCO's minimum_multiplier_radius), so a constraint's weight never falls so low that it takes long "
-          "to come back; 0: no floor."),
+          "to come back; 0: no floor (None: the method's default, 1e-3 for 'proxy-swap')."),
     Param("lambda_radius", None, lambda n, v: check_positive(n, v, allow_none=True),
           "L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap)."),
     Param("batch_size", None, lambda n, v: check_int(n, v, 1, allow_none=True),
@@ -80,7 +84,7 @@ TRAIN_PARAMS = (
     Param("margin", 1.0, check_positive, "Hinge margin of the proxies."),
     Param("proxy", None, lambda n, v: None if v is None else check_choice(n, v, OBJECTIVE_PROXIES),
           "The objective's proxy: 'logistic' (logistic regression's loss) or 'hinge' (the papers'); "
-          "constraints always use the hinge (None: the method's default, METHOD_DEFAULTS: 'logistic' for "
+          "constraints always use the hinge (None: the method's default, Game.defaults: 'logistic' for "
           "'proxy-swap' and 'unconstrained', 'hinge' otherwise)."),
     Param("record_every", None, lambda n, v: check_int(n, v, 1, allow_none=True),
           "Record the iterate every this many iterations (None: max(1, T // 100)); the last is "
@@ -103,17 +107,6 @@ TRAIN_PARAMS = (
           "'python' (the reference driver, any game) or 'auto' (the core when it supports the run)."),
 )
 """Every training parameter, in the order :func:`rateopt.train` takes them."""
-
-#: The defaults of ``n_iter``, ``learning_rate`` and ``proxy`` (given as None) by
-#: method: chosen by measurement for the games the study covered
-#: (docs/defaults.md, bench/defaults_study.py, bench/unconstrained_quality.py);
-#: every other game keeps the papers' hinge objective proxy and the settings
-#: its tests and reproductions were measured with.
-METHOD_DEFAULTS = {
-    "proxy-swap": {"n_iter": 250, "learning_rate": 0.1, "proxy": "logistic"},
-    "unconstrained": {"n_iter": 500, "learning_rate": 0.1, "proxy": "logistic"},
-}
-OTHER_METHODS_DEFAULTS = {"n_iter": 1000, "learning_rate": 0.01, "proxy": "hinge"}
 
 _BY_NAME = {p.name: p for p in TRAIN_PARAMS}
 
@@ -138,7 +131,6 @@ def _check_oracle(name, value):
     return value
 
 KERNELS = ("rbf", "laplacian", "poly", "linear")
-SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 
 MODEL_PARAMS = (
     Param("model", "linear", lambda n, v: check_choice(n, v, ("linear", "kernel")),
@@ -189,53 +181,50 @@ def build_model(values, random_state=None):
     return LinearModel(l2=v["l2"], fit_intercept=v["fit_intercept"], radius=v["radius"])
 
 
-@dataclass(frozen=True)
-class TrainSettings:
-    """Validated training parameters, plus the model's regularization.
+#: The parameters every game's training reads (the driver's); the others are
+#: read by the games that name them in ``Game.reads``.
+DRIVER_PARAMS = frozenset({"n_iter", "batch_size", "record_every", "stop_tol", "stop_patience", "random_state",
+                           "n_threads", "verbose", "loop"})
 
-    Built by :func:`train_settings`; a game reads its players' settings here.
-    ``n_threads`` is resolved to a positive count and ``record_every`` and
-    ``eta_lambda`` to numbers (``eta_lambda`` by the game's default when None).
-    """
-
-    method: str
-    n_iter: int
-    optimizer: str
-    learning_rate: float
-    eta_lambda: object
-    update: str
-    lambda_radius: object
-    batch_size: object
-    margin: float
-    proxy: str
-    record_every: int
-    random_state: object
-    n_threads: int
-    verbose: bool
-    oracle: object = None
-    loop: str = "auto"
-    l2: object = 0.0  # a float once run_game has resolved "auto" (rateopt._predictors._specs.resolve_l2)
-    radius: object = None
-    fit_intercept: bool = True
-    lambda_init: str = "objective"
-    lambda_floor: float = 1e-3
-    stop_tol: object = None
-    stop_patience: int = 20
-
-    def as_dict(self):
-        """The settings as a JSON-compatible dict (saved with a training result; the oracle by its repr)."""
-        out = asdict(replace(self, oracle=None))
-        out["oracle"] = None if self.oracle is None else repr(self.oracle)
-        return out
+#: The model's regularization, copied into the settings for the model player.
+_MODEL_FIELDS = (("l2", 0.0), ("radius", None), ("fit_intercept", True))
 
 
-def train_settings(method, model, **params):
+def _as_dict(self):
+    """The settings as a JSON-compatible dict (saved with a training result; the oracle by its repr)."""
+    out = asdict(replace(self, oracle=None))
+    out["oracle"] = None if self.oracle is None else repr(self.oracle)
+    return out
+
+
+TrainSettings = make_dataclass(
+    "TrainSettings",
+    [("method", str), *((p.name, object, field(default=p.default)) for p in TRAIN_PARAMS),
+     *((name, object, field(default=default)) for name, default in _MODEL_FIELDS)],
+    frozen=True, namespace={"as_dict": _as_dict, "__module__": __name__})
+TrainSettings.__doc__ = """Validated training parameters, plus the model's regularization.
+
+Built by :func:`train_settings`: one field per entry of :data:`TRAIN_PARAMS`
+(same name; the method-dependent ones resolved by the game's
+``Game.defaults``), the method's name, and the model's ``l2`` (a float once
+:func:`rateopt._train.run_game` has resolved ``"auto"``), ``radius`` and
+``fit_intercept``. ``n_threads`` is resolved to a positive count,
+``record_every`` to a number, and ``eta_lambda`` by the game's default when
+None (in the driver, which knows the problem).
+"""
+
+
+def train_settings(game, model, **params):
     """Validate ``params`` (names of :data:`TRAIN_PARAMS`; defaults for the others).
 
     Parameters
     ----------
-    method : str
-        The game's name (validated by the caller against the registry).
+    game : type
+        The game class (a ``rateopt.games.Game`` subclass): its ``name`` is the
+        method, its ``defaults`` fill the method-dependent parameters given as
+        None, and a game-specific parameter it does not read (``Game.reads``,
+        and its oracle's ``reads``) is refused when given a value other than
+        the table's default.
     model : LinearModel or KernelModel
         Gives ``l2``, ``radius`` and ``fit_intercept``.
     **params
@@ -250,18 +239,25 @@ def train_settings(method, model, **params):
     TypeError
         On a name that is not a training parameter.
     ValueError
-        On an invalid value (the message names the parameter).
+        On an invalid value, or a parameter the game does not read (the message
+        names the parameter).
     """
     unknown = set(params) - set(_BY_NAME)
     if unknown:
         raise TypeError(f"unknown training parameter(s) {sorted(unknown)}; known: {sorted(_BY_NAME)}")
     values = validate(TRAIN_PARAMS, params)
-    for name, default in METHOD_DEFAULTS.get(method, OTHER_METHODS_DEFAULTS).items():
+    reads = set(game.reads) | set(getattr(values["oracle"], "reads", ()) if "oracle" in game.reads else ())
+    ignored = sorted(name for name in params if name not in DRIVER_PARAMS and name not in reads
+                     and values[name] != _BY_NAME[name].default)
+    if ignored:
+        raise ValueError(f"method={game.name!r} does not use the training parameter(s) {ignored}; it reads "
+                         f"{sorted(reads)} besides {sorted(DRIVER_PARAMS)}")
+    for name, default in game.defaults.items():
         if values[name] is None:
             values[name] = default
     values["record_every"] = values["record_every"] or max(1, values["n_iter"] // 100)
-    return TrainSettings(method=method, l2=model.l2 if model.l2 == "auto" else float(model.l2), radius=model.radius,
-                         fit_intercept=bool(model.fit_intercept), **values)
+    return TrainSettings(method=game.name, l2=model.l2 if model.l2 == "auto" else float(model.l2),
+                         radius=model.radius, fit_intercept=bool(model.fit_intercept), **values)
 
 
 def param_docs():

@@ -28,17 +28,27 @@ import numpy as np
 from . import core
 from ._params import train_settings
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
-from ._solutions import _resume
-from ._solutions._result import FeasibilityReport, RateMap, TrainResult, warn_if_infeasible
+from ._solutions._result import (
+    FeasibilityReport,
+    RateMap,
+    TrainResult,
+    warn_if_infeasible,
+)
+from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
 from ._training._players import LagrangePlayer, SwapRegretPlayer
-from ._training._spec import Block, DecisionPass, GameSpec, decision_rates, kernel_pass, revalidated, spec_from_problem
+from ._training._spec import (
+    Block,
+    DecisionPass,
+    GameSpec,
+    decision_rates,
+    kernel_pass,
+    revalidated,
+    spec_from_problem,
+)
 from .core import FeatureMatrix
 from .core._kernel_block import check_block_memory
 from .games import GAMES, get_game
-from .games.lagrangian import LagrangianHingeGame, ProxyExternalGame
-from .games.proxy_lagrangian import ProxySwapGame
-from .games.unconstrained import UnconstrainedGame
 
 __all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "run_game", "resolve_model", "prepare_specs"]
 
@@ -192,7 +202,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     """
     method, game_cls = _resolve_method(problem, method)
     model = resolve_model(problem, model)
-    settings = train_settings(method, model, **params)
+    settings = train_settings(game_cls, model, **params)
     spec, val_spec, feature_map = prepare_specs(problem, validation, model, settings.n_threads)
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
@@ -205,12 +215,12 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         if feature_map is not None or getattr(resume, "feature_map", None) is not None:
             raise ValueError("resume: kernel models choose their landmarks again on every fit; resume trains "
                              "linear models")
-        _resume.check_resumable(resume, method, spec)
+        check_resumable(resume, game_cls, spec)
     game = game_cls(players_spec, settings)
     if init is not None:
         _warm_start(game, init)
     if resume is not None:
-        _resume.resume_state(game, resume)
+        resume_state(game, resume)
     rng = np.random.default_rng(settings.random_state)
     sizes = [blk.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
@@ -223,27 +233,23 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     refusal = _core_loop_refusal(game_cls, spec)
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
-    save = None
+    if settings.stop_tol is not None:
+        callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback)
     if checkpoint is not None:
         if estimators:
             raise ValueError("checkpoint: an estimator oracle's iterates are scikit-learn estimators, which "
                              "rateopt's pickle-free files cannot store")
-
-        def save():
-            partial = recorder.result(method, feature_map, settings)
-            _resume.write_checkpoint(checkpoint, partial if resume is None else _resume.joined(resume, partial))
-    if settings.stop_tol is not None:
-        callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback)
+        callback = Checkpoint(checkpoint, lambda: recorder.result(method, feature_map, settings), resume, callback)
     bar = _progress(settings.verbose, settings.n_iter)
     if settings.loop != "python" and refusal is None:
-        _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar, save)
+        _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar)
     else:
         _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar,
-                         estimators, passes, save)
+                         estimators, passes)
     if bar is not None:
         bar.close()
     result = recorder.result(method, feature_map, settings)
-    return result if resume is None else _resume.joined(resume, result)
+    return result if resume is None else joined(resume, result)
 
 
 def draw_rows(rng, n, batch):
@@ -259,7 +265,7 @@ def draw_rows(rng, n, batch):
 
 
 def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar, estimators,
-                     passes, save=None):
+                     passes):
     """The reference driver: any game, one :func:`kernel_pass` and one ``game.step`` per iteration."""
     for t in range(settings.n_iter):
         if estimators:  # the iterate is a fitted classifier: its rates come from its decisions
@@ -278,8 +284,6 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
         stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
             info = recorder.record(t, theta, bias, game.multipliers(), full_rates, offsets=offsets, model=current)
-            if save is not None:
-                save()
             stop = callback is not None and bool(callback(t, info))
         if bar is not None:
             bar.update(1)
@@ -288,19 +292,15 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
         game.step(result)
 
 
-#: The games the core loop runs (exactly these classes: a subclass may change any step).
-_CORE_GAMES = {"proxy-swap": ProxySwapGame, "proxy-external": ProxyExternalGame,
-               "lagrangian-hinge": LagrangianHingeGame, "unconstrained": UnconstrainedGame}
-
 #: Minibatch rows drawn per core call (the rows of later iterations are drawn before the next call).
 _ROWS_PER_SEGMENT = 1 << 20
 
 
 def _core_loop_refusal(game_cls, spec):
     """Why the core loop cannot run this training (None when it can)."""
-    if _CORE_GAMES.get(game_cls.name) is not game_cls:
-        return (f"method {game_cls.name!r} has no core loop (the core runs the built-in games "
-                f"{tuple(_CORE_GAMES)})")
+    if game_cls.core_loop() is None:
+        return (f"method {game_cls.name!r} has no core loop (its game class sets no core_program, or overrides "
+                "a method the core program reimplements)")
     if spec.n_offsets:
         return "the problem has trainable offsets (offset atoms, e.g. ROC-AUC goals)"
     remote = [blk.name for blk in spec.blocks if type(blk) is not Block]
@@ -330,7 +330,7 @@ def _n_records(n_iter, record_every):
     return -(-n_iter // record_every) + (1 if (n_iter - 1) % record_every else 0)
 
 
-def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar, save=None):
+def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar):
     """The same game as :func:`_run_python_loop`, its iterations in one core call (``rateopt.core.run_train_loop``).
 
     Minibatch rows are drawn here, with the driver's generator in the driver's
@@ -339,6 +339,7 @@ def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch
     iterations, with the GIL taken for them only.
     """
     T, d = settings.n_iter, players_spec.n_features
+    program = type(game).core_loop()
     state = _loop_state(game, d, settings.update)
     records = core.LoopRecords.allocate(_n_records(T, settings.record_every), d, players_spec.n_constraints,
                                         players_spec.n_atoms, None if val_spec is None else val_spec.n_atoms)
@@ -352,24 +353,22 @@ def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch
         if n_records == handed[0]:
             return False
         handed[0] = n_records
-        i = n_records - 1
-        if save is not None:
-            recorder.take(records, n_records)
-            save()
         if callback is None:
             return False
+        i = n_records - 1
+        recorder.take(records, n_records)  # the callback may read the records so far (e.g. a Checkpoint)
         return bool(callback(t, recorder.info(records.rates[i], records.multipliers[i].copy())))
 
     args = dict(n_iter=T, record_every=settings.record_every, optimizer=settings.optimizer,
                 learning_rate=settings.learning_rate, l2=settings.l2, radius=settings.radius,
                 fit_intercept=settings.fit_intercept, eta_lambda=settings.eta_lambda or 0.0, update=settings.update,
-                lambda_radius=settings.lambda_radius, lambda_floor=settings.lambda_floor if game.name == "proxy-swap"
-                else 0.0, proxy=settings.proxy, margin=settings.margin,
+                lambda_radius=settings.lambda_radius, lambda_floor=settings.lambda_floor, proxy=settings.proxy,
+                margin=settings.margin,
                 val_blocks=val_blocks, callback=on_progress, progress_every=_progress_every(settings),
                 n_threads=settings.n_threads)
     C, kappa, c0 = players_spec.C, players_spec.kappa, players_spec.c0
     if not minibatch:
-        core.run_train_loop(blocks, game.name, C, kappa, c0, state, records, **args)
+        core.run_train_loop(blocks, program, C, kappa, c0, state, records, **args)
     else:
         batch = settings.batch_size
         sampled = [batch < n for n in sizes]
@@ -380,7 +379,7 @@ def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch
             rows = np.empty((t_end - t, sum(sampled), batch), dtype=np.int64)
             for i in range(t_end - t):  # the driver's draws, in its order
                 rows[i] = [draw_rows(rng, n, batch) for n, s in zip(sizes, sampled) if s]
-            out = core.run_train_loop(blocks, game.name, C, kappa, c0, state, records, t_begin=t, t_end=t_end,
+            out = core.run_train_loop(blocks, program, C, kappa, c0, state, records, t_begin=t, t_end=t_end,
                                       rows=rows, sampled=sampled, **args)
             if out.status == "stopped":
                 break

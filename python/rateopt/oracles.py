@@ -80,8 +80,12 @@ class Oracle:
     """Base class: an oracle's parameters; :meth:`bind` prepares it for one problem.
 
     Subclasses implement :meth:`bind`, returning a callable
-    ``(coef, warm_start=None) -> (theta, bias)``.
+    ``(coef, warm_start=None) -> (theta, bias)``, and name in :attr:`reads`
+    the training parameters they read (the oracle games accept those).
     """
+
+    #: The game-specific training parameters :meth:`bind` reads (e.g. ``margin``).
+    reads = frozenset()
 
     def bind(self, spec, settings):  # pragma: no cover - abstract
         """Prepare the oracle for the problem ``spec`` (called once per training run).
@@ -502,6 +506,8 @@ class HingeOracle(Oracle):
     Datasets of a multi-dataset problem are stacked once when the oracle is
     bound (one copy of their features, made per training run).
     """
+
+    reads = frozenset({"margin"})
 
     def __init__(self, l2=None, bias_scale=1.0, tol=1e-6, max_epochs=100_000):
         if l2 is not None and not (isinstance(l2, (int, float)) and l2 > 0 and np.isfinite(l2)):

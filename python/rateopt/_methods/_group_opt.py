@@ -56,9 +56,21 @@ from .._predictors._linear import StochasticClassifier
 from .._predictors._specs import LinearModel
 from .._solutions import _shrink
 from .._training._spec import decision_rates, kernel_pass, spec_from_problem
+from ..games import Game
 
 __all__ = ["GroupOptConstants", "group_opt_constants", "GroupOptResult", "group_opt", "minimax_group_loss",
            "FoldedObjective", "fold_constraints"]
+
+
+
+
+class _GroupOptRun:
+    """What :func:`rateopt._params.train_settings` reads of a game, for GroupOpt's oracle calls:
+    the base game's defaults, and the oracle (and what it reads) as the only game-specific parameter."""
+
+    name = "group-opt"
+    defaults = Game.defaults
+    reads = frozenset({"oracle"})
 
 
 @dataclass(frozen=True)
@@ -174,7 +186,7 @@ class _Losses:
                 raise ValueError(f"losses[{k}] ({exprs[k]}) ranges over [{lo[k]:.6g}, {hi[k]:.6g}] on some models; "
                                  "group losses must lie in [0, 1] (rescale it)")
         self.K = len(exprs)
-        settings = train_settings("group-opt", _linear(), n_threads=n_threads, oracle=oracle)
+        settings = train_settings(_GroupOptRun, _linear(), n_threads=n_threads, oracle=oracle)
         self.settings = settings
         self.best = oracle.bind(spec, settings)
         self.estimators = bool(getattr(oracle, "returns_estimators", False))

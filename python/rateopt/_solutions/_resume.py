@@ -29,23 +29,50 @@ import os
 import numpy as np
 
 from .._training._players import LagrangePlayer, SwapRegretPlayer
+from ..games import GAMES
 from ._result import TrainResult
 
-__all__ = ["resume_state", "write_checkpoint", "joined"]
-
-#: The games a fit can be resumed in: their whole multiplier state is in the records.
-RESUMABLE = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
+__all__ = ["Checkpoint", "check_resumable", "resume_state", "write_checkpoint", "joined"]
 
 
-def check_resumable(previous, method, spec):
-    """Refuse, with a clear message, a ``resume=`` result that cannot continue this training."""
+class Checkpoint:
+    """A training callback that writes the records so far to a file after every recorded iterate.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The checkpoint file, replaced atomically each time (:func:`write_checkpoint`).
+    snapshot : callable
+        ``snapshot()`` returns the :class:`~rateopt.TrainResult` of the records so far.
+    previous : TrainResult, default=None
+        The result a resumed fit continues: the file holds its records, then the new ones.
+    callback : callable, default=None
+        The caller's callback, called after the file is written; its answer
+        (stop or not) is this callback's.
+    """
+
+    def __init__(self, path, snapshot, previous=None, callback=None):
+        self.path, self.snapshot, self.previous, self.callback = path, snapshot, previous, callback
+
+    def __call__(self, iteration, info):
+        partial = self.snapshot()
+        write_checkpoint(self.path, partial if self.previous is None else joined(self.previous, partial))
+        return self.callback is not None and bool(self.callback(iteration, info))
+
+
+def check_resumable(previous, game, spec):
+    """Refuse, with a clear message, a ``resume=`` result that cannot continue this training.
+
+    ``game`` is the game class of the training (its ``resumable`` says whether
+    its whole multiplier state is in the records)."""
+    method = game.name
     if not isinstance(previous, TrainResult):
         raise TypeError(f"resume must be a TrainResult (e.g. rateopt.load(checkpoint)), got {type(previous).__name__}")
     if type(previous) is not TrainResult:
         raise ValueError(f"resume: a {type(previous).__name__} cannot be continued by train()")
-    if method not in RESUMABLE:
+    if not game.resumable:
         raise ValueError(f"resume: method={method!r} cannot be resumed (its state is not in the records); "
-                         f"resumable methods: {RESUMABLE}")
+                         f"resumable methods: {resumable_methods()}")
     if previous.method != method:
         raise ValueError(f"resume: the result was trained with method={previous.method!r}, not {method!r}")
     if previous.weights.shape[0] == 0:
@@ -60,6 +87,11 @@ def check_resumable(previous, method, spec):
     if not same or previous.offsets is not None or getattr(spec, "n_offsets", 0):
         raise ValueError("resume: the result was trained on another problem (its objective, constraints or atoms "
                          "differ) or with trainable offsets")
+
+
+def resumable_methods():
+    """The names of the registered games whose fits can be resumed."""
+    return tuple(name for name, cls in GAMES.items() if cls.resumable)
 
 
 def resume_state(game, previous):

@@ -44,8 +44,7 @@ class ModelPlayer:
         projected. They are training variables, not part of the model.
     """
 
-    def __init__(self, n_features, *, optimizer="adam", learning_rate=0.01, l2=0.0, radius=None,
-                 fit_intercept=True, n_offsets=0):
+    def __init__(self, n_features, *, optimizer, learning_rate, l2, radius, fit_intercept, n_offsets=0):
         self.theta = np.zeros(n_features)
         self.bias = 0.0
         self.offsets = np.zeros(n_offsets)
@@ -105,17 +104,17 @@ class SwapRegretPlayer:
     update : {"multiplicative", "additive"}
         ``M <- colnormalize(M * exp(eta * delta lambda^T))`` (kept as ``log M``),
         or ``M + eta * delta lambda^T`` with each column projected onto the simplex.
-    init : {"uniform", "objective"}, default="uniform"
+    init : {"uniform", "objective"}
         The starting matrix: the paper's ``11^T / k``, or TFCO's, whose every
         column is ``(1 - r0 (k-1)/k, r0/k, ..., r0/k)`` (almost all weight on
         the objective; ``r0 = floor`` for the multiplicative update, 1e-3 when
         ``floor`` is 0, and 0 for the additive one).
-    floor : float, default=0.0
+    floor : float
         Multiplicative update only: every entry of ``M`` is kept at least
         ``floor / k`` (TFCO's ``minimum_multiplier_radius``), in ``[0, 1)``.
     """
 
-    def __init__(self, n_constraints, *, eta_lambda, update="multiplicative", init="uniform", floor=0.0):
+    def __init__(self, n_constraints, *, eta_lambda, update, init, floor):
         k = n_constraints + 1
         self.update_kind = update
         self.eta_lambda = eta_lambda
@@ -176,7 +175,7 @@ class LagrangePlayer:
         The L1 radius R (None: no cap).
     """
 
-    def __init__(self, n_constraints, *, eta_lambda, radius=None):
+    def __init__(self, n_constraints, *, eta_lambda, radius):
         self.lam = np.zeros(n_constraints)
         self.eta_lambda = eta_lambda
         self.radius = radius

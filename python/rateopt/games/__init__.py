@@ -9,14 +9,15 @@ Adding a game: write its module here (a subclass of ``Game`` decorated with
 ``@register``) and import the module below: one line.
 """
 
-from ._base import GAMES, Combinations, Game, register
-
 # Registration, in the order the methods are listed (one line per game).
-from . import proxy_lagrangian  # noqa: E402,F401,I001
-from . import lagrangian  # noqa: E402,F401
-from . import unconstrained  # noqa: E402,F401
-from . import three_player  # noqa: E402,F401
-from . import oracle  # noqa: E402,F401
+from . import (
+    lagrangian,  # noqa: E402,F401
+    oracle,  # noqa: E402,F401
+    proxy_lagrangian,  # noqa: E402,F401,I001
+    three_player,  # noqa: E402,F401
+    unconstrained,  # noqa: E402,F401
+)
+from ._base import GAMES, Combinations, Game, register
 
 __all__ = ["GAMES", "Game", "Combinations", "register", "get_game"]
 

@@ -19,16 +19,24 @@ loop over examples or call the kernel itself (the driver does, once).
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import ClassVar
 
 import numpy as np
 
-from .._training._spec import Combinations
 from .._training._players import ModelPlayer
+from .._training._spec import Combinations
 
-__all__ = ["GAMES", "Game", "Combinations", "register"]
+__all__ = ["GAMES", "Game", "Combinations", "register", "MODEL_PLAYER_SETTINGS", "LOOP_METHODS"]
 
 GAMES: dict = {}
+
+#: The settings a game with a gradient model player reads (its steps, and the proxies of the kernel pass).
+MODEL_PLAYER_SETTINGS = frozenset({"optimizer", "learning_rate", "margin", "proxy"})
+
+#: The methods whose arithmetic a core-loop program reimplements: a subclass
+#: that overrides one of them runs in the Python driver (:meth:`Game.core_loop`).
+LOOP_METHODS = ("__init__", "model", "offsets", "combinations", "step", "multipliers")
 
 
 def register(cls):
@@ -59,7 +67,10 @@ class Game:
 
     Subclasses set ``name`` (the ``method`` string) and implement
     :meth:`combinations`, :meth:`step` and :meth:`multipliers`; the model player
-    (gradient steps on the linear model) is provided here.
+    (gradient steps on the linear model) is provided here. What the driver
+    needs to know of a game is on its class: :attr:`defaults`, :attr:`reads`,
+    :attr:`resumable` and :attr:`core_program`, so a subclass registered under
+    a new name keeps its parent's defaults and core loop.
 
     Parameters
     ----------
@@ -73,6 +84,24 @@ class Game:
     #: Whether the game trains a non-linear metric objective (``spec.metric``);
     #: the driver refuses such problems for the others.
     accepts_metric: ClassVar[bool] = False
+    #: The game's values of the method-dependent training parameters (those
+    #: whose default in :data:`rateopt._params.TRAIN_PARAMS` is None). A
+    #: subclass inherits them; ``eta_lambda=None`` means
+    #: :meth:`default_eta_lambda`. The study behind the tuned values is
+    #: docs/defaults.md; the others are the papers' settings.
+    defaults: ClassVar = MappingProxyType({
+        "n_iter": 1000, "learning_rate": 0.01, "proxy": "hinge", "eta_lambda": None,
+        "lambda_init": "uniform", "lambda_floor": 0.0})
+    #: The game-specific training parameters the game reads (besides the
+    #: driver's: iterations, records, minibatches, seeds, threads, stopping).
+    #: :func:`rateopt._params.train_settings` refuses any other one given.
+    reads: ClassVar[frozenset] = MODEL_PLAYER_SETTINGS
+    #: Whether ``train(resume=...)`` can continue the game: its whole
+    #: multiplier state is in the records (:mod:`rateopt._solutions._resume`).
+    resumable: ClassVar[bool] = False
+    #: The program of :func:`rateopt.core.run_train_loop` that runs the game
+    #: whole in the core (a key of ``rateopt.core.LOOP_GAMES``), or None.
+    core_program: ClassVar = None
 
     def __init__(self, spec, settings):
         self.spec = spec
@@ -81,6 +110,23 @@ class Game:
             spec.n_features, optimizer=settings.optimizer, learning_rate=settings.learning_rate,
             l2=settings.l2, radius=settings.radius, fit_intercept=settings.fit_intercept,
             n_offsets=spec.n_offsets)
+
+    @classmethod
+    def core_loop(cls):
+        """The core-loop program that runs this class, or None.
+
+        A subclass inherits its parent's program as long as it overrides none
+        of :data:`LOOP_METHODS` (whose arithmetic the program reimplements);
+        one that does runs in the Python driver, which calls its methods.
+        """
+        if cls.core_program is None:
+            return None
+        for klass in cls.__mro__:
+            if "core_program" in vars(klass):
+                return cls.core_program
+            if any(method in vars(klass) for method in LOOP_METHODS):
+                return None
+        return None  # pragma: no cover - the loop always finds the declaring class
 
     @classmethod
     def default_eta_lambda(cls, spec, settings):

@@ -22,12 +22,21 @@ import math
 import numpy as np
 
 from .._training._players import LagrangePlayer
-from ._base import Combinations, Game, model_combinations, register
+from ._base import (
+    MODEL_PLAYER_SETTINGS,
+    Combinations,
+    Game,
+    model_combinations,
+    register,
+)
 
 __all__ = ["ProxyExternalGame", "LagrangianHingeGame"]
 
 
 class _LagrangianGame(Game):
+    reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "lambda_radius"}
+    resumable = True
+
     def __init__(self, spec, settings):
         super().__init__(spec, settings)
         self.player = LagrangePlayer(spec.n_constraints, eta_lambda=settings.eta_lambda,
@@ -52,6 +61,7 @@ class ProxyExternalGame(_LagrangianGame):
     """``method="proxy-external"``: proxies for the model, Lagrange multipliers on 0-1 rates."""
 
     name = "proxy-external"
+    core_program = "proxy-external"
 
     def step(self, result):
         self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
@@ -64,6 +74,7 @@ class LagrangianHingeGame(_LagrangianGame):
     """``method="lagrangian-hinge"``: hinge relaxation for both players (the Hinge baseline)."""
 
     name = "lagrangian-hinge"
+    core_program = "lagrangian-hinge"
 
     def combinations(self):
         combos = super().combinations()

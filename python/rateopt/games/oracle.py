@@ -36,6 +36,8 @@ __all__ = ["OracleLagrangianGame", "OracleProxyGame", "ThreePlayerOracleGame"]
 
 
 class _OracleGame(Game):
+    reads = frozenset({"oracle"})  # and what the oracle reads (its ``reads``)
+
     def __init__(self, spec, settings):
         super().__init__(spec, settings)
         if settings.oracle is None:
@@ -89,6 +91,7 @@ class OracleLagrangianGame(_OracleGame):
     """``method="oracle-lagrangian"``: seed 001 Algorithm 1 (Lagrangian with an oracle)."""
 
     name = "oracle-lagrangian"
+    reads = _OracleGame.reads | {"eta_lambda", "lambda_radius"}
 
     def _player(self):
         return LagrangePlayer(self.spec.n_constraints, eta_lambda=self.settings.eta_lambda,
@@ -107,12 +110,14 @@ class OracleProxyGame(_OracleGame):
     """``method="oracle-proxy"``: seed 001 Algorithm 2 (proxy-Lagrangian with an oracle, swap regret)."""
 
     name = "oracle-proxy"
+    reads = _OracleGame.reads | {"eta_lambda", "update"}
 
     def _player(self):
-        # The paper's Algorithm 2 as stated (uniform M, no floor): Theorem 6's
-        # bound is stated for it; lambda_init / lambda_floor are proxy-swap's.
+        # The paper's Algorithm 2 as stated (uniform M, no floor: the base
+        # defaults, which this game does not read): Theorem 6's bound is stated for it.
         return SwapRegretPlayer(self.spec.n_constraints, eta_lambda=self.settings.eta_lambda,
-                                update=self.settings.update)
+                                update=self.settings.update, init=self.settings.lambda_init,
+                                floor=self.settings.lambda_floor)
 
     @classmethod
     def default_eta_lambda(cls, spec, settings):
@@ -137,6 +142,7 @@ class ThreePlayerOracleGame(ThreePlayerGame):
     """
 
     name = "three-player-oracle"
+    reads = frozenset({"oracle", "eta_lambda", "lambda_radius"})
 
     def __init__(self, spec, settings):
         super().__init__(spec, settings)

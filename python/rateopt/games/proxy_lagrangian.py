@@ -9,9 +9,10 @@ stationary distribution it plays.
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 from .._training._players import SwapRegretPlayer
-from ._base import Game, model_combinations, register
+from ._base import MODEL_PLAYER_SETTINGS, Game, model_combinations, register
 
 __all__ = ["ProxySwapGame"]
 
@@ -21,6 +22,16 @@ class ProxySwapGame(Game):
     """``method="proxy-swap"``: proxies for the model, swap-regret multipliers on 0-1 rates."""
 
     name = "proxy-swap"
+    #: Chosen by measurement (docs/defaults.md, bench/defaults_study.py): the
+    #: logistic objective proxy, Adam at 0.1 for 250 iterations, TFCO's
+    #: objective-focused start and minimum-multiplier floor; ``eta_lambda``
+    #: from :meth:`default_eta_lambda`.
+    defaults = MappingProxyType({
+        "n_iter": 250, "learning_rate": 0.1, "proxy": "logistic", "eta_lambda": None,
+        "lambda_init": "objective", "lambda_floor": 1e-3})
+    reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "update", "lambda_init", "lambda_floor"}
+    resumable = True
+    core_program = "proxy-swap"
 
     def __init__(self, spec, settings):
         super().__init__(spec, settings)

@@ -34,7 +34,13 @@ import math
 import numpy as np
 
 from .. import core
-from ._base import Combinations, Game, model_combinations, register
+from ._base import (
+    MODEL_PLAYER_SETTINGS,
+    Combinations,
+    Game,
+    model_combinations,
+    register,
+)
 
 __all__ = ["ThreePlayerGame"]
 
@@ -45,6 +51,7 @@ class ThreePlayerGame(Game):
 
     name = "three-player"
     accepts_metric = True
+    reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "lambda_radius"}
 
     def __init__(self, spec, settings):
         super().__init__(spec, settings)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from ._base import Game, model_combinations, register
@@ -14,6 +16,11 @@ class UnconstrainedGame(Game):
     """``method="unconstrained"``: gradient steps on the objective's proxy; constraints only recorded."""
 
     name = "unconstrained"
+    #: Chosen by measurement (bench/unconstrained_quality.py): logistic
+    #: regression's loss, Adam at 0.1 for 500 iterations.
+    defaults = MappingProxyType({**Game.defaults, "n_iter": 500, "learning_rate": 0.1, "proxy": "logistic"})
+    resumable = True
+    core_program = "unconstrained"
 
     def combinations(self):
         return model_combinations(self.spec, 1.0, np.zeros(self.spec.n_constraints), self.settings.proxy)
