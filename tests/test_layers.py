@@ -208,11 +208,11 @@ def test_layer_of_takes_the_longest_prefix():
 
 def test_imports_are_resolved_relative_to_the_module(tmp_path):
     path = tmp_path / "m.py"
-    path.write_text("from .._language._rates import Expression\nfrom . import _loop\n"
-                    "def f():\n    from ...exceptions import _Hidden\n")
+    path.write_text("from .._language._rates import Expression\nfrom . import _no_such_module\n"
+                    "def f():\n    from ..exceptions import _Hidden\n")
     found = _imports("rateopt.core._matrix", path, False)
     assert [(i.target, i.nested, i.name) for i in found] == [
-        ("rateopt._language._rates", False, "Expression"), ("rateopt.core", False, "_loop"),
+        ("rateopt._language._rates", False, "Expression"), ("rateopt.core", False, "_no_such_module"),
         ("rateopt.exceptions", True, "_Hidden")]
     assert layer_of(found[0].target) > layer_of("rateopt.core._matrix")  # an upward import is seen as one
 
