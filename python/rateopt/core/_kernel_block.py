@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from .. import _core
 from ._threads import resolve_n_threads
-from . import FeatureMatrix
+from ._matrix import FeatureMatrix
 from ..exceptions import NumericalError, RateoptError
 
 __all__ = ["KERNELS", "kernel_block", "NystroemMap", "resolve_gamma"]
