@@ -19,6 +19,10 @@ Its modules, one concern each:
 * ``_kernel_block``, ``_threads``, ``_config``: kernel matrices, thread
   counts, the build report.
 
+:func:`stationary_distribution_trusted` and :func:`swap_update_trusted` are
+importable from here too, but kept out of ``__all__``: they skip every check,
+for callers whose state is valid by construction.
+
 See ``docs/core_api.md`` for the mathematical contract.
 
 References
@@ -52,6 +56,8 @@ from ._multipliers import (
     swap_regret_update,
     swap_regret_update_additive,
 )
+from ._multipliers import stationary_distribution_trusted as stationary_distribution_trusted
+from ._multipliers import swap_update_trusted as swap_update_trusted
 from ._sdca import SdcaResult, sdca_two_sided_hinge
 
 __all__ = [

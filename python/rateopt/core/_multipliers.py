@@ -4,7 +4,11 @@ The validated functions (:func:`swap_regret_update`,
 :func:`swap_regret_update_additive`, :func:`stationary_distribution`,
 :func:`external_update_multiplicative`, :func:`external_update_additive`,
 :func:`project_simplex`, :func:`project_l1_ball_nonneg`) check their inputs
-and refuse an update whose result leaves the float64 range.
+and refuse an update whose result leaves the float64 range. The trusted entry
+points (:func:`stationary_distribution_trusted`, :func:`swap_update_trusted`)
+check nothing: they are for a player whose state is valid by construction (it
+only ever holds what these updates returned), which would otherwise re-validate
+a ``(k, k)`` matrix on every iteration.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ __all__ = [
     "external_update_additive",
     "project_simplex",
     "project_l1_ball_nonneg",
+    "stationary_distribution_trusted",
+    "swap_update_trusted",
 ]
 
 def _square(a, name):
@@ -310,3 +316,96 @@ def project_l1_ball_nonneg(v, radius=None):
     v = as_float_vector(v, "v")
     return _core.project_l1_ball_nonneg(v, _radius(radius))
 
+
+# --- trusted entry points: no validation, for state that is valid by construction ---
+
+
+def stationary_distribution_trusted(M, lam0, *, tol=1e-12, max_iter=100):
+    """:func:`stationary_distribution` without any check of its inputs, for trusted callers.
+
+    The same computation (power iteration from ``lam0``, the exact GTH
+    reduction when it does not converge within ``max_iter`` steps), with the
+    same bits, but nothing is validated or converted: the caller guarantees
+    what :func:`stationary_distribution` would check. Meant for a multiplier
+    player whose matrix only ever holds what :func:`swap_update_trusted`
+    returned, so that it is not re-validated on every iteration.
+
+    Parameters
+    ----------
+    M : ndarray of shape (k, k)
+        A float64, finite, left-stochastic matrix (columns sum to 1), ``k >= 1``.
+    lam0 : ndarray of shape (k,)
+        A float64 distribution (non-negative, sums to 1): the warm start.
+    tol : float, default=1e-12
+        Tolerance on the L1 residual of the power iteration (>= 0).
+    max_iter : int, default=100
+        Maximum number of power-iteration steps before the exact fallback (>= 0).
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        Non-negative, sums to 1, ``M @ lam == lam`` up to rounding.
+
+    See Also
+    --------
+    stationary_distribution : The validated form (and its ``return_info``).
+
+    Notes
+    -----
+    Input that breaks the contract gives an undefined result (or whatever
+    error the compiled core raises), not a clear error.
+    """
+    lam, _, _, _ = _core.stationary_distribution(M, lam0, tol, max_iter)
+    return lam
+
+
+def swap_update_trusted(matrix, delta, lam, eta, *, update, floor=0.0):
+    """One swap-regret step without any check of its inputs, for trusted callers.
+
+    ``update="multiplicative"`` is :func:`swap_regret_update` (``matrix`` is
+    ``log M``, ``floor`` the smallest entry of the updated ``M``);
+    ``update="additive"`` is :func:`swap_regret_update_additive` (``matrix``
+    is ``M``; there is no floor). Same computation, same bits, but neither the
+    inputs are validated nor is the update checked for overflow: the caller
+    guarantees what those functions would check. Meant for a multiplier player
+    whose matrix only ever holds what this function returned.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (k, k)
+        float64: ``log M`` (entries finite or ``-inf``, no column of only
+        ``-inf``) or ``M`` (finite, left-stochastic).
+    delta : ndarray of shape (k,)
+        The float64 gain ``(0, g_1, ..., g_m)``, finite.
+    lam : ndarray of shape (k,)
+        The current multipliers (float64, finite).
+    eta : float
+        Step size (finite), small enough that ``eta * delta * lam`` stays in
+        the float64 range.
+    update : {"multiplicative", "additive"}
+        Which step.
+    floor : float, default=0.0
+        Multiplicative step only: in ``[0, 1/k)``; must be 0 for the additive one.
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+        The updated ``log M`` (multiplicative) or ``M`` (additive).
+
+    Raises
+    ------
+    ValueError
+        If ``update`` is neither ``"multiplicative"`` nor ``"additive"``, or
+        a nonzero ``floor`` is given to the additive step (the only checks).
+
+    See Also
+    --------
+    swap_regret_update, swap_regret_update_additive : The validated forms.
+    """
+    if update == "multiplicative":
+        return _core.swap_update_multiplicative(matrix, delta, lam, eta, floor)
+    if update != "additive":
+        raise ValueError(f"update must be 'multiplicative' or 'additive', got {update!r}")
+    if floor:
+        raise ValueError(f"the additive update has no floor, got floor={floor!r}")
+    return _core.swap_update_additive(matrix, delta, lam, eta)
