@@ -24,6 +24,7 @@ from .._utils._hashing import row_uniforms
 from .._utils._validation import check_seed
 from ..core import FeatureMatrix
 from ..exceptions import RateoptError
+from ._nystroem import KERNELS, NystroemMap
 
 __all__ = ["LinearClassifier", "StochasticClassifier", "load", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -530,8 +531,6 @@ def _load_map(meta, arrays, path):
             if name in arrays:
                 raise _damaged(path, name, "is present but the metadata describe no kernel model")
         return None
-    from ..core._kernel_block import KERNELS, NystroemMap
-
     where = "metadata.feature_map"
     if not isinstance(meta, dict) or meta.get("kind") != "nystroem":
         raise _damaged(path, where, f"is {meta!r}, expected a Nystroem kernel map")
