@@ -26,7 +26,7 @@ from ..core import FeatureMatrix
 from ..exceptions import RateoptError
 from ._nystroem import KERNELS, NystroemMap
 
-__all__ = ["LinearClassifier", "StochasticClassifier", "load", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["LinearClassifier", "StochasticClassifier", "load", "FORMAT_NAME", "FORMAT_VERSION", "RampClassifier"]
 
 FORMAT_NAME = "rateopt-model"
 FORMAT_VERSION = 1
@@ -634,5 +634,3 @@ class RampClassifier(LinearClassifier):
     def __repr__(self):
         return f"RampClassifier(n_features={self.n_features_in_})"
 
-
-__all__ += ["RampClassifier"]
