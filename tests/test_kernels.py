@@ -9,7 +9,8 @@ from sklearn.datasets import make_circles
 from sklearn.metrics.pairwise import pairwise_kernels
 
 import rateopt
-from rateopt.core._kernel_block import NystroemMap, kernel_block
+from rateopt._predictors._nystroem import NystroemMap
+from rateopt.core._kernel_block import kernel_block
 from rateopt.exceptions import RateoptError
 
 KERNEL_PARAMS = {

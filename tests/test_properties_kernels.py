@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from rateopt.core._kernel_block import NystroemMap, kernel_block, resolve_gamma
+from rateopt._predictors._nystroem import NystroemMap
+from rateopt.core._kernel_block import kernel_block, resolve_gamma
 
 try:  # tests/ as a package or as a plain directory on sys.path
     from . import _properties_support as S

@@ -19,6 +19,7 @@ from .._utils._hashing import row_uniforms
 from .._utils._validation import check_seed
 from ..core import FeatureMatrix
 from ..exceptions import RateoptError
+from ._nystroem import KERNELS, NystroemMap
 
 __all__ = ["LinearClassifier", "StochasticClassifier", "RampClassifier", "FORMAT_NAME", "classifier_from_file",
            "feature_map_from_file"]
@@ -383,8 +384,6 @@ def feature_map_from_file(meta, arrays, path):
             if name in arrays:
                 raise damaged(path, name, "is present but the metadata describe no kernel model")
         return None
-    from ..core._kernel_block import KERNELS, NystroemMap
-
     where = "metadata.feature_map"
     if not isinstance(meta, dict) or meta.get("kind") != "nystroem":
         raise damaged(path, where, f"is {meta!r}, expected a Nystroem kernel map")
@@ -487,5 +486,4 @@ class RampClassifier(LinearClassifier):
 
     def __repr__(self):
         return f"RampClassifier(n_features={self.n_features_in_})"
-
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ._nystroem import KERNELS, NystroemMap
+
 __all__ = ["LinearModel", "KernelModel"]
 
 
@@ -118,8 +120,6 @@ class KernelModel:
 
     def __init__(self, kernel="rbf", gamma=None, degree=3, coef0=1.0, n_components=1000, landmarks="uniform",
                  exact=None, l2=0.0, fit_intercept=True, radius=None, dtype="float32", random_state=None):
-        from ..core._kernel_block import KERNELS
-
         if kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {tuple(KERNELS)}, got {kernel!r}")
         if landmarks not in ("uniform", "kmeans++"):
@@ -154,9 +154,7 @@ class KernelModel:
         return self._linear.radius
 
     def fit_map(self, X, n_threads=None):
-        """Choose the landmarks on ``X`` and return the :class:`~rateopt.core._kernel_block.NystroemMap`."""
-        from ..core._kernel_block import NystroemMap
-
+        """Choose the landmarks on ``X`` and return the :class:`~rateopt._predictors._nystroem.NystroemMap`."""
         return NystroemMap.fit(X, kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                                n_components=self.n_components, landmarks=self.landmarks, exact=self.exact,
                                dtype=self.dtype, random_state=self.random_state, n_threads=n_threads)

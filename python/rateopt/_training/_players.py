@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core, core
+from .. import core
 
 __all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer"]
 
@@ -140,9 +140,9 @@ class SwapRegretPlayer:
 
     def _refresh(self):
         # The state comes from the core's own updates, so it is valid by
-        # construction: call the core directly, without re-validating the
-        # (k, k) matrix on every iteration.
-        lam, _, _, _ = _core.stationary_distribution(self._matrix(), self.lam, 1e-12, 100)
+        # construction: call the core's trusted entry points, without
+        # re-validating the (k, k) matrix on every iteration.
+        lam = core.stationary_distribution_trusted(self._matrix(), self.lam, tol=1e-12, max_iter=100)
         self.lam = lam
 
     def weights(self):
@@ -153,9 +153,10 @@ class SwapRegretPlayer:
         """Ascent step with ``delta = (0, g_1, ..., g_m)``, then the new stationary lambda."""
         delta = np.concatenate(([0.0], constraint_values))
         if self.update_kind == "multiplicative":
-            self.log_M = _core.swap_update_multiplicative(self.log_M, delta, self.lam, self.eta_lambda, self.floor)
+            self.log_M = core.swap_update_trusted(self.log_M, delta, self.lam, self.eta_lambda, update="multiplicative",
+                                                  floor=self.floor)
         else:
-            self.M = _core.swap_update_additive(self.M, delta, self.lam, self.eta_lambda)
+            self.M = core.swap_update_trusted(self.M, delta, self.lam, self.eta_lambda, update="additive")
         self._refresh()
 
     def state(self):

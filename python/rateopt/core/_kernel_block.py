@@ -1,4 +1,4 @@
-"""Kernel blocks and the Nystroem feature map of kernel models.
+"""Kernel blocks ``K(X, B)`` and the memory guard of kernel models.
 
 ``kernel_block(X, landmarks)`` computes ``K(X, B)`` for the linear, polynomial,
 RBF and Laplacian kernels, with the conventions of scikit-learn's
@@ -13,10 +13,8 @@ row chunks, through NumPy) and the core turns it into kernel values in place.
 ``bench/kernels.py`` measures both; ``method="auto"`` takes the faster one for
 the input (BLAS for dense inner-product kernels, the core otherwise).
 
-:class:`NystroemMap` turns a kernel model ``h(x) = sum_b alpha_b k(x, b) + beta``
-into a linear model on the features ``phi(x) = K(x, B) K_BB^{-1/2}`` (small
-eigenvalues of ``K_BB`` are dropped), so that the RKHS norm of ``h`` is the
-Euclidean norm of the weights and every training game runs unchanged.
+The Nystroem feature map built on these blocks is a predictor:
+:class:`rateopt._predictors._nystroem.NystroemMap`.
 """
 
 from __future__ import annotations
@@ -25,17 +23,20 @@ import math
 import os
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import _core
 from ._threads import resolve_n_threads
-from . import FeatureMatrix
+from ._matrix import FeatureMatrix
 from ..exceptions import NumericalError, RateoptError
 
-__all__ = ["KERNELS", "kernel_block", "NystroemMap", "resolve_gamma"]
+__all__ = ["KERNEL_CODES", "CHUNK_ROWS", "kernel_block", "resolve_gamma", "check_kernel", "check_block_memory",
+           "check_kernel_values"]
 
-KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "laplacian": 3}
-_CHUNK_ROWS = 8192
+KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "laplacian": 3}
+"""The kernels of :func:`kernel_block`, by name (values are the core's codes)."""
+
+CHUNK_ROWS = 8192
+"""Rows per chunk of a block computed through BLAS (and of a Nystroem transform)."""
 
 
 def resolve_gamma(gamma, n_features):
@@ -48,10 +49,11 @@ def resolve_gamma(gamma, n_features):
     return g
 
 
-def _check_kernel(kernel):
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {tuple(KERNELS)}, got {kernel!r}")
-    return KERNELS[kernel]
+def check_kernel(kernel):
+    """The core's code of the kernel named ``kernel`` (a ``ValueError`` naming the kernels if unknown)."""
+    if kernel not in KERNEL_CODES:
+        raise ValueError(f"kernel must be one of {tuple(KERNEL_CODES)}, got {kernel!r}")
+    return KERNEL_CODES[kernel]
 
 
 def kernel_block(X, landmarks, kernel="rbf", *, gamma=None, degree=3, coef0=1.0, dtype=np.float64,
@@ -89,7 +91,7 @@ def kernel_block(X, landmarks, kernel="rbf", *, gamma=None, degree=3, coef0=1.0,
     [[0.367879]]
     """
     Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
-    kind = _check_kernel(kernel)
+    kind = check_kernel(kernel)
     B = np.ascontiguousarray(landmarks, dtype=np.float64)
     if B.ndim != 2 or B.shape[1] != Xm.n_features:
         raise ValueError(f"landmarks must have shape (n_landmarks, {Xm.n_features}), got {B.shape}")
@@ -120,10 +122,10 @@ def _blas_block(X, B, kind, gamma, coef0, degree, dtype, threads):
     n, r = X.shape[0], B.shape[0]
     out = np.empty((n, r), dtype=dtype)
     bsq = np.einsum("ij,ij->i", B, B)
-    rbf = kind == KERNELS["rbf"]
-    buf = None if dtype == np.float64 else np.empty((min(n, _CHUNK_ROWS), r))
-    for start in range(0, n, _CHUNK_ROWS):
-        Xc = np.asarray(X[start:start + _CHUNK_ROWS], dtype=np.float64)
+    rbf = kind == KERNEL_CODES["rbf"]
+    buf = None if dtype == np.float64 else np.empty((min(n, CHUNK_ROWS), r))
+    for start in range(0, n, CHUNK_ROWS):
+        Xc = np.asarray(X[start:start + CHUNK_ROWS], dtype=np.float64)
         # The product goes straight into the output rows (or one reused buffer),
         # so no chunk-sized temporary is allocated per chunk.
         G = out[start:start + Xc.shape[0]] if buf is None else buf[:Xc.shape[0]]
@@ -154,7 +156,7 @@ def check_block_memory(n_rows, n_cols, dtype, what="the kernel feature block"):
     return need
 
 
-def _check_kernel_values(K, kernel, gamma, degree, coef0, what, error=RateoptError):
+def check_kernel_values(K, kernel, gamma, degree, coef0, what, error=RateoptError):
     """Raise a clear error if a kernel block holds inf or NaN (overflow of the kernel itself).
 
     ``error`` is :class:`RateoptError` while fitting the landmarks and
@@ -168,7 +170,8 @@ def _check_kernel_values(K, kernel, gamma, degree, coef0, what, error=RateoptErr
     found = f"{n_inf} inf and {n_nan} NaN value(s)"
     fractional = degree != math.floor(degree)
     if kernel == "poly":
-        formula = f"the poly kernel (gamma <x, b> + coef0)^degree with gamma={gamma:g}, coef0={coef0:g}, degree={degree:g}"
+        formula = (f"the poly kernel (gamma <x, b> + coef0)^degree with gamma={gamma:g}, coef0={coef0:g}, "
+                   f"degree={degree:g}")
         causes = []
         if n_inf or not fractional:
             causes.append("overflowed float64")
@@ -185,148 +188,3 @@ def _check_kernel_values(K, kernel, gamma, degree, coef0, what, error=RateoptErr
     if error is NumericalError:
         fix = f"{fix} (these rows may be on a much larger scale than the training data)"
     raise error(f"kernel values are not finite: {what} holds {found}; {why}. Fix: {fix}")
-
-
-class NystroemMap:
-    """The feature map ``phi(x) = K(x, B) K_BB^{-1/2}`` of a kernel model.
-
-    Parameters
-    ----------
-    kernel : {"rbf", "laplacian", "poly", "linear"}
-    gamma : float
-        Already resolved (a number).
-    degree, coef0 : float
-    landmarks : ndarray of shape (n_landmarks, n_features)
-    whitening : ndarray of shape (n_landmarks, n_components)
-        ``U_k diag(s_k^{-1/2})`` from the eigendecomposition of ``K_BB``, keeping
-        eigenvalues above ``rtol * max``.
-    dtype : numpy dtype
-        Dtype of the features it produces.
-
-    Attributes
-    ----------
-    n_features_in_ : int
-        Raw input features.
-    n_components_ : int
-        Output features.
-    """
-
-    def __init__(self, kernel, gamma, degree, coef0, landmarks, whitening, dtype=np.float32):
-        self.kernel = kernel
-        self.gamma = float(gamma)
-        self.degree = float(degree)
-        self.coef0 = float(coef0)
-        self.landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
-        self.whitening = np.ascontiguousarray(whitening, dtype=np.float64)
-        self.dtype = np.dtype(dtype)
-        self.n_features_in_ = self.landmarks.shape[1]
-        self.n_components_ = self.whitening.shape[1]
-
-    @classmethod
-    def fit(cls, X, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, n_components=1000, landmarks="uniform",
-            exact=None, rtol=1e-10, dtype=np.float32, random_state=None, n_threads=None):
-        """Choose landmarks from ``X`` and compute the whitening.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or FeatureMatrix of shape (n_samples, n_features)
-        kernel, gamma, degree, coef0 : see :func:`kernel_block`
-        n_components : int, default=1000
-            Number of landmarks; with ``n_components >= n_samples`` (or
-            ``exact=True``) every training row is a landmark (the
-            representer-theorem model).
-        landmarks : {"uniform", "kmeans++"}, default="uniform"
-            Uniform sampling of rows without replacement, or k-means++ seeding.
-        exact : bool, default=None
-        rtol : float, default=1e-10
-            Eigenvalues of ``K_BB`` below ``rtol * max`` are dropped.
-        dtype : default=numpy.float32
-        random_state : int or None
-        n_threads : int or None
-
-        Returns
-        -------
-        NystroemMap
-        """
-        Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
-        _check_kernel(kernel)
-        g = resolve_gamma(gamma, Xm.n_features)
-        if landmarks not in ("uniform", "kmeans++"):
-            raise ValueError(f"landmarks must be 'uniform' or 'kmeans++', got {landmarks!r}")
-        n = Xm.n_samples
-        if exact is None:
-            exact = n_components >= n
-        if not exact and int(n_components) < 1:
-            raise ValueError(f"n_components must be >= 1, got {n_components}")
-        rng = np.random.default_rng(random_state)
-        if exact:
-            idx = np.arange(n)
-            B = Xm.data.toarray() if Xm.is_sparse else np.asarray(Xm.data, dtype=np.float64)
-        elif landmarks == "uniform":
-            idx = np.sort(rng.choice(n, size=int(n_components), replace=False))
-            rows = Xm.data[idx]
-            B = rows.toarray() if Xm.is_sparse else rows
-        else:
-            from sklearn.cluster import kmeans_plusplus
-
-            seed = int(rng.integers(0, 2**31 - 1))
-            data = Xm.data if Xm.is_sparse else np.asarray(Xm.data, dtype=np.float64)
-            B, _ = kmeans_plusplus(data, int(n_components), random_state=seed)
-            B = B.toarray() if sp.issparse(B) else B
-        B = np.ascontiguousarray(B, dtype=np.float64)
-        check_block_memory(B.shape[0], B.shape[0], np.float64, "the landmark Gram matrix")
-        K = kernel_block(B, B, kernel, gamma=g, degree=degree, coef0=coef0, n_threads=n_threads)
-        _check_kernel_values(K, kernel, g, float(degree), float(coef0), "the landmarks' kernel matrix K(B, B)")
-        K = 0.5 * (K + K.T)
-        s, U = np.linalg.eigh(K)
-        keep = s > rtol * max(s.max(), 0.0)
-        if not np.any(keep):
-            raise RateoptError("the landmarks' kernel matrix is zero: no feature can be built (check gamma)")
-        W = U[:, keep] / np.sqrt(s[keep])
-        return cls(kernel, g, degree, coef0, B, W, dtype)
-
-    def transform(self, X, *, n_threads=None, out=None):
-        """``phi(X)`` of shape (n_samples, n_components_), built chunk by chunk.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or FeatureMatrix
-        n_threads : int or None
-        out : ndarray, default=None
-            Preallocated output (n_samples, n_components_) of ``self.dtype``.
-
-        Returns
-        -------
-        ndarray
-        """
-        Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
-        if Xm.n_features != self.n_features_in_:
-            raise ValueError(f"X has {Xm.n_features} features, but the kernel model was trained with "
-                             f"{self.n_features_in_}")
-        n = Xm.n_samples
-        if out is None:
-            check_block_memory(n, self.n_components_, self.dtype)
-            out = np.empty((n, self.n_components_), dtype=self.dtype)
-        for start, stop, K in self.iter_kernel_chunks(Xm, n_threads=n_threads):
-            out[start:stop] = K @ self.whitening
-        return out
-
-    def iter_kernel_chunks(self, Xm, *, n_threads=None, chunk_rows=_CHUNK_ROWS):
-        """Yield ``(start, stop, K(X[start:stop], B))`` so that only one chunk exists at a time."""
-        D = Xm.data
-        for start in range(0, Xm.n_samples, chunk_rows):
-            stop = min(start + chunk_rows, Xm.n_samples)
-            K = kernel_block(D[start:stop], self.landmarks, self.kernel, gamma=self.gamma, degree=self.degree,
-                             coef0=self.coef0, n_threads=n_threads)
-            _check_kernel_values(K, self.kernel, self.gamma, self.degree, self.coef0,
-                                 f"K(X[{start}:{stop}], landmarks)", NumericalError)
-            yield start, stop, K
-
-    def params(self):
-        """JSON-serializable parameters (the arrays are saved separately)."""
-        return {"kind": "nystroem", "kernel": self.kernel, "gamma": self.gamma, "degree": self.degree,
-                "coef0": self.coef0, "dtype": self.dtype.name}
-
-    def __repr__(self):
-        return (f"NystroemMap(kernel={self.kernel!r}, gamma={self.gamma:g}, n_landmarks={self.landmarks.shape[0]}, "
-                f"n_components={self.n_components_})")

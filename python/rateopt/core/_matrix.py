@@ -1,0 +1,327 @@
+"""The core's validated data: :class:`FeatureMatrix` and :class:`AtomTable`.
+
+Both are validated **once**, when they are built (shapes, dtypes, finite values,
+index ranges and monotone row pointers, checked by parallel passes in the core);
+every kernel call then reads them in place. Input in another layout is
+converted once, with a :class:`~rateopt.exceptions.DataCopyWarning` that names
+the layout to pass instead.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _core
+from .._utils._validation import as_index_array, as_real_array
+from ..exceptions import DataCopyWarning
+from ._threads import resolve_n_threads
+
+__all__ = ["FeatureMatrix", "AtomTable"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
+# The checks below are memory-bound passes; two threads saturate this kind of machine.
+_CHECK_THREADS = None
+
+
+def _check_threads():
+    return resolve_n_threads(_CHECK_THREADS)
+
+
+def _warn_copy(name, why):
+    warnings.warn(
+        f"{name} was copied to {why}; pass it in that layout to avoid the copy",
+        DataCopyWarning,
+        stacklevel=4,
+    )
+
+
+class FeatureMatrix:
+    """Features validated once, then read in place by every kernel call.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy.sparse matrix/array
+        A C-contiguous float32/float64 array or a CSR matrix with float32/float64
+        data and int32/int64 indices is wrapped without a copy. Anything else
+        (other dtypes, Fortran order, other sparse formats, lists, DataFrames)
+        is converted once, with a :class:`~rateopt.exceptions.DataCopyWarning`.
+
+    Attributes
+    ----------
+    data : ndarray or scipy.sparse.csr_matrix
+        The wrapped (possibly converted) matrix.
+    n_samples, n_features : int
+        The shape.
+    dtype : numpy.dtype
+        float32 or float64.
+    is_sparse : bool
+        Whether ``data`` is CSR.
+    index_dtype : numpy.dtype or None
+        int32 or int64 for CSR, None for dense.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, has no rows, holds NaN or inf, or (CSR) has an
+        inconsistent ``indptr`` or column indices outside ``[0, n_features)``.
+
+    Notes
+    -----
+    A CSR matrix with unsorted column indices or duplicate entries is accepted;
+    duplicates are summed, which is what scipy means by such a matrix. The
+    core reads every stored value as float64 and sums in float64, so float32
+    duplicates whose sum would pass the float32 range (where scipy's own
+    ``sum_duplicates`` gives inf) still mean their finite float64 sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import FeatureMatrix
+    >>> Xm = FeatureMatrix(np.ones((3, 2)))
+    >>> Xm.n_samples, Xm.n_features, Xm.is_sparse
+    (3, 2, False)
+    """
+
+    __slots__ = ("data", "n_samples", "n_features", "dtype", "is_sparse", "index_dtype")
+
+    def __init__(self, X):
+        if isinstance(X, FeatureMatrix):
+            for name in self.__slots__:
+                setattr(self, name, getattr(X, name))
+            return
+        if sp.issparse(X):
+            self._init_sparse(X)
+        else:
+            self._init_dense(X)
+
+    def _init_dense(self, X):
+        converted = not isinstance(X, np.ndarray)
+        if converted:
+            try:
+                arr = np.asarray(X)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"X could not be read as a numeric 2-D array: {exc}") from None
+        else:
+            arr = X
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features), got an array with ndim={arr.ndim}")
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"X must hold real numbers, got dtype {arr.dtype}")
+        if converted or arr.dtype not in _FLOATS or not arr.flags.c_contiguous:
+            dtype = arr.dtype if arr.dtype in _FLOATS else np.float64
+            arr = np.ascontiguousarray(arr, dtype=dtype)
+            _warn_copy("X", f"a C-contiguous {np.dtype(dtype).name} NumPy array")
+        if arr.shape[0] == 0:
+            raise ValueError("X has no rows (n_samples == 0)")
+        bad = _core.first_nonfinite(arr.reshape(-1), _check_threads())
+        if bad >= 0:
+            i, j = divmod(int(bad), arr.shape[1])
+            raise ValueError(f"X holds a non-finite value (NaN or inf) at row {i}, column {j}")
+        self.data = arr
+        self.n_samples, self.n_features = arr.shape
+        self.dtype = arr.dtype
+        self.is_sparse = False
+        self.index_dtype = None
+
+    def _init_sparse(self, X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got a sparse array with ndim={X.ndim}")
+        if X.format != "csr":
+            X = X.tocsr()
+            _warn_copy("X", "CSR format")
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
+        if X.dtype not in _FLOATS:
+            X = X.astype(np.float64)
+            _warn_copy("X", "float64 data")
+        if (
+            X.indices.dtype not in _INDEX
+            or X.indices.dtype != X.indptr.dtype
+            or not (X.indices.flags.c_contiguous and X.indptr.flags.c_contiguous and X.data.flags.c_contiguous)
+        ):
+            X = sp.csr_matrix((np.ascontiguousarray(X.data), X.indices.astype(np.int64),
+                               X.indptr.astype(np.int64)), shape=X.shape)
+            # scipy picks the index dtype (int32 when the values fit): name what it chose.
+            _warn_copy("X", f"CSR with contiguous {X.indices.dtype.name} indices")
+        n, d = X.shape
+        if n == 0:
+            raise ValueError("X has no rows (n_samples == 0)")
+        indptr, indices, data = X.indptr, X.indices, X.data
+        threads = _check_threads()
+        if indptr.shape[0] != n + 1:
+            raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
+        if indices.shape[0] != data.shape[0]:
+            raise ValueError("X.indices and X.data have different lengths")
+        if indptr[0] != 0 or indptr[-1] > indices.shape[0]:
+            raise ValueError("X.indptr must start at 0 and end at most at len(X.indices)")
+        bad = _core.first_decrease(indptr, threads)
+        if bad >= 0:
+            raise ValueError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
+        nnz = int(indptr[-1])
+        bad = _core.first_out_of_range(indices[:nnz], d, threads)
+        if bad >= 0:
+            raise ValueError(
+                f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})"
+            )
+        bad = _core.first_nonfinite(data[:nnz], threads)
+        if bad >= 0:
+            row = int(np.searchsorted(indptr, bad, side="right") - 1)
+            raise ValueError(f"X holds a non-finite value (NaN or inf) at row {row}, column {int(indices[bad])}")
+        self.data = X
+        self.n_samples, self.n_features = n, d
+        self.dtype = X.dtype
+        self.is_sparse = True
+        self.index_dtype = indices.dtype
+
+    def __repr__(self):
+        kind = f"CSR[{self.index_dtype}]" if self.is_sparse else "dense"
+        return f"FeatureMatrix({self.n_samples}x{self.n_features}, {self.dtype}, {kind})"
+
+
+class AtomTable:
+    """The atom-membership table the fused kernel consumes (CSR over examples).
+
+    Row ``j`` lists the atoms example ``j`` belongs to,
+    ``indices[indptr[j]:indptr[j+1]]``, with normalized weights
+    ``weights[...] = w_j / sum_{i in S_a} w_i``, so that the positive-prediction
+    rate of atom ``a`` is ``p+(S_a) = sum_j weights_ja * 1[s_j >= 0]``.
+
+    Parameters
+    ----------
+    indptr : array-like of int, shape (n_samples + 1,)
+        Row pointers, starting at 0, non-decreasing, ending at ``len(indices)``.
+    indices : array-like of int, shape (nnz,)
+        Atom ids in ``[0, n_atoms)``.
+    weights : array-like of float, shape (nnz,)
+        Normalized weights, finite and non-negative.
+    n_atoms : int
+        Number of atoms.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64
+    indices : ndarray of int32
+    weights : ndarray of float64
+    n_samples : int
+    n_atoms : int
+
+    Raises
+    ------
+    ValueError
+        If the arrays are inconsistent, an atom id is out of range or a weight is
+        negative or not finite.
+
+    See Also
+    --------
+    AtomTable.from_membership : build the table from a boolean membership matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import AtomTable
+    >>> t = AtomTable.from_membership(np.array([[1, 0], [1, 1], [0, 1]], bool))
+    >>> t.weights
+    array([0.5, 0.5, 0.5, 0.5])
+    """
+
+    __slots__ = ("indptr", "indices", "weights", "n_samples", "n_atoms")
+
+    def __init__(self, indptr, indices, weights, n_atoms):
+        indptr = as_index_array(indptr, "atoms.indptr", np.int64)
+        # int32 ids (what compiled tables hold) are read in place; other integer
+        # dtypes go through int64 for the range check, then to the core's int32.
+        indices = as_index_array(indices, "atoms.indices",
+                                 np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64)
+        weights = as_real_array(weights, "atoms.weights")
+        try:
+            n_atoms = operator.index(n_atoms)
+        except TypeError:
+            raise TypeError(f"atoms.n_atoms must be an integer, got {n_atoms!r}") from None
+        if not 0 <= n_atoms <= np.iinfo(np.int32).max:
+            raise ValueError(f"atoms.n_atoms must be in [0, 2**31), got {n_atoms}")
+        if indptr.shape[0] < 2:
+            raise ValueError("atoms.indptr must have length n_samples + 1 >= 2")
+        if weights.ndim != 1 or weights.shape[0] != indices.shape[0]:
+            raise ValueError("atoms.weights must be 1-D with the same length as atoms.indices")
+        if indptr[0] != 0 or indptr[-1] != indices.shape[0]:
+            raise ValueError("atoms.indptr must start at 0 and end at len(atoms.indices)")
+        threads = _check_threads()
+        bad = _core.first_decrease(indptr, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.indptr decreases at row {bad}")
+        bad = _core.first_out_of_range(indices, n_atoms, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.indices holds atom id {int(indices[bad])} outside [0, n_atoms={n_atoms})")
+        bad = _core.first_nonfinite(weights, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.weights holds a non-finite value at position {bad}")
+        bad = _core.first_negative(weights, threads)
+        if bad >= 0:
+            raise ValueError(f"atoms.weights holds a negative weight {weights[bad]} at position {bad}")
+        self.indptr = indptr
+        self.indices = indices.astype(np.int32, copy=False)  # in range: ids < n_atoms < 2**31
+        self.weights = weights
+        self.n_samples = indptr.shape[0] - 1
+        self.n_atoms = n_atoms
+
+    @classmethod
+    def from_membership(cls, membership, sample_weight=None):
+        """Build the table from a membership matrix and per-example weights.
+
+        Parameters
+        ----------
+        membership : array-like or sparse matrix of shape (n_samples, n_atoms)
+            Nonzero where example ``j`` belongs to atom ``a``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative example weights; ``None`` means all ones.
+
+        Returns
+        -------
+        AtomTable
+
+        Raises
+        ------
+        ValueError
+            If a weight is negative or not finite, or an atom's weights sum to 0
+            (an empty atom has no rate).
+        """
+        if getattr(membership, "ndim", np.ndim(membership)) != 2:
+            raise ValueError("membership must be 2-D (n_samples, n_atoms)")
+        M = sp.csr_matrix(membership, dtype=bool)
+        M.sum_duplicates()
+        M.eliminate_zeros()
+        M.sort_indices()
+        n, n_atoms = M.shape
+        if sample_weight is None:
+            w = np.ones(n)
+        else:
+            w = as_real_array(sample_weight, "sample_weight")
+            if w.shape != (n,):
+                raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+            if not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise ValueError("sample_weight must be finite and non-negative")
+        rows = np.repeat(np.arange(n), np.diff(M.indptr))
+        cols = M.indices
+        # Normalized weights do not change when an atom's weights are scaled:
+        # divide each atom's weights by the power of two at its largest weight
+        # (exact), so that neither sums near 1e308 overflow nor subnormal
+        # weights lose digits.
+        wr = w[rows]
+        top = np.zeros(n_atoms)
+        np.maximum.at(top, cols, wr)
+        empty = np.flatnonzero(top <= 0)
+        if empty.size:
+            raise ValueError(
+                f"membership: atom {int(empty[0])} has zero total sample_weight; its rate is undefined"
+            )
+        scaled = np.ldexp(wr, -np.frexp(top)[1][cols])
+        sizes = np.bincount(cols, weights=scaled, minlength=n_atoms)
+        return cls(M.indptr, cols, scaled / sizes[cols], n_atoms)
+
+    def __repr__(self):
+        return f"AtomTable(n_samples={self.n_samples}, n_atoms={self.n_atoms}, nnz={self.indices.shape[0]})"
