@@ -25,6 +25,11 @@ GAMES = ("proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained")
 RTOL = 1e-12
 
 
+#: The players' settings of a direct run_train_loop call (it has no defaults of its own: these are the
+#: training parameters' values for a hinge-proxy game).
+PLAYERS = dict(optimizer="adam", learning_rate=0.01, l2=0.0, radius=None, fit_intercept=True,
+               update="multiplicative", lambda_radius=None, lambda_floor=0.0, proxy="hinge", margin=1.0)
+
 def _data(n, seed, d=4, sparse=False, dtype=np.float64, labels=True, name="train"):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
@@ -264,7 +269,7 @@ def test_progress_callback_of_the_core_function():
     calls = []
     out = core.run_train_loop([(b.X, b.atoms, b.atom_ids) for b in spec.blocks], "proxy-external", spec.C,
                               spec.kappa, spec.c0, state, records, n_iter=30, record_every=10, eta_lambda=0.5,
-                              callback=lambda t, n: calls.append((t, n)) or False, progress_every=4)
+                              **PLAYERS, callback=lambda t, n: calls.append((t, n)) or False, progress_every=4)
     assert out == core.LoopOutcome("done", 30, 4)
     assert calls == [(0, 1), (3, 1), (7, 1), (10, 2), (11, 2), (15, 2), (19, 2), (20, 3), (23, 3), (27, 3),
                      (29, 4)]
@@ -277,7 +282,7 @@ def test_progress_callback_of_the_core_function():
     blocks = [(b.X, b.atoms, b.atom_ids) for b in spec.blocks]
     for t0, t1 in ((0, 13), (13, 30)):
         core.run_train_loop(blocks, "proxy-external", spec.C, spec.kappa, spec.c0, state2, rec2, n_iter=30,
-                            record_every=10, eta_lambda=0.5, t_begin=t0, t_end=t1)
+                            record_every=10, eta_lambda=0.5, t_begin=t0, t_end=t1, **PLAYERS)
     np.testing.assert_array_equal(rec2.weights, records.weights)
     np.testing.assert_array_equal(state2.theta, state.theta)
 
@@ -313,7 +318,8 @@ def test_bad_arguments_give_clear_errors():
 
     def run(**kw):
         args = dict(blocks=blocks, game="proxy-external", C=spec.C, kappa=spec.kappa, c0=spec.c0, state=state(),
-                    records=core.LoopRecords.allocate(3, d, m, A), n_iter=20, record_every=10, eta_lambda=0.5)
+                    records=core.LoopRecords.allocate(3, d, m, A), n_iter=20, record_every=10, eta_lambda=0.5,
+                    **PLAYERS)
         args.update(kw)
         return core.run_train_loop(**args)
 

@@ -7,16 +7,7 @@ The compiled core lives in the private module :mod:`rateopt._core` and is
 reached through :mod:`rateopt.core`.
 """
 
-import os as _os
-
-# OpenMP workers spin between parallel regions by default. The training games
-# run thousands of short regions, and on a machine shared with other work the
-# spinning threads made a fit up to 6x slower than one thread; passive waiting
-# costs nothing measurable on an idle machine. A user's own setting wins.
-# (Read once, when the OpenMP runtime that rateopt._core links is loaded.)
-_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-
-from . import core, exceptions, games, goals, metrics, oracles  # noqa: E402
+from . import core, exceptions, games, goals, metrics, oracles
 from ._io import load
 from ._predictors._linear import LinearClassifier, RampClassifier, StochasticClassifier
 from .core._config import get_config, show_config
@@ -69,6 +60,9 @@ from ._language._rates import (
 )
 from ._solutions._result import FeasibilityReport, TrainResult
 from ._solutions._shrink import ShrinkResult, best_iterate
+from ._methods._ramp import RampMMResult, ramp_mm
+from ._methods._sweep import SweepResult, sweep
+from ._group_rates import group_rates
 from ._train import train
 from ._version import __version__
 from .core._kernel_block import kernel_block
@@ -146,15 +140,12 @@ __all__ = [
     "FeatureMatrix",
     "AtomTable",
     "rate_kernel",
+    # seed 004: ramp-loss dataset constraints by majorization-minimization
+    "ramp_mm",
+    "RampMMResult",
+    "RampClassifier",
+    # per-group rates and slack sweeps (reports and plots: rateopt.report, rateopt.plot, rateopt.cli)
+    "group_rates",
+    "sweep",
+    "SweepResult",
 ]
-
-# Seed 004: ramp-loss dataset constraints by majorization-minimization.
-from ._methods._ramp import RampMMResult, ramp_mm  # noqa: E402
-
-__all__ += ["ramp_mm", "RampMMResult", "RampClassifier"]
-
-# Issue 16: per-group rates, slack sweeps, reports and plots (rateopt.report, rateopt.plot, rateopt.cli).
-from ._group_rates import group_rates  # noqa: E402
-from ._methods._sweep import SweepResult, sweep  # noqa: E402
-
-__all__ += ["group_rates", "sweep", "SweepResult"]

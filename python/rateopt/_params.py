@@ -22,14 +22,14 @@ from ._utils._validation import (
     check_real,
     check_seed,
 )
-from .core import PROXIES
+from ._predictors._nystroem import KERNELS
+from .core import OPTIMIZERS, PROXIES
 from .core._threads import resolve_n_threads
 from .oracles import Oracle
 
 __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSettings", "train_settings",
            "build_model", "defaults", "validate"]
 
-OPTIMIZERS = ("sgd", "adagrad", "adam")
 UPDATES = ("multiplicative", "additive")
 #: The objective's proxies: the core's proxies but the ramp (seed 004's dataset constraints only).
 OBJECTIVE_PROXIES = tuple(name for name in PROXIES if name != "ramp")
@@ -130,7 +130,6 @@ def _check_oracle(name, value):
         raise ValueError(f"{name} must be a rateopt.oracles.Oracle or None, got {type(value).__name__}")
     return value
 
-KERNELS = ("rbf", "laplacian", "poly", "linear")
 
 MODEL_PARAMS = (
     Param("model", "linear", lambda n, v: check_choice(n, v, ("linear", "kernel")),

@@ -5,7 +5,16 @@ Every error a user can cause is a subclass of :class:`ValueError` or
 usual types; the subclasses let callers catch rateopt's own conditions.
 """
 
-__all__ = ["RateoptError", "DataCopyWarning", "NumericalError", "InfeasibleWarning"]
+__all__ = [
+    "RateoptError",
+    "DataCopyWarning",
+    "NumericalError",
+    "InfeasibleWarning",
+    "EmptySubsetError",
+    "MissingLabelsError",
+    "MissingBaselineError",
+    "ConstantConstraintError",
+]
 
 
 class RateoptError(ValueError):
@@ -34,14 +43,7 @@ class InfeasibleWarning(UserWarning):
     """
 
 
-# --- rate-expression language (rateopt._language._data, _rates, goals, _problem) ---
-
-__all__ += [
-    "EmptySubsetError",
-    "MissingLabelsError",
-    "MissingBaselineError",
-    "ConstantConstraintError",
-]
+# --- rate-expression language (rateopt._language, goals, the compiler) ---
 
 
 class EmptySubsetError(RateoptError):

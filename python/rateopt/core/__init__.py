@@ -45,7 +45,7 @@ from ._kernel import (
     rate_kernel_multi,
     rate_kernel_offsets,
 )
-from ._loop import LOOP_GAMES, LoopOutcome, LoopRecords, LoopState, run_train_loop
+from ._loop import LOOP_GAMES, OPTIMIZERS, LoopOutcome, LoopRecords, LoopState, run_train_loop
 from ._matrix import AtomTable, FeatureMatrix
 from ._multipliers import (
     external_update_additive,
@@ -76,6 +76,7 @@ __all__ = [
     "project_simplex",
     "project_l1_ball_nonneg",
     "LOOP_GAMES",
+    "OPTIMIZERS",
     "LoopState",
     "LoopRecords",
     "LoopOutcome",

@@ -3,7 +3,7 @@
 import platform
 import sys
 
-from .. import _core
+from ._runtime import extension as _core
 
 __all__ = ["show_config", "get_config"]
 

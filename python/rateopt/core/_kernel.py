@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _core
+from ._runtime import extension as _core
 from .._utils._validation import as_finite_scalar, as_float_vector, as_index_array, as_real_array
 from ..exceptions import NumericalError
 from ._matrix import AtomTable, FeatureMatrix

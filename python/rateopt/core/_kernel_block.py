@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from .. import _core
+from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 from ._matrix import FeatureMatrix
 from ..exceptions import NumericalError, RateoptError

@@ -11,19 +11,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _core
+from ._runtime import extension as _core
 from .._utils._validation import as_finite_scalar, as_float_vector
 from ..exceptions import NumericalError
 from ._kernel import PROXIES
 from ._matrix import AtomTable, FeatureMatrix
 from ._threads import resolve_n_threads
 
-__all__ = ["LOOP_GAMES", "LoopState", "LoopRecords", "LoopOutcome", "run_train_loop"]
+__all__ = ["LOOP_GAMES", "OPTIMIZERS", "LoopState", "LoopRecords", "LoopOutcome", "run_train_loop"]
 
 LOOP_GAMES = {"proxy-swap": 0, "proxy-external": 1, "lagrangian-hinge": 2, "unconstrained": 3}
 """The games the core loop runs, with their codes in ``_core.train_loop``."""
 
-_LOOP_OPTIMIZERS = {"sgd": 0, "adagrad": 1, "adam": 2}
+#: The model player's optimizers, by name, with their codes in the core (the one table of their names).
+OPTIMIZERS = {"sgd": 0, "adagrad": 1, "adam": 2}
 _LOOP_STATUS = ("done", "stopped", "nonfinite_scores", "nonfinite_outputs", "multiplier_overflow")
 
 
@@ -114,11 +115,10 @@ def _loop_block(block):
     return ("dense", X.data) + table
 
 
-def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record_every, t_begin=0, t_end=None,
-                   optimizer="adam", learning_rate=0.01, l2=0.0, radius=None, fit_intercept=True, eta_lambda=0.0,
-                   update="multiplicative", lambda_radius=None, lambda_floor=0.0, proxy="hinge", margin=1.0,
-                   val_blocks=(),
-                   rows=None, sampled=None, callback=None, progress_every=0, n_threads=None):
+def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record_every, optimizer, learning_rate,
+                   l2, radius, fit_intercept, eta_lambda, update, lambda_radius, lambda_floor, proxy, margin,
+                   t_begin=0, t_end=None, val_blocks=(), rows=None, sampled=None, callback=None, progress_every=0,
+                   n_threads=None):
     """Run iterations ``[t_begin, t_end)`` of a built-in game in the core, the GIL released.
 
     Each iteration is one fused kernel pass over every block (for the game's
@@ -150,9 +150,12 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
     t_begin, t_end : int
         The iterations this call runs (``t_end=None``: ``n_iter``).
     optimizer, learning_rate, l2, radius, fit_intercept
-        The model player (``radius=None``: no projection).
+        The model player (``radius=None``: no projection). These and the
+        multiplier player's settings are required: their one default is the
+        training parameters' (``rateopt._params.TRAIN_PARAMS``, the game's
+        ``Game.defaults``).
     eta_lambda, update, lambda_radius, lambda_floor
-        The multiplier player (``update``: proxy-swap's; ``lambda_radius``: the
+        The multiplier player (``eta_lambda=None``: no step, the unconstrained game) (``update``: proxy-swap's; ``lambda_radius``: the
         Lagrangian games' L1 cap, None for none; ``lambda_floor``: proxy-swap's
         multiplicative update keeps every entry of its matrix at least
         ``lambda_floor / (m + 1)``, 0 for no floor).
@@ -185,8 +188,8 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
     """
     if game not in LOOP_GAMES:
         raise ValueError(f"game must be one of {tuple(LOOP_GAMES)}, got {game!r}")
-    if optimizer not in _LOOP_OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {tuple(_LOOP_OPTIMIZERS)}, got {optimizer!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {tuple(OPTIMIZERS)}, got {optimizer!r}")
     if update not in ("multiplicative", "additive"):
         raise ValueError(f"update must be 'multiplicative' or 'additive', got {update!r}")
     if proxy not in ("hinge", "logistic"):
@@ -232,7 +235,7 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
         schedule["sampled"] = np.ascontiguousarray(sampled, dtype=np.uint8)
     game_d = dict(game=LOOP_GAMES[game], C=C, kappa=kappa, c0=c0, n_features=int(state.theta.shape[0]),
                   objective_proxy=PROXIES[proxy], margin=float(margin))
-    model_d = dict(optimizer=_LOOP_OPTIMIZERS[optimizer], learning_rate=float(learning_rate), l2=float(l2),
+    model_d = dict(optimizer=OPTIMIZERS[optimizer], learning_rate=float(learning_rate), l2=float(l2),
                    radius=None if radius is None else float(radius), fit_intercept=bool(fit_intercept))
     lambda_floor = as_finite_scalar(lambda_floor, "lambda_floor")
     if not 0.0 <= lambda_floor < 1.0:

@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from .. import _core
+from ._runtime import extension as _core
 from .._utils._validation import as_finite_scalar, as_float_vector
 from ..exceptions import NumericalError
 

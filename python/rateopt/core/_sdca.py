@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _core
+from ._runtime import extension as _core
 from .._utils._validation import as_finite_scalar, as_float_vector
 from ..exceptions import NumericalError
 from ._matrix import FeatureMatrix

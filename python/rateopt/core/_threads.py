@@ -2,7 +2,7 @@
 
 import operator
 
-from .. import _core
+from ._runtime import extension as _core
 
 __all__ = ["resolve_n_threads", "MAX_THREADS"]
 

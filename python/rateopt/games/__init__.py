@@ -6,20 +6,21 @@ model, and updates every player from the kernel's result. :func:`rateopt.train`
 drives any registered game the same way, with no method-specific code.
 
 Adding a game: write its module here (a subclass of ``Game`` decorated with
-``@register``) and import the module below: one line.
+``@register``, its facts on the class: ``defaults``, ``reads``, ``resumable``,
+``core_program``) and add the module to the import below: one line.
 """
 
-# Registration, in the order the methods are listed (one line per game).
-from . import (
-    lagrangian,  # noqa: E402,F401
-    oracle,  # noqa: E402,F401
-    proxy_lagrangian,  # noqa: E402,F401,I001
-    three_player,  # noqa: E402,F401
-    unconstrained,  # noqa: E402,F401
-)
 from ._base import GAMES, Combinations, Game, register
 
-__all__ = ["GAMES", "Game", "Combinations", "register", "get_game"]
+# isort: off
+# Registration, in the order the methods are listed (one module per game).
+from . import proxy_lagrangian, lagrangian, unconstrained, three_player, oracle
+# isort: on
+
+__all__ = ["GAMES", "Game", "Combinations", "register", "get_game", "GAME_MODULES"]
+
+#: The modules of the built-in games: importing one registers its games, so their order is the methods' order.
+GAME_MODULES = (proxy_lagrangian, lagrangian, unconstrained, three_player, oracle)
 
 
 def get_game(method):
