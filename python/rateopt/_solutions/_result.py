@@ -17,29 +17,21 @@ retraining.
 
 from __future__ import annotations
 
-import math
 import sys
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._compiler._compiled import MetricConstraintRows, MetricRows
 from .._predictors._ensembles import EstimatorMixture
-from .._predictors._linear import (
-    LinearClassifier,
-    StochasticClassifier,
-    feature_map_from_file,
-    map_arrays,
-    map_meta,
-)
-from .._utils._archive import damaged, real_array, write_archive
+from .._predictors._linear import LinearClassifier, StochasticClassifier, map_arrays, map_meta
+from .._utils._archive import write_archive
 from ..exceptions import InfeasibleWarning, RateoptError
-from ..metrics import metric_from_params
 from . import _shrink
+from ._exact import exact_mixture
 
 __all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "RESULT_FORMAT",
-           "warn_if_infeasible", "result_from_file", "result_fields_from_file"]
+           "warn_if_infeasible"]
 
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 RESULT_FORMAT = "rateopt-train-result"
@@ -373,7 +365,7 @@ class TrainResult:
         """
         key = ("exact", _shrink._check_epsilon(epsilon))
         if key not in self._shrinks:
-            self._shrinks[key] = _exact_mixture(self, key[1])
+            self._shrinks[key] = exact_mixture(self, key[1])
         return self._shrinks[key]
 
     def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
@@ -593,150 +585,6 @@ class TrainResult:
                 f"n_constraints={self.constraints.shape[1]})")
 
 
-def _exact_mixture(result, epsilon):
-    """See :meth:`TrainResult.exact_mixture`."""
-    from scipy.optimize import minimize
-
-    start = result.shrink(epsilon).weights
-    rows = result.rate_map.metric
-    bounded = result.rate_map.metric_constraints
-    if rows is None and not bounded:
-        return start
-    R = result.atom_rates
-    T = R.shape[0]
-    G = result.constraints[:, : result.rate_map.C.shape[0]]  # (T, m): the affine constraints
-    m = G.shape[1]
-    Zt = rows.coordinates(R) if rows is not None else np.zeros((T, 0))  # (T, K): z_t of every iterate
-    Zc = [c.coordinates(R) for c in bounded]
-
-    def objective(q):
-        return rows.metric.value(Zt.T @ q) if rows is not None else float(result.objectives @ q)
-
-    def gradient(q):
-        return Zt @ rows.metric.gradient(Zt.T @ q) if rows is not None else result.objectives
-
-    def violation(q):
-        g = list(G.T @ q) + [c.metric.value(Z.T @ q) - c.bound for c, Z in zip(bounded, Zc)]
-        return max(0.0, max(g) - epsilon) if g else 0.0
-
-    cons = [{"type": "eq", "fun": lambda q: q.sum() - 1.0, "jac": lambda q: np.ones(T)}]
-    if m:
-        cons.append({"type": "ineq", "fun": lambda q: epsilon - G.T @ q, "jac": lambda q: -G.T})
-    for c, Z in zip(bounded, Zc):
-        cons.append({"type": "ineq", "fun": lambda q, c=c, Z=Z: epsilon + c.bound - c.metric.value(Z.T @ q),
-                     "jac": lambda q, c=c, Z=Z: -(Z @ c.metric.gradient(Z.T @ q))})
-    def rank(q):  # less violation first, then the objective
-        v = violation(q)
-        return (v if v > 1e-9 else 0.0, objective(q))
-
-    # Ratio metrics make the problem non-convex in q: SLSQP is local, so it starts
-    # from the LP's mixture, from the uniform mixture and from the best iterate,
-    # and the best point found (or the LP's mixture itself) is kept.
-    best_vertex = np.zeros(T)
-    best_vertex[min(range(T), key=lambda t: rank(np.eye(1, T, t)[0]))] = 1.0
-    q = start
-    for x0 in (start, np.full(T, 1.0 / T), best_vertex):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SLSQP's bound-clipping notices; the result is checked below
-            res = minimize(objective, x0, jac=gradient, bounds=[(0.0, 1.0)] * T, constraints=cons,
-                           method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
-        cand = np.clip(res.x, 0.0, None)
-        if cand.sum() > 0 and np.all(np.isfinite(cand)):
-            cand = cand / cand.sum()
-            if rank(cand) < rank(q):
-                q = cand
-    keep = np.hstack([Zt, G, *Zc]) if (m or Zc or rows is not None) else np.zeros((T, 0))
-    q = _shrink._reduce_support(q, result.objectives if rows is None else np.zeros(T), keep)
-    q[q < 1e-15] = 0.0
-    return q / q.sum()
-
-
-def result_from_file(meta, arrays, path):
-    """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
-    return TrainResult(**result_fields_from_file(meta, arrays, path))
-
-
-def result_fields_from_file(meta, arrays, path):
-    """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
-    W = real_array(arrays, "weights", 2, path)
-    T, d = W.shape
-    if T < 1:
-        raise damaged(path, "weights", "holds no iterate")
-
-    def vec(name, n=None, ndim=1):
-        a = real_array(arrays, name, ndim, path)
-        if n is not None and a.shape[0] != n:
-            raise damaged(path, name, f"has {a.shape[0]} rows, expected {n}")
-        return a
-
-    names = meta.get("constraint_names")
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise damaged(path, "metadata.constraint_names", f"is {names!r}, expected a list of names")
-    listed = meta.get("metric_constraints") or []
-    if not isinstance(listed, list):
-        raise damaged(path, "metadata.metric_constraints", f"is {listed!r}, expected a list")
-    n_bounded = len(listed)
-    if n_bounded > len(names):
-        raise damaged(path, "metadata.metric_constraints", f"lists {n_bounded} metric constraints for "
-                                                              f"{len(names)} constraint names")
-    m = len(names) - n_bounded  # rows of C
-
-    def rate_map(prefix, names, where, mmeta):
-        c0 = vec(prefix + "c0")
-        C = vec(prefix + "C", m, ndim=2) if m else np.zeros((0, c0.shape[0]))
-        kappa = vec(prefix + "kappa", m)
-        if C.shape[1] != c0.shape[0]:
-            raise damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
-        const0 = mmeta.get("const0")
-        if not isinstance(const0, (int, float)) or isinstance(const0, bool):
-            raise damaged(path, where + "const0", f"is {const0!r}, expected a number")
-        n_atoms = c0.shape[0]
-        metric = None
-        if mmeta.get("metric") is not None:
-            metric = _metric_rows(MetricRows, mmeta["metric"], arrays, path, n_atoms, prefix + "Z", prefix + "z0",
-                                  where + "metric")
-        bounded = mmeta.get("metric_constraints") or []
-        if not isinstance(bounded, list) or len(bounded) != n_bounded:
-            raise damaged(path, where + "metric_constraints", f"is {bounded!r}, expected a list of "
-                                                                 f"{n_bounded} metric constraints")
-        constraints = []
-        for j, item in enumerate(bounded):
-            field = f"{where}metric_constraints[{j}]"
-            bound = item.get("bound") if isinstance(item, dict) else None
-            if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
-                raise damaged(path, field, f"is {item!r}, expected a metric and a finite bound")
-            constraints.append(_metric_rows(MetricConstraintRows, item.get("metric"), arrays, path, n_atoms,
-                                            f"{prefix}mc{j}_Z", f"{prefix}mc{j}_z0", field, bound=float(bound)))
-        return RateMap(c0, float(const0), C, kappa, tuple(names), metric, tuple(constraints))
-
-    rmap = rate_map("", names, "metadata.", meta)
-    R = vec("atom_rates", T, ndim=2)
-    if R.shape[1] != rmap.c0.shape[0]:
-        raise damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
-    val = meta.get("validation")
-    vmap = vR = None
-    if val is not None:
-        if not isinstance(val, dict) or val.get("constraint_names") != names:
-            raise damaged(path, "metadata.validation", "does not describe the same constraints")
-        vmap = rate_map("val_", names, "metadata.validation.", val)
-        vR = vec("val_atom_rates", T, ndim=2)
-    n_iter = meta.get("n_iter")
-    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
-        raise damaged(path, "metadata.n_iter", f"is {n_iter!r}, expected an integer >= 1")
-    settings = meta.get("settings")
-    if not isinstance(settings, dict):
-        raise damaged(path, "metadata.settings", f"is {settings!r}, expected a dict")
-    fmap = feature_map_from_file(meta.get("feature_map"), arrays, path)
-    if fmap is not None and d != fmap.n_components_:
-        raise damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
-    fields = dict(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
-                  iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
-                  atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
-                  feature_map=fmap, settings=settings,
-                  offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
-    return fields
-
-
 def _metric_meta(rmap):
     """The JSON part of a rate map's metrics (objective and constraints)."""
     return {"metric": None if rmap.metric is None else rmap.metric.metric.params(),
@@ -752,16 +600,3 @@ def _metric_arrays(rmap, prefix):
     for j, c in enumerate(rmap.metric_constraints):
         out.update({f"{prefix}mc{j}_Z": c.Z, f"{prefix}mc{j}_z0": c.z0})
     return out
-
-
-def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, field, **extra):
-    """A saved metric (its psi and compiled rows; the rate expressions are not saved)."""
-    try:
-        metric = metric_from_params(meta)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise damaged(path, field, f"is not a valid metric ({exc})") from None
-    Z, z0 = real_array(arrays, z_name, 2, path), real_array(arrays, z0_name, 1, path)
-    if Z.shape[0] != metric.n_rates or z0.shape[0] != metric.n_rates or Z.shape[1] != n_atoms:
-        raise damaged(path, z_name, f"has shape {Z.shape} for a metric of {metric.n_rates} rates of "
-                                     f"{n_atoms} atoms")
-    return cls(metric, Z, z0, **extra)

@@ -1,0 +1,120 @@
+"""A saved :class:`~rateopt.TrainResult` read back: every field validated before the result is built.
+
+``rateopt.load`` (:mod:`rateopt._io`) calls :func:`result_from_file` for the
+format :data:`~rateopt._solutions._result.RESULT_FORMAT`; a subclass's reader
+(e.g. seed 004's ramp results) adds its own fields to
+:func:`result_fields_from_file`'s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._compiler._compiled import MetricConstraintRows, MetricRows
+from .._predictors._linear import feature_map_from_file
+from .._utils._archive import damaged, real_array
+from ..metrics import metric_from_params
+from ._result import RateMap, TrainResult
+
+__all__ = ["result_from_file", "result_fields_from_file"]
+
+
+def result_from_file(meta, arrays, path):
+    """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
+    return TrainResult(**result_fields_from_file(meta, arrays, path))
+
+
+def result_fields_from_file(meta, arrays, path):
+    """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
+    W = real_array(arrays, "weights", 2, path)
+    T, d = W.shape
+    if T < 1:
+        raise damaged(path, "weights", "holds no iterate")
+
+    def vec(name, n=None, ndim=1):
+        a = real_array(arrays, name, ndim, path)
+        if n is not None and a.shape[0] != n:
+            raise damaged(path, name, f"has {a.shape[0]} rows, expected {n}")
+        return a
+
+    names = meta.get("constraint_names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise damaged(path, "metadata.constraint_names", f"is {names!r}, expected a list of names")
+    listed = meta.get("metric_constraints") or []
+    if not isinstance(listed, list):
+        raise damaged(path, "metadata.metric_constraints", f"is {listed!r}, expected a list")
+    n_bounded = len(listed)
+    if n_bounded > len(names):
+        raise damaged(path, "metadata.metric_constraints", f"lists {n_bounded} metric constraints for "
+                                                              f"{len(names)} constraint names")
+    m = len(names) - n_bounded  # rows of C
+
+    def rate_map(prefix, names, where, mmeta):
+        c0 = vec(prefix + "c0")
+        C = vec(prefix + "C", m, ndim=2) if m else np.zeros((0, c0.shape[0]))
+        kappa = vec(prefix + "kappa", m)
+        if C.shape[1] != c0.shape[0]:
+            raise damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
+        const0 = mmeta.get("const0")
+        if not isinstance(const0, (int, float)) or isinstance(const0, bool):
+            raise damaged(path, where + "const0", f"is {const0!r}, expected a number")
+        n_atoms = c0.shape[0]
+        metric = None
+        if mmeta.get("metric") is not None:
+            metric = _metric_rows(MetricRows, mmeta["metric"], arrays, path, n_atoms, prefix + "Z", prefix + "z0",
+                                  where + "metric")
+        bounded = mmeta.get("metric_constraints") or []
+        if not isinstance(bounded, list) or len(bounded) != n_bounded:
+            raise damaged(path, where + "metric_constraints", f"is {bounded!r}, expected a list of "
+                                                                 f"{n_bounded} metric constraints")
+        constraints = []
+        for j, item in enumerate(bounded):
+            field = f"{where}metric_constraints[{j}]"
+            bound = item.get("bound") if isinstance(item, dict) else None
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
+                raise damaged(path, field, f"is {item!r}, expected a metric and a finite bound")
+            constraints.append(_metric_rows(MetricConstraintRows, item.get("metric"), arrays, path, n_atoms,
+                                            f"{prefix}mc{j}_Z", f"{prefix}mc{j}_z0", field, bound=float(bound)))
+        return RateMap(c0, float(const0), C, kappa, tuple(names), metric, tuple(constraints))
+
+    rmap = rate_map("", names, "metadata.", meta)
+    R = vec("atom_rates", T, ndim=2)
+    if R.shape[1] != rmap.c0.shape[0]:
+        raise damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
+    val = meta.get("validation")
+    vmap = vR = None
+    if val is not None:
+        if not isinstance(val, dict) or val.get("constraint_names") != names:
+            raise damaged(path, "metadata.validation", "does not describe the same constraints")
+        vmap = rate_map("val_", names, "metadata.validation.", val)
+        vR = vec("val_atom_rates", T, ndim=2)
+    n_iter = meta.get("n_iter")
+    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
+        raise damaged(path, "metadata.n_iter", f"is {n_iter!r}, expected an integer >= 1")
+    settings = meta.get("settings")
+    if not isinstance(settings, dict):
+        raise damaged(path, "metadata.settings", f"is {settings!r}, expected a dict")
+    fmap = feature_map_from_file(meta.get("feature_map"), arrays, path)
+    if fmap is not None and d != fmap.n_components_:
+        raise damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
+    fields = dict(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
+                  iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
+                  atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
+                  feature_map=fmap, settings=settings,
+                  offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
+    return fields
+
+
+def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, field, **extra):
+    """A saved metric (its psi and compiled rows; the rate expressions are not saved)."""
+    try:
+        metric = metric_from_params(meta)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise damaged(path, field, f"is not a valid metric ({exc})") from None
+    Z, z0 = real_array(arrays, z_name, 2, path), real_array(arrays, z0_name, 1, path)
+    if Z.shape[0] != metric.n_rates or z0.shape[0] != metric.n_rates or Z.shape[1] != n_atoms:
+        raise damaged(path, z_name, f"has shape {Z.shape} for a metric of {metric.n_rates} rates of "
+                                     f"{n_atoms} atoms")
+    return cls(metric, Z, z0, **extra)
