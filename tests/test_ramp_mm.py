@@ -100,13 +100,9 @@ def test_problem2_rewrite_equals_C_r_minus_kappa():
 # --------------------------------------------------------------------------- 2. the majorizer and MM
 
 import rateopt  # noqa: E402
-from rateopt._methods._ramp import (  # noqa: E402
-    _RampData,
-    _Step,
-    cutting_plane,
-    localization_polygon,
-    polygon_centroid,
-)
+from rateopt._methods._cutting_plane import cutting_plane, localization_polygon, polygon_centroid  # noqa: E402
+from rateopt._methods._ramp_majorizer import MMStep as _Step  # noqa: E402
+from rateopt._methods._ramp_majorizer import RampData as _RampData  # noqa: E402
 from rateopt.exceptions import RateoptError  # noqa: E402
 
 
@@ -521,7 +517,7 @@ def test_readme_ramp_example_runs(capsys):
 
 # --------------------------------------------------------------------------- Algorithm 3: the bias cutting plane
 
-from rateopt._methods._ramp import bias_cutting_plane  # noqa: E402
+from rateopt._methods._cutting_plane import bias_cutting_plane  # noqa: E402
 
 
 def _pwl_convex(a, g):

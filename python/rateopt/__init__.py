@@ -60,7 +60,8 @@ from ._language._rates import (
 )
 from ._solutions._result import FeasibilityReport, TrainResult
 from ._solutions._shrink import ShrinkResult, best_iterate
-from ._methods._ramp import RampMMResult, ramp_mm
+from ._methods._ramp import ramp_mm
+from ._methods._ramp_result import RampMMResult
 from ._methods._sweep import SweepResult, sweep
 from ._group_rates import group_rates
 from ._train import train

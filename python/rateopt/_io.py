@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from ._methods._ramp import RAMP_RESULT_KIND, ramp_result_from_file
+from ._methods._ramp_result import RAMP_RESULT_KIND, ramp_result_from_file
 from ._predictors._linear import FORMAT_NAME, classifier_from_file
 from ._solutions._result import RESULT_FORMAT
 from ._solutions._result_file import result_fields_from_file, result_from_file

