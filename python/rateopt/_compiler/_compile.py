@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from rateopt._language import _rates as R
 from rateopt._compiler._compiled import (
     AtomInfo,
     CompiledProblem,
@@ -25,10 +24,12 @@ from rateopt._compiler._compiled import (
     RateLayer,
     _frozen,
 )
+from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._lowering import _CANCEL_RTOL, _Affine, _Env, _lower
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
+from rateopt.metrics import Metric, MetricConstraint
 
 __all__ = ["compile_problem"]
 
@@ -190,14 +191,10 @@ def _data_backend(datasets):
 
 
 def _is_metric(objective):
-    from rateopt.metrics import Metric
-
     return isinstance(objective, Metric)
 
 
 def _is_metric_constraint(c):
-    from rateopt.metrics import MetricConstraint
-
     return isinstance(c, MetricConstraint)
 
 

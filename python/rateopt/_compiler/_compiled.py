@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rateopt.exceptions import RateoptError
 
 __all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "MetricRows", "MetricConstraintRows",
            "CompiledProblem", "Evaluation"]
+
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
@@ -436,8 +438,6 @@ class CompiledProblem:
             ``p+(S_a)`` for every atom.
         """
         if self.thresholds:
-            from rateopt.exceptions import RateoptError
-
             raise RateoptError(
                 f"the problem has trainable thresholds ({', '.join(self.thresholds[:3])}"
                 f"{', ...' if len(self.thresholds) > 3 else ''}): their rates depend on the thresholds, not only "

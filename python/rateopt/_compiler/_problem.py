@@ -28,13 +28,23 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rateopt._language import _rates as R
 from rateopt._compiler._compile import _datasets_by_name, _flatten_constraints, _resolve_role, compile_problem
-from rateopt._compiler._compiled import AtomInfo, CompiledProblem, Evaluation, InverseData, MembershipTable, RateLayer, _frozen
+from rateopt._compiler._compiled import (
+    AtomInfo,
+    CompiledProblem,
+    Evaluation,
+    InverseData,
+    MembershipTable,
+    RateLayer,
+    _frozen,
+)
+from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
+from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._lowering import LOWERING_RULES
 from rateopt._language._predictions import _decision_values
 from rateopt.exceptions import RateoptError
+from rateopt.goals import objective as named_objective
 from rateopt.metrics import Metric
 
 __all__ = [
@@ -142,10 +152,8 @@ class Problem:
         self._expression_constraints = any(goal is None for _, goal in pairs)
         self._objective_name = "error" if objective is None else objective if isinstance(objective, str) else None
         if isinstance(objective, str):
-            from rateopt.goals import objective as _named_objective
-
             try:
-                objective = _named_objective(objective, self._default_objective_dataset(pairs, datasets).dataset)
+                objective = named_objective(objective, self._default_objective_dataset(pairs, datasets).dataset)
             except ValueError as exc:
                 raise RateoptError(str(exc)) from None
         if objective is None:
@@ -341,8 +349,6 @@ class Problem:
             If a constraint was given as a rate expression (not a goal) or the
             objective has no name.
         """
-        from rateopt._compiler._toml import GoalsSpec, write_goals
-
         if self._expression_constraints:
             raise RateoptError("to_toml writes goals (rateopt.goals recipes); this problem has constraints "
                                "given as rate expressions, which a goals file cannot state")
@@ -384,8 +390,6 @@ class Problem:
         >>> p.constraint_names
         ('ppr[all] <= 0.5',)
         """
-        from rateopt._compiler._toml import read_goals
-
         spec = read_goals(source)
         return cls(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,
                    datasets=datasets)

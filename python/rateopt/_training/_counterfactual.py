@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 from .._language._lowering import _scaled_by_max
 from ..exceptions import RateoptError
+from ._row_coefficients import _as_coefficients
 
 __all__ = ["BlockMemberships", "counterfactual_memberships", "counterfactual_coefficients"]
 
@@ -155,8 +156,6 @@ def counterfactual_coefficients(spec, coef, memberships=None):
         row ``j``'s decision had its label been 1 (0). On rows labeled ``y``,
         ``u^(y)`` is the real net coefficient (:func:`rateopt.oracles.net_coefficients`).
     """
-    from ._row_coefficients import _as_coefficients
-
     c = _as_coefficients(coef, int(spec.n_atoms))
     if c.ndim != 1:
         raise ValueError(f"coef must be 1-D (n_atoms,), got shape {c.shape}")

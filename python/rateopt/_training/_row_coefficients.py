@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 from .._compiler._compiled import CompiledProblem, MembershipTable
 from ..core import AtomTable
+from ._spec import GameSpec
 
 __all__ = ["row_coefficients", "problem_row_coefficients"]
 
@@ -150,8 +151,6 @@ def problem_row_coefficients(problem, coef):
 
 
 def _blocks(problem):
-    from ._spec import GameSpec
-
     if isinstance(problem, GameSpec):
         return [(b.name, b.atoms, np.asarray(b.atom_ids, dtype=np.int64)) for b in problem.blocks]
     cp = _compiled(problem)
@@ -159,8 +158,6 @@ def _blocks(problem):
 
 
 def _n_atoms(problem):
-    from ._spec import GameSpec
-
     if isinstance(problem, GameSpec):
         return int(problem.n_atoms)
     return int(_compiled(problem).n_atoms)

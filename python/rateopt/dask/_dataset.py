@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from rateopt._language._data import DEFAULT_DATASET_NAME
+from rateopt._language._data import DEFAULT_DATASET_NAME, _All, _unique
 from rateopt._language._data import Dataset as LocalDataset
 from rateopt._language._lowering import _WeightSum
 from rateopt.exceptions import RateoptError
@@ -286,8 +286,6 @@ class Dataset(LocalDataset):
     @property
     def total_weight(self) -> float:
         """Sum of the example weights, by one reduction over the partitions."""
-        from rateopt._language._data import _All
-
         return self.subset_stats(_All()).weight.value()
 
     def group_values(self, column) -> np.ndarray:
@@ -303,8 +301,6 @@ class Dataset(LocalDataset):
         ndarray
             The sorted distinct values.
         """
-        from rateopt._language._data import _unique
-
         self._group_column(column)
         parts = self.client.gather([self.client.submit(_group_values, p, column, pure=False)
                                     for p in self.partitions])

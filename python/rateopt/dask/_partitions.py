@@ -16,6 +16,7 @@ import numpy as np
 
 from rateopt import core
 from rateopt._language._data import Dataset as LocalDataset
+from rateopt._language._data import _missing_mask, _unique
 from rateopt.exceptions import RateoptError
 
 __all__ = ["Partition", "split", "make_partition"]
@@ -136,8 +137,6 @@ def _column(v):
 
 def label_summary(y):
     """``(dtype kind, sorted distinct values (at most 3), has missing values)`` of one label partition."""
-    from rateopt._language._data import _missing_mask, _unique
-
     a = _column(y)
     if a.ndim != 1:
         raise RateoptError(f"y must be 1-D, got a partition of shape {a.shape}")
