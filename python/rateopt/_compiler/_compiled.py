@@ -20,10 +20,11 @@ import numpy as np
 from rateopt.exceptions import RateoptError
 
 __all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "MetricRows", "MetricConstraintRows",
-           "CompiledProblem", "Evaluation"]
+           "CompiledProblem", "Evaluation", "frozen"]
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
+def frozen(a: np.ndarray) -> np.ndarray:
+    """Mark ``a`` read-only and return it (the arrays of a compiled problem are frozen)."""
     a.flags.writeable = False
     return a
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rateopt._compiler._compile import _datasets_by_name, _flatten_constraints, _resolve_role, compile_problem
+from rateopt._compiler._compile import compile_problem, datasets_by_name, flatten_constraints, resolve_role
 from rateopt._compiler._compiled import (
     AtomInfo,
     CompiledProblem,
@@ -36,13 +36,13 @@ from rateopt._compiler._compiled import (
     InverseData,
     MembershipTable,
     RateLayer,
-    _frozen,
+    frozen,
 )
 from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._lowering import LOWERING_RULES
-from rateopt._language._predictions import _decision_values
+from rateopt._language._predictions import decision_values
 from rateopt.exceptions import RateoptError
 from rateopt.goals import objective as named_objective
 from rateopt.metrics import Metric
@@ -141,8 +141,8 @@ class Problem:
                 )
             regularization = reg
         self.regularization = regularization
-        pairs = list(_flatten_constraints(constraints, datasets))
-        _datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
+        pairs = list(flatten_constraints(constraints, datasets))
+        datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
         # What to_toml() can write: the goals (once each) and the objective's name.
         seen = {}
         for _, goal in pairs:
@@ -174,7 +174,7 @@ class Problem:
     def _default_objective_dataset(pairs, datasets):
         if datasets is not None:
             try:
-                return _resolve_role(datasets, "train").context()
+                return resolve_role(datasets, "train").context()
             except RateoptError:
                 pass
         used = {}
@@ -286,7 +286,7 @@ class Problem:
             violations=dict(zip(cp.constraint_names, viol.tolist())),
             max_violation=float(viol.max()) if viol.size else 0.0,
             rates=dict(zip(cp.rate_names, rates.tolist())),
-            atom_rates=_frozen(p.copy()),
+            atom_rates=frozen(p.copy()),
         )
 
     def _prediction_values(self, predictions, kind) -> dict:
@@ -319,7 +319,7 @@ class Problem:
         for name in names:
             if name not in given:
                 raise RateoptError(f"no predictions given for dataset {name!r}")
-            out[name] = _decision_values(given[name], kind, self.datasets[name])
+            out[name] = decision_values(given[name], kind, self.datasets[name])
         return out
 
     # -- goals files ------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from rateopt._language._data import Context, Dataset
 from rateopt._language._lowering import LOWERING_RULES
 from rateopt.exceptions import RateoptError
 
-__all__ = ["Threshold", "ThresholdedRate", "RocAuc", "roc_auc", "roc_auc_lj"]
+__all__ = ["Threshold", "ThresholdedRate", "RocAuc", "roc_auc", "roc_auc_lj", "check_slices"]
 
 _COUNTER = itertools.count(1)
 
@@ -140,7 +140,24 @@ def _lower_thresholded(node, args, env):
 LOWERING_RULES[ThresholdedRate] = _lower_thresholded
 
 
-def _check_slices(L):
+def check_slices(L):
+    """The number of FPR slices ``L``, checked: an integer >= 2.
+
+    Parameters
+    ----------
+    L : int
+        The number of slices.
+
+    Returns
+    -------
+    int
+        ``L`` as an ``int``.
+
+    Raises
+    ------
+    RateoptError
+        If ``L`` is not an integer (booleans included) or is below 2.
+    """
     if isinstance(L, bool):
         raise RateoptError(f"L must be an integer >= 2, got {L!r}")
     try:
@@ -150,6 +167,10 @@ def _check_slices(L):
     if L < 2:
         raise RateoptError(f"L must be an integer >= 2 (the number of FPR slices), got {L}")
     return L
+
+
+#: The former private name, for :mod:`rateopt.goals` (which still imports it).
+_check_slices = check_slices
 
 
 class RocAuc:
@@ -189,7 +210,7 @@ class RocAuc:
             ctx = ctx.context()
         if not isinstance(ctx, Context):
             raise TypeError(f"roc_auc takes a Context or a Dataset, got {type(ctx).__name__}")
-        self.L = _check_slices(L)
+        self.L = check_slices(L)
         self.name = name
         self.context = ctx
         pos, neg = ctx.positive(), ctx.negative()

@@ -12,11 +12,32 @@ import numpy as np
 from rateopt._language._data import Dataset
 from rateopt.exceptions import RateoptError
 
-__all__: list = []
+__all__ = ["decision_values"]
 
 
-def _decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
-    """Per-example decision values in [0, 1] (see :meth:`Problem.evaluate` for the rules)."""
+def decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
+    """Per-example decision values in [0, 1] (see :meth:`Problem.evaluate` for the rules).
+
+    Parameters
+    ----------
+    pred : array-like of shape (n_samples,)
+        Decisions, scores, probabilities or label values.
+    kind : {"auto", "decisions", "scores", "probabilities", "labels"}
+        How ``pred`` is read.
+    ds : Dataset
+        The dataset the predictions are for (its name, size and label values).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of float64
+        Decisions in {0, 1}, or expected decisions in [0, 1].
+
+    Raises
+    ------
+    RateoptError
+        If ``pred`` has the wrong shape or dtype, values that do not fit
+        ``kind``, or an ambiguous reading.
+    """
     name, n_samples = ds.name, ds.n_samples
     a = np.asarray(pred)
     if a.ndim != 1 or a.shape[0] != n_samples:
@@ -91,3 +112,4 @@ def _numeric_decision_values(a: np.ndarray, kind: str, name: str) -> np.ndarray:
             "kind='probabilities' (expected decisions) or kind='scores' (positive iff >= 0)"
         )
     return (v >= 0).astype(np.float64)
+

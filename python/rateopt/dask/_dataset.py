@@ -9,7 +9,7 @@ import numpy as np
 
 from rateopt._language._data import DEFAULT_DATASET_NAME, _All, _unique
 from rateopt._language._data import Dataset as LocalDataset
-from rateopt._language._lowering import _WeightSum
+from rateopt._language._lowering import WeightSum
 from rateopt.exceptions import RateoptError
 
 from . import _partitions as P
@@ -227,13 +227,13 @@ class Dataset(LocalDataset):
         Returns
         -------
         SubsetStats
-            ``count``, ``weight`` (a ``_WeightSum``, partial sums added in partition order) and ``digests``.
+            ``count``, ``weight`` (a ``WeightSum``, partial sums added in partition order) and ``digests``.
         """
         stats = self.client.gather([self.client.submit(subset_stats, p, predicate, pure=False)
                                     for p in self.partitions])
-        total = _WeightSum()
+        total = WeightSum()
         for _, mant, exp, _ in stats:  # partition order: deterministic
-            total = total + _WeightSum(mant, exp)
+            total = total + WeightSum(mant, exp)
         return SubsetStats(sum(s[0] for s in stats), total, tuple(s[3] for s in stats))
 
     def membership_tables(self, predicates, weights, offset):
@@ -243,7 +243,7 @@ class Dataset(LocalDataset):
         ----------
         predicates : list
             The predicate of each of the dataset's atoms, in local atom order.
-        weights : list of _WeightSum
+        weights : list of WeightSum
             Each atom's global total weight (the denominators).
         offset : int
             Global id of the dataset's first atom.
