@@ -47,6 +47,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from ._language._predictions import positive_decisions
+
 __all__ = ["Oracle", "PoolOracle", "ThresholdOracle", "PlugInOracle", "PlugInRule", "HingeOracle", "EstimatorOracle",
            "net_coefficients"]
 
@@ -597,7 +599,7 @@ class EstimatorOracle(Oracle):
 
         from sklearn.base import clone
 
-        from ._predictors._ensembles import ConstantClassifier, positive_decisions
+        from ._predictors._ensembles import ConstantClassifier
 
         blocks = [b.X.data for b in spec.blocks]
         X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)

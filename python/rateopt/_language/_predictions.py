@@ -3,6 +3,7 @@
 :meth:`rateopt.Problem.evaluate` accepts decisions, scores, probabilities
 (expected decisions of a stochastic mixture) or labels; these functions decide
 how an array is read and check it, naming the dataset in every message.
+:func:`positive_decisions` reads a fitted classifier's 0/1 ``predict`` output.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from rateopt._language._data import Dataset
 from rateopt.exceptions import RateoptError
 
-__all__ = ["decision_values"]
+__all__ = ["decision_values", "positive_decisions"]
 
 
 def decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
@@ -113,3 +114,28 @@ def _numeric_decision_values(a: np.ndarray, kind: str, name: str) -> np.ndarray:
         )
     return (v >= 0).astype(np.float64)
 
+
+def positive_decisions(model, X):
+    """``1[model predicts the positive class]`` for every row, as float64 (labels are 0/1).
+
+    Parameters
+    ----------
+    model : fitted classifier
+        Its ``predict`` returns 0/1 labels.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The rows.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of float64
+        1.0 where ``model.predict(X) == 1``, else 0.0.
+
+    Raises
+    ------
+    RateoptError
+        If ``predict`` returns a number of values other than the number of rows.
+    """
+    d = np.asarray(model.predict(X)).reshape(-1)
+    if d.shape[0] != X.shape[0]:
+        raise RateoptError(f"{type(model).__name__}.predict returned {d.shape[0]} values for {X.shape[0]} rows")
+    return (d == 1).astype(np.float64)
