@@ -25,8 +25,9 @@ import numpy as np
 from rateopt import core
 from rateopt._compiler._compile import merge_by_membership, number_atoms
 from rateopt._compiler._compiled import frozen
-from rateopt._language._data import Context, _Mask
+from rateopt._language._data import Context
 from rateopt._language._lowering import Env, WeightSum
+from rateopt._language._predicates import Mask
 from rateopt.exceptions import EmptySubsetError, RateoptError
 
 __all__ = ["PartitionedData", "PartitionedEnv", "PartitionedTable", "PartitionBlock"]
@@ -103,7 +104,7 @@ class SubsetStats:
 
 
 def _has_mask(predicate):
-    if isinstance(predicate, _Mask):
+    if isinstance(predicate, Mask):
         return True
     parts = getattr(predicate, "parts", None)
     if parts is not None:

@@ -7,9 +7,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from rateopt._language._data import DEFAULT_DATASET_NAME, _All, _unique
+from rateopt._language._data import DEFAULT_DATASET_NAME
 from rateopt._language._data import Dataset as LocalDataset
 from rateopt._language._lowering import WeightSum
+from rateopt._language._predicates import All
+from rateopt._language._validation import parse_labels, unique
 from rateopt.exceptions import RateoptError
 
 from . import _partitions as P
@@ -190,9 +192,7 @@ class Dataset(LocalDataset):
         dtype = summaries[0][0]
         values = [v for _, vals, _ in summaries for v in vals]
         rep = np.array(values, dtype=dtype) if values else np.array([], dtype=dtype)
-        stub = LocalDataset.__new__(LocalDataset)
-        stub.n_samples = rep.shape[0]
-        _, classes = LocalDataset._parse_labels(stub, rep, positive_label)
+        _, classes = parse_labels(rep, rep.shape[0], positive_label)
         return classes[1], classes
 
     def _baseline_reading(self, bf, kind):
@@ -286,7 +286,7 @@ class Dataset(LocalDataset):
     @property
     def total_weight(self) -> float:
         """Sum of the example weights, by one reduction over the partitions."""
-        return self.subset_stats(_All()).weight.value()
+        return self.subset_stats(All()).weight.value()
 
     def group_values(self, column) -> np.ndarray:
         """Distinct non-missing values of a group column, by one reduction over the partitions.
@@ -304,7 +304,7 @@ class Dataset(LocalDataset):
         self._group_column(column)
         parts = self.client.gather([self.client.submit(_group_values, p, column, pure=False)
                                     for p in self.partitions])
-        return _unique(np.concatenate(parts))
+        return unique(np.concatenate(parts))
 
     def __getstate__(self):
         raise TypeError("a rateopt.dask.Dataset refers to data on a cluster and cannot be pickled; "
