@@ -26,6 +26,7 @@ from rateopt._compiler._compiled import (
 )
 from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
+from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
@@ -233,7 +234,7 @@ def _lower_all(objective, constraints, metric=None, bounded=(), *, env=None):
     for c in bounded:
         env.where = f"constraint {c.name!r}"
         metric_forms += [lower(z, env) for z in c.metric.rates]
-    obj_form = lower(R._lift(0.0) if metric is not None else objective, env)
+    obj_form = lower(lift(0.0) if metric is not None else objective, env)
     forms = []
     for c in constraints:
         env.where = f"constraint {c.name!r}"

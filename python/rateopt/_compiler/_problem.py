@@ -41,6 +41,7 @@ from rateopt._compiler._compiled import (
 from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
+from rateopt._language._expressions import as_scalar, lift
 from rateopt._language._lowering import LOWERING_RULES
 from rateopt._language._predictions import decision_values
 from rateopt.exceptions import RateoptError
@@ -134,7 +135,7 @@ class Problem:
 
     def __init__(self, objective=None, constraints=(), *, regularization=None, datasets=None):
         if regularization is not None:
-            reg = R._as_scalar(regularization)
+            reg = as_scalar(regularization)
             if reg is None or reg < 0:
                 raise RateoptError(
                     f"regularization must be a non-negative number or None, got {regularization!r}"
@@ -161,7 +162,7 @@ class Problem:
         elif isinstance(objective, Metric):
             pass  # a non-linear metric of rates (rateopt.metrics): compiled to MetricRows
         else:
-            obj = R._lift(objective)
+            obj = lift(objective)
             if obj is NotImplemented or isinstance(objective, R.Constraint):
                 raise TypeError(
                     f"objective must be a rate expression or a number, got {type(objective).__name__}"

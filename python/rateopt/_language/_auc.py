@@ -36,6 +36,7 @@ import numpy as np
 
 from rateopt._language import _rates as R
 from rateopt._language._data import Context, Dataset
+from rateopt._language._expressions import as_scalar
 from rateopt._language._lowering import LOWERING_RULES
 from rateopt.exceptions import RateoptError
 
@@ -223,7 +224,7 @@ class RocAuc:
         ]
 
     def __ge__(self, kappa):
-        k = R._as_scalar(kappa)
+        k = as_scalar(kappa)
         if k is None:
             return NotImplemented
         if not 0.0 <= k <= 1.0:

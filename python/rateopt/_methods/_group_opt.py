@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._language import _rates as R
+from .._language._expressions import lift
 from .._solutions import _shrink
 
 __all__ = ["GroupOptConstants", "group_opt_constants", "GroupOptResult", "group_opt", "minimax_group_loss",
@@ -157,7 +158,7 @@ class _Losses:
             raise ValueError("losses must hold at least one rate expression")
         exprs = []
         for k, loss in enumerate(losses):
-            e = R._lift(loss)
+            e = lift(loss)
             if e is NotImplemented or isinstance(loss, R.Constraint) or e.is_constant:
                 raise ValueError(f"losses[{k}] must be a rate expression of the model's decisions, got {loss!r}")
             exprs.append(e)
