@@ -15,7 +15,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._predictors._linear import LinearClassifier
-from ._language._data import Dataset, check_weights
+from ._language._data import Dataset
+from ._language._validation import check_weights
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
 from ._compiler._problem import Problem
 from ._solutions._result import warn_if_infeasible

@@ -48,7 +48,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import core
-from ._predictors._ensembles import ConstantClassifier, positive_decisions
+from ._language._predictions import positive_decisions
+from ._predictors._ensembles import ConstantClassifier
 from ._training._counterfactual import counterfactual_memberships
 from ._training._row_coefficients import problem_row_coefficients
 from ._training._spec import kernel_pass

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from rateopt._language import _rates as R
 from rateopt._compiler._compiled import (
     AtomInfo,
     CompiledProblem,
@@ -23,18 +22,21 @@ from rateopt._compiler._compiled import (
     MetricConstraintRows,
     MetricRows,
     RateLayer,
-    _frozen,
+    frozen,
 )
+from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
-from rateopt._language._lowering import _CANCEL_RTOL, _Affine, _Env, _lower
+from rateopt._language._expressions import lift
+from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
 
-__all__ = ["compile_problem"]
+__all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints"]
 
 
-def _resolve_role(datasets, role: str):
+def resolve_role(datasets, role: str):
+    """The dataset of a role (``"train"``, ...): by key in a mapping, by name in a sequence, or the one dataset."""
     if isinstance(datasets, Dataset):
         return datasets
     if isinstance(datasets, Mapping):
@@ -51,7 +53,7 @@ def _resolve_role(datasets, role: str):
     )
 
 
-def _datasets_by_name(expressions) -> dict:
+def datasets_by_name(expressions) -> dict:
     """The datasets used by ``expressions``, by name, in order of appearance."""
     datasets: dict = {}
     for expr in expressions:
@@ -67,7 +69,7 @@ def _datasets_by_name(expressions) -> dict:
     return datasets
 
 
-def _flatten_constraints(constraints, datasets):
+def flatten_constraints(constraints, datasets):
     """Yield ``(constraint, source_goal)`` from constraints, goals and nested lists."""
     if isinstance(constraints, (R.Constraint, Goal)):
         constraints = [constraints]
@@ -87,7 +89,7 @@ def _flatten_constraints(constraints, datasets):
                 "(e.g. rate <= 0.1)"
             )
         elif isinstance(item, Iterable) and not isinstance(item, (str, bytes)):
-            yield from _flatten_constraints(list(item), datasets)
+            yield from flatten_constraints(list(item), datasets)
         else:
             raise TypeError(
                 f"constraints must be Constraint objects or goals, got {type(item).__name__}"
@@ -108,7 +110,7 @@ def compile_problem(objective, pairs):
     # Metric constraints come after the affine ones (they are not rows of C).
     pairs = sorted(pairs, key=lambda pair: _is_metric_constraint(pair[0]))
     constraints, originals, sources, names = _unique_names(pairs)
-    datasets = _datasets_by_name([objective] + [c.expression for c in constraints])
+    datasets = datasets_by_name([objective] + [c.expression for c in constraints])
     metric = objective if _is_metric(objective) else None
     affine = [c for c in constraints if not _is_metric_constraint(c)]
     bounded = [c for c in constraints if _is_metric_constraint(c)]
@@ -129,7 +131,7 @@ def compile_problem(objective, pairs):
     gid_of = {ctx: offsets[d] + loc for ctx, (d, loc) in ctx_local.items()}
     n_atoms = len(atoms)
 
-    def row(form: _Affine):
+    def row(form: Affine):
         return _coefficient_row(form, gid_of, n_atoms)
 
     C, kappa = _constraint_rows(affine, forms, row, n_atoms)
@@ -140,11 +142,11 @@ def compile_problem(objective, pairs):
         datasets=tuple(datasets),
         atoms=tuple(atoms),
         tables=tables,
-        atom_dataset=_frozen(atom_dataset),
-        atom_local=_frozen(atom_local),
-        C=_frozen(C),
-        kappa=_frozen(kappa),
-        objective_coef=_frozen(obj_coef),
+        atom_dataset=frozen(atom_dataset),
+        atom_local=frozen(atom_local),
+        C=frozen(C),
+        kappa=frozen(kappa),
+        objective_coef=frozen(obj_coef),
         objective_constant=float(obj_form.const),
         constraint_names=tuple(names),
         rates=_rate_layer(leaf_forms, atoms, row, n_atoms),
@@ -153,7 +155,7 @@ def compile_problem(objective, pairs):
         metric_constraints=tuple(
             MetricConstraintRows(metric=c.metric, bound=c.bound, **_metric_rows(fs, row, n_atoms))
             for c, fs in zip(bounded, bounded_forms)),
-        atom_offsets=_frozen(atom_offsets),
+        atom_offsets=frozen(atom_offsets),
         thresholds=thresholds,
         atom_contexts=tuple(tuple(ctxs) for name in datasets for _, ctxs in per_ds[name]),
     )
@@ -168,7 +170,7 @@ class _InMemoryData:
     partitions where they live.
     """
 
-    env = _Env
+    env = Env
 
     @staticmethod
     def merge_subsets(env, datasets, forms):
@@ -200,8 +202,8 @@ def _is_metric_constraint(c):
 
 def _metric_rows(forms, row, n_atoms):
     """``Z`` and ``z0`` of a metric's coordinate forms."""
-    return {"Z": _frozen(np.array([row(f) for f in forms]).reshape(len(forms), n_atoms)),
-            "z0": _frozen(np.array([f.const for f in forms], dtype=np.float64))}
+    return {"Z": frozen(np.array([row(f) for f in forms]).reshape(len(forms), n_atoms)),
+            "z0": frozen(np.array([f.const for f in forms], dtype=np.float64))}
 
 
 def _unique_names(pairs):
@@ -226,17 +228,17 @@ def _lower_all(objective, constraints, metric=None, bounded=(), *, env=None):
     """Affine forms of the objective (or of a metric's coordinates, the objective form then 0),
     of every affine constraint, of every rate leaf (for reports), and of the coordinates of
     the metric objective followed by those of each metric constraint (two each)."""
-    env = _Env() if env is None else env
+    env = Env() if env is None else env
     env.where = "the objective"
-    metric_forms = [] if metric is None else [_lower(z, env) for z in metric.rates]
+    metric_forms = [] if metric is None else [lower(z, env) for z in metric.rates]
     for c in bounded:
         env.where = f"constraint {c.name!r}"
-        metric_forms += [_lower(z, env) for z in c.metric.rates]
-    obj_form = _lower(R._lift(0.0) if metric is not None else objective, env)
+        metric_forms += [lower(z, env) for z in c.metric.rates]
+    obj_form = lower(lift(0.0) if metric is not None else objective, env)
     forms = []
     for c in constraints:
         env.where = f"constraint {c.name!r}"
-        forms.append(_lower(c.expression, env))
+        forms.append(lower(c.expression, env))
     leaf_forms: dict = {}
     for where, expr in [("the objective", objective)] + [
         (f"constraint {c.name!r}", c.expression) for c in [*constraints, *bounded]
@@ -244,7 +246,7 @@ def _lower_all(objective, constraints, metric=None, bounded=(), *, env=None):
         env.where = where
         for leaf in expr.leaves():
             if leaf.name not in leaf_forms:
-                leaf_forms[leaf.name] = _lower(leaf, env)
+                leaf_forms[leaf.name] = lower(leaf, env)
     return env, obj_form, forms, leaf_forms, metric_forms
 
 
@@ -373,7 +375,7 @@ def _offset_ids(per_ds, datasets):
     return np.array(ids, dtype=np.int64).reshape(-1), tuple(thresholds)
 
 
-def _coefficient_row(form: _Affine, gid_of, n_atoms):
+def _coefficient_row(form: Affine, gid_of, n_atoms):
     """A form's atom coefficients; sums that cancel to round-off become exact zeros."""
     coef = np.zeros(n_atoms)
     mass = np.zeros(n_atoms)
@@ -381,7 +383,7 @@ def _coefficient_row(form: _Affine, gid_of, n_atoms):
         g = gid_of[ctx]
         coef[g] += v
         mass[g] += form.mass[ctx]
-    coef[np.abs(coef) <= _CANCEL_RTOL * mass] = 0.0
+    coef[np.abs(coef) <= CANCEL_RTOL * mass] = 0.0
     return coef
 
 
@@ -428,8 +430,8 @@ def _rate_layer(leaf_forms, atoms, row, n_atoms):
         e = np.zeros(n_atoms)
         e[a.index] = 1.0
         add(a.name, e, 0.0)
-    return RateLayer(names=tuple(names), A=_frozen(np.array(rows).reshape(len(rows), n_atoms)),
-                     b=_frozen(np.array(consts, dtype=np.float64)))
+    return RateLayer(names=tuple(names), A=frozen(np.array(rows).reshape(len(rows), n_atoms)),
+                     b=frozen(np.array(consts, dtype=np.float64)))
 
 
 #: Rows per block when a membership table's entries are written.
@@ -437,7 +439,7 @@ _TABLE_BLOCK_ROWS = 1 << 20
 
 
 def _scale_by_max_in_place(w):
-    """``w *= 2**-e`` as :func:`rateopt._language._lowering._scaled_by_max`, without a second array."""
+    """``w *= 2**-e`` as :func:`rateopt._language._lowering.scaled_by_max`, without a second array."""
     top = float(np.max(w)) if w.size else 0.0
     if not top > 0.0:
         w[...] = 0.0
@@ -486,9 +488,9 @@ def _membership_table(ds: Dataset, masks: list, offset: int) -> MembershipTable:
         dataset=ds.name,
         n_samples=n,
         n_atoms=k,
-        indptr=_frozen(indptr),
-        indices=_frozen(indices),
-        weights=_frozen(weights),
-        atom_ids=_frozen(np.arange(offset, offset + k, dtype=np.int64)),
+        indptr=frozen(indptr),
+        indices=frozen(indices),
+        weights=frozen(weights),
+        atom_ids=frozen(np.arange(offset, offset + k, dtype=np.int64)),
         offset=offset,
     )

@@ -17,11 +17,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rateopt.exceptions import RateoptError
 
 __all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "MetricRows", "MetricConstraintRows",
-           "CompiledProblem", "Evaluation"]
+           "CompiledProblem", "Evaluation", "frozen"]
 
-def _frozen(a: np.ndarray) -> np.ndarray:
+
+def frozen(a: np.ndarray) -> np.ndarray:
+    """Mark ``a`` read-only and return it (the arrays of a compiled problem are frozen)."""
     a.flags.writeable = False
     return a
 
@@ -436,8 +439,6 @@ class CompiledProblem:
             ``p+(S_a)`` for every atom.
         """
         if self.thresholds:
-            from rateopt.exceptions import RateoptError
-
             raise RateoptError(
                 f"the problem has trainable thresholds ({', '.join(self.thresholds[:3])}"
                 f"{', ...' if len(self.thresholds) > 3 else ''}): their rates depend on the thresholds, not only "

@@ -28,13 +28,24 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rateopt._compiler._compile import compile_problem, datasets_by_name, flatten_constraints, resolve_role
+from rateopt._compiler._compiled import (
+    AtomInfo,
+    CompiledProblem,
+    Evaluation,
+    InverseData,
+    MembershipTable,
+    RateLayer,
+    frozen,
+)
+from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
-from rateopt._compiler._compile import _datasets_by_name, _flatten_constraints, _resolve_role, compile_problem
-from rateopt._compiler._compiled import AtomInfo, CompiledProblem, Evaluation, InverseData, MembershipTable, RateLayer, _frozen
 from rateopt._language._data import Dataset
+from rateopt._language._expressions import as_scalar, lift
 from rateopt._language._lowering import LOWERING_RULES
-from rateopt._language._predictions import _decision_values
+from rateopt._language._predictions import decision_values
 from rateopt.exceptions import RateoptError
+from rateopt.goals import objective as named_objective
 from rateopt.metrics import Metric
 
 __all__ = [
@@ -124,15 +135,15 @@ class Problem:
 
     def __init__(self, objective=None, constraints=(), *, regularization=None, datasets=None):
         if regularization is not None:
-            reg = R._as_scalar(regularization)
+            reg = as_scalar(regularization)
             if reg is None or reg < 0:
                 raise RateoptError(
                     f"regularization must be a non-negative number or None, got {regularization!r}"
                 )
             regularization = reg
         self.regularization = regularization
-        pairs = list(_flatten_constraints(constraints, datasets))
-        _datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
+        pairs = list(flatten_constraints(constraints, datasets))
+        datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
         # What to_toml() can write: the goals (once each) and the objective's name.
         seen = {}
         for _, goal in pairs:
@@ -142,10 +153,8 @@ class Problem:
         self._expression_constraints = any(goal is None for _, goal in pairs)
         self._objective_name = "error" if objective is None else objective if isinstance(objective, str) else None
         if isinstance(objective, str):
-            from rateopt.goals import objective as _named_objective
-
             try:
-                objective = _named_objective(objective, self._default_objective_dataset(pairs, datasets).dataset)
+                objective = named_objective(objective, self._default_objective_dataset(pairs, datasets).dataset)
             except ValueError as exc:
                 raise RateoptError(str(exc)) from None
         if objective is None:
@@ -153,7 +162,7 @@ class Problem:
         elif isinstance(objective, Metric):
             pass  # a non-linear metric of rates (rateopt.metrics): compiled to MetricRows
         else:
-            obj = R._lift(objective)
+            obj = lift(objective)
             if obj is NotImplemented or isinstance(objective, R.Constraint):
                 raise TypeError(
                     f"objective must be a rate expression or a number, got {type(objective).__name__}"
@@ -166,7 +175,7 @@ class Problem:
     def _default_objective_dataset(pairs, datasets):
         if datasets is not None:
             try:
-                return _resolve_role(datasets, "train").context()
+                return resolve_role(datasets, "train").context()
             except RateoptError:
                 pass
         used = {}
@@ -278,7 +287,7 @@ class Problem:
             violations=dict(zip(cp.constraint_names, viol.tolist())),
             max_violation=float(viol.max()) if viol.size else 0.0,
             rates=dict(zip(cp.rate_names, rates.tolist())),
-            atom_rates=_frozen(p.copy()),
+            atom_rates=frozen(p.copy()),
         )
 
     def _prediction_values(self, predictions, kind) -> dict:
@@ -311,7 +320,7 @@ class Problem:
         for name in names:
             if name not in given:
                 raise RateoptError(f"no predictions given for dataset {name!r}")
-            out[name] = _decision_values(given[name], kind, self.datasets[name])
+            out[name] = decision_values(given[name], kind, self.datasets[name])
         return out
 
     # -- goals files ------------------------------------------------------------------------
@@ -341,8 +350,6 @@ class Problem:
             If a constraint was given as a rate expression (not a goal) or the
             objective has no name.
         """
-        from rateopt._compiler._toml import GoalsSpec, write_goals
-
         if self._expression_constraints:
             raise RateoptError("to_toml writes goals (rateopt.goals recipes); this problem has constraints "
                                "given as rate expressions, which a goals file cannot state")
@@ -384,8 +391,6 @@ class Problem:
         >>> p.constraint_names
         ('ppr[all] <= 0.5',)
         """
-        from rateopt._compiler._toml import read_goals
-
         spec = read_goals(source)
         return cls(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,
                    datasets=datasets)

@@ -36,10 +36,11 @@ import numpy as np
 
 from rateopt._language import _rates as R
 from rateopt._language._data import Context, Dataset
+from rateopt._language._expressions import as_scalar
 from rateopt._language._lowering import LOWERING_RULES
 from rateopt.exceptions import RateoptError
 
-__all__ = ["Threshold", "ThresholdedRate", "RocAuc", "roc_auc", "roc_auc_lj"]
+__all__ = ["Threshold", "ThresholdedRate", "RocAuc", "roc_auc", "roc_auc_lj", "check_slices"]
 
 _COUNTER = itertools.count(1)
 
@@ -140,7 +141,24 @@ def _lower_thresholded(node, args, env):
 LOWERING_RULES[ThresholdedRate] = _lower_thresholded
 
 
-def _check_slices(L):
+def check_slices(L):
+    """The number of FPR slices ``L``, checked: an integer >= 2.
+
+    Parameters
+    ----------
+    L : int
+        The number of slices.
+
+    Returns
+    -------
+    int
+        ``L`` as an ``int``.
+
+    Raises
+    ------
+    RateoptError
+        If ``L`` is not an integer (booleans included) or is below 2.
+    """
     if isinstance(L, bool):
         raise RateoptError(f"L must be an integer >= 2, got {L!r}")
     try:
@@ -189,7 +207,7 @@ class RocAuc:
             ctx = ctx.context()
         if not isinstance(ctx, Context):
             raise TypeError(f"roc_auc takes a Context or a Dataset, got {type(ctx).__name__}")
-        self.L = _check_slices(L)
+        self.L = check_slices(L)
         self.name = name
         self.context = ctx
         pos, neg = ctx.positive(), ctx.negative()
@@ -202,7 +220,7 @@ class RocAuc:
         ]
 
     def __ge__(self, kappa):
-        k = R._as_scalar(kappa)
+        k = as_scalar(kappa)
         if k is None:
             return NotImplemented
         if not 0.0 <= k <= 1.0:

@@ -8,317 +8,48 @@ predicate tree (group value, label, baseline decision, boolean mask, ``&``,
 ``|``, ``~``) that is evaluated to a boolean mask only when a problem is
 compiled. Everything here is vectorized NumPy: no Python loop runs over
 examples.
+
+The two classes refer to each other, so they share this module; the checks of
+a dataset's arguments are in :mod:`rateopt._language._validation`, the
+predicates in :mod:`rateopt._language._predicates`.
 """
 
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Mapping
 from types import MappingProxyType
 
 import numpy as np
 import scipy.sparse as sp
 
+from rateopt._language._predicates import (
+    All,
+    BaselineIs,
+    GroupIs,
+    LabelIs,
+    Mask,
+    Not,
+    Predicate,
+    intersection,
+    union,
+    wrap,
+)
+from rateopt._language._validation import (
+    as_1d,
+    missing_mask,
+    parse_baseline,
+    parse_groups,
+    parse_labels,
+    parse_weights,
+    readonly,
+    unique,
+)
 from rateopt.exceptions import MissingBaselineError, MissingLabelsError, RateoptError
 
 __all__ = ["Dataset", "Context"]
 
 #: Datasets with this name are not prefixed in rate and subset names.
 DEFAULT_DATASET_NAME = "train"
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
-def _missing_mask(a: np.ndarray) -> np.ndarray:
-    """Boolean mask of missing entries.
-
-    NaN for floats, NaT for datetimes; for objects ``None``, NaN and pandas'
-    missing-value markers (``pd.NA``, ``pd.NaT``), which come from nullable
-    pandas dtypes (``Int64``, ``boolean``, ``string``) converted to NumPy.
-    """
-    if a.dtype.kind in "fc":
-        return np.isnan(a)
-    if a.dtype.kind in "mM":
-        return np.isnat(a)
-    if a.dtype.kind == "O":
-        pd = sys.modules.get("pandas")  # pd.NA can only exist when pandas is loaded
-        if pd is not None:
-            return np.asarray(pd.isna(a), dtype=bool)
-        # ``a != a`` is True exactly for NaN-like objects; ``a == None`` for None.
-        with np.errstate(invalid="ignore"):
-            return np.asarray(a == None, dtype=bool) | np.asarray(a != a, dtype=bool)  # noqa: E711
-    return np.zeros(a.shape, dtype=bool)
-
-
-def _group_column(values) -> np.ndarray:
-    """A group column as a private NumPy copy; missing objects (``pd.NA``, NaN, ...) become ``None``.
-
-    pandas' ``pd.NA`` has no truth value, so comparing a column holding it
-    with a group value would raise; ``None`` compares unequal to every value,
-    so a missing entry belongs to no group.
-    """
-    col = np.array(values, copy=True)
-    if col.dtype.kind == "O":
-        missing = _missing_mask(col)
-        if missing.any():
-            col[missing] = None
-    return col
-
-
-def _unique(a: np.ndarray) -> np.ndarray:
-    """Sorted unique values; falls back to first-appearance order for unorderable objects."""
-    try:
-        return np.unique(a)
-    except TypeError:
-        return np.array(list(dict.fromkeys(a.tolist())), dtype=object)
-
-
-def _format_value(v) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, np.generic):
-        v = v.item()
-    return str(v)
-
-
-def check_weights(weights, n_samples: int, what: str) -> np.ndarray:
-    """Per-example weights as a float64 copy; ``what`` names the argument in errors.
-
-    Weights may be as large as the float64 maximum: rates are ratios of weight
-    sums and are computed on exactly rescaled weights.
-    """
-    a = _as_1d(weights, n_samples, what)
-    try:
-        w = np.array(a, dtype=np.float64, copy=True)
-    except (TypeError, ValueError):
-        raise RateoptError(f"{what} must be numeric, got dtype {a.dtype}") from None
-    bad = np.flatnonzero(~np.isfinite(w))
-    if bad.size:
-        raise RateoptError(
-            f"{what} must be finite: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} non-finite value(s))"
-        )
-    bad = np.flatnonzero(w < 0)
-    if bad.size:
-        raise RateoptError(
-            f"{what} must be non-negative: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} negative value(s))"
-        )
-    return w
-
-
-def _as_1d(values, n_samples: int, what: str) -> np.ndarray:
-    a = np.asarray(values)
-    if a.ndim != 1:
-        raise RateoptError(f"{what} must be 1-D, got an array of shape {a.shape}")
-    if a.shape[0] != n_samples:
-        raise RateoptError(
-            f"{what} has {a.shape[0]} entries but X has {n_samples} rows (n_samples)"
-        )
-    return a
-
-
-# --------------------------------------------------------------------------- predicates
-#
-# Predicates are small immutable value objects with structural equality, so two
-# contexts built the same way compare equal (and share a cached mask at compile
-# time).  ``_Mask`` compares by the identity of its (private, read-only) array.
-
-
-class _Predicate:
-    __slots__ = ()
-    #: True when the predicate is the whole dataset.
-    is_all = False
-
-    def evaluate(self, ds: Dataset) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def describe(self) -> str:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _key(self):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash((type(self).__name__, self._key()))
-
-
-class _All(_Predicate):
-    __slots__ = ()
-    is_all = True
-
-    def evaluate(self, ds):
-        return np.ones(ds.n_samples, dtype=bool)
-
-    def describe(self):
-        return "all"
-
-    def _key(self):
-        return ()
-
-
-class _Mask(_Predicate):
-    __slots__ = ("mask", "label")
-
-    def __init__(self, mask: np.ndarray, label: str):
-        self.mask = mask
-        self.label = label
-
-    def evaluate(self, ds):
-        return self.mask
-
-    def describe(self):
-        return self.label
-
-    def _key(self):
-        return (id(self.mask),)
-
-
-class _GroupIs(_Predicate):
-    __slots__ = ("column", "values")
-
-    def __init__(self, column, values: tuple):
-        self.column = column
-        self.values = values
-
-    def evaluate(self, ds):
-        col = ds.groups[self.column]
-        if len(self.values) == 1:
-            return np.asarray(col == self.values[0], dtype=bool)
-        return np.isin(col, np.array(self.values, dtype=object if col.dtype.kind == "O" else None))
-
-    def describe(self):
-        if len(self.values) == 1:
-            return f"{self.column}={_format_value(self.values[0])}"
-        inner = ", ".join(_format_value(v) for v in self.values)
-        return f"{self.column} in {{{inner}}}"
-
-    def _key(self):
-        return (self.column, self.values)
-
-
-class _LabelIs(_Predicate):
-    __slots__ = ("value",)
-
-    def __init__(self, value: int):
-        self.value = value
-
-    def evaluate(self, ds):
-        if ds.y is None:
-            raise MissingLabelsError(f"dataset {ds.name!r} has no labels")
-        return ds.y == self.value
-
-    def describe(self):
-        return f"y={self.value}"
-
-    def _key(self):
-        return (self.value,)
-
-
-class _BaselineIs(_Predicate):
-    __slots__ = ("value",)
-
-    def __init__(self, value: int):
-        self.value = value
-
-    def evaluate(self, ds):
-        if ds.baseline is None:
-            raise MissingBaselineError(f"dataset {ds.name!r} has no baseline")
-        return ds.baseline if self.value == 1 else ~ds.baseline
-
-    def describe(self):
-        return f"baseline={self.value}"
-
-    def _key(self):
-        return (self.value,)
-
-
-class _And(_Predicate):
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: tuple):
-        self.parts = parts
-
-    def evaluate(self, ds):
-        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
-        for p in self.parts[1:]:
-            out &= p.evaluate(ds)
-        return out
-
-    def describe(self):
-        return " & ".join(_wrap(p.describe(), "|") for p in self.parts)
-
-    def _key(self):  # intersection is commutative: order only matters for the name
-        return frozenset(self.parts)
-
-
-class _Or(_Predicate):
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: tuple):
-        self.parts = parts
-
-    def evaluate(self, ds):
-        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
-        for p in self.parts[1:]:
-            out |= p.evaluate(ds)
-        return out
-
-    def describe(self):
-        return " | ".join(_wrap(p.describe(), "&") for p in self.parts)
-
-    def _key(self):
-        return frozenset(self.parts)
-
-
-class _Not(_Predicate):
-    __slots__ = ("part",)
-
-    def __init__(self, part: _Predicate):
-        self.part = part
-
-    def evaluate(self, ds):
-        return ~np.asarray(self.part.evaluate(ds), dtype=bool)
-
-    def describe(self):
-        return f"not({self.part.describe()})"
-
-    def _key(self):
-        return (self.part,)
-
-
-def _wrap(text: str, op: str) -> str:
-    return f"({text})" if f" {op} " in text else text
-
-
-def _and(a: _Predicate, b: _Predicate) -> _Predicate:
-    if a.is_all:
-        return b
-    if b.is_all:
-        return a
-    if a == b:
-        return a
-    pa = a.parts if isinstance(a, _And) else (a,)
-    pb = b.parts if isinstance(b, _And) else (b,)
-    return _And(pa + tuple(p for p in pb if p not in pa))
-
-
-def _or(a: _Predicate, b: _Predicate) -> _Predicate:
-    if a.is_all or b.is_all:
-        return _All()
-    if a == b:
-        return a
-    pa = a.parts if isinstance(a, _Or) else (a,)
-    pb = b.parts if isinstance(b, _Or) else (b,)
-    return _Or(pa + tuple(p for p in pb if p not in pa))
 
 
 # --------------------------------------------------------------------------- Dataset
@@ -446,174 +177,10 @@ class Dataset:
             raise RateoptError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
         self.X = X
         self.n_samples = int(X.shape[0])
-        self.y, self.classes = self._parse_labels(y, positive_label)
-        self.weights = self._parse_weights(weights)
-        self.groups = MappingProxyType(self._parse_groups(groups, group_names))
-        self.baseline = self._parse_baseline(baseline, baseline_kind)
-
-    # -- parsing ---------------------------------------------------------------
-
-    def _parse_labels(self, y, positive_label):
-        if y is None:
-            if positive_label is not None:
-                raise RateoptError("positive_label was given but y is None")
-            return None, None
-        a = _as_1d(y, self.n_samples, "y")
-        if _missing_mask(a).any():
-            raise RateoptError("y contains missing values (NaN or None); drop or label them")
-        if a.shape[0] == 0:
-            vals = a[:0]
-        else:
-            vals = _unique(a)
-        if len(vals) > 2:
-            raise RateoptError(
-                f"y must be two-valued (binary labels), got {len(vals)} distinct values"
-            )
-        val_list = [v.item() if isinstance(v, np.generic) else v for v in vals.tolist()]
-        if positive_label is not None:
-            if len(val_list) == 2 and positive_label not in val_list:
-                raise RateoptError(
-                    f"positive_label={positive_label!r} is not one of the label values "
-                    f"{val_list!r}"
-                )
-            pos = positive_label
-        elif a.dtype.kind == "b":
-            pos = True
-        elif a.dtype.kind in "iuf" and (set(val_list) <= {0, 1} or set(val_list) <= {-1, 1}):
-            pos = 1
-        elif len(val_list) == 2:
-            pos = val_list[1]
-        else:
-            raise RateoptError(
-                f"cannot tell which label is positive from the single value {val_list!r}; "
-                "pass positive_label"
-            )
-        y01 = np.asarray(a == pos, dtype=bool)
-        others = [v for v in val_list if not v == pos]
-        classes = (others[0] if others else None, pos)
-        return _readonly(y01.astype(np.int8)), classes
-
-    def _parse_weights(self, weights):
-        if weights is None:
-            return _readonly(np.ones(self.n_samples, dtype=np.float64))
-        return _readonly(check_weights(weights, self.n_samples, "weights"))
-
-    def _parse_groups(self, groups, group_names) -> dict:
-        if groups is None:
-            if group_names is not None:
-                raise RateoptError("group_names was given but groups is None")
-            return {}
-        cols: dict = {}
-        if hasattr(groups, "columns") and not isinstance(groups, np.ndarray):
-            if group_names is not None:
-                raise RateoptError("group_names applies to array groups; a DataFrame has columns")
-            for c in list(groups.columns):
-                cols[c] = np.asarray(groups[c])
-        elif isinstance(groups, Mapping):
-            if group_names is not None:
-                raise RateoptError("group_names applies to array groups; a mapping has keys")
-            for c, v in groups.items():
-                cols[c] = np.asarray(v)
-        elif (
-            not isinstance(groups, np.ndarray)
-            and hasattr(groups, "name")
-            and getattr(groups, "ndim", None) == 1
-        ):  # a pandas Series
-            cols[groups.name if groups.name is not None else "group"] = np.asarray(groups)
-        else:
-            a = np.asarray(groups)
-            if a.dtype.names:
-                cols = {f: np.asarray(a[f]) for f in a.dtype.names}
-            elif a.ndim == 1:
-                names = list(group_names) if group_names is not None else ["group"]
-                if len(names) != 1:
-                    raise RateoptError(
-                        f"groups is 1-D (one column) but {len(names)} group_names were given"
-                    )
-                cols = {names[0]: a}
-            elif a.ndim == 2:
-                names = (
-                    list(group_names)
-                    if group_names is not None
-                    else [f"group{k}" for k in range(a.shape[1])]
-                )
-                if len(names) != a.shape[1]:
-                    raise RateoptError(
-                        f"groups has {a.shape[1]} columns but {len(names)} group_names were given"
-                    )
-                cols = {nm: a[:, k] for k, nm in enumerate(names)}
-            else:
-                raise RateoptError(f"groups must be 1-D or 2-D, got shape {a.shape}")
-        out = {}
-        for c, v in cols.items():
-            col = _as_1d(v, self.n_samples, f"group column {c!r}")
-            out[c] = _readonly(_group_column(col))
-        return out
-
-    def _parse_baseline(self, baseline, kind):
-        if kind not in ("auto", "decisions", "scores", "labels"):
-            raise RateoptError(
-                "baseline_kind must be 'auto', 'decisions', 'scores' or 'labels', "
-                f"got {kind!r}"
-            )
-        if baseline is None:
-            return None
-        b = _as_1d(baseline, self.n_samples, "baseline")
-        if b.dtype.kind == "O" and _missing_mask(b).any():
-            raise RateoptError(
-                "baseline contains missing values (None, NaN or pd.NA): every example needs "
-                "the baseline model's decision"
-            )
-        by_label = None  # the reading as a classifier's predict output in the label values
-        if kind in ("auto", "labels") and self.classes is not None:
-            known = np.array([c for c in self.classes if c is not None], dtype=object)
-            if bool(np.all(np.isin(b, known))):
-                by_label = np.asarray(b == self.classes[1], dtype=bool)
-        if kind == "labels":
-            if by_label is None:
-                raise RateoptError(
-                    "baseline_kind='labels' but the baseline values are not all among the "
-                    f"label values {self.classes!r}"
-                    if self.classes is not None
-                    else "baseline_kind='labels' but y is None"
-                )
-            return _readonly(by_label)
-        if b.dtype.kind not in "biuf":
-            if by_label is not None:
-                return _readonly(by_label)
-            raise RateoptError(
-                "baseline must hold boolean/0-1 decisions, real scores or the label values, "
-                f"got dtype {b.dtype}"
-            )
-        try:
-            dec = self._numeric_baseline(b, kind)
-        except RateoptError:
-            if by_label is None:
-                raise
-            dec = None
-        if by_label is not None and (dec is None or not np.array_equal(dec, by_label)):
-            raise RateoptError(
-                f"baseline is ambiguous: read as label values {self.classes!r} (positive label "
-                f"{self.classes[1]!r}) it differs from its reading as 0/1 decisions or scores; "
-                "pass baseline_kind='labels', 'decisions' or 'scores'"
-            )
-        return _readonly(dec)
-
-    @staticmethod
-    def _numeric_baseline(b, kind):
-        if b.dtype.kind == "b":
-            if kind == "scores":
-                raise RateoptError("baseline_kind='scores' but baseline is boolean")
-            return np.array(b, dtype=bool, copy=True)
-        b = np.asarray(b, dtype=np.float64)
-        if not np.all(np.isfinite(b)):
-            raise RateoptError("baseline must be finite (found NaN or inf)")
-        is01 = bool(np.all((b == 0) | (b == 1)))
-        if kind == "decisions" and not is01:
-            raise RateoptError("baseline_kind='decisions' but baseline has values other than 0/1")
-        if kind == "decisions" or (kind == "auto" and is01):
-            return b == 1
-        return b >= 0
+        self.y, self.classes = parse_labels(y, self.n_samples, positive_label)
+        self.weights = parse_weights(weights, self.n_samples)
+        self.groups = MappingProxyType(parse_groups(groups, group_names, self.n_samples))
+        self.baseline = parse_baseline(baseline, baseline_kind, self.n_samples, self.classes)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -623,7 +190,7 @@ class Dataset:
     def __setstate__(self, state):
         state = dict(state)
         state["groups"] = MappingProxyType(
-            {k: _readonly(np.array(v, copy=True)) for k, v in state["groups"].items()}
+            {k: readonly(np.array(v, copy=True)) for k, v in state["groups"].items()}
         )
         self.__dict__.update(state)
 
@@ -677,7 +244,7 @@ class Dataset:
             If there is no such column.
         """
         col = self._group_column(column)
-        return _unique(col[~_missing_mask(col)])
+        return unique(col[~missing_mask(col)])
 
     def _group_column(self, column) -> np.ndarray:
         try:
@@ -703,7 +270,7 @@ class Dataset:
         >>> ro.Dataset(np.zeros((3, 1)), name="unlabeled").context()
         Context(dataset='unlabeled', subset='all')
         """
-        return Context(self, _All())
+        return Context(self, All())
 
     def __repr__(self) -> str:
         parts = [f"name={self.name!r}", f"n_samples={self.n_samples}"]
@@ -764,7 +331,7 @@ class Context:
         if name is not None and (not isinstance(name, str) or not name):
             raise RateoptError(f"a subset name must be a non-empty string, got {name!r}")
         self.dataset = dataset
-        self._predicate = _All() if predicate is None else predicate
+        self._predicate = All() if predicate is None else predicate
         self._name = name
 
     # -- names -------------------------------------------------------------------
@@ -807,10 +374,10 @@ class Context:
 
     # -- refinement ----------------------------------------------------------------
 
-    def _refine(self, pred: _Predicate, name: str | None) -> Context:
+    def _refine(self, pred: Predicate, name: str | None) -> Context:
         if name is None and self._name is not None and not self.is_all:
-            name = f"{_wrap(self._name, '|')} & {pred.describe()}"
-        return Context(self.dataset, _and(self._predicate, pred), name)
+            name = f"{wrap(self._name, '|')} & {pred.describe()}"
+        return Context(self.dataset, intersection(self._predicate, pred), name)
 
     def subset(self, mask=None, *, group=None, value=None, name: str | None = None) -> Context:
         """Restrict the context to a mask or to a group value.
@@ -847,13 +414,13 @@ class Context:
         if mask is not None:
             if value is not None:
                 raise RateoptError("value= is only used together with group=")
-            m = _as_1d(mask, self.dataset.n_samples, "mask")
+            m = as_1d(mask, self.dataset.n_samples, "mask")
             if m.dtype.kind != "b":
                 raise TypeError(
                     f"mask must be boolean (got dtype {m.dtype}); "
                     "use e.g. ds.groups['age'] > 40"
                 )
-            pred = _Mask(_readonly(np.array(m, dtype=bool, copy=True)), "mask")
+            pred = Mask(readonly(np.array(m, dtype=bool, copy=True)), "mask")
             return self._refine(pred, name)
         self.dataset._group_column(group)
         if value is None:
@@ -864,7 +431,7 @@ class Context:
                 raise RateoptError("value= is an empty sequence")
         else:
             vals = (value.item() if isinstance(value, np.generic) else value,)
-        return self._refine(_GroupIs(group, vals), name)
+        return self._refine(GroupIs(group, vals), name)
 
     def positive(self) -> Context:
         """Restrict to the examples labeled positive (``y = 1``).
@@ -880,7 +447,7 @@ class Context:
             If the dataset has no labels.
         """
         self._need_labels("positive()")
-        return self._refine(_LabelIs(1), None)
+        return self._refine(LabelIs(1), None)
 
     def negative(self) -> Context:
         """Restrict to the examples labeled negative (``y = 0``).
@@ -896,7 +463,7 @@ class Context:
             If the dataset has no labels.
         """
         self._need_labels("negative()")
-        return self._refine(_LabelIs(0), None)
+        return self._refine(LabelIs(0), None)
 
     def baseline_positive(self) -> Context:
         """Restrict to the examples the baseline model predicts positive.
@@ -912,7 +479,7 @@ class Context:
             If the dataset has no baseline.
         """
         self._need_baseline("baseline_positive()")
-        return self._refine(_BaselineIs(1), None)
+        return self._refine(BaselineIs(1), None)
 
     def baseline_negative(self) -> Context:
         """Restrict to the examples the baseline model predicts negative.
@@ -928,7 +495,7 @@ class Context:
             If the dataset has no baseline.
         """
         self._need_baseline("baseline_negative()")
-        return self._refine(_BaselineIs(0), None)
+        return self._refine(BaselineIs(0), None)
 
     def _need_labels(self, what):
         if not self.dataset.has_labels:
@@ -959,25 +526,25 @@ class Context:
     def _combined_name(self, other, op):
         if self._name is None and other._name is None:
             return None
-        return f"{_wrap(self.name, '|' if op == '&' else '&')} {op} " + _wrap(
+        return f"{wrap(self.name, '|' if op == '&' else '&')} {op} " + wrap(
             other.name, "|" if op == "&" else "&"
         )
 
     def __and__(self, other):
         if not self._check_same(other, "&"):
             return NotImplemented
-        pred = _and(self._predicate, other._predicate)
+        pred = intersection(self._predicate, other._predicate)
         return Context(self.dataset, pred, self._combined_name(other, "&"))
 
     def __or__(self, other):
         if not self._check_same(other, "|"):
             return NotImplemented
-        pred = _or(self._predicate, other._predicate)
+        pred = union(self._predicate, other._predicate)
         return Context(self.dataset, pred, self._combined_name(other, "|"))
 
     def __invert__(self):
         name = None if self._name is None else f"not({self._name})"
-        pred = self._predicate.part if isinstance(self._predicate, _Not) else _Not(self._predicate)
+        pred = self._predicate.part if isinstance(self._predicate, Not) else Not(self._predicate)
         return Context(self.dataset, pred, name)
 
     # -- evaluation ----------------------------------------------------------------------

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rateopt._language import _rates as R
-from rateopt._language._data import Dataset
-from rateopt._language._lowering import _CANCEL_RTOL, _Env, _lower, _scaled_by_max
-from rateopt._language._predictions import _decision_values
-from rateopt.exceptions import RateoptError
+from ..exceptions import RateoptError
+from . import _rates as R
+from ._data import Dataset
+from ._lowering import CANCEL_RTOL, Env, lower, scaled_by_max
+from ._predictions import decision_values
 
 __all__ = ["KINDS", "expression_value"]
 
@@ -70,8 +70,8 @@ def expression_value(expression, predictions, *, kind="auto"):
                 f"dataset {name!r} is partitioned on a Dask cluster: evaluate a classifier there with "
                 "rateopt.dask.evaluate(problem, classifier)"
             )
-    env = _Env()
-    form = _lower(expr, env)
+    env = Env()
+    form = lower(expr, env)
     atoms, gid_of = _atoms(env, datasets, form.terms)
     values = _prediction_values(datasets, predictions, kind)
     _refuse_thresholds(atoms)
@@ -82,7 +82,7 @@ def expression_value(expression, predictions, *, kind="auto"):
     for ctx, v in form.terms.items():
         coef[gid_of[ctx]] += v
         mass[gid_of[ctx]] += form.mass[ctx]
-    coef[np.abs(coef) <= _CANCEL_RTOL * mass] = 0.0  # sums that cancel to round-off are exact zeros
+    coef[np.abs(coef) <= CANCEL_RTOL * mass] = 0.0  # sums that cancel to round-off are exact zeros
     return float(coef @ p + float(form.const))
 
 
@@ -154,7 +154,7 @@ def _prediction_values(datasets, predictions, kind) -> dict:
     for name in names:
         if name not in given:
             raise RateoptError(f"no predictions given for dataset {name!r}")
-        out[name] = _decision_values(given[name], kind, datasets[name])
+        out[name] = decision_values(given[name], kind, datasets[name])
     return out
 
 
@@ -178,6 +178,6 @@ def _refuse_thresholds(atoms):
 def _atom_rate(ds, mask, values) -> float:
     """``p+(S)``: the members' weights, rescaled by a power of two and normalized, times their
     decision values, summed member by member (as a membership table's ``bincount``)."""
-    w, _ = _scaled_by_max(ds.weights[mask])
+    w, _ = scaled_by_max(ds.weights[mask])
     w /= np.sum(w)
     return float(np.bincount(np.zeros(w.size, dtype=np.intp), weights=w * values[mask], minlength=1)[0])

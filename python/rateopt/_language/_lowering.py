@@ -3,8 +3,8 @@
 Every rate of :mod:`rateopt._language._rates` is an affine function of *atoms*
 ``p+(S)``, the weighted positive-prediction rates of subsets of a dataset. A
 registry of small rules ``{node type: lower_fn}`` (:data:`LOWERING_RULES`)
-turns an expression into an :class:`_Affine` form ``const + sum_ctx coef *
-p+(ctx)``; :class:`_Env` gives the rules cached subset masks and weights and
+turns an expression into an :class:`Affine` form ``const + sum_ctx coef *
+p+(ctx)``; :class:`Env` gives the rules cached subset masks and weights and
 the checks (empty subsets, missing labels or baselines) that name where the
 rate is used. Compilation (:mod:`rateopt._compiler._compile`) merges the forms' subsets
 into atoms.
@@ -20,17 +20,17 @@ from rateopt._language import _rates as R
 from rateopt._language._data import Context
 from rateopt.exceptions import EmptySubsetError, MissingBaselineError, MissingLabelsError, RateoptError
 
-__all__ = ["LOWERING_RULES"]
+__all__ = ["LOWERING_RULES", "CANCEL_RTOL", "Affine", "WeightSum", "Env", "lower", "scaled_by_max"]
 
 #: Relative size under which a merged coefficient is treated as an exact zero
 #: (cancellation such as ``0.3 p - 0.1 p - 0.2 p``).
-_CANCEL_RTOL = 1e-12
+CANCEL_RTOL = 1e-12
 
 
 # --------------------------------------------------------------------------- affine forms
 
 
-class _Affine:
+class Affine:
     """``const + sum_ctx coef * p+(ctx)``: the lowered form of an expression.
 
     ``mass`` tracks, per atom, the sum of the absolute values of every
@@ -45,26 +45,26 @@ class _Affine:
         self.terms = dict(terms) if terms else {}
         self.mass = dict(mass) if mass is not None else {k: abs(v) for k, v in self.terms.items()}
 
-    def __add__(self, other: _Affine) -> _Affine:
-        out = _Affine(self.const + other.const, self.terms, self.mass)
+    def __add__(self, other: Affine) -> Affine:
+        out = Affine(self.const + other.const, self.terms, self.mass)
         for k, v in other.terms.items():
             out.terms[k] = out.terms.get(k, 0.0) + v
             out.mass[k] = out.mass.get(k, 0.0) + other.mass[k]
         return out
 
-    def __mul__(self, c: float) -> _Affine:
-        return _Affine(
+    def __mul__(self, c: float) -> Affine:
+        return Affine(
             self.const * c,
             {k: v * c for k, v in self.terms.items()},
             {k: m * abs(c) for k, m in self.mass.items()},
         )
 
-    def complement(self) -> _Affine:
+    def complement(self) -> Affine:
         """``1 - self``."""
-        return _Affine(1.0) + self * -1.0
+        return Affine(1.0) + self * -1.0
 
 
-def _scaled_by_max(w: np.ndarray):
+def scaled_by_max(w: np.ndarray):
     """``(w * 2**-e, e)`` with ``2**e`` just above ``max(w)``: an exact rescaling
     (a power of two) that puts the largest weight in [0.5, 1)."""
     top = float(np.max(w)) if w.size else 0.0
@@ -74,7 +74,7 @@ def _scaled_by_max(w: np.ndarray):
     return np.ldexp(w, -e), e
 
 
-class _WeightSum:
+class WeightSum:
     """A sum of non-negative weights kept as ``mant * 2**exp``.
 
     Weights are rescaled by a power of two (exactly) before they are summed, so
@@ -90,22 +90,22 @@ class _WeightSum:
         self.exp = int(exp)
 
     @classmethod
-    def of(cls, w: np.ndarray) -> _WeightSum:
-        scaled, e = _scaled_by_max(w)
+    def of(cls, w: np.ndarray) -> WeightSum:
+        scaled, e = scaled_by_max(w)
         return cls(float(np.sum(scaled)), e)
 
     def __bool__(self) -> bool:
         return self.mant > 0.0
 
-    def __add__(self, other: _WeightSum) -> _WeightSum:
+    def __add__(self, other: WeightSum) -> WeightSum:
         if not other:
             return self
         if not self:
             return other
         e = max(self.exp, other.exp)
-        return _WeightSum(math.ldexp(self.mant, self.exp - e) + math.ldexp(other.mant, other.exp - e), e)
+        return WeightSum(math.ldexp(self.mant, self.exp - e) + math.ldexp(other.mant, other.exp - e), e)
 
-    def __truediv__(self, other: _WeightSum) -> float:
+    def __truediv__(self, other: WeightSum) -> float:
         """The ratio of two sums (a rate's coefficient)."""
         if not self:
             return 0.0
@@ -119,11 +119,11 @@ class _WeightSum:
             return math.inf
 
 
-#: ``denominator`` of :meth:`_Env.parts` for weighted counts (no normalization).
+#: ``denominator`` of :meth:`Env.parts` for weighted counts (no normalization).
 _COUNT = None
 
 
-class _Env:
+class Env:
     """Data access during lowering: cached masks and weights, and the checks
     that turn data problems into errors naming the constraint and the subset."""
 
@@ -140,16 +140,16 @@ class _Env:
             self._masks[ctx] = m
         return m
 
-    def weight(self, ctx: Context) -> _WeightSum:
-        """``W(ctx)``, the sum of the subset's weights (see :class:`_WeightSum`)."""
+    def weight(self, ctx: Context) -> WeightSum:
+        """``W(ctx)``, the sum of the subset's weights (see :class:`WeightSum`)."""
         w = self._weights.get(ctx)
         if w is None:
             m = self.mask(ctx)
-            w = _WeightSum.of(ctx.dataset.weights[m]) if m.any() else _WeightSum()
+            w = WeightSum.of(ctx.dataset.weights[m]) if m.any() else WeightSum()
             self._weights[ctx] = w
         return w
 
-    def nonempty(self, ctx: Context, node) -> _WeightSum:
+    def nonempty(self, ctx: Context, node) -> WeightSum:
         """Return ``W(ctx)``, raising if the subset is empty or has zero weight."""
         if not self.mask(ctx).any():
             raise EmptySubsetError(
@@ -164,9 +164,9 @@ class _Env:
             )
         return w
 
-    def atom(self, ctx: Context, node) -> _Affine:
+    def atom(self, ctx: Context, node) -> Affine:
         self.nonempty(ctx, node)
-        return _Affine(0.0, {ctx: 1.0})
+        return Affine(0.0, {ctx: 1.0})
 
     def need_labels(self, node):
         ds = node.context.dataset
@@ -184,12 +184,12 @@ class _Env:
                 f"(subset {node.context.label!r}) has no baseline"
             )
 
-    def parts(self, node, parts, denominator) -> _Affine:
+    def parts(self, node, parts, denominator) -> Affine:
         """``sum_k W(S_k) q_k / denominator`` with ``q_k = p+(S_k)`` (sign +1) or
         ``1 - p+(S_k)`` (sign -1); ``denominator`` is a weight sum, or
         ``_COUNT`` for weighted counts (no denominator). Parts of zero weight
         contribute exactly 0 and are dropped (they have no atom)."""
-        out = _Affine()
+        out = Affine()
         for sub, sign in parts:
             w = self.weight(sub)
             if not w:
@@ -198,7 +198,7 @@ class _Env:
             out = out + (a if sign > 0 else a.complement()) * self.ratio(w, denominator, node, sub)
         return out
 
-    def ratio(self, w: _WeightSum, denominator, node, sub) -> float:
+    def ratio(self, w: WeightSum, denominator, node, sub) -> float:
         if denominator is not _COUNT:
             return w / denominator
         value = w.value()
@@ -229,8 +229,28 @@ def _rule(*types):
     return deco
 
 
-def _lower(node, env: _Env) -> _Affine:
-    args = tuple(_lower(a, env) for a in node.args)
+def lower(node, env: Env) -> Affine:
+    """The affine form of an expression, by the rules of :data:`LOWERING_RULES`.
+
+    Parameters
+    ----------
+    node : Expression
+        The expression (its arguments are lowered first).
+    env : Env
+        The data access and the checks; ``env.where`` names the expression's
+        place (objective or constraint) in error messages.
+
+    Returns
+    -------
+    Affine
+        ``const + sum_ctx coef * p+(ctx)``.
+
+    Raises
+    ------
+    TypeError
+        If a node type has no rule (an internal error).
+    """
+    args = tuple(lower(a, env) for a in node.args)
     fn = LOWERING_RULES.get(type(node))
     if fn is None:  # an internal error: every node type must have a rule
         raise TypeError(f"no lowering rule for expression node type {type(node).__name__}")
@@ -239,12 +259,12 @@ def _lower(node, env: _Env) -> _Affine:
 
 @_rule(R.Constant)
 def _lower_constant(node, args, env):
-    return _Affine(node.value)
+    return Affine(node.value)
 
 
 @_rule(R.Sum)
 def _lower_sum(node, args, env):
-    out = _Affine()
+    out = Affine()
     for a in args:
         out = out + a
     return out
@@ -265,7 +285,7 @@ def _lower_npr(node, args, env):
     return env.atom(node.context, node).complement()
 
 
-def _labeled_atom(node, env, label: int) -> _Affine:
+def _labeled_atom(node, env, label: int) -> Affine:
     env.need_labels(node)
     env.nonempty(node.context, node)
     sub = node.context.positive() if label == 1 else node.context.negative()
@@ -292,7 +312,7 @@ def _lower_tnr(node, args, env):
     return _labeled_atom(node, env, 0).complement()
 
 
-def _label_parts(node, env, which: str, per_weight: bool) -> _Affine:
+def _label_parts(node, env, which: str, per_weight: bool) -> Affine:
     """Proportions (``per_weight``: divided by ``W(S)``) or weighted counts of
     TP/FP/TN/FN/errors on ``S``."""
     env.need_labels(node)
@@ -350,7 +370,7 @@ def _lower_churn(node, args, env):
     return env.parts(node, [(ctx.baseline_positive(), -1), (ctx.baseline_negative(), +1)], w)
 
 
-def _baseline_label_parts(node, env, which: str, per_weight: bool, den=False) -> _Affine:
+def _baseline_label_parts(node, env, which: str, per_weight: bool, den=False) -> Affine:
     env.need_labels(node)
     env.need_baseline(node)
     ctx = node.context
@@ -395,14 +415,14 @@ def _lower_loss_churn(node, args, env):
 def _lower_prevalence(node, args, env):
     env.need_labels(node)
     w = env.nonempty(node.context, node)
-    return _Affine(env.weight(node.context.positive()) / w)
+    return Affine(env.weight(node.context.positive()) / w)
 
 
 @_rule(R.BaselinePositiveRate)
 def _lower_baseline_ppr(node, args, env):
     env.need_baseline(node)
     w = env.nonempty(node.context, node)
-    return _Affine(env.weight(node.context.baseline_positive()) / w)
+    return Affine(env.weight(node.context.baseline_positive()) / w)
 
 
 @_rule(R.BaselineAccuracy)
@@ -414,4 +434,4 @@ def _lower_baseline_accuracy(node, args, env):
     right = env.weight(ctx.baseline_positive().positive()) + env.weight(
         ctx.baseline_negative().negative()
     )
-    return _Affine(right / w)
+    return Affine(right / w)

@@ -3,6 +3,7 @@
 :meth:`rateopt.Problem.evaluate` accepts decisions, scores, probabilities
 (expected decisions of a stochastic mixture) or labels; these functions decide
 how an array is read and check it, naming the dataset in every message.
+:func:`positive_decisions` reads a fitted classifier's 0/1 ``predict`` output.
 """
 
 from __future__ import annotations
@@ -12,11 +13,32 @@ import numpy as np
 from rateopt._language._data import Dataset
 from rateopt.exceptions import RateoptError
 
-__all__: list = []
+__all__ = ["decision_values", "positive_decisions"]
 
 
-def _decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
-    """Per-example decision values in [0, 1] (see :meth:`Problem.evaluate` for the rules)."""
+def decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
+    """Per-example decision values in [0, 1] (see :meth:`Problem.evaluate` for the rules).
+
+    Parameters
+    ----------
+    pred : array-like of shape (n_samples,)
+        Decisions, scores, probabilities or label values.
+    kind : {"auto", "decisions", "scores", "probabilities", "labels"}
+        How ``pred`` is read.
+    ds : Dataset
+        The dataset the predictions are for (its name, size and label values).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of float64
+        Decisions in {0, 1}, or expected decisions in [0, 1].
+
+    Raises
+    ------
+    RateoptError
+        If ``pred`` has the wrong shape or dtype, values that do not fit
+        ``kind``, or an ambiguous reading.
+    """
     name, n_samples = ds.name, ds.n_samples
     a = np.asarray(pred)
     if a.ndim != 1 or a.shape[0] != n_samples:
@@ -91,3 +113,29 @@ def _numeric_decision_values(a: np.ndarray, kind: str, name: str) -> np.ndarray:
             "kind='probabilities' (expected decisions) or kind='scores' (positive iff >= 0)"
         )
     return (v >= 0).astype(np.float64)
+
+
+def positive_decisions(model, X):
+    """``1[model predicts the positive class]`` for every row, as float64 (labels are 0/1).
+
+    Parameters
+    ----------
+    model : fitted classifier
+        Its ``predict`` returns 0/1 labels.
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The rows.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of float64
+        1.0 where ``model.predict(X) == 1``, else 0.0.
+
+    Raises
+    ------
+    RateoptError
+        If ``predict`` returns a number of values other than the number of rows.
+    """
+    d = np.asarray(model.predict(X)).reshape(-1)
+    if d.shape[0] != X.shape[0]:
+        raise RateoptError(f"{type(model).__name__}.predict returned {d.shape[0]} values for {X.shape[0]} rows")
+    return (d == 1).astype(np.float64)

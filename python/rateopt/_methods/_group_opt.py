@@ -50,6 +50,7 @@ import numpy as np
 
 from .._compiler._problem import Problem
 from .._language import _rates as R
+from .._language._expressions import lift
 from .._params import train_settings
 from .._predictors._ensembles import EstimatorMixture
 from .._predictors._linear import StochasticClassifier
@@ -171,7 +172,7 @@ class _Losses:
             raise ValueError("losses must hold at least one rate expression")
         exprs = []
         for k, loss in enumerate(losses):
-            e = R._lift(loss)
+            e = lift(loss)
             if e is NotImplemented or isinstance(loss, R.Constraint) or e.is_constant:
                 raise ValueError(f"losses[{k}] must be a rate expression of the model's decisions, got {loss!r}")
             exprs.append(e)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._linear import mixture_draws, mixture_proba
+from .._language._predictions import positive_decisions
 from ..core import FeatureMatrix
 from ..exceptions import RateoptError
 
@@ -42,14 +43,6 @@ class ConstantClassifier:
 
     def __repr__(self):
         return f"ConstantClassifier(decision={self.decision})"
-
-
-def positive_decisions(model, X):
-    """``1[model predicts the positive class]`` for every row, as float64 (labels are 0/1)."""
-    d = np.asarray(model.predict(X)).reshape(-1)
-    if d.shape[0] != X.shape[0]:
-        raise RateoptError(f"{type(model).__name__}.predict returned {d.shape[0]} values for {X.shape[0]} rows")
-    return (d == 1).astype(np.float64)
 
 
 class EstimatorMixture:

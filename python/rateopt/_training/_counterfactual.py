@@ -28,8 +28,9 @@ import types
 import numpy as np
 import scipy.sparse as sp
 
-from .._language._lowering import _scaled_by_max
+from .._language._lowering import scaled_by_max
 from ..exceptions import RateoptError
+from ._row_coefficients import as_coefficients
 
 __all__ = ["BlockMemberships", "counterfactual_memberships", "counterfactual_coefficients"]
 
@@ -121,7 +122,7 @@ def counterfactual_memberships(spec):
         exponents, totals = np.zeros(k, dtype=np.int64), np.zeros(k)
         for local, gid in enumerate(ids):
             ctxs = contexts[gid]
-            scaled, exponents[local] = _scaled_by_max(w[_membership(ctxs[0], ds)])  # the atom table's rescaling
+            scaled, exponents[local] = scaled_by_max(w[_membership(ctxs[0], ds)])  # the atom table's rescaling
             totals[local] = np.sum(scaled)
             for label, view in views.items():
                 m = _membership(ctxs[0], view)
@@ -155,9 +156,7 @@ def counterfactual_coefficients(spec, coef, memberships=None):
         row ``j``'s decision had its label been 1 (0). On rows labeled ``y``,
         ``u^(y)`` is the real net coefficient (:func:`rateopt.oracles.net_coefficients`).
     """
-    from ._row_coefficients import _as_coefficients
-
-    c = _as_coefficients(coef, int(spec.n_atoms))
+    c = as_coefficients(coef, int(spec.n_atoms))
     if c.ndim != 1:
         raise ValueError(f"coef must be 1-D (n_atoms,), got shape {c.shape}")
     memberships = counterfactual_memberships(spec) if memberships is None else memberships

@@ -30,8 +30,9 @@ import scipy.sparse as sp
 
 from .._compiler._compiled import CompiledProblem, MembershipTable
 from ..core import AtomTable
+from ._spec import GameSpec
 
-__all__ = ["row_coefficients", "problem_row_coefficients"]
+__all__ = ["row_coefficients", "problem_row_coefficients", "as_coefficients"]
 
 
 def _membership_matrix(table):
@@ -39,7 +40,30 @@ def _membership_matrix(table):
                           np.asarray(table.indptr)), shape=(int(table.n_samples), int(table.n_atoms)))
 
 
-def _as_coefficients(coef, n_atoms, name="coef"):
+def as_coefficients(coef, n_atoms, name="coef"):
+    """Atom coefficients checked and converted to float64.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_atoms,) or (k, n_atoms)
+        One combination of atom rates, or one per row.
+    n_atoms : int
+        The number of atoms.
+    name : str, default="coef"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of float64
+        ``coef``, of the same shape.
+
+    Raises
+    ------
+    TypeError
+        If ``coef`` is not numeric.
+    ValueError
+        If ``coef`` has the wrong shape or a non-finite value.
+    """
     c = np.asarray(coef)
     if c.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {c.dtype}")
@@ -93,7 +117,7 @@ def row_coefficients(table, coef):
     """
     if not isinstance(table, (MembershipTable, AtomTable)):
         raise TypeError(f"table must be a MembershipTable or an AtomTable, got {type(table).__name__}")
-    c = _as_coefficients(coef, int(table.n_atoms))
+    c = as_coefficients(coef, int(table.n_atoms))
     V = _membership_matrix(table)
     if c.ndim == 1:
         return V @ c
@@ -141,7 +165,7 @@ def problem_row_coefficients(problem, coef):
     """
     blocks = _blocks(problem)
     n_atoms = _n_atoms(problem)
-    c = _as_coefficients(coef, n_atoms)
+    c = as_coefficients(coef, n_atoms)
     out = {}
     for name, table, atom_ids in blocks:
         local = c[..., atom_ids]
@@ -150,8 +174,6 @@ def problem_row_coefficients(problem, coef):
 
 
 def _blocks(problem):
-    from ._spec import GameSpec
-
     if isinstance(problem, GameSpec):
         return [(b.name, b.atoms, np.asarray(b.atom_ids, dtype=np.int64)) for b in problem.blocks]
     cp = _compiled(problem)
@@ -159,8 +181,6 @@ def _blocks(problem):
 
 
 def _n_atoms(problem):
-    from ._spec import GameSpec
-
     if isinstance(problem, GameSpec):
         return int(problem.n_atoms)
     return int(_compiled(problem).n_atoms)

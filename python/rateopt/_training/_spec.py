@@ -16,8 +16,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import core
+from .._language._predictions import positive_decisions
 
 __all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
            "spec_from_problem"]
@@ -367,10 +369,6 @@ def decision_rates(spec, model):
     ndarray of shape (n_atoms,)
         Exact: the same sums the kernel forms from ``1[s >= 0]``.
     """
-    import scipy.sparse as sp
-
-    from .._predictors._ensembles import positive_decisions
-
     rates = np.zeros(spec.n_atoms)
     for blk in spec.blocks:
         t = blk.atoms

@@ -24,9 +24,10 @@ import numpy as np
 
 from rateopt import core
 from rateopt._compiler._compile import merge_by_membership, number_atoms
-from rateopt._compiler._compiled import _frozen
-from rateopt._language._data import Context, _Mask
-from rateopt._language._lowering import _Env, _WeightSum
+from rateopt._compiler._compiled import frozen
+from rateopt._language._data import Context
+from rateopt._language._lowering import Env, WeightSum
+from rateopt._language._predicates import Mask
 from rateopt.exceptions import EmptySubsetError, RateoptError
 
 __all__ = ["PartitionedData", "PartitionedEnv", "PartitionedTable", "PartitionBlock"]
@@ -44,9 +45,9 @@ def _mask(part, predicate):
 
 def subset_stats(part, predicate):
     """``(members, mant, exp, digest)`` of one subset on one partition: its size, its total weight
-    ``mant * 2**exp`` (exactly rescaled, as :class:`rateopt._language._lowering._WeightSum`) and a digest of its mask."""
+    ``mant * 2**exp`` (exactly rescaled, as :class:`rateopt._language._lowering.WeightSum`) and a digest of its mask."""
     m = _mask(part, predicate)
-    w = _WeightSum.of(part.data.weights[m]) if m.any() else _WeightSum()
+    w = WeightSum.of(part.data.weights[m]) if m.any() else WeightSum()
     digest = hashlib.blake2b(np.packbits(m).tobytes(), digest_size=16).digest()
     return int(np.count_nonzero(m)), w.mant, w.exp, digest
 
@@ -103,7 +104,7 @@ class SubsetStats:
 
 
 def _has_mask(predicate):
-    if isinstance(predicate, _Mask):
+    if isinstance(predicate, Mask):
         return True
     parts = getattr(predicate, "parts", None)
     if parts is not None:
@@ -112,7 +113,7 @@ def _has_mask(predicate):
     return part is not None and _has_mask(part)
 
 
-class PartitionedEnv(_Env):
+class PartitionedEnv(Env):
     """The lowering's data access for partitioned datasets: statistics by global reductions."""
 
     def __init__(self):
@@ -181,7 +182,7 @@ class PartitionedTable:
 
     def __init__(self, dataset, n_samples, n_atoms, offset, blocks):
         self.dataset, self.n_samples, self.n_atoms, self.offset = dataset, n_samples, n_atoms, offset
-        self.atom_ids = _frozen(np.arange(offset, offset + n_atoms, dtype=np.int64))
+        self.atom_ids = frozen(np.arange(offset, offset + n_atoms, dtype=np.int64))
         self.blocks = blocks
 
     def atom_rates(self, values):

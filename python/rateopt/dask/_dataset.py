@@ -9,7 +9,9 @@ import numpy as np
 
 from rateopt._language._data import DEFAULT_DATASET_NAME
 from rateopt._language._data import Dataset as LocalDataset
-from rateopt._language._lowering import _WeightSum
+from rateopt._language._lowering import WeightSum
+from rateopt._language._predicates import All
+from rateopt._language._validation import parse_labels, unique
 from rateopt.exceptions import RateoptError
 
 from . import _partitions as P
@@ -190,9 +192,7 @@ class Dataset(LocalDataset):
         dtype = summaries[0][0]
         values = [v for _, vals, _ in summaries for v in vals]
         rep = np.array(values, dtype=dtype) if values else np.array([], dtype=dtype)
-        stub = LocalDataset.__new__(LocalDataset)
-        stub.n_samples = rep.shape[0]
-        _, classes = LocalDataset._parse_labels(stub, rep, positive_label)
+        _, classes = parse_labels(rep, rep.shape[0], positive_label)
         return classes[1], classes
 
     def _baseline_reading(self, bf, kind):
@@ -227,13 +227,13 @@ class Dataset(LocalDataset):
         Returns
         -------
         SubsetStats
-            ``count``, ``weight`` (a ``_WeightSum``, partial sums added in partition order) and ``digests``.
+            ``count``, ``weight`` (a ``WeightSum``, partial sums added in partition order) and ``digests``.
         """
         stats = self.client.gather([self.client.submit(subset_stats, p, predicate, pure=False)
                                     for p in self.partitions])
-        total = _WeightSum()
+        total = WeightSum()
         for _, mant, exp, _ in stats:  # partition order: deterministic
-            total = total + _WeightSum(mant, exp)
+            total = total + WeightSum(mant, exp)
         return SubsetStats(sum(s[0] for s in stats), total, tuple(s[3] for s in stats))
 
     def membership_tables(self, predicates, weights, offset):
@@ -243,7 +243,7 @@ class Dataset(LocalDataset):
         ----------
         predicates : list
             The predicate of each of the dataset's atoms, in local atom order.
-        weights : list of _WeightSum
+        weights : list of WeightSum
             Each atom's global total weight (the denominators).
         offset : int
             Global id of the dataset's first atom.
@@ -286,9 +286,7 @@ class Dataset(LocalDataset):
     @property
     def total_weight(self) -> float:
         """Sum of the example weights, by one reduction over the partitions."""
-        from rateopt._language._data import _All
-
-        return self.subset_stats(_All()).weight.value()
+        return self.subset_stats(All()).weight.value()
 
     def group_values(self, column) -> np.ndarray:
         """Distinct non-missing values of a group column, by one reduction over the partitions.
@@ -303,12 +301,10 @@ class Dataset(LocalDataset):
         ndarray
             The sorted distinct values.
         """
-        from rateopt._language._data import _unique
-
         self._group_column(column)
         parts = self.client.gather([self.client.submit(_group_values, p, column, pure=False)
                                     for p in self.partitions])
-        return _unique(np.concatenate(parts))
+        return unique(np.concatenate(parts))
 
     def __getstate__(self):
         raise TypeError("a rateopt.dask.Dataset refers to data on a cluster and cannot be pickled; "

@@ -16,6 +16,7 @@ import numpy as np
 
 from rateopt import core
 from rateopt._language._data import Dataset as LocalDataset
+from rateopt._language._validation import missing_mask, unique
 from rateopt.exceptions import RateoptError
 
 __all__ = ["Partition", "split", "make_partition"]
@@ -136,13 +137,11 @@ def _column(v):
 
 def label_summary(y):
     """``(dtype kind, sorted distinct values (at most 3), has missing values)`` of one label partition."""
-    from rateopt._language._data import _missing_mask, _unique
-
     a = _column(y)
     if a.ndim != 1:
         raise RateoptError(f"y must be 1-D, got a partition of shape {a.shape}")
-    missing = bool(_missing_mask(a).any())
-    vals = _unique(a[~_missing_mask(a)]) if missing else _unique(a)
+    missing = bool(missing_mask(a).any())
+    vals = unique(a[~missing_mask(a)]) if missing else unique(a)
     return a.dtype.kind, [v.item() if isinstance(v, np.generic) else v for v in vals.tolist()[:3]], missing
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rateopt._language._auc import _check_slices
 from rateopt._language._auc import roc_auc
 from rateopt.exceptions import RateoptError
 from rateopt.goals._base import (
@@ -26,6 +25,8 @@ from rateopt.goals._base import (
     validate_group,
 )
 from rateopt.metrics import f_measure, g_mean, kl_divergence, precision
+
+from .._language._auc import check_slices
 
 __all__ = ["FMeasureFloor", "FMeasureParity", "GMeanFloor", "KLDivergenceCap", "PredictiveParity", "RocAucFloor",
            "f_measure_floor", "f_measure_parity", "g_mean_floor", "kl_divergence_cap", "predictive_parity",
@@ -251,7 +252,7 @@ class RocAucFloor(Goal):
 
     def _validate(self):
         check_number(type(self).__name__, "min_auc", self.min_auc, lo=0.0, hi=1.0)
-        _check_slices(self.L)
+        check_slices(self.L)
 
     def bind(self, datasets) -> list:
         """Build the goal's L constraints on actual data (new thresholds each time).

@@ -1,0 +1,240 @@
+"""Predicates: the small trees that describe a subset of a dataset.
+
+A :class:`~rateopt.Context` is a dataset and a predicate: a group value, a
+label, a baseline decision, a boolean mask, or an intersection, union or
+complement of predicates. Predicates are small immutable value objects with
+structural equality, so two contexts built the same way compare equal (and
+share a cached mask at compile time); :class:`Mask` compares by the identity of
+its (private, read-only) array. A predicate is evaluated to a boolean mask over
+its dataset (``evaluate(ds)``, vectorized NumPy) only when a problem is
+compiled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rateopt.exceptions import MissingBaselineError, MissingLabelsError
+
+__all__ = ["Predicate", "All", "Mask", "GroupIs", "LabelIs", "BaselineIs", "And", "Or", "Not", "wrap",
+           "intersection", "union"]
+
+
+def _format_value(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, np.generic):
+        v = v.item()
+    return str(v)
+
+
+class Predicate:
+    """Base of the predicates: ``evaluate(ds)`` gives the members' mask, ``describe()`` the name."""
+
+    __slots__ = ()
+    #: True when the predicate is the whole dataset.
+    is_all = False
+
+    def evaluate(self, ds) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _key(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._key()))
+
+
+class All(Predicate):
+    """The whole dataset."""
+
+    __slots__ = ()
+    is_all = True
+
+    def evaluate(self, ds):
+        return np.ones(ds.n_samples, dtype=bool)
+
+    def describe(self):
+        return "all"
+
+    def _key(self):
+        return ()
+
+
+class Mask(Predicate):
+    """A boolean mask given by the user (read-only, private), under a label."""
+
+    __slots__ = ("mask", "label")
+
+    def __init__(self, mask: np.ndarray, label: str):
+        self.mask = mask
+        self.label = label
+
+    def evaluate(self, ds):
+        return self.mask
+
+    def describe(self):
+        return self.label
+
+    def _key(self):
+        return (id(self.mask),)
+
+
+class GroupIs(Predicate):
+    """The rows whose group column ``column`` holds one of ``values``."""
+
+    __slots__ = ("column", "values")
+
+    def __init__(self, column, values: tuple):
+        self.column = column
+        self.values = values
+
+    def evaluate(self, ds):
+        col = ds.groups[self.column]
+        if len(self.values) == 1:
+            return np.asarray(col == self.values[0], dtype=bool)
+        return np.isin(col, np.array(self.values, dtype=object if col.dtype.kind == "O" else None))
+
+    def describe(self):
+        if len(self.values) == 1:
+            return f"{self.column}={_format_value(self.values[0])}"
+        inner = ", ".join(_format_value(v) for v in self.values)
+        return f"{self.column} in {{{inner}}}"
+
+    def _key(self):
+        return (self.column, self.values)
+
+
+class LabelIs(Predicate):
+    """The rows labeled ``value`` (0 or 1)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int):
+        self.value = value
+
+    def evaluate(self, ds):
+        if ds.y is None:
+            raise MissingLabelsError(f"dataset {ds.name!r} has no labels")
+        return ds.y == self.value
+
+    def describe(self):
+        return f"y={self.value}"
+
+    def _key(self):
+        return (self.value,)
+
+
+class BaselineIs(Predicate):
+    """The rows the baseline model decides ``value`` (0 or 1) on."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int):
+        self.value = value
+
+    def evaluate(self, ds):
+        if ds.baseline is None:
+            raise MissingBaselineError(f"dataset {ds.name!r} has no baseline")
+        return ds.baseline if self.value == 1 else ~ds.baseline
+
+    def describe(self):
+        return f"baseline={self.value}"
+
+    def _key(self):
+        return (self.value,)
+
+
+class And(Predicate):
+    """The intersection of ``parts``."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+
+    def evaluate(self, ds):
+        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
+        for p in self.parts[1:]:
+            out &= p.evaluate(ds)
+        return out
+
+    def describe(self):
+        return " & ".join(wrap(p.describe(), "|") for p in self.parts)
+
+    def _key(self):  # intersection is commutative: order only matters for the name
+        return frozenset(self.parts)
+
+
+class Or(Predicate):
+    """The union of ``parts``."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+
+    def evaluate(self, ds):
+        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
+        for p in self.parts[1:]:
+            out |= p.evaluate(ds)
+        return out
+
+    def describe(self):
+        return " | ".join(wrap(p.describe(), "&") for p in self.parts)
+
+    def _key(self):
+        return frozenset(self.parts)
+
+
+class Not(Predicate):
+    """The complement of ``part`` within the dataset."""
+
+    __slots__ = ("part",)
+
+    def __init__(self, part: Predicate):
+        self.part = part
+
+    def evaluate(self, ds):
+        return ~np.asarray(self.part.evaluate(ds), dtype=bool)
+
+    def describe(self):
+        return f"not({self.part.describe()})"
+
+    def _key(self):
+        return (self.part,)
+
+
+def wrap(text: str, op: str) -> str:
+    """``text`` in parentheses if it holds the operator ``op`` (for names of combined subsets)."""
+    return f"({text})" if f" {op} " in text else text
+
+
+def intersection(a: Predicate, b: Predicate) -> Predicate:
+    """``a & b``, flattened (nested intersections, repeats and the whole dataset drop out)."""
+    if a.is_all:
+        return b
+    if b.is_all:
+        return a
+    if a == b:
+        return a
+    pa = a.parts if isinstance(a, And) else (a,)
+    pb = b.parts if isinstance(b, And) else (b,)
+    return And(pa + tuple(p for p in pb if p not in pa))
+
+
+def union(a: Predicate, b: Predicate) -> Predicate:
+    """``a | b``, flattened (nested unions and repeats drop out; the whole dataset absorbs)."""
+    if a.is_all or b.is_all:
+        return All()
+    if a == b:
+        return a
+    pa = a.parts if isinstance(a, Or) else (a,)
+    pb = b.parts if isinstance(b, Or) else (b,)
+    return Or(pa + tuple(p for p in pb if p not in pa))

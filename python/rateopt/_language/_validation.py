@@ -1,0 +1,359 @@
+"""Validation of a :class:`~rateopt.Dataset`'s arguments: its columns, labels, weights, groups and baseline.
+
+Every function checks one argument and returns a private, read-only NumPy copy
+(or view) of it; errors name the argument. Everything is vectorized NumPy.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+import numpy as np
+
+from rateopt.exceptions import RateoptError
+
+__all__ = ["readonly", "missing_mask", "unique", "as_1d", "check_weights", "parse_labels", "parse_weights",
+           "parse_groups", "parse_baseline"]
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """Mark ``a`` read-only and return it."""
+    a.flags.writeable = False
+    return a
+
+
+def missing_mask(a: np.ndarray) -> np.ndarray:
+    """Boolean mask of missing entries.
+
+    NaN for floats, NaT for datetimes; for objects ``None``, NaN and pandas'
+    missing-value markers (``pd.NA``, ``pd.NaT``), which come from nullable
+    pandas dtypes (``Int64``, ``boolean``, ``string``) converted to NumPy.
+    """
+    if a.dtype.kind in "fc":
+        return np.isnan(a)
+    if a.dtype.kind in "mM":
+        return np.isnat(a)
+    if a.dtype.kind == "O":
+        pd = sys.modules.get("pandas")  # pd.NA can only exist when pandas is loaded
+        if pd is not None:
+            return np.asarray(pd.isna(a), dtype=bool)
+        # ``a != a`` is True exactly for NaN-like objects; ``a == None`` for None.
+        with np.errstate(invalid="ignore"):
+            return np.asarray(a == None, dtype=bool) | np.asarray(a != a, dtype=bool)  # noqa: E711
+    return np.zeros(a.shape, dtype=bool)
+
+
+def _group_column(values) -> np.ndarray:
+    """A group column as a private NumPy copy; missing objects (``pd.NA``, NaN, ...) become ``None``.
+
+    pandas' ``pd.NA`` has no truth value, so comparing a column holding it
+    with a group value would raise; ``None`` compares unequal to every value,
+    so a missing entry belongs to no group.
+    """
+    col = np.array(values, copy=True)
+    if col.dtype.kind == "O":
+        missing = missing_mask(col)
+        if missing.any():
+            col[missing] = None
+    return col
+
+
+def unique(a: np.ndarray) -> np.ndarray:
+    """Sorted unique values; falls back to first-appearance order for unorderable objects."""
+    try:
+        return np.unique(a)
+    except TypeError:
+        return np.array(list(dict.fromkeys(a.tolist())), dtype=object)
+
+
+def check_weights(weights, n_samples: int, what: str) -> np.ndarray:
+    """Per-example weights as a float64 copy; ``what`` names the argument in errors.
+
+    Weights may be as large as the float64 maximum: rates are ratios of weight
+    sums and are computed on exactly rescaled weights.
+    """
+    a = as_1d(weights, n_samples, what)
+    try:
+        w = np.array(a, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise RateoptError(f"{what} must be numeric, got dtype {a.dtype}") from None
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        raise RateoptError(
+            f"{what} must be finite: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} non-finite value(s))"
+        )
+    bad = np.flatnonzero(w < 0)
+    if bad.size:
+        raise RateoptError(
+            f"{what} must be non-negative: {what}[{bad[0]}] is {float(w[bad[0]])!r} ({bad.size} negative value(s))"
+        )
+    return w
+
+
+def as_1d(values, n_samples: int, what: str) -> np.ndarray:
+    """``values`` as a 1-D array of ``n_samples`` entries; ``what`` names the argument in errors."""
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise RateoptError(f"{what} must be 1-D, got an array of shape {a.shape}")
+    if a.shape[0] != n_samples:
+        raise RateoptError(
+            f"{what} has {a.shape[0]} entries but X has {n_samples} rows (n_samples)"
+        )
+    return a
+
+
+def parse_labels(y, n_samples: int, positive_label):
+    """Labels mapped to 0/1 and the classes, as :class:`~rateopt.Dataset` reads ``y``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or None
+        The labels, in any two-valued form.
+    n_samples : int
+        The number of rows of ``X``.
+    positive_label : scalar or None
+        The label value mapped to 1 (``None``: chosen by the rules of
+        :class:`~rateopt.Dataset`).
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,) of int8, or None
+        The labels mapped to 0/1 (read-only).
+    classes : tuple or None
+        ``(negative_label, positive_label)``; ``negative_label`` is ``None``
+        when every example is positive.
+
+    Raises
+    ------
+    RateoptError
+        If the labels have the wrong shape, missing values or more than two
+        values, or the positive label cannot be told.
+    """
+    if y is None:
+        if positive_label is not None:
+            raise RateoptError("positive_label was given but y is None")
+        return None, None
+    a = as_1d(y, n_samples, "y")
+    if missing_mask(a).any():
+        raise RateoptError("y contains missing values (NaN or None); drop or label them")
+    if a.shape[0] == 0:
+        vals = a[:0]
+    else:
+        vals = unique(a)
+    if len(vals) > 2:
+        raise RateoptError(
+            f"y must be two-valued (binary labels), got {len(vals)} distinct values"
+        )
+    val_list = [v.item() if isinstance(v, np.generic) else v for v in vals.tolist()]
+    if positive_label is not None:
+        if len(val_list) == 2 and positive_label not in val_list:
+            raise RateoptError(
+                f"positive_label={positive_label!r} is not one of the label values "
+                f"{val_list!r}"
+            )
+        pos = positive_label
+    elif a.dtype.kind == "b":
+        pos = True
+    elif a.dtype.kind in "iuf" and (set(val_list) <= {0, 1} or set(val_list) <= {-1, 1}):
+        pos = 1
+    elif len(val_list) == 2:
+        pos = val_list[1]
+    else:
+        raise RateoptError(
+            f"cannot tell which label is positive from the single value {val_list!r}; "
+            "pass positive_label"
+        )
+    y01 = np.asarray(a == pos, dtype=bool)
+    others = [v for v in val_list if not v == pos]
+    classes = (others[0] if others else None, pos)
+    return readonly(y01.astype(np.int8)), classes
+
+
+def parse_weights(weights, n_samples: int) -> np.ndarray:
+    """Per-example weights, read-only (all 1 when ``weights`` is None).
+
+    Parameters
+    ----------
+    weights : array-like of shape (n_samples,) or None
+        Non-negative, finite weights.
+    n_samples : int
+        The number of rows of ``X``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of float64
+        A read-only copy.
+
+    Raises
+    ------
+    RateoptError
+        If the weights have the wrong shape or are not finite and non-negative.
+    """
+    if weights is None:
+        return readonly(np.ones(n_samples, dtype=np.float64))
+    return readonly(check_weights(weights, n_samples, "weights"))
+
+
+def parse_groups(groups, group_names, n_samples: int) -> dict:
+    """Group columns by name, each a read-only array, as :class:`~rateopt.Dataset` reads ``groups``.
+
+    Parameters
+    ----------
+    groups : DataFrame, Series, mapping, ndarray or None
+        The group columns (see :class:`~rateopt.Dataset`).
+    group_names : sequence of str or None
+        Column names when ``groups`` is a plain array.
+    n_samples : int
+        The number of rows of ``X``.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_samples,)
+        Private read-only copies; missing objects become ``None``.
+
+    Raises
+    ------
+    RateoptError
+        If a column has the wrong length, or ``group_names`` does not fit ``groups``.
+    """
+    if groups is None:
+        if group_names is not None:
+            raise RateoptError("group_names was given but groups is None")
+        return {}
+    cols: dict = {}
+    if hasattr(groups, "columns") and not isinstance(groups, np.ndarray):
+        if group_names is not None:
+            raise RateoptError("group_names applies to array groups; a DataFrame has columns")
+        for c in list(groups.columns):
+            cols[c] = np.asarray(groups[c])
+    elif isinstance(groups, Mapping):
+        if group_names is not None:
+            raise RateoptError("group_names applies to array groups; a mapping has keys")
+        for c, v in groups.items():
+            cols[c] = np.asarray(v)
+    elif (
+        not isinstance(groups, np.ndarray)
+        and hasattr(groups, "name")
+        and getattr(groups, "ndim", None) == 1
+    ):  # a pandas Series
+        cols[groups.name if groups.name is not None else "group"] = np.asarray(groups)
+    else:
+        a = np.asarray(groups)
+        if a.dtype.names:
+            cols = {f: np.asarray(a[f]) for f in a.dtype.names}
+        elif a.ndim == 1:
+            names = list(group_names) if group_names is not None else ["group"]
+            if len(names) != 1:
+                raise RateoptError(
+                    f"groups is 1-D (one column) but {len(names)} group_names were given"
+                )
+            cols = {names[0]: a}
+        elif a.ndim == 2:
+            names = (
+                list(group_names)
+                if group_names is not None
+                else [f"group{k}" for k in range(a.shape[1])]
+            )
+            if len(names) != a.shape[1]:
+                raise RateoptError(
+                    f"groups has {a.shape[1]} columns but {len(names)} group_names were given"
+                )
+            cols = {nm: a[:, k] for k, nm in enumerate(names)}
+        else:
+            raise RateoptError(f"groups must be 1-D or 2-D, got shape {a.shape}")
+    out = {}
+    for c, v in cols.items():
+        col = as_1d(v, n_samples, f"group column {c!r}")
+        out[c] = readonly(_group_column(col))
+    return out
+
+
+def parse_baseline(baseline, kind: str, n_samples: int, classes):
+    """The baseline model's decisions, as :class:`~rateopt.Dataset` reads ``baseline``.
+
+    Parameters
+    ----------
+    baseline : array-like of shape (n_samples,) or None
+        Decisions, scores or label values.
+    kind : {"auto", "decisions", "scores", "labels"}
+        How ``baseline`` is read (see :class:`~rateopt.Dataset`).
+    n_samples : int
+        The number of rows of ``X``.
+    classes : tuple or None
+        The dataset's ``(negative_label, positive_label)``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of bool, or None
+        The decisions (read-only).
+
+    Raises
+    ------
+    RateoptError
+        If ``kind`` is unknown, or the baseline has missing, non-finite or
+        ambiguous values or values that do not fit ``kind``.
+    """
+    if kind not in ("auto", "decisions", "scores", "labels"):
+        raise RateoptError(
+            "baseline_kind must be 'auto', 'decisions', 'scores' or 'labels', "
+            f"got {kind!r}"
+        )
+    if baseline is None:
+        return None
+    b = as_1d(baseline, n_samples, "baseline")
+    if b.dtype.kind == "O" and missing_mask(b).any():
+        raise RateoptError(
+            "baseline contains missing values (None, NaN or pd.NA): every example needs "
+            "the baseline model's decision"
+        )
+    by_label = None  # the reading as a classifier's predict output in the label values
+    if kind in ("auto", "labels") and classes is not None:
+        known = np.array([c for c in classes if c is not None], dtype=object)
+        if bool(np.all(np.isin(b, known))):
+            by_label = np.asarray(b == classes[1], dtype=bool)
+    if kind == "labels":
+        if by_label is None:
+            raise RateoptError(
+                "baseline_kind='labels' but the baseline values are not all among the "
+                f"label values {classes!r}"
+                if classes is not None
+                else "baseline_kind='labels' but y is None"
+            )
+        return readonly(by_label)
+    if b.dtype.kind not in "biuf":
+        if by_label is not None:
+            return readonly(by_label)
+        raise RateoptError(
+            "baseline must hold boolean/0-1 decisions, real scores or the label values, "
+            f"got dtype {b.dtype}"
+        )
+    try:
+        dec = _numeric_baseline(b, kind)
+    except RateoptError:
+        if by_label is None:
+            raise
+        dec = None
+    if by_label is not None and (dec is None or not np.array_equal(dec, by_label)):
+        raise RateoptError(
+            f"baseline is ambiguous: read as label values {classes!r} (positive label "
+            f"{classes[1]!r}) it differs from its reading as 0/1 decisions or scores; "
+            "pass baseline_kind='labels', 'decisions' or 'scores'"
+        )
+    return readonly(dec)
+
+
+def _numeric_baseline(b, kind):
+    if b.dtype.kind == "b":
+        if kind == "scores":
+            raise RateoptError("baseline_kind='scores' but baseline is boolean")
+        return np.array(b, dtype=bool, copy=True)
+    b = np.asarray(b, dtype=np.float64)
+    if not np.all(np.isfinite(b)):
+        raise RateoptError("baseline must be finite (found NaN or inf)")
+    is01 = bool(np.all((b == 0) | (b == 1)))
+    if kind == "decisions" and not is01:
+        raise RateoptError("baseline_kind='decisions' but baseline has values other than 0/1")
+    if kind == "decisions" or (kind == "auto" and is01):
+        return b == 1
+    return b >= 0
