@@ -1,1 +1,4 @@
-"""_language."""
+"""The rate language: datasets and contexts, rate expressions and their algebra, lowering, ROC-AUC, predictions.
+
+It imports :mod:`rateopt.core` and the utilities only (docs/architecture.md, "Layers").
+"""
