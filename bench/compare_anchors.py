@@ -131,6 +131,18 @@ RATEOPT_UNTUNED: dict = {}  # the library defaults
 
 
 class RateoptSystem:
+    """The rateopt system: ``rateopt.train`` on the problem's goals, its m-stochastic solution.
+
+    Every system has the same interface: ``name``, ``settings()`` (what the
+    results record), ``fit(spec, data)`` (returns a model), ``proba(model, X)``
+    (expected decisions) and ``size(model, n_features)``.
+
+    Parameters
+    ----------
+    cfg : dict
+        Keywords of ``rateopt.train`` (``batch_size="n/8"``: an eighth of the training rows).
+    """
+
     name = "rateopt"
 
     def __init__(self, cfg: dict):
@@ -174,12 +186,19 @@ TFCO_UNTUNED = {"learning_rate": 0.01}
 
 
 class TfcoSystem:
-    """TFCO 0.2 in graph mode, after its Adult notebook: a linear model, TPR
-    rate constraints, ProxyLagrangianOptimizerV1(AdamOptimizer), minibatches
-    taken in order from a shuffled permutation, one iterate recorded per epoch,
-    ``find_best_candidate_distribution`` on the iterates' training error and
-    violations (computed with :func:`shared_evaluate`, as the notebook computes
-    them with NumPy)."""
+    """TFCO 0.2 in graph mode, after its Adult notebook.
+
+    A linear model, TPR rate constraints, ProxyLagrangianOptimizerV1(AdamOptimizer),
+    minibatches taken in order from a shuffled permutation, one iterate recorded per
+    epoch, ``find_best_candidate_distribution`` on the iterates' training error and
+    violations (computed with ``_anchors.shared_evaluate``, as the notebook computes
+    them with NumPy). The interface is :class:`RateoptSystem`'s.
+
+    Parameters
+    ----------
+    cfg : dict
+        ``learning_rate``, ``minibatch_size`` and ``epochs``.
+    """
 
     name = "tfco"
 
@@ -281,6 +300,12 @@ FAIRLEARN_CFG = {"estimator": "LogisticRegression() (lbfgs, C=1.0, max_iter=100:
 
 
 class FairlearnSystem:
+    """The fairlearn system: ``ExponentiatedGradient(LogisticRegression())`` at its defaults (:data:`FAIRLEARN_CFG`).
+
+    Equalized odds or demographic parity on the problem's one group column, fitted
+    on a dense copy of X. The interface is :class:`RateoptSystem`'s.
+    """
+
     name = "fairlearn"
 
     def __init__(self):
@@ -339,7 +364,27 @@ def _maxrss_gib() -> float:
 
 
 def run_system(system, spec: anchors.Spec, data: anchors.Data, repeats: int, log) -> dict:
-    """Fit ``repeats`` times (median wall time), score the last fit with shared_evaluate."""
+    """Fit a system ``repeats`` times and score the last fit.
+
+    Parameters
+    ----------
+    system : RateoptSystem, TfcoSystem or FairlearnSystem
+        The system.
+    spec : _anchors.Spec
+        The problem.
+    data : _anchors.Data
+        Its data.
+    repeats : int
+        Timed fits; the median wall time is reported.
+    log : callable
+        Progress lines.
+
+    Returns
+    -------
+    dict
+        Fit times, training and test error and violation (``_anchors.shared_evaluate``),
+        model size, settings and peak memory.
+    """
     times, loads = [], []
     model = None
     rss0 = _maxrss_gib()
@@ -396,9 +441,26 @@ FAIRLEARN_VIOL = 1e-3
 
 
 def judge(key: str, entry: dict, anchor: str) -> dict:
-    """Issue 14's targets: test error no higher than the anchor's; training
-    violation (positive part) no larger than TFCO's (1e-4 tolerance) or at most
-    0.001 against fairlearn; speed-up at least 60x (TFCO) / 100x (fairlearn)."""
+    """Issue 14's targets for one problem.
+
+    Test error no higher than the anchor's; training violation (positive part)
+    no larger than TFCO's (1e-4 tolerance) or at most 0.001 against fairlearn;
+    speed-up at least 60x (TFCO) / 100x (fairlearn).
+
+    Parameters
+    ----------
+    key : str
+        The problem.
+    entry : dict
+        Its results, with ``rateopt``, the anchor's and ``speedup_vs_<anchor>``.
+    anchor : {"tfco", "fairlearn"}
+        The anchor.
+
+    Returns
+    -------
+    dict
+        Whether each target is met, the test error gap and the speed-up needed.
+    """
     r, a = entry["rateopt"], entry[anchor]
     need = SPEEDUP_NEEDED[anchor]
     speed = entry[f"speedup_vs_{anchor}"]
@@ -413,9 +475,16 @@ def judge(key: str, entry: dict, anchor: str) -> dict:
 
 
 def bench_headlines() -> dict:
-    """``loop_overhead`` and the kernel's ``memory_floor_ratio``, read from their own
-    benchmarks' full results (``bench/train_loop.py``, ``bench/kernel.py``), with
-    where and when they were measured: issue 14 asks for both in this JSON."""
+    """``loop_overhead`` and the kernel's ``memory_floor_ratio`` from their own benchmarks.
+
+    Read from their full results (``bench/train_loop.py``, ``bench/kernel.py``),
+    with where and when they were measured: issue 14 asks for both in this JSON.
+
+    Returns
+    -------
+    dict
+        Both values (None where a file is missing or unreadable) and their ``_source``.
+    """
     import json
 
     out = {}
@@ -442,7 +511,26 @@ def tune(make_system, grid: list[dict], spec: anchors.Spec, data: anchors.Data, 
     1e-4, shared evaluation), the lowest validation error; if none does, the
     smallest training violation. Validation violations are recorded but not
     used (Adult's validation split has about 40 positive Black examples, so a
-    TPR there is only known to about +-0.08)."""
+    TPR there is only known to about +-0.08).
+
+    Parameters
+    ----------
+    make_system : callable
+        A system from one configuration.
+    grid : list of dict
+        The configurations.
+    spec : _anchors.Spec
+        The problem.
+    data : _anchors.Data
+        Its data.
+    log : callable
+        Progress lines.
+
+    Returns
+    -------
+    dict
+        Every candidate's scores, the selected configuration and the rule.
+    """
     cands = []
     for cfg in grid:
         system = make_system(cfg)
@@ -464,6 +552,18 @@ def tune(make_system, grid: list[dict], spec: anchors.Spec, data: anchors.Data, 
 
 
 def main(argv=None) -> int:
+    """Run the comparison and write its results.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_args(parser)
     parser.add_argument("--only", default=None,
@@ -508,6 +608,12 @@ def main(argv=None) -> int:
     specs = anchors.make_specs(census_groups)
     tfco_base = dict(TFCO_BASE, epochs=5 if quick else TFCO_BASE["epochs"])
 
+    def make_rateopt(cfg):
+        return RateoptSystem(dict(RATEOPT_BASE, **cfg))
+
+    def make_tfco(cfg):
+        return TfcoSystem(dict(tfco_base, **cfg))
+
     results: dict[str, Any] = {}
     summary: dict[str, Any] = {}
     for key in order:
@@ -518,8 +624,6 @@ def main(argv=None) -> int:
             "train_shape": list(data.train.X.shape), "train_nnz": int(data.train.X.nnz),
             "val_rows": int(data.val.X.shape[0]), "test_rows": int(data.test.X.shape[0]),
             "source": data.source, "loader": data.loader, "notes": data.notes}}
-        make_rateopt = lambda cfg: RateoptSystem(dict(RATEOPT_BASE, **cfg))
-        make_tfco = lambda cfg: TfcoSystem(dict(tfco_base, **cfg))
         if args.no_tune:
             r_cfg, t_cfg = RATEOPT_UNTUNED, TFCO_UNTUNED
         else:
@@ -586,6 +690,18 @@ def main(argv=None) -> int:
 
 
 def render_markdown(full: dict) -> str:
+    """The results as Markdown.
+
+    Parameters
+    ----------
+    full : dict
+        The full results (what goes into the JSON file).
+
+    Returns
+    -------
+    str
+        The Markdown report.
+    """
     info = full["machine"]
     v = info.get("versions", {})
     lines = [
@@ -622,12 +738,15 @@ def render_markdown(full: dict) -> str:
         ["problem", "system", "train err", "test err", "train viol", "test viol", "fit s", "models / params",
          "rateopt speed-up"], rows))
     lines += ["", "## Targets", ""]
+
+    def yn(b):
+        return "met" if b else "MISSED"
+
     trows = []
     for key, e in full["results"].items():
         t = e.get("targets")
         if not t:
             continue
-        yn = lambda b: "met" if b else "MISSED"
         gap = t.get("test_err_gap")
         trows.append([key, yn(t["test_err_ok"]) + (f" ({gap:+.4f})" if gap is not None else ""),
                       yn(t["train_viol_ok"]), f"{yn(t['speedup_ok'])} (needs {t['speedup_needed']:.0f}x)"])
