@@ -57,7 +57,6 @@ grid. Results: ``bench/results/defaults_study[_quick].{json,md}``.
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import sys
 import time
@@ -124,7 +123,8 @@ class BundleProblem:
     """A problem on a rateopt.datasets bundle, scored by Problem.evaluate on each split."""
 
     def __init__(self, key):
-        from rateopt import datasets as D, goals
+        from rateopt import datasets as D
+        from rateopt import goals
 
         loader, goal = {
             "compas_eo": (D.load_compas, lambda: [goals.equalized_odds("race", slack=0.05)]),

@@ -732,7 +732,10 @@ def render_markdown(r: dict) -> str:
         L += [_common.markdown_table(["system", "train err", "test err", "train viol", "test viol", "fit s",
                                       "HGB fits", "models"], rows), ""]
         t = c["targets"]
-        yn = lambda x: "–" if x is None else ("met" if x else "MISSED")
+
+        def yn(x):
+            return "–" if x is None else ("met" if x else "MISSED")
+
         L += [f"Targets: train violation <= 0.001 **{yn(t['train_violation<=0.001'])}**; test error <= "
               f"fairlearn's **{yn(t['test_error<=fairlearn'])}**; >= 5x less time **{yn(t['speedup>=5'])}** "
               f"(speed-up {_f(c['hgb_speedup_vs_fairlearn'], '{:.2f}')}x).", ""]
