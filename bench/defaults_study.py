@@ -4,14 +4,15 @@ For every configuration of a grid and every problem of a fixed set, one
 ``rateopt.train`` (method ``proxy-swap``, m-stochastic solution, seed 0) and
 the solution's training error and largest training violation, validation
 error and test error -- all from one plain-NumPy evaluation of the expected
-decisions (:func:`compare_anchors.shared_evaluate` for the anchor problems,
+decisions (:func:`_anchors.shared_evaluate` for the anchor problems,
 ``Problem.evaluate(kind="probabilities")`` on each split for the others).
 
 Problems (the three anchor problems of ``bench/compare_anchors.py`` plus three
 more, so the defaults are not chosen on the anchors alone):
 
 ``adult_tpr4``, ``adult_eo_sex``, ``census_dp``
-    As in ``bench/compare_anchors.py`` (same data, split and constraints).
+    As in ``bench/compare_anchors.py`` (same data, split and constraints, from
+    ``bench/_anchors.py``).
 ``compas_eo``
     COMPAS, equalized odds on race (White / Non-White), slack 0.05.
 ``law_dp``
@@ -56,7 +57,6 @@ grid. Results: ``bench/results/defaults_study[_quick].{json,md}``.
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import sys
 import time
@@ -66,8 +66,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402
-import compare_anchors as CA  # noqa: E402
+import _anchors as anchors
+import _common
 
 NAME = "defaults_study"
 FEASIBLE = 1e-3
@@ -97,24 +97,24 @@ def grid(kind: str, quick: bool) -> list[dict]:
 
 
 class AnchorProblem:
-    """One of compare_anchors' problems, scored by its shared evaluation."""
+    """One of the anchor problems (``bench/_anchors.py``), scored by its shared evaluation."""
 
     def __init__(self, key, quick):
-        data = CA.load_data("census" if key == "census_dp" else "adult", quick=quick)
+        data = anchors.load_data("census" if key == "census_dp" else "adult", quick=quick)
         groups = sorted(set(data.train.groups["race_sex"])) if key == "census_dp" else None
-        self.key, self.data, self.spec = key, data, CA.make_specs(groups)[key]
+        self.key, self.data, self.spec = key, data, anchors.make_specs(groups)[key]
 
     def problem(self):
         import rateopt
 
         tr = self.data.train
         ds = rateopt.Dataset(tr.X, tr.y, groups=tr.groups)
-        return rateopt.Problem(constraints=CA.rateopt_goals(self.spec), datasets=ds)
+        return rateopt.Problem(constraints=anchors.rateopt_goals(self.spec), datasets=ds)
 
     def score(self, clf):
         out = {}
         for name, s in (("train", self.data.train), ("val", self.data.val), ("test", self.data.test)):
-            ev = CA.shared_evaluate(clf.predict_proba(s.X), s.y, s.groups, self.spec)
+            ev = anchors.shared_evaluate(clf.predict_proba(s.X), s.y, s.groups, self.spec)
             out[name] = (ev["error"], ev["max_violation"])
         return out
 
@@ -123,7 +123,8 @@ class BundleProblem:
     """A problem on a rateopt.datasets bundle, scored by Problem.evaluate on each split."""
 
     def __init__(self, key):
-        from rateopt import datasets as D, goals
+        from rateopt import datasets as D
+        from rateopt import goals
 
         loader, goal = {
             "compas_eo": (D.load_compas, lambda: [goals.equalized_odds("race", slack=0.05)]),

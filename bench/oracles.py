@@ -17,8 +17,8 @@
 (b) **Algorithm 2 with the hinge oracle vs the gradient game.**
     ``rateopt.train(method="oracle-proxy", oracle=rateopt.oracles.HingeOracle())``
     vs ``method="proxy-swap"`` at the library's defaults, on the anchor problems
-    of ``bench/compare_anchors.py`` (``adult_tpr4``, ``census_dp``: its data,
-    problem builders and shared NumPy scoring are imported), m-stochastic
+    of ``bench/compare_anchors.py`` (``adult_tpr4``, ``census_dp``: their data,
+    problem builders and shared NumPy scoring come from ``bench/_anchors.py``), m-stochastic
     solutions of both. The oracle game's ``n_iter`` is fixed in advance
     (:data:`ORACLE_PROXY_ITER`; each round is an exact SDCA solve, warm-started).
 (c) **Boosted trees under equalized odds vs fairlearn.** ``RateConstrainedClassifier(
@@ -68,8 +68,8 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402
-import compare_anchors as CA  # noqa: E402
+import _anchors as anchors
+import _common
 
 NAME = "oracles"
 SEED = 0
@@ -100,18 +100,18 @@ def log(*a):
 # --------------------------------------------------------------------------- data
 
 
-def _cap(split: CA.Split, n: int | None, rng) -> CA.Split:
+def _cap(split: anchors.Split, n: int | None, rng) -> anchors.Split:
     if n is None or split.X.shape[0] <= n:
         return split
     idx = np.sort(rng.choice(split.X.shape[0], n, replace=False))
-    return CA.Split(split.X[idx], split.y[idx], {k: v[idx] for k, v in split.groups.items()})
+    return anchors.Split(split.X[idx], split.y[idx], {k: v[idx] for k, v in split.groups.items()})
 
 
-def load(name: str, quick: bool, max_rows: int | None) -> CA.Data:
-    """Adult / census through compare_anchors.load_data (the anchors' split), or COMPAS;
+def load(name: str, quick: bool, max_rows: int | None) -> anchors.Data:
+    """Adult / census through _anchors.load_data (the anchors' split), or COMPAS;
     then the --quick and --max-rows caps (seeded subsamples of each split)."""
     if name in ("adult", "census"):
-        d = CA.load_data(name, quick)
+        d = anchors.load_data(name, quick)
     else:
         import rateopt.datasets as rd
 
@@ -119,8 +119,8 @@ def load(name: str, quick: bool, max_rows: int | None) -> CA.Data:
         groups = {c: bd.groups[c].to_numpy(dtype=object) for c in ("sex", "race")}
         idx = bd.split(random_state=SEED)
         X, y = bd.X, np.asarray(bd.y)
-        tr, va, te = (CA.Split(X[i], y[i], {k: v[i] for k, v in groups.items()}) for i in idx)
-        d = CA.Data("compas", tr, va, te, bd.source, "rateopt.datasets",
+        tr, va, te = (anchors.Split(X[i], y[i], {k: v[i] for k, v in groups.items()}) for i in idx)
+        d = anchors.Data("compas", tr, va, te, bd.source, "rateopt.datasets",
                     [f"random split, seed {SEED}: {len(idx[0])} / {len(idx[1])} / {len(idx[2])}"])
     rng = np.random.default_rng(SEED)
     caps = [None, None, None]
@@ -134,7 +134,7 @@ def load(name: str, quick: bool, max_rows: int | None) -> CA.Data:
     return d
 
 
-def to_dataset(split: CA.Split, dense: bool = False):
+def to_dataset(split: anchors.Split, dense: bool = False):
     import rateopt
 
     X = split.X.toarray() if dense else split.X
@@ -249,7 +249,7 @@ def part_a(datasets: dict, quick: bool, repeats: int) -> dict:
     from rateopt.core import FeatureMatrix
 
     cases = [("adult", [goals.equal_opportunity("sex", slack=0.05)]),
-             ("census", [goals.demographic_parity("race_sex", slack=CA.CENSUS_SLACK)])]
+             ("census", [goals.demographic_parity("race_sex", slack=anchors.CENSUS_SLACK)])]
     out = {"target_rel_objective": 1e-6, "datasets": {}}
     for name, constraints in cases:
         if name not in datasets:
@@ -321,7 +321,7 @@ def part_b(datasets: dict, specs: dict, repeats: int, preds: dict) -> dict:
         for sysname, cfg in systems.items():
             def fit(cfg=cfg):
                 ds = to_dataset(data.train)
-                problem = rateopt.Problem(constraints=CA.rateopt_goals(spec), datasets=ds)
+                problem = rateopt.Problem(constraints=anchors.rateopt_goals(spec), datasets=ds)
                 kw = dict(cfg)
                 if kw["method"] == "oracle-proxy":
                     kw["oracle"] = rateopt.oracles.HingeOracle()
@@ -336,8 +336,8 @@ def part_b(datasets: dict, specs: dict, repeats: int, preds: dict) -> dict:
             log(f"(b) {key}: {sysname} ({reps} fit(s)) ...")
             med, samples, (result, clf), loads = timed(fit, reps)
             p_tr, p_te = clf.predict_proba(data.train.X), clf.predict_proba(data.test.X)
-            ev_tr = CA.shared_evaluate(p_tr, data.train.y, data.train.groups, spec)
-            ev_te = CA.shared_evaluate(p_te, data.test.y, data.test.groups, spec)
+            ev_tr = anchors.shared_evaluate(p_tr, data.train.y, data.train.groups, spec)
+            ev_te = anchors.shared_evaluate(p_te, data.test.y, data.test.groups, spec)
             entry[sysname] = {"fit_s": med, "fit_samples_s": samples, "external_cores": loads,
                               "train_err": ev_tr["error"], "test_err": ev_te["error"],
                               "train_viol": ev_tr["max_violation"], "test_viol": ev_te["max_violation"],
@@ -381,7 +381,7 @@ def _counting_hgb():
     return CountingHGB
 
 
-def part_c(data: CA.Data, spec: CA.Spec, repeats: int, fairlearn_repeats: int, preds: dict,
+def part_c(data: anchors.Data, spec: anchors.Spec, repeats: int, fairlearn_repeats: int, preds: dict,
            n_iter: int = HGB_N_ITER, hgb_params: dict | None = None) -> dict:
     import rateopt
     from rateopt import goals
@@ -410,8 +410,8 @@ def part_c(data: CA.Data, spec: CA.Spec, repeats: int, fairlearn_repeats: int, p
     med, samples, est, loads = timed(fit_rateopt, repeats)
     fits_r = CountingHGB.fits / repeats
     p_tr, p_te = est.predict_proba(Xtr)[:, 1], est.predict_proba(Xte)[:, 1]
-    ev_tr = CA.shared_evaluate(p_tr, data.train.y, data.train.groups, spec)
-    ev_te = CA.shared_evaluate(p_te, data.test.y, data.test.groups, spec)
+    ev_tr = anchors.shared_evaluate(p_tr, data.train.y, data.train.groups, spec)
+    ev_te = anchors.shared_evaluate(p_te, data.test.y, data.test.groups, spec)
     out["rateopt"] = {"fit_s": med, "fit_samples_s": samples, "external_cores": loads,
                       "train_err": ev_tr["error"], "test_err": ev_te["error"],
                       "train_viol": ev_tr["max_violation"], "test_viol": ev_te["max_violation"],
@@ -447,8 +447,8 @@ def part_c(data: CA.Data, spec: CA.Spec, repeats: int, fairlearn_repeats: int, p
         fits_f = CountingHGB.fits / fairlearn_repeats
         q_tr = np.asarray(eg._pmf_predict(Xtr))[:, 1]
         q_te = np.asarray(eg._pmf_predict(Xte))[:, 1]
-        fv_tr = CA.shared_evaluate(q_tr, data.train.y, data.train.groups, spec)
-        fv_te = CA.shared_evaluate(q_te, data.test.y, data.test.groups, spec)
+        fv_tr = anchors.shared_evaluate(q_tr, data.train.y, data.train.groups, spec)
+        fv_te = anchors.shared_evaluate(q_te, data.test.y, data.test.groups, spec)
         out["fairlearn"] = {"fit_s": med_f, "fit_samples_s": samples_f, "external_cores": loads_f,
                             "train_err": fv_tr["error"], "test_err": fv_te["error"],
                             "train_viol": fv_tr["max_violation"], "test_viol": fv_te["max_violation"],
@@ -601,14 +601,14 @@ def main(argv=None) -> int:
             log(f"{name}: train {d.train.X.shape} nnz {d.train.X.nnz}, test {d.test.X.shape[0]} rows "
                 f"({time.perf_counter() - t0:.1f} s)")
     census_groups = sorted(set(datasets["census"].train.groups["race_sex"].tolist())) if "census" in datasets else None
-    specs = CA.make_specs(census_groups)
+    specs = anchors.make_specs(census_groups)
     preds: dict[str, np.ndarray] = {}
     result: dict[str, Any] = {
         "name": NAME, "quick": quick, "date": _common.utc_now(), "git": _common.git_sha(), "machine": info,
         "repeats": repeats, "max_rows": args.max_rows, "parts": parts,
         "data": {k: {"train_shape": list(d.train.X.shape), "test_rows": int(d.test.X.shape[0]), "notes": d.notes,
                      "source": d.source} for k, d in datasets.items()},
-        "evaluation": ("compare_anchors.shared_evaluate (plain NumPy on expected decisions; violation = largest "
+        "evaluation": ("_anchors.shared_evaluate (plain NumPy on expected decisions; violation = largest "
                        "g_i in g_i <= 0 form) for (b) and (c); group_errors (NumPy) for (d)"),
     }
     json_path, md_path = _common.results_paths(NAME, quick=quick, out=args.out)
@@ -732,7 +732,10 @@ def render_markdown(r: dict) -> str:
         L += [_common.markdown_table(["system", "train err", "test err", "train viol", "test viol", "fit s",
                                       "HGB fits", "models"], rows), ""]
         t = c["targets"]
-        yn = lambda x: "–" if x is None else ("met" if x else "MISSED")
+
+        def yn(x):
+            return "–" if x is None else ("met" if x else "MISSED")
+
         L += [f"Targets: train violation <= 0.001 **{yn(t['train_violation<=0.001'])}**; test error <= "
               f"fairlearn's **{yn(t['test_error<=fairlearn'])}**; >= 5x less time **{yn(t['speedup>=5'])}** "
               f"(speed-up {_f(c['hgb_speedup_vs_fairlearn'], '{:.2f}')}x).", ""]
