@@ -275,7 +275,7 @@ darray swap_update_multiplicative(const py::array& log_M_in, const py::array& de
         value_error("floor must be >= 0 and below 1 / k (k = " + std::to_string(k) + ")");
     darray out = copy_of(log_M);
     rateopt::swap_update_multiplicative(out.mutable_data(), delta.data(), lam.data(), k, eta,
-                                        floor > 0.0 ? std::log(floor) : -std::numeric_limits<double>::infinity());
+                                        rateopt::log_floor_of(floor));
     return out;
 }
 
@@ -943,7 +943,7 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     const double floor = dict_get<double>(mult, "multipliers", "floor");
     if (!(floor >= 0.0 && floor * static_cast<double>(m + 1) < 1.0))
         value_error("lambda_floor / (m + 1) must be >= 0 and below 1 / (m + 1)");
-    if (floor > 0.0) mu.log_floor = std::log(floor);
+    mu.log_floor = rateopt::log_floor_of(floor);
     const auto lr = dict_get<py::object>(mult, "multipliers", "lambda_radius");
     if (!lr.is_none()) mu.lambda_radius = lr.cast<double>();
     if (!(std::isfinite(mu.eta) && mu.eta >= 0)) value_error("eta_lambda must be a non-negative finite number");
@@ -1030,9 +1030,8 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     check_len(rates.shape(1), A, "records['rates'] columns (n_atoms)");
     if (rec.count < 0 || rec.count > rec.capacity) value_error("records['count'] out of range");
     // Records still to come in [t_begin, t_end) must fit.
-    int64_t needed = 0;
-    for (int64_t t = sch.t_begin; t < sch.t_end; ++t) needed += (t % sch.record_every == 0 || t == sch.n_iter - 1);
-    if (rec.count + needed > rec.capacity) value_error("the record buffers are too small for the schedule");
+    if (rec.count + rateopt::records_in_call(sch) > rec.capacity)
+        value_error("the record buffers are too small for the schedule");
     rec.weights = w.mutable_data();
     rec.biases = b.mutable_data();
     rec.iterations = its.mutable_data();
