@@ -123,6 +123,64 @@ struct RowsArg {
     }
 };
 
+// ---- the feature matrix ------------------------------------------------------
+
+// X's ndim, checked by the dense entry points before anything else.
+void check_matrix_ndim(const py::array& X) {
+    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
+}
+
+// Calls f with the concrete view of a dense X (2-D, float32 or float64, C-contiguous).
+template <class F>
+auto with_dense(const py::array& X, F&& f) {
+    if (is_exact<float>(X)) {
+        const auto x = borrow<float>(X, "X", 2);
+        return f(rateopt::DenseView<float>{x.data(), x.shape(0), x.shape(1)});
+    }
+    const auto x = borrow<double>(X, "X", 2);
+    return f(rateopt::DenseView<double>{x.data(), x.shape(0), x.shape(1)});
+}
+
+// X in scipy's CSR layout as the *_csr entry points receive it. `structure`:
+// also check nnz (len(data) == len(indices)) and indptr's ends; kernel_block_csr
+// checks only indptr's length (its caller's FeatureMatrix checks the rest once).
+struct CsrArg {
+    const py::array& data;
+    const py::array& indices;
+    const py::array& indptr;
+    int64_t n_rows;
+    int64_t n_cols;
+    bool structure = true;
+};
+
+template <class T, class I>
+rateopt::CsrView<T, I> csr_view(const CsrArg& X) {
+    const auto x = borrow<T>(X.data, "X.data", 1);
+    const auto ind = borrow<I>(X.indices, "X.indices", 1);
+    const auto ptr = borrow<I>(X.indptr, "X.indptr", 1);
+    const int64_t n = X.n_rows;
+    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
+    if (X.structure) {
+        check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
+        if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
+            value_error("X.indptr must start at 0 and end at most at len(X.indices)");
+    }
+    // The pointers stay valid after x, ind and ptr go: they borrow X's arrays.
+    return {x.data(), ind.data(), ptr.data(), n, X.n_cols};
+}
+
+// Calls f with the concrete view of a CSR X: float32/float64 data, int32/int64 indices and indptr.
+template <class F>
+auto with_csr(const CsrArg& X, F&& f) {
+    const bool f32 = is_exact<float>(X.data), i32 = is_exact<int32_t>(X.indices);
+    if (f32 && i32) return f(csr_view<float, int32_t>(X));
+    if (f32) return f(csr_view<float, int64_t>(X));
+    if (i32) return f(csr_view<double, int32_t>(X));
+    return f(csr_view<double, int64_t>(X));
+}
+
+// ---- rate kernel -------------------------------------------------------------
+
 template <class Matrix>
 py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
                      const CombinationArgs& cb, double margin, const py::object& rows_in, int n_threads) {
@@ -152,31 +210,12 @@ py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double b
                             const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
                             const py::array& proxies, const py::array& grad_weights, bool separate,
                             double margin, const py::object& rows, int n_threads) {
-    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    check_matrix_ndim(X);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_kernel(rateopt::DenseView<float>{x.data(), n, d}, theta, bias, atoms, coef, margin, rows, n_threads);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_kernel(rateopt::DenseView<double>{x.data(), n, d}, theta, bias, atoms, coef, margin, rows, n_threads);
-}
-
-template <class T, class I>
-py::tuple csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr,
-                       int64_t n, int64_t d, const py::array& theta, double bias, const AtomArgs& atoms,
-                       const CombinationArgs& coef, double margin, const py::object& rows, int n_threads) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    return run_kernel(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, theta, bias, atoms,
-                      coef, margin, rows, n_threads);
+    return with_dense(X, [&](const auto& Xv) {
+        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+    });
 }
 
 py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr,
@@ -187,12 +226,9 @@ py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const
                           double margin, const py::object& rows, int n_threads) {
     AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32) return csr_dispatch<float, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
-    if (f32) return csr_dispatch<float, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
-    if (i32) return csr_dispatch<double, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
-    return csr_dispatch<double, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
+        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+    });
 }
 
 // ---- one-time checks -------------------------------------------------------
@@ -384,36 +420,15 @@ py::array kernel_block_dense(const py::array& X, const py::array& B, int kind, d
                              double degree, bool out_f32, int n_threads) {
     const auto p = kernel_params(kind, gamma, coef0, degree);
     if (X.ndim() != 2) value_error("X must be 2-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_kernel_block(rateopt::DenseView<float>{x.data(), n, d}, B, p, out_f32, n_threads);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_kernel_block(rateopt::DenseView<double>{x.data(), n, d}, B, p, out_f32, n_threads);
-}
-
-template <class T, class I>
-py::array csr_kernel_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                              int64_t d, const py::array& B, const rateopt::KernelParams& p, bool out_f32,
-                              int n_threads) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    return run_kernel_block(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, B, p, out_f32, n_threads);
+    return with_dense(X, [&](const auto& Xv) { return run_kernel_block(Xv, B, p, out_f32, n_threads); });
 }
 
 py::array kernel_block_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
                            int64_t d, const py::array& B, int kind, double gamma, double coef0, double degree,
                            bool out_f32, int n_threads) {
     const auto p = kernel_params(kind, gamma, coef0, degree);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32) return csr_kernel_dispatch<float, int32_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
-    if (f32) return csr_kernel_dispatch<float, int64_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
-    if (i32) return csr_kernel_dispatch<double, int32_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
-    return csr_kernel_dispatch<double, int64_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
+    return with_csr({data, indices, indptr, n, d, /*structure=*/false},
+                    [&](const auto& Xv) { return run_kernel_block(Xv, B, p, out_f32, n_threads); });
 }
 
 void gram_transform(const py::array& G, const py::object& xsq_in, const py::object& bsq_in, int kind, double gamma,
@@ -587,35 +602,13 @@ py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double
                               const py::array& offsets, const py::array& coef_in, const py::array& proxies,
                               const py::array& grad_weights, bool separate, double margin, const py::object& rows,
                               int n_threads) {
-    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    check_matrix_ndim(X);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
     OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_offset_kernel(rateopt::DenseView<float>{x.data(), n, d}, theta, bias, atoms, off, coef, margin,
-                                 rows, n_threads);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_offset_kernel(rateopt::DenseView<double>{x.data(), n, d}, theta, bias, atoms, off, coef, margin, rows,
-                             n_threads);
-}
-
-template <class T, class I>
-py::tuple offset_csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                              int64_t d, const py::array& theta, double bias, const AtomArgs& atoms,
-                              const OffsetArgs& off, const CombinationArgs& coef, double margin,
-                              const py::object& rows, int n_threads) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    return run_offset_kernel(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, theta, bias, atoms, off,
-                             coef, margin, rows, n_threads);
+    return with_dense(X, [&](const auto& Xv) {
+        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+    });
 }
 
 py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
@@ -627,19 +620,9 @@ py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, con
     AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
     OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32)
-        return offset_csr_dispatch<float, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
-                                                   rows, n_threads);
-    if (f32)
-        return offset_csr_dispatch<float, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
-                                                   rows, n_threads);
-    if (i32)
-        return offset_csr_dispatch<double, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef,
-                                                    margin, rows, n_threads);
-    return offset_csr_dispatch<double, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
-                                                rows, n_threads);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
+        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+    });
 }
 
 void register_offset_kernel(py::module_& m) {
@@ -744,29 +727,10 @@ py::tuple run_sdca(const Matrix& X, const SdcaArgs& args) {
 py::tuple sdca_dense(const py::array& X, const py::array& A, const py::array& B, double lam, double tau,
                      double beta, bool regularized_bias, double bias_scale, const py::object& theta0, double bias0,
                      const py::object& xi0, double tol, int64_t max_epochs, uint64_t seed) {
-    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    SdcaArgs args = sdca_args(n, d, A, B, lam, tau, beta, regularized_bias, bias_scale, theta0, bias0, xi0, tol,
-                              max_epochs, seed);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_sdca(rateopt::DenseView<float>{x.data(), n, d}, args);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_sdca(rateopt::DenseView<double>{x.data(), n, d}, args);
-}
-
-template <class T, class I>
-py::tuple sdca_csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                            int64_t d, const SdcaArgs& args) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    return run_sdca(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, args);
+    check_matrix_ndim(X);
+    SdcaArgs args = sdca_args(X.shape(0), X.shape(1), A, B, lam, tau, beta, regularized_bias, bias_scale, theta0,
+                              bias0, xi0, tol, max_epochs, seed);
+    return with_dense(X, [&](const auto& Xv) { return run_sdca(Xv, args); });
 }
 
 py::tuple sdca_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n, int64_t d,
@@ -775,12 +739,7 @@ py::tuple sdca_csr(const py::array& data, const py::array& indices, const py::ar
                    const py::object& xi0, double tol, int64_t max_epochs, uint64_t seed) {
     SdcaArgs args = sdca_args(n, d, A, B, lam, tau, beta, regularized_bias, bias_scale, theta0, bias0, xi0, tol,
                               max_epochs, seed);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32) return sdca_csr_dispatch<float, int32_t>(data, indices, indptr, n, d, args);
-    if (f32) return sdca_csr_dispatch<float, int64_t>(data, indices, indptr, n, d, args);
-    if (i32) return sdca_csr_dispatch<double, int32_t>(data, indices, indptr, n, d, args);
-    return sdca_csr_dispatch<double, int64_t>(data, indices, indptr, n, d, args);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) { return run_sdca(Xv, args); });
 }
 
 void register_sdca(py::module_& m) {
@@ -846,20 +805,6 @@ void add_block(LoopBlocks& out, const Matrix& X, const py::tuple& t, std::size_t
     out.views.push_back(out.owned.back().get());
 }
 
-template <class T, class I>
-void add_csr_block(LoopBlocks& out, const py::tuple& t, int64_t n_atoms_total, int64_t n_features) {
-    auto x = borrow<T>(t[1].cast<py::array>(), "X.data", 1);
-    auto ind = borrow<I>(t[2].cast<py::array>(), "X.indices", 1);
-    auto ptr = borrow<I>(t[3].cast<py::array>(), "X.indptr", 1);
-    const int64_t n = t[4].cast<int64_t>(), d = t[5].cast<int64_t>();
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    out.keep.insert(out.keep.end(), {x, ind, ptr});
-    add_block(out, rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, t, 6, n_atoms_total, n_features);
-}
-
 // Each block: ("dense", X, atom_indptr, atom_indices, atom_weights, n_atoms, atom_ids) or
 // ("csr", data, indices, indptr, n_samples, n_features, atom_indptr, ..., atom_ids).
 LoopBlocks loop_blocks(const py::list& blocks, int64_t n_atoms_total, int64_t n_features, const char* what) {
@@ -869,26 +814,19 @@ LoopBlocks loop_blocks(const py::list& blocks, int64_t n_atoms_total, int64_t n_
         const auto kind = t[0].cast<std::string>();
         if (kind == "dense" && t.size() == 7) {
             const auto X = t[1].cast<py::array>();
-            if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-            if (is_exact<float>(X)) {
-                auto x = borrow<float>(X, "X", 2);
-                out.keep.push_back(x);
-                add_block(out, rateopt::DenseView<float>{x.data(), X.shape(0), X.shape(1)}, t, 2, n_atoms_total,
-                          n_features);
-            } else {
-                auto x = borrow<double>(X, "X", 2);
-                out.keep.push_back(x);
-                add_block(out, rateopt::DenseView<double>{x.data(), X.shape(0), X.shape(1)}, t, 2, n_atoms_total,
-                          n_features);
-            }
+            check_matrix_ndim(X);
+            with_dense(X, [&](const auto& Xv) {
+                out.keep.push_back(X);
+                add_block(out, Xv, t, 2, n_atoms_total, n_features);
+            });
         } else if (kind == "csr" && t.size() == 11) {
             const auto data = t[1].cast<py::array>();
             const auto indices = t[2].cast<py::array>();
-            const bool f32 = is_exact<float>(data), i32 = is_exact<int32_t>(indices);
-            if (f32 && i32) add_csr_block<float, int32_t>(out, t, n_atoms_total, n_features);
-            else if (f32) add_csr_block<float, int64_t>(out, t, n_atoms_total, n_features);
-            else if (i32) add_csr_block<double, int32_t>(out, t, n_atoms_total, n_features);
-            else add_csr_block<double, int64_t>(out, t, n_atoms_total, n_features);
+            const auto indptr = t[3].cast<py::array>();
+            with_csr({data, indices, indptr, t[4].cast<int64_t>(), t[5].cast<int64_t>()}, [&](const auto& Xv) {
+                out.keep.insert(out.keep.end(), {data, indices, indptr});
+                add_block(out, Xv, t, 6, n_atoms_total, n_features);
+            });
         } else {
             value_error(std::string(what) + ": each block must be a ('dense', ...) 7-tuple or a ('csr', ...) 11-tuple");
         }
