@@ -1,23 +1,42 @@
-// The one pybind11 module, rateopt._core. It only converts, checks cheap
-// invariants (dtypes, contiguity, lengths), allocates outputs while holding the
-// GIL, releases the GIL around the core call, and maps errors. The expensive
-// checks (finiteness, index ranges) are separate functions that the Python
-// boundary (rateopt.core) calls once per data object. No math lives here.
+// rateopt._core, the one pybind11 module. It only converts and checks the
+// arguments (dtypes, contiguity, lengths, cheap ranges), allocates outputs while
+// holding the GIL, releases the GIL around the core call, and maps errors. The
+// math lives in the headers under cpp/include/rateopt/ (no Python types there).
+// The expensive checks (finiteness, index ranges) are separate functions that
+// the Python boundary (rateopt.core) calls once per data object.
+//
+// Sections, in order (PYBIND11_MODULE at the end registers them in the same order):
+//   1. argument conversion and validation helpers
+//   2. the feature matrix: one dense/CSR dispatch to the concrete matrix view
+//   3. one-time data checks
+//   4. rate kernels (plain, offsets)
+//   5. kernel blocks (kernel models' features)
+//   6. multiplier updates, stationary distribution, projections
+//   7. SDCA
+//   8. the training loop
+//   9. build info, threads and test support
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "rateopt/kernel_block.hpp"
 #include "rateopt/lambda_player.hpp"
 #include "rateopt/matrix_view.hpp"
+#include "rateopt/offset_kernel.hpp"
 #include "rateopt/parallel.hpp"
 #include "rateopt/rate_kernel.hpp"
+#include "rateopt/sdca.hpp"
 #include "rateopt/simplex.hpp"
+#include "rateopt/train_loop.hpp"
 #include "rateopt/validate.hpp"
 
 namespace py = pybind11;
@@ -25,6 +44,10 @@ using std::int32_t;
 using std::int64_t;
 
 namespace {
+
+// ============================================================================
+// 1. Argument conversion and validation helpers
+// ============================================================================
 
 using darray = py::array_t<double, py::array::c_style>;
 
@@ -59,6 +82,20 @@ int check_threads(int n_threads) {
     if (n_threads < 1) value_error("n_threads must be >= 1 at the core boundary, got " + std::to_string(n_threads));
     return n_threads;
 }
+
+int64_t square_side(const darray& M, const char* name) {
+    if (M.ndim() != 2 || M.shape(0) != M.shape(1) || M.shape(0) < 1)
+        value_error(std::string(name) + " must be a non-empty square matrix");
+    return M.shape(0);
+}
+
+darray copy_of(const darray& a) {
+    darray out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+    std::copy(a.data(), a.data() + a.size(), out.mutable_data());
+    return out;
+}
+
+// ---- the arguments of the rate kernels and the training loop's datasets ------
 
 struct AtomArgs {
     py::array_t<int64_t, py::array::c_style> indptr;
@@ -106,6 +143,32 @@ CombinationArgs combination_args(const py::array& coef_in, const py::array& kind
     return c;
 }
 
+// The per-atom score offsets of the offset kernel: offset_ids (int32, one per
+// atom, in [-1, n_offsets)) and offsets (float64, finite).
+struct OffsetArgs {
+    py::array_t<int32_t, py::array::c_style> offset_ids;
+    darray offsets;
+    rateopt::AtomOffsets view;
+};
+
+OffsetArgs offset_args(const py::array& ids_in, const py::array& offsets_in, int64_t n_atoms) {
+    OffsetArgs o{borrow<int32_t>(ids_in, "offset_ids", 1), borrow<double>(offsets_in, "offsets", 1), {}};
+    check_len(o.offset_ids.shape(0), n_atoms, "offset_ids (n_atoms)");
+    const int64_t n_off = o.offsets.shape(0);
+    if (n_off > std::numeric_limits<int32_t>::max() - 1) value_error("offsets is too long");
+    for (int64_t i = 0; i < n_off; ++i)
+        if (!std::isfinite(o.offsets.at(i)))
+            value_error("offsets holds a non-finite value at position " + std::to_string(i));
+    for (int64_t a = 0; a < n_atoms; ++a) {
+        const int32_t g = o.offset_ids.at(a);
+        if (g < -1 || g >= n_off)
+            value_error("offset_ids holds " + std::to_string(g) + " at atom " + std::to_string(a) +
+                        ", outside [-1, n_offsets=" + std::to_string(n_off) + ")");
+    }
+    o.view = rateopt::AtomOffsets{o.offset_ids.data(), o.offsets.data(), n_off};
+    return o;
+}
+
 // The optional minibatch rows of a kernel pass (None: every row), borrowed and range-checked.
 struct RowsArg {
     py::array_t<int64_t, py::array::c_style> arr;
@@ -123,7 +186,12 @@ struct RowsArg {
     }
 };
 
-// ---- the feature matrix ------------------------------------------------------
+// ============================================================================
+// 2. The feature matrix: one dispatch to the concrete matrix view
+// ============================================================================
+// with_dense and with_csr borrow X and call f with its concrete view, so f (a
+// generic lambda) is instantiated once per layout: DenseView<float|double>,
+// CsrView<float|double, int32_t|int64_t>.
 
 // X's ndim, checked by the dense entry points before anything else.
 void check_matrix_ndim(const py::array& X) {
@@ -179,59 +247,9 @@ auto with_csr(const CsrArg& X, F&& f) {
     return f(csr_view<double, int64_t>(X));
 }
 
-// ---- rate kernel -------------------------------------------------------------
-
-template <class Matrix>
-py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
-                     const CombinationArgs& cb, double margin, const py::object& rows_in, int n_threads) {
-    auto theta = borrow<double>(theta_in, "theta", 1);
-    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
-    const RowsArg batch(rows_in, X.n_rows);
-    const int64_t* rows = batch.rows;
-    const int64_t n_batch = batch.n_batch;
-    check_threads(n_threads);
-    const int64_t n_atoms = atoms.view.n_atoms;
-    const int64_t k = cb.view.k;
-    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
-    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
-    darray grad({n_grads, X.n_cols});
-    rateopt::RateKernelOutput out{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
-                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
-                                  grad_bias.mutable_data()};
-    {
-        py::gil_scoped_release release;
-        rateopt::rate_kernel(X, theta.data(), bias, atoms.view, cb.view, margin, rows, n_batch, n_threads, out);
-    }
-    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, out.n_nonfinite_scores);
-}
-
-py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double bias,
-                            const py::array& atom_indptr, const py::array& atom_indices,
-                            const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
-                            const py::array& proxies, const py::array& grad_weights, bool separate,
-                            double margin, const py::object& rows, int n_threads) {
-    check_matrix_ndim(X);
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
-    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    return with_dense(X, [&](const auto& Xv) {
-        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
-    });
-}
-
-py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr,
-                          int64_t n, int64_t d, const py::array& theta, double bias,
-                          const py::array& atom_indptr, const py::array& atom_indices,
-                          const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
-                          const py::array& proxies, const py::array& grad_weights, bool separate,
-                          double margin, const py::object& rows, int n_threads) {
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
-    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
-        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
-    });
-}
-
-// ---- one-time checks -------------------------------------------------------
+// ============================================================================
+// 3. One-time data checks (the Python boundary runs them once per data object)
+// ============================================================================
 
 int64_t first_nonfinite(const py::array& a, int n_threads) {
     check_threads(n_threads);
@@ -285,100 +303,126 @@ uint64_t memory_floor(const py::array& a, int n_threads) {
     return rateopt::stream_checksum(bytes, n_bytes, n_threads);
 }
 
-// ---- lambda player ---------------------------------------------------------
+// ============================================================================
+// 4. Rate kernels: plain and with per-atom offsets (AUC, issue 11)
+// ============================================================================
+// The combinations' proxies (hinge, logistic, ramp) and the k-combination
+// gradients are the core's (rate_kernel.hpp, offset_kernel.hpp).
 
-int64_t square_side(const darray& M, const char* name) {
-    if (M.ndim() != 2 || M.shape(0) != M.shape(1) || M.shape(0) < 1)
-        value_error(std::string(name) + " must be a non-empty square matrix");
-    return M.shape(0);
-}
-
-darray copy_of(const darray& a) {
-    darray out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
-    std::copy(a.data(), a.data() + a.size(), out.mutable_data());
-    return out;
-}
-
-darray swap_update_multiplicative(const py::array& log_M_in, const py::array& delta_in,
-                                  const py::array& lam_in, double eta, double floor) {
-    auto log_M = borrow<double>(log_M_in, "log_M", 2);
-    auto delta = borrow<double>(delta_in, "delta", 1);
-    auto lam = borrow<double>(lam_in, "lam", 1);
-    const int64_t k = square_side(log_M, "log_M");
-    check_len(delta.shape(0), k, "delta");
-    check_len(lam.shape(0), k, "lam");
-    if (!(floor >= 0.0 && floor * static_cast<double>(k) < 1.0))
-        value_error("floor must be >= 0 and below 1 / k (k = " + std::to_string(k) + ")");
-    darray out = copy_of(log_M);
-    rateopt::swap_update_multiplicative(out.mutable_data(), delta.data(), lam.data(), k, eta,
-                                        rateopt::log_floor_of(floor));
-    return out;
-}
-
-darray swap_update_additive(const py::array& M_in, const py::array& delta_in, const py::array& lam_in,
-                            double eta) {
-    auto M = borrow<double>(M_in, "M", 2);
-    auto delta = borrow<double>(delta_in, "delta", 1);
-    auto lam = borrow<double>(lam_in, "lam", 1);
-    const int64_t k = square_side(M, "M");
-    check_len(delta.shape(0), k, "delta");
-    check_len(lam.shape(0), k, "lam");
-    darray out = copy_of(M);
-    rateopt::swap_update_additive(out.mutable_data(), delta.data(), lam.data(), k, eta);
-    return out;
-}
-
-py::tuple stationary_distribution(const py::array& M_in, const py::array& lam0_in, double tol,
-                                  int64_t max_iter) {
-    auto M = borrow<double>(M_in, "M", 2);
-    auto lam0 = borrow<double>(lam0_in, "lam0", 1);
-    const int64_t k = square_side(M, "M");
-    check_len(lam0.shape(0), k, "lam0");
-    if (max_iter < 0) value_error("max_iter must be >= 0");
-    darray lam = copy_of(lam0);
-    rateopt::StationaryInfo info;
+template <class Matrix>
+py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
+                     const CombinationArgs& cb, double margin, const py::object& rows_in, int n_threads) {
+    auto theta = borrow<double>(theta_in, "theta", 1);
+    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
+    const RowsArg batch(rows_in, X.n_rows);
+    const int64_t* rows = batch.rows;
+    const int64_t n_batch = batch.n_batch;
+    check_threads(n_threads);
+    const int64_t n_atoms = atoms.view.n_atoms;
+    const int64_t k = cb.view.k;
+    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
+    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
+    darray grad({n_grads, X.n_cols});
+    rateopt::RateKernelOutput out{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
+                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
+                                  grad_bias.mutable_data()};
     {
         py::gil_scoped_release release;
-        info = rateopt::stationary_distribution(M.data(), k, lam.mutable_data(), tol, max_iter);
+        rateopt::rate_kernel(X, theta.data(), bias, atoms.view, cb.view, margin, rows, n_batch, n_threads, out);
     }
-    return py::make_tuple(lam, info.n_iter, info.fallback, info.residual);
+    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, out.n_nonfinite_scores);
 }
 
-darray external_update_multiplicative(const py::array& log_lam_in, const py::array& delta_in, double eta) {
-    auto log_lam = borrow<double>(log_lam_in, "log_lam", 1);
-    auto delta = borrow<double>(delta_in, "delta", 1);
-    check_len(delta.shape(0), log_lam.shape(0), "delta");
-    darray out = copy_of(log_lam);
-    rateopt::external_update_multiplicative(out.mutable_data(), delta.data(), out.shape(0), eta);
-    return out;
+py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double bias,
+                            const py::array& atom_indptr, const py::array& atom_indices,
+                            const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
+                            const py::array& proxies, const py::array& grad_weights, bool separate,
+                            double margin, const py::object& rows, int n_threads) {
+    check_matrix_ndim(X);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    return with_dense(X, [&](const auto& Xv) {
+        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+    });
 }
 
-darray external_update_additive(const py::array& lam_in, const py::array& delta_in, double eta, bool simplex,
-                                double radius) {
-    auto lam = borrow<double>(lam_in, "lam", 1);
-    auto delta = borrow<double>(delta_in, "delta", 1);
-    check_len(delta.shape(0), lam.shape(0), "delta");
-    darray out = copy_of(lam);
-    rateopt::external_update_additive(out.mutable_data(), delta.data(), out.shape(0), eta, simplex, radius);
-    return out;
+py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr,
+                          int64_t n, int64_t d, const py::array& theta, double bias,
+                          const py::array& atom_indptr, const py::array& atom_indices,
+                          const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
+                          const py::array& proxies, const py::array& grad_weights, bool separate,
+                          double margin, const py::object& rows, int n_threads) {
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
+        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+    });
 }
 
-darray project_simplex(const py::array& v_in, double radius) {
-    auto v = borrow<double>(v_in, "v", 1);
-    darray out = copy_of(v);
-    rateopt::project_simplex(v.data(), v.shape(0), radius, out.mutable_data());
-    return out;
+template <class Matrix>
+py::tuple run_offset_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
+                            const OffsetArgs& off, const CombinationArgs& cb, double margin,
+                            const py::object& rows_in, int n_threads) {
+    auto theta = borrow<double>(theta_in, "theta", 1);
+    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
+    const RowsArg batch(rows_in, X.n_rows);
+    const int64_t* rows = batch.rows;
+    const int64_t n_batch = batch.n_batch;
+    check_threads(n_threads);
+    if (!std::isfinite(bias)) value_error("bias must be finite");
+    if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
+    const int64_t n_atoms = atoms.view.n_atoms;
+    const int64_t k = cb.view.k;
+    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
+    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
+    darray grad({n_grads, X.n_cols});
+    darray grad_offsets({n_grads, off.view.n_offsets});
+    rateopt::OffsetKernelOutput out{
+        rateopt::RateKernelOutput{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
+                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
+                                  grad_bias.mutable_data()},
+        grad_offsets.mutable_data()};
+    {
+        py::gil_scoped_release release;
+        rateopt::offset_rate_kernel(X, theta.data(), bias, atoms.view, off.view, cb.view, margin, rows, n_batch,
+                                    n_threads, out);
+    }
+    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets,
+                          out.base.n_nonfinite_scores);
 }
 
-darray project_l1_ball_nonneg(const py::array& v_in, double radius) {
-    auto v = borrow<double>(v_in, "v", 1);
-    darray out = copy_of(v);
-    rateopt::project_l1_ball_nonneg(v.data(), v.shape(0), radius, out.mutable_data());
-    return out;
+py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double bias,
+                              const py::array& atom_indptr, const py::array& atom_indices,
+                              const py::array& atom_weights, int64_t n_atoms, const py::array& offset_ids,
+                              const py::array& offsets, const py::array& coef_in, const py::array& proxies,
+                              const py::array& grad_weights, bool separate, double margin, const py::object& rows,
+                              int n_threads) {
+    check_matrix_ndim(X);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
+    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    return with_dense(X, [&](const auto& Xv) {
+        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+    });
 }
 
+py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                            int64_t d, const py::array& theta, double bias, const py::array& atom_indptr,
+                            const py::array& atom_indices, const py::array& atom_weights, int64_t n_atoms,
+                            const py::array& offset_ids, const py::array& offsets, const py::array& coef_in,
+                            const py::array& proxies, const py::array& grad_weights, bool separate, double margin,
+                            const py::object& rows, int n_threads) {
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
+        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+    });
+}
 
-// ---- kernel blocks ----------------------------------------------------------
+// ============================================================================
+// 5. Kernel blocks: K(X, landmarks) and the Gram transform (kernel models)
+// ============================================================================
 
 rateopt::KernelParams kernel_params(int kind, double gamma, double coef0, double degree) {
     if (kind < 0 || kind > 3) value_error("kernel kind must be 0..3 (linear, poly, rbf, laplacian)");
@@ -465,191 +509,95 @@ void gram_transform(const py::array& G, const py::object& xsq_in, const py::obje
     rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
 }
 
-// ---- test support -------------------------------------------------------------
+// ============================================================================
+// 6. Multiplier updates, stationary distribution, projections
+// ============================================================================
 
-// Calls fn() on the master thread of an OpenMP parallel region of n_outer
-// threads (the GIL released around the region, taken again for the call), and
-// returns the outer team's size. Core calls made by fn then run as nested
-// regions, which OpenMP gives a team of one by default: the tests use this to
-// check every entry point from inside another parallel region.
-int call_in_parallel_region(const py::function& fn, int n_outer) {
-    check_threads(n_outer);
-    int team = 1;
-    std::exception_ptr error;
+darray swap_update_multiplicative(const py::array& log_M_in, const py::array& delta_in,
+                                  const py::array& lam_in, double eta, double floor) {
+    auto log_M = borrow<double>(log_M_in, "log_M", 2);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    auto lam = borrow<double>(lam_in, "lam", 1);
+    const int64_t k = square_side(log_M, "log_M");
+    check_len(delta.shape(0), k, "delta");
+    check_len(lam.shape(0), k, "lam");
+    if (!(floor >= 0.0 && floor * static_cast<double>(k) < 1.0))
+        value_error("floor must be >= 0 and below 1 / k (k = " + std::to_string(k) + ")");
+    darray out = copy_of(log_M);
+    rateopt::swap_update_multiplicative(out.mutable_data(), delta.data(), lam.data(), k, eta,
+                                        rateopt::log_floor_of(floor));
+    return out;
+}
+
+darray swap_update_additive(const py::array& M_in, const py::array& delta_in, const py::array& lam_in,
+                            double eta) {
+    auto M = borrow<double>(M_in, "M", 2);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    auto lam = borrow<double>(lam_in, "lam", 1);
+    const int64_t k = square_side(M, "M");
+    check_len(delta.shape(0), k, "delta");
+    check_len(lam.shape(0), k, "lam");
+    darray out = copy_of(M);
+    rateopt::swap_update_additive(out.mutable_data(), delta.data(), lam.data(), k, eta);
+    return out;
+}
+
+py::tuple stationary_distribution(const py::array& M_in, const py::array& lam0_in, double tol,
+                                  int64_t max_iter) {
+    auto M = borrow<double>(M_in, "M", 2);
+    auto lam0 = borrow<double>(lam0_in, "lam0", 1);
+    const int64_t k = square_side(M, "M");
+    check_len(lam0.shape(0), k, "lam0");
+    if (max_iter < 0) value_error("max_iter must be >= 0");
+    darray lam = copy_of(lam0);
+    rateopt::StationaryInfo info;
     {
         py::gil_scoped_release release;
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp parallel num_threads(n_outer)
-#endif
-        {
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp master
-#endif
-            {
-#if defined(ROPT_HAVE_OPENMP)
-                team = omp_get_num_threads();
-#endif
-                try {
-                    py::gil_scoped_acquire acquire;
-                    fn();
-                } catch (...) {
-                    error = std::current_exception();
-                }
-            }
-        }
+        info = rateopt::stationary_distribution(M.data(), k, lam.mutable_data(), tol, max_iter);
     }
-    if (error) std::rethrow_exception(error);
-    return team;
+    return py::make_tuple(lam, info.n_iter, info.fallback, info.residual);
 }
 
-py::dict build_info() {
-    py::dict info;
-    info["openmp"] = rateopt::openmp_enabled();
-#if defined(_OPENMP)
-    info["openmp_version"] = static_cast<int>(_OPENMP);
-#else
-    info["openmp_version"] = py::none();
-#endif
-#if defined(__clang__)
-    info["compiler"] = std::string("clang ") + __clang_version__;
-#elif defined(__GNUC__)
-    info["compiler"] = std::string("gcc ") + __VERSION__;
-#elif defined(_MSC_VER)
-    info["compiler"] = std::string("msvc ") + std::to_string(_MSC_VER);
-#else
-    info["compiler"] = "unknown";
-#endif
-    info["cplusplus"] = static_cast<long>(__cplusplus);
-#if defined(NDEBUG)
-    info["debug"] = false;
-#else
-    info["debug"] = true;
-#endif
-    info["version"] = ROPT_VERSION_INFO;
-    return info;
+darray external_update_multiplicative(const py::array& log_lam_in, const py::array& delta_in, double eta) {
+    auto log_lam = borrow<double>(log_lam_in, "log_lam", 1);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    check_len(delta.shape(0), log_lam.shape(0), "delta");
+    darray out = copy_of(log_lam);
+    rateopt::external_update_multiplicative(out.mutable_data(), delta.data(), out.shape(0), eta);
+    return out;
 }
 
-}  // namespace
-
-// --- offset-atom kernel (AUC, issue 11) ---------------------------------------
-// rateopt::offset_rate_kernel (offset_kernel.hpp): the rate kernel with a
-// trainable score offset per atom. Same conversions and checks as the plain
-// kernel, plus offset_ids (int32, one per atom, in [-1, n_offsets)) and
-// offsets (float64, finite). Registered by register_offset_kernel below.
-#include "rateopt/offset_kernel.hpp"
-
-namespace {
-
-struct OffsetArgs {
-    py::array_t<int32_t, py::array::c_style> offset_ids;
-    darray offsets;
-    rateopt::AtomOffsets view;
-};
-
-OffsetArgs offset_args(const py::array& ids_in, const py::array& offsets_in, int64_t n_atoms) {
-    OffsetArgs o{borrow<int32_t>(ids_in, "offset_ids", 1), borrow<double>(offsets_in, "offsets", 1), {}};
-    check_len(o.offset_ids.shape(0), n_atoms, "offset_ids (n_atoms)");
-    const int64_t n_off = o.offsets.shape(0);
-    if (n_off > std::numeric_limits<int32_t>::max() - 1) value_error("offsets is too long");
-    for (int64_t i = 0; i < n_off; ++i)
-        if (!std::isfinite(o.offsets.at(i)))
-            value_error("offsets holds a non-finite value at position " + std::to_string(i));
-    for (int64_t a = 0; a < n_atoms; ++a) {
-        const int32_t g = o.offset_ids.at(a);
-        if (g < -1 || g >= n_off)
-            value_error("offset_ids holds " + std::to_string(g) + " at atom " + std::to_string(a) +
-                        ", outside [-1, n_offsets=" + std::to_string(n_off) + ")");
-    }
-    o.view = rateopt::AtomOffsets{o.offset_ids.data(), o.offsets.data(), n_off};
-    return o;
+darray external_update_additive(const py::array& lam_in, const py::array& delta_in, double eta, bool simplex,
+                                double radius) {
+    auto lam = borrow<double>(lam_in, "lam", 1);
+    auto delta = borrow<double>(delta_in, "delta", 1);
+    check_len(delta.shape(0), lam.shape(0), "delta");
+    darray out = copy_of(lam);
+    rateopt::external_update_additive(out.mutable_data(), delta.data(), out.shape(0), eta, simplex, radius);
+    return out;
 }
 
-template <class Matrix>
-py::tuple run_offset_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
-                            const OffsetArgs& off, const CombinationArgs& cb, double margin,
-                            const py::object& rows_in, int n_threads) {
-    auto theta = borrow<double>(theta_in, "theta", 1);
-    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
-    const RowsArg batch(rows_in, X.n_rows);
-    const int64_t* rows = batch.rows;
-    const int64_t n_batch = batch.n_batch;
-    check_threads(n_threads);
-    if (!std::isfinite(bias)) value_error("bias must be finite");
-    if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
-    const int64_t n_atoms = atoms.view.n_atoms;
-    const int64_t k = cb.view.k;
-    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
-    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
-    darray grad({n_grads, X.n_cols});
-    darray grad_offsets({n_grads, off.view.n_offsets});
-    rateopt::OffsetKernelOutput out{
-        rateopt::RateKernelOutput{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
-                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
-                                  grad_bias.mutable_data()},
-        grad_offsets.mutable_data()};
-    {
-        py::gil_scoped_release release;
-        rateopt::offset_rate_kernel(X, theta.data(), bias, atoms.view, off.view, cb.view, margin, rows, n_batch,
-                                    n_threads, out);
-    }
-    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets,
-                          out.base.n_nonfinite_scores);
+darray project_simplex(const py::array& v_in, double radius) {
+    auto v = borrow<double>(v_in, "v", 1);
+    darray out = copy_of(v);
+    rateopt::project_simplex(v.data(), v.shape(0), radius, out.mutable_data());
+    return out;
 }
 
-py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double bias,
-                              const py::array& atom_indptr, const py::array& atom_indices,
-                              const py::array& atom_weights, int64_t n_atoms, const py::array& offset_ids,
-                              const py::array& offsets, const py::array& coef_in, const py::array& proxies,
-                              const py::array& grad_weights, bool separate, double margin, const py::object& rows,
-                              int n_threads) {
-    check_matrix_ndim(X);
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
-    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
-    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    return with_dense(X, [&](const auto& Xv) {
-        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
-    });
+darray project_l1_ball_nonneg(const py::array& v_in, double radius) {
+    auto v = borrow<double>(v_in, "v", 1);
+    darray out = copy_of(v);
+    rateopt::project_l1_ball_nonneg(v.data(), v.shape(0), radius, out.mutable_data());
+    return out;
 }
 
-py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                            int64_t d, const py::array& theta, double bias, const py::array& atom_indptr,
-                            const py::array& atom_indices, const py::array& atom_weights, int64_t n_atoms,
-                            const py::array& offset_ids, const py::array& offsets, const py::array& coef_in,
-                            const py::array& proxies, const py::array& grad_weights, bool separate, double margin,
-                            const py::object& rows, int n_threads) {
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
-    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
-    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
-        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
-    });
-}
-
-void register_offset_kernel(py::module_& m) {
-    m.def("offset_kernel_dense", &offset_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
-          py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
-          py::arg("offset_ids"), py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
-          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
-    m.def("offset_kernel_csr", &offset_kernel_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("n_samples"), py::arg("n_features"), py::arg("theta"), py::arg("bias"), py::arg("atom_indptr"),
-          py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"), py::arg("offset_ids"),
-          py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
-          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
-}
-
-}  // namespace
-// --- end offset-atom kernel (AUC, issue 11) -----------------------------------
-
-// --- SDCA solver (issue 12) --------------------------------------------------
-// sdca_two_sided_hinge_{dense,csr}: borrow, check (lengths, finiteness and
-// signs of the weights and starts, the scalar ranges: O(n + d), cheap next to
-// one epoch), allocate theta and xi, release the GIL around the solver. X's
-// finiteness is the FeatureMatrix's one-time check (rateopt.core).
-#include <cmath>
-
-#include "rateopt/sdca.hpp"
-
-namespace {
+// ============================================================================
+// 7. SDCA: the weighted two-sided hinge solver (issue 12)
+// ============================================================================
+// Borrow, check (lengths, finiteness and signs of the weights and starts, the
+// scalar ranges: O(n + d), cheap next to one epoch), allocate theta and xi,
+// release the GIL around the solver. X's finiteness is the FeatureMatrix's
+// one-time check (rateopt.core).
 
 struct SdcaArgs {
     darray A, B, xi0, theta0;
@@ -742,32 +690,16 @@ py::tuple sdca_csr(const py::array& data, const py::array& indices, const py::ar
     return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) { return run_sdca(Xv, args); });
 }
 
-void register_sdca(py::module_& m) {
-    m.def("sdca_two_sided_hinge_dense", &sdca_dense, py::arg("X"), py::arg("A"), py::arg("B"), py::arg("lam"),
-          py::arg("tau"), py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"),
-          py::arg("bias0"), py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
-    m.def("sdca_two_sided_hinge_csr", &sdca_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("n_samples"), py::arg("n_features"), py::arg("A"), py::arg("B"), py::arg("lam"), py::arg("tau"),
-          py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"), py::arg("bias0"),
-          py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
-}
-
-}  // namespace
-// --- end of the SDCA solver (issue 12) ---------------------------------------
-
-// --- core training loop (issue 14 item 1) -------------------------------------
-// train_loop: borrows every dataset (a tuple per block, see core.run_train_loop),
+// ============================================================================
+// 8. The training loop (issue 14 item 1)
+// ============================================================================
+// train_loop borrows every dataset (a tuple per block, see core.run_train_loop),
 // the game's rate maps, the players' state and the record buffers (all
 // caller-owned numpy arrays, written in place), checks shapes and index ranges,
 // then runs rateopt::run_train_loop with the GIL released. The callback, when
 // given, is called with the GIL taken for the call only; an exception it raises
-// stops the loop and is re-raised here.
-#include <memory>
-#include <vector>
-
-#include "rateopt/train_loop.hpp"
-
-namespace {
+// stops the loop and is re-raised here. Each dict is converted by its own
+// function below, in the order train_loop reads them.
 
 template <class T>
 T dict_get(const py::dict& d, const char* group, const char* key) {
@@ -835,32 +767,38 @@ LoopBlocks loop_blocks(const py::list& blocks, int64_t n_atoms_total, int64_t n_
     return out;
 }
 
-py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, const py::dict& game,
-                     const py::dict& model, const py::dict& mult, const py::dict& state, const py::dict& schedule,
-                     const py::dict& records, const py::object& callback) {
+// The game: its kind, the rate maps (C, kappa, c0), the objective's proxy and margin.
+struct LoopGameArgs {
+    darray C, kappa, c0;
     rateopt::LoopGameSpec spec;
+};
+
+LoopGameArgs loop_game(const py::dict& game) {
     const auto g = dict_get<int32_t>(game, "game", "game");
     if (!rateopt::valid_loop_game(g)) value_error("game must be 0..3 (proxy-swap, proxy-external, lagrangian-hinge, unconstrained)");
+    LoopGameArgs a{borrow<double>(dict_get<py::array>(game, "game", "C"), "C", 2),
+                   borrow<double>(dict_get<py::array>(game, "game", "kappa"), "kappa", 1),
+                   borrow<double>(dict_get<py::array>(game, "game", "c0"), "c0", 1), {}};
+    rateopt::LoopGameSpec& spec = a.spec;
     spec.game = static_cast<rateopt::LoopGame>(g);
-    auto C = borrow<double>(dict_get<py::array>(game, "game", "C"), "C", 2);
-    auto kappa = borrow<double>(dict_get<py::array>(game, "game", "kappa"), "kappa", 1);
-    auto c0 = borrow<double>(dict_get<py::array>(game, "game", "c0"), "c0", 1);
-    spec.n_atoms = c0.shape(0);
-    spec.n_constraints = C.shape(0);
+    spec.n_atoms = a.c0.shape(0);
+    spec.n_constraints = a.C.shape(0);
     spec.n_features = dict_get<int64_t>(game, "game", "n_features");
-    check_len(C.shape(1), spec.n_atoms, "C rows (n_atoms)");
-    check_len(kappa.shape(0), spec.n_constraints, "kappa (n_constraints)");
-    spec.C = C.data();
-    spec.kappa = kappa.data();
-    spec.c0 = c0.data();
+    check_len(a.C.shape(1), spec.n_atoms, "C rows (n_atoms)");
+    check_len(a.kappa.shape(0), spec.n_constraints, "kappa (n_constraints)");
+    spec.C = a.C.data();
+    spec.kappa = a.kappa.data();
+    spec.c0 = a.c0.data();
     const auto proxy = dict_get<int32_t>(game, "game", "objective_proxy");
     if (proxy != static_cast<int32_t>(rateopt::ProxyKind::hinge) && proxy != static_cast<int32_t>(rateopt::ProxyKind::logistic))
         value_error("objective_proxy must be the hinge (0) or the logistic (1)");
     spec.objective_proxy = static_cast<rateopt::ProxyKind>(proxy);
     spec.margin = dict_get<double>(game, "game", "margin");
     if (!(std::isfinite(spec.margin) && spec.margin > 0)) value_error("margin must be a positive finite number");
-    const int64_t m = spec.n_constraints, d = spec.n_features, A = spec.n_atoms;
+    return a;
+}
 
+rateopt::ModelStepSettings model_settings(const py::dict& model) {
     rateopt::ModelStepSettings ms;
     const auto opt = dict_get<int32_t>(model, "model", "optimizer");
     if (!rateopt::valid_loop_optimizer(opt)) value_error("optimizer must be 0..2 (sgd, adagrad, adam)");
@@ -874,7 +812,10 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     if (!(std::isfinite(ms.learning_rate) && ms.learning_rate > 0)) value_error("learning_rate must be a positive finite number");
     if (!(std::isfinite(ms.l2) && ms.l2 >= 0)) value_error("l2 must be a non-negative finite number");
     if (ms.has_radius && !(ms.radius > 0)) value_error("radius must be > 0");
+    return ms;
+}
 
+rateopt::MultiplierSettings multiplier_settings(const py::dict& mult, int64_t m) {
     rateopt::MultiplierSettings mu;
     mu.eta = dict_get<double>(mult, "multipliers", "eta");
     mu.multiplicative = dict_get<bool>(mult, "multipliers", "multiplicative");
@@ -886,34 +827,53 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     if (!lr.is_none()) mu.lambda_radius = lr.cast<double>();
     if (!(std::isfinite(mu.eta) && mu.eta >= 0)) value_error("eta_lambda must be a non-negative finite number");
     if (!(mu.lambda_radius > 0)) value_error("lambda_radius must be > 0");
+    return mu;
+}
 
-    const int64_t k = m + 1;
-    auto theta = writable<double>(state, "state", "theta", 1);
-    auto bias = writable<double>(state, "state", "bias", 1);
-    auto opt_m = writable<double>(state, "state", "opt_m", 1);
-    auto opt_v = writable<double>(state, "state", "opt_v", 1);
-    auto opt_t = writable<int64_t>(state, "state", "opt_t", 1);
-    auto matrix = writable<double>(state, "state", "matrix", 2);
-    auto lam = writable<double>(state, "state", "lam", 1);
-    check_len(theta.shape(0), d, "theta (n_features)");
-    check_len(bias.shape(0), 1, "bias");
-    check_len(opt_m.shape(0), d + 1, "opt_m (n_features + 1)");
-    check_len(opt_v.shape(0), d + 1, "opt_v (n_features + 1)");
-    check_len(opt_t.shape(0), 1, "opt_t");
+// The players' state (theta, bias, the optimizer's moments, the multipliers), written in place.
+struct LoopStateArgs {
+    darray theta, bias, opt_m, opt_v;
+    py::array_t<int64_t, py::array::c_style> opt_t;
+    darray matrix, lam;
+    rateopt::LoopState view;
+};
+
+LoopStateArgs loop_state(const py::dict& state, const rateopt::LoopGameSpec& spec) {
+    const int64_t m = spec.n_constraints, d = spec.n_features, k = m + 1;
+    LoopStateArgs a{writable<double>(state, "state", "theta", 1),   writable<double>(state, "state", "bias", 1),
+                    writable<double>(state, "state", "opt_m", 1),   writable<double>(state, "state", "opt_v", 1),
+                    writable<int64_t>(state, "state", "opt_t", 1),  writable<double>(state, "state", "matrix", 2),
+                    writable<double>(state, "state", "lam", 1),     {}};
+    check_len(a.theta.shape(0), d, "theta (n_features)");
+    check_len(a.bias.shape(0), 1, "bias");
+    check_len(a.opt_m.shape(0), d + 1, "opt_m (n_features + 1)");
+    check_len(a.opt_v.shape(0), d + 1, "opt_v (n_features + 1)");
+    check_len(a.opt_t.shape(0), 1, "opt_t");
     if (spec.game == rateopt::LoopGame::proxy_swap) {
-        check_len(matrix.shape(0), k, "matrix (n_constraints + 1)");
-        check_len(matrix.shape(1), k, "matrix columns (n_constraints + 1)");
-        check_len(lam.shape(0), k, "lam (n_constraints + 1)");
+        check_len(a.matrix.shape(0), k, "matrix (n_constraints + 1)");
+        check_len(a.matrix.shape(1), k, "matrix columns (n_constraints + 1)");
+        check_len(a.lam.shape(0), k, "lam (n_constraints + 1)");
     } else if (spec.game != rateopt::LoopGame::unconstrained) {
-        check_len(lam.shape(0), m, "lam (n_constraints)");
+        check_len(a.lam.shape(0), m, "lam (n_constraints)");
     }
-    rateopt::LoopState st{theta.mutable_data(), bias.mutable_data(), opt_m.mutable_data(), opt_v.mutable_data(),
-                          opt_t.mutable_data(), matrix.mutable_data(), lam.mutable_data()};
+    a.view = rateopt::LoopState{a.theta.mutable_data(), a.bias.mutable_data(), a.opt_m.mutable_data(),
+                                a.opt_v.mutable_data(), a.opt_t.mutable_data(), a.matrix.mutable_data(),
+                                a.lam.mutable_data()};
+    return a;
+}
 
-    LoopBlocks blocks = loop_blocks(blocks_in, A, d, "blocks");
-    if (blocks.views.empty()) value_error("blocks must hold at least one dataset");
+// The iterations this call runs and, for minibatches, the rows of each sampled block per iteration.
+struct LoopScheduleArgs {
+    py::array_t<int64_t, py::array::c_style> rows;
+    py::array_t<uint8_t, py::array::c_style> sampled;
+    rateopt::LoopSchedule view;
+};
 
-    rateopt::LoopSchedule sch;
+LoopScheduleArgs loop_schedule(const py::dict& schedule, const LoopBlocks& blocks) {
+    LoopScheduleArgs a;
+    rateopt::LoopSchedule& sch = a.view;
+    auto& rows = a.rows;
+    auto& sampled = a.sampled;
     sch.t_begin = dict_get<int64_t>(schedule, "schedule", "t_begin");
     sch.t_end = dict_get<int64_t>(schedule, "schedule", "t_end");
     sch.n_iter = dict_get<int64_t>(schedule, "schedule", "n_iter");
@@ -924,8 +884,6 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
         value_error("the schedule needs 0 <= t_begin <= t_end <= n_iter");
     if (sch.record_every < 1) value_error("record_every must be >= 1");
     if (sch.progress_every < 0) value_error("progress_every must be >= 0");
-    py::array_t<int64_t, py::array::c_style> rows;
-    py::array_t<uint8_t, py::array::c_style> sampled;
     const auto rows_in = dict_get<py::object>(schedule, "schedule", "rows");
     if (!rows_in.is_none()) {
         rows = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 3);
@@ -950,13 +908,30 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
         sch.rows = rows.data();
         sch.sampled = sampled.data();
     }
+    return a;
+}
 
-    rateopt::LoopRecords rec;
-    auto w = writable<double>(records, "records", "weights", 2);
-    auto b = writable<double>(records, "records", "biases", 1);
-    auto its = writable<int64_t>(records, "records", "iterations", 1);
-    auto mults = writable<double>(records, "records", "multipliers", 2);
-    auto rates = writable<double>(records, "records", "rates", 2);
+// The record buffers (one row per recorded iteration), written in place; val_rates is train_loop's.
+struct LoopRecordsArgs {
+    darray weights, biases;
+    py::array_t<int64_t, py::array::c_style> iterations;
+    darray multipliers, rates;
+    rateopt::LoopRecords view;
+};
+
+LoopRecordsArgs loop_records(const py::dict& records, const rateopt::LoopSchedule& sch, int64_t k, int64_t A,
+                             int64_t d) {
+    LoopRecordsArgs a{writable<double>(records, "records", "weights", 2),
+                      writable<double>(records, "records", "biases", 1),
+                      writable<int64_t>(records, "records", "iterations", 1),
+                      writable<double>(records, "records", "multipliers", 2),
+                      writable<double>(records, "records", "rates", 2), {}};
+    rateopt::LoopRecords& rec = a.view;
+    auto& w = a.weights;
+    auto& b = a.biases;
+    auto& its = a.iterations;
+    auto& mults = a.multipliers;
+    auto& rates = a.rates;
     rec.capacity = w.shape(0);
     rec.count = dict_get<int64_t>(records, "records", "count");
     check_len(w.shape(1), d, "records['weights'] columns (n_features)");
@@ -975,21 +950,15 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     rec.iterations = its.mutable_data();
     rec.multipliers = mults.mutable_data();
     rec.rates = rates.mutable_data();
+    return a;
+}
 
-    LoopBlocks val_blocks;
-    py::array_t<double, py::array::c_style> val_rates;
-    if (py::len(val_blocks_in)) {
-        val_rates = writable<double>(records, "records", "val_rates", 2);
-        check_len(val_rates.shape(0), rec.capacity, "records['val_rates']");
-        rec.n_val_atoms = val_rates.shape(1);
-        val_blocks = loop_blocks(val_blocks_in, rec.n_val_atoms, d, "val_blocks");
-        rec.val_rates = val_rates.mutable_data();
-    }
-
-    std::exception_ptr error;
+// The callback as the loop calls it: with the GIL taken for the call; an
+// exception it raises is kept in `error` and stops the loop.
+rateopt::LoopCallback loop_callback(const py::object& callback, std::exception_ptr& error) {
     rateopt::LoopCallback cb;
     if (!callback.is_none()) {
-        cb = [&](int64_t t, int64_t n_records) -> bool {
+        cb = [&callback, &error](int64_t t, int64_t n_records) -> bool {
             py::gil_scoped_acquire acquire;
             try {
                 const py::object out = callback(t, n_records);
@@ -1002,29 +971,127 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
             }
         };
     }
+    return cb;
+}
+
+py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, const py::dict& game,
+                     const py::dict& model, const py::dict& mult, const py::dict& state, const py::dict& schedule,
+                     const py::dict& records, const py::object& callback) {
+    const LoopGameArgs game_args = loop_game(game);
+    const rateopt::LoopGameSpec& spec = game_args.spec;
+    const int64_t m = spec.n_constraints, d = spec.n_features, A = spec.n_atoms;
+    const rateopt::ModelStepSettings ms = model_settings(model);
+    const rateopt::MultiplierSettings mu = multiplier_settings(mult, m);
+    LoopStateArgs st = loop_state(state, spec);
+
+    LoopBlocks blocks = loop_blocks(blocks_in, A, d, "blocks");
+    if (blocks.views.empty()) value_error("blocks must hold at least one dataset");
+
+    const LoopScheduleArgs schedule_args = loop_schedule(schedule, blocks);
+    const rateopt::LoopSchedule& sch = schedule_args.view;
+    LoopRecordsArgs records_args = loop_records(records, sch, m + 1, A, d);
+    rateopt::LoopRecords& rec = records_args.view;
+
+    LoopBlocks val_blocks;
+    py::array_t<double, py::array::c_style> val_rates;
+    if (py::len(val_blocks_in)) {
+        val_rates = writable<double>(records, "records", "val_rates", 2);
+        check_len(val_rates.shape(0), rec.capacity, "records['val_rates']");
+        rec.n_val_atoms = val_rates.shape(1);
+        val_blocks = loop_blocks(val_blocks_in, rec.n_val_atoms, d, "val_blocks");
+        rec.val_rates = val_rates.mutable_data();
+    }
+
+    std::exception_ptr error;
+    const rateopt::LoopCallback cb = loop_callback(callback, error);
     rateopt::LoopOutcome outcome;
     {
         py::gil_scoped_release release;
-        outcome = rateopt::run_train_loop(blocks.views, val_blocks.views, spec, ms, mu, st, sch, rec, cb);
+        outcome = rateopt::run_train_loop(blocks.views, val_blocks.views, spec, ms, mu, st.view, sch, rec, cb);
     }
     if (error) std::rethrow_exception(error);
     return py::make_tuple(static_cast<int>(outcome.status), outcome.t, outcome.detail, rec.count);
 }
 
-void register_train_loop(py::module_& m) {
-    m.def("train_loop", &train_loop, py::arg("blocks"), py::arg("val_blocks"), py::arg("game"), py::arg("model"),
-          py::arg("multipliers"), py::arg("state"), py::arg("schedule"), py::arg("records"), py::arg("callback"));
+// ============================================================================
+// 9. Build info, threads and test support
+// ============================================================================
+
+py::dict build_info() {
+    py::dict info;
+    info["openmp"] = rateopt::openmp_enabled();
+#if defined(_OPENMP)
+    info["openmp_version"] = static_cast<int>(_OPENMP);
+#else
+    info["openmp_version"] = py::none();
+#endif
+#if defined(__clang__)
+    info["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+    info["compiler"] = std::string("gcc ") + __VERSION__;
+#elif defined(_MSC_VER)
+    info["compiler"] = std::string("msvc ") + std::to_string(_MSC_VER);
+#else
+    info["compiler"] = "unknown";
+#endif
+    info["cplusplus"] = static_cast<long>(__cplusplus);
+#if defined(NDEBUG)
+    info["debug"] = false;
+#else
+    info["debug"] = true;
+#endif
+    info["version"] = ROPT_VERSION_INFO;
+    return info;
+}
+
+// Calls fn() on the master thread of an OpenMP parallel region of n_outer
+// threads (the GIL released around the region, taken again for the call), and
+// returns the outer team's size. Core calls made by fn then run as nested
+// regions, which OpenMP gives a team of one by default: the tests use this to
+// check every entry point from inside another parallel region.
+int call_in_parallel_region(const py::function& fn, int n_outer) {
+    check_threads(n_outer);
+    int team = 1;
+    std::exception_ptr error;
+    {
+        py::gil_scoped_release release;
+#if defined(ROPT_HAVE_OPENMP)
+#pragma omp parallel num_threads(n_outer)
+#endif
+        {
+#if defined(ROPT_HAVE_OPENMP)
+#pragma omp master
+#endif
+            {
+#if defined(ROPT_HAVE_OPENMP)
+                team = omp_get_num_threads();
+#endif
+                try {
+                    py::gil_scoped_acquire acquire;
+                    fn();
+                } catch (...) {
+                    error = std::current_exception();
+                }
+            }
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    return team;
 }
 
 }  // namespace
-// --- end of the core training loop (issue 14 item 1) --------------------------
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "rateopt's compiled core (private: use rateopt.core).";
-    m.def("openmp_enabled", &rateopt::openmp_enabled);
-    m.def("default_threads", &rateopt::default_threads);
-    m.def("available_cores", &rateopt::available_cores);
-    m.def("build_info", &build_info);
+
+    // 3. one-time data checks
+    m.def("first_nonfinite", &first_nonfinite, py::arg("array"), py::arg("n_threads"));
+    m.def("first_out_of_range", &first_out_of_range, py::arg("array"), py::arg("bound"), py::arg("n_threads"));
+    m.def("first_decrease", &first_decrease, py::arg("array"), py::arg("n_threads"));
+    m.def("first_negative", &first_negative, py::arg("array"), py::arg("n_threads"));
+    m.def("memory_floor", &memory_floor, py::arg("array"), py::arg("n_threads"));
+
+    // 4. rate kernels
     m.def("rate_kernel_dense", &rate_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
           py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
           py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"), py::arg("separate_gradients"),
@@ -1034,11 +1101,26 @@ PYBIND11_MODULE(_core, m) {
           py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
           py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"), py::arg("separate_gradients"),
           py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
-    m.def("first_nonfinite", &first_nonfinite, py::arg("array"), py::arg("n_threads"));
-    m.def("first_out_of_range", &first_out_of_range, py::arg("array"), py::arg("bound"), py::arg("n_threads"));
-    m.def("first_decrease", &first_decrease, py::arg("array"), py::arg("n_threads"));
-    m.def("first_negative", &first_negative, py::arg("array"), py::arg("n_threads"));
-    m.def("memory_floor", &memory_floor, py::arg("array"), py::arg("n_threads"));
+    m.def("offset_kernel_dense", &offset_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
+          py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
+          py::arg("offset_ids"), py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
+          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+    m.def("offset_kernel_csr", &offset_kernel_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("theta"), py::arg("bias"), py::arg("atom_indptr"),
+          py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"), py::arg("offset_ids"),
+          py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
+          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+
+    // 5. kernel blocks
+    m.def("kernel_block_dense", &kernel_block_dense, py::arg("X"), py::arg("landmarks"), py::arg("kind"),
+          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
+    m.def("kernel_block_csr", &kernel_block_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("landmarks"), py::arg("kind"), py::arg("gamma"),
+          py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
+    m.def("gram_transform", &gram_transform, py::arg("G"), py::arg("xsq"), py::arg("bsq"), py::arg("kind"),
+          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
+
+    // 6. multiplier updates, stationary distribution, projections
     m.def("swap_update_multiplicative", &swap_update_multiplicative, py::arg("log_M"), py::arg("delta"),
           py::arg("lam"), py::arg("eta"), py::arg("floor") = 0.0);
     m.def("swap_update_additive", &swap_update_additive, py::arg("M"), py::arg("delta"), py::arg("lam"),
@@ -1050,16 +1132,25 @@ PYBIND11_MODULE(_core, m) {
     m.def("external_update_additive", &external_update_additive, py::arg("lam"), py::arg("delta"),
           py::arg("eta"), py::arg("simplex"), py::arg("radius"));
     m.def("project_simplex", &project_simplex, py::arg("v"), py::arg("radius"));
-    m.def("kernel_block_dense", &kernel_block_dense, py::arg("X"), py::arg("landmarks"), py::arg("kind"),
-          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
-    m.def("kernel_block_csr", &kernel_block_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("n_samples"), py::arg("n_features"), py::arg("landmarks"), py::arg("kind"), py::arg("gamma"),
-          py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
-    m.def("gram_transform", &gram_transform, py::arg("G"), py::arg("xsq"), py::arg("bsq"), py::arg("kind"),
-          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
     m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
-    register_offset_kernel(m);  // --- offset-atom kernel (AUC, issue 11)
-    register_sdca(m);  // SDCA solver (issue 12)
-    register_train_loop(m);  // core training loop (issue 14 item 1)
+
+    // 7. SDCA
+    m.def("sdca_two_sided_hinge_dense", &sdca_dense, py::arg("X"), py::arg("A"), py::arg("B"), py::arg("lam"),
+          py::arg("tau"), py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"),
+          py::arg("bias0"), py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
+    m.def("sdca_two_sided_hinge_csr", &sdca_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("A"), py::arg("B"), py::arg("lam"), py::arg("tau"),
+          py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"), py::arg("bias0"),
+          py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
+
+    // 8. the training loop
+    m.def("train_loop", &train_loop, py::arg("blocks"), py::arg("val_blocks"), py::arg("game"), py::arg("model"),
+          py::arg("multipliers"), py::arg("state"), py::arg("schedule"), py::arg("records"), py::arg("callback"));
+
+    // 9. build info, threads and test support
+    m.def("openmp_enabled", &rateopt::openmp_enabled);
+    m.def("default_threads", &rateopt::default_threads);
+    m.def("available_cores", &rateopt::available_cores);
+    m.def("build_info", &build_info);
     m.def("_call_in_parallel_region", &call_in_parallel_region, py::arg("fn"), py::arg("n_outer"));
 }
