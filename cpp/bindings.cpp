@@ -251,40 +251,42 @@ auto with_csr(const CsrArg& X, F&& f) {
 // 3. One-time data checks (the Python boundary runs them once per data object)
 // ============================================================================
 
+// Call f with the 1-D array borrowed at its dtype: float32 or else float64
+// (floats), int32 or else int64 (indices). f releases the GIL itself.
+template <class F>
+auto with_float_array(const py::array& a, F&& f) {
+    if (is_exact<float>(a)) return f(borrow<float>(a, "array", 1));
+    return f(borrow<double>(a, "array", 1));
+}
+
+template <class F>
+auto with_index_array(const py::array& a, F&& f) {
+    if (is_exact<int32_t>(a)) return f(borrow<int32_t>(a, "array", 1));
+    return f(borrow<int64_t>(a, "array", 1));
+}
+
 int64_t first_nonfinite(const py::array& a, int n_threads) {
     check_threads(n_threads);
-    if (is_exact<float>(a)) {
-        auto x = borrow<float>(a, "array", 1);
+    return with_float_array(a, [&](const auto& x) {
         py::gil_scoped_release release;
         return rateopt::first_nonfinite(x.data(), x.shape(0), n_threads);
-    }
-    auto x = borrow<double>(a, "array", 1);
-    py::gil_scoped_release release;
-    return rateopt::first_nonfinite(x.data(), x.shape(0), n_threads);
+    });
 }
 
 int64_t first_out_of_range(const py::array& a, int64_t bound, int n_threads) {
     check_threads(n_threads);
-    if (is_exact<int32_t>(a)) {
-        auto x = borrow<int32_t>(a, "array", 1);
+    return with_index_array(a, [&](const auto& x) {
         py::gil_scoped_release release;
         return rateopt::first_out_of_range(x.data(), x.shape(0), bound, n_threads);
-    }
-    auto x = borrow<int64_t>(a, "array", 1);
-    py::gil_scoped_release release;
-    return rateopt::first_out_of_range(x.data(), x.shape(0), bound, n_threads);
+    });
 }
 
 int64_t first_decrease(const py::array& a, int n_threads) {
     check_threads(n_threads);
-    if (is_exact<int32_t>(a)) {
-        auto x = borrow<int32_t>(a, "array", 1);
+    return with_index_array(a, [&](const auto& x) {
         py::gil_scoped_release release;
         return x.shape(0) == 0 ? -1 : rateopt::first_decrease(x.data(), x.shape(0) - 1, n_threads);
-    }
-    auto x = borrow<int64_t>(a, "array", 1);
-    py::gil_scoped_release release;
-    return x.shape(0) == 0 ? -1 : rateopt::first_decrease(x.data(), x.shape(0) - 1, n_threads);
+    });
 }
 
 int64_t first_negative(const py::array& a, int n_threads) {
