@@ -1,23 +1,42 @@
-// The one pybind11 module, rateopt._core. It only converts, checks cheap
-// invariants (dtypes, contiguity, lengths), allocates outputs while holding the
-// GIL, releases the GIL around the core call, and maps errors. The expensive
-// checks (finiteness, index ranges) are separate functions that the Python
-// boundary (rateopt.core) calls once per data object. No math lives here.
+// rateopt._core, the one pybind11 module. It only converts and checks the
+// arguments (dtypes, contiguity, lengths, cheap ranges), allocates outputs while
+// holding the GIL, releases the GIL around the core call, and maps errors. The
+// math lives in the headers under cpp/include/rateopt/ (no Python types there).
+// The expensive checks (finiteness, index ranges) are separate functions that
+// the Python boundary (rateopt.core) calls once per data object.
+//
+// Sections, in order (PYBIND11_MODULE at the end registers them in the same order):
+//   1. argument conversion and validation helpers
+//   2. the feature matrix: one dense/CSR dispatch to the concrete matrix view
+//   3. one-time data checks
+//   4. rate kernels (plain, offsets)
+//   5. kernel blocks (kernel models' features)
+//   6. multiplier updates, stationary distribution, projections
+//   7. SDCA
+//   8. the training loop
+//   9. build info, threads and test support
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "rateopt/kernel_block.hpp"
 #include "rateopt/lambda_player.hpp"
 #include "rateopt/matrix_view.hpp"
+#include "rateopt/offset_kernel.hpp"
 #include "rateopt/parallel.hpp"
 #include "rateopt/rate_kernel.hpp"
+#include "rateopt/sdca.hpp"
 #include "rateopt/simplex.hpp"
+#include "rateopt/train_loop.hpp"
 #include "rateopt/validate.hpp"
 
 namespace py = pybind11;
@@ -25,6 +44,10 @@ using std::int32_t;
 using std::int64_t;
 
 namespace {
+
+// ============================================================================
+// 1. Argument conversion and validation helpers
+// ============================================================================
 
 using darray = py::array_t<double, py::array::c_style>;
 
@@ -59,6 +82,20 @@ int check_threads(int n_threads) {
     if (n_threads < 1) value_error("n_threads must be >= 1 at the core boundary, got " + std::to_string(n_threads));
     return n_threads;
 }
+
+int64_t square_side(const darray& M, const char* name) {
+    if (M.ndim() != 2 || M.shape(0) != M.shape(1) || M.shape(0) < 1)
+        value_error(std::string(name) + " must be a non-empty square matrix");
+    return M.shape(0);
+}
+
+darray copy_of(const darray& a) {
+    darray out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+    std::copy(a.data(), a.data() + a.size(), out.mutable_data());
+    return out;
+}
+
+// ---- the arguments of the rate kernels and the training loop's datasets ------
 
 struct AtomArgs {
     py::array_t<int64_t, py::array::c_style> indptr;
@@ -106,6 +143,32 @@ CombinationArgs combination_args(const py::array& coef_in, const py::array& kind
     return c;
 }
 
+// The per-atom score offsets of the offset kernel: offset_ids (int32, one per
+// atom, in [-1, n_offsets)) and offsets (float64, finite).
+struct OffsetArgs {
+    py::array_t<int32_t, py::array::c_style> offset_ids;
+    darray offsets;
+    rateopt::AtomOffsets view;
+};
+
+OffsetArgs offset_args(const py::array& ids_in, const py::array& offsets_in, int64_t n_atoms) {
+    OffsetArgs o{borrow<int32_t>(ids_in, "offset_ids", 1), borrow<double>(offsets_in, "offsets", 1), {}};
+    check_len(o.offset_ids.shape(0), n_atoms, "offset_ids (n_atoms)");
+    const int64_t n_off = o.offsets.shape(0);
+    if (n_off > std::numeric_limits<int32_t>::max() - 1) value_error("offsets is too long");
+    for (int64_t i = 0; i < n_off; ++i)
+        if (!std::isfinite(o.offsets.at(i)))
+            value_error("offsets holds a non-finite value at position " + std::to_string(i));
+    for (int64_t a = 0; a < n_atoms; ++a) {
+        const int32_t g = o.offset_ids.at(a);
+        if (g < -1 || g >= n_off)
+            value_error("offset_ids holds " + std::to_string(g) + " at atom " + std::to_string(a) +
+                        ", outside [-1, n_offsets=" + std::to_string(n_off) + ")");
+    }
+    o.view = rateopt::AtomOffsets{o.offset_ids.data(), o.offsets.data(), n_off};
+    return o;
+}
+
 // The optional minibatch rows of a kernel pass (None: every row), borrowed and range-checked.
 struct RowsArg {
     py::array_t<int64_t, py::array::c_style> arr;
@@ -122,6 +185,131 @@ struct RowsArg {
             value_error("rows holds a row index outside [0, n_samples)");
     }
 };
+
+// ============================================================================
+// 2. The feature matrix: one dispatch to the concrete matrix view
+// ============================================================================
+// with_dense and with_csr borrow X and call f with its concrete view, so f (a
+// generic lambda) is instantiated once per layout: DenseView<float|double>,
+// CsrView<float|double, int32_t|int64_t>.
+
+// X's ndim, checked by the dense entry points before anything else.
+void check_matrix_ndim(const py::array& X) {
+    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
+}
+
+// Calls f with the concrete view of a dense X (2-D, float32 or float64, C-contiguous).
+template <class F>
+auto with_dense(const py::array& X, F&& f) {
+    if (is_exact<float>(X)) {
+        const auto x = borrow<float>(X, "X", 2);
+        return f(rateopt::DenseView<float>{x.data(), x.shape(0), x.shape(1)});
+    }
+    const auto x = borrow<double>(X, "X", 2);
+    return f(rateopt::DenseView<double>{x.data(), x.shape(0), x.shape(1)});
+}
+
+// X in scipy's CSR layout as the *_csr entry points receive it. `structure`:
+// also check nnz (len(data) == len(indices)) and indptr's ends; kernel_block_csr
+// checks only indptr's length (its caller's FeatureMatrix checks the rest once).
+struct CsrArg {
+    const py::array& data;
+    const py::array& indices;
+    const py::array& indptr;
+    int64_t n_rows;
+    int64_t n_cols;
+    bool structure = true;
+};
+
+template <class T, class I>
+rateopt::CsrView<T, I> csr_view(const CsrArg& X) {
+    const auto x = borrow<T>(X.data, "X.data", 1);
+    const auto ind = borrow<I>(X.indices, "X.indices", 1);
+    const auto ptr = borrow<I>(X.indptr, "X.indptr", 1);
+    const int64_t n = X.n_rows;
+    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
+    if (X.structure) {
+        check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
+        if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
+            value_error("X.indptr must start at 0 and end at most at len(X.indices)");
+    }
+    // The pointers stay valid after x, ind and ptr go: they borrow X's arrays.
+    return {x.data(), ind.data(), ptr.data(), n, X.n_cols};
+}
+
+// Calls f with the concrete view of a CSR X: float32/float64 data, int32/int64 indices and indptr.
+template <class F>
+auto with_csr(const CsrArg& X, F&& f) {
+    const bool f32 = is_exact<float>(X.data), i32 = is_exact<int32_t>(X.indices);
+    if (f32 && i32) return f(csr_view<float, int32_t>(X));
+    if (f32) return f(csr_view<float, int64_t>(X));
+    if (i32) return f(csr_view<double, int32_t>(X));
+    return f(csr_view<double, int64_t>(X));
+}
+
+// ============================================================================
+// 3. One-time data checks (the Python boundary runs them once per data object)
+// ============================================================================
+
+// Call f with the 1-D array borrowed at its dtype: float32 or else float64
+// (floats), int32 or else int64 (indices). f releases the GIL itself.
+template <class F>
+auto with_float_array(const py::array& a, F&& f) {
+    if (is_exact<float>(a)) return f(borrow<float>(a, "array", 1));
+    return f(borrow<double>(a, "array", 1));
+}
+
+template <class F>
+auto with_index_array(const py::array& a, F&& f) {
+    if (is_exact<int32_t>(a)) return f(borrow<int32_t>(a, "array", 1));
+    return f(borrow<int64_t>(a, "array", 1));
+}
+
+int64_t first_nonfinite(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    return with_float_array(a, [&](const auto& x) {
+        py::gil_scoped_release release;
+        return rateopt::first_nonfinite(x.data(), x.shape(0), n_threads);
+    });
+}
+
+int64_t first_out_of_range(const py::array& a, int64_t bound, int n_threads) {
+    check_threads(n_threads);
+    return with_index_array(a, [&](const auto& x) {
+        py::gil_scoped_release release;
+        return rateopt::first_out_of_range(x.data(), x.shape(0), bound, n_threads);
+    });
+}
+
+int64_t first_decrease(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    return with_index_array(a, [&](const auto& x) {
+        py::gil_scoped_release release;
+        return x.shape(0) == 0 ? -1 : rateopt::first_decrease(x.data(), x.shape(0) - 1, n_threads);
+    });
+}
+
+int64_t first_negative(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    auto x = borrow<double>(a, "array", 1);
+    py::gil_scoped_release release;
+    return rateopt::first_negative(x.data(), x.shape(0), n_threads);
+}
+
+uint64_t memory_floor(const py::array& a, int n_threads) {
+    check_threads(n_threads);
+    if (!(a.flags() & py::array::c_style)) type_error("memory_floor needs a C-contiguous array");
+    const auto* bytes = static_cast<const unsigned char*>(a.data());
+    const int64_t n_bytes = a.nbytes();
+    py::gil_scoped_release release;
+    return rateopt::stream_checksum(bytes, n_bytes, n_threads);
+}
+
+// ============================================================================
+// 4. Rate kernels: plain and with per-atom offsets (AUC, issue 11)
+// ============================================================================
+// The combinations' proxies (hinge, logistic, ramp) and the k-combination
+// gradients are the core's (rate_kernel.hpp, offset_kernel.hpp).
 
 template <class Matrix>
 py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
@@ -152,31 +340,12 @@ py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double b
                             const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in,
                             const py::array& proxies, const py::array& grad_weights, bool separate,
                             double margin, const py::object& rows, int n_threads) {
-    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    check_matrix_ndim(X);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_kernel(rateopt::DenseView<float>{x.data(), n, d}, theta, bias, atoms, coef, margin, rows, n_threads);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_kernel(rateopt::DenseView<double>{x.data(), n, d}, theta, bias, atoms, coef, margin, rows, n_threads);
-}
-
-template <class T, class I>
-py::tuple csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr,
-                       int64_t n, int64_t d, const py::array& theta, double bias, const AtomArgs& atoms,
-                       const CombinationArgs& coef, double margin, const py::object& rows, int n_threads) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    return run_kernel(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, theta, bias, atoms,
-                      coef, margin, rows, n_threads);
+    return with_dense(X, [&](const auto& Xv) {
+        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+    });
 }
 
 py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr,
@@ -187,81 +356,164 @@ py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const
                           double margin, const py::object& rows, int n_threads) {
     AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32) return csr_dispatch<float, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
-    if (f32) return csr_dispatch<float, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
-    if (i32) return csr_dispatch<double, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
-    return csr_dispatch<double, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, coef, margin, rows, n_threads);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
+        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+    });
 }
 
-// ---- one-time checks -------------------------------------------------------
-
-int64_t first_nonfinite(const py::array& a, int n_threads) {
+template <class Matrix>
+py::tuple run_offset_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
+                            const OffsetArgs& off, const CombinationArgs& cb, double margin,
+                            const py::object& rows_in, int n_threads) {
+    auto theta = borrow<double>(theta_in, "theta", 1);
+    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
+    const RowsArg batch(rows_in, X.n_rows);
+    const int64_t* rows = batch.rows;
+    const int64_t n_batch = batch.n_batch;
     check_threads(n_threads);
-    if (is_exact<float>(a)) {
-        auto x = borrow<float>(a, "array", 1);
+    if (!std::isfinite(bias)) value_error("bias must be finite");
+    if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
+    const int64_t n_atoms = atoms.view.n_atoms;
+    const int64_t k = cb.view.k;
+    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
+    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
+    darray grad({n_grads, X.n_cols});
+    darray grad_offsets({n_grads, off.view.n_offsets});
+    rateopt::OffsetKernelOutput out{
+        rateopt::RateKernelOutput{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
+                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
+                                  grad_bias.mutable_data()},
+        grad_offsets.mutable_data()};
+    {
         py::gil_scoped_release release;
-        return rateopt::first_nonfinite(x.data(), x.shape(0), n_threads);
+        rateopt::offset_rate_kernel(X, theta.data(), bias, atoms.view, off.view, cb.view, margin, rows, n_batch,
+                                    n_threads, out);
     }
-    auto x = borrow<double>(a, "array", 1);
-    py::gil_scoped_release release;
-    return rateopt::first_nonfinite(x.data(), x.shape(0), n_threads);
+    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets,
+                          out.base.n_nonfinite_scores);
 }
 
-int64_t first_out_of_range(const py::array& a, int64_t bound, int n_threads) {
+py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double bias,
+                              const py::array& atom_indptr, const py::array& atom_indices,
+                              const py::array& atom_weights, int64_t n_atoms, const py::array& offset_ids,
+                              const py::array& offsets, const py::array& coef_in, const py::array& proxies,
+                              const py::array& grad_weights, bool separate, double margin, const py::object& rows,
+                              int n_threads) {
+    check_matrix_ndim(X);
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
+    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    return with_dense(X, [&](const auto& Xv) {
+        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+    });
+}
+
+py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                            int64_t d, const py::array& theta, double bias, const py::array& atom_indptr,
+                            const py::array& atom_indices, const py::array& atom_weights, int64_t n_atoms,
+                            const py::array& offset_ids, const py::array& offsets, const py::array& coef_in,
+                            const py::array& proxies, const py::array& grad_weights, bool separate, double margin,
+                            const py::object& rows, int n_threads) {
+    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
+    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
+    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
+        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+    });
+}
+
+// ============================================================================
+// 5. Kernel blocks: K(X, landmarks) and the Gram transform (kernel models)
+// ============================================================================
+
+rateopt::KernelParams kernel_params(int kind, double gamma, double coef0, double degree) {
+    if (kind < 0 || kind > 3) value_error("kernel kind must be 0..3 (linear, poly, rbf, laplacian)");
+    rateopt::KernelParams p;
+    p.kind = static_cast<rateopt::KernelKind>(kind);
+    p.gamma = gamma;
+    p.coef0 = coef0;
+    p.degree = degree;
+    return p;
+}
+
+template <class Matrix>
+py::array run_kernel_block(const Matrix& X, const py::array& B_in, const rateopt::KernelParams& p, bool out_f32,
+                           int n_threads) {
+    auto B = borrow<double>(B_in, "landmarks", 2);
+    if (B.shape(1) != X.n_cols)
+        value_error("landmarks have " + std::to_string(B.shape(1)) + " features, X has " + std::to_string(X.n_cols));
     check_threads(n_threads);
-    if (is_exact<int32_t>(a)) {
-        auto x = borrow<int32_t>(a, "array", 1);
+    const int64_t r = B.shape(0);
+    if (out_f32) {
+        py::array_t<float, py::array::c_style> out({X.n_rows, r});
+        float* o = out.mutable_data();
+        {
+            py::gil_scoped_release release;
+            rateopt::kernel_block(X, B.data(), r, p, n_threads, o);
+        }
+        return out;
+    }
+    darray out({X.n_rows, r});
+    double* o = out.mutable_data();
+    {
         py::gil_scoped_release release;
-        return rateopt::first_out_of_range(x.data(), x.shape(0), bound, n_threads);
+        rateopt::kernel_block(X, B.data(), r, p, n_threads, o);
     }
-    auto x = borrow<int64_t>(a, "array", 1);
-    py::gil_scoped_release release;
-    return rateopt::first_out_of_range(x.data(), x.shape(0), bound, n_threads);
-}
-
-int64_t first_decrease(const py::array& a, int n_threads) {
-    check_threads(n_threads);
-    if (is_exact<int32_t>(a)) {
-        auto x = borrow<int32_t>(a, "array", 1);
-        py::gil_scoped_release release;
-        return x.shape(0) == 0 ? -1 : rateopt::first_decrease(x.data(), x.shape(0) - 1, n_threads);
-    }
-    auto x = borrow<int64_t>(a, "array", 1);
-    py::gil_scoped_release release;
-    return x.shape(0) == 0 ? -1 : rateopt::first_decrease(x.data(), x.shape(0) - 1, n_threads);
-}
-
-int64_t first_negative(const py::array& a, int n_threads) {
-    check_threads(n_threads);
-    auto x = borrow<double>(a, "array", 1);
-    py::gil_scoped_release release;
-    return rateopt::first_negative(x.data(), x.shape(0), n_threads);
-}
-
-uint64_t memory_floor(const py::array& a, int n_threads) {
-    check_threads(n_threads);
-    if (!(a.flags() & py::array::c_style)) type_error("memory_floor needs a C-contiguous array");
-    const auto* bytes = static_cast<const unsigned char*>(a.data());
-    const int64_t n_bytes = a.nbytes();
-    py::gil_scoped_release release;
-    return rateopt::stream_checksum(bytes, n_bytes, n_threads);
-}
-
-// ---- lambda player ---------------------------------------------------------
-
-int64_t square_side(const darray& M, const char* name) {
-    if (M.ndim() != 2 || M.shape(0) != M.shape(1) || M.shape(0) < 1)
-        value_error(std::string(name) + " must be a non-empty square matrix");
-    return M.shape(0);
-}
-
-darray copy_of(const darray& a) {
-    darray out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
-    std::copy(a.data(), a.data() + a.size(), out.mutable_data());
     return out;
 }
+
+py::array kernel_block_dense(const py::array& X, const py::array& B, int kind, double gamma, double coef0,
+                             double degree, bool out_f32, int n_threads) {
+    const auto p = kernel_params(kind, gamma, coef0, degree);
+    if (X.ndim() != 2) value_error("X must be 2-D");
+    return with_dense(X, [&](const auto& Xv) { return run_kernel_block(Xv, B, p, out_f32, n_threads); });
+}
+
+py::array kernel_block_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                           int64_t d, const py::array& B, int kind, double gamma, double coef0, double degree,
+                           bool out_f32, int n_threads) {
+    const auto p = kernel_params(kind, gamma, coef0, degree);
+    return with_csr({data, indices, indptr, n, d, /*structure=*/false},
+                    [&](const auto& Xv) { return run_kernel_block(Xv, B, p, out_f32, n_threads); });
+}
+
+void gram_transform(const py::array& G, const py::object& xsq_in, const py::object& bsq_in, int kind, double gamma,
+                    double coef0, double degree, int n_threads) {
+    const auto p = kernel_params(kind, gamma, coef0, degree);
+    check_threads(n_threads);
+    if (G.ndim() != 2) value_error("G must be 2-D");
+    const int64_t n = G.shape(0), r = G.shape(1);
+    darray xsq, bsq;
+    const double* xs = nullptr;
+    const double* bs = nullptr;
+    if (!xsq_in.is_none()) {
+        xsq = borrow<double>(xsq_in.cast<py::array>(), "xsq", 1);
+        check_len(xsq.shape(0), n, "xsq");
+        xs = xsq.data();
+    }
+    if (!bsq_in.is_none()) {
+        bsq = borrow<double>(bsq_in.cast<py::array>(), "bsq", 1);
+        check_len(bsq.shape(0), r, "bsq");
+        bs = bsq.data();
+    }
+    if (p.kind == rateopt::KernelKind::rbf && (!xs || !bs)) value_error("the rbf kernel needs xsq and bsq");
+    if (!G.writeable()) value_error("G must be writeable");
+    if (is_exact<float>(G)) {
+        auto g = py::reinterpret_borrow<py::array_t<float, py::array::c_style>>(G);
+        float* gp = g.mutable_data();
+        py::gil_scoped_release release;
+        rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
+        return;
+    }
+    auto g = borrow<double>(G, "G", 2);
+    double* gp = g.mutable_data();
+    py::gil_scoped_release release;
+    rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
+}
+
+// ============================================================================
+// 6. Multiplier updates, stationary distribution, projections
+// ============================================================================
 
 darray swap_update_multiplicative(const py::array& log_M_in, const py::array& delta_in,
                                   const py::array& lam_in, double eta, double floor) {
@@ -275,7 +527,7 @@ darray swap_update_multiplicative(const py::array& log_M_in, const py::array& de
         value_error("floor must be >= 0 and below 1 / k (k = " + std::to_string(k) + ")");
     darray out = copy_of(log_M);
     rateopt::swap_update_multiplicative(out.mutable_data(), delta.data(), lam.data(), k, eta,
-                                        floor > 0.0 ? std::log(floor) : -std::numeric_limits<double>::infinity());
+                                        rateopt::log_floor_of(floor));
     return out;
 }
 
@@ -341,332 +593,13 @@ darray project_l1_ball_nonneg(const py::array& v_in, double radius) {
     return out;
 }
 
-
-// ---- kernel blocks ----------------------------------------------------------
-
-rateopt::KernelParams kernel_params(int kind, double gamma, double coef0, double degree) {
-    if (kind < 0 || kind > 3) value_error("kernel kind must be 0..3 (linear, poly, rbf, laplacian)");
-    rateopt::KernelParams p;
-    p.kind = static_cast<rateopt::KernelKind>(kind);
-    p.gamma = gamma;
-    p.coef0 = coef0;
-    p.degree = degree;
-    return p;
-}
-
-template <class Matrix>
-py::array run_kernel_block(const Matrix& X, const py::array& B_in, const rateopt::KernelParams& p, bool out_f32,
-                           int n_threads) {
-    auto B = borrow<double>(B_in, "landmarks", 2);
-    if (B.shape(1) != X.n_cols)
-        value_error("landmarks have " + std::to_string(B.shape(1)) + " features, X has " + std::to_string(X.n_cols));
-    check_threads(n_threads);
-    const int64_t r = B.shape(0);
-    if (out_f32) {
-        py::array_t<float, py::array::c_style> out({X.n_rows, r});
-        float* o = out.mutable_data();
-        {
-            py::gil_scoped_release release;
-            rateopt::kernel_block(X, B.data(), r, p, n_threads, o);
-        }
-        return out;
-    }
-    darray out({X.n_rows, r});
-    double* o = out.mutable_data();
-    {
-        py::gil_scoped_release release;
-        rateopt::kernel_block(X, B.data(), r, p, n_threads, o);
-    }
-    return out;
-}
-
-py::array kernel_block_dense(const py::array& X, const py::array& B, int kind, double gamma, double coef0,
-                             double degree, bool out_f32, int n_threads) {
-    const auto p = kernel_params(kind, gamma, coef0, degree);
-    if (X.ndim() != 2) value_error("X must be 2-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_kernel_block(rateopt::DenseView<float>{x.data(), n, d}, B, p, out_f32, n_threads);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_kernel_block(rateopt::DenseView<double>{x.data(), n, d}, B, p, out_f32, n_threads);
-}
-
-template <class T, class I>
-py::array csr_kernel_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                              int64_t d, const py::array& B, const rateopt::KernelParams& p, bool out_f32,
-                              int n_threads) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    return run_kernel_block(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, B, p, out_f32, n_threads);
-}
-
-py::array kernel_block_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                           int64_t d, const py::array& B, int kind, double gamma, double coef0, double degree,
-                           bool out_f32, int n_threads) {
-    const auto p = kernel_params(kind, gamma, coef0, degree);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32) return csr_kernel_dispatch<float, int32_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
-    if (f32) return csr_kernel_dispatch<float, int64_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
-    if (i32) return csr_kernel_dispatch<double, int32_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
-    return csr_kernel_dispatch<double, int64_t>(data, indices, indptr, n, d, B, p, out_f32, n_threads);
-}
-
-void gram_transform(const py::array& G, const py::object& xsq_in, const py::object& bsq_in, int kind, double gamma,
-                    double coef0, double degree, int n_threads) {
-    const auto p = kernel_params(kind, gamma, coef0, degree);
-    check_threads(n_threads);
-    if (G.ndim() != 2) value_error("G must be 2-D");
-    const int64_t n = G.shape(0), r = G.shape(1);
-    darray xsq, bsq;
-    const double* xs = nullptr;
-    const double* bs = nullptr;
-    if (!xsq_in.is_none()) {
-        xsq = borrow<double>(xsq_in.cast<py::array>(), "xsq", 1);
-        check_len(xsq.shape(0), n, "xsq");
-        xs = xsq.data();
-    }
-    if (!bsq_in.is_none()) {
-        bsq = borrow<double>(bsq_in.cast<py::array>(), "bsq", 1);
-        check_len(bsq.shape(0), r, "bsq");
-        bs = bsq.data();
-    }
-    if (p.kind == rateopt::KernelKind::rbf && (!xs || !bs)) value_error("the rbf kernel needs xsq and bsq");
-    if (!G.writeable()) value_error("G must be writeable");
-    if (is_exact<float>(G)) {
-        auto g = py::reinterpret_borrow<py::array_t<float, py::array::c_style>>(G);
-        float* gp = g.mutable_data();
-        py::gil_scoped_release release;
-        rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
-        return;
-    }
-    auto g = borrow<double>(G, "G", 2);
-    double* gp = g.mutable_data();
-    py::gil_scoped_release release;
-    rateopt::gram_transform(gp, n, r, xs, bs, p, n_threads);
-}
-
-// ---- test support -------------------------------------------------------------
-
-// Calls fn() on the master thread of an OpenMP parallel region of n_outer
-// threads (the GIL released around the region, taken again for the call), and
-// returns the outer team's size. Core calls made by fn then run as nested
-// regions, which OpenMP gives a team of one by default: the tests use this to
-// check every entry point from inside another parallel region.
-int call_in_parallel_region(const py::function& fn, int n_outer) {
-    check_threads(n_outer);
-    int team = 1;
-    std::exception_ptr error;
-    {
-        py::gil_scoped_release release;
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp parallel num_threads(n_outer)
-#endif
-        {
-#if defined(ROPT_HAVE_OPENMP)
-#pragma omp master
-#endif
-            {
-#if defined(ROPT_HAVE_OPENMP)
-                team = omp_get_num_threads();
-#endif
-                try {
-                    py::gil_scoped_acquire acquire;
-                    fn();
-                } catch (...) {
-                    error = std::current_exception();
-                }
-            }
-        }
-    }
-    if (error) std::rethrow_exception(error);
-    return team;
-}
-
-py::dict build_info() {
-    py::dict info;
-    info["openmp"] = rateopt::openmp_enabled();
-#if defined(_OPENMP)
-    info["openmp_version"] = static_cast<int>(_OPENMP);
-#else
-    info["openmp_version"] = py::none();
-#endif
-#if defined(__clang__)
-    info["compiler"] = std::string("clang ") + __clang_version__;
-#elif defined(__GNUC__)
-    info["compiler"] = std::string("gcc ") + __VERSION__;
-#elif defined(_MSC_VER)
-    info["compiler"] = std::string("msvc ") + std::to_string(_MSC_VER);
-#else
-    info["compiler"] = "unknown";
-#endif
-    info["cplusplus"] = static_cast<long>(__cplusplus);
-#if defined(NDEBUG)
-    info["debug"] = false;
-#else
-    info["debug"] = true;
-#endif
-    info["version"] = ROPT_VERSION_INFO;
-    return info;
-}
-
-}  // namespace
-
-// --- offset-atom kernel (AUC, issue 11) ---------------------------------------
-// rateopt::offset_rate_kernel (offset_kernel.hpp): the rate kernel with a
-// trainable score offset per atom. Same conversions and checks as the plain
-// kernel, plus offset_ids (int32, one per atom, in [-1, n_offsets)) and
-// offsets (float64, finite). Registered by register_offset_kernel below.
-#include "rateopt/offset_kernel.hpp"
-
-namespace {
-
-struct OffsetArgs {
-    py::array_t<int32_t, py::array::c_style> offset_ids;
-    darray offsets;
-    rateopt::AtomOffsets view;
-};
-
-OffsetArgs offset_args(const py::array& ids_in, const py::array& offsets_in, int64_t n_atoms) {
-    OffsetArgs o{borrow<int32_t>(ids_in, "offset_ids", 1), borrow<double>(offsets_in, "offsets", 1), {}};
-    check_len(o.offset_ids.shape(0), n_atoms, "offset_ids (n_atoms)");
-    const int64_t n_off = o.offsets.shape(0);
-    if (n_off > std::numeric_limits<int32_t>::max() - 1) value_error("offsets is too long");
-    for (int64_t i = 0; i < n_off; ++i)
-        if (!std::isfinite(o.offsets.at(i)))
-            value_error("offsets holds a non-finite value at position " + std::to_string(i));
-    for (int64_t a = 0; a < n_atoms; ++a) {
-        const int32_t g = o.offset_ids.at(a);
-        if (g < -1 || g >= n_off)
-            value_error("offset_ids holds " + std::to_string(g) + " at atom " + std::to_string(a) +
-                        ", outside [-1, n_offsets=" + std::to_string(n_off) + ")");
-    }
-    o.view = rateopt::AtomOffsets{o.offset_ids.data(), o.offsets.data(), n_off};
-    return o;
-}
-
-template <class Matrix>
-py::tuple run_offset_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
-                            const OffsetArgs& off, const CombinationArgs& cb, double margin,
-                            const py::object& rows_in, int n_threads) {
-    auto theta = borrow<double>(theta_in, "theta", 1);
-    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
-    const RowsArg batch(rows_in, X.n_rows);
-    const int64_t* rows = batch.rows;
-    const int64_t n_batch = batch.n_batch;
-    check_threads(n_threads);
-    if (!std::isfinite(bias)) value_error("bias must be finite");
-    if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
-    const int64_t n_atoms = atoms.view.n_atoms;
-    const int64_t k = cb.view.k;
-    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
-    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
-    darray grad({n_grads, X.n_cols});
-    darray grad_offsets({n_grads, off.view.n_offsets});
-    rateopt::OffsetKernelOutput out{
-        rateopt::RateKernelOutput{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
-                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
-                                  grad_bias.mutable_data()},
-        grad_offsets.mutable_data()};
-    {
-        py::gil_scoped_release release;
-        rateopt::offset_rate_kernel(X, theta.data(), bias, atoms.view, off.view, cb.view, margin, rows, n_batch,
-                                    n_threads, out);
-    }
-    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets,
-                          out.base.n_nonfinite_scores);
-}
-
-py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double bias,
-                              const py::array& atom_indptr, const py::array& atom_indices,
-                              const py::array& atom_weights, int64_t n_atoms, const py::array& offset_ids,
-                              const py::array& offsets, const py::array& coef_in, const py::array& proxies,
-                              const py::array& grad_weights, bool separate, double margin, const py::object& rows,
-                              int n_threads) {
-    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
-    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
-    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_offset_kernel(rateopt::DenseView<float>{x.data(), n, d}, theta, bias, atoms, off, coef, margin,
-                                 rows, n_threads);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_offset_kernel(rateopt::DenseView<double>{x.data(), n, d}, theta, bias, atoms, off, coef, margin, rows,
-                             n_threads);
-}
-
-template <class T, class I>
-py::tuple offset_csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                              int64_t d, const py::array& theta, double bias, const AtomArgs& atoms,
-                              const OffsetArgs& off, const CombinationArgs& coef, double margin,
-                              const py::object& rows, int n_threads) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    return run_offset_kernel(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, theta, bias, atoms, off,
-                             coef, margin, rows, n_threads);
-}
-
-py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                            int64_t d, const py::array& theta, double bias, const py::array& atom_indptr,
-                            const py::array& atom_indices, const py::array& atom_weights, int64_t n_atoms,
-                            const py::array& offset_ids, const py::array& offsets, const py::array& coef_in,
-                            const py::array& proxies, const py::array& grad_weights, bool separate, double margin,
-                            const py::object& rows, int n_threads) {
-    AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
-    OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
-    CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32)
-        return offset_csr_dispatch<float, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
-                                                   rows, n_threads);
-    if (f32)
-        return offset_csr_dispatch<float, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
-                                                   rows, n_threads);
-    if (i32)
-        return offset_csr_dispatch<double, int32_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef,
-                                                    margin, rows, n_threads);
-    return offset_csr_dispatch<double, int64_t>(data, indices, indptr, n, d, theta, bias, atoms, off, coef, margin,
-                                                rows, n_threads);
-}
-
-void register_offset_kernel(py::module_& m) {
-    m.def("offset_kernel_dense", &offset_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
-          py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
-          py::arg("offset_ids"), py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
-          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
-    m.def("offset_kernel_csr", &offset_kernel_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("n_samples"), py::arg("n_features"), py::arg("theta"), py::arg("bias"), py::arg("atom_indptr"),
-          py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"), py::arg("offset_ids"),
-          py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
-          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
-}
-
-}  // namespace
-// --- end offset-atom kernel (AUC, issue 11) -----------------------------------
-
-// --- SDCA solver (issue 12) --------------------------------------------------
-// sdca_two_sided_hinge_{dense,csr}: borrow, check (lengths, finiteness and
-// signs of the weights and starts, the scalar ranges: O(n + d), cheap next to
-// one epoch), allocate theta and xi, release the GIL around the solver. X's
-// finiteness is the FeatureMatrix's one-time check (rateopt.core).
-#include <cmath>
-
-#include "rateopt/sdca.hpp"
-
-namespace {
+// ============================================================================
+// 7. SDCA: the weighted two-sided hinge solver (issue 12)
+// ============================================================================
+// Borrow, check (lengths, finiteness and signs of the weights and starts, the
+// scalar ranges: O(n + d), cheap next to one epoch), allocate theta and xi,
+// release the GIL around the solver. X's finiteness is the FeatureMatrix's
+// one-time check (rateopt.core).
 
 struct SdcaArgs {
     darray A, B, xi0, theta0;
@@ -744,29 +677,10 @@ py::tuple run_sdca(const Matrix& X, const SdcaArgs& args) {
 py::tuple sdca_dense(const py::array& X, const py::array& A, const py::array& B, double lam, double tau,
                      double beta, bool regularized_bias, double bias_scale, const py::object& theta0, double bias0,
                      const py::object& xi0, double tol, int64_t max_epochs, uint64_t seed) {
-    if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-    const int64_t n = X.shape(0), d = X.shape(1);
-    SdcaArgs args = sdca_args(n, d, A, B, lam, tau, beta, regularized_bias, bias_scale, theta0, bias0, xi0, tol,
-                              max_epochs, seed);
-    if (is_exact<float>(X)) {
-        auto x = borrow<float>(X, "X", 2);
-        return run_sdca(rateopt::DenseView<float>{x.data(), n, d}, args);
-    }
-    auto x = borrow<double>(X, "X", 2);
-    return run_sdca(rateopt::DenseView<double>{x.data(), n, d}, args);
-}
-
-template <class T, class I>
-py::tuple sdca_csr_dispatch(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
-                            int64_t d, const SdcaArgs& args) {
-    auto x = borrow<T>(data, "X.data", 1);
-    auto ind = borrow<I>(indices, "X.indices", 1);
-    auto ptr = borrow<I>(indptr, "X.indptr", 1);
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    return run_sdca(rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, args);
+    check_matrix_ndim(X);
+    SdcaArgs args = sdca_args(X.shape(0), X.shape(1), A, B, lam, tau, beta, regularized_bias, bias_scale, theta0,
+                              bias0, xi0, tol, max_epochs, seed);
+    return with_dense(X, [&](const auto& Xv) { return run_sdca(Xv, args); });
 }
 
 py::tuple sdca_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n, int64_t d,
@@ -775,40 +689,19 @@ py::tuple sdca_csr(const py::array& data, const py::array& indices, const py::ar
                    const py::object& xi0, double tol, int64_t max_epochs, uint64_t seed) {
     SdcaArgs args = sdca_args(n, d, A, B, lam, tau, beta, regularized_bias, bias_scale, theta0, bias0, xi0, tol,
                               max_epochs, seed);
-    const bool f32 = is_exact<float>(data);
-    const bool i32 = is_exact<int32_t>(indices);
-    if (f32 && i32) return sdca_csr_dispatch<float, int32_t>(data, indices, indptr, n, d, args);
-    if (f32) return sdca_csr_dispatch<float, int64_t>(data, indices, indptr, n, d, args);
-    if (i32) return sdca_csr_dispatch<double, int32_t>(data, indices, indptr, n, d, args);
-    return sdca_csr_dispatch<double, int64_t>(data, indices, indptr, n, d, args);
+    return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) { return run_sdca(Xv, args); });
 }
 
-void register_sdca(py::module_& m) {
-    m.def("sdca_two_sided_hinge_dense", &sdca_dense, py::arg("X"), py::arg("A"), py::arg("B"), py::arg("lam"),
-          py::arg("tau"), py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"),
-          py::arg("bias0"), py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
-    m.def("sdca_two_sided_hinge_csr", &sdca_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("n_samples"), py::arg("n_features"), py::arg("A"), py::arg("B"), py::arg("lam"), py::arg("tau"),
-          py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"), py::arg("bias0"),
-          py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
-}
-
-}  // namespace
-// --- end of the SDCA solver (issue 12) ---------------------------------------
-
-// --- core training loop (issue 14 item 1) -------------------------------------
-// train_loop: borrows every dataset (a tuple per block, see core.run_train_loop),
+// ============================================================================
+// 8. The training loop (issue 14 item 1)
+// ============================================================================
+// train_loop borrows every dataset (a tuple per block, see core.run_train_loop),
 // the game's rate maps, the players' state and the record buffers (all
 // caller-owned numpy arrays, written in place), checks shapes and index ranges,
 // then runs rateopt::run_train_loop with the GIL released. The callback, when
 // given, is called with the GIL taken for the call only; an exception it raises
-// stops the loop and is re-raised here.
-#include <memory>
-#include <vector>
-
-#include "rateopt/train_loop.hpp"
-
-namespace {
+// stops the loop and is re-raised here. Each dict is converted by its own
+// function below, in the order train_loop reads them.
 
 template <class T>
 T dict_get(const py::dict& d, const char* group, const char* key) {
@@ -846,20 +739,6 @@ void add_block(LoopBlocks& out, const Matrix& X, const py::tuple& t, std::size_t
     out.views.push_back(out.owned.back().get());
 }
 
-template <class T, class I>
-void add_csr_block(LoopBlocks& out, const py::tuple& t, int64_t n_atoms_total, int64_t n_features) {
-    auto x = borrow<T>(t[1].cast<py::array>(), "X.data", 1);
-    auto ind = borrow<I>(t[2].cast<py::array>(), "X.indices", 1);
-    auto ptr = borrow<I>(t[3].cast<py::array>(), "X.indptr", 1);
-    const int64_t n = t[4].cast<int64_t>(), d = t[5].cast<int64_t>();
-    check_len(ptr.shape(0), n + 1, "X.indptr (n_samples + 1)");
-    check_len(x.shape(0), ind.shape(0), "X.data (nnz of X.indices)");
-    if (static_cast<int64_t>(ptr.at(0)) != 0 || static_cast<int64_t>(ptr.at(n)) > ind.shape(0))
-        value_error("X.indptr must start at 0 and end at most at len(X.indices)");
-    out.keep.insert(out.keep.end(), {x, ind, ptr});
-    add_block(out, rateopt::CsrView<T, I>{x.data(), ind.data(), ptr.data(), n, d}, t, 6, n_atoms_total, n_features);
-}
-
 // Each block: ("dense", X, atom_indptr, atom_indices, atom_weights, n_atoms, atom_ids) or
 // ("csr", data, indices, indptr, n_samples, n_features, atom_indptr, ..., atom_ids).
 LoopBlocks loop_blocks(const py::list& blocks, int64_t n_atoms_total, int64_t n_features, const char* what) {
@@ -869,26 +748,19 @@ LoopBlocks loop_blocks(const py::list& blocks, int64_t n_atoms_total, int64_t n_
         const auto kind = t[0].cast<std::string>();
         if (kind == "dense" && t.size() == 7) {
             const auto X = t[1].cast<py::array>();
-            if (X.ndim() != 2) value_error("X must be 2-D, got " + std::to_string(X.ndim()) + "-D");
-            if (is_exact<float>(X)) {
-                auto x = borrow<float>(X, "X", 2);
-                out.keep.push_back(x);
-                add_block(out, rateopt::DenseView<float>{x.data(), X.shape(0), X.shape(1)}, t, 2, n_atoms_total,
-                          n_features);
-            } else {
-                auto x = borrow<double>(X, "X", 2);
-                out.keep.push_back(x);
-                add_block(out, rateopt::DenseView<double>{x.data(), X.shape(0), X.shape(1)}, t, 2, n_atoms_total,
-                          n_features);
-            }
+            check_matrix_ndim(X);
+            with_dense(X, [&](const auto& Xv) {
+                out.keep.push_back(X);
+                add_block(out, Xv, t, 2, n_atoms_total, n_features);
+            });
         } else if (kind == "csr" && t.size() == 11) {
             const auto data = t[1].cast<py::array>();
             const auto indices = t[2].cast<py::array>();
-            const bool f32 = is_exact<float>(data), i32 = is_exact<int32_t>(indices);
-            if (f32 && i32) add_csr_block<float, int32_t>(out, t, n_atoms_total, n_features);
-            else if (f32) add_csr_block<float, int64_t>(out, t, n_atoms_total, n_features);
-            else if (i32) add_csr_block<double, int32_t>(out, t, n_atoms_total, n_features);
-            else add_csr_block<double, int64_t>(out, t, n_atoms_total, n_features);
+            const auto indptr = t[3].cast<py::array>();
+            with_csr({data, indices, indptr, t[4].cast<int64_t>(), t[5].cast<int64_t>()}, [&](const auto& Xv) {
+                out.keep.insert(out.keep.end(), {data, indices, indptr});
+                add_block(out, Xv, t, 6, n_atoms_total, n_features);
+            });
         } else {
             value_error(std::string(what) + ": each block must be a ('dense', ...) 7-tuple or a ('csr', ...) 11-tuple");
         }
@@ -897,32 +769,38 @@ LoopBlocks loop_blocks(const py::list& blocks, int64_t n_atoms_total, int64_t n_
     return out;
 }
 
-py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, const py::dict& game,
-                     const py::dict& model, const py::dict& mult, const py::dict& state, const py::dict& schedule,
-                     const py::dict& records, const py::object& callback) {
+// The game: its kind, the rate maps (C, kappa, c0), the objective's proxy and margin.
+struct LoopGameArgs {
+    darray C, kappa, c0;
     rateopt::LoopGameSpec spec;
+};
+
+LoopGameArgs loop_game(const py::dict& game) {
     const auto g = dict_get<int32_t>(game, "game", "game");
     if (!rateopt::valid_loop_game(g)) value_error("game must be 0..3 (proxy-swap, proxy-external, lagrangian-hinge, unconstrained)");
+    LoopGameArgs a{borrow<double>(dict_get<py::array>(game, "game", "C"), "C", 2),
+                   borrow<double>(dict_get<py::array>(game, "game", "kappa"), "kappa", 1),
+                   borrow<double>(dict_get<py::array>(game, "game", "c0"), "c0", 1), {}};
+    rateopt::LoopGameSpec& spec = a.spec;
     spec.game = static_cast<rateopt::LoopGame>(g);
-    auto C = borrow<double>(dict_get<py::array>(game, "game", "C"), "C", 2);
-    auto kappa = borrow<double>(dict_get<py::array>(game, "game", "kappa"), "kappa", 1);
-    auto c0 = borrow<double>(dict_get<py::array>(game, "game", "c0"), "c0", 1);
-    spec.n_atoms = c0.shape(0);
-    spec.n_constraints = C.shape(0);
+    spec.n_atoms = a.c0.shape(0);
+    spec.n_constraints = a.C.shape(0);
     spec.n_features = dict_get<int64_t>(game, "game", "n_features");
-    check_len(C.shape(1), spec.n_atoms, "C rows (n_atoms)");
-    check_len(kappa.shape(0), spec.n_constraints, "kappa (n_constraints)");
-    spec.C = C.data();
-    spec.kappa = kappa.data();
-    spec.c0 = c0.data();
+    check_len(a.C.shape(1), spec.n_atoms, "C rows (n_atoms)");
+    check_len(a.kappa.shape(0), spec.n_constraints, "kappa (n_constraints)");
+    spec.C = a.C.data();
+    spec.kappa = a.kappa.data();
+    spec.c0 = a.c0.data();
     const auto proxy = dict_get<int32_t>(game, "game", "objective_proxy");
     if (proxy != static_cast<int32_t>(rateopt::ProxyKind::hinge) && proxy != static_cast<int32_t>(rateopt::ProxyKind::logistic))
         value_error("objective_proxy must be the hinge (0) or the logistic (1)");
     spec.objective_proxy = static_cast<rateopt::ProxyKind>(proxy);
     spec.margin = dict_get<double>(game, "game", "margin");
     if (!(std::isfinite(spec.margin) && spec.margin > 0)) value_error("margin must be a positive finite number");
-    const int64_t m = spec.n_constraints, d = spec.n_features, A = spec.n_atoms;
+    return a;
+}
 
+rateopt::ModelStepSettings model_settings(const py::dict& model) {
     rateopt::ModelStepSettings ms;
     const auto opt = dict_get<int32_t>(model, "model", "optimizer");
     if (!rateopt::valid_loop_optimizer(opt)) value_error("optimizer must be 0..2 (sgd, adagrad, adam)");
@@ -936,46 +814,68 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     if (!(std::isfinite(ms.learning_rate) && ms.learning_rate > 0)) value_error("learning_rate must be a positive finite number");
     if (!(std::isfinite(ms.l2) && ms.l2 >= 0)) value_error("l2 must be a non-negative finite number");
     if (ms.has_radius && !(ms.radius > 0)) value_error("radius must be > 0");
+    return ms;
+}
 
+rateopt::MultiplierSettings multiplier_settings(const py::dict& mult, int64_t m) {
     rateopt::MultiplierSettings mu;
     mu.eta = dict_get<double>(mult, "multipliers", "eta");
     mu.multiplicative = dict_get<bool>(mult, "multipliers", "multiplicative");
     const double floor = dict_get<double>(mult, "multipliers", "floor");
     if (!(floor >= 0.0 && floor * static_cast<double>(m + 1) < 1.0))
         value_error("lambda_floor / (m + 1) must be >= 0 and below 1 / (m + 1)");
-    if (floor > 0.0) mu.log_floor = std::log(floor);
+    mu.log_floor = rateopt::log_floor_of(floor);
     const auto lr = dict_get<py::object>(mult, "multipliers", "lambda_radius");
     if (!lr.is_none()) mu.lambda_radius = lr.cast<double>();
     if (!(std::isfinite(mu.eta) && mu.eta >= 0)) value_error("eta_lambda must be a non-negative finite number");
     if (!(mu.lambda_radius > 0)) value_error("lambda_radius must be > 0");
+    return mu;
+}
 
-    const int64_t k = m + 1;
-    auto theta = writable<double>(state, "state", "theta", 1);
-    auto bias = writable<double>(state, "state", "bias", 1);
-    auto opt_m = writable<double>(state, "state", "opt_m", 1);
-    auto opt_v = writable<double>(state, "state", "opt_v", 1);
-    auto opt_t = writable<int64_t>(state, "state", "opt_t", 1);
-    auto matrix = writable<double>(state, "state", "matrix", 2);
-    auto lam = writable<double>(state, "state", "lam", 1);
-    check_len(theta.shape(0), d, "theta (n_features)");
-    check_len(bias.shape(0), 1, "bias");
-    check_len(opt_m.shape(0), d + 1, "opt_m (n_features + 1)");
-    check_len(opt_v.shape(0), d + 1, "opt_v (n_features + 1)");
-    check_len(opt_t.shape(0), 1, "opt_t");
+// The players' state (theta, bias, the optimizer's moments, the multipliers), written in place.
+struct LoopStateArgs {
+    darray theta, bias, opt_m, opt_v;
+    py::array_t<int64_t, py::array::c_style> opt_t;
+    darray matrix, lam;
+    rateopt::LoopState view;
+};
+
+LoopStateArgs loop_state(const py::dict& state, const rateopt::LoopGameSpec& spec) {
+    const int64_t m = spec.n_constraints, d = spec.n_features, k = m + 1;
+    LoopStateArgs a{writable<double>(state, "state", "theta", 1),   writable<double>(state, "state", "bias", 1),
+                    writable<double>(state, "state", "opt_m", 1),   writable<double>(state, "state", "opt_v", 1),
+                    writable<int64_t>(state, "state", "opt_t", 1),  writable<double>(state, "state", "matrix", 2),
+                    writable<double>(state, "state", "lam", 1),     {}};
+    check_len(a.theta.shape(0), d, "theta (n_features)");
+    check_len(a.bias.shape(0), 1, "bias");
+    check_len(a.opt_m.shape(0), d + 1, "opt_m (n_features + 1)");
+    check_len(a.opt_v.shape(0), d + 1, "opt_v (n_features + 1)");
+    check_len(a.opt_t.shape(0), 1, "opt_t");
     if (spec.game == rateopt::LoopGame::proxy_swap) {
-        check_len(matrix.shape(0), k, "matrix (n_constraints + 1)");
-        check_len(matrix.shape(1), k, "matrix columns (n_constraints + 1)");
-        check_len(lam.shape(0), k, "lam (n_constraints + 1)");
+        check_len(a.matrix.shape(0), k, "matrix (n_constraints + 1)");
+        check_len(a.matrix.shape(1), k, "matrix columns (n_constraints + 1)");
+        check_len(a.lam.shape(0), k, "lam (n_constraints + 1)");
     } else if (spec.game != rateopt::LoopGame::unconstrained) {
-        check_len(lam.shape(0), m, "lam (n_constraints)");
+        check_len(a.lam.shape(0), m, "lam (n_constraints)");
     }
-    rateopt::LoopState st{theta.mutable_data(), bias.mutable_data(), opt_m.mutable_data(), opt_v.mutable_data(),
-                          opt_t.mutable_data(), matrix.mutable_data(), lam.mutable_data()};
+    a.view = rateopt::LoopState{a.theta.mutable_data(), a.bias.mutable_data(), a.opt_m.mutable_data(),
+                                a.opt_v.mutable_data(), a.opt_t.mutable_data(), a.matrix.mutable_data(),
+                                a.lam.mutable_data()};
+    return a;
+}
 
-    LoopBlocks blocks = loop_blocks(blocks_in, A, d, "blocks");
-    if (blocks.views.empty()) value_error("blocks must hold at least one dataset");
+// The iterations this call runs and, for minibatches, the rows of each sampled block per iteration.
+struct LoopScheduleArgs {
+    py::array_t<int64_t, py::array::c_style> rows;
+    py::array_t<uint8_t, py::array::c_style> sampled;
+    rateopt::LoopSchedule view;
+};
 
-    rateopt::LoopSchedule sch;
+LoopScheduleArgs loop_schedule(const py::dict& schedule, const LoopBlocks& blocks) {
+    LoopScheduleArgs a;
+    rateopt::LoopSchedule& sch = a.view;
+    auto& rows = a.rows;
+    auto& sampled = a.sampled;
     sch.t_begin = dict_get<int64_t>(schedule, "schedule", "t_begin");
     sch.t_end = dict_get<int64_t>(schedule, "schedule", "t_end");
     sch.n_iter = dict_get<int64_t>(schedule, "schedule", "n_iter");
@@ -986,8 +886,6 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
         value_error("the schedule needs 0 <= t_begin <= t_end <= n_iter");
     if (sch.record_every < 1) value_error("record_every must be >= 1");
     if (sch.progress_every < 0) value_error("progress_every must be >= 0");
-    py::array_t<int64_t, py::array::c_style> rows;
-    py::array_t<uint8_t, py::array::c_style> sampled;
     const auto rows_in = dict_get<py::object>(schedule, "schedule", "rows");
     if (!rows_in.is_none()) {
         rows = borrow<int64_t>(rows_in.cast<py::array>(), "rows", 3);
@@ -1012,13 +910,30 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
         sch.rows = rows.data();
         sch.sampled = sampled.data();
     }
+    return a;
+}
 
-    rateopt::LoopRecords rec;
-    auto w = writable<double>(records, "records", "weights", 2);
-    auto b = writable<double>(records, "records", "biases", 1);
-    auto its = writable<int64_t>(records, "records", "iterations", 1);
-    auto mults = writable<double>(records, "records", "multipliers", 2);
-    auto rates = writable<double>(records, "records", "rates", 2);
+// The record buffers (one row per recorded iteration), written in place; val_rates is train_loop's.
+struct LoopRecordsArgs {
+    darray weights, biases;
+    py::array_t<int64_t, py::array::c_style> iterations;
+    darray multipliers, rates;
+    rateopt::LoopRecords view;
+};
+
+LoopRecordsArgs loop_records(const py::dict& records, const rateopt::LoopSchedule& sch, int64_t k, int64_t A,
+                             int64_t d) {
+    LoopRecordsArgs a{writable<double>(records, "records", "weights", 2),
+                      writable<double>(records, "records", "biases", 1),
+                      writable<int64_t>(records, "records", "iterations", 1),
+                      writable<double>(records, "records", "multipliers", 2),
+                      writable<double>(records, "records", "rates", 2), {}};
+    rateopt::LoopRecords& rec = a.view;
+    auto& w = a.weights;
+    auto& b = a.biases;
+    auto& its = a.iterations;
+    auto& mults = a.multipliers;
+    auto& rates = a.rates;
     rec.capacity = w.shape(0);
     rec.count = dict_get<int64_t>(records, "records", "count");
     check_len(w.shape(1), d, "records['weights'] columns (n_features)");
@@ -1030,29 +945,22 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
     check_len(rates.shape(1), A, "records['rates'] columns (n_atoms)");
     if (rec.count < 0 || rec.count > rec.capacity) value_error("records['count'] out of range");
     // Records still to come in [t_begin, t_end) must fit.
-    int64_t needed = 0;
-    for (int64_t t = sch.t_begin; t < sch.t_end; ++t) needed += (t % sch.record_every == 0 || t == sch.n_iter - 1);
-    if (rec.count + needed > rec.capacity) value_error("the record buffers are too small for the schedule");
+    if (rec.count + rateopt::records_in_call(sch) > rec.capacity)
+        value_error("the record buffers are too small for the schedule");
     rec.weights = w.mutable_data();
     rec.biases = b.mutable_data();
     rec.iterations = its.mutable_data();
     rec.multipliers = mults.mutable_data();
     rec.rates = rates.mutable_data();
+    return a;
+}
 
-    LoopBlocks val_blocks;
-    py::array_t<double, py::array::c_style> val_rates;
-    if (py::len(val_blocks_in)) {
-        val_rates = writable<double>(records, "records", "val_rates", 2);
-        check_len(val_rates.shape(0), rec.capacity, "records['val_rates']");
-        rec.n_val_atoms = val_rates.shape(1);
-        val_blocks = loop_blocks(val_blocks_in, rec.n_val_atoms, d, "val_blocks");
-        rec.val_rates = val_rates.mutable_data();
-    }
-
-    std::exception_ptr error;
+// The callback as the loop calls it: with the GIL taken for the call; an
+// exception it raises is kept in `error` and stops the loop.
+rateopt::LoopCallback loop_callback(const py::object& callback, std::exception_ptr& error) {
     rateopt::LoopCallback cb;
     if (!callback.is_none()) {
-        cb = [&](int64_t t, int64_t n_records) -> bool {
+        cb = [&callback, &error](int64_t t, int64_t n_records) -> bool {
             py::gil_scoped_acquire acquire;
             try {
                 const py::object out = callback(t, n_records);
@@ -1065,29 +973,127 @@ py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, c
             }
         };
     }
+    return cb;
+}
+
+py::tuple train_loop(const py::list& blocks_in, const py::list& val_blocks_in, const py::dict& game,
+                     const py::dict& model, const py::dict& mult, const py::dict& state, const py::dict& schedule,
+                     const py::dict& records, const py::object& callback) {
+    const LoopGameArgs game_args = loop_game(game);
+    const rateopt::LoopGameSpec& spec = game_args.spec;
+    const int64_t m = spec.n_constraints, d = spec.n_features, A = spec.n_atoms;
+    const rateopt::ModelStepSettings ms = model_settings(model);
+    const rateopt::MultiplierSettings mu = multiplier_settings(mult, m);
+    LoopStateArgs st = loop_state(state, spec);
+
+    LoopBlocks blocks = loop_blocks(blocks_in, A, d, "blocks");
+    if (blocks.views.empty()) value_error("blocks must hold at least one dataset");
+
+    const LoopScheduleArgs schedule_args = loop_schedule(schedule, blocks);
+    const rateopt::LoopSchedule& sch = schedule_args.view;
+    LoopRecordsArgs records_args = loop_records(records, sch, m + 1, A, d);
+    rateopt::LoopRecords& rec = records_args.view;
+
+    LoopBlocks val_blocks;
+    py::array_t<double, py::array::c_style> val_rates;
+    if (py::len(val_blocks_in)) {
+        val_rates = writable<double>(records, "records", "val_rates", 2);
+        check_len(val_rates.shape(0), rec.capacity, "records['val_rates']");
+        rec.n_val_atoms = val_rates.shape(1);
+        val_blocks = loop_blocks(val_blocks_in, rec.n_val_atoms, d, "val_blocks");
+        rec.val_rates = val_rates.mutable_data();
+    }
+
+    std::exception_ptr error;
+    const rateopt::LoopCallback cb = loop_callback(callback, error);
     rateopt::LoopOutcome outcome;
     {
         py::gil_scoped_release release;
-        outcome = rateopt::run_train_loop(blocks.views, val_blocks.views, spec, ms, mu, st, sch, rec, cb);
+        outcome = rateopt::run_train_loop(blocks.views, val_blocks.views, spec, ms, mu, st.view, sch, rec, cb);
     }
     if (error) std::rethrow_exception(error);
     return py::make_tuple(static_cast<int>(outcome.status), outcome.t, outcome.detail, rec.count);
 }
 
-void register_train_loop(py::module_& m) {
-    m.def("train_loop", &train_loop, py::arg("blocks"), py::arg("val_blocks"), py::arg("game"), py::arg("model"),
-          py::arg("multipliers"), py::arg("state"), py::arg("schedule"), py::arg("records"), py::arg("callback"));
+// ============================================================================
+// 9. Build info, threads and test support
+// ============================================================================
+
+py::dict build_info() {
+    py::dict info;
+    info["openmp"] = rateopt::openmp_enabled();
+#if defined(_OPENMP)
+    info["openmp_version"] = static_cast<int>(_OPENMP);
+#else
+    info["openmp_version"] = py::none();
+#endif
+#if defined(__clang__)
+    info["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+    info["compiler"] = std::string("gcc ") + __VERSION__;
+#elif defined(_MSC_VER)
+    info["compiler"] = std::string("msvc ") + std::to_string(_MSC_VER);
+#else
+    info["compiler"] = "unknown";
+#endif
+    info["cplusplus"] = static_cast<long>(__cplusplus);
+#if defined(NDEBUG)
+    info["debug"] = false;
+#else
+    info["debug"] = true;
+#endif
+    info["version"] = ROPT_VERSION_INFO;
+    return info;
+}
+
+// Calls fn() on the master thread of an OpenMP parallel region of n_outer
+// threads (the GIL released around the region, taken again for the call), and
+// returns the outer team's size. Core calls made by fn then run as nested
+// regions, which OpenMP gives a team of one by default: the tests use this to
+// check every entry point from inside another parallel region.
+int call_in_parallel_region(const py::function& fn, int n_outer) {
+    check_threads(n_outer);
+    int team = 1;
+    std::exception_ptr error;
+    {
+        py::gil_scoped_release release;
+#if defined(ROPT_HAVE_OPENMP)
+#pragma omp parallel num_threads(n_outer)
+#endif
+        {
+#if defined(ROPT_HAVE_OPENMP)
+#pragma omp master
+#endif
+            {
+#if defined(ROPT_HAVE_OPENMP)
+                team = omp_get_num_threads();
+#endif
+                try {
+                    py::gil_scoped_acquire acquire;
+                    fn();
+                } catch (...) {
+                    error = std::current_exception();
+                }
+            }
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    return team;
 }
 
 }  // namespace
-// --- end of the core training loop (issue 14 item 1) --------------------------
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "rateopt's compiled core (private: use rateopt.core).";
-    m.def("openmp_enabled", &rateopt::openmp_enabled);
-    m.def("default_threads", &rateopt::default_threads);
-    m.def("available_cores", &rateopt::available_cores);
-    m.def("build_info", &build_info);
+
+    // 3. one-time data checks
+    m.def("first_nonfinite", &first_nonfinite, py::arg("array"), py::arg("n_threads"));
+    m.def("first_out_of_range", &first_out_of_range, py::arg("array"), py::arg("bound"), py::arg("n_threads"));
+    m.def("first_decrease", &first_decrease, py::arg("array"), py::arg("n_threads"));
+    m.def("first_negative", &first_negative, py::arg("array"), py::arg("n_threads"));
+    m.def("memory_floor", &memory_floor, py::arg("array"), py::arg("n_threads"));
+
+    // 4. rate kernels
     m.def("rate_kernel_dense", &rate_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
           py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
           py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"), py::arg("separate_gradients"),
@@ -1097,11 +1103,26 @@ PYBIND11_MODULE(_core, m) {
           py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
           py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"), py::arg("separate_gradients"),
           py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
-    m.def("first_nonfinite", &first_nonfinite, py::arg("array"), py::arg("n_threads"));
-    m.def("first_out_of_range", &first_out_of_range, py::arg("array"), py::arg("bound"), py::arg("n_threads"));
-    m.def("first_decrease", &first_decrease, py::arg("array"), py::arg("n_threads"));
-    m.def("first_negative", &first_negative, py::arg("array"), py::arg("n_threads"));
-    m.def("memory_floor", &memory_floor, py::arg("array"), py::arg("n_threads"));
+    m.def("offset_kernel_dense", &offset_kernel_dense, py::arg("X"), py::arg("theta"), py::arg("bias"),
+          py::arg("atom_indptr"), py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"),
+          py::arg("offset_ids"), py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
+          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+    m.def("offset_kernel_csr", &offset_kernel_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("theta"), py::arg("bias"), py::arg("atom_indptr"),
+          py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"), py::arg("offset_ids"),
+          py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
+          py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+
+    // 5. kernel blocks
+    m.def("kernel_block_dense", &kernel_block_dense, py::arg("X"), py::arg("landmarks"), py::arg("kind"),
+          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
+    m.def("kernel_block_csr", &kernel_block_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("landmarks"), py::arg("kind"), py::arg("gamma"),
+          py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
+    m.def("gram_transform", &gram_transform, py::arg("G"), py::arg("xsq"), py::arg("bsq"), py::arg("kind"),
+          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
+
+    // 6. multiplier updates, stationary distribution, projections
     m.def("swap_update_multiplicative", &swap_update_multiplicative, py::arg("log_M"), py::arg("delta"),
           py::arg("lam"), py::arg("eta"), py::arg("floor") = 0.0);
     m.def("swap_update_additive", &swap_update_additive, py::arg("M"), py::arg("delta"), py::arg("lam"),
@@ -1113,16 +1134,25 @@ PYBIND11_MODULE(_core, m) {
     m.def("external_update_additive", &external_update_additive, py::arg("lam"), py::arg("delta"),
           py::arg("eta"), py::arg("simplex"), py::arg("radius"));
     m.def("project_simplex", &project_simplex, py::arg("v"), py::arg("radius"));
-    m.def("kernel_block_dense", &kernel_block_dense, py::arg("X"), py::arg("landmarks"), py::arg("kind"),
-          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
-    m.def("kernel_block_csr", &kernel_block_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
-          py::arg("n_samples"), py::arg("n_features"), py::arg("landmarks"), py::arg("kind"), py::arg("gamma"),
-          py::arg("coef0"), py::arg("degree"), py::arg("out_f32"), py::arg("n_threads"));
-    m.def("gram_transform", &gram_transform, py::arg("G"), py::arg("xsq"), py::arg("bsq"), py::arg("kind"),
-          py::arg("gamma"), py::arg("coef0"), py::arg("degree"), py::arg("n_threads"));
     m.def("project_l1_ball_nonneg", &project_l1_ball_nonneg, py::arg("v"), py::arg("radius"));
-    register_offset_kernel(m);  // --- offset-atom kernel (AUC, issue 11)
-    register_sdca(m);  // SDCA solver (issue 12)
-    register_train_loop(m);  // core training loop (issue 14 item 1)
+
+    // 7. SDCA
+    m.def("sdca_two_sided_hinge_dense", &sdca_dense, py::arg("X"), py::arg("A"), py::arg("B"), py::arg("lam"),
+          py::arg("tau"), py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"),
+          py::arg("bias0"), py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
+    m.def("sdca_two_sided_hinge_csr", &sdca_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("A"), py::arg("B"), py::arg("lam"), py::arg("tau"),
+          py::arg("beta"), py::arg("regularized_bias"), py::arg("bias_scale"), py::arg("theta0"), py::arg("bias0"),
+          py::arg("xi0"), py::arg("tol"), py::arg("max_epochs"), py::arg("seed"));
+
+    // 8. the training loop
+    m.def("train_loop", &train_loop, py::arg("blocks"), py::arg("val_blocks"), py::arg("game"), py::arg("model"),
+          py::arg("multipliers"), py::arg("state"), py::arg("schedule"), py::arg("records"), py::arg("callback"));
+
+    // 9. build info, threads and test support
+    m.def("openmp_enabled", &rateopt::openmp_enabled);
+    m.def("default_threads", &rateopt::default_threads);
+    m.def("available_cores", &rateopt::available_cores);
+    m.def("build_info", &build_info);
     m.def("_call_in_parallel_region", &call_in_parallel_region, py::arg("fn"), py::arg("n_outer"));
 }

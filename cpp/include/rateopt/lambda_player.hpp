@@ -48,6 +48,11 @@ inline void log_normalize(double* x, std::int64_t k, std::int64_t stride) {
     for (std::int64_t j = 0; j < k; ++j) x[j * stride] = (x[j * stride] - mx) - log_total;
 }
 
+// The log_floor of swap_update_multiplicative for a floor on M's entries (0: none).
+inline double log_floor_of(double floor) {
+    return floor > 0.0 ? std::log(floor) : -std::numeric_limits<double>::infinity();
+}
+
 // log_M: in/out (k, k). log_floor (-inf: none): after the normalization every
 // entry is raised to at least log_floor and its column normalized again (TFCO's
 // minimum_multiplier_radius, log_floor = log(r / k); TFCO leaves the column

@@ -155,6 +155,18 @@ struct LoopSchedule {
     std::int64_t progress_every = 0;
 };
 
+// Whether iteration t is recorded: every `record_every`-th and the last of the run.
+inline bool is_record_iteration(const LoopSchedule& sch, std::int64_t t) {
+    return t % sch.record_every == 0 || t == sch.n_iter - 1;
+}
+
+// The records a call adds: the recorded iterations in [t_begin, t_end).
+inline std::int64_t records_in_call(const LoopSchedule& sch) {
+    std::int64_t n = 0;
+    for (std::int64_t t = sch.t_begin; t < sch.t_end; ++t) n += is_record_iteration(sch, t);
+    return n;
+}
+
 enum class LoopStatus : std::int32_t {
     done = 0,                 // t_end reached
     stopped = 1,              // the callback asked to stop
@@ -441,7 +453,7 @@ inline LoopOutcome run_train_loop(const std::vector<const LoopBlock*>& blocks,
             outcome.status = status;
             return outcome;
         }
-        const bool record = t % sch.record_every == 0 || t == sch.n_iter - 1;
+        const bool record = is_record_iteration(sch, t);
         if (record) {
             const double* rates = pb.rates.data();
             if (sch.rows) {
