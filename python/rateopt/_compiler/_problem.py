@@ -24,11 +24,14 @@ with one sparse pass over each membership table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
-from rateopt._compiler._compile import compile_problem, datasets_by_name, flatten_constraints, resolve_role
+from rateopt._compiler._compile import (
+    compile_problem,
+    datasets_by_name,
+    flatten_constraints,
+    resolve_role,
+)
 from rateopt._compiler._compiled import (
     AtomInfo,
     CompiledProblem,
@@ -40,10 +43,9 @@ from rateopt._compiler._compiled import (
 )
 from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
-from rateopt._language._data import Dataset
+from rateopt._language._evaluation import prediction_values
 from rateopt._language._expressions import as_scalar, lift
 from rateopt._language._lowering import LOWERING_RULES
-from rateopt._language._predictions import decision_values
 from rateopt.exceptions import RateoptError
 from rateopt.goals import objective as named_objective
 from rateopt.metrics import Metric
@@ -252,7 +254,7 @@ class Problem:
             unknown dataset is given, values are not finite, or ``kind="auto"``
             cannot tell scores from probabilities.
         """
-        values = self._prediction_values(predictions, kind)
+        values = prediction_values(self.datasets, predictions, kind, names=self.compiled.datasets)
         return self.evaluate_atom_rates(self.compiled.atom_rates(values))
 
     def evaluate_atom_rates(self, atom_rates) -> Evaluation:
@@ -289,39 +291,6 @@ class Problem:
             rates=dict(zip(cp.rate_names, rates.tolist())),
             atom_rates=frozen(p.copy()),
         )
-
-    def _prediction_values(self, predictions, kind) -> dict:
-        if kind not in ("auto", "decisions", "scores", "probabilities", "labels"):
-            raise RateoptError(
-                "kind must be 'auto', 'decisions', 'scores', 'probabilities' or 'labels', "
-                f"got {kind!r}"
-            )
-        names = self.compiled.datasets
-        if isinstance(predictions, Mapping):
-            given = {}
-            for k, v in predictions.items():
-                key = k.name if isinstance(k, Dataset) else k
-                if key not in self.datasets or (
-                    isinstance(k, Dataset) and self.datasets[key] is not k
-                ):
-                    raise RateoptError(
-                        f"predictions given for dataset {key!r}, which the problem does not "
-                        f"use; its datasets: {list(names)!r}"
-                    )
-                given[key] = v
-        else:
-            if len(names) != 1:
-                raise RateoptError(
-                    f"the problem uses {len(names)} datasets {list(names)!r}: pass predictions "
-                    "as a dict {dataset name: array}"
-                )
-            given = {names[0]: predictions}
-        out = {}
-        for name in names:
-            if name not in given:
-                raise RateoptError(f"no predictions given for dataset {name!r}")
-            out[name] = decision_values(given[name], kind, self.datasets[name])
-        return out
 
     # -- goals files ------------------------------------------------------------------------
 

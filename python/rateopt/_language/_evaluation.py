@@ -24,7 +24,7 @@ from ._data import Dataset
 from ._lowering import CANCEL_RTOL, Env, lower, scaled_by_max
 from ._predictions import decision_values
 
-__all__ = ["KINDS", "expression_value"]
+__all__ = ["KINDS", "expression_value", "prediction_values"]
 
 #: How an array of predictions may be read (``kind=`` of :func:`expression_value`).
 KINDS = ("auto", "decisions", "scores", "probabilities", "labels")
@@ -73,7 +73,7 @@ def expression_value(expression, predictions, *, kind="auto"):
     env = Env()
     form = lower(expr, env)
     atoms, gid_of = _atoms(env, datasets, form.terms)
-    values = _prediction_values(datasets, predictions, kind)
+    values = prediction_values(datasets, predictions, kind)
     _refuse_thresholds(atoms)
     p = np.concatenate([[_atom_rate(ds, mask, values[name]) for mask, _ in atoms[name]]
                         for name, ds in datasets.items()] + [np.zeros(0)])
@@ -125,14 +125,20 @@ def _atoms(env, datasets, contexts):
     return atoms, {ctx: offsets[name] + local for ctx, (name, local) in where.items()}
 
 
-def _prediction_values(datasets, predictions, kind) -> dict:
-    """Per dataset name, the predictions read as decision values in [0, 1]."""
+def prediction_values(datasets, predictions, kind, names=None) -> dict:
+    """Per dataset name, the predictions read as decision values in [0, 1].
+
+    ``datasets`` maps names to the :class:`Dataset` objects predictions may be
+    given for; ``names`` (default: all of them, in order) are those that need
+    predictions. ``predictions`` is one array (one dataset) or a dict keyed by
+    name or :class:`Dataset`.
+    """
     if kind not in KINDS:
         raise RateoptError(
             "kind must be 'auto', 'decisions', 'scores', 'probabilities' or 'labels', "
             f"got {kind!r}"
         )
-    names = tuple(datasets)
+    names = tuple(datasets) if names is None else tuple(names)
     if isinstance(predictions, Mapping):
         given = {}
         for k, v in predictions.items():
