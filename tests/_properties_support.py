@@ -30,10 +30,7 @@ import scipy.sparse as sp
 from hypothesis import settings
 from hypothesis import strategies as st
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+import reference as ref
 
 from rateopt.exceptions import DataCopyWarning
 

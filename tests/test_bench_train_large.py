@@ -8,13 +8,13 @@ the stated model, and that the case runs end to end and reports a fit whose
 independently checked violation matches the training result's.
 """
 
-import importlib.util
 import json
 import pathlib
 import sys
 
 import numpy as np
 import pytest
+from _bench_scripts import load_bench_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "train_large.py"
@@ -24,14 +24,8 @@ pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not run from a sour
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec = importlib.util.spec_from_file_location("train_large", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    yield load_bench_script(SCRIPT, "train_large")
+    sys.modules.pop("train_large", None)
 
 
 def test_generator_builds_the_described_csr(bench):

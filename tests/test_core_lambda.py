@@ -21,10 +21,7 @@ from rateopt.core import (
     swap_regret_update_additive,
 )
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+import reference as ref
 
 SIZES = [2, 5, 30, 101]
 

@@ -19,12 +19,8 @@ from sklearn.metrics import log_loss
 from rateopt.core import AtomTable, rate_kernel, rate_kernel_multi
 from rateopt.exceptions import NumericalError
 
-from test_core_kernel import DTYPES, FORMATS, THREADS, core_atoms, make_problem, make_X, ref_atoms
-
-try:
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+import reference as ref
+from _kernel_support import DTYPES, FORMATS, THREADS, core_atoms, make_problem, make_X, ref_atoms
 
 PROXY_SETS = {
     "hinge": ["hinge"] * 3,

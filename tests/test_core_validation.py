@@ -23,10 +23,7 @@ from rateopt.core import (
 )
 from rateopt.exceptions import DataCopyWarning
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from . import reference as ref
-except ImportError:
-    import reference as ref
+import reference as ref
 
 BAD = (ValueError, TypeError)
 N, D, A = 40, 6, 4

@@ -24,12 +24,8 @@ from rateopt.core._kernel_block import kernel_block
 from rateopt.core import AtomTable, FeatureMatrix, rate_kernel
 from rateopt.exceptions import NumericalError
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from . import _properties_support as S
-    from . import reference as ref
-except ImportError:
-    import _properties_support as S
-    import reference as ref
+import _properties_support as S
+import reference as ref
 
 THREADS = st.sampled_from([1, 2, 3, 4])
 MARGINS = st.one_of(st.sampled_from([1.0, 0.5, 2.0]), st.floats(1e-3, 10.0))

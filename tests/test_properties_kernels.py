@@ -22,10 +22,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from rateopt._predictors._nystroem import NystroemMap
 from rateopt.core._kernel_block import kernel_block, resolve_gamma
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from . import _properties_support as S
-except ImportError:
-    import _properties_support as S
+import _properties_support as S
 
 EPS = S.EPS
 KERNELS = ["rbf", "laplacian", "poly", "linear"]

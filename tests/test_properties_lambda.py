@@ -27,12 +27,8 @@ from rateopt.core import (
     swap_regret_update_additive,
 )
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from . import _properties_support as S
-    from . import reference as ref
-except ImportError:
-    import _properties_support as S
-    import reference as ref
+import _properties_support as S
+import reference as ref
 
 EPS = S.EPS
 

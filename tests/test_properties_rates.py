@@ -24,12 +24,8 @@ from rateopt._language import _rates as R
 from rateopt._compiler._problem import Problem
 from rateopt.exceptions import ConstantConstraintError, EmptySubsetError
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from . import _properties_support as S
-    from ._rate_reference import brute, make_data, member_list, weight
-except ImportError:
-    import _properties_support as S
-    from _rate_reference import brute, make_data, member_list, weight
+import _properties_support as S
+from _rate_reference import brute, make_data, member_list, weight
 
 N = 40
 RATES = {
