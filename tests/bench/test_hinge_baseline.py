@@ -22,7 +22,7 @@ import rateopt
 from rateopt import goals as G
 from rateopt._training._spec import spec_from_problem
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "hinge_baseline.py"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not run from a source checkout (no bench/)")

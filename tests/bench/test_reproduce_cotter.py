@@ -13,7 +13,7 @@ import pathlib
 import pytest
 from _bench_scripts import load_bench_script
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "reproduce_cotter.py"
 
 pytestmark = [

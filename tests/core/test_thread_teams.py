@@ -22,7 +22,7 @@ from rateopt import _core
 
 pytestmark = pytest.mark.skipif(not _core.openmp_enabled(), reason="built without OpenMP")
 
-PROBE = pathlib.Path(__file__).with_name("_thread_probe.py")
+PROBE = pathlib.Path(_thread_probe.__file__)
 
 
 @pytest.fixture(scope="module")

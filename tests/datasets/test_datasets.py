@@ -318,7 +318,7 @@ def test_install_commands():
 
 
 def test_extra_in_pyproject_pins_the_packages():
-    toml = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+    toml = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"
     if not toml.exists():
         pytest.skip("not run from a source checkout")
     text = toml.read_text()

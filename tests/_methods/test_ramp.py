@@ -499,7 +499,7 @@ def test_readme_ramp_example_runs(capsys):
     import pathlib
     import re
 
-    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
     if not readme.exists():
         pytest.skip("not run from a source checkout")
     section = readme.read_text().split("## A deterministic classifier under a fairness ratio", 1)[1]

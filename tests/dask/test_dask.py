@@ -289,7 +289,7 @@ def test_a_worker_without_rateopt_is_named(client):
 
 
 def test_readme_dask_example_runs():
-    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
     if not readme.exists():
         pytest.skip("not run from a source checkout")
     section = readme.read_text().split("## Scale-out on Dask", 1)[1].split("\n## ", 1)[0]
