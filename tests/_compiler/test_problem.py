@@ -416,52 +416,6 @@ def test_to_atom_table_with_the_core():
     np.testing.assert_allclose(res.rates, p.evaluate(scores).atom_rates, rtol=0, atol=1e-12)
 
 
-# --------------------------------------------------------------------------- docstrings
-
-_MODULES = ("rateopt._language._data", "rateopt._language._rates", "rateopt.goals", "rateopt._compiler._problem")
-
-
-def _public_objects():
-    import importlib
-
-    for modname in _MODULES:
-        mod = importlib.import_module(modname)
-        for n in mod.__all__:
-            obj = getattr(mod, n)
-            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
-                continue
-            yield f"{modname}.{n}", obj
-            if inspect.isclass(obj):
-                for m, v in vars(obj).items():
-                    if not m.startswith("_") and (inspect.isfunction(v) or isinstance(v, property)):
-                        yield f"{modname}.{n}.{m}", v
-
-
-def test_public_api_has_numpydoc_docstrings():
-    for qual, obj in _public_objects():
-        doc = inspect.getdoc(obj.fget if isinstance(obj, property) else obj)
-        assert doc and doc.strip(), f"{qual} has no docstring"
-        if inspect.isfunction(obj) or inspect.isclass(obj):
-            target = obj.__init__ if inspect.isclass(obj) else obj
-            params = [p for p in inspect.signature(target).parameters if p not in ("self",)]
-            if params and not (inspect.isclass(obj) and issubclass(obj, Exception)):
-                assert "Parameters\n----------" in doc, f"{qual} documents no Parameters"
-
-
-def test_numpydoc_validation():
-    validate = pytest.importorskip("numpydoc.validate").validate
-    ignore = {"EX01", "SA01", "ES01"}  # examples / see-also are given where short and useful
-    problems = []
-    seen = set()
-    for qual, _obj in _public_objects():
-        if qual in seen:
-            continue
-        seen.add(qual)
-        errors = [f"{qual} {code} {msg}" for code, msg in validate(qual)["errors"] if code not in ignore]
-        problems.extend(errors)
-    assert not problems, "\n".join(problems)
-
-
 def test_rate_layer_gives_every_named_rate_from_atom_rates():
     p, (train, rec), _, _ = problem_and_members(3)
     preds = {"train": np.linspace(-1, 1, rec["n"]), "unlabeled": np.linspace(1, -1, 50)}

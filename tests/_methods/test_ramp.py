@@ -469,18 +469,6 @@ def test_win_change_ratio_floor_matches_counting(k, group):
         G.win_change_ratio_floor(1.5)
 
 
-def test_numpydoc_of_the_ramp_api():
-    validate = pytest.importorskip("numpydoc.validate").validate
-    ignore = {"EX01", "SA01", "ES01"}
-    quals = ["rateopt.ramp_mm", "rateopt.RampMMResult", "rateopt.RampMMResult.classifier", "rateopt.RampMMResult.save",
-             "rateopt.RampClassifier",
-             "rateopt.RampClassifier.predict", "rateopt.RampClassifier.predict_proba",
-             "rateopt.RampClassifier.decision_function", "rateopt.RampClassifier.save", "rateopt.core.ramp_rates",
-             "rateopt.core.RampRates", "rateopt.goals.WinChangeRatioFloor"]
-    problems = [f"{q} {c} {m}" for q in quals for c, m in validate(q)["errors"] if c not in ignore]
-    assert not problems, "\n".join(problems)
-
-
 def test_docstring_examples_run():
     import doctest
 

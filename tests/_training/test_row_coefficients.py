@@ -144,12 +144,3 @@ def test_bad_input():
         problem_row_coefficients(object(), np.ones(n_atoms))
     with pytest.raises(TypeError, match="table must be a MembershipTable or an AtomTable"):
         row_coefficients(np.eye(3), np.ones(3))
-
-
-def test_numpydoc_of_the_row_coefficient_api():
-    validate = pytest.importorskip("numpydoc.validate").validate
-    ignore = {"EX01", "SA01", "ES01"}
-    problems = []
-    for qual in ("rateopt._training._row_coefficients.row_coefficients", "rateopt._training._row_coefficients.problem_row_coefficients"):
-        problems += [f"{qual} {c} {m}" for c, m in validate(qual)["errors"] if c not in ignore]
-    assert not problems, "\n".join(problems)

@@ -532,15 +532,6 @@ def test_the_binding_checks_what_it_reads():
         _core.sdca_two_sided_hinge_csr(C.data, C.indices, C.indptr, 5, 2, np.ones(5), np.ones(5), **ok)
 
 
-def test_numpydoc_of_the_solver_api():
-    validate = pytest.importorskip("numpydoc.validate").validate
-    ignore = {"EX01", "SA01", "ES01"}
-    problems = []
-    for qual in ("rateopt.core.sdca_two_sided_hinge", "rateopt.core.SdcaResult"):
-        problems += [f"{qual} {c} {m}" for c, m in validate(qual)["errors"] if c not in ignore]
-    assert not problems, "\n".join(problems)
-
-
 def test_overflow_is_a_numerical_error():
     from rateopt.exceptions import NumericalError
 

@@ -300,18 +300,6 @@ def test_readme_dask_example_runs():
     assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
 
 
-def test_numpydoc_of_the_dask_api():
-    validate = pytest.importorskip("numpydoc.validate").validate
-    ignore = {"EX01", "SA01", "ES01"}
-    quals = ["rateopt.dask.Dataset", "rateopt.dask.Dataset.subset_stats", "rateopt.dask.Dataset.membership_tables",
-             "rateopt.dask.Dataset.game_block", "rateopt.dask.Dataset.total_weight",
-             "rateopt.dask.Dataset.group_values", "rateopt.dask.RemoteBlock", "rateopt.dask.RemoteBlock.run_kernel",
-             "rateopt.dask.RemoteBlock.revalidated", "rateopt.dask.check_workers", "rateopt.dask.predict",
-             "rateopt.dask.evaluate"]
-    problems = [f"{q} {c} {m}" for q in quals for c, m in validate(q)["errors"] if c not in ignore]
-    assert not problems, "\n".join(problems)
-
-
 def test_baseline_reading_is_decided_from_all_partitions(data, client):
     # Partition 0's scores happen to be 0/1 only: read alone it would be decisions (0 -> negative); over the
     # whole dataset the baseline is scores (0 -> positive), as the in-memory dataset reads it.

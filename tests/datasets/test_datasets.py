@@ -328,23 +328,6 @@ def test_extra_in_pyproject_pins_the_packages():
     assert "pandas" in block
 
 
-def test_numpydoc_of_the_public_api():
-    validate = pytest.importorskip("numpydoc.validate").validate
-    ignore = {"EX01", "SA01", "ES01", "GL08"}
-    problems = []
-    for n in D.__all__:
-        obj = getattr(D, n)
-        if not callable(obj) or isinstance(obj, dict):
-            continue
-        quals = [f"rateopt.datasets.{n}"]
-        if isinstance(obj, type) and not issubclass(obj, Exception):
-            quals += [f"rateopt.datasets.{n}.{m}" for m, v in vars(obj).items()
-                      if not m.startswith("_") and (callable(v) or isinstance(v, property))]
-        for q in quals:
-            problems += [f"{q} {c} {m}" for c, m in validate(q)["errors"] if c not in ignore]
-    assert not problems, "\n".join(problems)
-
-
 # --------------------------------------------------------------------------- UCI Adult (seed 004)
 
 
