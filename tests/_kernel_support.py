@@ -1,4 +1,4 @@
-"""Builders shared by the fused-kernel tests (tests/test_core_kernel.py, tests/test_core_proxies.py).
+"""Builders shared by the fused-kernel tests (tests/core/test_kernel.py, tests/core/test_proxies.py).
 
 Random problems that contain every case the kernel must get right, feature matrices in every format
 and dtype the core accepts, and the atom tables of the core and of the NumPy reference (tests/reference.py).

@@ -185,7 +185,7 @@ def test_csr_copy_warning_names_the_index_dtype_it_chose():
 
 
 # --------------------------------------------------------------------------- #
-# Found by the property tests (tests/test_properties_*.py)
+# Found by the property tests (tests/*/test_properties_*.py)
 # --------------------------------------------------------------------------- #
 
 

@@ -85,7 +85,7 @@ def count_passes(monkeypatch):
 @pytest.mark.parametrize("m", [1, 2])
 def test_lagrangian_hinge_makes_one_kernel_pass_per_iteration(count_passes, m):
     problem, _, _ = _problem(m=m)
-    # The Python driver's passes (the core loop makes the same passes in C++: tests/test_core_loop.py).
+    # The Python driver's passes (the core loop makes the same passes in C++: tests/core/test_loop.py).
     for proxy, k in (("hinge", m + 1), ("logistic", m + 2)):
         count_passes.clear()
         rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=25, eta_lambda=0.5, loop="python",
