@@ -1,6 +1,6 @@
 """Runs every entry point of the core at a fixed requested thread count.
 
-Used by ``tests/test_core_threads.py``, in a subprocess whose OpenMP settings
+Used by ``tests/core/test_thread_teams.py``, in a subprocess whose OpenMP settings
 (``OMP_THREAD_LIMIT``, ``OMP_DYNAMIC``) or calling context (inside another
 parallel region, from a pool of Python threads) give the core smaller teams
 than it asks for. ``probe()`` returns a dict of arrays; run as a script it

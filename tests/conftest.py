@@ -1,13 +1,20 @@
 """Shared pytest configuration.
 
-Hypothesis profiles for the property tests (``tests/test_properties_*.py``):
+The tests mirror the package: ``tests/<package>/test_<module>.py`` for the modules of
+``python/rateopt/<package>/`` (``tests/core/``, ``tests/_language/``, ...), ``tests/test_<module>.py``
+for its top-level modules, ``tests/bench/`` for the ``bench/`` scripts. The support modules
+(``tests/_*.py``, ``tests/reference.py``) stay here and are imported by plain name (pyproject's
+``pythonpath = ["tests"]``); test modules are imported by path (``--import-mode=importlib``), so two
+test files may share a name in different folders.
+
+Hypothesis profiles for the property tests (``tests/*/test_properties_*.py``):
 
 * ``rateopt-ci`` (the default): derandomized, so every run draws the same
   examples and CI is deterministic; no deadline (the machine is shared, timings
   vary); no example database (nothing is written to the checkout).
 * ``rateopt-explore``: random draws and ten times more examples, for hunting
   new counterexamples locally: ``RATEOPT_HYPOTHESIS_PROFILE=rateopt-explore pytest
-  tests/test_properties_core.py``.
+  tests/core/test_properties_kernel.py``.
 
 Each test sets its own ``max_examples`` (scaled by ``rateopt-explore``) so that
 the whole property suite runs in well under a minute on two cores.

@@ -68,24 +68,3 @@ def test_unknown_report_suffix_is_refused(trained, tmp_path):
     result, *_ = trained
     with pytest.raises(rateopt.exceptions.RateoptError, match="report file ends with"):
         write_report(build_report(result), tmp_path / "r.pdf")
-
-
-def test_public_functions_have_valid_numpydoc():
-    import importlib
-    import inspect
-
-    validate = pytest.importorskip("numpydoc.validate").validate
-    problems = []
-    for modname in ("rateopt._group_rates", "rateopt._methods._sweep", "rateopt.report", "rateopt.plot", "rateopt._compiler._toml"):
-        mod = importlib.import_module(modname)
-        for n in mod.__all__:
-            obj = getattr(mod, n)
-            if not (inspect.isclass(obj) or inspect.isfunction(obj)) or issubclass(type(obj), type) and \
-                    issubclass(obj, Exception):
-                continue
-            quals = [f"{modname}.{n}"] + ([f"{modname}.{n}.{m}" for m, v in vars(obj).items()
-                                           if not m.startswith("_") and inspect.isfunction(v)]
-                                          if inspect.isclass(obj) else [])
-            problems += [f"{q} {c} {m}" for q in quals for c, m in validate(q)["errors"]
-                         if c not in {"EX01", "SA01", "ES01"}]
-    assert not problems, "\n".join(problems)

@@ -1,0 +1,318 @@
+"""Input validation and conversion in ``rateopt.core``.
+
+Contract: docs/core_api.md. Bad input raises ``ValueError``/``TypeError`` whose
+message names the offending argument; it never crashes. Inputs of the wrong
+kind (dtype, memory order, sparse format) are converted once with a
+``DataCopyWarning`` and give the same result as the float64 data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rateopt.core import (
+    AtomTable,
+    FeatureMatrix,
+    project_simplex,
+    rate_kernel,
+    stationary_distribution,
+    swap_regret_update,
+    swap_regret_update_additive,
+)
+from rateopt.exceptions import DataCopyWarning
+
+import reference as ref
+
+BAD = (ValueError, TypeError)
+N, D, A = 40, 6, 4
+
+
+def problem(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, D))
+    X[rng.random((N, D)) < 0.5] = 0.0
+    X = np.round(X * 8) / 8  # exactly representable in float16 too
+    B = rng.random((N, A)) < 0.4
+    B[0] = True
+    theta = rng.standard_normal(D)
+    coef = rng.standard_normal(A)
+    return X, B, theta, 0.25, coef
+
+
+def csr(X, idx_dtype=np.int32):
+    M = sp.csr_matrix(X)
+    M.indices = M.indices.astype(idx_dtype)
+    M.indptr = M.indptr.astype(idx_dtype)
+    return M
+
+
+def call(X=None, theta=None, bias=None, atoms=None, coef=None, **kw):
+    X0, B, theta0, bias0, coef0 = problem()
+    return rate_kernel(
+        X0 if X is None else X,
+        theta0 if theta is None else theta,
+        bias0 if bias is None else bias,
+        AtomTable.from_membership(B) if atoms is None else atoms,
+        coef0 if coef is None else coef,
+        **kw,
+    )
+
+
+def with_value(X, idx, value):
+    X = X.copy()
+    X[idx] = value
+    return X
+
+
+def _csr_with(attr, fn):
+    M = csr(problem()[0])
+    setattr(M, attr, fn(getattr(M, attr).copy()))
+    return M
+
+
+# --------------------------------------------------------------------------- #
+# X
+# --------------------------------------------------------------------------- #
+
+X0 = problem()[0]
+BAD_X = {
+    "nan_dense": with_value(X0, (3, 2), np.nan),
+    "inf_dense": with_value(X0, (0, 0), np.inf),
+    "neg_inf_dense_f32": with_value(X0, (N - 1, D - 1), -np.inf).astype(np.float32),
+    "nan_csr": _csr_with("data", lambda d: with_value(d, 5, np.nan)),
+    "inf_csr_int64": csr(with_value(X0, (7, 1), np.inf), np.int64),
+    "col_index_too_large": _csr_with("indices", lambda i: with_value(i, 4, D)),
+    "col_index_negative": _csr_with("indices", lambda i: with_value(i, 4, -1)),
+    "indptr_not_monotone": _csr_with("indptr", lambda p: with_value(p, 2, p[3] + 1)),
+    "indptr_not_starting_at_0": _csr_with("indptr", lambda p: with_value(p, 0, 1)),
+    "indptr_too_short": _csr_with("indptr", lambda p: p[:-1]),
+    "indptr_past_nnz": _csr_with("indptr", lambda p: with_value(p, len(p) - 1, p[-1] + 3)),
+    "one_dim": X0[0].copy(),
+    "three_dim": np.zeros((2, N, D)),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_X))
+def test_bad_X(name):
+    X = BAD_X[name]
+    exc = ValueError if ("nan" in name or "inf" in name) else BAD
+    with pytest.raises(exc, match=r"\bX\b"):
+        FeatureMatrix(X)
+    with pytest.raises(exc, match=r"\bX\b"):
+        call(X=X, n_threads=1)
+
+
+# --------------------------------------------------------------------------- #
+# theta, bias, coef, atoms, rows, n_threads
+# --------------------------------------------------------------------------- #
+
+
+def _atoms_for(n):
+    return AtomTable.from_membership(np.ones((n, A), dtype=bool))
+
+
+BAD_ARGS = {
+    "theta_too_short": (dict(theta=np.zeros(D - 1)), BAD, "theta"),
+    "theta_too_long": (dict(theta=np.zeros(D + 1)), BAD, "theta"),
+    "theta_2d": (dict(theta=np.zeros((D, 1))), BAD, "theta"),
+    "theta_nan": (dict(theta=with_value(np.zeros(D), 1, np.nan)), ValueError, "theta"),
+    "theta_inf": (dict(theta=with_value(np.zeros(D), 0, np.inf)), ValueError, "theta"),
+    "bias_nan": (dict(bias=np.nan), ValueError, "bias"),
+    "bias_inf": (dict(bias=-np.inf), ValueError, "bias"),
+    "coef_too_short": (dict(coef=np.zeros(A - 1)), BAD, "coef"),
+    "coef_too_long": (dict(coef=np.zeros(A + 1)), BAD, "coef"),
+    "coef_nan": (dict(coef=with_value(np.zeros(A), 2, np.nan)), ValueError, "coef"),
+    "coef_inf": (dict(coef=with_value(np.zeros(A), 0, -np.inf)), ValueError, "coef"),
+    "atoms_fewer_samples": (dict(atoms=_atoms_for(N - 1)), BAD, "atoms"),
+    "atoms_more_samples": (dict(atoms=_atoms_for(N + 1)), BAD, "atoms"),
+    "rows_too_large": (dict(rows=np.array([0, N], np.int64)), BAD, "rows"),
+    "rows_far_too_large": (dict(rows=np.array([2**40], np.int64)), BAD, "rows"),
+    "rows_negative": (dict(rows=np.array([3, -1], np.int64)), BAD, "rows"),
+    "rows_2d": (dict(rows=np.zeros((2, 2), np.int64)), BAD, "rows"),
+    "n_threads_0": (dict(n_threads=0), ValueError, "n_threads"),
+    "n_threads_-2": (dict(n_threads=-2), ValueError, "n_threads"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ARGS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_bad_kernel_arguments(name, sparse):
+    kwargs, exc, arg = BAD_ARGS[name]
+    X = csr(X0) if sparse else X0
+    with pytest.raises(exc, match=rf"\b{arg}\b"):
+        call(X=X, **kwargs)
+    with pytest.raises(exc, match=rf"\b{arg}\b"):
+        call(X=FeatureMatrix(X), **kwargs)
+
+
+def test_empty_rows_is_an_error_or_finite():
+    """``rows=[]`` makes the scale n/len(rows) undefined; the spec does not say
+    what happens, but it must not crash or return NaN/inf."""
+    try:
+        res = call(rows=np.zeros(0, np.int64), n_threads=1)
+    except BAD as e:
+        assert "rows" in str(e)
+    else:
+        for f in ref.KERNEL_FIELDS:
+            assert np.all(np.isfinite(getattr(res, f))), f
+
+
+def test_valid_n_threads_values():
+    X, B, theta, bias, coef = problem()
+    for nt in (None, -1, 1, 2, 64):
+        call(n_threads=nt)
+
+
+# --------------------------------------------------------------------------- #
+# Atom tables
+# --------------------------------------------------------------------------- #
+
+GOOD_INDPTR = np.array([0, 2, 3, 3, 5], np.int64)  # 4 examples, one in no atom
+GOOD_INDICES = np.array([0, 2, 1, 0, 1], np.int32)
+GOOD_WEIGHTS = np.array([0.5, 1.0, 0.5, 0.5, 0.5])
+
+BAD_ATOMS = {
+    "id_too_large": (dict(indices=with_value(GOOD_INDICES, 1, 3)), BAD, r"indices|n_atoms"),
+    "id_negative": (dict(indices=with_value(GOOD_INDICES, 0, -1)), BAD, r"indices|n_atoms"),
+    "weight_negative": (dict(weights=with_value(GOOD_WEIGHTS, 2, -0.5)), BAD, "weights"),
+    "weight_nan": (dict(weights=with_value(GOOD_WEIGHTS, 2, np.nan)), BAD, "weights"),
+    "weight_inf": (dict(weights=with_value(GOOD_WEIGHTS, 0, np.inf)), BAD, "weights"),
+    "weights_length": (dict(weights=GOOD_WEIGHTS[:-1]), BAD, r"weights|indices"),
+    "indptr_not_monotone": (dict(indptr=np.array([0, 3, 2, 3, 5], np.int64)), BAD, "indptr"),
+    "indptr_not_at_0": (dict(indptr=np.array([1, 2, 3, 3, 5], np.int64)), BAD, "indptr"),
+    "indptr_not_at_nnz": (dict(indptr=np.array([0, 2, 3, 3, 4], np.int64)), BAD, "indptr"),
+    "indptr_past_nnz": (dict(indptr=np.array([0, 2, 3, 3, 6], np.int64)), BAD, "indptr"),
+}
+
+
+def test_good_atom_table():
+    t = AtomTable(GOOD_INDPTR, GOOD_INDICES, GOOD_WEIGHTS, 3)
+    assert t.n_samples == 4 and t.n_atoms == 3
+
+
+@pytest.mark.parametrize("name", list(BAD_ATOMS))
+def test_bad_atom_table(name):
+    kwargs, exc, match = BAD_ATOMS[name]
+    args = dict(indptr=GOOD_INDPTR, indices=GOOD_INDICES, weights=GOOD_WEIGHTS, n_atoms=3)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        AtomTable(args["indptr"], args["indices"], args["weights"], args["n_atoms"])
+
+
+def test_from_membership_errors():
+    B = np.array([[1, 0], [1, 0], [0, 0]], dtype=bool)  # atom 1 is empty
+    with pytest.raises(ValueError, match=r"membership|sample_weight"):
+        AtomTable.from_membership(B)
+    B[2, 1] = True
+    with pytest.raises(ValueError, match=r"membership|sample_weight"):  # atom 1 has weight 0
+        AtomTable.from_membership(B, sample_weight=np.array([1.0, 1.0, 0.0]))
+    with pytest.raises(BAD, match="sample_weight"):
+        AtomTable.from_membership(B, sample_weight=np.array([1.0, -1.0, 2.0]))
+    with pytest.raises(BAD, match="sample_weight"):
+        AtomTable.from_membership(B, sample_weight=np.array([1.0, np.nan, 2.0]))
+    with pytest.raises(BAD, match="sample_weight"):
+        AtomTable.from_membership(B, sample_weight=np.ones(4))
+    with pytest.raises(BAD, match="membership"):
+        AtomTable.from_membership(np.ones(3, dtype=bool))
+    AtomTable.from_membership(B)  # now valid
+
+
+# --------------------------------------------------------------------------- #
+# Lambda primitives (shape errors name the argument)
+# --------------------------------------------------------------------------- #
+
+
+def test_lambda_shape_errors():
+    k = 4
+    log_M = np.log(np.full((k, k), 1.0 / k))
+    lam = np.full(k, 1.0 / k)
+    delta = np.zeros(k)
+    with pytest.raises(BAD, match="log_M"):
+        swap_regret_update(log_M[:, :3], delta, lam, 0.1)
+    with pytest.raises(BAD, match="delta"):
+        swap_regret_update(log_M, np.zeros(k + 1), lam, 0.1)
+    with pytest.raises(BAD, match="lam"):
+        swap_regret_update(log_M, delta, np.zeros(k - 1), 0.1)
+    with pytest.raises(BAD, match=r"\bM\b"):
+        swap_regret_update_additive(np.exp(log_M)[:3], delta, lam, 0.1)
+    with pytest.raises(BAD, match=r"\bM\b"):
+        stationary_distribution(np.ones((3, 2)) / 3)
+    with pytest.raises(BAD, match="lam0"):
+        stationary_distribution(np.exp(log_M), np.ones(k + 1) / (k + 1))
+    with pytest.raises(BAD, match=r"\bv\b"):
+        project_simplex(np.ones((2, 2)))
+
+
+# --------------------------------------------------------------------------- #
+# Conversions: warned once, same answer as float64
+# --------------------------------------------------------------------------- #
+
+
+def _conversions():
+    X = problem()[0]
+    return {
+        "float16": X.astype(np.float16),
+        "int64": np.round(X * 8).astype(np.int64),
+        "int32": np.round(X * 8).astype(np.int32),
+        "fortran_f64": np.asfortranarray(X),
+        "fortran_f32": np.asfortranarray(X.astype(np.float32)),
+        "strided_view": np.repeat(X, 2, axis=1)[:, ::2],
+        "list": X.tolist(),
+        "coo": sp.coo_matrix(X),
+        "csc": sp.csc_matrix(X),
+        "csr_int_data": sp.csr_matrix(np.round(X * 8).astype(np.int64)),
+        "csr_int32_data": sp.csr_matrix(np.round(X * 8).astype(np.int32)),
+        "coo_float32": sp.coo_matrix(X.astype(np.float32)),
+    }
+
+
+CONVERSIONS = _conversions()
+
+
+@pytest.mark.parametrize("name", list(CONVERSIONS))
+def test_conversion_warns_and_agrees(name):
+    Xc = CONVERSIONS[name]
+    _, B, theta, bias, coef = problem()
+    X64 = ref.as_float64(Xc)  # the same values in float64
+    if sp.issparse(X64):
+        X64 = X64.toarray()
+    atoms = AtomTable.from_membership(B)
+    want = rate_kernel(np.ascontiguousarray(X64), theta, bias, atoms, coef, n_threads=1)
+    with pytest.warns(DataCopyWarning):
+        got = rate_kernel(Xc, theta, bias, atoms, coef, n_threads=1)
+    ra = ref.atoms_from_membership(B)
+    scales = ref.kernel_error_scales(X64, theta, bias, ra, coef)
+    expected = ref.rate_kernel(X64, theta, bias, ra, coef)
+    for res in (want, got):
+        for f in ref.KERNEL_FIELDS:
+            np.testing.assert_allclose(np.asarray(getattr(res, f), np.float64),
+                                       np.asarray(getattr(expected, f)),
+                                       rtol=1e-12, atol=1e-12 * scales[f], err_msg=f)
+    # converted once: using the FeatureMatrix again does not warn (warnings are errors)
+    with pytest.warns(DataCopyWarning):
+        Xm = FeatureMatrix(Xc)
+    assert Xm.n_samples == N and Xm.n_features == D
+    assert Xm.dtype in (np.float32, np.float64)
+    rate_kernel(Xm, theta, bias, atoms, coef, n_threads=1)
+
+
+def test_atom_table_reads_int32_indices_in_place():
+    """Compiled tables hold int32 ids: the core's table shares them (no (nnz,) copy per training run)."""
+    t = AtomTable(GOOD_INDPTR, GOOD_INDICES, GOOD_WEIGHTS, 3)
+    assert t.indices.dtype == np.int32 and np.shares_memory(t.indices, GOOD_INDICES)
+    assert np.shares_memory(t.indptr, GOOD_INDPTR) and np.shares_memory(t.weights, GOOD_WEIGHTS)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint16, np.int8])
+def test_atom_table_converts_other_index_dtypes_to_int32(dtype):
+    t = AtomTable(GOOD_INDPTR, GOOD_INDICES.astype(dtype), GOOD_WEIGHTS, 3)
+    assert t.indices.dtype == np.int32 and t.indices.tolist() == GOOD_INDICES.tolist()
+
+
+def test_atom_table_range_checks_int64_indices_before_narrowing():
+    big = GOOD_INDICES.astype(np.int64)
+    big[1] = 2**32 + 1  # would wrap to 1 if cast to int32 before the range check
+    with pytest.raises(ValueError, match="atoms.indices"):
+        AtomTable(GOOD_INDPTR, big, GOOD_WEIGHTS, 3)

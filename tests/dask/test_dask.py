@@ -1,0 +1,332 @@
+"""rateopt.dask on a LocalCluster (2 worker processes, 1 thread each): partitioned datasets, partition-wise
+compilation, distributed kernel passes, prediction, and their errors.
+
+The reference of every result is the in-memory fit or compile of the same data (``rateopt.Dataset``).
+One cluster serves the whole module.
+"""
+
+import os
+import pathlib
+import re
+import signal
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import rateopt as ro  # noqa: E402
+import rateopt.dask as rd  # noqa: E402
+from _games_support import params_for
+from rateopt._train import run_game  # noqa: E402
+from rateopt.exceptions import EmptySubsetError, RateoptError  # noqa: E402
+
+N, D, CHUNK = 600, 4, 150
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(N, D))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=N) > 0, "yes", "no")
+    y[:CHUNK] = "no"  # partition 0 holds one label value: the positive label is decided from all partitions
+    g = rng.choice(["a", "b", "c"], size=N, p=[0.5, 0.3, 0.2])
+    w = rng.uniform(0.2, 3.0, size=N)
+    base = (X[:, 1] > 0).astype(np.int64)
+    return X, y, g, w, base
+
+
+def _problem(ds):
+    ctx = ds.context()
+    a = ctx.subset(group="g", value="a")
+    bc = ctx.subset(group="g", value=["b", "c"])
+    return ro.Problem(constraints=[ro.true_positive_rate(a) >= ro.true_positive_rate(ctx) - 0.02,
+                                   ro.true_positive_rate(bc) >= ro.true_positive_rate(ctx) - 0.02,
+                                   ro.positive_prediction_rate(ctx) <= 0.45,
+                                   ro.churn_rate(ctx) <= 0.3])
+
+
+def _pair(data, client, *, X_parts=None):
+    X, y, g, w, base = data
+    local = ro.Dataset(X, y, weights=w, groups={"g": g}, baseline=base)
+    remote = rd.Dataset(da.from_array(X, chunks=(CHUNK, D)) if X_parts is None else X_parts,
+                        da.from_array(y, chunks=CHUNK), weights=da.from_array(w, chunks=CHUNK),
+                        groups={"g": da.from_array(g, chunks=CHUNK)}, baseline=da.from_array(base, chunks=CHUNK),
+                        client=client)
+    return local, remote
+
+
+@pytest.fixture(scope="module")
+def problems(data, client):
+    local, remote = _pair(data, client)
+    return _problem(local), _problem(remote)
+
+
+def test_dataset_reads_labels_from_all_partitions(problems):
+    local, remote = (p.datasets["train"] for p in problems)
+    assert remote.classes == local.classes == ("no", "yes")
+    assert remote.n_samples == N and list(remote.sizes) == [CHUNK] * 4 and remote.n_features == D
+    assert remote.total_weight == pytest.approx(local.total_weight, rel=1e-14)
+    assert list(remote.group_values("g")) == list(local.group_values("g"))
+
+
+def test_partitioned_compile_equals_in_memory_compile(problems, client):
+    pl, pr = (p.compiled for p in problems)
+    assert [a.name for a in pr.atoms] == [a.name for a in pl.atoms]
+    assert [a.aliases for a in pr.atoms] == [a.aliases for a in pl.atoms]
+    assert [a.n_members for a in pr.atoms] == [a.n_members for a in pl.atoms]
+    np.testing.assert_allclose([a.total_weight for a in pr.atoms], [a.total_weight for a in pl.atoms], rtol=1e-14)
+    np.testing.assert_allclose(pr.C, pl.C, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(pr.kappa, pl.kappa, rtol=1e-14, atol=1e-16)
+    np.testing.assert_allclose(pr.objective_coef, pl.objective_coef, rtol=1e-14, atol=0)
+    assert pr.constraint_names == pl.constraint_names
+    # the partitions' membership tables, stacked, are the in-memory table (weights with global denominators)
+    table, blocks = pl.tables["train"], client.gather(pr.tables["train"].blocks)
+    indptr = np.concatenate([[0]] + [b.atoms.indptr[1:] + off for b, off in
+                                     zip(blocks, np.cumsum([0] + [b.atoms.indptr[-1] for b in blocks[:-1]]))])
+    np.testing.assert_array_equal(indptr, table.indptr)
+    np.testing.assert_array_equal(np.concatenate([b.atoms.indices for b in blocks]), table.indices)
+    np.testing.assert_allclose(np.concatenate([b.atoms.weights for b in blocks]), table.weights, rtol=1e-13)
+
+
+@pytest.mark.parametrize("method", ["proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained",
+                                    "three-player"])
+def test_full_batch_fit_equals_the_single_machine_fit(problems, method):
+    pl, pr = problems
+    kw = dict(method=method, **params_for(method, n_iter=30, learning_rate=0.05, eta_lambda=0.5, record_every=3))
+    local, remote = run_game(pl, **kw), run_game(pr, **kw)
+    assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
+    assert np.max(np.abs(remote.biases - local.biases)) <= 1e-9
+    assert np.max(np.abs(remote.constraints - local.constraints)) <= 1e-12
+    np.testing.assert_allclose(remote.multipliers, local.multipliers, rtol=0, atol=1e-9)
+
+
+def test_the_core_loop_leaves_partitioned_data_to_the_driver(problems):
+    # loop="auto" (the default, used above) runs partitioned blocks in the Python driver, whose kernel
+    # passes go to the workers; loop="core" says why it cannot take them.
+    pl, pr = problems
+    kw = dict(method="proxy-swap", n_iter=6, learning_rate=0.05, eta_lambda=0.5)
+    core, remote = run_game(pl, loop="core", **kw), run_game(pr, loop="auto", **kw)
+    assert np.max(np.abs(remote.weights - core.weights)) <= 1e-9
+    with pytest.raises(ValueError, match=r"loop='core'.*not in this process"):
+        run_game(pr, loop="core", **kw)
+
+
+def test_interrupted_partitioned_fit_resumes_from_its_checkpoint(problems, tmp_path):
+    # A fit whose client stops after iteration 10 leaves a checkpoint; resuming from it continues the fit.
+    # With SGD and Lagrange multipliers the records hold the whole state, so the resumed fit is the
+    # uninterrupted one (a single machine's, as the partitioned fit equals it).
+    pl, pr = problems
+    kw = dict(method="proxy-external", optimizer="sgd", learning_rate=0.05, eta_lambda=0.5, record_every=1)
+    path = tmp_path / "fit.npz"
+    run_game(pr, n_iter=40, checkpoint=path, callback=lambda t, info: t >= 10, **kw)
+    saved = ro.load(path)
+    assert list(saved.iterations) == list(range(11))
+    resumed = run_game(pr, n_iter=10, resume=saved, **kw)
+    local = run_game(pl, n_iter=20, **kw)
+    assert np.max(np.abs(resumed.weights[11:] - local.weights[10:])) <= 1e-9
+    np.testing.assert_allclose(resumed.multipliers[11:], local.multipliers[10:], rtol=0, atol=1e-9)
+
+
+def test_csr_partitions_train_like_the_dense_dataset(data, problems, client):
+    X = data[0]
+    parts = [sp.csr_matrix(X[i:i + CHUNK]) for i in range(0, N, CHUNK)]
+    _, remote = _pair(data, client, X_parts=parts)
+    pl = problems[0]
+    kw = dict(n_iter=20, learning_rate=0.05)
+    local, sparse = run_game(pl, **kw), run_game(_problem(remote), **kw)
+    assert np.max(np.abs(sparse.weights - local.weights)) <= 1e-9
+
+
+def test_minibatch_fit_draws_the_same_rows_as_the_single_machine_fit(problems):
+    # The driver draws global row ids with the seed; each partition runs its share of them and its sums are
+    # rescaled to the whole block's, so the estimates are the single machine's (to round-off): same law, same draws.
+    pl, pr = problems
+    kw = dict(n_iter=30, learning_rate=0.05, batch_size=64, random_state=11, record_every=10)
+    local, remote = run_game(pl, **kw), run_game(pr, **kw)
+    assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
+    other = run_game(pl, **dict(kw, random_state=12))
+    assert np.max(np.abs(other.weights - local.weights)) > 1e-6  # the seed matters: the comparison can fail
+
+
+def test_solutions_and_prediction_on_partitions(data, problems):
+    X = data[0]
+    pl, pr = problems
+    result = run_game(pr, n_iter=30, learning_rate=0.05, eta_lambda=0.5)
+    clf = result.solution("m-stochastic")
+    Xd = da.from_array(X, chunks=(CHUNK, D))
+    np.testing.assert_array_equal(rd.predict(clf, Xd, random_state=3).compute(), clf.predict(X, random_state=3))
+    np.testing.assert_allclose(rd.predict(clf, Xd, method="predict_proba").compute(), clf.predict_proba(X))
+    ev, ref = rd.evaluate(pr, clf), pl.evaluate(clf.predict_proba(X), kind="probabilities")
+    assert ev.objective == pytest.approx(ref.objective, abs=1e-12)
+    for name, value in ref.constraints.items():
+        assert ev.constraints[name] == pytest.approx(value, abs=1e-12)
+
+
+def test_prediction_on_a_dask_dataframe(data, problems):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X = data[0]
+    clf = run_game(problems[1], n_iter=5).solution("last")
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]), npartitions=3)
+    np.testing.assert_array_equal(rd.predict(clf, ddf).compute().to_numpy(), clf.predict(X))
+
+
+def test_killed_worker_mid_fit_gives_the_undisturbed_result(problems, client):
+    pr = problems[1]
+    kw = dict(n_iter=30, learning_rate=0.05, eta_lambda=0.5, record_every=3)
+    undisturbed = run_game(pr, **kw)
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(t, info):
+        if t == 9 and not killed:
+            victim = sorted(pids)[0]
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.append(victim)
+
+    disturbed = run_game(pr, callback=kill_one, **kw)
+    assert killed
+    np.testing.assert_array_equal(disturbed.weights, undisturbed.weights)
+    np.testing.assert_array_equal(disturbed.atom_rates, undisturbed.atom_rates)
+    _wait_for_replacement(client, killed[0])  # the nanny restarts the worker for the tests after this one
+
+
+def _wait_for_replacement(client, victim, timeout=60.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        workers = set(client.scheduler_info()["workers"])
+        if victim not in workers and len(workers) == 2:
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"worker {victim} was not replaced within {timeout} s")
+
+
+def test_mismatched_partitions_are_refused_naming_the_argument(data, client):
+    X, y, g, w, base = data
+    Xd = da.from_array(X, chunks=(CHUNK, D))
+    with pytest.raises(RateoptError, match=r"y has 3 partitions but X has 4"):
+        rd.Dataset(Xd, da.from_array(y, chunks=200), client=client)
+    with pytest.raises(RateoptError, match=r"partition 0 of weights has 100 rows but partition 0 of X has 150"):
+        rd.Dataset(Xd, weights=da.from_array(w, chunks=(100, 150, 150, 200)), client=client)
+    # lengths known only where the partitions live: the worker's check names the partition
+    X_parts = [X[i:i + CHUNK] for i in range(0, N, CHUNK)]
+    y_parts = [y[i:i + CHUNK] for i in range(0, N, CHUNK)]
+    y_parts[2] = y_parts[2][:-1]
+    with pytest.raises(RateoptError, match=r"y has 3 partitions but X has 4"):
+        rd.Dataset(X_parts, y_parts[:3], client=client)
+    with pytest.raises(RateoptError, match=r"partition 2 of y has 149 rows but partition 2 of X has 150"):
+        rd.Dataset(X_parts, y_parts, client=client)
+    import dask
+
+    lazy = [dask.delayed(lambda a: a)(p) for p in y_parts]
+    with pytest.raises(RateoptError, match=r"partition 2 of dataset 'train': y has 149 entries but X has 150 rows"):
+        rd.Dataset(X_parts, lazy, client=client)
+
+
+def test_empty_partitions_and_bad_values_are_refused(data, client):
+    X, y, g, w, base = data
+    with pytest.raises(RateoptError, match=r"partition 1 of X is empty"):
+        rd.Dataset(da.from_array(X, chunks=((300, 0, 300), (D,))), client=client)
+    import dask
+
+    lazy_empty = [dask.delayed(np.asarray)(X[:CHUNK]), dask.delayed(np.asarray)(X[:0])]
+    with pytest.raises(RateoptError, match=r"partition 1 of X is empty"):
+        rd.Dataset(lazy_empty, client=client)
+    bad = w.copy()
+    bad[CHUNK + 5] = -1.0
+    with pytest.raises(RateoptError, match=r"partition 1 of dataset 'train': weights must be non-negative"):
+        rd.Dataset(da.from_array(X, chunks=(CHUNK, D)), weights=da.from_array(bad, chunks=CHUNK), client=client)
+
+
+def test_subset_errors_name_the_subset(data, client):
+    X, y, g, w, base = data
+    ds = rd.Dataset(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, chunks=CHUNK),
+                    groups={"g": da.from_array(g, chunks=CHUNK)}, client=client)
+    ctx = ds.context()
+    with pytest.raises(EmptySubsetError, match=r"subset 'g=zz'.* which is empty"):
+        ro.Problem(constraints=[ro.true_positive_rate(ctx.subset(group="g", value="zz")) >= 0.5])
+    with pytest.raises(RateoptError, match=r"boolean mask over the whole dataset"):
+        ro.Problem(constraints=[ro.positive_prediction_rate(ctx.subset(g == "a")) <= 0.5])
+
+
+def test_kernel_model_is_refused_with_a_clear_error(problems):
+    with pytest.raises(RateoptError, match=r"features stay on the workers"):
+        ro.train(problems[1], model=ro.KernelModel(n_components=5), n_iter=3)
+
+
+def test_a_worker_without_rateopt_is_named(client):
+    worker = sorted(client.scheduler_info()["workers"])[0]
+
+    def hide():
+        sys.modules["_hidden_rateopt"] = sys.modules["rateopt"]
+        sys.modules["rateopt"] = None
+
+    def restore():
+        sys.modules["rateopt"] = sys.modules.pop("_hidden_rateopt")
+
+    client.run(hide, workers=[worker])
+    try:
+        with pytest.raises(RateoptError, match=re.escape(worker) + r": cannot import rateopt"):
+            rd.check_workers(client)
+    finally:
+        client.run(restore, workers=[worker])
+    rd.check_workers(client)
+
+
+def test_readme_dask_example_runs():
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    if not readme.exists():
+        pytest.skip("not run from a source checkout")
+    section = readme.read_text().split("## Scale-out on Dask", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```py\n(.*?)```", section, re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+    local, remote = namespace["local_result"], namespace["result"]
+    assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
+
+
+def test_baseline_reading_is_decided_from_all_partitions(data, client):
+    # Partition 0's scores happen to be 0/1 only: read alone it would be decisions (0 -> negative); over the
+    # whole dataset the baseline is scores (0 -> positive), as the in-memory dataset reads it.
+    X, y, g, w, base = data
+    scores = np.random.default_rng(3).normal(size=N)
+    scores[:CHUNK] = np.where(scores[:CHUNK] > 0, 1.0, 0.0)
+    local = ro.Dataset(X, y, baseline=scores)
+    remote = rd.Dataset(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, chunks=CHUNK),
+                        baseline=da.from_array(scores, chunks=CHUNK), client=client)
+    pl, pr = (ro.Problem(constraints=[ro.churn_rate(d.context()) <= 0.2]).compiled for d in (local, remote))
+    assert [a.n_members for a in pr.atoms] == [a.n_members for a in pl.atoms]
+    np.testing.assert_allclose(pr.C, pl.C, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(pr.kappa, pl.kappa, rtol=1e-14, atol=1e-16)
+
+
+def test_dask_dataframe_columns_compile_like_the_in_memory_dataset(data, client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, g, w, base = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(y=y, g=g, w=w)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    remote = rd.Dataset(ddf[[f"x{j}" for j in range(D)]], ddf["y"], weights=ddf["w"], groups=ddf[["g"]],
+                        client=client)
+    local = ro.Dataset(X, y, weights=w, groups={"g": g})
+    ctx_r, ctx_l = remote.context(), local.context()
+    pr, pl = (ro.Problem(constraints=[ro.true_positive_rate(c.subset(group="g", value="a")) >= 0.5]).compiled
+              for c in (ctx_r, ctx_l))
+    assert remote.n_samples == N and remote.classes == local.classes
+    assert [a.n_members for a in pr.atoms] == [a.n_members for a in pl.atoms]
+    np.testing.assert_allclose(pr.C, pl.C, rtol=1e-14, atol=0)
