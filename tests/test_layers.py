@@ -184,6 +184,38 @@ def test_no_function_level_import_of_the_package():
     assert nested == [], "function-level imports of rateopt modules:\n" + "\n".join(map(repr, nested))
 
 
+#: The optional dependencies a module may import lazily (inside a function), so rateopt imports without them.
+OPTIONAL = frozenset({"pandas", "matplotlib", "tqdm", "dask", "distributed", "pyarrow"})
+#: Function-level imports of other modules that must stay where they are, with the reason.
+LAZY_BY_DESIGN = {
+    ("rateopt.dask._cluster", "importlib"): "the worker probe is shipped by value and imports rateopt there",
+}
+
+
+def _function_level_imports(module, path):
+    """``(top-level package name, line)`` of every import inside a function of ``module``."""
+    found = []
+
+    def visit(node, nested):
+        for child in ast.iter_child_nodes(node):
+            inner = nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if nested and isinstance(child, ast.Import):
+                found.extend((alias.name.partition(".")[0], child.lineno) for alias in child.names)
+            elif nested and isinstance(child, ast.ImportFrom) and not child.level:
+                found.append(((child.module or "").partition(".")[0], child.lineno))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(), str(path)), False)
+    return found
+
+
+def test_function_level_imports_are_for_optional_dependencies_only():
+    lazy = [f"{module}:{line} imports {name}" for module, (path, _) in sorted(MODULES.items())
+            for name, line in _function_level_imports(module, path)
+            if name not in OPTIONAL and (module, name) not in LAZY_BY_DESIGN]
+    assert lazy == [], "function-level imports of required modules:\n" + "\n".join(lazy)
+
+
 def test_no_private_name_crosses_modules():
     private = [imp for imp in IMPORTS if imp.name and imp.name.startswith("_") and not imp.name.startswith("__")]
     assert private == [], "private names imported from another module:\n" + "\n".join(map(repr, private))
@@ -216,3 +248,11 @@ def test_imports_are_resolved_relative_to_the_module(tmp_path):
         ("rateopt.exceptions", True, "_Hidden")]
     assert layer_of(found[0].target) > layer_of("rateopt.core._matrix")  # an upward import is seen as one
 
+
+
+def test_function_level_imports_are_found_with_their_package(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import json\ndef f():\n    import scipy.optimize\n    from pandas import DataFrame\n")
+    found = _function_level_imports("rateopt.x", path)
+    assert found == [("scipy", 3), ("pandas", 4)]
+    assert [name for name, _ in found if name not in OPTIONAL] == ["scipy"]  # the check flags it

@@ -43,9 +43,12 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.utils.validation import has_fit_parameter
 
 from . import core
 from ._language._predictions import positive_decisions
@@ -588,8 +591,6 @@ class EstimatorOracle(Oracle):
     returns_estimators = True
 
     def __init__(self, estimator):
-        from sklearn.utils.validation import has_fit_parameter
-
         if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
             raise TypeError(f"estimator must be a scikit-learn classifier, got {type(estimator).__name__}")
         if not has_fit_parameter(estimator, "sample_weight"):
@@ -598,9 +599,6 @@ class EstimatorOracle(Oracle):
         self.estimator = estimator
 
     def bind(self, spec, settings):
-        import warnings
-
-        from sklearn.base import clone
 
         blocks = [b.X.data for b in spec.blocks]
         X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)

@@ -16,8 +16,10 @@ import html
 import json
 import os
 import platform
+from importlib.metadata import version
 
 import numpy as np
+import scipy
 
 from . import plot
 from ._utils._json import json_ready
@@ -30,14 +32,9 @@ REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", "
 
 
 def _versions():
-    import highspy  # noqa: F401  (a runtime dependency)
-    import scipy
-
     out = {"rateopt": __version__, "python": platform.python_version(), "numpy": np.__version__,
            "scipy": scipy.__version__, "platform": platform.platform()}
     try:
-        from importlib.metadata import version
-
         out["highspy"] = version("highspy")
     except Exception:  # pragma: no cover - metadata missing in odd installs
         pass

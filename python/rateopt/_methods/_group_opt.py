@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import nnls
 
 from .._compiler._problem import Problem
 from .._language import _rates as R
@@ -365,8 +367,6 @@ def _project(V, r, N):
     """The mixture ``q`` of the rows of ``V`` nearest to ``r`` -- ``min ||V^T q - r||`` (N = 0), or to its
     upward closure, ``min ||(V^T q - r)_+||`` (N = 1) -- by NNLS, and its exact ``lhat = max(V^T q, N r)``
     and distance ``||lhat - r||`` (the solve may be approximate; the distance is that of the returned q)."""
-    from scipy.optimize import nnls
-
     n, K = V.shape
     heavy = 1e3  # the row that keeps sum(q) = 1 (q is renormalized after)
     A = np.vstack([V.T, np.full((1, n), heavy)])
@@ -398,8 +398,6 @@ def _fast(prob, fs, points, N, c, trace, decisions):
     4. When no grid point is accepted (an oracle worse than tau-approximate),
        return the best mixture seen by f, with a warning.
     """
-    import warnings
-
     K = prob.K
     if not prob.vectors:
         prob.respond(np.zeros(K))  # c_1 = M(0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.cluster import kmeans_plusplus
 
 from ..core import FeatureMatrix
 from ..core._kernel_block import (
@@ -110,8 +111,6 @@ class NystroemMap:
             rows = Xm.data[idx]
             B = rows.toarray() if Xm.is_sparse else rows
         else:
-            from sklearn.cluster import kmeans_plusplus
-
             seed = int(rng.integers(0, 2**31 - 1))
             data = Xm.data if Xm.is_sparse else np.asarray(Xm.data, dtype=np.float64)
             B, _ = kmeans_plusplus(data, int(n_components), random_state=seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -228,8 +229,6 @@ def _print_goals(rep, out):
 
 
 def evaluate(args):
-    import json
-
     clf, meta, enc, roles = read_bundle(args.model)
     fmt = file_format(args.data, args.format or (meta.get("input_format") if not os.path.splitext(args.data)[1]
                                                  else None))

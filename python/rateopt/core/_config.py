@@ -2,6 +2,10 @@
 
 import platform
 import sys
+from importlib.metadata import version
+
+import numpy
+import scipy
 
 from ._runtime import extension as _core
 
@@ -19,13 +23,8 @@ def get_config():
         ``n_threads=None`` resolves to now), ``available_cores``, and the
         versions of Python, NumPy, SciPy and highspy.
     """
-    import numpy
-    import scipy
-
     info = dict(_core.build_info())
     try:
-        from importlib.metadata import version
-
         highspy_version = version("highspy")
     except Exception:  # pragma: no cover - highspy is a declared dependency
         highspy_version = None

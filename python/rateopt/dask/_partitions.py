@@ -13,6 +13,7 @@ features in the kernel's layout.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from rateopt import core
 from rateopt._language._data import Dataset as LocalDataset
@@ -119,8 +120,6 @@ class Partition:
 
 def _features(X):
     """Features in the kernel's layout: float64/float32 C-contiguous dense, or CSR."""
-    import scipy.sparse as sp
-
     if sp.issparse(X):
         return X.tocsr() if X.format != "csr" else X
     if hasattr(X, "to_numpy"):  # a pandas partition of a dask DataFrame

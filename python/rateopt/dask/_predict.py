@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from rateopt.exceptions import RateoptError
 
@@ -63,8 +64,6 @@ def predict(classifier, X, *, method="predict", **kwargs):
 
 def _partition_atom_rates(block, classifier):
     """``V^T p`` on one partition: the atom rates of the classifier's expected decisions ``p``."""
-    import scipy.sparse as sp
-
     t = block.atoms
     V = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(t.n_samples, t.n_atoms))
     return V.T @ np.asarray(classifier.predict_proba(block.X.data), dtype=np.float64)
