@@ -114,9 +114,10 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     **params
         The training parameters of :data:`rateopt._params.TRAIN_PARAMS`
         (defaults of ``"proxy-swap"`` and ``"unconstrained"`` chosen by
-        measurement: docs/defaults.md; ``n_iter``, ``learning_rate`` and
-        ``proxy`` default to None, the method's value in
-        :data:`rateopt._params.METHOD_DEFAULTS`):
+        measurement: docs/defaults.md; ``n_iter``, ``learning_rate``,
+        ``proxy``, ``eta_lambda``, ``lambda_init`` and ``lambda_floor`` default
+        to None, the method's value in its game's ``Game.defaults``; a game
+        refuses a game-specific parameter it does not read, ``Game.reads``):
         ``n_iter`` (iterations, each one kernel pass per dataset; 250 for
         ``proxy-swap``, 500 for ``unconstrained``, 1000 for the other games),
         ``optimizer="adam"`` (``"adam"``, ``"adagrad"`` or ``"sgd"``),
