@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
+from ._predictors._nystroem import KERNELS
 from ._predictors._specs import KernelModel, LinearModel, check_l2
 from ._solutions._result import SOLUTIONS
 from ._utils._validation import (
@@ -22,17 +23,13 @@ from ._utils._validation import (
     check_real,
     check_seed,
 )
-from ._predictors._nystroem import KERNELS
-from .core import OPTIMIZERS, PROXIES
+from .core import OBJECTIVE_PROXIES, OPTIMIZERS, UPDATES
 from .core._threads import resolve_n_threads
 from .oracles import Oracle
 
 __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSettings", "train_settings",
            "build_model", "defaults", "validate"]
 
-UPDATES = ("multiplicative", "additive")
-#: The objective's proxies: the core's proxies but the ramp (seed 004's dataset constraints only).
-OBJECTIVE_PROXIES = tuple(name for name in PROXIES if name != "ramp")
 LAMBDA_INITS = ("objective", "uniform")
 LOOPS = ("auto", "core", "python")
 

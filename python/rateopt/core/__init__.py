@@ -45,7 +45,16 @@ from ._kernel import (
     rate_kernel_multi,
     rate_kernel_offsets,
 )
-from ._loop import LOOP_GAMES, OPTIMIZERS, LoopOutcome, LoopRecords, LoopState, run_train_loop
+from ._loop import (
+    LOOP_GAMES,
+    OBJECTIVE_PROXIES,
+    OPTIMIZERS,
+    UPDATES,
+    LoopOutcome,
+    LoopRecords,
+    LoopState,
+    run_train_loop,
+)
 from ._matrix import AtomTable, FeatureMatrix
 from ._multipliers import (
     external_update_additive,
@@ -77,6 +86,8 @@ __all__ = [
     "project_l1_ball_nonneg",
     "LOOP_GAMES",
     "OPTIMIZERS",
+    "UPDATES",
+    "OBJECTIVE_PROXIES",
     "LoopState",
     "LoopRecords",
     "LoopOutcome",

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._runtime import extension as _core
 from .._utils._validation import as_finite_scalar, as_float_vector, as_index_array, as_real_array
 from ..exceptions import NumericalError
 from ._matrix import AtomTable, FeatureMatrix
+from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
 __all__ = [

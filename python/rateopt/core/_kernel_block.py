@@ -24,10 +24,10 @@ import os
 
 import numpy as np
 
+from ..exceptions import NumericalError, RateoptError
+from ._matrix import FeatureMatrix
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
-from ._matrix import FeatureMatrix
-from ..exceptions import NumericalError, RateoptError
 
 __all__ = ["KERNEL_CODES", "CHUNK_ROWS", "kernel_block", "resolve_gamma", "check_kernel", "check_block_memory",
            "check_kernel_values"]

@@ -11,20 +11,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._runtime import extension as _core
 from .._utils._validation import as_finite_scalar, as_float_vector
 from ..exceptions import NumericalError
 from ._kernel import PROXIES
 from ._matrix import AtomTable, FeatureMatrix
+from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
-__all__ = ["LOOP_GAMES", "OPTIMIZERS", "LoopState", "LoopRecords", "LoopOutcome", "run_train_loop"]
+__all__ = ["LOOP_GAMES", "OPTIMIZERS", "UPDATES", "OBJECTIVE_PROXIES", "LoopState", "LoopRecords", "LoopOutcome",
+           "run_train_loop"]
 
 LOOP_GAMES = {"proxy-swap": 0, "proxy-external": 1, "lagrangian-hinge": 2, "unconstrained": 3}
 """The games the core loop runs, with their codes in ``_core.train_loop``."""
 
 #: The model player's optimizers, by name, with their codes in the core (the one table of their names).
 OPTIMIZERS = {"sgd": 0, "adagrad": 1, "adam": 2}
+#: The swap-regret multiplier player's updates.
+UPDATES = ("multiplicative", "additive")
+#: The objective's proxies: the core's proxies but the ramp (seed 004's dataset constraints only).
+OBJECTIVE_PROXIES = tuple(name for name in PROXIES if name != "ramp")
 _LOOP_STATUS = ("done", "stopped", "nonfinite_scores", "nonfinite_outputs", "multiplier_overflow")
 
 
@@ -155,8 +160,9 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
         training parameters' (``rateopt._params.TRAIN_PARAMS``, the game's
         ``Game.defaults``).
     eta_lambda, update, lambda_radius, lambda_floor
-        The multiplier player (``eta_lambda=None``: no step, the unconstrained game) (``update``: proxy-swap's; ``lambda_radius``: the
-        Lagrangian games' L1 cap, None for none; ``lambda_floor``: proxy-swap's
+        The multiplier player (``eta_lambda=None``: no step, the unconstrained
+        game; ``update``: proxy-swap's; ``lambda_radius``: the Lagrangian
+        games' L1 cap, None for none; ``lambda_floor``: proxy-swap's
         multiplicative update keeps every entry of its matrix at least
         ``lambda_floor / (m + 1)``, 0 for no floor).
     proxy : {"hinge", "logistic"}
@@ -190,9 +196,9 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
         raise ValueError(f"game must be one of {tuple(LOOP_GAMES)}, got {game!r}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {tuple(OPTIMIZERS)}, got {optimizer!r}")
-    if update not in ("multiplicative", "additive"):
+    if update not in UPDATES:
         raise ValueError(f"update must be 'multiplicative' or 'additive', got {update!r}")
-    if proxy not in ("hinge", "logistic"):
+    if proxy not in OBJECTIVE_PROXIES:
         raise ValueError(f"proxy must be 'hinge' or 'logistic', got {proxy!r}")
     if not isinstance(state, LoopState):
         raise TypeError(f"state must be a LoopState, got {type(state).__name__}")

@@ -15,9 +15,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._runtime import extension as _core
 from .._utils._validation import as_index_array, as_real_array
 from ..exceptions import DataCopyWarning
+from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
 __all__ = ["FeatureMatrix", "AtomTable"]

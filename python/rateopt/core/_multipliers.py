@@ -18,9 +18,9 @@ import operator
 
 import numpy as np
 
-from ._runtime import extension as _core
 from .._utils._validation import as_finite_scalar, as_float_vector
 from ..exceptions import NumericalError
+from ._runtime import extension as _core
 
 __all__ = [
     "swap_regret_update",
