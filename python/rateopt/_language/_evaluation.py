@@ -21,6 +21,7 @@ import numpy as np
 from ..exceptions import RateoptError
 from . import _rates as R
 from ._data import Dataset
+from ._expressions import lift
 from ._lowering import CANCEL_RTOL, Env, lower, scaled_by_max
 from ._predictions import decision_values
 
@@ -60,7 +61,7 @@ def expression_value(expression, predictions, *, kind="auto"):
         the decisions); where a subset is empty or lacks labels; or for a
         dataset partitioned on a Dask cluster.
     """
-    expr = R._lift(expression)
+    expr = lift(expression)
     if expr is NotImplemented or isinstance(expression, R.Constraint):
         raise TypeError(f"objective must be a rate expression or a number, got {type(expression).__name__}")
     datasets = _datasets_by_name(expr)

@@ -40,9 +40,7 @@ from rateopt._language._expressions import (
     Expression,
     Scale,
     Sum,
-    as_scalar,
     equal,
-    lift,
     sum,
 )
 from rateopt.exceptions import RateoptError
@@ -114,12 +112,6 @@ __all__ = [
     "BaselineAccuracy",
 ]
 
-
-#: The former private names of :func:`~rateopt._language._expressions.as_scalar` and
-#: :func:`~rateopt._language._expressions.lift`, still read as ``R._as_scalar`` and
-#: ``R._lift`` by :mod:`rateopt.goals` and :mod:`rateopt.metrics`.
-_as_scalar = as_scalar
-_lift = lift
 
 
 # --------------------------------------------------------------------------- leaves

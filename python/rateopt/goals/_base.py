@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import ClassVar
 
-from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt.exceptions import RateoptError
+
+from .._language._expressions import as_scalar
 
 __all__ = ["BOUND_PARAMS", "BOUND_PARAMS_HEAD", "BOUND_PARAMS_TAIL", "BoundGoal", "Goal", "SIDES", "bound_goal",
            "check_number", "goal_fields", "validate_group"]
@@ -53,7 +54,7 @@ def check_number(owner, name, value, lo=None, hi=None, lo_open=False, hi_open=Fa
         If the value is not a finite number in range.
     """
     try:
-        v = R._as_scalar(value)
+        v = as_scalar(value)
     except ValueError:  # NaN or inf
         v = None
     if v is None or not math.isfinite(v):

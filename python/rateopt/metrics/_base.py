@@ -12,9 +12,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._language import _rates as R
 from .._language._data import Context, Dataset
 from .._language._evaluation import expression_value
+from .._language._expressions import as_scalar
 from ..exceptions import RateoptError
 from ._constraint import MetricConstraint
 
@@ -286,7 +286,7 @@ class Metric:
     __add__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = _no_algebra
 
     def __radd__(self, other):
-        if R._as_scalar(other) == 0.0:  # builtins.sum starts at 0
+        if as_scalar(other) == 0.0:  # builtins.sum starts at 0
             return self
         self._no_algebra()
 

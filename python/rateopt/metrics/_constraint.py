@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .._language import _rates as R
+from .._language._expressions import as_scalar
 
 __all__ = ["MetricConstraint", "finite_bound"]
 
@@ -27,7 +27,7 @@ def finite_bound(bound):
     TypeError
         If it is not a finite real number.
     """
-    b = R._as_scalar(bound)
+    b = as_scalar(bound)
     if b is None or not math.isfinite(b):
         raise TypeError(f"a metric constraint's bound must be a finite number, got {bound!r}")
     return b

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .._language import _rates as R
+from .._language._expressions import as_scalar, lift
 from ._base import Metric, as_context
 from ._constraint import MetricConstraint, finite_bound
 
@@ -123,7 +124,7 @@ class RatioMetric(Metric):
             terms = self.terms + tuple((sign * c, N, D) for c, N, D in other.terms)
             aff = _add_affine(self.affine, other.affine, sign)
             return RatioMetric(f"({self.name} {'+' if sign > 0 else '-'} {other.name})", terms, aff)
-        lifted = R._lift(other)
+        lifted = lift(other)
         if lifted is NotImplemented or isinstance(other, Metric):
             return NotImplemented
         return RatioMetric(f"({self.name} {'+' if sign > 0 else '-'} {lifted})", self.terms,
@@ -142,7 +143,7 @@ class RatioMetric(Metric):
         return (-self)._combine(other, 1.0)
 
     def __mul__(self, k):
-        k = R._as_scalar(k)
+        k = as_scalar(k)
         if k is None:
             return NotImplemented
         aff = None if self.affine is None else self.affine * k
@@ -155,7 +156,7 @@ class RatioMetric(Metric):
                            None if self.affine is None else -self.affine)
 
     def __truediv__(self, k):
-        k = R._as_scalar(k)
+        k = as_scalar(k)
         if k is None or k == 0:
             raise TypeError("a ratio metric can only be divided by a non-zero number")
         return self * (1.0 / k)
@@ -177,7 +178,7 @@ class RatioMetric(Metric):
         has a positive example). Where ``D = 0`` the ratio counts as 0 and the
         linear form reads ``0 (<= or >=) 0``.
         """
-        b = R._as_scalar(bound)
+        b = as_scalar(bound)
         if b is None or not math.isfinite(b) or len(self.terms) != 1:
             return None
         a = 0.0
@@ -228,7 +229,7 @@ def ratio(numerator, denominator, name=None):
     RatioMetric
         The ratio.
     """
-    N, D = R._lift(numerator), R._lift(denominator)
+    N, D = lift(numerator), lift(denominator)
     if N is NotImplemented or D is NotImplemented:
         raise TypeError("ratio() takes two rate expressions")
     return RatioMetric(name or f"({N})/({D})", [(1.0, N, D)])
