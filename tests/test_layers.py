@@ -32,6 +32,7 @@ LAYERS = (
     ("rateopt.goals",),
     ("rateopt._compiler",),
     ("rateopt._predictors",),
+    ("rateopt._postprocess",),
     ("rateopt._training",),
     ("rateopt.oracles", "rateopt.games"),
     ("rateopt._solutions",),

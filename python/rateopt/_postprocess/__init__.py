@@ -1,0 +1,1 @@
+"""Post-processing: exact rate-constrained threshold rules on given scores, and held-out certificates."""

@@ -1,0 +1,372 @@
+"""The exact LP over randomized threshold rules: monotone decision tables on score bins.
+
+A *chain* is one score-ordered list of bins (for a threshold classifier: one
+group cell's bins; for a mixture over recorded iterates: one iterate's bins in
+one cell). Every bin ``v`` carries a decision variable ``x_v``, the probability
+of a positive decision for the rows that fall in it. A randomized threshold
+rule on a chain is exactly a table that does not decrease along the chain
+(a mixture of the deterministic rules ``score >= t`` puts mass
+``P(t <= s)`` on a bin of score ``s``, and every non-decreasing table in
+[0, 1] is such a mixture). Each row falls in one bin of one chain per record,
+and every atom rate of a compiled problem is linear in the tables::
+
+    p_a = sum_rows w_{j,a} * sum_r x_{bin_r(j)} = (M x)_a
+
+so the best rule under linear rate constraints is one LP, with a variable per
+bin and a row per atom, per constraint and per neighbouring pair of bins: its
+size is linear in cells x bins, and it has no exponential dependence on the
+number of groups. A mixture over ``R`` records puts mass ``mu_r`` on record
+``r``; its tables are bounded by ``mu_r`` instead of 1 (``y = mu_r x_r`` is
+linear in the pair), with ``sum_r mu_r = 1``.
+
+Objectives: an affine rate objective ``c0 . p``, or one ratio
+``c * (zN . p + n0) / (zD . p + d0)`` (an F-measure, a precision; seed 003's
+ratio metrics with one term), made linear by the Charnes-Cooper
+substitution ``(x, p, mu) -> t (x, p, mu)``, ``t = 1 / (zD . p + d0)``:
+the optimum of the fractional program is the optimum of one LP, exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import RateoptError
+
+__all__ = [
+    "Chains",
+    "LinearObjective",
+    "RatioObjective",
+    "ThresholdLPSolution",
+    "objective_of",
+    "solve_threshold_lp",
+]
+
+_HIGHS_OPTIONS = {
+    "output_flag": False,
+    "primal_feasibility_tolerance": 1e-9,
+    "dual_feasibility_tolerance": 1e-9,
+}
+
+
+@dataclass(frozen=True)
+class Chains:
+    """Bins (LP variables) grouped into score-ordered chains, and where every row falls.
+
+    Parameters
+    ----------
+    start : ndarray of shape (n_chains + 1,) of int64
+        The variables of chain ``k`` are ``start[k]:start[k+1]``, by ascending score.
+    record : ndarray of shape (n_chains,) of int64
+        The record (iterate) each chain belongs to, in ``0..n_records-1``.
+    n_records : int
+        Number of records (1 for a threshold classifier).
+    bins : mapping of str to ndarray of shape (n_records, n_samples) of int64
+        Per dataset name, the variable every row falls in, for every record.
+    """
+
+    start: np.ndarray
+    record: np.ndarray
+    n_records: int
+    bins: dict
+
+    @property
+    def n_vars(self) -> int:
+        """Number of bins (decision variables)."""
+        return int(self.start[-1])
+
+
+@dataclass(frozen=True)
+class LinearObjective:
+    """Minimize ``coef . p + constant`` over atom rates ``p``."""
+
+    coef: np.ndarray
+    constant: float = 0.0
+
+
+@dataclass(frozen=True)
+class RatioObjective:
+    """Minimize ``scale * (num . p + num0) / (den . p + den0)`` (a positive denominator)."""
+
+    scale: float
+    num: np.ndarray
+    num0: float
+    den: np.ndarray
+    den0: float
+
+
+@dataclass(frozen=True)
+class ThresholdLPSolution:
+    """An optimal table: ``x`` per bin, ``mu`` per record, the objective, the atom rates.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_vars,)
+        Probability of a positive decision per bin (divided by ``mu`` of its
+        record for a mixture: every chain's table is a rule in [0, 1]).
+    mu : ndarray of shape (n_records,)
+        Mixture weights of the records (sum 1).
+    objective : float
+        The objective at the solution.
+    atom_rates : ndarray of shape (n_atoms,)
+        The expected atom rates of the solution.
+    slack : float
+        The violation allowed beyond ``epsilon`` (0 when the constraints can be met;
+        else the smallest largest violation any rule achieves).
+    """
+
+    x: np.ndarray
+    mu: np.ndarray
+    objective: float
+    atom_rates: np.ndarray
+    slack: float
+
+
+def objective_of(compiled):
+    """The LP objective of a compiled problem: affine, or a single ratio.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+
+    Returns
+    -------
+    LinearObjective or RatioObjective
+
+    Raises
+    ------
+    RateoptError
+        For a non-linear objective other than one ratio of affine rate
+        expressions (a convex metric, a sum of ratios): no LP states it exactly.
+    """
+    rows = compiled.metric
+    if rows is None:
+        return LinearObjective(np.asarray(compiled.objective_coef, dtype=np.float64),
+                               float(compiled.objective_constant))
+    metric = rows.metric
+    terms = getattr(metric, "terms", None)
+    if getattr(metric, "kind", None) != "ratio" or terms is None or len(terms) != 1 or metric.affine is not None:
+        raise RateoptError(
+            f"the objective {getattr(metric, 'name', metric)!r} is not an affine rate expression or a single "
+            "ratio of rates: threshold post-processing optimizes those exactly (error, any linear rate "
+            "objective, an F-measure, a precision); train with rateopt.train for other metrics")
+    scale = float(terms[0][0])
+    return RatioObjective(scale, np.asarray(rows.Z[0], dtype=np.float64), float(rows.z0[0]),
+                          np.asarray(rows.Z[1], dtype=np.float64), float(rows.z0[1]))
+
+
+def _bin_matrix(compiled, chains):
+    """``M`` (n_atoms, n_vars): every atom rate as a sum over bins, ``p = M x``."""
+    atoms, var, weight = [], [], []
+    for name in compiled.datasets:
+        table = compiled.tables[name]
+        row_of_entry = np.repeat(np.arange(table.n_samples), np.diff(table.indptr))
+        atom_of_entry = table.offset + table.indices.astype(np.int64)
+        for r in range(chains.n_records):
+            atoms.append(atom_of_entry)
+            var.append(chains.bins[name][r][row_of_entry])
+            weight.append(table.weights)
+    M = sp.coo_matrix((np.concatenate(weight), (np.concatenate(atoms), np.concatenate(var))),
+                      shape=(compiled.n_atoms, chains.n_vars))
+    return M.tocsr()
+
+
+def _refuse_unsupported(compiled):
+    if compiled.thresholds:
+        raise RateoptError(
+            "the problem has trainable thresholds (ROC-AUC goals): their rates depend on a score threshold, "
+            "not on decisions, so threshold post-processing cannot state them; train with rateopt.train")
+    if compiled.metric_constraints:
+        names = ", ".join(compiled.constraint_names[compiled.C.shape[0]:][:3])
+        raise RateoptError(
+            f"the problem constrains non-linear metrics ({names}): threshold post-processing states linear "
+            "rate constraints (and bounds on single ratios, which are linear) exactly; train with "
+            "rateopt.train for these")
+
+
+def solve_threshold_lp(compiled, chains, *, epsilon=0.0):
+    """The best mixture of threshold rules on the chains, under the compiled constraints.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+        Its datasets' rows are those of ``chains.bins``.
+    chains : Chains
+        The bins and where every row falls.
+    epsilon : float, default=0.0
+        Allowed violation of every constraint.
+
+    Returns
+    -------
+    ThresholdLPSolution
+        When no rule meets the constraints, the rule of least objective among
+        those whose largest violation is the smallest possible (``slack`` > 0).
+
+    Raises
+    ------
+    RateoptError
+        For objectives or constraints no LP states exactly (see :func:`objective_of`).
+    """
+    _refuse_unsupported(compiled)
+    objective = objective_of(compiled)
+    M = _bin_matrix(compiled, chains)
+    lp = _Builder(compiled, chains, M)
+    status, sol = lp.solve(objective, slack=epsilon)
+    slack = 0.0
+    if status == "infeasible":
+        status, least = lp.solve(None, slack=epsilon, minimize_violation=True)
+        if status != "optimal":  # pragma: no cover - the violation LP is always feasible and bounded
+            raise RateoptError(f"HiGHS could not solve the threshold LP's violation phase ({status})")
+        slack = max(float(least), 0.0)
+        status, sol = lp.solve(objective, slack=epsilon + slack * (1 + 1e-9) + 1e-12)
+    if status != "optimal":
+        raise RateoptError(f"HiGHS could not solve the threshold LP ({status})")
+    return _solution(sol, compiled, chains, objective, M, slack)
+
+
+def _solution(sol, compiled, chains, objective, M, slack):
+    n_vars, n_atoms, R = chains.n_vars, compiled.n_atoms, chains.n_records
+    t = sol[n_vars + n_atoms + R]
+    x = sol[:n_vars] / t
+    mu = np.clip(sol[n_vars + n_atoms: n_vars + n_atoms + R] / t, 0.0, None)
+    mu = mu / mu.sum()
+    # Each chain's table divided by its record's mass is a rule in [0, 1]; clean round-off
+    # (monotone, within [0, 1]) so that predictions are exactly a mixture of threshold rules.
+    for k in range(chains.start.size - 1):
+        a, b = chains.start[k], chains.start[k + 1]
+        m = mu[chains.record[k]]
+        seg = np.clip(x[a:b] / m, 0.0, 1.0) if m > 0 else np.zeros(b - a)
+        x[a:b] = np.maximum.accumulate(seg)
+    y = x * mu[chains.record[np.searchsorted(chains.start, np.arange(n_vars), side="right") - 1]]
+    p = M @ y
+    if isinstance(objective, LinearObjective):
+        value = float(objective.coef @ p + objective.constant)
+    else:
+        den = float(objective.den @ p + objective.den0)
+        value = objective.scale * float(objective.num @ p + objective.num0) / den if den != 0 else 0.0
+    return ThresholdLPSolution(x=x, mu=mu, objective=value, atom_rates=p, slack=slack)
+
+
+class _Builder:
+    """The LP's rows, built once; :meth:`solve` sets the objective and solves.
+
+    Columns: ``x`` (n_vars), ``p`` (n_atoms), ``mu`` (n_records), ``t``, then ``z``
+    (the violation phase). Rows: atoms (``p - M x = 0``), constraints
+    (``C p - (kappa + slack) t <= 0``, minus ``z`` in the violation phase),
+    monotone neighbours (``x_v - x_{v+1} <= 0``), caps (``x_top - mu_r <= 0``),
+    mass (``sum mu - t = 0``) and, for a ratio, the denominator (``den . p + den0 t = 1``).
+    """
+
+    def __init__(self, compiled, chains, M):
+        self.compiled, self.chains, self.M = compiled, chains, M
+        n_vars, n_atoms, R = chains.n_vars, compiled.n_atoms, chains.n_records
+        self.n_cols = n_vars + n_atoms + R + 1
+        C = sp.csr_matrix(np.asarray(compiled.C, dtype=np.float64))
+        self.n_c = C.shape[0]
+        starts, ends = chains.start[:-1], chains.start[1:]
+        inner = np.ones(n_vars, dtype=bool)
+        inner[ends - 1] = False  # the last bin of a chain has no upper neighbour
+        lo = np.flatnonzero(inner)
+        n_mono = lo.size
+        mono = sp.coo_matrix((np.concatenate([np.ones(n_mono), -np.ones(n_mono)]),
+                              (np.concatenate([np.arange(n_mono)] * 2), np.concatenate([lo, lo + 1]))),
+                             shape=(n_mono, n_vars))
+        n_chain = starts.size
+        cap_x = sp.coo_matrix((np.ones(n_chain), (np.arange(n_chain), ends - 1)), shape=(n_chain, n_vars))
+        cap_mu = sp.coo_matrix((-np.ones(n_chain), (np.arange(n_chain), chains.record)), shape=(n_chain, R))
+        z = _zeros
+        blocks = [
+            [-M, sp.identity(n_atoms, format="csr"), z(n_atoms, R), z(n_atoms, 1)],
+            [z(self.n_c, n_vars), C, z(self.n_c, R), sp.csr_matrix(-np.asarray(compiled.kappa, float)[:, None])],
+            [mono, z(n_mono, n_atoms), z(n_mono, R), z(n_mono, 1)],
+            [cap_x, z(n_chain, n_atoms), cap_mu, z(n_chain, 1)],
+            [z(1, n_vars), z(1, n_atoms), sp.csr_matrix(np.ones((1, R))), sp.csr_matrix([[-1.0]])],
+        ]
+        self.A = sp.bmat(blocks, format="csc")
+        self.n_rows = self.A.shape[0]
+        self.row_lo = np.concatenate([np.zeros(n_atoms), np.full(self.n_c, -np.inf), np.full(n_mono, -np.inf),
+                                      np.full(n_chain, -np.inf), [0.0]])
+        self.row_hi = np.concatenate([np.zeros(n_atoms), np.zeros(self.n_c), np.zeros(n_mono), np.zeros(n_chain),
+                                      [0.0]])
+        self.t_col = n_vars + n_atoms + R
+        self.p_cols = slice(n_vars, n_vars + n_atoms)
+
+    def solve(self, objective, *, slack, minimize_violation=False):
+        """``(status, column values)``; the value of ``z`` instead for ``minimize_violation``."""
+        A = self.A.tocsc(copy=True)
+        n_cols = self.n_cols
+        row_lo, row_hi = self.row_lo.copy(), self.row_hi.copy()
+        c_rows = slice(self.compiled.n_atoms, self.compiled.n_atoms + self.n_c)
+        # slack enters as kappa + slack: the t column holds -kappa in the constraint rows
+        t_col = A[:, self.t_col].toarray().ravel()
+        t_col[c_rows] -= slack
+        A = sp.hstack([A[:, : self.t_col], sp.csc_matrix(t_col[:, None])], format="csc")
+        cost = np.zeros(n_cols)
+        lower = np.zeros(n_cols)
+        upper = np.full(n_cols, np.inf)
+        lower[self.p_cols] = -np.inf
+        ratio = isinstance(objective, RatioObjective)
+        if minimize_violation:
+            zcol = np.zeros(self.n_rows)
+            zcol[c_rows] = -1.0
+            A = sp.hstack([A, sp.csc_matrix(zcol[:, None])], format="csc")
+            cost = np.concatenate([cost, [1.0]])
+            lower = np.concatenate([lower, [-np.inf]])
+            upper = np.concatenate([upper, [np.inf]])
+            lower[self.t_col] = upper[self.t_col] = 1.0
+        elif ratio:
+            den_row = np.zeros((1, A.shape[1]))
+            den_row[0, self.p_cols] = objective.den
+            den_row[0, self.t_col] = objective.den0
+            A = sp.vstack([A, sp.csc_matrix(den_row)], format="csc")
+            row_lo = np.concatenate([row_lo, [1.0]])
+            row_hi = np.concatenate([row_hi, [1.0]])
+            cost[self.p_cols] = objective.scale * objective.num
+            cost[self.t_col] = objective.scale * objective.num0
+        else:
+            cost[self.p_cols] = objective.coef
+            lower[self.t_col] = upper[self.t_col] = 1.0
+        status, x = _run_highs(A, cost, lower, upper, row_lo, row_hi)
+        if status != "optimal":
+            return status, None
+        return status, (x[-1] if minimize_violation else x)
+
+
+def _zeros(rows, cols):
+    """An all-zero block for :func:`scipy.sparse.bmat` (None when a side is empty)."""
+    return None if rows == 0 or cols == 0 else sp.csr_matrix((rows, cols))
+
+
+def _run_highs(A, cost, lower, upper, row_lo, row_hi):
+    inf = highspy.kHighsInf
+    A = A.tocsc()
+    A.sort_indices()
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_ = np.asarray(cost, dtype=np.float64)
+    lp.col_lower_ = np.where(np.isinf(lower), -inf, lower)
+    lp.col_upper_ = np.where(np.isinf(upper), inf, upper)
+    lp.row_lower_ = np.where(np.isinf(row_lo), -inf, row_lo)
+    lp.row_upper_ = np.where(np.isinf(row_hi), inf, row_hi)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = A.shape[1], A.shape[0]
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(np.float64)
+    h = highspy.Highs()
+    for key, value in _HIGHS_OPTIONS.items():
+        h.setOptionValue(key, value)
+    if h.passModel(lp) == highspy.HighsStatus.kError:
+        raise RateoptError("HiGHS rejected the threshold LP (passModel returned kError)")
+    h.run()
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kOptimal:
+        return "optimal", np.asarray(h.getSolution().col_value, dtype=np.float64)
+    if status in (highspy.HighsModelStatus.kInfeasible, highspy.HighsModelStatus.kUnboundedOrInfeasible):
+        return "infeasible", None
+    if status == highspy.HighsModelStatus.kUnbounded:
+        return "unbounded", None
+    return h.modelStatusToString(status), None

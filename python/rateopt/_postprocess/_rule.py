@@ -1,0 +1,310 @@
+"""A randomized per-group threshold rule: its cells, score bins and decision tables.
+
+:class:`ThresholdRule` maps a score and the row's group cell to the
+probability of a positive decision, a non-decreasing step function of the
+score in every cell (a mixture of threshold rules ``score >= t``).
+:func:`fit_threshold_rule` finds the best such rule for a compiled problem
+with one LP (:mod:`rateopt._postprocess._lp`).
+
+Exactness. With ``n_bins=None`` every distinct score of a cell is a bin of
+its own: the LP's optimum is the best randomized per-cell threshold rule on the
+given data (any rule whose decision probability does not decrease with the
+score), exactly. With ``n_bins=K`` a cell with more than ``K`` distinct scores
+gets ``K`` bins at quantiles of its scores (bin edges are scores of the data):
+the optimum is exact over the rules whose thresholds lie on those edges; rows
+inside one bin share one decision probability.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..exceptions import RateoptError
+from ._lp import Chains, solve_threshold_lp
+
+__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "fit_threshold_rule"]
+
+
+def cell_codes(groups, columns, cells=None, *, where="groups"):
+    """Each row's group cell: the combination of its values in ``columns``.
+
+    Parameters
+    ----------
+    groups : mapping of str to ndarray
+        Group columns by name (all of one length).
+    columns : sequence of str
+        The columns that define the cells (empty: one cell).
+    cells : sequence of tuple, default=None
+        Known cells (their index is the code); None: the cells found, sorted.
+    where : str, default="groups"
+        Names the argument in error messages.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,) of int64
+    cells : list of tuple
+        The cells, in code order.
+
+    Raises
+    ------
+    RateoptError
+        If a column is missing, or a row's cell is not among ``cells``.
+    """
+    if not columns:
+        n = next((len(np.asarray(v)) for v in groups.values()), None) if groups else None
+        return (None if n is None else np.zeros(n, dtype=np.int64)), [()]
+    cols = []
+    for c in columns:
+        if c not in groups:
+            raise RateoptError(f"{where} has no column {c!r}: the rule's cells are defined by {list(columns)!r}")
+        cols.append(np.asarray(groups[c], dtype=object))
+    n = cols[0].shape[0]
+    keys = [tuple(_plain(v) for v in row) for row in zip(*cols)] if n else []
+    if cells is None:
+        cells = sorted(set(keys), key=lambda k: tuple((type(v).__name__, v) for v in k))
+    index = {k: i for i, k in enumerate(cells)}
+    codes = np.empty(n, dtype=np.int64)
+    for i, k in enumerate(keys):
+        code = index.get(k)
+        if code is None:
+            raise RateoptError(
+                f"{where} row {i} is in the group cell {dict(zip(columns, k))!r}, which the rule was not "
+                "fitted on (every cell needs its own thresholds; fit with group_blind=True for a rule "
+                "that ignores groups)")
+        codes[i] = code
+    return codes, list(cells)
+
+
+def _plain(v):
+    """A JSON-able Python scalar for a group value."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        raise RateoptError("a group value is missing (None or NaN): every row needs a group value")
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def bin_edges(scores, n_bins):
+    """Lower bin edges of one cell's scores: every distinct score, or ``n_bins`` quantiles.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,)
+    n_bins : int or None
+
+    Returns
+    -------
+    ndarray
+        Ascending distinct scores of the data; a score ``s`` falls in the last
+        edge ``<= s`` (the first bin for scores below every edge).
+    """
+    distinct = np.unique(scores)
+    if n_bins is None or distinct.size <= n_bins:
+        return distinct
+    q = np.quantile(scores, np.arange(n_bins) / n_bins, method="inverted_cdf")
+    return np.unique(np.concatenate([[distinct[0]], q]))
+
+
+class ThresholdRule:
+    """Per-cell decision tables on score bins: a randomized threshold rule.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The group columns that define the cells (empty: a group-blind rule).
+    cells : list of tuple
+        The cells, one value per column.
+    start : ndarray of shape (n_cells + 1,) of int64
+        The bins of cell ``k`` are ``edges[start[k]:start[k+1]]``.
+    edges : ndarray of shape (n_bins,)
+        Lower score edges of the bins, ascending within each cell.
+    table : ndarray of shape (n_bins,)
+        Probability of a positive decision per bin, non-decreasing within a cell.
+
+    Attributes
+    ----------
+    n_cells : int
+    """
+
+    def __init__(self, columns, cells, start, edges, table):
+        self.columns = tuple(columns)
+        self.cells = [tuple(c) for c in cells]
+        self.start = np.asarray(start, dtype=np.int64)
+        self.edges = np.asarray(edges, dtype=np.float64)
+        self.table = np.asarray(table, dtype=np.float64)
+        for a in (self.start, self.edges, self.table):
+            a.setflags(write=False)
+
+    @property
+    def n_cells(self) -> int:
+        """Number of group cells."""
+        return len(self.cells)
+
+    def bins(self, scores, codes):
+        """The bin (index into ``edges``) of every row.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n,)
+        codes : ndarray of shape (n,) of int64
+            Cell codes (:func:`cell_codes`).
+
+        Returns
+        -------
+        ndarray of shape (n,) of int64
+        """
+        out = np.empty(scores.shape[0], dtype=np.int64)
+        for k in range(self.n_cells):
+            rows = np.flatnonzero(codes == k) if self.n_cells > 1 else slice(None)
+            a, b = self.start[k], self.start[k + 1]
+            pos = np.searchsorted(self.edges[a:b], scores[rows], side="right") - 1
+            out[rows] = a + np.clip(pos, 0, b - a - 1)
+        return out
+
+    def probabilities(self, scores, codes):
+        """Probability of a positive decision for every row.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n,)
+        codes : ndarray of shape (n,) of int64
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        return self.table[self.bins(scores, codes)]
+
+    def thresholds(self):
+        """Each cell's rule as a mixture of deterministic thresholds.
+
+        Returns
+        -------
+        dict of tuple to list of (float, float)
+            Per cell, ``(threshold, probability)`` pairs: the rule is positive
+            iff ``score >= threshold`` with the threshold drawn with those
+            probabilities (``inf``: never positive).
+        """
+        out = {}
+        for k, cell in enumerate(self.cells):
+            a, b = self.start[k], self.start[k + 1]
+            t = self.table[a:b]
+            steps = np.diff(np.concatenate([[0.0], t]))
+            pairs = [(float(self.edges[a + i]), float(steps[i])) for i in np.flatnonzero(steps > 0)]
+            if t[-1] < 1.0:
+                pairs.append((float("inf"), float(1.0 - t[-1])))
+            out[cell] = pairs
+        return out
+
+    def to_arrays(self):
+        """The rule as JSON metadata and arrays (for a saved file).
+
+        Returns
+        -------
+        meta : dict
+        arrays : dict of str to ndarray
+        """
+        return ({"columns": list(self.columns), "cells": [list(c) for c in self.cells]},
+                {"rule_start": np.asarray(self.start), "rule_edges": np.asarray(self.edges),
+                 "rule_table": np.asarray(self.table)})
+
+    @classmethod
+    def from_arrays(cls, meta, arrays, path):
+        """The rule of a saved file, checked.
+
+        Parameters
+        ----------
+        meta : dict
+        arrays : dict of str to ndarray
+        path : str
+            Named in error messages.
+
+        Returns
+        -------
+        ThresholdRule
+
+        Raises
+        ------
+        RateoptError
+            If a field is missing or impossible (tables outside [0, 1] or decreasing,
+            edges not ascending, cells that do not match the columns).
+        """
+        def bad(what):
+            return RateoptError(f"{path!r} is not a valid rateopt threshold rule file: {what}")
+
+        columns, cells = meta.get("columns"), meta.get("cells")
+        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+            raise bad("'columns' must be a list of column names")
+        if not isinstance(cells, list) or not cells or not all(
+                isinstance(c, list) and len(c) == len(columns)
+                and all(isinstance(v, (bool, int, float, str)) for v in c) for c in cells):
+            raise bad("'cells' must be a non-empty list of value lists, one value per column")
+        try:
+            start = np.asarray(arrays["rule_start"])
+            edges = np.asarray(arrays["rule_edges"])
+            table = np.asarray(arrays["rule_table"])
+        except KeyError as exc:
+            raise bad(f"missing array {exc.args[0]!r}") from None
+        if start.dtype.kind not in "iu" or start.shape != (len(cells) + 1,) or start[0] != 0 or np.any(
+                np.diff(start) < 1) or start[-1] != edges.shape[0]:
+            raise bad("'rule_start' must count at least one bin per cell")
+        if edges.dtype.kind != "f" or table.dtype.kind != "f" or edges.shape != table.shape or edges.ndim != 1:
+            raise bad("'rule_edges' and 'rule_table' must be float vectors of one length")
+        if not (np.all(np.isfinite(edges)) and np.all((table >= 0) & (table <= 1))):
+            raise bad("edges must be finite and table entries in [0, 1]")
+        for k in range(len(cells)):
+            a, b = start[k], start[k + 1]
+            if np.any(np.diff(edges[a:b]) <= 0) or np.any(np.diff(table[a:b]) < 0):
+                raise bad(f"cell {k}: edges must ascend and the table must not decrease")
+        return cls(columns, [tuple(c) for c in cells], start, edges, table)
+
+    def __repr__(self):
+        return f"ThresholdRule(columns={self.columns!r}, n_cells={self.n_cells}, n_bins={self.edges.size})"
+
+
+def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, epsilon=0.0):
+    """The best randomized per-cell threshold rule for a compiled problem.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+    scores : mapping of str to ndarray of shape (n_samples,)
+        Per dataset of the problem, every row's score.
+    codes : mapping of str to ndarray of shape (n_samples,) of int64
+        Per dataset, every row's cell code.
+    cells : list of tuple
+        The cells (code order).
+    columns : sequence of str
+        The columns that define the cells.
+    n_bins : int or None, default=None
+        Bins per cell (None: every distinct score; see the module's exactness note).
+    epsilon : float, default=0.0
+        Allowed violation of each constraint.
+
+    Returns
+    -------
+    rule : ThresholdRule
+    solution : ThresholdLPSolution
+    """
+    n_cells = len(cells)
+    names = compiled.datasets
+    pooled = np.concatenate([scores[n] for n in names])
+    pooled_codes = np.concatenate([codes[n] for n in names])
+    edges, start = [], [0]
+    for k in range(n_cells):
+        e = bin_edges(pooled[pooled_codes == k], n_bins)
+        if e.size == 0:
+            raise RateoptError(f"the group cell {dict(zip(columns, cells[k]))!r} has no rows")
+        edges.append(e)
+        start.append(start[-1] + e.size)
+    edges = np.concatenate(edges)
+    start = np.asarray(start, dtype=np.int64)
+    probe = ThresholdRule(columns, cells, start, edges, np.zeros(edges.size))
+    chains = Chains(start=start, record=np.zeros(n_cells, dtype=np.int64), n_records=1,
+                    bins={n: probe.bins(scores[n], codes[n])[None, :] for n in names})
+    solution = solve_threshold_lp(compiled, chains, epsilon=epsilon)
+    return ThresholdRule(columns, cells, start, edges, solution.x), solution
