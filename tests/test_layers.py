@@ -39,7 +39,7 @@ LAYERS = (
     ("rateopt._params",),
     ("rateopt._train",),
     ("rateopt._methods",),
-    ("rateopt._estimator", "rateopt._io", "rateopt._demo", "rateopt._group_rates", "rateopt.datasets"),
+    ("rateopt._estimator", "rateopt._threshold_classifier", "rateopt._io", "rateopt._demo", "rateopt._group_rates", "rateopt.datasets"),
     ("rateopt.plot",),
     ("rateopt.report",),
     ("rateopt.cli", "rateopt.dask"),

@@ -23,6 +23,9 @@ from ._methods._group_opt import (
 )
 from ._language._data import Context, Dataset
 from ._estimator import RateConstrainedClassifier
+from ._threshold_classifier import ThresholdClassifier
+from ._postprocess._certify import Certificate, GoalBound
+from ._postprocess._rule import ThresholdRule
 from ._predictors._specs import KernelModel, LinearModel
 from ._compiler._problem import CompiledProblem, Evaluation, Problem
 from ._language._rates import (
@@ -129,6 +132,10 @@ __all__ = [
     "LinearClassifier",
     "StochasticClassifier",
     "EstimatorMixture",
+    "ThresholdClassifier",
+    "ThresholdRule",
+    "Certificate",
+    "GoalBound",
     "load",
     "group_opt",
     "fold_constraints",

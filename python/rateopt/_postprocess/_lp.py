@@ -239,7 +239,7 @@ def _solution(sol, compiled, chains, objective, M, slack):
         a, b = chains.start[k], chains.start[k + 1]
         m = mu[chains.record[k]]
         seg = np.clip(x[a:b] / m, 0.0, 1.0) if m > 0 else np.zeros(b - a)
-        x[a:b] = np.maximum.accumulate(seg)
+        x[a:b] = np.maximum.accumulate(seg) + 0.0  # + 0.0: no negative zeros
     y = x * mu[chains.record[np.searchsorted(chains.start, np.arange(n_vars), side="right") - 1]]
     p = M @ y
     if isinstance(objective, LinearObjective):

@@ -1,0 +1,323 @@
+"""High-confidence bounds on goals' population values from a held-out dataset.
+
+Every rate leaf a goal is built from (a true positive rate, a positive
+prediction rate, an error rate, a joint proportion, a churn rate, ...) is the
+mean of an indicator over a subset of the held-out rows: the rows of its
+context, restricted to positive labels for ``tpr``/``fnr`` and to negative
+labels for ``fpr``/``tnr``. On independent rows from the population, the
+leaf's count is binomial given the subset's size, so an exact Clopper-Pearson
+interval covers the population rate with the stated probability. With
+unequal weights, or expected decisions in [0, 1] rather than 0/1 decisions,
+Hoeffding's inequality for a weighted mean of bounded values is used instead.
+
+A goal ``g = sum_l c_l r_l + c_0 <= 0`` (affine in its leaves with constant
+coefficients) gets the upper bound ``sum_l c_l (hi_l if c_l > 0 else lo_l) + c_0``.
+Every leaf's two-sided interval is taken at level ``alpha / K`` for the ``K``
+distinct leaves of all goals (and of the objective): by the union bound, all
+intervals hold at once with probability at least ``1 - alpha``, and then every
+goal's bound holds.
+
+Counts (``tp_count``, ...) and leaves that are not means over a fixed subset
+(win/loss rates, loss-only churn) have no such bound: their goals are reported
+as not certifiable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import beta
+
+from .._language._evaluation import expression_value
+from .._language._expressions import Constant
+from ..exceptions import RateoptError
+
+__all__ = ["Certificate", "GoalBound", "certify_expressions", "clopper_pearson", "hoeffding"]
+
+_MEAN_OVER_CONTEXT = frozenset({"ppr", "npr", "error", "accuracy", "tp_prop", "fp_prop", "tn_prop", "fn_prop",
+                                "churn", "prevalence", "baseline_ppr", "baseline_accuracy"})
+_MEAN_OVER_POSITIVES = frozenset({"tpr", "fnr"})
+_MEAN_OVER_NEGATIVES = frozenset({"fpr", "tnr"})
+
+
+def clopper_pearson(k, n, alpha):
+    """The exact two-sided ``1 - alpha`` binomial interval for ``k`` successes in ``n`` trials.
+
+    Parameters
+    ----------
+    k : int
+    n : int
+        ``n >= 1``.
+    alpha : float
+        In (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        ``(lo, hi)``: ``P(p in [lo, hi]) >= 1 - alpha`` for every ``p``.
+    """
+    lo = 0.0 if k <= 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k >= n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+def hoeffding(values, weights, alpha):
+    """A two-sided ``1 - alpha`` interval for the mean of a weighted average of values in [0, 1].
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Independent values in [0, 1].
+    weights : ndarray of shape (n,)
+        Fixed non-negative weights (not all zero).
+    alpha : float
+
+    Returns
+    -------
+    (float, float)
+        ``mean +- sqrt(log(2 / alpha) * sum(w^2) / (2 sum(w)^2))``, clipped to [0, 1].
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    total = w.sum()
+    mean = float(w @ np.asarray(values, dtype=np.float64) / total)
+    half = math.sqrt(math.log(2.0 / alpha) * float(w @ w) / (2.0 * total * total))
+    return max(0.0, mean - half), min(1.0, mean + half)
+
+
+@dataclass(frozen=True)
+class GoalBound:
+    """One goal's held-out value and its high-confidence bound.
+
+    Parameters
+    ----------
+    name : str
+        The constraint's name.
+    value : float
+        ``g`` on the held-out data (``<= 0`` holds).
+    upper : float
+        With the certificate's confidence, the population's ``g`` is at most
+        this (NaN: not certifiable).
+    certified : bool or None
+        ``upper <= 0``; None when the goal is not certifiable.
+    """
+
+    name: str
+    value: float
+    upper: float
+    certified: object
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """High-confidence bounds on every goal's population value (and the objective's).
+
+    Parameters
+    ----------
+    confidence : float
+        All bounds hold together with at least this probability.
+    goals : tuple of GoalBound
+        One entry per constraint.
+    objective : float
+        The objective on the held-out data.
+    objective_interval : (float, float)
+        Its interval (NaNs when the objective is not an affine expression of rates).
+    n_samples : int
+        Held-out rows.
+    method : str
+        ``"clopper-pearson"`` or ``"hoeffding"`` (the weaker one used by any leaf).
+    """
+
+    confidence: float
+    goals: tuple
+    objective: float
+    objective_interval: tuple
+    n_samples: int
+    method: str
+
+    @property
+    def certified(self) -> bool:
+        """Whether every goal's bound holds (``upper <= 0`` for all)."""
+        return all(g.certified is True for g in self.goals)
+
+    def to_dict(self) -> dict:
+        """The certificate as plain JSON-able data.
+
+        Returns
+        -------
+        dict
+        """
+        return {"confidence": self.confidence, "certified": self.certified, "n_samples": self.n_samples,
+                "method": self.method, "objective": self.objective,
+                "objective_interval": list(self.objective_interval),
+                "goals": [{"name": g.name, "value": g.value, "upper": g.upper, "certified": g.certified}
+                          for g in self.goals]}
+
+    def __str__(self) -> str:
+        lines = [f"certificate at confidence {self.confidence:g} from {self.n_samples} held-out rows "
+                 f"({self.method}): {'all goals certified' if self.certified else 'NOT all goals certified'}"]
+        width = max([len(g.name) for g in self.goals] + [4])
+        for g in self.goals:
+            mark = "n/a" if g.certified is None else ("holds" if g.certified else "NOT certified")
+            lines.append(f"  {g.name:<{width}}  g={g.value:+.5f}  upper bound {g.upper:+.5f}  {mark}")
+        lo, hi = self.objective_interval
+        lines.append(f"  objective {self.objective:.5f}  interval [{lo:.5f}, {hi:.5f}]")
+        return "\n".join(lines)
+
+
+def _affine_terms(expression):
+    """``({leaf: coefficient}, constant)`` of an affine rate expression."""
+    coefs, const = {}, 0.0
+    for c, e in expression._terms():
+        if isinstance(e, Constant):
+            const += c * e.value
+        else:
+            coefs[e] = coefs.get(e, 0.0) + c
+    return coefs, const
+
+
+def _leaf_rows(leaf):
+    """The mask of the rows a leaf averages over, or None when it is not such a mean."""
+    short = getattr(leaf, "short_name", None)
+    ctx = getattr(leaf, "context", None)
+    if ctx is None or getattr(ctx, "threshold", None) is not None:
+        return None
+    mask = np.asarray(ctx.mask(), dtype=bool)
+    if short in _MEAN_OVER_CONTEXT:
+        return mask
+    if short in _MEAN_OVER_POSITIVES:
+        return mask & (ctx.dataset.y == 1)
+    if short in _MEAN_OVER_NEGATIVES:
+        return mask & (ctx.dataset.y == 0)
+    return None
+
+
+def _leaf_interval(leaf, decisions, alpha):
+    """``(lo, hi, method)`` for one leaf's population value, or None when it has no bound."""
+    rows = _leaf_rows(leaf)
+    if rows is None or not rows.any():
+        return None
+    ds = leaf.context.dataset
+    d = decisions[ds.name]
+    value = _value(leaf, decisions)
+    w = ds.weights[rows]
+    binary = bool(np.all((d == 0) | (d == 1)))
+    if binary and np.all(w == w[0]):
+        # value = k / n exactly up to round-off: the leaf's indicator count
+        n = int(rows.sum())
+        k = int(round(value * n))
+        lo, hi = clopper_pearson(k, n, alpha)
+        return lo, hi, "clopper-pearson"
+    # weighted or expected decisions: Hoeffding on the leaf's per-row indicator values
+    per_row = _per_row_values(leaf, d, rows)
+    lo, hi = hoeffding(per_row, w, alpha)
+    return lo, hi, "hoeffding"
+
+
+def _value(expression, decisions):
+    """An expression's value for decisions given per dataset name (only its own datasets are passed on)."""
+    names = {ds.name for ds in expression.datasets}
+    return float(expression_value(expression, {n: decisions[n] for n in names}, kind="probabilities"))
+
+
+def _per_row_values(leaf, d, rows):
+    """The values in [0, 1] a leaf averages over its rows (decision values, or their complements)."""
+    short = leaf.short_name
+    ds = leaf.context.dataset
+    y = ds.y[rows]
+    dv = d[rows]
+    if short in ("ppr", "tpr", "fpr"):
+        return dv
+    if short in ("npr", "fnr", "tnr"):
+        return 1.0 - dv
+    if short == "error":
+        return np.where(y == 1, 1.0 - dv, dv)
+    if short == "accuracy":
+        return np.where(y == 1, dv, 1.0 - dv)
+    if short == "tp_prop":
+        return np.where(y == 1, dv, 0.0)
+    if short == "fp_prop":
+        return np.where(y == 0, dv, 0.0)
+    if short == "tn_prop":
+        return np.where(y == 0, 1.0 - dv, 0.0)
+    if short == "fn_prop":
+        return np.where(y == 1, 1.0 - dv, 0.0)
+    if short == "churn":
+        b = np.asarray(ds.baseline, dtype=np.float64)[rows] >= 0.5
+        return np.where(b, 1.0 - dv, dv)
+    if short == "prevalence":
+        return y.astype(np.float64)
+    if short in ("baseline_ppr", "baseline_accuracy"):
+        b = (np.asarray(ds.baseline, dtype=np.float64)[rows] >= 0.5).astype(np.float64)
+        return b if short == "baseline_ppr" else (b == y).astype(np.float64)
+    raise RateoptError(f"no per-row values for the rate {leaf.name!r}")  # pragma: no cover - guarded by _leaf_rows
+
+
+def certify_expressions(constraints, objective, decisions, *, confidence=0.95):
+    """Bounds on constraints' population values from decisions on held-out data.
+
+    Parameters
+    ----------
+    constraints : sequence of Constraint
+        Bound to the held-out datasets (``g <= 0`` holds).
+    objective : Expression or None
+        An affine objective to give an interval for (None or a metric: none).
+    decisions : mapping of str to ndarray
+        Per held-out dataset name, the classifier's decisions (0/1) or expected
+        decisions in [0, 1] on every row.
+    confidence : float, default=0.95
+        In (0, 1): all bounds hold together with at least this probability.
+
+    Returns
+    -------
+    Certificate
+
+    Raises
+    ------
+    RateoptError
+        If ``confidence`` is not in (0, 1).
+    """
+    if not (isinstance(confidence, (int, float)) and 0.0 < float(confidence) < 1.0):
+        raise RateoptError(f"confidence must be a number in (0, 1), got {confidence!r}")
+    alpha = 1.0 - float(confidence)
+    forms = [_affine_terms(c.expression) for c in constraints]
+    obj_form = None
+    if objective is not None and hasattr(objective, "_terms") and not hasattr(objective, "terms"):
+        obj_form = _affine_terms(objective)
+    leaves = {}
+    for coefs, _ in forms + ([obj_form] if obj_form else []):
+        for leaf in coefs:
+            leaves.setdefault(leaf, None)
+    K = max(len(leaves), 1)
+    methods = set()
+    for leaf in leaves:
+        if getattr(leaf, "depends_on_model", True) or _leaf_rows(leaf) is not None:
+            leaves[leaf] = _leaf_interval(leaf, decisions, alpha / K)
+            if leaves[leaf] is not None:
+                methods.add(leaves[leaf][2])
+
+    def bound(form, upper=True):
+        coefs, const = form
+        total = const
+        for leaf, c in coefs.items():
+            iv = leaves[leaf]
+            if iv is None:
+                return float("nan")
+            lo, hi, _ = iv
+            total += c * (hi if (c > 0) == upper else lo)
+        return float(total)
+
+    goals = []
+    for c, form in zip(constraints, forms):
+        value = _value(c.expression, decisions)
+        up = bound(form)
+        goals.append(GoalBound(c.name, value, up, None if math.isnan(up) else bool(up <= 0.0)))
+    if obj_form is not None:
+        obj_value = _value(objective, decisions)
+        interval = (bound(obj_form, upper=False), bound(obj_form))
+    else:
+        obj_value, interval = float("nan"), (float("nan"), float("nan"))
+    n = int(sum(np.asarray(v).shape[0] for v in decisions.values()))
+    method = "hoeffding" if "hoeffding" in methods else "clopper-pearson"
+    return Certificate(float(confidence), tuple(goals), obj_value, interval, n, method)

@@ -1,0 +1,451 @@
+"""The scikit-learn post-processor: the exact best randomized per-group threshold rule on any model's scores.
+
+:class:`ThresholdClassifier` scores the data with a classifier (fitted here or
+prefit), or takes the scores directly, and solves one LP for the best
+randomized per-group threshold rule under the goals
+(:mod:`rateopt._postprocess`). :meth:`ThresholdClassifier.certify` bounds
+every goal's population value from held-out data.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from ._compiler._problem import Problem
+from ._language._data import Dataset
+from ._language._validation import check_weights
+from ._postprocess._certify import certify_expressions
+from ._postprocess._rule import ThresholdRule, cell_codes, fit_threshold_rule
+from ._utils._archive import write_archive
+from ._utils._hashing import row_uniforms
+from .exceptions import InfeasibleWarning, RateoptError
+from .goals import OBJECTIVES
+from .goals import objective as objective_on
+
+__all__ = ["ThresholdClassifier"]
+
+#: The format name of a saved threshold rule (``rateopt.load`` reads it back as a ThresholdClassifier).
+THRESHOLD_FORMAT = "rateopt.ThresholdClassifier"
+
+
+class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """The exact best randomized per-group threshold rule on a model's scores, under rate goals.
+
+    Any classifier's scores (``predict_proba``'s positive column, else
+    ``decision_function``), or scores given directly, are post-processed
+    into a rule that is positive iff ``score >= t_c`` with a threshold ``t_c``
+    drawn per group cell ``c`` (a combination of the group columns' values).
+    Over such rules every rate is linear in the probability mass placed on each
+    (cell, score bin) pair, so the best rule under linear rate goals (parity
+    of any rate, recall and precision floors, coverage, churn, several group
+    attributes and their intersections) is one LP, solved exactly by HiGHS;
+    its size grows linearly with cells x bins, with no grid over the groups.
+    The objective may be the error (default), any linear rate expression, or
+    one ratio of rates (``"f_measure"``: the F1 score is maximized exactly,
+    by the Charnes-Cooper substitution).
+
+    Parameters
+    ----------
+    estimator : classifier or None, default=None
+        The scoring model. None: ``X`` holds the scores themselves (an array
+        of shape ``(n_samples,)`` or ``(n_samples, 1)``).
+    goals : sequence of Goal, default=()
+        Data-independent goals (see :mod:`rateopt.goals`), bound to the
+        training data in :meth:`fit`.
+    objective : str, callable or None, default=None
+        What the rule minimizes on the training data: a name of
+        ``rateopt.goals.OBJECTIVES`` that is affine or a single ratio
+        (``"error"``, ``"balanced_error"``, ``"f_measure"``), a callable taking
+        the training :class:`~rateopt.Dataset` and returning a rate expression or
+        a ratio metric, or None (the error rate).
+    prefit : bool, default=False
+        Whether ``estimator`` is already fitted (else a clone is fitted in
+        :meth:`fit` on ``X``, ``y`` and ``sample_weight``).
+    group_blind : bool, default=False
+        One threshold rule for every row: groups are needed in :meth:`fit`
+        (for the goals) but not at prediction time.
+    group_columns : sequence of str or None, default=None
+        The group columns whose value combinations are the cells (None: every
+        column given to :meth:`fit`).
+    n_bins : int or None, default=None
+        Score bins per cell. None: every distinct training score is a bin,
+        and the rule is the exact optimum over all randomized per-cell
+        threshold rules on the training data. An integer ``K``: cells with more
+        than ``K`` distinct scores are cut at ``K`` quantiles of their scores,
+        and the rule is exact among rules whose thresholds lie on those cuts
+        (faster on large data).
+    epsilon : float, default=0.0
+        Allowed violation of each goal on the training data.
+    response_method : {"auto", "predict_proba", "decision_function"}, default="auto"
+        Which method of ``estimator`` gives the scores (``"auto"``:
+        ``predict_proba`` when it exists).
+    random_state : int or None, default=None
+        Seed of the per-row draws of :meth:`predict` (None means 0). A row's
+        draw is a hash of the seed and the row's content, so a row gets the
+        same decision in any batch.
+
+    Attributes
+    ----------
+    estimator_ : classifier or None
+        The fitted scoring model.
+    classes_ : ndarray of shape (2,)
+        The two labels; ``classes_[1]`` is the positive class.
+    rule_ : ThresholdRule
+        The cells, score bins and per-bin probabilities of a positive decision.
+    problem_ : Problem
+        The problem compiled on the training scores.
+    training_ : Evaluation
+        The rule's expected objective, goal values and rates on the training data.
+    violation_ : float
+        The largest training violation the LP had to allow beyond ``epsilon``
+        (0 when the goals can be met; else a warning is raised in :meth:`fit`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import rateopt as ro
+    >>> rng = np.random.default_rng(0)
+    >>> g = rng.choice(["a", "b"], 400); y = rng.integers(0, 2, 400)
+    >>> scores = y + rng.normal(size=400) + (g == "a")
+    >>> clf = ro.ThresholdClassifier(goals=[ro.goals.demographic_parity("g", slack=0.01)])
+    >>> clf = clf.fit(scores, y, groups={"g": g})
+    >>> p = clf.predict_proba(scores, groups={"g": g})[:, 1]
+    >>> bool(abs(p[g == "a"].mean() - p[g == "b"].mean()) <= 0.02 + 1e-9)
+    True
+    """
+
+    def __init__(self, estimator=None, goals=(), *, objective=None, prefit=False, group_blind=False,
+                 group_columns=None, n_bins=None, epsilon=0.0, response_method="auto", random_state=None):
+        self.estimator = estimator
+        self.goals = goals
+        self.objective = objective
+        self.prefit = prefit
+        self.group_blind = group_blind
+        self.group_columns = group_columns
+        self.n_bins = n_bins
+        self.epsilon = epsilon
+        self.response_method = response_method
+        self.random_state = random_state
+
+    # -- validation ------------------------------------------------------------------
+
+    def _check_params(self):
+        if self.estimator is not None and not is_classifier(self.estimator) and not (
+                hasattr(self.estimator, "predict_proba") or hasattr(self.estimator, "decision_function")):
+            raise ValueError(f"estimator must be a classifier with predict_proba or decision_function, "
+                             f"got {type(self.estimator).__name__}")
+        if self.response_method not in ("auto", "predict_proba", "decision_function"):
+            raise ValueError("response_method must be 'auto', 'predict_proba' or 'decision_function', "
+                             f"got {self.response_method!r}")
+        if self.n_bins is not None and (isinstance(self.n_bins, bool) or not isinstance(self.n_bins, (int, np.integer))
+                                        or self.n_bins < 1):
+            raise ValueError(f"n_bins must be a positive integer or None, got {self.n_bins!r}")
+        eps = self.epsilon
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 <= eps < np.inf):
+            raise ValueError(f"epsilon must be a finite number >= 0, got {eps!r}")
+        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES):
+            raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, a callable or None, "
+                             f"got {self.objective!r}")
+        if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
+            raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
+        if self.group_columns is not None and (isinstance(self.group_columns, str) or not all(
+                isinstance(c, str) for c in self.group_columns)):
+            raise ValueError(f"group_columns must be a sequence of column names or None, got {self.group_columns!r}")
+
+    def _scores(self, X, where="X"):
+        """The scores of ``X`` (the fitted estimator's, or ``X`` itself), a finite float vector."""
+        if self.estimator_ is None:
+            s = np.asarray(X)
+            if s.ndim == 2 and s.shape[1] == 1:
+                s = s[:, 0]
+            if s.ndim != 1:
+                raise ValueError(f"{where} must hold scores of shape (n_samples,) or (n_samples, 1) when "
+                                 f"estimator is None, got shape {s.shape}")
+            try:
+                s = s.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{where} must hold numeric scores when estimator is None") from None
+        else:
+            method = self.response_method
+            if method == "auto":
+                method = "predict_proba" if hasattr(self.estimator_, "predict_proba") else "decision_function"
+            if not hasattr(self.estimator_, method):
+                raise ValueError(f"estimator has no {method}")
+            out = np.asarray(getattr(self.estimator_, method)(X), dtype=np.float64)
+            if method == "predict_proba":
+                classes = list(getattr(self.estimator_, "classes_", self.classes_))
+                out = out[:, classes.index(self.classes_[1])] if out.ndim == 2 else out
+            s = out.ravel() if out.ndim == 2 and out.shape[1] == 1 else out
+            if s.ndim != 1:
+                raise ValueError(f"estimator's {method} returned shape {out.shape}; expected one score per row")
+        if not np.all(np.isfinite(s)):
+            raise ValueError(f"the scores of {where} must be finite")
+        return s
+
+    def _uniform_features(self, X, scores):
+        """What a row's draw is a hash of: its features (or its score when the scores are given)."""
+        if self.estimator_ is None:
+            return scores[:, None]
+        X = X if hasattr(X, "shape") and not hasattr(X, "columns") else np.asarray(X)
+        try:
+            return X.astype(np.float64) if hasattr(X, "astype") else np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            return scores[:, None]
+
+    # -- fitting ----------------------------------------------------------------------
+
+    def fit(self, X, y, groups=None, sample_weight=None, baseline=None, extra_datasets=None):
+        """Fit the scoring model (unless prefit) and solve for the best threshold rule.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or scores of shape (n_samples,)
+            Features for ``estimator``; the scores themselves when it is None.
+        y : array-like of shape (n_samples,)
+            Two distinct labels; the larger (in sorted order) is the positive class.
+        groups : DataFrame or dict of arrays, default=None
+            Group columns the goals refer to and the cells are made of.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weights.
+        baseline : array-like of shape (n_samples,), default=None
+            A deployed model's decisions (churn goals).
+        extra_datasets : dict of str to Dataset, default=None
+            Further datasets by role; their ``X`` is scored like ``X``.
+
+        Returns
+        -------
+        self
+            The fitted post-processor.
+
+        Warns
+        -----
+        rateopt.exceptions.InfeasibleWarning
+            When no threshold rule meets the goals on the training data: the
+            rule then has the smallest possible largest violation
+            (``violation_``).
+        """
+        self._check_params()
+        y = np.asarray(y)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.shape[0] != 2:
+            raise ValueError(f"y must hold exactly two classes, got {self.classes_.shape[0]}")
+        n = y.shape[0]
+        if sample_weight is not None:
+            sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
+        if self.estimator is None:
+            self.estimator_ = None
+        elif self.prefit:
+            check_is_fitted(self.estimator)
+            self.estimator_ = self.estimator
+        else:
+            kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.estimator_ = clone(self.estimator).fit(X, y, **kwargs)
+        scores = self._scores(X)
+        if scores.shape[0] != n:
+            raise ValueError(f"X has {scores.shape[0]} rows but y has {n}")
+        y01 = (y == self.classes_[1]).astype(np.int64)
+        train = Dataset(scores[:, None], y=y01, weights=sample_weight, groups=groups, baseline=baseline,
+                        name="train")
+        datasets = {"train": train}
+        scored = {"train": scores}
+        for role, ds in (extra_datasets or {}).items():
+            if role == "train":
+                raise ValueError("extra_datasets must not use the role 'train'")
+            datasets[role] = ds
+            scored[ds.name] = self._scores(ds.X, where=f"extra_datasets[{role!r}].X")
+        self.problem_ = Problem(objective=objective_on(self.objective, train), constraints=list(self.goals),
+                                datasets=datasets)
+        columns = [] if self.group_blind else list(train.group_names if self.group_columns is None
+                                                   else self.group_columns)
+        by_name = {ds.name: ds for ds in self.problem_.datasets.values()}
+        codes, cells = cell_codes(train.groups, columns, where="groups")
+        all_codes = {"train": codes if codes is not None else np.zeros(n, dtype=np.int64)}
+        for name in self.problem_.compiled.datasets:
+            if name != "train":
+                c, _ = cell_codes(by_name[name].groups, columns, cells, where=f"dataset {name!r}'s groups")
+                all_codes[name] = c if c is not None else np.zeros(by_name[name].n_samples, dtype=np.int64)
+        self.rule_, solution = fit_threshold_rule(
+            self.problem_.compiled, {k: scored[k] for k in self.problem_.compiled.datasets},
+            {k: all_codes[k] for k in self.problem_.compiled.datasets}, cells, columns,
+            n_bins=self.n_bins, epsilon=float(self.epsilon))
+        self.violation_ = solution.slack
+        self.training_ = self.problem_.evaluate_atom_rates(solution.atom_rates)
+        if solution.slack > 0:
+            warnings.warn(
+                f"no threshold rule meets the goals on the training data: the rule found violates them by at most "
+                f"{solution.slack:.6g} (the smallest possible largest violation); relax the goals or add groups",
+                InfeasibleWarning, stacklevel=2)
+        return self
+
+    # -- prediction ---------------------------------------------------------------------
+
+    def _codes(self, groups, n):
+        rule = self.rule_
+        if not rule.columns:
+            return np.zeros(n, dtype=np.int64)
+        if groups is None:
+            raise ValueError(f"groups is required: the rule has thresholds per value of {list(rule.columns)!r} "
+                             "(fit with group_blind=True for a rule that needs no groups)")
+        table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
+        codes, _ = cell_codes(table, rule.columns, rule.cells, where="groups")
+        return codes
+
+    def predict_proba(self, X, groups=None):
+        """Probability of each class: the rule's probability of a positive decision per row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or scores of shape (n_samples,)
+        groups : DataFrame or dict of arrays, default=None
+            The rule's group columns (not needed for a group-blind rule).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+        """
+        check_is_fitted(self, "rule_")
+        s = self._scores(X)
+        p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X, groups=None):
+        """Predicted labels: a row is positive iff its hashed uniform draw is below its probability.
+
+        The draw is a function of the seed and the row, so a row's label is the
+        same in any batch and order (as rateopt's other stochastic classifiers).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or scores of shape (n_samples,)
+        groups : DataFrame or dict of arrays, default=None
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "rule_")
+        s = self._scores(X)
+        p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
+        seed = 0 if self.random_state is None else int(self.random_state)
+        u = row_uniforms(self._uniform_features(X, s), seed)
+        return self.classes_[(u < p).astype(np.int64)]
+
+    # -- certificates --------------------------------------------------------------------
+
+    def certify(self, X, y, groups=None, sample_weight=None, baseline=None, *, confidence=0.95):
+        """High-confidence bounds on every goal's population value, from held-out data.
+
+        The held-out rows must not have been used to fit the rule or the model.
+        Every rate the goals use gets an exact Clopper-Pearson interval from
+        the rule's decisions (:meth:`predict`); a goal's bound combines its
+        rates' intervals through its affine form, with a union bound over all
+        rates, so that all bounds hold together with probability at least
+        ``confidence``.
+
+        Parameters
+        ----------
+        X : array-like, or scores
+            Held-out features (or scores).
+        y : array-like of shape (n_samples,)
+            Held-out labels.
+        groups : DataFrame or dict of arrays, default=None
+            Held-out group columns.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights (unequal weights use Hoeffding's bound instead).
+        baseline : array-like of shape (n_samples,), default=None
+            The deployed model's decisions (churn goals).
+        confidence : float, default=0.95
+            Probability that every bound holds.
+
+        Returns
+        -------
+        rateopt.Certificate
+            Per goal: held-out value and upper bound (the goal holds on the
+            population, with that confidence, when the bound is ``<= 0``).
+        """
+        check_is_fitted(self, "rule_")
+        y = np.asarray(y)
+        unknown = set(np.unique(y)) - set(self.classes_)
+        if unknown:
+            raise ValueError(f"y holds labels the classifier was not fitted on: {sorted(unknown)!r}")
+        s = self._scores(X)
+        if s.shape[0] != y.shape[0]:
+            raise ValueError(f"X has {s.shape[0]} rows but y has {y.shape[0]}")
+        y01 = (y == self.classes_[1]).astype(np.int64)
+        if sample_weight is not None:
+            sample_weight = check_weights(np.asarray(sample_weight), y.shape[0], "sample_weight")
+        held = Dataset(s[:, None], y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
+        problem = Problem(objective=objective_on(self.objective, held), constraints=list(self.goals),
+                          datasets={"train": held})
+        decisions = (self.predict(X, groups) == self.classes_[1]).astype(np.float64)
+        return certify_expressions(problem.constraints, problem.objective, {"train": decisions},
+                                   confidence=confidence)
+
+    # -- files ----------------------------------------------------------------------------
+
+    def save(self, path):
+        """Write the rule to a pickle-free ``.npz`` file (``rateopt.load`` reads it back).
+
+        Only a classifier that takes scores directly (``estimator=None``) is
+        saved whole; with a scoring model, save that model on its own (e.g.
+        with skops) and this rule with ``rule_``'s arrays.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        """
+        check_is_fitted(self, "rule_")
+        if self.estimator_ is not None:
+            raise RateoptError(
+                "a ThresholdClassifier with a scoring model cannot be saved without pickling that model: save the "
+                "model with its own format (e.g. skops) and post-process its scores with estimator=None")
+        meta, arrays = self.rule_.to_arrays()
+        meta.update(classes=[_plain_label(c) for c in self.classes_], random_state=self.random_state,
+                    group_blind=bool(self.group_blind), n_bins=self.n_bins, epsilon=float(self.epsilon))
+        write_archive(path, meta, arrays, THRESHOLD_FORMAT)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+def _plain_label(c):
+    c = c.item() if isinstance(c, np.generic) else c
+    if not isinstance(c, (bool, int, float, str)):
+        raise RateoptError(f"the label {c!r} cannot be saved: labels must be numbers or strings")
+    return c
+
+
+def threshold_classifier_from_file(meta, arrays, path):
+    """The :class:`ThresholdClassifier` of a saved file (the reader ``rateopt.load`` calls).
+
+    Parameters
+    ----------
+    meta : dict
+    arrays : dict of str to ndarray
+    path : str
+
+    Returns
+    -------
+    ThresholdClassifier
+    """
+    rule = ThresholdRule.from_arrays(meta, arrays, path)
+    classes = meta.get("classes")
+    if not isinstance(classes, list) or len(classes) != 2 or classes[0] == classes[1]:
+        raise RateoptError(f"{path!r} is not a valid threshold classifier file: 'classes' must be two labels")
+    seed = meta.get("random_state")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise RateoptError(f"{path!r} is not a valid threshold classifier file: bad 'random_state'")
+    clf = ThresholdClassifier(group_blind=bool(meta.get("group_blind")), random_state=seed)
+    clf.estimator_ = None
+    clf.rule_ = rule
+    clf.classes_ = np.asarray(classes)
+    clf.violation_ = 0.0
+    return clf
