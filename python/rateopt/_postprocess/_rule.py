@@ -89,7 +89,7 @@ def _plain(v):
 
 
 def bin_edges(scores, n_bins):
-    """Lower bin edges of one cell's scores: every distinct score, or ``n_bins`` quantiles.
+    """Lower bin edges of one cell's scores: one bin per distinct score, or ``n_bins`` quantile bins.
 
     Parameters
     ----------
@@ -99,14 +99,23 @@ def bin_edges(scores, n_bins):
     Returns
     -------
     ndarray
-        Ascending distinct scores of the data; a score ``s`` falls in the last
-        edge ``<= s`` (the first bin for scores below every edge).
+        Ascending edges; a score ``s`` falls in the last edge ``<= s`` (the
+        first bin for scores below every edge). The first edge is the smallest
+        score; every other edge lies halfway between two neighbouring distinct
+        scores, so that a score recomputed with round-off (another BLAS call,
+        float32) falls in the same bin.
     """
     distinct = np.unique(scores)
     if n_bins is None or distinct.size <= n_bins:
-        return distinct
-    q = np.quantile(scores, np.arange(n_bins) / n_bins, method="inverted_cdf")
-    return np.unique(np.concatenate([[distinct[0]], q]))
+        cuts = distinct
+    else:
+        q = np.quantile(scores, np.arange(n_bins) / n_bins, method="inverted_cdf")
+        cuts = np.unique(np.concatenate([[distinct[0]], q]))
+    edges = cuts.astype(np.float64, copy=True)
+    if edges.size > 1:
+        below = distinct[np.searchsorted(distinct, cuts[1:]) - 1]  # the largest distinct score under each cut
+        edges[1:] = below + (cuts[1:] - below) / 2
+    return edges
 
 
 class ThresholdRule:

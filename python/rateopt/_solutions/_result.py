@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._postprocess._certify import certify_expressions
+from .._postprocess._mixture import fit_thresholded_mixture
 from .._predictors._ensembles import EstimatorMixture
 from .._predictors._linear import LinearClassifier, StochasticClassifier, map_arrays, map_meta
 from .._utils._archive import write_archive
@@ -30,8 +32,15 @@ from ..exceptions import InfeasibleWarning, RateoptError
 from . import _shrink
 from ._exact import exact_mixture
 
-__all__ = ["TrainResult", "FeasibilityReport", "RateMap", "SOLUTIONS", "FEASIBILITY_RTOL", "RESULT_FORMAT",
-           "warn_if_infeasible"]
+__all__ = [
+    "FEASIBILITY_RTOL",
+    "RESULT_FORMAT",
+    "SOLUTIONS",
+    "FeasibilityReport",
+    "RateMap",
+    "TrainResult",
+    "warn_if_infeasible",
+]
 
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 RESULT_FORMAT = "rateopt-train-result"
@@ -368,13 +377,27 @@ class TrainResult:
             self._shrinks[key] = exact_mixture(self, key[1])
         return self._shrinks[key]
 
-    def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+    def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
+                 n_bins=64):
         """Build a classifier from the recorded iterates.
 
         Parameters
         ----------
-        kind, epsilon, weighting
+        kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded", "certified"}
+            As in :meth:`mixture`, or ``"thresholded"`` (:meth:`thresholded`:
+            the iterates' thresholds re-fitted exactly on ``problem``, the
+            training problem) or ``"certified"`` (:meth:`select_certified`:
+            the best recorded solution whose goals a held-out ``problem``
+            certifies).
+        epsilon, weighting
             As in :meth:`mixture`.
+        problem : Problem, default=None
+            The training problem (``"thresholded"``) or a held-out one
+            (``"certified"``).
+        confidence : float, default=0.95
+            Of ``"certified"``.
+        n_bins : int or None, default=64
+            Of ``"thresholded"``.
 
         Returns
         -------
@@ -384,6 +407,13 @@ class TrainResult:
             When the iterates are fitted estimators (an estimator oracle), an
             :class:`~rateopt.EstimatorMixture` (of one model for ``"best"`` and ``"last"``).
         """
+        if kind in ("thresholded", "certified"):
+            if problem is None:
+                raise ValueError(f"solution kind {kind!r} needs problem=: the "
+                                 + ("training problem" if kind == "thresholded" else "held-out problem"))
+            if kind == "thresholded":
+                return self.thresholded(problem, n_bins=n_bins, epsilon=epsilon)
+            return self.select_certified(problem, confidence=confidence, epsilon=epsilon)[0]
         p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
         if kind in ("best", "last"):
             t = int(np.flatnonzero(p)[0])
@@ -395,6 +425,130 @@ class TrainResult:
             n_features = self.models[0].n_features_in_
             return EstimatorMixture([self.models[t] for t in s], p[s], n_features)
         return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
+
+    def _all_iterates(self):
+        if self.models is not None:
+            raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
+                               "certificates of recorded solutions need linear or kernel iterates")
+        T = self.weights.shape[0]
+        return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map)
+
+    def thresholded(self, problem, *, n_bins=64, epsilon=0.0):
+        """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.
+
+        Every recorded iterate's scores on the training data are cut into
+        bins, and one LP (:mod:`rateopt._postprocess._mixture`) finds the
+        mixture of (iterate, randomized threshold) pairs of least training
+        objective under the training goals: exact for an affine objective and
+        for one ratio of rates (an F-measure), by the Charnes-Cooper
+        substitution. The iterates with their own thresholds (0) are
+        candidates, so on the training data it is never worse than any of the
+        iterates, or any mixture of them, up to the bins; nor than any iterate
+        with a tuned threshold.
+
+        Parameters
+        ----------
+        problem : Problem
+            The training problem (the rows the iterates were trained on, or
+            any other problem on which to fit the thresholds).
+        n_bins : int or None, default=64
+            Score bins per iterate (None: every distinct score, exact over all
+            thresholds; slower).
+        epsilon : float, default=0.0
+            Allowed violation of each goal.
+
+        Returns
+        -------
+        ThresholdedMixture
+            ``predict_proba`` gives the probability of a positive decision, shape (n_samples,).
+        """
+        scorer = self._all_iterates()
+        features = {name: ds.X for name, ds in problem.datasets.items()}
+        mixture, _ = fit_thresholded_mixture(problem.compiled, scorer, features, n_bins=n_bins, epsilon=epsilon)
+        return mixture
+
+    def certify(self, problem, *, kind="m-stochastic", confidence=0.95, epsilon=0.0, random_state=0):
+        """High-confidence bounds on the goals' population values, from a held-out problem.
+
+        Parameters
+        ----------
+        problem : Problem
+            The goals bound to held-out data (rows not used in training).
+        kind : str, default="m-stochastic"
+            The solution to certify (:meth:`solution`'s kinds other than ``"certified"``).
+        confidence : float, default=0.95
+            All bounds hold together with at least this probability.
+        epsilon : float, default=0.0
+            Of the solution.
+        random_state : int, default=0
+            Seed of the solution's per-row draws.
+
+        Returns
+        -------
+        rateopt.Certificate
+        """
+        clf = self.solution(kind, epsilon=epsilon) if kind != "thresholded" else None
+        if clf is None:
+            raise ValueError("certify the thresholded solution with certify_classifier(problem, classifier)")
+        return certify_classifier(problem, clf, confidence=confidence, random_state=random_state)
+
+    def select_certified(self, problem, *, confidence=0.95, epsilon=0.0, random_state=0):
+        """The best recorded solution whose goals a held-out problem certifies.
+
+        The candidates are every recorded iterate and the m-stochastic
+        mixture. Each is certified at confidence
+        ``1 - (1 - confidence) / n_candidates`` (a union bound over the
+        candidates, so the chosen one's bounds hold with probability at least
+        ``confidence`` despite the selection); among those whose every goal is
+        certified, the one of least training objective is chosen. When none
+        is, an :class:`~rateopt.exceptions.InfeasibleWarning` says so and the
+        candidate with the smallest largest upper bound is returned.
+
+        Parameters
+        ----------
+        problem : Problem
+            The goals bound to held-out data.
+        confidence : float, default=0.95
+        epsilon : float, default=0.0
+            Of the m-stochastic candidate.
+        random_state : int, default=0
+            Seed of the mixture's per-row draws.
+
+        Returns
+        -------
+        classifier : LinearClassifier or StochasticClassifier
+        certificate : rateopt.Certificate
+            The chosen candidate's certificate (at the per-candidate confidence).
+        name : str
+            ``"iterate <t>"`` or ``"m-stochastic"``.
+        """
+        if not (isinstance(confidence, (int, float)) and 0.0 < float(confidence) < 1.0):
+            raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
+        scorer = self._all_iterates()
+        T = self.weights.shape[0]
+        each = 1.0 - (1.0 - float(confidence)) / (T + 1)
+        scores = {name: scorer.scores(problem.datasets[name].X) for name in problem.compiled.datasets}
+        candidates = []
+        for t in range(T):
+            decisions = {name: (S[:, t] >= 0).astype(np.float64) for name, S in scores.items()}
+            cert = certify_expressions(problem.constraints, _affine_objective(problem), decisions, confidence=each)
+            candidates.append((float(self.objectives[t]), f"iterate {t}", t, cert))
+        mix = self.solution("m-stochastic", epsilon=epsilon)
+        cert = certify_classifier(problem, mix, confidence=each, random_state=random_state)
+        candidates.append((float(self.solution_objective("m-stochastic", epsilon=epsilon)), "m-stochastic", None,
+                           cert))
+        ok = [c for c in candidates if c[3].certified]
+        if ok:
+            _, name, t, cert = min(ok, key=lambda c: c[0])
+        else:
+            _, name, t, cert = min(candidates, key=lambda c: max([b.upper for b in c[3].goals] + [-np.inf]))
+            warnings.warn(
+                f"no recorded solution is certified at confidence {confidence:g} on the held-out data "
+                f"({problem.compiled.n_atoms} atoms): returning {name}, whose largest upper bound is the "
+                "smallest; collect more held-out data, relax the goals or tighten training (epsilon < 0 "
+                "margins)", InfeasibleWarning, stacklevel=2)
+        clf = mix if t is None else LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
+        return clf, cert, name
 
     def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
         """Training objective and constraint values of a solution (expected values for mixtures).
@@ -583,6 +737,33 @@ class TrainResult:
     def __repr__(self):
         return (f"TrainResult(method={self.method!r}, n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
                 f"n_constraints={self.constraints.shape[1]})")
+
+
+def _affine_objective(problem):
+    """The problem's objective when it is an affine rate expression (None for a metric)."""
+    obj = problem.objective
+    return obj if hasattr(obj, "_terms") and not hasattr(obj, "terms") else None
+
+
+def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
+    """A classifier's certificate on a held-out problem (its decisions on every dataset).
+
+    Parameters
+    ----------
+    problem : Problem
+        The goals bound to held-out data.
+    classifier : object
+        With ``predict(X, random_state=...)`` giving 0/1 decisions.
+    confidence : float, default=0.95
+    random_state : int, default=0
+
+    Returns
+    -------
+    rateopt.Certificate
+    """
+    decisions = {name: np.asarray(classifier.predict(problem.datasets[name].X, random_state=random_state),
+                                  dtype=np.float64) for name in problem.compiled.datasets}
+    return certify_expressions(problem.constraints, _affine_objective(problem), decisions, confidence=confidence)
 
 
 def _metric_meta(rmap):

@@ -1,0 +1,156 @@
+"""Threshold re-fit over recorded iterates: the best mixture of (iterate, threshold rule) pairs.
+
+Each recorded linear (or kernel) iterate ``theta_r`` scores every row; a rule
+on its scores is a non-decreasing table over score bins (a mixture of
+thresholds, :mod:`rateopt._postprocess._lp`). A mixture puts mass ``mu_r`` on
+iterate ``r`` and follows its rule, so a row's expected decision is
+``sum_r mu_r x_r(bin_r(row))``, linear in ``y_r = mu_r x_r``: the best such
+mixture under the training goals is one LP over every record's bins.
+The recorded iterates themselves (threshold 0) are among its candidates, so
+the re-fit is never worse on the training data than the best mixture of the
+iterates as trained, and never worse than any single iterate with a tuned
+threshold (up to the bins).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._utils._hashing import row_uniforms
+from ._lp import Chains, solve_threshold_lp
+from ._rule import bin_edges
+
+__all__ = ["ThresholdedMixture", "fit_thresholded_mixture"]
+
+
+class ThresholdedMixture:
+    """A mixture of scoring models, each followed by its own threshold rule.
+
+    ``predict_proba`` returns the probability of a positive decision,
+    shape ``(n_samples,)``, as rateopt's other low-level classifiers.
+
+    Parameters
+    ----------
+    scorer : StochasticClassifier
+        Gives the support models' scores (``scorer.scores(X)``, one column per model).
+    mu : ndarray of shape (n_models,)
+        Mixture weights (sum 1).
+    start : ndarray of shape (n_models + 1,)
+        Model ``r``'s bins are ``edges[start[r]:start[r+1]]``.
+    edges : ndarray
+        Lower score edges of the bins.
+    table : ndarray
+        Probability of a positive decision per bin (non-decreasing per model).
+    """
+
+    def __init__(self, scorer, mu, start, edges, table):
+        self.scorer = scorer
+        self.mu = np.asarray(mu, dtype=np.float64)
+        self.start = np.asarray(start, dtype=np.int64)
+        self.edges = np.asarray(edges, dtype=np.float64)
+        self.table = np.asarray(table, dtype=np.float64)
+        self.n_features_in_ = scorer.n_features_in_
+
+    @property
+    def n_models(self) -> int:
+        """Number of support models."""
+        return self.mu.shape[0]
+
+    def _model_probabilities(self, X):
+        S = np.asarray(self.scorer.scores(X), dtype=np.float64)
+        out = np.empty_like(S)
+        for r in range(self.n_models):
+            a, b = self.start[r], self.start[r + 1]
+            pos = np.clip(np.searchsorted(self.edges[a:b], S[:, r], side="right") - 1, 0, b - a - 1)
+            out[:, r] = self.table[a + pos]
+        return out
+
+    def predict_proba(self, X):
+        """Probability of a positive decision (over the draw of the model and of its threshold).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self._model_probabilities(X) @ self.mu
+
+    def predict(self, X, random_state=0):
+        """0/1 decisions: a row draws a model by ``mu``, then its threshold, both from hashes of the row.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        random_state : int, default=0
+            Seed of the per-row draws (a row gets the same decision in any batch).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) of int64
+        """
+        P = self._model_probabilities(X)
+        Xr = X if hasattr(X, "tocsr") else np.asarray(X, dtype=np.float64)
+        seed = 0 if random_state is None else int(random_state)
+        u_model = row_uniforms(Xr, seed)
+        u_rule = row_uniforms(Xr, seed + 1)
+        cum = np.cumsum(self.mu)
+        r = np.minimum(np.searchsorted(cum, u_model * cum[-1], side="right"), self.n_models - 1)
+        return (u_rule < P[np.arange(P.shape[0]), r]).astype(np.int64)
+
+    def __repr__(self):
+        return f"ThresholdedMixture(n_models={self.n_models}, n_bins={self.edges.size})"
+
+
+def fit_thresholded_mixture(compiled, scorer, features, *, n_bins=64, epsilon=0.0):
+    """The best mixture of thresholded models under a compiled problem.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+    scorer : StochasticClassifier
+        Every candidate model (one column of ``scorer.scores``).
+    features : mapping of str to array-like
+        Per dataset of the problem, its features.
+    n_bins : int or None, default=64
+        Bins per model (None: every distinct score).
+    epsilon : float, default=0.0
+
+    Returns
+    -------
+    mixture : ThresholdedMixture
+        Restricted to the models of positive weight.
+    solution : ThresholdLPSolution
+    """
+    names = compiled.datasets
+    scores = {n: np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names}
+    R = next(iter(scores.values())).shape[1]
+    pooled = np.concatenate([scores[n] for n in names], axis=0)
+    edges, start = [], [0]
+    for r in range(R):
+        e = bin_edges(pooled[:, r], n_bins)
+        edges.append(e)
+        start.append(start[-1] + e.size)
+    start = np.asarray(start, dtype=np.int64)
+    edges_all = np.concatenate(edges)
+    bins = {}
+    for n in names:
+        out = np.empty((R, scores[n].shape[0]), dtype=np.int64)
+        for r in range(R):
+            pos = np.clip(np.searchsorted(edges[r], scores[n][:, r], side="right") - 1, 0, edges[r].size - 1)
+            out[r] = start[r] + pos
+        bins[n] = out
+    chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, bins=bins)
+    sol = solve_threshold_lp(compiled, chains, epsilon=epsilon)
+    keep = np.flatnonzero(sol.mu > 1e-12)
+    mu = sol.mu[keep] / sol.mu[keep].sum()
+    new_start, new_edges, new_table = [0], [], []
+    for r in keep:
+        a, b = start[r], start[r + 1]
+        new_edges.append(edges_all[a:b])
+        new_table.append(sol.x[a:b])
+        new_start.append(new_start[-1] + (b - a))
+    support = type(scorer)(scorer.weights_[keep], scorer.biases_[keep], mu, feature_map=scorer.feature_map)
+    return ThresholdedMixture(support, mu, new_start, np.concatenate(new_edges), np.concatenate(new_table)), sol

@@ -1,0 +1,97 @@
+"""TrainResult's thresholded and certified solutions."""
+
+import warnings
+
+import numpy as np
+import pytest
+import rateopt as ro
+from rateopt.exceptions import InfeasibleWarning
+
+
+def _f1(d, y):
+    tp = np.sum(d * y)
+    return 2 * tp / (2 * tp + np.sum(d * (1 - y)) + np.sum((1 - d) * y))
+
+
+@pytest.fixture(scope="module")
+def f1_run():
+    X, y, g = ro.make_groups_dataset(400, random_state=3)
+    ds = ro.Dataset(X, y, groups={"group": g})
+    problem = ro.Problem(objective=ro.goals.objective("f_measure", ds), datasets=ds)
+    return X, y, problem, ro.train(problem, n_iter=60)
+
+
+def test_thresholded_beats_every_iterate_with_its_best_threshold(f1_run):
+    X, y, problem, result = f1_run
+    mix = result.solution("thresholded", problem=problem, n_bins=None)
+    got = _f1(mix.predict_proba(X), y)  # the expected decisions' F1 (a ratio of expected counts)
+    # brute force: every recorded iterate, every threshold on its training scores
+    best = 0.0
+    for w, b in zip(result.weights, result.biases):
+        s = X @ w + b
+        for t in np.unique(s):
+            best = max(best, _f1((s >= t).astype(float), y))
+    assert got >= best - 1e-9
+    # and the training F1 the LP reports is the classifier's own
+    assert -problem.evaluate(mix.predict_proba(X), kind="probabilities").objective == pytest.approx(got, abs=1e-9)
+    # never worse than the m-stochastic mixture as trained
+    m = result.solution("m-stochastic")
+    assert got >= -problem.evaluate(m.predict_proba(X), kind="probabilities").objective - 1e-9
+
+
+def test_thresholded_predictions_are_per_row_draws(f1_run):
+    X, y, problem, result = f1_run
+    mix = result.thresholded(problem)
+    d = mix.predict(X, random_state=2)
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    np.testing.assert_array_equal(mix.predict(X[perm], random_state=2), d[perm])
+    p = mix.predict_proba(X)
+    assert np.all(d[p == 0] == 0) and np.all(d[p == 1] == 1)
+
+
+def test_thresholded_needs_the_problem(f1_run):
+    _, _, _, result = f1_run
+    with pytest.raises(ValueError, match="needs problem="):
+        result.solution("thresholded")
+
+
+def test_certified_selection_holds_its_certificate_or_warns():
+    X, y, g = ro.make_groups_dataset(600, random_state=0)
+    goal = ro.goals.demographic_parity("group", slack=0.1)
+    result = ro.train(ro.Problem(constraints=[goal], datasets=ro.Dataset(X, y, groups={"group": g})), n_iter=80)
+    Xv, yv, gv = ro.make_groups_dataset(20000, random_state=1)
+    held = ro.Problem(constraints=[goal], datasets=ro.Dataset(Xv, yv, groups={"group": gv}))
+    clf, cert, name = result.select_certified(held, confidence=0.9)
+    assert cert.certified
+    T = result.weights.shape[0]
+    assert cert.confidence == pytest.approx(1 - 0.1 / (T + 1))
+    # the chosen classifier's own certificate (recomputed) agrees
+    again = ro._solutions._result.certify_classifier(held, clf, confidence=cert.confidence)
+    assert [b.upper for b in again.goals] == pytest.approx([b.upper for b in cert.goals])
+    # among certified candidates it has the least training objective
+    if name.startswith("iterate"):
+        t = int(name.split()[1])
+        assert result.objectives[t] <= result.solution_objective("m-stochastic") or not result.certify(
+            held, confidence=cert.confidence).certified
+    # 20 held-out rows certify nothing tight: a clear warning
+    tiny = ro.Problem(constraints=[ro.goals.demographic_parity("group", slack=0.0)],
+                      datasets=ro.Dataset(Xv[:20], yv[:20], groups={"group": gv[:20]}))
+    with pytest.warns(InfeasibleWarning, match="no recorded solution is certified"):
+        result.select_certified(tiny)
+
+
+def test_result_certify_matches_the_classifier_certificate():
+    X, y, g = ro.make_groups_dataset(500, random_state=5)
+    goal = ro.goals.coverage_budget(0.4)
+    result = ro.train(ro.Problem(constraints=[goal], datasets=ro.Dataset(X, y, groups={"group": g})), n_iter=50)
+    Xv, yv, gv = ro.make_groups_dataset(3000, random_state=6)
+    held = ro.Problem(constraints=[goal], datasets=ro.Dataset(Xv, yv, groups={"group": gv}))
+    cert = result.certify(held, kind="best")
+    d = result.solution("best").predict(Xv)
+    assert cert.goals[0].value == pytest.approx(d.mean() - 0.4)
+    from scipy.stats import beta
+    k, n, a = int(d.sum()), d.size, 0.05 / 2  # two leaves share alpha: ppr[all] and the objective's error[all]
+    assert cert.goals[0].upper == pytest.approx(beta.ppf(1 - a / 2, k + 1, n - k) - 0.4, rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert isinstance(str(cert), str)
