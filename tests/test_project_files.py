@@ -51,6 +51,15 @@ def test_readme_python_examples_run(capsys):
     tpr_all = p_hgb[y == 1].mean()
     for g in ("A", "B"):
         assert abs(p_hgb[(group == g) & (y == 1)].mean() - tpr_all) <= 0.02 + 1e-9
+    # Post-processed boosted trees under equalized odds: |TPR(g) - TPR| <= 0.01 and |FPR(g) - FPR| <= 0.01
+    # for the rule's expected decisions, by counting; the certificate covers the goal's eight rows.
+    ya, ga, p_post = (namespace[k] for k in ("ya", "ga", "p_post"))
+    for label in (0, 1):
+        overall = p_post[ya == label].mean()
+        for g in ("A", "B"):
+            assert abs(p_post[(ga == g) & (ya == label)].mean() - overall) <= 0.01 + 1e-9
+    assert len(namespace["certificate"].goals) == 8 and namespace["certificate"].certified
+    assert "certificate at confidence 0.95" in out
     # F1 under F1 parity: the parity holds for the mixture's expected decisions (recomputed
     # here from its probabilities by counting), and F1 beats predicting every row positive,
     # which meets the parity on this data.

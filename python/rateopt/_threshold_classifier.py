@@ -338,7 +338,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # -- certificates --------------------------------------------------------------------
 
-    def certify(self, X, y, groups=None, sample_weight=None, baseline=None, *, confidence=0.95):
+    def certify(self, X, y, groups=None, sample_weight=None, baseline=None, *, confidence=0.95, goals=None):
         """High-confidence bounds on every goal's population value, from held-out data.
 
         The held-out rows must not have been used to fit the rule or the model.
@@ -362,6 +362,11 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             The deployed model's decisions (churn goals).
         confidence : float, default=0.95
             Probability that every bound holds.
+        goals : sequence of Goal, default=None
+            The goals to certify (None: those the rule was fitted under). Fit
+            under tighter goals than the requirement, and certify the
+            requirement: a goal met with no margin on the fitting rows is
+            rarely certified.
 
         Returns
         -------
@@ -381,7 +386,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), y.shape[0], "sample_weight")
         held = Dataset(s[:, None], y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
-        problem = Problem(objective=objective_on(self.objective, held), constraints=list(self.goals),
+        goals = self.goals if goals is None else goals
+        if isinstance(goals, (str, bytes)) or not hasattr(goals, "__iter__"):
+            raise ValueError(f"goals must be a sequence of goals, got {goals!r}")
+        problem = Problem(objective=objective_on(self.objective, held), constraints=list(goals),
                           datasets={"train": held})
         decisions = (self.predict(X, groups) == self.classes_[1]).astype(np.float64)
         return certify_expressions(problem.constraints, problem.objective, {"train": decisions},
