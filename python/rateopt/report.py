@@ -22,6 +22,7 @@ import numpy as np
 import scipy
 
 from . import plot
+from ._utils._atomic import atomic_path
 from ._utils._json import json_ready
 from ._version import __version__
 from .exceptions import RateoptError
@@ -282,5 +283,6 @@ def write_report(rep, path):
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in REPORT_FORMATS:
         raise RateoptError(f"{path}: a report file ends with one of {sorted(REPORT_FORMATS)}")
-    with open(os.fspath(path), "w", encoding="utf-8") as f:
-        f.write(render(rep, REPORT_FORMATS[ext]))
+    text = render(rep, REPORT_FORMATS[ext])
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)

@@ -459,3 +459,99 @@ def test_both_csv_readers_give_the_same_encoding_labels_and_groups(tmp_path, mon
     g = (np.array([1, 2, 1]) - 4 / 3) / np.std([1, 2, 1])
     ref = np.column_stack([x, [0, 1, 0], [1, 0, 1], [1, 0, 1], [0, 1, 0], g])
     np.testing.assert_allclose(t.X.toarray(), ref)
+
+
+# --------------------------------------------------------------------------- nothing half-written, nothing lost
+
+
+def _listing(d):
+    return sorted(os.listdir(d))
+
+
+def test_predict_failure_leaves_no_partial_output_and_keeps_an_existing_file(work, tmp_path, capsys):
+    d, cols = work
+    # A missing --keep column: no p.csv at all (it used to hold the header).
+    assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.csv"),
+                 "--keep", "id"]) == 2
+    assert "no column 'id'" in capsys.readouterr().err
+    assert _listing(tmp_path) == []
+    # An error in the second chunk (data row 151, chunks of 100 rows): no Parquet file with the first 100 rows.
+    lines = (d / "train.csv").read_text().splitlines()[:201]
+    fields = lines[151].split(",")
+    fields[0] = "oops"
+    lines[151] = ",".join(fields)
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    assert main(["predict", str(d / "model.npz"), str(tmp_path / "bad.csv"), "--out", str(tmp_path / "p.parquet"),
+                 "--chunk-rows", "100"]) == 2
+    assert "data row 151" in capsys.readouterr().err
+    assert _listing(tmp_path) == ["bad.csv"]
+    # An existing output survives a failed run byte for byte (it used to be cut down to its header) ...
+    (tmp_path / "scores.csv").write_text("prediction\nyes\nno\n")
+    assert main(["predict", str(d / "model.npz"), str(tmp_path / "bad.csv"), "--out", str(tmp_path / "scores.csv"),
+                 "--chunk-rows", "100"]) == 2
+    assert (tmp_path / "scores.csv").read_text() == "prediction\nyes\nno\n"
+    assert _listing(tmp_path) == ["bad.csv", "scores.csv"]
+    # ... and is replaced by a successful one.
+    assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "scores.csv")]) == 0
+    assert len((tmp_path / "scores.csv").read_text().splitlines()) == N + 1
+
+
+def test_predict_of_an_empty_file_writes_a_valid_empty_parquet(work, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    d, _ = work
+    (tmp_path / "empty.csv").write_text((d / "train.csv").read_text().splitlines()[0] + "\n")
+    assert main(["predict", str(d / "model.npz"), str(tmp_path / "empty.csv"), "--out", str(tmp_path / "p.parquet"),
+                 "--proba"]) == 0
+    table = pq.read_table(tmp_path / "p.parquet")
+    assert table.num_rows == 0 and table.column_names == ["prediction", "proba"]
+
+
+def test_unwritable_outputs_are_refused_before_training(work, tmp_path, capsys, monkeypatch):
+    from rateopt.cli import _commands
+
+    d, _ = work
+
+    def no_training(*a, **k):
+        raise AssertionError("trained before checking the output paths")
+
+    monkeypatch.setattr(_commands, "run_game", no_training)
+    base = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals", str(d / "goals.toml")]
+    missing = tmp_path / "nowhere"
+    for extra, needle in ((["--out", str(missing / "m.npz")],
+                           f"--out {missing / 'm.npz'}: the directory {missing} does not exist"),
+                          (["--out", str(tmp_path / "m.npz"), "--report", str(missing / "r.html")],
+                           f"--report {missing / 'r.html'}: the directory {missing} does not exist"),
+                          (["--out", str(tmp_path / "m.npz"), "--report", str(tmp_path / "r.txt")],
+                           f"--report {tmp_path / 'r.txt'}: a report file ends with one of")):
+        capsys.readouterr()
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("rateopt: error: ") and err.count("\n") == 1 and needle in err, err
+    assert main(["evaluate", str(d / "model.npz"), str(d / "train.csv"), "--json", str(missing / "e.json")]) == 2
+    assert main(["report", str(d / "model.npz"), "--out", str(tmp_path / "r.md"), "--model-out",
+                 str(missing / "m2.npz")]) == 2
+    assert "--model-out" in capsys.readouterr().err
+    assert _listing(tmp_path) == []
+
+
+def test_a_failed_report_leaves_no_model_files(work, tmp_path, capsys, monkeypatch):
+    from rateopt.cli import _commands
+
+    d, _ = work
+    (tmp_path / "m.npz").write_bytes(b"an older model")
+
+    def broken(rep, path):
+        with open(path, "w") as f:
+            f.write("<html>half")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(_commands, "write_report", broken)
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--out", str(tmp_path / "m.npz"), "--report", str(tmp_path / "r.html"),
+                 "--n-iter", "20"]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert _listing(tmp_path) == ["m.npz"] and (tmp_path / "m.npz").read_bytes() == b"an older model"
+    # report: the re-rendered report and the re-selected model appear together or not at all.
+    assert main(["report", str(d / "model.npz"), "--out", str(tmp_path / "r.html"), "--model-out",
+                 str(tmp_path / "m2.npz"), "--solution", "last"]) == 2
+    assert _listing(tmp_path) == ["m.npz"]

@@ -21,12 +21,13 @@ from .._methods._sweep import sweep
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
 from .._solutions._result import warn_if_infeasible
 from .._train import run_game
+from .._utils._atomic import AtomicFiles, check_writable
 from .._utils._json import json_ready
 from .._version import __version__
 from ..core._config import show_config
 from ..datasets._packages import PACKAGES
 from ..exceptions import RateoptError
-from ..report import build_report, write_report
+from ..report import REPORT_FORMATS, build_report, write_report
 from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import frame_features, load_table
 from ._encoding import ColumnRoles
@@ -116,6 +117,22 @@ def _group_table(table, proba):
     return group_rates(table.y, proba, table.groups, sample_weight=table.weight, as_frame=False)
 
 
+def _check_outputs(*outputs):
+    """``(flag, path)`` pairs: each path's directory exists and is writable (checked before any work)."""
+    for flag, path in outputs:
+        if path is None:
+            continue
+        try:
+            check_writable(path, flag)
+        except RateoptError as exc:
+            raise InputError(str(exc)) from None
+
+
+def _check_report_suffix(flag, path):
+    if path is not None and os.path.splitext(path)[1].lower() not in REPORT_FORMATS:
+        raise InputError(f"{flag} {path}: a report file ends with one of {sorted(REPORT_FORMATS)}")
+
+
 def _params(spec, args):
     given = dict(spec.train)
     given.update({k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")})
@@ -134,6 +151,9 @@ def _fmt_of(explicit):
 
 
 def fit(args):
+    _check_report_suffix("--report", args.report)
+    _check_outputs(("--out", args.out), ("--out", sidecar_path(args.out)), ("--out", result_path(args.out)),
+                   ("--report", args.report))
     spec = _goals(args.goals)
     fmt = file_format(args.data, args.format)
     if fmt == "libsvm" and args.label is not None:
@@ -162,8 +182,6 @@ def fit(args):
     clf = result.solution(sol["solution"], epsilon=sol["epsilon"])
     feas = result.feasibility(sol["solution"], epsilon=sol["epsilon"])
     warn_if_infeasible(feas, allowed=sol["epsilon"] if sol["solution"] == "m-stochastic" else 0.0)
-    clf.save(args.out)
-    result.save(result_path(args.out))
 
     tables = {"train": train_tab, **others}
     evaluations, groups = {}, {}
@@ -199,16 +217,20 @@ def fit(args):
     rep = build_report(result, solution=sol["solution"], epsilon=sol["epsilon"], evaluations=evaluations,
                        group_rates=groups, group_rates_before=before, seconds=seconds, seed=args.seed,
                        title=f"rateopt report: {os.path.basename(args.data)}", context=context)
-    write_sidecar(args.out, {
+    sidecar = {
         "rateopt_version": __version__, "model_file": os.path.basename(args.out),
         "result_file": os.path.basename(result_path(args.out)), "input_format": fmt,
         "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
                   "baseline": roles.baseline, "drop": list(roles.drop)},
         "classes": train_tab.classes, "encoding": train_tab.encoding.to_json(), "goals_toml": goals_text,
         "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": sol["solution"],
-        "epsilon": sol["epsilon"], "seed": args.seed, "training_seconds": seconds, "report": rep})
-    if args.report:
-        write_report(rep, args.report)
+        "epsilon": sol["epsilon"], "seed": args.seed, "training_seconds": seconds, "report": rep}
+    with AtomicFiles() as files:  # the model, its encoding, its result and the report: all or none
+        clf.save(files.path(args.out))
+        result.save(files.path(result_path(args.out)))
+        write_sidecar(files.path(sidecar_path(args.out)), sidecar)
+        if args.report:
+            write_report(rep, files.path(args.report))
     _print_goals(rep, sys.stdout)
     print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}, "
           f"{os.path.basename(result_path(args.out))}); trained in {seconds:.2f} s")
@@ -229,6 +251,7 @@ def _print_goals(rep, out):
 
 
 def evaluate(args):
+    _check_outputs(("--json", args.json_out))
     clf, meta, enc, roles = read_bundle(args.model)
     fmt = file_format(args.data, args.format or (meta.get("input_format") if not os.path.splitext(args.data)[1]
                                                  else None))
@@ -260,7 +283,7 @@ def evaluate(args):
                       "objective": ev.objective, "constraints": ev.constraints, "tolerance": args.tolerance,
                       "violated": sorted(violated), "passed": not violated, "group_rates": groups})
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
+        with AtomicFiles() as files, open(files.path(args.json_out), "w", encoding="utf-8") as f:
             json.dump(payload, f, indent=1)
     if violated:
         print(f"\nFAIL: {len(violated)} goal(s) violated beyond tolerance {args.tolerance:g}: "
@@ -286,11 +309,14 @@ class _CsvSink:
     def close(self):
         self.f.close()
 
+    def write_empty(self):
+        pass  # the header is written
+
 
 class _ParquetSink:
     def __init__(self, path, header):
         self.pq = pyarrow_parquet()
-        self.path, self.writer = path, None
+        self.path, self.header, self.writer = path, header, None
 
     def write(self, columns):
         import pyarrow as pa
@@ -304,6 +330,13 @@ class _ParquetSink:
         if self.writer is not None:
             self.writer.close()
 
+    def write_empty(self):
+        """No rows: a valid Parquet file with the columns (text, and float64 ``proba``)."""
+        import pyarrow as pa
+
+        self.pq.write_table(pa.table({k: pa.array([], type=pa.float64() if k == "proba" else pa.string())
+                                      for k in self.header}), self.path)
+
 
 def predict(args):
     clf, meta, enc, roles = read_bundle(args.model)
@@ -316,10 +349,19 @@ def predict(args):
         raise InputError(f"{args.out}: predictions are written as .csv or .parquet")
     if args.chunk_rows < 1:
         raise InputError("--chunk-rows must be >= 1")
+    _check_outputs(("--out", args.out))
     classes = np.array(meta["classes"], dtype=object)
     header = list(args.keep) + ["prediction"] + (["proba"] if args.proba else [])
-    sink = (_CsvSink if out_fmt == "csv" else _ParquetSink)(args.out, header)
     bar = progress(None, "rateopt predict", args.quiet)
+    n = 0
+    with AtomicFiles() as files:  # the predictions appear only when every chunk is scored
+        n = _score_chunks(args, clf, enc, fmt, classes,
+                          (_CsvSink if out_fmt == "csv" else _ParquetSink)(files.path(args.out), header), bar)
+    print(f"wrote {n} predictions to {args.out}")
+    return EXIT_OK
+
+
+def _score_chunks(args, clf, enc, fmt, classes, sink, bar):
     n = 0
     try:
         for chunk in read_chunks(args.data, fmt, args.chunk_rows,
@@ -330,24 +372,29 @@ def predict(args):
                 if not isinstance(chunk, Frame):
                     raise InputError("--keep copies named columns; a LIBSVM file has none")
                 cols[k] = chunk.column(k, "--keep")
+            if not X.shape[0]:  # an empty file (a header only): nothing to score
+                continue
             cols["prediction"] = classes[clf.predict(X, random_state=args.seed)]
             if args.proba:
                 cols["proba"] = clf.predict_proba(X)
-            if X.shape[0]:
-                sink.write(cols)
+            sink.write(cols)
             n += X.shape[0]
             bar.update(X.shape[0])
     finally:
         sink.close()
         bar.close()
-    print(f"wrote {n} predictions to {args.out}")
-    return EXIT_OK
+    if n == 0:
+        sink.write_empty()
+    return n
 
 
 # --------------------------------------------------------------------------- report
 
 
 def report(args):
+    _check_report_suffix("--out", args.out)
+    _check_outputs(("--out", args.out), ("--model-out", args.model_out),
+                   ("--model-out", args.model_out and sidecar_path(args.model_out)))
     path = args.result
     if not path.endswith(".result.npz") and os.path.isfile(result_path(path)):
         path = result_path(path)
@@ -383,14 +430,15 @@ def report(args):
         rep = build_report(result, solution=kind, epsilon=epsilon, group_rates=groups,
                            seconds=meta.get("training_seconds"), seed=meta.get("seed"),
                            title=(stored or {}).get("title", "rateopt report"), context=ctx)
-    write_report(rep, args.out)
-    if args.model_out:
-        clf = result.solution(kind, epsilon=epsilon)
-        clf.save(args.model_out)
-        if meta:
-            info = {k: v for k, v in meta.items() if k not in ("format", "version")}
-            info.update(solution=kind, epsilon=epsilon, model_file=os.path.basename(args.model_out), report=rep)
-            write_sidecar(args.model_out, info)
+    with AtomicFiles() as files:  # the report and the re-selected model: all or none
+        write_report(rep, files.path(args.out))
+        if args.model_out:
+            clf = result.solution(kind, epsilon=epsilon)
+            clf.save(files.path(args.model_out))
+            if meta:
+                info = {k: v for k, v in meta.items() if k not in ("format", "version")}
+                info.update(solution=kind, epsilon=epsilon, model_file=os.path.basename(args.model_out), report=rep)
+                write_sidecar(files.path(sidecar_path(args.model_out)), info)
     print(f"wrote {args.out} ({kind} solution, {len(rep['solution']['support'])} support model(s))")
     return EXIT_OK
 

@@ -31,8 +31,10 @@ def text_values(values):
     values = np.asarray(values)
     if values.dtype.kind not in "fiub":
         text = np.array([_BOOLS.get(s.lower(), s) for s in (str(v).strip() for v in values)], dtype=object)
+        if not text.size:
+            return text
         try:
-            values = text.astype(np.float64) if text.size else text
+            values = text.astype(np.float64)
         except (TypeError, ValueError):
             return text
         if not np.all(np.isfinite(values)):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils._atomic import atomic_path
 from ..exceptions import RateoptError
 
 __all__ = ["InputError", "Frame", "SparseChunk", "file_format", "read_chunks", "read_all"]
@@ -220,7 +221,8 @@ def write_parquet(path, columns):
     pq = pyarrow_parquet()
     import pyarrow as pa
 
-    pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), os.fspath(path))
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), tmp)
 
 
 # --------------------------------------------------------------------------- LIBSVM / svmlight
@@ -279,7 +281,7 @@ def _sparse(labels, indptr, indices, data, n_features, path, start, width=0):
 def write_libsvm(path, X, y):
     """Write rows of ``X`` (dense or sparse) with labels ``y`` in LIBSVM format (1-based indices)."""
     X = sp.csr_matrix(X)
-    with open(os.fspath(path), "w", encoding="utf-8") as f:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         for i in range(X.shape[0]):
             lo, hi = X.indptr[i], X.indptr[i + 1]
             feats = " ".join(f"{j + 1}:{v:.17g}" for j, v in zip(X.indices[lo:hi], X.data[lo:hi]))
