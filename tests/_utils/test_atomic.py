@@ -4,7 +4,6 @@ import os
 import stat
 
 import pytest
-
 from rateopt._utils._atomic import AtomicFiles, atomic_path, check_writable
 from rateopt.exceptions import RateoptError
 

@@ -469,7 +469,7 @@ def _listing(d):
 
 
 def test_predict_failure_leaves_no_partial_output_and_keeps_an_existing_file(work, tmp_path, capsys):
-    d, cols = work
+    d, _ = work
     # A missing --keep column: no p.csv at all (it used to hold the header).
     assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.csv"),
                  "--keep", "id"]) == 2
