@@ -555,3 +555,72 @@ def test_a_failed_report_leaves_no_model_files(work, tmp_path, capsys, monkeypat
     assert main(["report", str(d / "model.npz"), "--out", str(tmp_path / "r.html"), "--model-out",
                  str(tmp_path / "m2.npz"), "--solution", "last"]) == 2
     assert _listing(tmp_path) == ["m.npz"]
+
+
+# --------------------------------------------------------------------------- missing-value markers, byte-order mark
+
+
+@pytest.mark.parametrize("reader", ["pandas", "stdlib"])
+@pytest.mark.parametrize("marker", ["NaN", "NA", "null", "N/A", "?", " nan ", "#N/A", "None", "inf", "-inf", ""])
+def test_missing_markers_in_a_numeric_column_are_refused_naming_column_and_row(work, tmp_path, capsys, monkeypatch,
+                                                                              reader, marker):
+    if reader == "stdlib":
+        monkeypatch.setenv("RATEOPT_CSV_READER", "stdlib")
+    d, cols = work
+    x1 = [repr(float(v)) for v in cols["x1"]]
+    x1[41] = marker
+    _write_csv(tmp_path / "gap.csv", {**cols, "x1": x1})
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "gap.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--out", str(tmp_path / "m.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "numeric column 'x1' has a missing or non-finite value" in err and "at data row 42;" in err, err
+    assert "--drop x1" in err
+    assert _listing(tmp_path) == ["gap.csv"]
+
+
+@pytest.mark.parametrize("reader", ["pandas", "stdlib"])
+def test_a_text_column_keeps_markers_as_categories_and_a_bom_is_dropped(work, tmp_path, monkeypatch, reader):
+    if reader == "stdlib":
+        monkeypatch.setenv("RATEOPT_CSV_READER", "stdlib")
+    d, cols = work
+    color = np.array(cols["color"], dtype=object)
+    color[[3, 7]] = "NA"  # a text column: "NA" is one more category, as any other text
+    cols = {**cols, "color": color}
+    _write_csv(tmp_path / "plain.csv", cols)
+    (tmp_path / "excel.csv").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "plain.csv").read_bytes())  # "CSV UTF-8"
+    assert main(["--quiet", "fit", str(tmp_path / "excel.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--n-iter", "5", "--out", str(tmp_path / "m.npz")]) == 0
+    enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
+    assert [c["name"] for c in enc["columns"]] == ["x1", "x2", "color", "group"]  # "x1", not "\ufeffx1"
+    assert next(c for c in enc["columns"] if c["name"] == "color")["categories"] == ["NA", "blue", "green", "red"]
+    assert main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "excel.csv"), "--out", str(tmp_path / "p.csv"),
+                 "--keep", "x1"]) == 0
+    with open(tmp_path / "p.csv") as f:
+        assert next(csv.reader(f)) == ["x1", "prediction"]
+
+
+def test_first_gap_against_a_loop():
+    from rateopt.cli._encoding import MISSING_MARKERS, first_gap
+
+    def reference(values):
+        def kind(v):
+            s = str(v).strip()
+            if s.lower() in MISSING_MARKERS:
+                return "gap"
+            try:
+                return "number" if np.isfinite(float(s)) else "gap"
+            except ValueError:
+                return "text"
+        kinds = [kind(v) for v in values]
+        if "text" in kinds or "number" not in kinds or "gap" not in kinds:
+            return None
+        return kinds.index("gap")
+
+    rng = np.random.default_rng(3)
+    pool = ["1", "2.5", "-3e2", "NaN", "NA", "?", "", "inf", "red", "null", " 4 "]
+    for _ in range(300):
+        values = np.array(rng.choice(pool, size=rng.integers(1, 6)), dtype=object)
+        assert first_gap(values) == reference(values), values
+    assert first_gap(np.array([1.0, np.inf, np.nan])) == 1 and first_gap(np.array([1, 2])) is None

@@ -19,9 +19,13 @@ import scipy.sparse as sp
 
 from ._io import Frame, InputError
 
-__all__ = ["Encoding", "ColumnRoles", "split_label", "text_values"]
+__all__ = ["Encoding", "ColumnRoles", "MISSING_MARKERS", "split_label", "text_values", "first_gap"]
 
 UNKNOWN = ("ignore", "error")
+#: Spellings of a missing value (compared case-insensitively, blanks stripped): pandas' default NA strings
+#: and "?" (the UCI files). A column of numbers with one of these is refused, naming the column and row.
+MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "-nan", "null", "none", "?", "#n/a", "#n/a n/a", "#na",
+                             "<na>", "-1.#ind", "1.#ind", "-1.#qnan", "1.#qnan"})
 _BOOLS = {"true": "True", "false": "False"}  # one spelling, whichever CSV reader produced the column
 
 
@@ -71,6 +75,34 @@ def as_numbers(values):
     return out, None
 
 
+def first_gap(values):
+    """The first missing or non-finite entry of a column of numbers.
+
+    Returns the index of the first entry that is a missing-value marker
+    (:data:`MISSING_MARKERS`) or a non-finite number (``inf``, ``nan``) when
+    every other entry is a finite number and there is at least one; None when
+    the column has no such entry or holds text (a text column is categorical,
+    markers included).
+    """
+    values = np.asarray(values)
+    if values.dtype.kind in "fiub":
+        bad = np.flatnonzero(~np.isfinite(values.astype(np.float64)))
+        return int(bad[0]) if bad.size else None
+    text = np.array([str(v).strip() for v in values], dtype=object)
+    missing = np.fromiter((t.lower() in MISSING_MARKERS for t in text), dtype=bool, count=text.size)
+    try:
+        nums = text[~missing].astype(np.float64)
+    except (TypeError, ValueError):
+        return None  # some entry is text
+    if not nums.size:
+        return None  # nothing but markers: not a column of numbers
+    bad = missing.copy()
+    bad[~missing] = ~np.isfinite(nums)
+    if not (bad.any() and np.isfinite(nums).any()):
+        return None
+    return int(np.flatnonzero(bad)[0])
+
+
 @dataclass
 class ColumnRoles:
     """Which columns of the data play which part (names as in the file's header)."""
@@ -114,21 +146,20 @@ class Encoding:
         for name, values in frame.columns.items():
             if name in skip:
                 continue
-            nums, bad = as_numbers(values)
-            if nums is None and np.asarray(values).dtype.kind in "fiub":
-                raise InputError(f"{frame.path}: numeric column {name!r} has a missing or non-finite value at data "
-                                 f"row {frame.first_row + bad + 1}; fill it or leave the column out with --drop {name}")
+            nums, _ = as_numbers(values)
             if nums is not None:
                 std = float(nums.std())
                 cols.append({"name": name, "type": "numeric", "mean": float(nums.mean()),
                              "scale": std if std > 0 else 1.0})
                 continue
+            gap = first_gap(values)
+            if gap is not None:
+                shown = values[gap]
+                shown = str(shown).strip() if not isinstance(shown, (float, np.floating)) else repr(float(shown))
+                raise InputError(f"{frame.path}: numeric column {name!r} has a missing or non-finite value "
+                                 f"({shown!r}) at data row {frame.first_row + gap + 1}; fill it or leave the column "
+                                 f"out with --drop {name}")
             text = text_values(values)
-            numeric_rest = as_numbers(np.array([v for v in text if v != ""], dtype=object))[0]
-            if "" in set(text) and numeric_rest is not None and numeric_rest.size:
-                raise InputError(f"{frame.path}: numeric column {name!r} has a missing value at data row "
-                                 f"{frame.first_row + int(np.flatnonzero(text == '')[0]) + 1}; fill it or "
-                                 f"leave the column out with --drop {name}")
             cols.append({"name": name, "type": "categorical", "categories": sorted(set(text.tolist()))})
         if not cols:
             raise InputError(f"{frame.path}: no feature columns left (all columns are label, weight, baseline "

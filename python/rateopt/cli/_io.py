@@ -105,7 +105,7 @@ def _csv_chunks(path, chunk_rows):
     start, done = 0, False
     try:
         reader = pd.read_csv(path, chunksize=int(min(chunk_rows, 1 << 40)), keep_default_na=False,
-                             skip_blank_lines=True, encoding="utf-8", low_memory=False)
+                             skip_blank_lines=True, encoding="utf-8-sig", low_memory=False)
         for df in reader:
             if list(df.columns) != header:  # pragma: no cover - pandas renames nothing for a valid header
                 raise InputError(f"{path}: line 1: unexpected header {list(df.columns)!r}")
@@ -128,7 +128,7 @@ def _csv_chunks(path, chunk_rows):
 
 
 def _csv_header(path):
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:  # utf-8-sig: a byte-order mark (Excel) is dropped
         try:
             header = next(csv.reader(f), None)
         except (csv.Error, UnicodeDecodeError) as exc:
@@ -144,7 +144,7 @@ def _csv_header(path):
 
 
 def _csv_chunks_stdlib(path, chunk_rows, header):
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         reader = csv.reader(f)
         next(reader)
         rows, start, done = [], 0, 0
@@ -232,7 +232,7 @@ def _libsvm_chunks(path, chunk_rows, n_features):
     labels, indptr, indices, data = [], [0], [], []
     start, done = 0, False
     width = 0
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:
         for line_no, line in enumerate(f, 1):
             body = line.split("#", 1)[0].split()
             if not body:
