@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from ._io import Frame, InputError
 
-__all__ = ["Encoding", "ColumnRoles", "MISSING_MARKERS", "split_label", "text_values", "first_gap"]
+__all__ = ["MISSING_MARKERS", "ColumnRoles", "Encoding", "first_gap", "split_label", "text_values"]
 
 UNKNOWN = ("ignore", "error")
 #: Spellings of a missing value (compared case-insensitively, blanks stripped): pandas' default NA strings
