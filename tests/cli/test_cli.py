@@ -624,3 +624,76 @@ def test_first_gap_against_a_loop():
         values = np.array(rng.choice(pool, size=rng.integers(1, 6)), dtype=object)
         assert first_gap(values) == reference(values), values
     assert first_gap(np.array([1.0, np.inf, np.nan])) == 1 and first_gap(np.array([1, 2])) is None
+
+
+# --------------------------------------------------------------------------- the command line's own behaviour
+
+
+def test_evaluate_on_a_batch_missing_a_group_reports_the_goal_not_evaluable(work, tmp_path, capsys):
+    d, cols = work
+    keep = np.asarray(cols["group"]) == "A"
+    part = {k: np.asarray(v)[keep] for k, v in cols.items()}
+    _write_csv(tmp_path / "only_a.csv", part)
+    (tmp_path / "two.toml").write_text(GOALS + '\n[[goals]]\nrecipe = "coverage_budget"\nmax_rate = 0.3\n')
+    capsys.readouterr()
+    assert main(["evaluate", str(d / "model.npz"), str(tmp_path / "only_a.csv"), "--goals", str(tmp_path / "two.toml"),
+                 "--json", str(tmp_path / "e.json"), "--tolerance", "1"]) == 0
+    out, err = capsys.readouterr()
+    line = next(s for s in out.splitlines() if s.startswith("goals[0]"))
+    assert line.split()[:3] == ["goals[0]", "(equal_opportunity)", "-"]
+    assert line.endswith("NOT EVALUABLE: no rows of group group = 'B' (present in the training data)")
+    assert err.splitlines() == ["rateopt: warning: goals[0] (equal_opportunity) is not evaluable on "
+                                f"{tmp_path / 'only_a.csv'}: no rows of group group = 'B' (present in the "
+                                "training data)"]
+    assert "1 goal(s) not evaluable" in out
+    payload = json.loads((tmp_path / "e.json").read_text())
+    assert payload["not_evaluable"] == [{"goal": 0, "recipe": "equal_opportunity", "reason": "no rows of group "
+                                         "group = 'B' (present in the training data)"}]
+    # The other goal is evaluated as usual: the expected positive rate on the batch, less 0.3.
+    clf = rateopt.load(d / "model.npz")
+    enc = json.loads((d / "model.rateopt.json").read_text())["encoding"]
+    X = _encode(cols, enc)[keep]
+    (name, value), = payload["constraints"].items()
+    assert value == pytest.approx(clf.predict_proba(X).mean() - 0.3, abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["text", "integer"])
+def test_a_row_id_column_is_warned_about(work, tmp_path, capsys, kind):
+    d, cols = work
+    ids = np.random.default_rng(5).permutation(N) + 1000
+    cols = {"id": [f"r{v}" for v in ids] if kind == "text" else ids, **cols}
+    _write_csv(tmp_path / "ids.csv", cols)
+    args = ["--quiet", "fit", str(tmp_path / "ids.csv"), "--label", "label", "--groups", "group", "--goals",
+            str(d / "goals.toml"), "--n-iter", "5", "--out", str(tmp_path / "m.npz")]
+    capsys.readouterr()
+    assert main(args) == 0
+    warned = [s for s in capsys.readouterr().err.splitlines() if "row id" in s]
+    assert warned == [f"rateopt: warning: column 'id' has a different value in each of the {N} rows: it looks like "
+                      "a row id, which a model can only memorize; leave it out with --drop id"]
+    assert main(args + ["--drop", "id"]) == 0
+    assert "row id" not in capsys.readouterr().err
+    # Not a row id: one value repeated (and x1, x2, real numbers all distinct, were never warned about).
+    repeated = list(cols["id"])
+    repeated[1] = repeated[0]
+    cols["id"] = repeated
+    _write_csv(tmp_path / "ids.csv", cols)
+    assert main(args) == 0
+    assert "row id" not in capsys.readouterr().err
+
+
+def test_version_and_global_flags_after_the_command(work, tmp_path, capsys):
+    d, _ = work
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"rateopt {rateopt.__version__}\n"
+    from rateopt.cli import build_parser
+
+    p = build_parser()
+    fit = ["fit", "d.csv", "--goals", "g.toml", "--out", "m.npz"]
+    assert p.parse_args(fit + ["--quiet"]).quiet is True
+    assert p.parse_args(["--quiet"] + fit).quiet is True
+    assert p.parse_args(fit).quiet is False
+    for command in (["evaluate", "m.npz", "d.csv"], ["predict", "m.npz", "d.csv", "--out", "p.csv"],
+                    ["report", "r.npz", "--out", "r.md"], ["datasets"], ["selfcheck"], ["demo"]):
+        assert p.parse_args(command + ["--quiet"]).quiet is True
+    assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.csv"),
+                 "--quiet"]) == 0

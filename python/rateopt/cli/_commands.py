@@ -9,11 +9,12 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from .._compiler._problem import Problem
-from .._compiler._toml import read_goals
+from .._compiler._toml import RECIPES, read_goals
 from .._demo import run_demo
 from .._group_rates import group_rates
 from .._io import load
@@ -26,7 +27,7 @@ from .._utils._json import json_ready
 from .._version import __version__
 from ..core._config import show_config
 from ..datasets._packages import PACKAGES
-from ..exceptions import RateoptError
+from ..exceptions import ConstantConstraintError, EmptySubsetError, RateoptError
 from ..report import REPORT_FORMATS, build_report, write_report
 from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import frame_features, load_table
@@ -93,15 +94,71 @@ def _check_goal_groups(spec, groups_given):
                                  f"--groups")
 
 
-def _problem(spec, tables, main):
-    """The goals bound to ``main`` (as role "train") and to the goals' other roles."""
+def _problem(spec, tables, main, goals=None):
+    """The goals (default: all of ``spec``'s) bound to ``main`` (as role "train") and to their other roles."""
     _check_goal_groups(spec, main.groups)
+    goals = spec.goals if goals is None else goals
     datasets = {"train": main.dataset("train")}
-    for role in spec.roles():
+    for role in sorted({g.dataset for g in goals}):
         if role != "train":
             datasets[role] = tables[role].dataset(role)
-    return Problem(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,
+    return Problem(objective=spec.objective, constraints=goals, regularization=spec.regularization,
                    datasets=datasets)
+
+
+def _goal_columns(goal):
+    cols = getattr(goal, "group", None)
+    return () if cols is None else (cols,) if isinstance(cols, str) else tuple(cols)
+
+
+def _absent_groups(goal, main, trained):
+    """``(column, [values])`` of the groups ``goal`` was trained on that ``main`` lacks (None: all present)."""
+    if goal.dataset != "train":
+        return None
+    cols = _goal_columns(goal)
+    for c in cols:
+        wanted = set(trained.get(c, ()))
+        values = getattr(goal, "values", None)
+        if values is not None and len(cols) == 1:
+            wanted &= {str(v) for v in values}
+        present = {v for v in main.groups[c].tolist() if v is not None}
+        if wanted - present:
+            return c, sorted(wanted - present)
+    return None
+
+
+def _evaluable_problem(spec, tables, main, trained_groups):
+    """The problem of the goals that can be evaluated on these data, and ``[(index, goal, reason)]`` of the others.
+
+    A goal is not evaluable when a group it was trained on is absent from the data (``trained_groups``:
+    column -> values in the training data), when a subset it takes a rate on is empty, or when it no longer
+    depends on the decisions (e.g. one group is the whole batch).
+    """
+    _check_goal_groups(spec, main.groups)
+    kept, skipped = [], []
+    for i, goal in enumerate(spec.goals):
+        absent = _absent_groups(goal, main, trained_groups)
+        if absent is not None:
+            skipped.append((i, goal, f"no rows of group {absent[0]} = {', '.join(map(repr, absent[1]))} "
+                                     "(present in the training data)"))
+            continue
+        try:
+            _problem(spec, tables, main, [goal])
+        except (EmptySubsetError, ConstantConstraintError) as exc:
+            skipped.append((i, goal, " ".join(str(exc).split())))
+        else:
+            kept.append(goal)
+    return _problem(spec, tables, main, kept), skipped
+
+
+def _trained_groups(meta):
+    """Group column -> its values in the training data, from the report saved beside a model."""
+    table = ((meta.get("report") or {}).get("group_rates") or {}).get("train") or {}
+    out = {}
+    for g, v in zip(table.get("group", ()), table.get("value", ())):
+        if g != "all":
+            out.setdefault(g, []).append(str(v))
+    return out
 
 
 def _expected(problem, clf, tables_by_name, kind="expected", seed=0):
@@ -258,14 +315,18 @@ def evaluate(args):
     spec = _goals(args.goals if args.goals else meta.get("goals_toml", ""), meta.get("goals_dir"))
     table = load_table(args.data, fmt, roles, encoding=enc, classes=meta["classes"])
     others = _role_tables(spec, roles, enc, meta["classes"], _fmt_of(None), splits=False)
-    problem = _problem(spec, others, table)
+    problem, skipped = _evaluable_problem(spec, others, table, _trained_groups(meta))
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
     ev = _expected(problem, clf, by_name, args.decisions, args.seed)
     proba = (clf.predict_proba(table.X) if args.decisions == "expected"
              else clf.predict(table.X, random_state=args.seed).astype(np.float64))
     groups = _group_table(table, proba)
     violated = {n: v for n, v in ev.constraints.items() if v > args.tolerance}
-    width = max([len(n) for n in ev.constraints] + [20])
+    recipe = {cls: name for name, cls in reversed(list(RECIPES.items()))}  # the first spelling of each
+    not_evaluable = [{"goal": i, "recipe": recipe.get(type(g), type(g).__name__), "reason": reason}
+                     for i, g, reason in skipped]
+    width = max([len(n) for n in ev.constraints] + [len(f"goals[{s['goal']}] ({s['recipe']})") for s in not_evaluable]
+                + [20])
     out = sys.stdout
     print(f"rateopt evaluate: {args.model} on {args.data} ({table.X.shape[0]} rows, {args.decisions} decisions)",
           file=out)
@@ -273,6 +334,10 @@ def evaluate(args):
     print(f"{'goal':<{width}}  {'value':>10}  status", file=out)
     for n, v in ev.constraints.items():
         print(f"{n:<{width}}  {v:>+10.6f}  {'VIOLATED' if n in violated else 'met'}", file=out)
+    for s in not_evaluable:
+        name = f"goals[{s['goal']}] ({s['recipe']})"
+        print(f"{name:<{width}}  {'-':>10}  NOT EVALUABLE: {s['reason']}", file=out)
+        warnings.warn(f"{name} is not evaluable on {args.data}: {s['reason']}", UserWarning, stacklevel=2)
     cols = ("count", "positive_rate", "tpr", "fpr", "error")
     print("\nper-group rates:\n" + f"{'group':<24}" + "".join(f"{c:>14}" for c in cols), file=out)
     for i, (g, v) in enumerate(zip(groups["group"], groups["value"])):
@@ -281,7 +346,8 @@ def evaluate(args):
                                        for c in cols), file=out)
     payload = json_ready({"model": args.model, "data": args.data, "decisions": args.decisions,
                       "objective": ev.objective, "constraints": ev.constraints, "tolerance": args.tolerance,
-                      "violated": sorted(violated), "passed": not violated, "group_rates": groups})
+                      "violated": sorted(violated), "passed": not violated, "not_evaluable": not_evaluable,
+                      "group_rates": groups})
     if args.json_out:
         with AtomicFiles() as files, open(files.path(args.json_out), "w", encoding="utf-8") as f:
             json.dump(payload, f, indent=1)
@@ -290,7 +356,9 @@ def evaluate(args):
               + "; ".join(f"{n} = {v:+.6f}" for n, v in violated.items()), file=out)
         print(f"rateopt: {len(violated)} goal(s) violated beyond tolerance {args.tolerance:g}", file=sys.stderr)
         return EXIT_VIOLATED
-    print(f"\nPASS: every goal within tolerance {args.tolerance:g}", file=out)
+    print(f"\nPASS: every goal within tolerance {args.tolerance:g}" if not skipped else
+          f"\nPASS: every evaluable goal within tolerance {args.tolerance:g}; {len(skipped)} goal(s) not evaluable "
+          "on these data (see above)", file=out)
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ model (no pickle).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +74,22 @@ def as_numbers(values):
         if not np.isfinite(out[i]):
             return None, i
     return out, None
+
+
+#: A feature column with a different value in every one of at least this many rows is warned about as a row id.
+ROW_ID_MIN_ROWS = 50
+
+
+def warn_if_row_id(name, n_distinct, n_rows, integer_like):
+    """Warn when a text or integer column has a different value in every row: a row id, not a feature.
+
+    One-hot encoded, such a column gives one feature per training row, which a
+    model can only memorize (near-zero training error, chance-level test error).
+    """
+    if n_rows >= ROW_ID_MIN_ROWS and n_distinct == n_rows and integer_like:
+        warnings.warn(f"column {name!r} has a different value in each of the {n_rows} rows: it looks like a row "
+                      f"id, which a model can only memorize; leave it out with --drop {name}", UserWarning,
+                      stacklevel=3)
 
 
 def first_gap(values):
@@ -148,6 +165,7 @@ class Encoding:
                 continue
             nums, _ = as_numbers(values)
             if nums is not None:
+                warn_if_row_id(name, np.unique(nums).size, frame.n_rows, bool(np.all(nums == np.round(nums))))
                 std = float(nums.std())
                 cols.append({"name": name, "type": "numeric", "mean": float(nums.mean()),
                              "scale": std if std > 0 else 1.0})
@@ -159,8 +177,9 @@ class Encoding:
                 raise InputError(f"{frame.path}: numeric column {name!r} has a missing or non-finite value "
                                  f"({shown!r}) at data row {frame.first_row + gap + 1}; fill it or leave the column "
                                  f"out with --drop {name}")
-            text = text_values(values)
-            cols.append({"name": name, "type": "categorical", "categories": sorted(set(text.tolist()))})
+            categories = sorted(set(text_values(values).tolist()))
+            warn_if_row_id(name, len(categories), frame.n_rows, True)
+            cols.append({"name": name, "type": "categorical", "categories": categories})
         if not cols:
             raise InputError(f"{frame.path}: no feature columns left (all columns are label, weight, baseline "
                              "or dropped)")
