@@ -139,8 +139,8 @@ def _evaluable_problem(spec, tables, main, trained_groups):
     for i, goal in enumerate(spec.goals):
         absent = _absent_groups(goal, main, trained_groups)
         if absent is not None:
-            skipped.append((i, goal, f"no rows of group {absent[0]} = {', '.join(map(repr, absent[1]))} "
-                                     "(present in the training data)"))
+            reason = f"no rows of group {absent[0]} = {', '.join(map(repr, absent[1]))} (present in the training data)"
+            skipped.append((i, goal, reason))
             continue
         try:
             _problem(spec, tables, main, [goal])
