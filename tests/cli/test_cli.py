@@ -697,3 +697,37 @@ def test_version_and_global_flags_after_the_command(work, tmp_path, capsys):
         assert p.parse_args(command + ["--quiet"]).quiet is True
     assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.csv"),
                  "--quiet"]) == 0
+
+
+def test_docs_list_every_goal_with_its_parameters():
+    """docs/cli.md's goal table against the recipes' fields: names, which are required, and the defaults."""
+    import dataclasses
+    import pathlib
+    import re
+
+    from rateopt._compiler._toml import RECIPES
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        m = re.fullmatch(r"\| (`[a-z_]+`(?:, `[a-z_]+`)*) \| (.*) \|", line)
+        if m:
+            for name in re.findall(r"`([a-z_]+)`", m.group(1)):
+                rows[name] = m.group(2).split("; ")
+    assert sorted(rows) == sorted(RECIPES)
+
+    def toml(v):
+        return ("true" if v else "false") if isinstance(v, bool) else f'"{v}"' if isinstance(v, str) else repr(v)
+
+    for name, cls in RECIPES.items():
+        expected = []
+        for f in dataclasses.fields(cls):
+            if f.name in ("dataset", "name"):
+                continue
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                expected.append(f"**`{f.name}`**")
+            elif f.default is None:
+                expected.append(f"`{f.name}`")
+            else:
+                expected.append(f"`{f.name} = {toml(f.default)}`")
+        assert rows[name] == expected, name
