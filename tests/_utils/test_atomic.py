@@ -53,6 +53,13 @@ def test_atomic_files_all_or_none(tmp_path):
     assert (tmp_path / "m.npz").read_text() == "m.npz"
 
 
+def test_a_missing_directory_is_named_by_the_target(tmp_path):
+    target = tmp_path / "nowhere" / "m.npz"
+    with pytest.raises(FileNotFoundError, match=f"^\\[Errno 2\\] cannot write {target}: No such file or directory$"):
+        with atomic_path(target):
+            pass
+
+
 def test_check_writable_names_the_flag_and_the_problem(tmp_path):
     check_writable(tmp_path / "new.csv", "--out")  # a new file in an existing directory
     with pytest.raises(RateoptError, match=r"^--out .*nowhere/p\.csv: the directory .*nowhere does not exist$"):

@@ -96,6 +96,7 @@ def test_pipeline_in_subprocesses_fit_gate_predict(tmp_path):
     fit = _run("fit", tmp_path / "train.csv", "--label", "label", "--groups", "group", "--goals",
                tmp_path / "goals.toml", "--out", tmp_path / "model.npz")
     assert fit.returncode == 0, fit.stderr
+    assert fit.stdout.splitlines()[0].split() == ["objective", "train"]  # no HiGHS banner before the table
     for f in ("model.npz", "model.rateopt.json", "model.result.npz"):
         assert (tmp_path / f).is_file()
     # The gate: goals the model cannot meet exactly (two-sided, no slack) fail with exit status 1 ...

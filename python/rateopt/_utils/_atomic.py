@@ -73,7 +73,10 @@ class AtomicFiles:
         target = os.fspath(target)
         folder, name = os.path.split(os.path.abspath(target))
         suffix = os.path.splitext(name)[1]
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part" + suffix, dir=folder)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part" + suffix, dir=folder)
+        except OSError as exc:  # name the file asked for, not the temporary one
+            raise type(exc)(exc.errno, f"cannot write {target}: {exc.strerror}") from None
         os.close(fd)
         self._pending.append((tmp, target))
         return tmp
