@@ -55,9 +55,9 @@ def test_atomic_files_all_or_none(tmp_path):
 
 def test_a_missing_directory_is_named_by_the_target(tmp_path):
     target = tmp_path / "nowhere" / "m.npz"
-    with pytest.raises(FileNotFoundError, match=f"^\\[Errno 2\\] cannot write {target}: No such file or directory$"):
-        with atomic_path(target):
-            pass
+    message = f"^\\[Errno 2\\] cannot write {target}: No such file or directory$"
+    with pytest.raises(FileNotFoundError, match=message), atomic_path(target):
+        pass
 
 
 def test_check_writable_names_the_flag_and_the_problem(tmp_path):
