@@ -77,3 +77,50 @@ def test_warm_start_of_the_wrong_shape_is_refused(setup):
     warm = run_game(problem, n_iter=1, init=(result.weights[-1], result.biases[-1]))
     np.testing.assert_array_equal(warm.weights[0], result.weights[-1])
     assert warm.biases[0] == result.biases[-1]
+
+
+def _table(values, groups=("all", "group", "group"), names=("all", "A", "B")):
+    return {"group": list(groups), "value": list(names), "tpr": np.asarray(values, dtype=float)}
+
+
+def _boxes(fig, *artists):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [a.get_window_extent(renderer) for a in artists]
+
+
+def test_group_rates_zoom_onto_small_gaps_and_label_every_bar():
+    fig = plot.plot_group_rates(_table([0.9003, 0.9001, 0.9012]), split="test")
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert 0.89 < lo < 0.9001 and hi > 0.9012  # not from 0: a gap of 0.001 is a third of the axis, not 0.1%
+    assert (0.9012 - 0.9001) / (hi - lo) > 0.3
+    assert "not from 0" in ax.get_ylabel() and ax.get_title() == "tpr per group (test data)"
+    assert [t.get_text() for t in ax.texts] == ["0.90030", "0.90010", "0.90120"]  # the values, told apart
+    # Gaps that are large beside the values: the axis starts at 0 and says nothing of zooming.
+    ax = plot.plot_group_rates(_table([0.5, 0.2, 0.8]), _table([0.45, 0.3, 0.6])).axes[0]
+    assert ax.get_ylim()[0] == 0.0 and ax.get_ylabel() == "tpr"
+    assert [t.get_text() for t in ax.texts] == ["0.450", "0.300", "0.600", "0.500", "0.200", "0.800"]
+
+
+def test_legends_cover_no_data():
+    fig = plot.plot_group_rates(_table([0.5, 0.2, 0.8]), _table([0.45, 0.3, 0.6]))
+    ax = fig.axes[0]
+    legend, axes_box, fig_box = *_boxes(fig, ax.get_legend(), ax), fig.bbox
+    assert legend.x0 >= axes_box.x1 and legend.x1 <= fig_box.x1  # beside the axes, inside the figure
+    sweep = {"parameter": "slack", "values": [0.2, 0.1], "objective": [0.14, 0.15], "disparity": [0.2, 0.1],
+             "solution": "m-stochastic"}
+    fig = plot.plot_tradeoff(sweep, anchors={"unconstrained": (0.25, 0.13)})
+    ax = fig.axes[0]
+    legend, axes_box = _boxes(fig, ax.get_legend(), ax)
+    assert legend.x0 >= axes_box.x1 and legend.x1 <= fig.bbox.x1
+
+
+def test_tradeoff_says_which_data_it_shows():
+    sweep = {"parameter": "slack", "values": [0.2, 0.1], "objective": [0.14, 0.15], "disparity": [0.2, 0.1],
+             "solution": "m-stochastic"}
+    ax = plot.plot_tradeoff(sweep).axes[0]
+    assert ax.get_title() == "trade-off, measured on the training data"
+    assert "training data" in ax.get_xlabel() and "training data" in ax.get_ylabel()
+    ax = plot.plot_tradeoff(sweep, split="test", ylabel="error").axes[0]
+    assert ax.get_title() == "trade-off, measured on the test data" and "test data" in ax.get_xlabel()

@@ -43,6 +43,36 @@ def _figure(nrows=1, ncols=1, size=(7.0, 4.0)):
     return fig, axes
 
 
+def _legend_outside(ax, **kwargs):
+    """The legend to the right of the axes, where it covers no data (constrained layout makes room)."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
+
+
+def _value_axis(ax, values, label):
+    """The bars' value axis: from 0, or zoomed onto the values when their differences are small beside them.
+
+    Returns the number of decimals (3 to 6) that tells the values apart (for the labels on the bars).
+    """
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        ax.set_ylabel(label)
+        return 3
+    lo, hi = float(finite.min()), float(finite.max())
+    span = hi - lo
+    gaps = np.diff(np.unique(finite))
+    digits = 3 if not gaps.size else int(np.clip(np.ceil(-np.log10(gaps.min())) + 1, 3, 6))
+    if lo > 0 and span < 0.25 * hi:  # from 0 the bars would look equal: zoom, and say so on the axis
+        pad = span * 0.5 if span > 0 else max(abs(hi) * 0.01, 1e-12)
+        bottom, top = lo - pad, hi + pad
+        ax.set_ylabel(f"{label} (axis zoomed, not from 0)")
+    else:
+        bottom, top = min(0.0, lo), max(0.0, hi)
+        ax.set_ylabel(label)
+    room = 0.3 * (top - bottom) if top > bottom else 1.0
+    ax.set_ylim(bottom, top + room)  # room above the bars for their value labels
+    return digits
+
+
 def _trajectory_data(result):
     if isinstance(result, dict):
         return (np.asarray(result["iteration"], dtype=float), np.asarray(result["objective"], dtype=float),
@@ -82,11 +112,11 @@ def plot_trajectory(result, *, max_constraints=10):
     ax_c.axhline(0.0, color="gray", linestyle=":", linewidth=1)
     ax_c.set_ylabel("constraint g_i (<= 0 holds)")
     if k:
-        ax_c.legend(fontsize="x-small", loc="best")
+        _legend_outside(ax_c, fontsize="x-small")
     for i in range(min(lam.shape[1], max_constraints + 1)):
         ax_l.plot(it, lam[:, i], label="objective" if i == 0 else names[i - 1])
     ax_l.set_ylabel("multiplier")
-    ax_l.legend(fontsize="x-small", loc="best")
+    _legend_outside(ax_l, fontsize="x-small")
     ax_l.set_xlabel("iteration")
     ax_o.set_title("training trajectory")
     return fig
@@ -99,8 +129,13 @@ def _table(t):
     return {k: (list(v) if k in ("group", "value") else np.asarray(v, dtype=float)) for k, v in t.items()}
 
 
-def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after")):
-    """Per-group rates, side by side before and after (bars).
+def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after"), split=None):
+    """Per-group rates, side by side before and after (bars), each labelled with its value.
+
+    The value axis starts at 0 unless the values differ by little beside their
+    size (less than a quarter of the largest): then it is zoomed onto them, so
+    that a gap of 0.001 is visible, and its label says so. The legend is beside
+    the axes, over no bar.
 
     Parameters
     ----------
@@ -112,6 +147,9 @@ def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after
         The column plotted (``"positive_rate"``, ``"tpr"``, ``"fpr"``, ``"error"``, ...).
     labels : tuple of str, default=("before", "after")
         Legend labels of ``before`` and ``after``.
+    split : str, default=None
+        The data the rates were measured on (``"train"``, ``"test"``, ...),
+        shown in the title.
 
     Returns
     -------
@@ -122,7 +160,7 @@ def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after
     if rate not in a:
         raise RateoptError(f"plot_group_rates: no rate column {rate!r}; columns: {[c for c in a if c not in ('group', 'value')]}")
     rows = [f"{g}={v}" if g != "all" else "all" for g, v in zip(a["group"], a["value"])]
-    fig, axes = _figure(size=(max(5.0, 0.7 * len(rows) + 2), 4.0))
+    fig, axes = _figure(size=(max(6.0, 0.7 * len(rows) + 3.5), 4.0))
     ax = axes[0, 0]
     x = np.arange(len(rows))
     tables = [(labels[1], a)]
@@ -132,17 +170,22 @@ def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after
             raise RateoptError("plot_group_rates: before and after must have the same rows")
         tables.insert(0, (labels[0], b))
     width = 0.8 / len(tables)
+    digits = _value_axis(ax, np.concatenate([np.asarray(t[rate], dtype=float) for _, t in tables]), rate)
     for j, (label, t) in enumerate(tables):
-        ax.bar(x + (j - (len(tables) - 1) / 2) * width, np.nan_to_num(t[rate]), width, label=label)
+        bars = ax.bar(x + (j - (len(tables) - 1) / 2) * width, np.nan_to_num(t[rate]), width, label=label)
+        ax.bar_label(bars, labels=[f"{v:.{digits}f}" if np.isfinite(v) else "n/a" for v in t[rate]],
+                     rotation=90, padding=2, fontsize="x-small")
     ax.set_xticks(x, rows, rotation=45, ha="right", fontsize="small")
-    ax.set_ylabel(rate)
-    ax.set_title(f"{rate} per group")
-    ax.legend(fontsize="small")
+    ax.set_title(f"{rate} per group" + (f" ({split} data)" if split else ""))
+    _legend_outside(ax, fontsize="small")
     return fig
 
 
-def plot_tradeoff(sweep_result, *, anchors=None, xlabel=None, ylabel="error"):
+def plot_tradeoff(sweep_result, *, anchors=None, xlabel=None, ylabel=None, split="train"):
     """Objective (error) against disparity over a slack sweep, one point per slack.
+
+    The title and the default axis labels say which data the points were
+    measured on (``split``; :func:`rateopt.sweep` measures on the training data).
 
     Parameters
     ----------
@@ -151,9 +194,11 @@ def plot_tradeoff(sweep_result, *, anchors=None, xlabel=None, ylabel="error"):
     anchors : mapping of str to (disparity, error), default=None
         Further labelled points (e.g. the unconstrained model, another library).
     xlabel : str, default=None
-        Default: ``"disparity (largest gap the goal bounds)"``.
-    ylabel : str, default="error"
-        Label of the objective's axis.
+        Default: ``"disparity on the <split> data (largest gap the goal bounds)"``.
+    ylabel : str, default=None
+        Label of the objective's axis. Default: ``"objective (error) on the <split> data"``.
+    split : str, default="train"
+        The data the points were measured on (``"train"``, ``"test"``, ...).
 
     Returns
     -------
@@ -162,17 +207,18 @@ def plot_tradeoff(sweep_result, *, anchors=None, xlabel=None, ylabel="error"):
     """
     d = sweep_result.as_dict() if hasattr(sweep_result, "as_dict") else sweep_result
     x, y = np.asarray(d["disparity"], dtype=float), np.asarray(d["objective"], dtype=float)
-    fig, axes = _figure(size=(6.0, 4.5))
+    fig, axes = _figure(size=(7.5, 4.5))
     ax = axes[0, 0]
     ax.plot(x, y, marker="o", label=f"rateopt ({d.get('solution', '')})")
     for xi, yi, v in zip(x, y, d["values"]):
         ax.annotate(f"{d['parameter']}={v:g}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
     for name, (ax_, ay) in (anchors or {}).items():
         ax.scatter([ax_], [ay], marker="s", label=name)
-    ax.set_xlabel(xlabel or "disparity (largest gap the goal bounds)")
-    ax.set_ylabel(ylabel)
-    ax.set_title("trade-off")
-    ax.legend(fontsize="small")
+    data = "training data" if split == "train" else f"{split} data"
+    ax.set_xlabel(xlabel or f"disparity on the {data} (largest gap the goal bounds)")
+    ax.set_ylabel(ylabel or f"objective (error) on the {data}")
+    ax.set_title(f"trade-off, measured on the {data}")
+    _legend_outside(ax, fontsize="small")
     ax.grid(alpha=0.3)
     return fig
 

@@ -22,6 +22,7 @@ import numpy as np
 import scipy
 
 from . import plot
+from ._utils._atomic import atomic_path
 from ._utils._json import json_ready
 from ._version import __version__
 from .exceptions import RateoptError
@@ -170,7 +171,7 @@ def _sections(rep):
             out.append((f"{label} ({split})", ["group"] + cols, rows))
     sw = rep["context"].get("sweep")
     if sw:
-        out.append((f"Trade-off: the goal retrained at each {sw['parameter']}",
+        out.append((f"Trade-off: the goal retrained at each {sw['parameter']} (values on the training data)",
                     [sw["parameter"], "objective", "disparity", "largest violation"],
                     [[_fmt(v), _fmt(o), _fmt(d), _fmt(m)] for v, o, d, m in
                      zip(sw["values"], sw["objective"], sw["disparity"], sw["max_violation"])]))
@@ -207,10 +208,11 @@ def _figures(rep):
             before = (rep.get("group_rates_before") or {}).get(split)
             for rate in ("positive_rate", "tpr"):
                 figs.append((f"{rate} per group ({split})",
-                             plot.plot_group_rates(t, before, rate=rate, labels=("comparison", "rateopt"))))
+                             plot.plot_group_rates(t, before, rate=rate, labels=("comparison", "rateopt"),
+                                                   split=split)))
             break
         if rep["context"].get("sweep"):
-            figs.append(("Trade-off", plot.plot_tradeoff(rep["context"]["sweep"])))
+            figs.append(("Trade-off (training data)", plot.plot_tradeoff(rep["context"]["sweep"], split="train")))
     except RateoptError:
         return []
     return [(c, plot.to_png(f)) for c, f in figs]
@@ -282,5 +284,6 @@ def write_report(rep, path):
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in REPORT_FORMATS:
         raise RateoptError(f"{path}: a report file ends with one of {sorted(REPORT_FORMATS)}")
-    with open(os.fspath(path), "w", encoding="utf-8") as f:
-        f.write(render(rep, REPORT_FORMATS[ext]))
+    text = render(rep, REPORT_FORMATS[ext])
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)

@@ -96,6 +96,7 @@ def test_pipeline_in_subprocesses_fit_gate_predict(tmp_path):
     fit = _run("fit", tmp_path / "train.csv", "--label", "label", "--groups", "group", "--goals",
                tmp_path / "goals.toml", "--out", tmp_path / "model.npz")
     assert fit.returncode == 0, fit.stderr
+    assert fit.stdout.splitlines()[0].split() == ["objective", "train"]  # no HiGHS banner before the table
     for f in ("model.npz", "model.rateopt.json", "model.result.npz"):
         assert (tmp_path / f).is_file()
     # The gate: goals the model cannot meet exactly (two-sided, no slack) fail with exit status 1 ...
@@ -459,3 +460,275 @@ def test_both_csv_readers_give_the_same_encoding_labels_and_groups(tmp_path, mon
     g = (np.array([1, 2, 1]) - 4 / 3) / np.std([1, 2, 1])
     ref = np.column_stack([x, [0, 1, 0], [1, 0, 1], [1, 0, 1], [0, 1, 0], g])
     np.testing.assert_allclose(t.X.toarray(), ref)
+
+
+# --------------------------------------------------------------------------- nothing half-written, nothing lost
+
+
+def _listing(d):
+    return sorted(os.listdir(d))
+
+
+def test_predict_failure_leaves_no_partial_output_and_keeps_an_existing_file(work, tmp_path, capsys):
+    d, _ = work
+    # A missing --keep column: no p.csv at all (it used to hold the header).
+    assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.csv"),
+                 "--keep", "id"]) == 2
+    assert "no column 'id'" in capsys.readouterr().err
+    assert _listing(tmp_path) == []
+    # An error in the second chunk (data row 151, chunks of 100 rows): no Parquet file with the first 100 rows.
+    lines = (d / "train.csv").read_text().splitlines()[:201]
+    fields = lines[151].split(",")
+    fields[0] = "oops"
+    lines[151] = ",".join(fields)
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    assert main(["predict", str(d / "model.npz"), str(tmp_path / "bad.csv"), "--out", str(tmp_path / "p.parquet"),
+                 "--chunk-rows", "100"]) == 2
+    assert "data row 151" in capsys.readouterr().err
+    assert _listing(tmp_path) == ["bad.csv"]
+    # An existing output survives a failed run byte for byte (it used to be cut down to its header) ...
+    (tmp_path / "scores.csv").write_text("prediction\nyes\nno\n")
+    assert main(["predict", str(d / "model.npz"), str(tmp_path / "bad.csv"), "--out", str(tmp_path / "scores.csv"),
+                 "--chunk-rows", "100"]) == 2
+    assert (tmp_path / "scores.csv").read_text() == "prediction\nyes\nno\n"
+    assert _listing(tmp_path) == ["bad.csv", "scores.csv"]
+    # ... and is replaced by a successful one.
+    assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "scores.csv")]) == 0
+    assert len((tmp_path / "scores.csv").read_text().splitlines()) == N + 1
+
+
+def test_predict_of_an_empty_file_writes_a_valid_empty_parquet(work, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    d, _ = work
+    (tmp_path / "empty.csv").write_text((d / "train.csv").read_text().splitlines()[0] + "\n")
+    assert main(["predict", str(d / "model.npz"), str(tmp_path / "empty.csv"), "--out", str(tmp_path / "p.parquet"),
+                 "--proba"]) == 0
+    table = pq.read_table(tmp_path / "p.parquet")
+    assert table.num_rows == 0 and table.column_names == ["prediction", "proba"]
+
+
+def test_unwritable_outputs_are_refused_before_training(work, tmp_path, capsys, monkeypatch):
+    from rateopt.cli import _commands
+
+    d, _ = work
+
+    def no_training(*a, **k):
+        raise AssertionError("trained before checking the output paths")
+
+    monkeypatch.setattr(_commands, "run_game", no_training)
+    base = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals", str(d / "goals.toml")]
+    missing = tmp_path / "nowhere"
+    for extra, needle in ((["--out", str(missing / "m.npz")],
+                           f"--out {missing / 'm.npz'}: the directory {missing} does not exist"),
+                          (["--out", str(tmp_path / "m.npz"), "--report", str(missing / "r.html")],
+                           f"--report {missing / 'r.html'}: the directory {missing} does not exist"),
+                          (["--out", str(tmp_path / "m.npz"), "--report", str(tmp_path / "r.txt")],
+                           f"--report {tmp_path / 'r.txt'}: a report file ends with one of")):
+        capsys.readouterr()
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("rateopt: error: ") and err.count("\n") == 1 and needle in err, err
+    assert main(["evaluate", str(d / "model.npz"), str(d / "train.csv"), "--json", str(missing / "e.json")]) == 2
+    assert main(["report", str(d / "model.npz"), "--out", str(tmp_path / "r.md"), "--model-out",
+                 str(missing / "m2.npz")]) == 2
+    assert "--model-out" in capsys.readouterr().err
+    assert _listing(tmp_path) == []
+
+
+def test_a_failed_report_leaves_no_model_files(work, tmp_path, capsys, monkeypatch):
+    from rateopt.cli import _commands
+
+    d, _ = work
+    (tmp_path / "m.npz").write_bytes(b"an older model")
+
+    def broken(rep, path):
+        with open(path, "w") as f:
+            f.write("<html>half")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(_commands, "write_report", broken)
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--out", str(tmp_path / "m.npz"), "--report", str(tmp_path / "r.html"),
+                 "--n-iter", "20"]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert _listing(tmp_path) == ["m.npz"] and (tmp_path / "m.npz").read_bytes() == b"an older model"
+    # report: the re-rendered report and the re-selected model appear together or not at all.
+    assert main(["report", str(d / "model.npz"), "--out", str(tmp_path / "r.html"), "--model-out",
+                 str(tmp_path / "m2.npz"), "--solution", "last"]) == 2
+    assert _listing(tmp_path) == ["m.npz"]
+
+
+# --------------------------------------------------------------------------- missing-value markers, byte-order mark
+
+
+@pytest.mark.parametrize("reader", ["pandas", "stdlib"])
+@pytest.mark.parametrize("marker", ["NaN", "NA", "null", "N/A", "?", " nan ", "#N/A", "None", "inf", "-inf", ""])
+def test_missing_markers_in_a_numeric_column_are_refused_naming_column_and_row(work, tmp_path, capsys, monkeypatch,
+                                                                              reader, marker):
+    if reader == "stdlib":
+        monkeypatch.setenv("RATEOPT_CSV_READER", "stdlib")
+    d, cols = work
+    x1 = [repr(float(v)) for v in cols["x1"]]
+    x1[41] = marker
+    _write_csv(tmp_path / "gap.csv", {**cols, "x1": x1})
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "gap.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--out", str(tmp_path / "m.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "numeric column 'x1' has a missing or non-finite value" in err and "at data row 42;" in err, err
+    assert "--drop x1" in err
+    assert _listing(tmp_path) == ["gap.csv"]
+
+
+@pytest.mark.parametrize("reader", ["pandas", "stdlib"])
+def test_a_text_column_keeps_markers_as_categories_and_a_bom_is_dropped(work, tmp_path, monkeypatch, reader):
+    if reader == "stdlib":
+        monkeypatch.setenv("RATEOPT_CSV_READER", "stdlib")
+    d, cols = work
+    color = np.array(cols["color"], dtype=object)
+    color[[3, 7]] = "NA"  # a text column: "NA" is one more category, as any other text
+    cols = {**cols, "color": color}
+    _write_csv(tmp_path / "plain.csv", cols)
+    (tmp_path / "excel.csv").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "plain.csv").read_bytes())  # "CSV UTF-8"
+    assert main(["--quiet", "fit", str(tmp_path / "excel.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--n-iter", "5", "--out", str(tmp_path / "m.npz")]) == 0
+    enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
+    assert [c["name"] for c in enc["columns"]] == ["x1", "x2", "color", "group"]  # "x1", not "\ufeffx1"
+    assert next(c for c in enc["columns"] if c["name"] == "color")["categories"] == ["NA", "blue", "green", "red"]
+    assert main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "excel.csv"), "--out", str(tmp_path / "p.csv"),
+                 "--keep", "x1"]) == 0
+    with open(tmp_path / "p.csv") as f:
+        assert next(csv.reader(f)) == ["x1", "prediction"]
+
+
+def test_first_gap_against_a_loop():
+    from rateopt.cli._encoding import MISSING_MARKERS, first_gap
+
+    def reference(values):
+        def kind(v):
+            s = str(v).strip()
+            if s.lower() in MISSING_MARKERS:
+                return "gap"
+            try:
+                return "number" if np.isfinite(float(s)) else "gap"
+            except ValueError:
+                return "text"
+        kinds = [kind(v) for v in values]
+        if "text" in kinds or "number" not in kinds or "gap" not in kinds:
+            return None
+        return kinds.index("gap")
+
+    rng = np.random.default_rng(3)
+    pool = ["1", "2.5", "-3e2", "NaN", "NA", "?", "", "inf", "red", "null", " 4 "]
+    for _ in range(300):
+        values = np.array(rng.choice(pool, size=rng.integers(1, 6)), dtype=object)
+        assert first_gap(values) == reference(values), values
+    assert first_gap(np.array([1.0, np.inf, np.nan])) == 1 and first_gap(np.array([1, 2])) is None
+
+
+# --------------------------------------------------------------------------- the command line's own behaviour
+
+
+def test_evaluate_on_a_batch_missing_a_group_reports_the_goal_not_evaluable(work, tmp_path, capsys):
+    d, cols = work
+    keep = np.asarray(cols["group"]) == "A"
+    part = {k: np.asarray(v)[keep] for k, v in cols.items()}
+    _write_csv(tmp_path / "only_a.csv", part)
+    (tmp_path / "two.toml").write_text(GOALS + '\n[[goals]]\nrecipe = "coverage_budget"\nmax_rate = 0.3\n')
+    capsys.readouterr()
+    assert main(["evaluate", str(d / "model.npz"), str(tmp_path / "only_a.csv"), "--goals", str(tmp_path / "two.toml"),
+                 "--json", str(tmp_path / "e.json"), "--tolerance", "1"]) == 0
+    out, err = capsys.readouterr()
+    line = next(s for s in out.splitlines() if s.startswith("goals[0]"))
+    assert line.split()[:3] == ["goals[0]", "(equal_opportunity)", "-"]
+    assert line.endswith("NOT EVALUABLE: no rows of group group = 'B' (present in the training data)")
+    assert err.splitlines() == ["rateopt: warning: goals[0] (equal_opportunity) is not evaluable on "
+                                f"{tmp_path / 'only_a.csv'}: no rows of group group = 'B' (present in the "
+                                "training data)"]
+    assert "1 goal(s) not evaluable" in out
+    payload = json.loads((tmp_path / "e.json").read_text())
+    assert payload["not_evaluable"] == [{"goal": 0, "recipe": "equal_opportunity", "reason": "no rows of group "
+                                         "group = 'B' (present in the training data)"}]
+    # The other goal is evaluated as usual: the expected positive rate on the batch, less 0.3.
+    clf = rateopt.load(d / "model.npz")
+    enc = json.loads((d / "model.rateopt.json").read_text())["encoding"]
+    X = _encode(cols, enc)[keep]
+    (name, value), = payload["constraints"].items()
+    assert value == pytest.approx(clf.predict_proba(X).mean() - 0.3, abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["text", "integer"])
+def test_a_row_id_column_is_warned_about(work, tmp_path, capsys, kind):
+    d, cols = work
+    ids = np.random.default_rng(5).permutation(N) + 1000
+    cols = {"id": [f"r{v}" for v in ids] if kind == "text" else ids, **cols}
+    _write_csv(tmp_path / "ids.csv", cols)
+    args = ["--quiet", "fit", str(tmp_path / "ids.csv"), "--label", "label", "--groups", "group", "--goals",
+            str(d / "goals.toml"), "--n-iter", "5", "--out", str(tmp_path / "m.npz")]
+    capsys.readouterr()
+    assert main(args) == 0
+    warned = [s for s in capsys.readouterr().err.splitlines() if "row id" in s]
+    assert warned == [f"rateopt: warning: column 'id' has a different value in each of the {N} rows: it looks like "
+                      "a row id, which a model can only memorize; leave it out with --drop id"]
+    assert main(args + ["--drop", "id"]) == 0
+    assert "row id" not in capsys.readouterr().err
+    # Not a row id: one value repeated (and x1, x2, real numbers all distinct, were never warned about).
+    repeated = list(cols["id"])
+    repeated[1] = repeated[0]
+    cols["id"] = repeated
+    _write_csv(tmp_path / "ids.csv", cols)
+    assert main(args) == 0
+    assert "row id" not in capsys.readouterr().err
+
+
+def test_version_and_global_flags_after_the_command(work, tmp_path, capsys):
+    d, _ = work
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"rateopt {rateopt.__version__}\n"
+    from rateopt.cli import build_parser
+
+    p = build_parser()
+    fit = ["fit", "d.csv", "--goals", "g.toml", "--out", "m.npz"]
+    assert p.parse_args(fit + ["--quiet"]).quiet is True
+    assert p.parse_args(["--quiet"] + fit).quiet is True
+    assert p.parse_args(fit).quiet is False
+    for command in (["evaluate", "m.npz", "d.csv"], ["predict", "m.npz", "d.csv", "--out", "p.csv"],
+                    ["report", "r.npz", "--out", "r.md"], ["datasets"], ["selfcheck"], ["demo"]):
+        assert p.parse_args(command + ["--quiet"]).quiet is True
+    assert main(["predict", str(d / "model.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.csv"),
+                 "--quiet"]) == 0
+
+
+def test_docs_list_every_goal_with_its_parameters():
+    """docs/cli.md's goal table against the recipes' fields: names, which are required, and the defaults."""
+    import dataclasses
+    import pathlib
+    import re
+
+    from rateopt._compiler._toml import RECIPES
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        m = re.fullmatch(r"\| (`[a-z_]+`(?:, `[a-z_]+`)*) \| (.*) \|", line)
+        if m:
+            for name in re.findall(r"`([a-z_]+)`", m.group(1)):
+                rows[name] = m.group(2).split("; ")
+    assert sorted(rows) == sorted(RECIPES)
+
+    def toml(v):
+        return ("true" if v else "false") if isinstance(v, bool) else f'"{v}"' if isinstance(v, str) else repr(v)
+
+    for name, cls in RECIPES.items():
+        expected = []
+        for f in dataclasses.fields(cls):
+            if f.name in ("dataset", "name"):
+                continue
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                expected.append(f"**`{f.name}`**")
+            elif f.default is None:
+                expected.append(f"`{f.name}`")
+            else:
+                expected.append(f"`{f.name} = {toml(f.default)}`")
+        assert rows[name] == expected, name

@@ -36,6 +36,7 @@ import highspy
 import numpy as np
 from scipy.stats import rankdata
 
+from .._utils._highs import quiet_highs
 from .._utils._validation import as_numeric_array
 
 __all__ = [
@@ -211,9 +212,7 @@ def _solve_lp(cost, G, row_upper, *, with_z):
     lp.a_matrix_.index_ = rows.astype(np.int32)
     lp.a_matrix_.value_ = A.T[cols, rows]
 
-    h = highspy.Highs()
-    for key, value in _HIGHS_OPTIONS.items():
-        h.setOptionValue(key, value)
+    h = quiet_highs(_HIGHS_OPTIONS)
     if h.passModel(lp) == highspy.HighsStatus.kError:
         raise RuntimeError("HiGHS rejected the shrinking LP (passModel returned kError)")
     run_status = h.run()

@@ -1,4 +1,5 @@
-"""The lowest layer: argument validation, row hashing, the ``.npz`` + JSON file container, JSON-ready values.
+"""The lowest layer: argument validation, row hashing, the ``.npz`` + JSON file container, JSON-ready values,
+atomic file writes (``_atomic``) and the silent HiGHS solver every LP uses (``_highs.quiet_highs``).
 
 It imports nothing of rateopt but :mod:`rateopt.exceptions` (docs/architecture.md, "Layers").
 """

@@ -21,6 +21,7 @@ import zipfile
 import numpy as np
 
 from ..exceptions import RateoptError
+from ._atomic import atomic_path
 
 __all__ = ["FORMAT_VERSION", "META_KEY", "write_archive", "read_archive", "damaged", "real_array", "meta_number"]
 
@@ -38,7 +39,7 @@ def write_archive(path, meta, arrays, format_name):
     meta = dict(meta, format=format_name, version=FORMAT_VERSION)
     payload = {META_KEY: np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
     payload.update(arrays)
-    with open(os.fspath(path), "wb") as f:
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, **payload)
 
 

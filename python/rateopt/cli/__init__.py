@@ -21,6 +21,7 @@ import sys
 import warnings
 
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS
+from .._version import __version__
 from ..exceptions import RateoptError
 from . import _commands
 
@@ -95,11 +96,20 @@ def _add_columns(p, label_required=False):
 def build_parser():
     """The argument parser of ``rateopt``."""
     root = _Parser(prog="rateopt", description="Train and check classifiers under rate goals.")
+    root.add_argument("--version", action="version", version=f"rateopt {__version__}")
     root.add_argument("--quiet", action="store_true", help="no progress bars")
+    # The global flags are accepted after the command too (rateopt fit ... --quiet); SUPPRESS keeps a flag
+    # given before the command when it is not repeated after it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
     sub = root.add_subparsers(dest="command", parser_class=_Parser)
+
+    def command(name, **kwargs):
+        return sub.add_parser(name, parents=[common], **kwargs)
+
     fmt = dict(choices=("csv", "parquet", "libsvm"), help="the data's format (default: from the suffix)")
 
-    p = sub.add_parser("fit", help="train under a goals file and save the model")
+    p = command("fit", help="train under a goals file and save the model")
     p.add_argument("data", help="training data: .csv, .parquet or .libsvm/.svm")
     p.add_argument("--goals", required=True, help="the goals file (TOML)")
     p.add_argument("--out", required=True, help="the model file to write (.npz)")
@@ -119,7 +129,7 @@ def build_parser():
     p.add_argument("--sweep-parameter", default="slack", help="which parameter of that goal --sweep varies")
     _add_params(p, (TRAIN_PARAMS, MODEL_PARAMS, SOLUTION_PARAMS))
 
-    p = sub.add_parser("evaluate", help="per-goal values and per-group rates; exit status 1 if a goal is violated")
+    p = command("evaluate", help="per-goal values and per-group rates; exit status 1 if a goal is violated")
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--goals", help="goals file (default: the goals the model was trained with)")
@@ -130,7 +140,7 @@ def build_parser():
     p.add_argument("--json", dest="json_out", help="write the evaluation as JSON")
     p.add_argument("--format", **fmt)
 
-    p = sub.add_parser("predict", help="score a file in chunks")
+    p = command("predict", help="score a file in chunks")
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--out", required=True, help="predictions file (.csv or .parquet)")
@@ -140,7 +150,7 @@ def build_parser():
     p.add_argument("--chunk-rows", type=int, default=100_000)
     p.add_argument("--format", **fmt)
 
-    p = sub.add_parser("report", help="re-render a report from a saved training result")
+    p = command("report", help="re-render a report from a saved training result")
     p.add_argument("result", help="the .result.npz written by fit (or the model .npz next to it)")
     p.add_argument("--out", required=True, help="report file (.html, .md or .json)")
     p.add_argument("--solution", help="re-select the solution (m-stochastic, T-stochastic, best, last, exact)")
@@ -148,12 +158,12 @@ def build_parser():
     p.add_argument("--data", help="data to recompute per-group rates on (a file in the model's format)")
     p.add_argument("--model-out", help="write the re-selected classifier here (with its encoding)")
 
-    sub.add_parser("datasets", help="list the offline benchmark datasets")
-    p = sub.add_parser("reproduce", help="run a paper reproduction (bench/reproduce_NAME.py of a source checkout)")
+    command("datasets", help="list the offline benchmark datasets")
+    p = command("reproduce", help="run a paper reproduction (bench/reproduce_NAME.py of a source checkout)")
     p.add_argument("name")
     p.add_argument("args", nargs=argparse.REMAINDER, help="passed to the script (e.g. --quick)")
-    sub.add_parser("selfcheck", help="build configuration and a check of the core against NumPy")
-    sub.add_parser("demo", help="the self-check, then the demo of equal opportunity on generated data")
+    command("selfcheck", help="build configuration and a check of the core against NumPy")
+    command("demo", help="the self-check, then the demo of equal opportunity on generated data")
     return root
 
 
@@ -162,7 +172,10 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = os.environ.get("RATEOPT_DEBUG", "") not in ("", "0")
     try:
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version: printed; their exit status
+            return exc.code if isinstance(exc.code, int) else 0
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             status = _commands.run(args)

@@ -39,9 +39,10 @@ def result_path(model_path):
     return _stem(model_path) + ".result.npz"
 
 
-def write_sidecar(model_path, info):
+def write_sidecar(path, info):
+    """Write the encoding file ``path`` (a temporary file of :class:`~rateopt._utils._atomic.AtomicFiles`)."""
     meta = {"format": SIDECAR_FORMAT, "version": SIDECAR_VERSION, **info}
-    with open(sidecar_path(model_path), "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
 

@@ -9,11 +9,12 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from .._compiler._problem import Problem
-from .._compiler._toml import read_goals
+from .._compiler._toml import RECIPES, read_goals
 from .._demo import run_demo
 from .._group_rates import group_rates
 from .._io import load
@@ -21,12 +22,13 @@ from .._methods._sweep import sweep
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
 from .._solutions._result import warn_if_infeasible
 from .._train import run_game
+from .._utils._atomic import AtomicFiles, check_writable
 from .._utils._json import json_ready
 from .._version import __version__
 from ..core._config import show_config
 from ..datasets._packages import PACKAGES
-from ..exceptions import RateoptError
-from ..report import build_report, write_report
+from ..exceptions import ConstantConstraintError, EmptySubsetError, RateoptError
+from ..report import REPORT_FORMATS, build_report, write_report
 from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import frame_features, load_table
 from ._encoding import ColumnRoles
@@ -92,15 +94,71 @@ def _check_goal_groups(spec, groups_given):
                                  f"--groups")
 
 
-def _problem(spec, tables, main):
-    """The goals bound to ``main`` (as role "train") and to the goals' other roles."""
+def _problem(spec, tables, main, goals=None):
+    """The goals (default: all of ``spec``'s) bound to ``main`` (as role "train") and to their other roles."""
     _check_goal_groups(spec, main.groups)
+    goals = spec.goals if goals is None else goals
     datasets = {"train": main.dataset("train")}
-    for role in spec.roles():
+    for role in sorted({g.dataset for g in goals}):
         if role != "train":
             datasets[role] = tables[role].dataset(role)
-    return Problem(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,
+    return Problem(objective=spec.objective, constraints=goals, regularization=spec.regularization,
                    datasets=datasets)
+
+
+def _goal_columns(goal):
+    cols = getattr(goal, "group", None)
+    return () if cols is None else (cols,) if isinstance(cols, str) else tuple(cols)
+
+
+def _absent_groups(goal, main, trained):
+    """``(column, [values])`` of the groups ``goal`` was trained on that ``main`` lacks (None: all present)."""
+    if goal.dataset != "train":
+        return None
+    cols = _goal_columns(goal)
+    for c in cols:
+        wanted = set(trained.get(c, ()))
+        values = getattr(goal, "values", None)
+        if values is not None and len(cols) == 1:
+            wanted &= {str(v) for v in values}
+        present = {v for v in main.groups[c].tolist() if v is not None}
+        if wanted - present:
+            return c, sorted(wanted - present)
+    return None
+
+
+def _evaluable_problem(spec, tables, main, trained_groups):
+    """The problem of the goals that can be evaluated on these data, and ``[(index, goal, reason)]`` of the others.
+
+    A goal is not evaluable when a group it was trained on is absent from the data (``trained_groups``:
+    column -> values in the training data), when a subset it takes a rate on is empty, or when it no longer
+    depends on the decisions (e.g. one group is the whole batch).
+    """
+    _check_goal_groups(spec, main.groups)
+    kept, skipped = [], []
+    for i, goal in enumerate(spec.goals):
+        absent = _absent_groups(goal, main, trained_groups)
+        if absent is not None:
+            reason = f"no rows of group {absent[0]} = {', '.join(map(repr, absent[1]))} (present in the training data)"
+            skipped.append((i, goal, reason))
+            continue
+        try:
+            _problem(spec, tables, main, [goal])
+        except (EmptySubsetError, ConstantConstraintError) as exc:
+            skipped.append((i, goal, " ".join(str(exc).split())))
+        else:
+            kept.append(goal)
+    return _problem(spec, tables, main, kept), skipped
+
+
+def _trained_groups(meta):
+    """Group column -> its values in the training data, from the report saved beside a model."""
+    table = ((meta.get("report") or {}).get("group_rates") or {}).get("train") or {}
+    out = {}
+    for g, v in zip(table.get("group", ()), table.get("value", ())):
+        if g != "all":
+            out.setdefault(g, []).append(str(v))
+    return out
 
 
 def _expected(problem, clf, tables_by_name, kind="expected", seed=0):
@@ -114,6 +172,22 @@ def _expected(problem, clf, tables_by_name, kind="expected", seed=0):
 
 def _group_table(table, proba):
     return group_rates(table.y, proba, table.groups, sample_weight=table.weight, as_frame=False)
+
+
+def _check_outputs(*outputs):
+    """``(flag, path)`` pairs: each path's directory exists and is writable (checked before any work)."""
+    for flag, path in outputs:
+        if path is None:
+            continue
+        try:
+            check_writable(path, flag)
+        except RateoptError as exc:
+            raise InputError(str(exc)) from None
+
+
+def _check_report_suffix(flag, path):
+    if path is not None and os.path.splitext(path)[1].lower() not in REPORT_FORMATS:
+        raise InputError(f"{flag} {path}: a report file ends with one of {sorted(REPORT_FORMATS)}")
 
 
 def _params(spec, args):
@@ -134,6 +208,9 @@ def _fmt_of(explicit):
 
 
 def fit(args):
+    _check_report_suffix("--report", args.report)
+    _check_outputs(("--out", args.out), ("--out", sidecar_path(args.out)), ("--out", result_path(args.out)),
+                   ("--report", args.report))
     spec = _goals(args.goals)
     fmt = file_format(args.data, args.format)
     if fmt == "libsvm" and args.label is not None:
@@ -162,8 +239,6 @@ def fit(args):
     clf = result.solution(sol["solution"], epsilon=sol["epsilon"])
     feas = result.feasibility(sol["solution"], epsilon=sol["epsilon"])
     warn_if_infeasible(feas, allowed=sol["epsilon"] if sol["solution"] == "m-stochastic" else 0.0)
-    clf.save(args.out)
-    result.save(result_path(args.out))
 
     tables = {"train": train_tab, **others}
     evaluations, groups = {}, {}
@@ -199,16 +274,20 @@ def fit(args):
     rep = build_report(result, solution=sol["solution"], epsilon=sol["epsilon"], evaluations=evaluations,
                        group_rates=groups, group_rates_before=before, seconds=seconds, seed=args.seed,
                        title=f"rateopt report: {os.path.basename(args.data)}", context=context)
-    write_sidecar(args.out, {
+    sidecar = {
         "rateopt_version": __version__, "model_file": os.path.basename(args.out),
         "result_file": os.path.basename(result_path(args.out)), "input_format": fmt,
         "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
                   "baseline": roles.baseline, "drop": list(roles.drop)},
         "classes": train_tab.classes, "encoding": train_tab.encoding.to_json(), "goals_toml": goals_text,
         "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": sol["solution"],
-        "epsilon": sol["epsilon"], "seed": args.seed, "training_seconds": seconds, "report": rep})
-    if args.report:
-        write_report(rep, args.report)
+        "epsilon": sol["epsilon"], "seed": args.seed, "training_seconds": seconds, "report": rep}
+    with AtomicFiles() as files:  # the model, its encoding, its result and the report: all or none
+        clf.save(files.path(args.out))
+        result.save(files.path(result_path(args.out)))
+        write_sidecar(files.path(sidecar_path(args.out)), sidecar)
+        if args.report:
+            write_report(rep, files.path(args.report))
     _print_goals(rep, sys.stdout)
     print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}, "
           f"{os.path.basename(result_path(args.out))}); trained in {seconds:.2f} s")
@@ -229,20 +308,25 @@ def _print_goals(rep, out):
 
 
 def evaluate(args):
+    _check_outputs(("--json", args.json_out))
     clf, meta, enc, roles = read_bundle(args.model)
     fmt = file_format(args.data, args.format or (meta.get("input_format") if not os.path.splitext(args.data)[1]
                                                  else None))
     spec = _goals(args.goals if args.goals else meta.get("goals_toml", ""), meta.get("goals_dir"))
     table = load_table(args.data, fmt, roles, encoding=enc, classes=meta["classes"])
     others = _role_tables(spec, roles, enc, meta["classes"], _fmt_of(None), splits=False)
-    problem = _problem(spec, others, table)
+    problem, skipped = _evaluable_problem(spec, others, table, _trained_groups(meta))
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
     ev = _expected(problem, clf, by_name, args.decisions, args.seed)
     proba = (clf.predict_proba(table.X) if args.decisions == "expected"
              else clf.predict(table.X, random_state=args.seed).astype(np.float64))
     groups = _group_table(table, proba)
     violated = {n: v for n, v in ev.constraints.items() if v > args.tolerance}
-    width = max([len(n) for n in ev.constraints] + [20])
+    recipe = {cls: name for name, cls in reversed(list(RECIPES.items()))}  # the first spelling of each
+    not_evaluable = [{"goal": i, "recipe": recipe.get(type(g), type(g).__name__), "reason": reason}
+                     for i, g, reason in skipped]
+    width = max([len(n) for n in ev.constraints] + [len(f"goals[{s['goal']}] ({s['recipe']})") for s in not_evaluable]
+                + [20])
     out = sys.stdout
     print(f"rateopt evaluate: {args.model} on {args.data} ({table.X.shape[0]} rows, {args.decisions} decisions)",
           file=out)
@@ -250,6 +334,10 @@ def evaluate(args):
     print(f"{'goal':<{width}}  {'value':>10}  status", file=out)
     for n, v in ev.constraints.items():
         print(f"{n:<{width}}  {v:>+10.6f}  {'VIOLATED' if n in violated else 'met'}", file=out)
+    for s in not_evaluable:
+        name = f"goals[{s['goal']}] ({s['recipe']})"
+        print(f"{name:<{width}}  {'-':>10}  NOT EVALUABLE: {s['reason']}", file=out)
+        warnings.warn(f"{name} is not evaluable on {args.data}: {s['reason']}", UserWarning, stacklevel=2)
     cols = ("count", "positive_rate", "tpr", "fpr", "error")
     print("\nper-group rates:\n" + f"{'group':<24}" + "".join(f"{c:>14}" for c in cols), file=out)
     for i, (g, v) in enumerate(zip(groups["group"], groups["value"])):
@@ -258,16 +346,19 @@ def evaluate(args):
                                        for c in cols), file=out)
     payload = json_ready({"model": args.model, "data": args.data, "decisions": args.decisions,
                       "objective": ev.objective, "constraints": ev.constraints, "tolerance": args.tolerance,
-                      "violated": sorted(violated), "passed": not violated, "group_rates": groups})
+                      "violated": sorted(violated), "passed": not violated, "not_evaluable": not_evaluable,
+                      "group_rates": groups})
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
+        with AtomicFiles() as files, open(files.path(args.json_out), "w", encoding="utf-8") as f:
             json.dump(payload, f, indent=1)
     if violated:
         print(f"\nFAIL: {len(violated)} goal(s) violated beyond tolerance {args.tolerance:g}: "
               + "; ".join(f"{n} = {v:+.6f}" for n, v in violated.items()), file=out)
         print(f"rateopt: {len(violated)} goal(s) violated beyond tolerance {args.tolerance:g}", file=sys.stderr)
         return EXIT_VIOLATED
-    print(f"\nPASS: every goal within tolerance {args.tolerance:g}", file=out)
+    print(f"\nPASS: every goal within tolerance {args.tolerance:g}" if not skipped else
+          f"\nPASS: every evaluable goal within tolerance {args.tolerance:g}; {len(skipped)} goal(s) not evaluable "
+          "on these data (see above)", file=out)
     return EXIT_OK
 
 
@@ -286,11 +377,14 @@ class _CsvSink:
     def close(self):
         self.f.close()
 
+    def write_empty(self):
+        pass  # the header is written
+
 
 class _ParquetSink:
     def __init__(self, path, header):
         self.pq = pyarrow_parquet()
-        self.path, self.writer = path, None
+        self.path, self.header, self.writer = path, header, None
 
     def write(self, columns):
         import pyarrow as pa
@@ -304,6 +398,13 @@ class _ParquetSink:
         if self.writer is not None:
             self.writer.close()
 
+    def write_empty(self):
+        """No rows: a valid Parquet file with the columns (text, and float64 ``proba``)."""
+        import pyarrow as pa
+
+        self.pq.write_table(pa.table({k: pa.array([], type=pa.float64() if k == "proba" else pa.string())
+                                      for k in self.header}), self.path)
+
 
 def predict(args):
     clf, meta, enc, roles = read_bundle(args.model)
@@ -316,10 +417,19 @@ def predict(args):
         raise InputError(f"{args.out}: predictions are written as .csv or .parquet")
     if args.chunk_rows < 1:
         raise InputError("--chunk-rows must be >= 1")
+    _check_outputs(("--out", args.out))
     classes = np.array(meta["classes"], dtype=object)
     header = list(args.keep) + ["prediction"] + (["proba"] if args.proba else [])
-    sink = (_CsvSink if out_fmt == "csv" else _ParquetSink)(args.out, header)
     bar = progress(None, "rateopt predict", args.quiet)
+    n = 0
+    with AtomicFiles() as files:  # the predictions appear only when every chunk is scored
+        n = _score_chunks(args, clf, enc, fmt, classes,
+                          (_CsvSink if out_fmt == "csv" else _ParquetSink)(files.path(args.out), header), bar)
+    print(f"wrote {n} predictions to {args.out}")
+    return EXIT_OK
+
+
+def _score_chunks(args, clf, enc, fmt, classes, sink, bar):
     n = 0
     try:
         for chunk in read_chunks(args.data, fmt, args.chunk_rows,
@@ -330,24 +440,29 @@ def predict(args):
                 if not isinstance(chunk, Frame):
                     raise InputError("--keep copies named columns; a LIBSVM file has none")
                 cols[k] = chunk.column(k, "--keep")
+            if not X.shape[0]:  # an empty file (a header only): nothing to score
+                continue
             cols["prediction"] = classes[clf.predict(X, random_state=args.seed)]
             if args.proba:
                 cols["proba"] = clf.predict_proba(X)
-            if X.shape[0]:
-                sink.write(cols)
+            sink.write(cols)
             n += X.shape[0]
             bar.update(X.shape[0])
     finally:
         sink.close()
         bar.close()
-    print(f"wrote {n} predictions to {args.out}")
-    return EXIT_OK
+    if n == 0:
+        sink.write_empty()
+    return n
 
 
 # --------------------------------------------------------------------------- report
 
 
 def report(args):
+    _check_report_suffix("--out", args.out)
+    _check_outputs(("--out", args.out), ("--model-out", args.model_out),
+                   ("--model-out", args.model_out and sidecar_path(args.model_out)))
     path = args.result
     if not path.endswith(".result.npz") and os.path.isfile(result_path(path)):
         path = result_path(path)
@@ -383,14 +498,15 @@ def report(args):
         rep = build_report(result, solution=kind, epsilon=epsilon, group_rates=groups,
                            seconds=meta.get("training_seconds"), seed=meta.get("seed"),
                            title=(stored or {}).get("title", "rateopt report"), context=ctx)
-    write_report(rep, args.out)
-    if args.model_out:
-        clf = result.solution(kind, epsilon=epsilon)
-        clf.save(args.model_out)
-        if meta:
-            info = {k: v for k, v in meta.items() if k not in ("format", "version")}
-            info.update(solution=kind, epsilon=epsilon, model_file=os.path.basename(args.model_out), report=rep)
-            write_sidecar(args.model_out, info)
+    with AtomicFiles() as files:  # the report and the re-selected model: all or none
+        write_report(rep, files.path(args.out))
+        if args.model_out:
+            clf = result.solution(kind, epsilon=epsilon)
+            clf.save(files.path(args.model_out))
+            if meta:
+                info = {k: v for k, v in meta.items() if k not in ("format", "version")}
+                info.update(solution=kind, epsilon=epsilon, model_file=os.path.basename(args.model_out), report=rep)
+                write_sidecar(files.path(sidecar_path(args.model_out)), info)
     print(f"wrote {args.out} ({kind} solution, {len(rep['solution']['support'])} support model(s))")
     return EXIT_OK
 

@@ -12,6 +12,7 @@ model (no pickle).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,9 +20,13 @@ import scipy.sparse as sp
 
 from ._io import Frame, InputError
 
-__all__ = ["Encoding", "ColumnRoles", "split_label", "text_values"]
+__all__ = ["MISSING_MARKERS", "ColumnRoles", "Encoding", "first_gap", "split_label", "text_values"]
 
 UNKNOWN = ("ignore", "error")
+#: Spellings of a missing value (compared case-insensitively, blanks stripped): pandas' default NA strings
+#: and "?" (the UCI files). A column of numbers with one of these is refused, naming the column and row.
+MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "-nan", "null", "none", "?", "#n/a", "#n/a n/a", "#na",
+                             "<na>", "-1.#ind", "1.#ind", "-1.#qnan", "1.#qnan"})
 _BOOLS = {"true": "True", "false": "False"}  # one spelling, whichever CSV reader produced the column
 
 
@@ -31,8 +36,10 @@ def text_values(values):
     values = np.asarray(values)
     if values.dtype.kind not in "fiub":
         text = np.array([_BOOLS.get(s.lower(), s) for s in (str(v).strip() for v in values)], dtype=object)
+        if not text.size:
+            return text
         try:
-            values = text.astype(np.float64) if text.size else text
+            values = text.astype(np.float64)
         except (TypeError, ValueError):
             return text
         if not np.all(np.isfinite(values)):
@@ -67,6 +74,50 @@ def as_numbers(values):
         if not np.isfinite(out[i]):
             return None, i
     return out, None
+
+
+#: A feature column with a different value in every one of at least this many rows is warned about as a row id.
+ROW_ID_MIN_ROWS = 50
+
+
+def warn_if_row_id(name, n_distinct, n_rows, integer_like):
+    """Warn when a text or integer column has a different value in every row: a row id, not a feature.
+
+    One-hot encoded, such a column gives one feature per training row, which a
+    model can only memorize (near-zero training error, chance-level test error).
+    """
+    if n_rows >= ROW_ID_MIN_ROWS and n_distinct == n_rows and integer_like:
+        warnings.warn(f"column {name!r} has a different value in each of the {n_rows} rows: it looks like a row "
+                      f"id, which a model can only memorize; leave it out with --drop {name}", UserWarning,
+                      stacklevel=3)
+
+
+def first_gap(values):
+    """The first missing or non-finite entry of a column of numbers.
+
+    Returns the index of the first entry that is a missing-value marker
+    (:data:`MISSING_MARKERS`) or a non-finite number (``inf``, ``nan``) when
+    every other entry is a finite number and there is at least one; None when
+    the column has no such entry or holds text (a text column is categorical,
+    markers included).
+    """
+    values = np.asarray(values)
+    if values.dtype.kind in "fiub":
+        bad = np.flatnonzero(~np.isfinite(values.astype(np.float64)))
+        return int(bad[0]) if bad.size else None
+    text = np.array([str(v).strip() for v in values], dtype=object)
+    missing = np.fromiter((t.lower() in MISSING_MARKERS for t in text), dtype=bool, count=text.size)
+    try:
+        nums = text[~missing].astype(np.float64)
+    except (TypeError, ValueError):
+        return None  # some entry is text
+    if not nums.size:
+        return None  # nothing but markers: not a column of numbers
+    bad = missing.copy()
+    bad[~missing] = ~np.isfinite(nums)
+    if not (bad.any() and np.isfinite(nums).any()):
+        return None
+    return int(np.flatnonzero(bad)[0])
 
 
 @dataclass
@@ -112,22 +163,23 @@ class Encoding:
         for name, values in frame.columns.items():
             if name in skip:
                 continue
-            nums, bad = as_numbers(values)
-            if nums is None and np.asarray(values).dtype.kind in "fiub":
-                raise InputError(f"{frame.path}: numeric column {name!r} has a missing or non-finite value at data "
-                                 f"row {frame.first_row + bad + 1}; fill it or leave the column out with --drop {name}")
+            nums, _ = as_numbers(values)
             if nums is not None:
+                warn_if_row_id(name, np.unique(nums).size, frame.n_rows, bool(np.all(nums == np.round(nums))))
                 std = float(nums.std())
                 cols.append({"name": name, "type": "numeric", "mean": float(nums.mean()),
                              "scale": std if std > 0 else 1.0})
                 continue
-            text = text_values(values)
-            numeric_rest = as_numbers(np.array([v for v in text if v != ""], dtype=object))[0]
-            if "" in set(text) and numeric_rest is not None and numeric_rest.size:
-                raise InputError(f"{frame.path}: numeric column {name!r} has a missing value at data row "
-                                 f"{frame.first_row + int(np.flatnonzero(text == '')[0]) + 1}; fill it or "
-                                 f"leave the column out with --drop {name}")
-            cols.append({"name": name, "type": "categorical", "categories": sorted(set(text.tolist()))})
+            gap = first_gap(values)
+            if gap is not None:
+                shown = values[gap]
+                shown = str(shown).strip() if not isinstance(shown, (float, np.floating)) else repr(float(shown))
+                raise InputError(f"{frame.path}: numeric column {name!r} has a missing or non-finite value "
+                                 f"({shown!r}) at data row {frame.first_row + gap + 1}; fill it or leave the column "
+                                 f"out with --drop {name}")
+            categories = sorted(set(text_values(values).tolist()))
+            warn_if_row_id(name, len(categories), frame.n_rows, True)
+            cols.append({"name": name, "type": "categorical", "categories": categories})
         if not cols:
             raise InputError(f"{frame.path}: no feature columns left (all columns are label, weight, baseline "
                              "or dropped)")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils._atomic import atomic_path
 from ..exceptions import RateoptError
 
 __all__ = ["InputError", "Frame", "SparseChunk", "file_format", "read_chunks", "read_all"]
@@ -104,7 +105,7 @@ def _csv_chunks(path, chunk_rows):
     start, done = 0, False
     try:
         reader = pd.read_csv(path, chunksize=int(min(chunk_rows, 1 << 40)), keep_default_na=False,
-                             skip_blank_lines=True, encoding="utf-8", low_memory=False)
+                             skip_blank_lines=True, encoding="utf-8-sig", low_memory=False)
         for df in reader:
             if list(df.columns) != header:  # pragma: no cover - pandas renames nothing for a valid header
                 raise InputError(f"{path}: line 1: unexpected header {list(df.columns)!r}")
@@ -127,7 +128,7 @@ def _csv_chunks(path, chunk_rows):
 
 
 def _csv_header(path):
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:  # utf-8-sig: a byte-order mark (Excel) is dropped
         try:
             header = next(csv.reader(f), None)
         except (csv.Error, UnicodeDecodeError) as exc:
@@ -143,7 +144,7 @@ def _csv_header(path):
 
 
 def _csv_chunks_stdlib(path, chunk_rows, header):
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         reader = csv.reader(f)
         next(reader)
         rows, start, done = [], 0, 0
@@ -220,7 +221,8 @@ def write_parquet(path, columns):
     pq = pyarrow_parquet()
     import pyarrow as pa
 
-    pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), os.fspath(path))
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), tmp)
 
 
 # --------------------------------------------------------------------------- LIBSVM / svmlight
@@ -230,7 +232,7 @@ def _libsvm_chunks(path, chunk_rows, n_features):
     labels, indptr, indices, data = [], [0], [], []
     start, done = 0, False
     width = 0
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:
         for line_no, line in enumerate(f, 1):
             body = line.split("#", 1)[0].split()
             if not body:
@@ -279,7 +281,7 @@ def _sparse(labels, indptr, indices, data, n_features, path, start, width=0):
 def write_libsvm(path, X, y):
     """Write rows of ``X`` (dense or sparse) with labels ``y`` in LIBSVM format (1-based indices)."""
     X = sp.csr_matrix(X)
-    with open(os.fspath(path), "w", encoding="utf-8") as f:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         for i in range(X.shape[0]):
             lo, hi = X.indptr[i], X.indptr[i + 1]
             feats = " ".join(f"{j + 1}:{v:.17g}" for j, v in zip(X.indices[lo:hi], X.data[lo:hi]))
