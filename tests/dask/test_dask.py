@@ -333,6 +333,23 @@ def test_estimator_probabilities_on_partitions(data):
     np.testing.assert_array_equal(rd.predict(est, ddf).compute().to_numpy(), est.predict(X))
 
 
+def test_the_estimator_refuses_dask_collections(data):
+    # fit and predict would pull a dask collection into this process whole: they say where to work instead.
+    X, y, g = data[:3]
+    Xd, yd, gd = da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, chunks=CHUNK), da.from_array(g, chunks=CHUNK)
+    est = ro.RateConstrainedClassifier(n_iter=5)
+    with pytest.raises(TypeError, match=r"^X is a dask Array, which RateConstrainedClassifier would pull into this "
+                                        r"process whole: train on the cluster with rateopt\.dask\.Dataset"):
+        est.fit(Xd, yd)
+    with pytest.raises(TypeError, match=r"^y is a dask Array, .*or pass y\.compute\(\) to work in memory$"):
+        est.fit(X, yd)
+    with pytest.raises(TypeError, match=r"^groups\['g'\] is a dask Array"):
+        est.fit(X, y, groups={"g": gd})
+    est.fit(X, y)
+    with pytest.raises(TypeError, match=r"^X is a dask Array, .*rateopt\.dask\.predict\(estimator, X"):
+        est.predict_proba(Xd)
+
+
 def test_mismatched_partitions_are_refused_naming_the_argument(data, client):
     X, y, g, w, base = data
     Xd = da.from_array(X, chunks=(CHUNK, D))
