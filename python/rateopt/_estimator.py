@@ -272,6 +272,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             with their values and the smallest largest violation any mixture
             of the recorded iterates achieves; ``feasibility_`` holds the report.
         """
+        _refuse_dask(fit=True, X=X, y=y, groups=groups, sample_weight=sample_weight, baseline=baseline)
         params = self.get_params(deep=False)
         if self.method != "auto":
             get_game(self.method)
@@ -331,6 +332,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
 
     def _validated(self, X):
         check_is_fitted(self)
+        _refuse_dask(fit=False, X=X)
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
 
     def _positive_decisions(self, X):
@@ -381,3 +383,17 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         """
         X = self._validated(X)
         return self.classifier_.decision_function(X)
+
+
+def _refuse_dask(*, fit, **arguments):
+    """Raise where an argument is a dask or distributed object: scikit-learn's validation would pull it into
+    this process whole (detected by the type's module, so that dask is never imported here)."""
+    for what, value in list(arguments.items()):
+        if isinstance(value, dict):  # group columns by name
+            arguments.update((f"{what}[{k!r}]", v) for k, v in value.items())
+    for what, value in arguments.items():
+        if type(value).__module__.partition(".")[0] in ("dask", "dask_expr", "distributed"):
+            where = ("train on the cluster with rateopt.dask.Dataset(X, y, ...) and rateopt.train" if fit else
+                     "predict on the cluster with rateopt.dask.predict(estimator, X, method=...)")
+            raise TypeError(f"{what} is a dask {type(value).__name__}, which RateConstrainedClassifier would pull "
+                            f"into this process whole: {where}, or pass {what}.compute() to work in memory")

@@ -216,6 +216,140 @@ def _wait_for_replacement(client, victim, timeout=60.0):
     raise TimeoutError(f"worker {victim} was not replaced within {timeout} s")
 
 
+class _RestrictionLog(distributed.diagnostics.plugin.SchedulerPlugin):
+    """A scheduler plugin (the LocalCluster's scheduler runs in this process): where each task ran, its
+    dependencies and its worker restrictions."""
+
+    name = "test-restriction-log"
+
+    def __init__(self):
+        self.runs = []
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if finish == "processing":
+            ts = self.scheduler.tasks[key]
+            self.runs.append((key, {d.key for d in ts.dependencies}, set(ts.worker_restrictions or ()),
+                              ts.loose_restrictions, ts.processing_on.address))
+
+
+def _incoming_keys(dask_worker):
+    return [key for entry in dask_worker.transfer_incoming_log for key in entry["keys"]]
+
+
+def test_partitions_never_leave_their_worker(data, client):
+    # Every partition starts on one worker (its inputs scattered there), so the other worker idles and Dask
+    # would balance the load by copying partitions to it; every task reading a partition is pinned to its
+    # holder, so none is copied: not to build the tables, not to fit, not to evaluate.
+    X, y, g, w = data[:4]
+    workers = sorted(client.scheduler_info()["workers"])
+    n_parts = 12
+    rows = np.array_split(np.arange(N), n_parts)
+    on_first = lambda a: client.scatter([a[r] for r in rows], workers=workers[:1], hash=False)
+    log = _RestrictionLog()
+    log.scheduler = client.cluster.scheduler
+    client.cluster.scheduler.add_plugin(log)
+    try:
+        ds = rd.Dataset(on_first(X), on_first(y), weights=on_first(w), groups={"g": on_first(g)}, client=client)
+        who = client.who_has(ds.partitions)
+        start = {f.key: set(who[f.key]) for f in ds.partitions}
+        pr = _fairness(ds)
+        result = run_game(pr, n_iter=10, learning_rate=0.05)
+        rd.evaluate(pr, result.solution("last"))
+        ds.group_values("g")
+    finally:
+        client.cluster.scheduler.remove_plugin(log.name)
+    blocks = pr.compiled.tables["train"].blocks
+    who = client.who_has(blocks)
+    held = {**start, **{f.key: set(who[f.key]) for f in blocks}}
+    assert all(len(h) == 1 for h in held.values())
+    readers = [run for run in log.runs if run[1] & held.keys()]
+    assert len(readers) >= 4 * n_parts  # shapes, two subsets' statistics, tables, kernel passes, evaluation
+    for key, deps, restrictions, loose, ran_on in readers:
+        holder = set.union(*(held[d] for d in deps & held.keys()))
+        assert (restrictions, loose, {ran_on}) == (holder, False, holder), key
+    assert {k: set(h) for k, h in client.who_has(ds.partitions).items()} == start
+    moved = [k for keys in client.run(_incoming_keys).values() for k in keys if k in held]
+    assert moved == []
+
+
+def test_partitions_weigh_their_arrays():
+    # Dask decides whether moving a partition is cheap by its size: a partition and its membership table weigh
+    # the bytes of their arrays, not the 56 bytes of a bare object.
+    from dask.sizeof import sizeof
+    from rateopt._language._lowering import WeightSum
+    from rateopt._language._predicates import All
+    from rateopt.dask._compile import partition_block
+    from rateopt.dask._partitions import make_partition
+
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(500, 6)), rng.uniform(1, 2, size=500)
+    y, g = rng.choice(["n", "p"], size=500), rng.choice(["a", "b"], size=500).astype(object)
+    part = make_partition(0, "train", X, y, weights=w, groups={"g": g}, positive_label="p")
+    arrays = X.nbytes + part.data.y.nbytes + w.nbytes + sizeof(part.data.groups["g"])
+    assert arrays <= sizeof(part) <= arrays + 200
+    total = WeightSum.of(part.data.weights)
+    block = partition_block(part, [All()], [total.exp], [total.mant])
+    table = block.atoms.indptr.nbytes + block.atoms.indices.nbytes + block.atoms.weights.nbytes
+    assert X.nbytes + table <= sizeof(block) <= X.nbytes + table + 200
+
+
+def test_losing_in_memory_partitions_with_a_worker_is_a_clear_error(data, client):
+    # Partitions given as in-memory arrays are scattered: Dask has no source to recompute them from when the
+    # worker holding one dies. The fit stops with an error that says so and how to avoid it.
+    X, y, g = data[:3]
+    parts = lambda a: [a[i:i + CHUNK] for i in range(0, N, CHUNK)]
+    ds = rd.Dataset(parts(X), parts(y), groups={"g": parts(g)}, client=client)
+    pr = _fairness(ds)
+    pids = client.run(os.getpid)
+    victim = client.who_has(ds.partitions[:1])[ds.partitions[0].key][0]
+
+    def kill(t, info):
+        if t == 3:
+            os.kill(pids[victim], signal.SIGKILL)
+
+    with pytest.raises(RateoptError, match=r"partitions of dataset 'train' are gone from the cluster, as when a "
+                                           r"worker holding them is lost \(Dask: .*\): .*build the dataset from "
+                                           r"dask collections"):
+        run_game(pr, n_iter=10, learning_rate=0.05, callback=kill)
+    _wait_for_replacement(client, victim)
+
+
+def test_estimator_probabilities_on_partitions(data):
+    # RateConstrainedClassifier.predict_proba has two columns and predict gives its labels: both on a dask
+    # array and on a dask DataFrame, as in memory.
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, g = data[:3]
+    est = ro.RateConstrainedClassifier(n_iter=20, solution="m-stochastic").fit(X, y, groups={"g": g})
+    Xd = da.from_array(X, chunks=(CHUNK, D))
+    proba = rd.predict(est, Xd, method="predict_proba")
+    assert proba.shape == (N, 2)
+    np.testing.assert_array_equal(proba.compute(), est.predict_proba(X))
+    np.testing.assert_array_equal(rd.predict(est, Xd).compute(), est.predict(X))
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]), npartitions=3)
+    frame = rd.predict(est, ddf, method="predict_proba").compute()
+    assert list(frame.columns) == ["no", "yes"]
+    np.testing.assert_array_equal(frame.to_numpy(), est.predict_proba(X))
+    np.testing.assert_array_equal(rd.predict(est, ddf).compute().to_numpy(), est.predict(X))
+
+
+def test_the_estimator_refuses_dask_collections(data):
+    # fit and predict would pull a dask collection into this process whole: they say where to work instead.
+    X, y, g = data[:3]
+    Xd, yd, gd = da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, chunks=CHUNK), da.from_array(g, chunks=CHUNK)
+    est = ro.RateConstrainedClassifier(n_iter=5)
+    with pytest.raises(TypeError, match=r"^X is a dask Array, which RateConstrainedClassifier would pull into this "
+                                        r"process whole: train on the cluster with rateopt\.dask\.Dataset"):
+        est.fit(Xd, yd)
+    with pytest.raises(TypeError, match=r"^y is a dask Array, .*or pass y\.compute\(\) to work in memory$"):
+        est.fit(X, yd)
+    with pytest.raises(TypeError, match=r"^groups\['g'\] is a dask Array"):
+        est.fit(X, y, groups={"g": gd})
+    est.fit(X, y)
+    with pytest.raises(TypeError, match=r"^X is a dask Array, .*rateopt\.dask\.predict\(estimator, X"):
+        est.predict_proba(Xd)
+
+
 def test_mismatched_partitions_are_refused_naming_the_argument(data, client):
     X, y, g, w, base = data
     Xd = da.from_array(X, chunks=(CHUNK, D))
@@ -238,19 +372,85 @@ def test_mismatched_partitions_are_refused_naming_the_argument(data, client):
         rd.Dataset(X_parts, lazy, client=client)
 
 
-def test_empty_partitions_and_bad_values_are_refused(data, client):
-    X, y, g, w, base = data
-    with pytest.raises(RateoptError, match=r"partition 1 of X is empty"):
-        rd.Dataset(da.from_array(X, chunks=((300, 0, 300), (D,))), client=client)
-    import dask
-
-    lazy_empty = [dask.delayed(np.asarray)(X[:CHUNK]), dask.delayed(np.asarray)(X[:0])]
-    with pytest.raises(RateoptError, match=r"partition 1 of X is empty"):
-        rd.Dataset(lazy_empty, client=client)
+def test_bad_values_are_refused_naming_the_partition(data, client):
+    X, y, _, w, _ = data
     bad = w.copy()
     bad[CHUNK + 5] = -1.0
     with pytest.raises(RateoptError, match=r"partition 1 of dataset 'train': weights must be non-negative"):
         rd.Dataset(da.from_array(X, chunks=(CHUNK, D)), weights=da.from_array(bad, chunks=CHUNK), client=client)
+    with pytest.raises(RateoptError, match=r"^X has no rows: every partition is empty$"):
+        rd.Dataset(da.from_array(X[:0], chunks=((0, 0), (D,))), client=client)
+    import dask
+
+    # an empty partition whose columns are not: the worker's check names it
+    lazy_x = [dask.delayed(np.asarray)(X[CHUNK:2 * CHUNK]), dask.delayed(np.asarray)(X[:0])]
+    lazy_y = [dask.delayed(np.asarray)(y[CHUNK:2 * CHUNK]), dask.delayed(np.asarray)(y[:3])]
+    with pytest.raises(RateoptError, match=r"partition 1 of dataset 'train': y has 3 entries but X has 0 rows"):
+        rd.Dataset(lazy_x, lazy_y, client=client)
+
+
+def _filtered_frame(data):
+    """A dask DataFrame of the data in 4 partitions, filtered so that partition 2 is empty, and the kept rows."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, g, w = data[:4]
+    keep = np.ones(N, dtype=bool)
+    keep[2 * CHUNK:3 * CHUNK] = False  # partition 2 loses every row
+    keep[::7] = False  # and the others some
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(y=y, g=g, w=w, keep=keep)
+    ddf = dd.from_pandas(frame, npartitions=4, sort=False)
+    filtered = ddf[ddf["keep"]]
+    assert [len(p) for p in filtered.partitions] == [int(keep[i:i + CHUNK].sum()) for i in range(0, N, CHUNK)]
+    return filtered, keep
+
+
+def test_empty_partitions_are_skipped(data, client):
+    # A filtered dask DataFrame, a dask array with an empty chunk and a list of CSR partitions with an empty one:
+    # each gives the dataset, the compiled problem and the fit of its non-empty rows.
+    X, y, g, w = data[:4]
+    filtered, keep = _filtered_frame(data)
+    cols = [f"x{j}" for j in range(D)]
+    local = ro.Dataset(X[keep], y[keep], weights=w[keep], groups={"g": g[keep]})
+    sizes = tuple(int(keep[i:i + CHUNK].sum()) for i in range(0, N, CHUNK))
+    arr = lambda a: da.from_array(a[keep], chunks=(sizes,) + ((D,) if a.ndim == 2 else ()))
+    csr = [sp.csr_matrix(X[keep][s - n:s]) for n, s in zip(sizes, np.cumsum(sizes))]
+    remotes = [
+        rd.Dataset(filtered[cols], filtered["y"], weights=filtered["w"], groups=filtered[["g"]], client=client),
+        rd.Dataset(arr(X), arr(y), weights=arr(w), groups={"g": arr(g)}, client=client),
+        rd.Dataset(csr, arr(y), weights=arr(w), groups={"g": arr(g)}, client=client),
+    ]
+    assert sizes[2] == 0 and [len(r.partitions) for r in remotes] == [3, 3, 3]
+    pl = _fairness(local)
+    kw = {"n_iter": 15, "learning_rate": 0.05, "eta_lambda": 0.5}
+    ref = run_game(pl, **kw)
+    for remote in remotes:
+        assert remote.n_samples == int(keep.sum()) and list(remote.sizes) == [s for s in sizes if s]
+        pr = _fairness(remote)
+        assert [a.n_members for a in pr.compiled.atoms] == [a.n_members for a in pl.compiled.atoms]
+        np.testing.assert_allclose(pr.compiled.C, pl.compiled.C, rtol=1e-14, atol=0)
+        assert np.max(np.abs(run_game(pr, **kw).weights - ref.weights)) <= 1e-9
+
+
+def _fairness(ds):
+    ctx = ds.context()
+    return ro.Problem(constraints=[ro.true_positive_rate(ctx.subset(group="g", value="a")) >=
+                                   ro.true_positive_rate(ctx) - 0.02,
+                                   ro.positive_prediction_rate(ctx) <= 0.45])
+
+
+def test_a_named_dask_series_of_groups_is_one_group_column(data, client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, g = data[:3]
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(D)]).assign(y=y, g=g)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    remote = rd.Dataset(ddf[[f"x{j}" for j in range(D)]], ddf["y"], groups=ddf["g"], client=client)
+    local = ro.Dataset(X, y, groups={"g": g})
+    assert list(remote.groups) == ["g"]
+    assert list(remote.group_values("g")) == list(local.group_values("g"))
+    pr, pl = (_fairness(d).compiled for d in (remote, local))
+    assert [a.n_members for a in pr.atoms] == [a.n_members for a in pl.atoms]
+    np.testing.assert_allclose(pr.C, pl.C, rtol=1e-14, atol=0)
 
 
 def test_subset_errors_name_the_subset(data, client):

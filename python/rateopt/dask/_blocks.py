@@ -4,13 +4,15 @@
 :class:`rateopt._training._spec.Block` (``n_samples``, ``n_features``, ``run_kernel``,
 ``revalidated``). Its :meth:`~RemoteBlock.run_kernel` is one map and one
 reduction: the partitions are grouped by the worker that held them when the
-block was made; one task per group runs the core's fused kernel on each of its
-partitions, in row order, with that worker's threads, and sums them; the
-groups' sums are added in group order (by a tree of tasks on the cluster when
-there are more than ``fan_in`` groups). The grouping is fixed, so the sums are
-added in the same order whichever worker runs a group's task: a fit that
-loses a worker (its partitions recomputed elsewhere by Dask) gives the same
-numbers as an undisturbed one.
+block was made; one task per group, pinned to the worker holding the group's
+partitions (so no partition is ever copied to balance the load), runs the
+core's fused kernel on each of its partitions, in row order, with that
+worker's threads, and sums them; the groups' sums are added in group order
+(by a tree of tasks on the cluster when there are more than ``fan_in``
+groups). The grouping is fixed, so the sums are added in the same order
+whichever worker runs a group's task: a fit that loses a worker (its pins
+lifted, its partitions recomputed elsewhere by Dask) gives the same numbers
+as an undisturbed one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import numpy as np
 
 from rateopt._training._spec import Block
 from rateopt.exceptions import RateoptError
+
+from ._cluster import gather, holders, submit_on
 
 __all__ = ["RemoteBlock", "KernelSums"]
 
@@ -132,7 +136,7 @@ class RemoteBlock:
         self.atom_ids = atom_ids
         self._n_features = int(n_features)
         self.fan_in = int(fan_in)
-        self.groups, self.group_workers = _groups_by_worker(client, self.blocks)
+        self.groups = _groups_by_worker(client, self.blocks)
         #: Seconds the slowest group spent in the kernel during the last :meth:`run_kernel` (measurements).
         self.last_kernel_s = 0.0
 
@@ -205,20 +209,20 @@ class RemoteBlock:
         if rows is not None:
             local_rows, scales = self._split_rows(np.asarray(rows, dtype=np.int64))
         theta = np.asarray(theta, dtype=np.float64)
+        members_blocks = [[self.blocks[i] for i in members] for members in self.groups]
+        where = holders(self.client, members_blocks)  # now: a lost worker's partitions are recomputed elsewhere
         futures = []
         for g, members in enumerate(self.groups):
             r = None if local_rows is None else [local_rows[i] for i in members]
             if r is not None and not any(x.size for x in r):
                 continue
             s = None if scales is None else [scales[i] for i in members]
-            futures.append(self.client.submit(
-                group_kernel, [self.blocks[i] for i in members], theta, bias, coefs, proxies, grad_weights,
-                offset_ids, offsets, margin, r, s, pure=False, workers=self.group_workers[g],
-                allow_other_workers=True))
+            futures.append(submit_on(self.client, where[g], group_kernel, members_blocks[g], theta, bias, coefs,
+                                     proxies, grad_weights, offset_ids, offsets, margin, r, s))
         while len(futures) > self.fan_in:  # a reduction tree on the cluster
             futures = [self.client.submit(add_sums, *futures[i:i + self.fan_in], pure=False)
                        for i in range(0, len(futures), self.fan_in)]
-        total = add_sums(*self.client.gather(futures))
+        total = add_sums(*gather(self.client, futures, self.name))
         self.last_kernel_s = 0.0 if total is None else total.kernel_s
         return total
 
@@ -240,14 +244,7 @@ class RemoteBlock:
 
 def _groups_by_worker(client, blocks):
     """Partitions grouped by the worker holding them now (a partition held nowhere yet: its own group)."""
-    who = client.who_has(blocks)
     by_worker: dict = {}
-    for i, f in enumerate(blocks):
-        holders = sorted(who.get(f.key, ()))
-        by_worker.setdefault(holders[0] if holders else f"unplaced-{i}", []).append(i)
-    groups = sorted(by_worker.values())
-    workers = []
-    for members in groups:
-        holders = sorted(who.get(blocks[members[0]].key, ()))
-        workers.append(holders[:1] or None)
-    return groups, workers
+    for i, w in enumerate(holders(client, blocks)):
+        by_worker.setdefault(w if w is not None else f"unplaced-{i}", []).append(i)
+    return sorted(by_worker.values())

@@ -1,11 +1,28 @@
-"""The Dask client a partitioned dataset uses, and the check that its workers can run rateopt."""
+"""The Dask client a partitioned dataset uses, the check that its workers can run rateopt, and tasks pinned
+to the worker holding their partition.
+
+Every task that reads a partition (or its membership table) runs on the worker
+holding it, and only there (``workers=[addr], allow_other_workers=False``):
+Dask never copies a partition to balance the load, so each worker holds its
+own partitions and no more. A pin must not outlive its worker: a scheduler
+plugin (:func:`lift_lost_pins`) lifts the pins to a worker that leaves the
+cluster, so that the tasks it held and the partitions it lost are recomputed
+elsewhere, as Dask does for unpinned tasks.
+"""
 
 from __future__ import annotations
+
+import uuid
+from concurrent.futures import CancelledError
 
 from .._version import __version__
 from ..exceptions import RateoptError
 
-__all__ = ["get_client", "check_workers"]
+__all__ = ["PINNED_PREFIX", "check_workers", "gather", "get_client", "holders", "lift_lost_pins", "lost_partitions_error",
+           "submit_on"]
+
+#: Key prefix of the tasks pinned to a partition's worker (the only pins the scheduler plugin lifts).
+PINNED_PREFIX = "rateopt-pinned-"
 
 
 def get_client(client=None):
@@ -72,3 +89,148 @@ def check_workers(client):
             f"{len(bad)} of {len(answers)} Dask workers cannot run rateopt ({want} on the client): {lines}. "
             "Install the same rateopt[dask] on every worker (the kernel runs where the partitions live)"
         )
+
+
+def _lift_lost_pins_plugin():
+    """A scheduler plugin, shipped by value (the scheduler need not import rateopt): pins to a worker that is not
+    in the cluster are lifted, for tasks already known when it leaves and for tasks submitted after."""
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    prefix = PINNED_PREFIX
+
+    def pinned(ts):
+        return ts.worker_restrictions and not ts.loose_restrictions and str(ts.key).startswith(prefix)
+
+    class LiftLostPins(SchedulerPlugin):
+        name = "rateopt-lift-lost-pins"
+        idempotent = True
+
+        def update_graph(self, scheduler, *, tasks=(), **kwargs):  # before the new tasks are scheduled
+            for key in tasks:
+                ts = scheduler.tasks.get(key)
+                if ts is not None and pinned(ts) and not any(w in scheduler.workers for w in ts.worker_restrictions):
+                    ts.worker_restrictions = None
+
+        def remove_worker(self, scheduler, worker, *, stimulus_id, **kwargs):
+            recommendations = {}
+            for ts in list(scheduler.tasks.values()):
+                if pinned(ts) and worker in ts.worker_restrictions:
+                    ts.worker_restrictions = None
+                    if ts.state == "no-worker":
+                        recommendations[ts.key] = "processing"
+            if recommendations:
+                scheduler.transitions(recommendations, stimulus_id)
+
+    return LiftLostPins()
+
+
+def lift_lost_pins(client):
+    """Install (once per scheduler) the plugin that lifts pins to workers that left the cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    """
+    client.register_plugin(_lift_lost_pins_plugin())
+
+
+def holders(client, futures):
+    """The worker holding each future now (the first in address order), None where none holds it yet.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    futures : list of distributed.Future
+        Partitions, or lists of partitions that one task reads (held by one worker, else None).
+
+    Returns
+    -------
+    list of (str or None)
+    """
+    flat = [f for x in futures for f in (x if isinstance(x, list) else [x])]
+    who = client.who_has(flat)
+    out = []
+    for x in futures:
+        common = None
+        for f in x if isinstance(x, list) else [x]:
+            held = set(who.get(f.key, ()))
+            common = held if common is None else common & held
+        out.append(min(common) if common else None)
+    return out
+
+
+def submit_on(client, worker, fn, *args, **kwargs):
+    """Submit ``fn(*args, **kwargs)`` to run on ``worker`` only (anywhere Dask chooses where ``worker`` is None).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    worker : str or None
+        The address of the worker holding the partitions the task reads.
+    fn : callable
+        The task.
+    *args, **kwargs
+        Its arguments.
+
+    Returns
+    -------
+    distributed.Future
+    """
+    key = f"{PINNED_PREFIX}{fn.__name__}-{uuid.uuid4().hex}"
+    if worker is None:
+        return client.submit(fn, *args, key=key, **kwargs)
+    return client.submit(fn, *args, key=key, workers=[worker], allow_other_workers=False, **kwargs)
+
+
+def lost_partitions_error(dataset, exc):
+    """The error raised where a partition's task was cancelled: its data are gone from the cluster.
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name.
+    exc : Exception
+        Dask's cancellation error.
+
+    Returns
+    -------
+    RateoptError
+    """
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return RateoptError(
+        f"partitions of dataset {dataset!r} are gone from the cluster, as when a worker holding them is lost "
+        f"(Dask: {reason}): partitions given as in-memory arrays are scattered to the workers with no source to "
+        "recompute them from; build the dataset from dask collections (dask.array.from_array, dask.delayed, a "
+        "dask DataFrame) so that Dask recomputes the partitions a lost worker held"
+    )
+
+
+def gather(client, futures, dataset):
+    """``client.gather(futures)``, a cancellation (partitions lost with a worker) raised as a clear error.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    futures : list of distributed.Future
+        The tasks.
+    dataset : str
+        The dataset's name, for the error.
+
+    Returns
+    -------
+    list
+        The tasks' results.
+
+    Raises
+    ------
+    RateoptError
+        If a task was cancelled because data it reads are gone from the cluster.
+    """
+    try:
+        return client.gather(futures)
+    except CancelledError as exc:
+        raise lost_partitions_error(dataset, exc) from None

@@ -30,6 +30,8 @@ from rateopt._language._lowering import Env, WeightSum
 from rateopt._language._predicates import Mask
 from rateopt.exceptions import EmptySubsetError, RateoptError
 
+from ._partitions import nbytes
+
 __all__ = ["PartitionedData", "PartitionedEnv", "PartitionedTable", "PartitionBlock"]
 
 
@@ -61,6 +63,10 @@ class PartitionBlock:
     @property
     def n_samples(self):
         return self.X.n_samples
+
+    def __sizeof__(self):  # what Dask weighs before moving it: the bytes of its arrays
+        a = self.atoms
+        return object.__sizeof__(self) + nbytes(self.X.data, a.indptr, a.indices, a.weights)
 
     def __reduce__(self):  # moved between workers: rebuilt (and validated) from the plain arrays
         a = self.atoms

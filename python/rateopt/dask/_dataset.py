@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import CancelledError
 from types import MappingProxyType
 
 import numpy as np
@@ -16,7 +17,7 @@ from rateopt.exceptions import RateoptError
 
 from . import _partitions as P
 from ._blocks import RemoteBlock
-from ._cluster import check_workers, get_client
+from ._cluster import check_workers, gather, get_client, holders, lift_lost_pins, lost_partitions_error, submit_on
 from ._compile import PartitionedData, PartitionedTable, SubsetStats, partition_block, subset_stats
 
 __all__ = ["Dataset"]
@@ -83,8 +84,19 @@ class Dataset(LocalDataset):
     RateoptError
         If no client runs or a worker cannot import rateopt, a column has a
         different number of partitions than ``X`` or a partition a different
-        number of rows, a partition is empty, or a value is invalid (the
+        number of rows, every partition is empty, or a value is invalid (the
         message names the argument and the partition).
+
+    Notes
+    -----
+    Empty partitions (a filtered dask DataFrame routinely has some) are
+    skipped: the dataset is made of the others. Every task that reads a
+    partition runs on the worker holding it and only there, so a worker
+    holds its own partitions and no copies of others'; a worker that leaves
+    the cluster releases the tasks pinned to it, and Dask recomputes the
+    partitions it held from their source. Partitions given as in-memory
+    arrays have no source: losing a worker that holds one ends the fit with
+    an error that says so.
     """
 
     compile_backend = PartitionedData
@@ -100,6 +112,7 @@ class Dataset(LocalDataset):
         self.name = name
         self.client = get_client(client)
         check_workers(self.client)
+        lift_lost_pins(self.client)
         x_parts, lengths = P.split(X, "X", two_d=True)
         n = len(x_parts)
 
@@ -109,6 +122,16 @@ class Dataset(LocalDataset):
         # every column is split and checked before anything is sent to the cluster
         y_parts, w_parts, b_parts = column(y, "y"), column(weights, "weights"), column(baseline, "baseline")
         g_parts, gcols = self._group_parts(groups, group_names, n, lengths)
+        # partitions known to be empty are skipped (the others' are, once built on the workers)
+        keep = [i for i, size in enumerate(lengths) if size != 0]
+        if not keep:
+            raise RateoptError("X has no rows: every partition is empty")
+        x_parts, y_parts, w_parts, b_parts = ([p[i] for i in keep] if p is not None else None
+                                              for p in (x_parts, y_parts, w_parts, b_parts))
+        if isinstance(g_parts, dict):
+            g_parts = {c: [v[i] for i in keep] for c, v in g_parts.items()}
+        elif g_parts is not None:
+            g_parts = [g_parts[i] for i in keep]
         xf = self._futures(x_parts)
         yf, wf, bf = (None if p is None else self._futures(p) for p in (y_parts, w_parts, b_parts))
         gf = None if g_parts is None else self._group_futures(g_parts)
@@ -116,18 +139,26 @@ class Dataset(LocalDataset):
         self.groups = MappingProxyType(gcols)
         pos, self.classes = (None, None) if yf is None else self._global_labels(yf, positive_label)
         kind, check_labels = ("auto", False) if bf is None else self._baseline_reading(bf, baseline_kind)
-        self.partitions = [
-            self.client.submit(P.make_partition, i, name, xf[i], None if yf is None else yf[i],
-                               None if wf is None else wf[i], None if gf is None else gf[i],
-                               None if bf is None else bf[i], positive_label=pos, classes=self.classes,
+        partitions = [
+            self.client.submit(P.make_partition, i, name, xf[j], None if yf is None else yf[j],
+                               None if wf is None else wf[j], None if gf is None else gf[j],
+                               None if bf is None else bf[j], positive_label=pos, classes=self.classes,
                                baseline_kind=kind, check_labels=check_labels, pure=False)
-            for i in range(n)]
-        shapes = self.client.gather([self.client.submit(_shape, p, pure=False) for p in self.partitions])
-        self.n_features = int(shapes[0][1])
-        for i, (_, d) in enumerate(shapes):
-            if d != self.n_features:
-                raise RateoptError(f"partition {i} of X has {d} features but partition 0 has {self.n_features}")
-        self.sizes = np.array([s[0] for s in shapes], dtype=np.int64)
+            for j, i in enumerate(keep)]
+        self.partitions = partitions
+        self._wait(partitions)  # built: each task reading one is pinned to its holder
+        shapes = self._on_partitions(_shape)
+        nonempty = [j for j, (rows, _) in enumerate(shapes) if rows]
+        if not nonempty:
+            raise RateoptError("X has no rows: every partition is empty")
+        self.partitions = [partitions[j] for j in nonempty]
+        first = keep[nonempty[0]]
+        self.n_features = int(shapes[nonempty[0]][1])
+        for j in nonempty:
+            if shapes[j][1] != self.n_features:
+                raise RateoptError(f"partition {keep[j]} of X has {shapes[j][1]} features but partition {first} has "
+                                   f"{self.n_features}")
+        self.sizes = np.array([shapes[j][0] for j in nonempty], dtype=np.int64)
         self.n_samples = int(self.sizes.sum())
 
     # -- building ---------------------------------------------------------------------------
@@ -162,7 +193,7 @@ class Dataset(LocalDataset):
             if group_names is not None:
                 raise RateoptError("group_names was given but groups is None")
             return None, {}
-        if hasattr(groups, "columns") and P._is_dask_collection(groups):  # dask DataFrame
+        if P._is_dask_collection(groups) and getattr(groups, "ndim", None) == 2 and hasattr(groups, "columns"):
             if group_names is not None:
                 raise RateoptError("group_names applies to array groups; a DataFrame has columns")
             parts = P.split(groups, "groups", n_parts=n, lengths=lengths, two_d=True)[0]
@@ -186,7 +217,10 @@ class Dataset(LocalDataset):
 
     def _global_labels(self, yf, positive_label):
         """The positive label and classes of all partitions (the rule of :class:`rateopt.Dataset`)."""
-        summaries = self.client.gather([self.client.submit(P.label_summary, f, pure=False) for f in yf])
+        summaries = gather(self.client, [self.client.submit(P.label_summary, f, pure=False) for f in yf], self.name)
+        summaries = [s for s in summaries if s is not None]  # empty partitions say nothing
+        if not summaries:
+            raise RateoptError("y has no entries: every partition is empty")
         if any(missing for _, _, missing in summaries):
             raise RateoptError("y contains missing values (NaN or None); drop or label them")
         dtype = summaries[0][0]
@@ -201,8 +235,11 @@ class Dataset(LocalDataset):
             raise RateoptError("baseline_kind='labels' but y is None")
         if kind != "auto":
             return kind, False
-        summaries = self.client.gather([self.client.submit(P.baseline_summary, f, self.classes, pure=False)
-                                        for f in bf])
+        summaries = gather(self.client, [self.client.submit(P.baseline_summary, f, self.classes, pure=False)
+                                         for f in bf], self.name)
+        summaries = [s for s in summaries if s is not None]  # empty partitions say nothing
+        if not summaries:
+            raise RateoptError("baseline has no entries: every partition is empty")
         in_labels = all(s[2] for s in summaries)
         kinds = {s[0] for s in summaries}
         if not kinds <= set("biuf"):
@@ -213,6 +250,26 @@ class Dataset(LocalDataset):
         if kinds == {"b"} or all(s[1] for s in summaries):
             return "decisions", in_labels
         return "scores", in_labels
+
+    # -- tasks on the partitions, each where its partition lives ----------------------------------
+
+    def _wait(self, futures):
+        """Wait until every future is done (a cancellation raised as the loss of partitions)."""
+        from distributed import wait
+
+        try:
+            wait(futures)
+        except CancelledError as exc:
+            raise lost_partitions_error(self.name, exc) from None
+
+    def _submit_on_partitions(self, fn, *args):
+        """``fn(partition, *args)`` for every partition, each pinned to the worker holding it (futures)."""
+        where = holders(self.client, self.partitions)
+        return [submit_on(self.client, w, fn, p, *args) for p, w in zip(self.partitions, where)]
+
+    def _on_partitions(self, fn, *args):
+        """The results of ``fn(partition, *args)`` for every partition, each run on the worker holding it."""
+        return gather(self.client, self._submit_on_partitions(fn, *args), self.name)
 
     # -- what the compiler and the driver ask ---------------------------------------------------
 
@@ -229,8 +286,7 @@ class Dataset(LocalDataset):
         SubsetStats
             ``count``, ``weight`` (a ``WeightSum``, partial sums added in partition order) and ``digests``.
         """
-        stats = self.client.gather([self.client.submit(subset_stats, p, predicate, pure=False)
-                                    for p in self.partitions])
+        stats = self._on_partitions(subset_stats, predicate)
         total = WeightSum()
         for _, mant, exp, _ in stats:  # partition order: deterministic
             total = total + WeightSum(mant, exp)
@@ -255,8 +311,7 @@ class Dataset(LocalDataset):
         """
         exps = [w.exp for w in weights]
         mants = [w.mant for w in weights]
-        blocks = [self.client.submit(partition_block, p, predicates, exps, mants, pure=False)
-                  for p in self.partitions]
+        blocks = self._submit_on_partitions(partition_block, predicates, exps, mants)
         return PartitionedTable(self.name, self.n_samples, len(predicates), offset, blocks)
 
     def game_block(self, table):
@@ -272,9 +327,7 @@ class Dataset(LocalDataset):
         RemoteBlock
             Raises the first partition's error if a table could not be built.
         """
-        from distributed import wait
-
-        wait(table.blocks)
+        self._wait(table.blocks)
         for f in table.blocks:
             if f.status == "error":
                 f.result()  # raises the partition's error
@@ -302,8 +355,7 @@ class Dataset(LocalDataset):
             The sorted distinct values.
         """
         self._group_column(column)
-        parts = self.client.gather([self.client.submit(_group_values, p, column, pure=False)
-                                    for p in self.partitions])
+        parts = self._on_partitions(_group_values, column)
         return unique(np.concatenate(parts))
 
     def __getstate__(self):
@@ -321,7 +373,7 @@ class Dataset(LocalDataset):
 
 
 def _shape(part):
-    return part.n_samples, part.X.n_features
+    return (0, None) if part is None else (part.n_samples, part.X.n_features)
 
 
 def _group_values(part, column):

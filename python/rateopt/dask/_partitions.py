@@ -7,10 +7,14 @@ columns, baseline) is split into the same number of partitions, partition
 matrices, NumPy arrays, ``dask.delayed`` objects or ``distributed`` futures).
 Partition ``i`` of the dataset becomes one :class:`Partition` on a worker: a
 plain :class:`rateopt.Dataset` of its rows, validated there, with its
-features in the kernel's layout.
+features in the kernel's layout. Empty partitions (a filtered dask DataFrame
+has them) are skipped: where their size is known on the client they are never
+sent, elsewhere :func:`make_partition` returns None for them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,7 +24,7 @@ from rateopt._language._data import Dataset as LocalDataset
 from rateopt._language._validation import missing_mask, unique
 from rateopt.exceptions import RateoptError
 
-__all__ = ["Partition", "split", "make_partition"]
+__all__ = ["Partition", "make_partition", "nbytes", "split"]
 
 
 def _is_dask_collection(value):
@@ -78,10 +82,6 @@ def split(value, what, *, n_parts=None, lengths=None, two_d=False):
         for i, (a, b) in enumerate(zip(sizes, lengths)):
             if a is not None and b is not None and a != b:
                 raise RateoptError(f"partition {i} of {what} has {a} rows but partition {i} of X has {b}")
-    else:
-        for i, a in enumerate(sizes):
-            if a == 0:
-                raise RateoptError(f"partition {i} of X is empty (0 rows): drop empty partitions first")
     return parts, sizes
 
 
@@ -114,8 +114,39 @@ class Partition:
     def n_samples(self):
         return self.data.n_samples
 
+    def __sizeof__(self):  # what Dask weighs before moving it: the bytes of its arrays
+        d = self.data
+        return object.__sizeof__(self) + nbytes(d.X, self.X.data, d.y, d.weights, d.groups, d.baseline)
+
     def __reduce__(self):  # moved between workers: rebuilt (and validated) from the plain data
         return (Partition, (self.index, self.data))
+
+
+def nbytes(*values):
+    """Bytes held by arrays (dense, sparse, or the values of a mapping), each array counted once.
+
+    Parameters
+    ----------
+    *values : ndarray, scipy sparse matrix, mapping of them, or None
+
+    Returns
+    -------
+    int
+        As ``dask.sizeof`` measures each array (object arrays with their elements).
+    """
+    from dask.sizeof import sizeof
+
+    seen, total, stack = set(), 0, list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Mapping):
+            stack.extend(v.values())
+        elif sp.issparse(v):
+            stack.extend(getattr(v, a) for a in ("data", "indices", "indptr", "row", "col") if hasattr(v, a))
+        elif isinstance(v, np.ndarray) and id(v) not in seen:
+            seen.add(id(v))
+            total += sizeof(v)
+    return total
 
 
 def _features(X):
@@ -135,18 +166,24 @@ def _column(v):
 
 
 def label_summary(y):
-    """``(dtype kind, sorted distinct values (at most 3), has missing values)`` of one label partition."""
+    """``(dtype kind, sorted distinct values (at most 3), has missing values)`` of one label partition (None if
+    it is empty)."""
     a = _column(y)
     if a.ndim != 1:
         raise RateoptError(f"y must be 1-D, got a partition of shape {a.shape}")
+    if not len(a):  # an empty partition (skipped) says nothing
+        return None
     missing = bool(missing_mask(a).any())
     vals = unique(a[~missing_mask(a)]) if missing else unique(a)
     return a.dtype.kind, [v.item() if isinstance(v, np.generic) else v for v in vals.tolist()[:3]], missing
 
 
 def baseline_summary(b, classes):
-    """``(dtype kind, all values are 0 or 1, all values are label values)`` of one baseline partition."""
+    """``(dtype kind, all values are 0 or 1, all values are label values)`` of one baseline partition (None if
+    it is empty)."""
     a = _column(b)
+    if not len(a):  # an empty partition (skipped) says nothing
+        return None
     known = [] if classes is None else [c for c in classes if c is not None]
     in_labels = bool(known) and bool(np.all(np.isin(a, np.array(known, dtype=object))))
     if a.dtype.kind not in "biuf":
@@ -164,17 +201,29 @@ def make_partition(index, name, X, y=None, weights=None, groups=None, baseline=N
     partition, and every baseline value is a label value) the chosen reading is
     checked here against the reading as labels, as :class:`rateopt.Dataset` does.
 
+    Returns
+    -------
+    Partition or None
+        None for an empty partition (its columns are checked to be empty too).
+
     Raises
     ------
     RateoptError
-        Naming the partition: it is empty, a column's length differs from
-        X's, or a value is invalid (as :class:`rateopt.Dataset` would say).
+        Naming the partition: a column's length differs from X's, or a value
+        is invalid (as :class:`rateopt.Dataset` would say).
     """
     X = _features(X)
     if X.ndim != 2:
         raise RateoptError(f"partition {index} of X must be 2-D, got shape {X.shape}")
-    if X.shape[0] == 0:
-        raise RateoptError(f"partition {index} of X is empty (0 rows): drop empty partitions first")
+    if X.shape[0] == 0:  # skipped: its columns must be empty too
+        columns = {"y": y, "weights": weights, "baseline": baseline}
+        columns.update(groups.items() if isinstance(groups, dict) else [("groups", groups)])
+        for what, v in columns.items():
+            v = _column(v)
+            if v is not None and len(v):
+                raise RateoptError(f"partition {index} of dataset {name!r}: {what} has {len(v)} entries but X has "
+                                   "0 rows")
+        return None
     try:
         b = _column(baseline)
         if b is not None and baseline_kind == "labels":

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from rateopt.exceptions import RateoptError
 
+from ._cluster import gather, holders, submit_on
 from ._compile import PartitionedTable
 
 __all__ = ["predict", "evaluate"]
@@ -14,12 +15,23 @@ __all__ = ["predict", "evaluate"]
 _METHODS = ("predict", "predict_proba", "decision_function")
 
 
-def _apply(block, classifier, method, kwargs):
+def _apply(block, classifier, method, kwargs, columns=None):
     if hasattr(block, "to_numpy"):  # a pandas partition
         import pandas as pd
 
-        return pd.Series(getattr(classifier, method)(block.to_numpy(dtype=np.float64), **kwargs), index=block.index)
+        out = getattr(classifier, method)(block.to_numpy(dtype=np.float64), **kwargs)
+        if columns is None:
+            return pd.Series(out, index=block.index)
+        return pd.DataFrame(out, index=block.index, columns=columns)
     return getattr(classifier, method)(block, **kwargs)
+
+
+def _output_of(classifier, method, kwargs, n_features):
+    """The method's output on one row of zeros: its dtype and, for a 2-D output, its number of columns."""
+    out = np.asarray(getattr(classifier, method)(np.zeros((1, n_features)), **kwargs))
+    if out.ndim not in (1, 2) or out.shape[0] != 1:
+        raise RateoptError(f"classifier.{method} returned shape {out.shape} for 1 row: expected (1,) or (1, k)")
+    return out.dtype, (out.shape[1] if out.ndim == 2 else None)
 
 
 def predict(classifier, X, *, method="predict", **kwargs):
@@ -31,8 +43,8 @@ def predict(classifier, X, *, method="predict", **kwargs):
 
     Parameters
     ----------
-    classifier : fitted rateopt classifier
-        E.g. ``result.solution("m-stochastic")``.
+    classifier : fitted rateopt classifier or RateConstrainedClassifier
+        E.g. ``result.solution("m-stochastic")``, or a fitted estimator.
     X : dask array of shape (n_samples, n_features) or dask DataFrame
         The rows (a DataFrame's columns are the features, in order).
     method : {"predict", "predict_proba", "decision_function"}, default="predict"
@@ -41,24 +53,34 @@ def predict(classifier, X, *, method="predict", **kwargs):
 
     Returns
     -------
-    dask array of shape (n_samples,), or dask Series for a DataFrame
-        Lazy: call ``.compute()`` (or keep it on the cluster with ``.persist()``).
+    dask array of shape (n_samples,) or (n_samples, k), or dask Series or DataFrame for a DataFrame
+        Lazy: call ``.compute()`` (or keep it on the cluster with ``.persist()``). The shape and dtype are
+        the method's: ``RateConstrainedClassifier.predict_proba`` gives two columns (a DataFrame's are named
+        by ``classes_``), a rateopt classifier's ``predict_proba`` one (the positive class's probability).
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     if not hasattr(classifier, method):
         raise TypeError(f"classifier has no method {method!r}: pass a fitted rateopt classifier")
-    dtype = np.int64 if method == "predict" else np.float64
     if hasattr(X, "chunks") and hasattr(X, "map_blocks"):
         if X.ndim != 2:
             raise RateoptError(f"X must be 2-D, got a dask array of shape {X.shape}")
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})
-        return X.map_blocks(_apply, classifier, method, kwargs, drop_axis=1, dtype=dtype)
-    if hasattr(X, "map_partitions") and hasattr(X, "columns"):
+        dtype, k = _output_of(classifier, method, kwargs, X.shape[1])
+        if k is None:
+            return X.map_blocks(_apply, classifier, method, kwargs, drop_axis=1, dtype=dtype)
+        return X.map_blocks(_apply, classifier, method, kwargs, chunks=(X.chunks[0], (k,)), dtype=dtype)
+    if hasattr(X, "map_partitions") and getattr(X, "ndim", None) == 2 and hasattr(X, "columns"):
         import pandas as pd
 
-        return X.map_partitions(_apply, classifier, method, kwargs, meta=pd.Series(dtype=dtype))
+        dtype, k = _output_of(classifier, method, kwargs, len(X.columns))
+        if k is None:
+            return X.map_partitions(_apply, classifier, method, kwargs, meta=pd.Series(dtype=dtype))
+        classes = getattr(classifier, "classes_", None)
+        columns = list(classes) if classes is not None and len(classes) == k else list(range(k))
+        meta = pd.DataFrame({c: pd.Series(dtype=dtype) for c in columns})
+        return X.map_partitions(_apply, classifier, method, kwargs, columns, meta=meta)
     raise TypeError(f"X must be a dask array or a dask DataFrame, got {type(X).__name__}")
 
 
@@ -95,7 +117,9 @@ def evaluate(problem, classifier):
         if not isinstance(t, PartitionedTable):
             raise TypeError("problem is not stated on rateopt.dask.Dataset datasets: use problem.evaluate")
         client = problem.datasets[name].client
-        parts = client.gather([client.submit(_partition_atom_rates, b, classifier, pure=False) for b in t.blocks])
+        where = holders(client, t.blocks)
+        parts = gather(client, [submit_on(client, w, _partition_atom_rates, b, classifier)
+                                for b, w in zip(t.blocks, where)], name)
         acc = np.zeros(t.n_atoms)
         for p in parts:
             acc += p
