@@ -55,26 +55,45 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
     if not columns:
         n = next((len(np.asarray(v)) for v in groups.values()), None) if groups else None
         return (None if n is None else np.zeros(n, dtype=np.int64)), [()]
-    cols = []
+    per_column = []
     for c in columns:
         if c not in groups:
             raise RateoptError(f"{where} has no column {c!r}: the rule's cells are defined by {list(columns)!r}")
-        cols.append(np.asarray(groups[c], dtype=object))
-    n = cols[0].shape[0]
-    keys = [tuple(_plain(v) for v in row) for row in zip(*cols)] if n else []
+        col = np.asarray(groups[c], dtype=object)
+        uniq, inverse = _unique_inverse(col)
+        per_column.append(([_plain(v) for v in uniq], inverse.astype(np.int64)))
+    n = per_column[0][1].shape[0]
+    # one code per distinct combination of the columns' codes (mixed radix), then the combinations' cells
+    combined = np.zeros(n, dtype=np.int64)
+    for values, inverse in per_column:
+        combined = combined * len(values) + inverse
+    combos, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    keys = [tuple(values[inv[i]] for values, inv in per_column) for i in first]
     if cells is None:
         cells = sorted(set(keys), key=lambda k: tuple((type(v).__name__, v) for v in k))
     index = {k: i for i, k in enumerate(cells)}
-    codes = np.empty(n, dtype=np.int64)
-    for i, k in enumerate(keys):
+    lookup = np.empty(len(keys), dtype=np.int64)
+    for j, k in enumerate(keys):  # one entry per distinct combination, not per row
         code = index.get(k)
         if code is None:
+            row = int(first[j])
             raise RateoptError(
-                f"{where} row {i} is in the group cell {dict(zip(columns, k))!r}, which the rule was not "
+                f"{where} row {row} is in the group cell {dict(zip(columns, k))!r}, which the rule was not "
                 "fitted on (every cell needs its own thresholds; fit with group_blind=True for a rule "
                 "that ignores groups)")
-        codes[i] = code
-    return codes, list(cells)
+        lookup[j] = code
+    return lookup[inverse.reshape(-1)], list(cells)
+
+
+def _unique_inverse(col):
+    """Distinct values of an object column and each row's index among them (missing values refused)."""
+    try:
+        return np.unique(col, return_inverse=True)
+    except TypeError:  # values that do not sort together (e.g. str and int): by first appearance
+        index, inverse = {}, np.empty(col.shape[0], dtype=np.int64)
+        for i, v in enumerate(col):  # pragma: no cover - mixed-type group columns are rare
+            inverse[i] = index.setdefault(v, len(index))
+        return np.array(list(index), dtype=object), inverse
 
 
 def _plain(v):
