@@ -115,7 +115,9 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins=64, epsilon=0.
     features : mapping of str to array-like
         Per dataset of the problem, its features.
     n_bins : int or None, default=64
-        Bins per model (None: every distinct score).
+        Bins per model in the first LP over every model (None: every distinct
+        score); the models it keeps are then re-fitted with every distinct
+        score as a bin (exact over all their thresholds).
     epsilon : float, default=0.0
 
     Returns
@@ -124,6 +126,17 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins=64, epsilon=0.
         Restricted to the models of positive weight.
     solution : ThresholdLPSolution
     """
+    mixture, sol = _fit(compiled, scorer, features, n_bins, epsilon)
+    if n_bins is not None:
+        # Exact re-fit on the support: every distinct score of the chosen models is a bin. A binned rule
+        # is one of these rules, so the objective can only improve (the support has at most m + 2 models).
+        exact, exact_sol = _fit(compiled, mixture.scorer, features, None, epsilon)
+        if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
+            return exact, exact_sol
+    return mixture, sol
+
+
+def _fit(compiled, scorer, features, n_bins, epsilon):
     names = compiled.datasets
     scores = {n: np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names}
     R = next(iter(scores.values())).shape[1]

@@ -452,8 +452,9 @@ class TrainResult:
             The training problem (the rows the iterates were trained on, or
             any other problem on which to fit the thresholds).
         n_bins : int or None, default=64
-            Score bins per iterate (None: every distinct score, exact over all
-            thresholds; slower).
+            Score bins per iterate in the LP over all iterates (None: every
+            distinct score; slower). The iterates it keeps (at most m + 2) are
+            then re-fitted exactly, every distinct score a bin.
         epsilon : float, default=0.0
             Allowed violation of each goal.
 
@@ -467,7 +468,8 @@ class TrainResult:
         mixture, _ = fit_thresholded_mixture(problem.compiled, scorer, features, n_bins=n_bins, epsilon=epsilon)
         return mixture
 
-    def certify(self, problem, *, kind="m-stochastic", confidence=0.95, epsilon=0.0, random_state=0):
+    def certify(self, problem, *, kind="m-stochastic", confidence=0.95, epsilon=0.0, random_state=0,
+                classifier=None):
         """High-confidence bounds on the goals' population values, from a held-out problem.
 
         Parameters
@@ -475,22 +477,26 @@ class TrainResult:
         problem : Problem
             The goals bound to held-out data (rows not used in training).
         kind : str, default="m-stochastic"
-            The solution to certify (:meth:`solution`'s kinds other than ``"certified"``).
+            The solution to certify (a kind of :meth:`mixture`).
         confidence : float, default=0.95
             All bounds hold together with at least this probability.
         epsilon : float, default=0.0
             Of the solution.
         random_state : int, default=0
             Seed of the solution's per-row draws.
+        classifier : object, default=None
+            A classifier to certify instead of ``kind``'s (e.g. the
+            :meth:`thresholded` solution): ``predict(X, random_state=...)`` gives its 0/1 decisions.
 
         Returns
         -------
         rateopt.Certificate
         """
-        clf = self.solution(kind, epsilon=epsilon) if kind != "thresholded" else None
-        if clf is None:
-            raise ValueError("certify the thresholded solution with certify_classifier(problem, classifier)")
-        return certify_classifier(problem, clf, confidence=confidence, random_state=random_state)
+        if classifier is None:
+            if kind in ("thresholded", "certified"):
+                raise ValueError(f"pass the {kind} solution as classifier= (it needs its own problem)")
+            classifier = self.solution(kind, epsilon=epsilon)
+        return certify_classifier(problem, classifier, confidence=confidence, random_state=random_state)
 
     def select_certified(self, problem, *, confidence=0.95, epsilon=0.0, random_state=0):
         """The best recorded solution whose goals a held-out problem certifies.
