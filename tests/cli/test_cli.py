@@ -732,3 +732,48 @@ def test_docs_list_every_goal_with_its_parameters():
             else:
                 expected.append(f"`{f.name} = {toml(f.default)}`")
         assert rows[name] == expected, name
+
+
+def test_evaluate_certify_bounds_match_clopper_pearson_by_hand(work, tmp_path, capsys):
+    from scipy.stats import beta
+
+    d, _ = work
+    held = _data(3000, seed=7)
+    _write_csv(tmp_path / "held.csv", held)
+    status = main(["evaluate", str(d / "model.npz"), str(tmp_path / "held.csv"), "--certify", "0.9",
+                   "--json", str(tmp_path / "ev.json")])
+    out = capsys.readouterr().out
+    ev = json.loads((tmp_path / "ev.json").read_text())
+    cert = ev["certificate"]
+    assert cert["confidence"] == 0.9 and "certified upper bounds at confidence 0.9" in out
+    # by hand: the model's drawn decisions, one exact interval per rate, alpha shared by the K distinct rates
+    clf = rateopt.load(d / "model.npz")
+    enc = json.loads((d / "model.rateopt.json").read_text())["encoding"]
+    # encoded with the training file's statistics, as the model's encoding does
+    train = _data()
+    Xh = []
+    for c in enc["columns"]:
+        if c["type"] == "numeric":
+            t = np.asarray(train[c["name"]], float)
+            Xh.append(((np.asarray(held[c["name"]], float) - t.mean()) / t.std())[:, None])
+        else:
+            Xh.append(np.stack([(np.asarray(held[c["name"]]) == cat).astype(float) for cat in c["categories"]], 1))
+    X = np.hstack(Xh)
+    dec = clf.predict(X, random_state=0).astype(float)
+    y = held["label"] == "yes"
+    K = 4  # tpr[group=A], tpr[group=B], tpr[all], and the objective's error[all]
+    a = 0.1 / K
+
+    def interval(m):
+        k, n = int(dec[m].sum()), int(m.sum())
+        return (beta.ppf(a / 2, k, n - k + 1) if k > 0 else 0.0, beta.ppf(1 - a / 2, k + 1, n - k) if k < n else 1.0)
+
+    lo_all, hi_all = interval(y)
+    for g in ("A", "B"):
+        lo_g, _ = interval(y & (held["group"] == g))
+        name = f"tpr[group={g}] >= tpr[all] - 0.05"
+        upper = {b["name"]: b["upper"] for b in cert["goals"]}[name]
+        assert upper == pytest.approx(hi_all - 0.05 - lo_g, abs=1e-9)
+        certified = {b["name"]: b["certified"] for b in cert["goals"]}[name]
+        assert certified == (upper <= 0)
+    assert status == (0 if cert["certified"] and ev["passed"] else 1)

@@ -138,6 +138,10 @@ def build_parser():
                    help="score the expected decisions (probabilities) or one seeded draw")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", dest="json_out", help="write the evaluation as JSON")
+    p.add_argument("--certify", type=float, default=None, metavar="CONFIDENCE",
+                   help="treat DATA as held out: bound every goal's population value at this confidence "
+                        "(e.g. 0.95) from the model's drawn decisions; the gate then also fails when a goal "
+                        "is not certified")
     p.add_argument("--format", **fmt)
 
     p = command("predict", help="score a file in chunks")

@@ -19,6 +19,7 @@ from .._demo import run_demo
 from .._group_rates import group_rates
 from .._io import load
 from .._methods._sweep import sweep
+from .._postprocess._certify import certify_expressions
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
 from .._solutions._result import warn_if_infeasible
 from .._train import run_game
@@ -322,6 +323,15 @@ def evaluate(args):
              else clf.predict(table.X, random_state=args.seed).astype(np.float64))
     groups = _group_table(table, proba)
     violated = {n: v for n, v in ev.constraints.items() if v > args.tolerance}
+    certificate = None
+    if args.certify is not None:
+        if not 0.0 < args.certify < 1.0:
+            raise InputError(f"--certify {args.certify:g}: the confidence must lie strictly between 0 and 1")
+        drawn = {name: clf.predict(by_name[name].X, random_state=args.seed).astype(np.float64)
+                 for name in problem.compiled.datasets}
+        objective = problem.objective if hasattr(problem.objective, "_terms") and not hasattr(
+            problem.objective, "terms") else None
+        certificate = certify_expressions(problem.constraints, objective, drawn, confidence=args.certify)
     recipe = {cls: name for name, cls in reversed(list(RECIPES.items()))}  # the first spelling of each
     not_evaluable = [{"goal": i, "recipe": recipe.get(type(g), type(g).__name__), "reason": reason}
                      for i, g, reason in skipped]
@@ -334,6 +344,12 @@ def evaluate(args):
     print(f"{'goal':<{width}}  {'value':>10}  status", file=out)
     for n, v in ev.constraints.items():
         print(f"{n:<{width}}  {v:>+10.6f}  {'VIOLATED' if n in violated else 'met'}", file=out)
+    if certificate is not None:
+        print(f"\ncertified upper bounds at confidence {certificate.confidence:g} ({certificate.method}, drawn "
+              "decisions, a union bound over the goals' rates; a goal is certified when its bound is <= 0):", file=out)
+        for b in certificate.goals:
+            mark = "not certifiable" if b.certified is None else ("certified" if b.certified else "NOT CERTIFIED")
+            print(f"{b.name:<{width}}  {b.upper:>+10.6f}  {mark}", file=out)
     for s in not_evaluable:
         name = f"goals[{s['goal']}] ({s['recipe']})"
         print(f"{name:<{width}}  {'-':>10}  NOT EVALUABLE: {s['reason']}", file=out)
@@ -347,10 +363,17 @@ def evaluate(args):
     payload = json_ready({"model": args.model, "data": args.data, "decisions": args.decisions,
                       "objective": ev.objective, "constraints": ev.constraints, "tolerance": args.tolerance,
                       "violated": sorted(violated), "passed": not violated, "not_evaluable": not_evaluable,
-                      "group_rates": groups})
+                      "group_rates": groups,
+                      "certificate": None if certificate is None else certificate.to_dict()})
     if args.json_out:
         with AtomicFiles() as files, open(files.path(args.json_out), "w", encoding="utf-8") as f:
             json.dump(payload, f, indent=1)
+    uncertified = [] if certificate is None else [b.name for b in certificate.goals if b.certified is not True]
+    if uncertified and not violated:
+        print(f"\nFAIL: {len(uncertified)} goal(s) not certified at confidence {args.certify:g}: "
+              + "; ".join(uncertified), file=out)
+        print(f"rateopt: {len(uncertified)} goal(s) not certified at confidence {args.certify:g}", file=sys.stderr)
+        return EXIT_VIOLATED
     if violated:
         print(f"\nFAIL: {len(violated)} goal(s) violated beyond tolerance {args.tolerance:g}: "
               + "; ".join(f"{n} = {v:+.6f}" for n, v in violated.items()), file=out)
