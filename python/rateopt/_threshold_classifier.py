@@ -69,7 +69,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     group_blind : bool, default=False
         One threshold rule for every row: groups are needed in :meth:`fit`
         (for the goals) but not at prediction time.
-    group_columns : sequence of str or None, default=None
+    cell_columns : sequence of str or None, default=None
         The group columns whose value combinations are the cells (None: every
         column given to :meth:`fit`).
     n_bins : int or None, default=None
@@ -120,13 +120,13 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator=None, goals=(), *, objective=None, prefit=False, group_blind=False,
-                 group_columns=None, n_bins=None, epsilon=0.0, response_method="auto", random_state=None):
+                 cell_columns=None, n_bins=None, epsilon=0.0, response_method="auto", random_state=None):
         self.estimator = estimator
         self.goals = goals
         self.objective = objective
         self.prefit = prefit
         self.group_blind = group_blind
-        self.group_columns = group_columns
+        self.cell_columns = cell_columns
         self.n_bins = n_bins
         self.epsilon = epsilon
         self.response_method = response_method
@@ -153,9 +153,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                              f"got {self.objective!r}")
         if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
-        if self.group_columns is not None and (isinstance(self.group_columns, str) or not all(
-                isinstance(c, str) for c in self.group_columns)):
-            raise ValueError(f"group_columns must be a sequence of column names or None, got {self.group_columns!r}")
+        if self.cell_columns is not None and (isinstance(self.cell_columns, str) or not all(
+                isinstance(c, str) for c in self.cell_columns)):
+            raise ValueError(f"cell_columns must be a sequence of column names or None, got {self.cell_columns!r}")
 
     def _scores(self, X, where="X"):
         """The scores of ``X`` (the fitted estimator's, or ``X`` itself), a finite float vector."""
@@ -261,8 +261,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             scored[ds.name] = self._scores(ds.X, where=f"extra_datasets[{role!r}].X")
         self.problem_ = Problem(objective=objective_on(self.objective, train), constraints=list(self.goals),
                                 datasets=datasets)
-        columns = [] if self.group_blind else list(train.group_names if self.group_columns is None
-                                                   else self.group_columns)
+        columns = [] if self.group_blind else list(train.group_names if self.cell_columns is None
+                                                   else self.cell_columns)
         by_name = {ds.name: ds for ds in self.problem_.datasets.values()}
         codes, cells = cell_codes(train.groups, columns, where="groups")
         all_codes = {"train": codes if codes is not None else np.zeros(n, dtype=np.int64)}

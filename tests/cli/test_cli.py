@@ -777,3 +777,44 @@ def test_evaluate_certify_bounds_match_clopper_pearson_by_hand(work, tmp_path, c
         certified = {b["name"]: b["certified"] for b in cert["goals"]}[name]
         assert certified == (upper <= 0)
     assert status == (0 if cert["certified"] and ev["passed"] else 1)
+
+
+def test_fit_postprocess_fits_the_threshold_rule_on_a_score_column(tmp_path, capsys):
+    cols = _data(800, seed=11)
+    rng = np.random.default_rng(5)
+    cols["score"] = cols["x1"] * 0.9 + rng.normal(size=800) * 0.3
+    _write_csv(tmp_path / "s.csv", cols)
+    (tmp_path / "g.toml").write_text('objective = "error"\n\n[[goals]]\nrecipe = "demographic_parity"\n'
+                                     'group = "group"\nslack = 0.02\n')
+    assert main(["--quiet", "fit", str(tmp_path / "s.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "g.toml"), "--out", str(tmp_path / "rule.npz"), "--postprocess", "score"]) == 0
+    capsys.readouterr()
+    # the same rule, fitted with the library on the raw scores (a threshold rule is invariant to the
+    # encoding's standardization): its probabilities are the predictions written by the command line
+    y = (cols["label"] == "yes").astype(int)
+    ref = rateopt.ThresholdClassifier(goals=[rateopt.goals.demographic_parity("group", slack=0.02)])
+    ref.fit(cols["score"], y, groups={"group": cols["group"]})
+    assert main(["--quiet", "predict", str(tmp_path / "rule.npz"), str(tmp_path / "s.csv"), "--out",
+                 str(tmp_path / "p.csv"), "--proba"]) == 0
+    with open(tmp_path / "p.csv") as f:
+        got = np.array([float(r["proba"]) for r in csv.DictReader(f)])
+    np.testing.assert_allclose(got, ref.predict_proba(cols["score"], groups={"group": cols["group"]})[:, 1],
+                               atol=1e-9)
+    # parity holds for the expected decisions, counted here
+    for g in ("A", "B"):
+        assert abs(got[cols["group"] == g].mean() - got.mean()) <= 0.02 + 1e-9
+    # evaluate reads the score column and the groups of the batch
+    assert main(["evaluate", str(tmp_path / "rule.npz"), str(tmp_path / "s.csv"), "--json",
+                 str(tmp_path / "ev.json"), "--tolerance", "1e-9"]) == 0  # the goal is tight: round-off only
+    ev = json.loads((tmp_path / "ev.json").read_text())
+    assert ev["objective"] == pytest.approx(float(np.mean(np.where(y == 1, 1 - got, got))), abs=1e-9)
+    # a score column that is not numeric, and a report, are refused in one line
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "s.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "g.toml"), "--out", str(tmp_path / "r2.npz"), "--postprocess", "color"]) == 2
+    err = capsys.readouterr().err
+    assert "--postprocess color" in err and len(err.strip().splitlines()) == 1
+    assert main(["fit", str(tmp_path / "s.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "g.toml"), "--out", str(tmp_path / "r3.npz"), "--postprocess", "score",
+                 "--report", str(tmp_path / "r.html")]) == 2
+    assert not (tmp_path / "r2.npz").exists() and not (tmp_path / "r3.npz").exists()

@@ -126,6 +126,10 @@ def build_parser():
                    help="also retrain at these values of a goal's slack (warm-started) and add the trade-off "
                         "curve to the report")
     p.add_argument("--sweep-goal", type=int, default=0, help="which goal --sweep varies (0-based, file order)")
+    p.add_argument("--postprocess", metavar="SCORE_COLUMN", default=None,
+                   help="instead of training, fit the exact best randomized per-group threshold rule under the "
+                        "goals on this numeric column of scores (any model's), with the --groups columns as cells; "
+                        "predict and evaluate then read that column and the groups")
     p.add_argument("--sweep-parameter", default="slack", help="which parameter of that goal --sweep varies")
     _add_params(p, (TRAIN_PARAMS, MODEL_PARAMS, SOLUTION_PARAMS))
 

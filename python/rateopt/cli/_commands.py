@@ -22,17 +22,18 @@ from .._methods._sweep import sweep
 from .._postprocess._certify import certify_expressions
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
 from .._solutions._result import warn_if_infeasible
+from .._threshold_classifier import ThresholdClassifier
 from .._train import run_game
 from .._utils._atomic import AtomicFiles, check_writable
 from .._utils._json import json_ready
 from .._version import __version__
 from ..core._config import show_config
 from ..datasets._packages import PACKAGES
-from ..exceptions import ConstantConstraintError, EmptySubsetError, RateoptError
+from ..exceptions import ConstantConstraintError, EmptySubsetError, InfeasibleWarning, RateoptError
 from ..report import REPORT_FORMATS, build_report, write_report
 from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import frame_features, load_table
-from ._encoding import ColumnRoles
+from ._encoding import ColumnRoles, text_values
 from ._io import Frame, InputError, file_format, pyarrow_parquet, read_chunks
 from ._progress import progress
 from ._selfcheck import selfcheck as run_selfcheck
@@ -162,12 +163,41 @@ def _trained_groups(meta):
     return out
 
 
+def _proba(clf, X, groups):
+    """The probability of a positive decision per row (a threshold rule reads its score column and groups)."""
+    if isinstance(clf, ThresholdClassifier):
+        return clf.predict_proba(_scores_of(X), groups=_rule_groups(clf, groups))[:, 1]
+    return clf.predict_proba(X)
+
+
+def _draw(clf, X, groups, seed):
+    """0/1 decisions per row (the per-row draws of a stochastic model, keyed on ``seed``)."""
+    if isinstance(clf, ThresholdClassifier):
+        clf.random_state = seed
+        labels = clf.predict(_scores_of(X), groups=_rule_groups(clf, groups))
+        return (labels == clf.classes_[1]).astype(np.int64)
+    return clf.predict(X, random_state=seed)
+
+
+def _scores_of(X):
+    """A post-processed model's one feature: its (standardized) score column."""
+    return np.asarray(X[:, 0].todense()).ravel() if hasattr(X, "todense") else np.asarray(X)[:, 0]
+
+
+def _rule_groups(clf, groups):
+    missing = [c for c in clf.rule_.columns if c not in (groups or {})]
+    if missing:
+        raise InputError(f"the threshold rule needs the group column(s) {missing!r}: give them with --groups "
+                         "at fit time and in the data")
+    return {c: groups[c] for c in clf.rule_.columns} or None
+
+
 def _expected(problem, clf, tables_by_name, kind="expected", seed=0):
     preds = {}
     for name in problem.datasets:
-        X = tables_by_name[name].X
-        preds[name] = (clf.predict_proba(X) if kind == "expected"
-                       else clf.predict(X, random_state=seed).astype(np.float64))
+        t = tables_by_name[name]
+        preds[name] = (_proba(clf, t.X, t.groups) if kind == "expected"
+                       else _draw(clf, t.X, t.groups, seed).astype(np.float64))
     return problem.evaluate(preds, kind="probabilities")
 
 
@@ -218,6 +248,8 @@ def fit(args):
         raise InputError(f"{args.data}: a LIBSVM file holds its labels in the first field; leave out --label")
     roles = ColumnRoles(label=args.label, groups=args.groups, weight=args.weight, baseline=args.baseline,
                         drop=args.drop)
+    if args.postprocess is not None:
+        return _fit_postprocess(args, spec, fmt, roles)
     train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown)
     others = _role_tables(spec, roles, train_tab.encoding, train_tab.classes, _fmt_of(args.format))
     method, train_params, model_params, solution_params = _params(spec, args)
@@ -249,7 +281,7 @@ def fit(args):
         p = problem if split == "train" else _problem(spec, others, tables[split])
         by_name = {"train": tables[split], **{r: others[r] for r in spec.roles() if r != "train"}}
         evaluations[split] = _expected(p, clf, by_name)
-        groups[split] = _group_table(tables[split], clf.predict_proba(tables[split].X))
+        groups[split] = _group_table(tables[split], _proba(clf, tables[split].X, tables[split].groups))
     before = None
     if args.compare_unconstrained:
         base = run_game(problem, model, "unconstrained", random_state=args.seed, n_threads=args.threads,
@@ -295,6 +327,67 @@ def fit(args):
     return EXIT_OK
 
 
+def _fit_postprocess(args, spec, fmt, roles):
+    """``fit --postprocess COLUMN``: the exact best per-group threshold rule on a score column of the data."""
+    column = args.postprocess
+    if fmt == "libsvm":
+        raise InputError("--postprocess reads a named score column: give CSV or Parquet data")
+    for flag, given in (("--report", args.report), ("--compare-unconstrained", args.compare_unconstrained),
+                        ("--sweep", args.sweep)):
+        if given:
+            raise InputError(f"{flag} describes a training run; --postprocess fits a threshold rule (evaluate it "
+                             "with rateopt evaluate)")
+    if column in roles.special() or column in roles.groups:
+        raise InputError(f"--postprocess {column}: the score column cannot also be the label, a group, the "
+                         "weight or the baseline")
+    extra = [r for r in spec.roles() if r != "train"]
+    if extra:
+        raise InputError(f"--postprocess: goals on other dataset roles ({extra!r}) are not supported; the rule is "
+                         "fitted on the training file's scores")
+    train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown, keep_only=column)
+    cols = train_tab.encoding.columns
+    if len(cols) != 1 or cols[0]["name"] != column or cols[0]["type"] != "numeric":
+        raise InputError(f"--postprocess {column}: the score column must hold numbers (it was read as "
+                         f"{cols[0]['type'] if cols else 'missing'})")
+    _, train_params, model_params, sol = _params(spec, args)
+    epsilon = validate(SOLUTION_PARAMS, sol)["epsilon"]
+    objective = spec.objective if isinstance(spec.objective, str) else None
+    clf = ThresholdClassifier(goals=list(spec.goals), objective=objective, epsilon=epsilon,
+                              random_state=args.seed)
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InfeasibleWarning)
+            clf.fit(_scores_of(train_tab.X), train_tab.y, groups=train_tab.groups or None,
+                    sample_weight=train_tab.weight, baseline=train_tab.baseline)
+    except (RateoptError, ValueError) as exc:
+        raise InputError(f"--postprocess {column}: {exc}") from None
+    seconds = time.perf_counter() - t0
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    with open(args.goals, encoding="utf-8-sig") as f:
+        goals_text = f.read()
+    sidecar = {
+        "rateopt_version": __version__, "model_file": os.path.basename(args.out), "result_file": None,
+        "input_format": fmt, "postprocess": {"score_column": column, "cells": list(clf.rule_.columns)},
+        "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
+                  "baseline": roles.baseline, "drop": list(train_tab.dropped)},
+        "classes": train_tab.classes, "encoding": train_tab.encoding.to_json(), "goals_toml": goals_text,
+        "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": "threshold-rule",
+        "epsilon": epsilon, "seed": args.seed, "training_seconds": seconds}
+    with AtomicFiles() as files:  # the rule and its encoding: both or neither
+        clf.save(files.path(args.out))
+        write_sidecar(files.path(sidecar_path(args.out)), sidecar)
+    ev = clf.training_
+    width = max([len(n) for n in ev.constraints] + [9])
+    print(f"{'objective':<{width}}  {ev.objective:>10.6f}  (train, expected decisions)")
+    for n, v in ev.constraints.items():
+        print(f"{n:<{width}}  {v:>+10.6f}  {'met' if v <= 1e-9 else 'VIOLATED'}")
+    print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}): a threshold rule on {column!r} over "
+          f"{clf.rule_.n_cells} group cell(s), {clf.rule_.edges.size} score bins; fitted in {seconds:.2f} s")
+    return EXIT_OK
+
+
 def _print_goals(rep, out):
     splits = list(rep["objective"])
     width = max([len(g["name"]) for g in rep["goals"]] + [9])
@@ -319,15 +412,15 @@ def evaluate(args):
     problem, skipped = _evaluable_problem(spec, others, table, _trained_groups(meta))
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
     ev = _expected(problem, clf, by_name, args.decisions, args.seed)
-    proba = (clf.predict_proba(table.X) if args.decisions == "expected"
-             else clf.predict(table.X, random_state=args.seed).astype(np.float64))
+    proba = (_proba(clf, table.X, table.groups) if args.decisions == "expected"
+             else _draw(clf, table.X, table.groups, args.seed).astype(np.float64))
     groups = _group_table(table, proba)
     violated = {n: v for n, v in ev.constraints.items() if v > args.tolerance}
     certificate = None
     if args.certify is not None:
         if not 0.0 < args.certify < 1.0:
             raise InputError(f"--certify {args.certify:g}: the confidence must lie strictly between 0 and 1")
-        drawn = {name: clf.predict(by_name[name].X, random_state=args.seed).astype(np.float64)
+        drawn = {name: _draw(clf, by_name[name].X, by_name[name].groups, args.seed).astype(np.float64)
                  for name in problem.compiled.datasets}
         objective = problem.objective if hasattr(problem.objective, "_terms") and not hasattr(
             problem.objective, "terms") else None
@@ -465,9 +558,11 @@ def _score_chunks(args, clf, enc, fmt, classes, sink, bar):
                 cols[k] = chunk.column(k, "--keep")
             if not X.shape[0]:  # an empty file (a header only): nothing to score
                 continue
-            cols["prediction"] = classes[clf.predict(X, random_state=args.seed)]
+            groups = ({g: text_values(chunk.column(g, "--groups")) for g in clf.rule_.columns}
+                      if isinstance(clf, ThresholdClassifier) and isinstance(chunk, Frame) else {})
+            cols["prediction"] = classes[_draw(clf, X, groups, args.seed)]
             if args.proba:
-                cols["proba"] = clf.predict_proba(X)
+                cols["proba"] = _proba(clf, X, groups)
             sink.write(cols)
             n += X.shape[0]
             bar.update(X.shape[0])

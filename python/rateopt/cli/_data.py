@@ -26,6 +26,7 @@ class Table:
     baseline: np.ndarray | None
     encoding: Encoding
     path: str
+    dropped: tuple = ()  # the columns left out of the features (beyond the roles' --drop)
 
     def dataset(self, name="train"):
         return Dataset(self.X, self.y, weights=self.weight, groups=self.groups or None, baseline=self.baseline,
@@ -65,15 +66,24 @@ def side_columns(frame, roles):
 
 
 def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, positive=None, unknown="ignore",
-               require_label=True):
+               require_label=True, keep_only=None):
     """Read and encode a whole data file.
 
     With ``encoding=None`` the encoding is learnt from the file (``fit``) and the
-    labels' classes too; otherwise both are applied as trained.
+    labels' classes too; otherwise both are applied as trained. ``keep_only``
+    names the one feature column to encode (every other column that plays no
+    role is dropped: a score column to post-process).
     """
     if fmt == "libsvm":
         return _load_libsvm(path, roles, encoding, classes, positive)
     frame = read_all(path, fmt)
+    dropped = tuple(roles.drop)
+    if keep_only is not None:
+        frame.column(keep_only, "--postprocess")
+        used = set(roles.special()) | {keep_only}  # groups are read as groups, not features
+        dropped = tuple(c for c in frame.columns if c not in used)
+        roles = ColumnRoles(label=roles.label, groups=roles.groups, weight=roles.weight, baseline=roles.baseline,
+                            drop=dropped)
     if encoding is None:
         if roles.label is None:
             raise InputError("--label names the label column (required for CSV and Parquet data)")
@@ -87,7 +97,7 @@ def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, po
         else:
             y = labels_from_classes(values, classes, path, roles.label)
     groups, weight, baseline = side_columns(frame, roles)
-    return Table(X, y, classes, groups, weight, baseline, encoding, path)
+    return Table(X, y, classes, groups, weight, baseline, encoding, path, dropped)
 
 
 def _load_libsvm(path, roles, encoding, classes, positive):
