@@ -178,6 +178,8 @@ def test_predictions_are_consistent_across_batches(data):
     (dict(learning_rate=0.0), "learning_rate"),
     (dict(batch_size=0), "batch_size"),
     (dict(epsilon=-1.0), "epsilon"),
+    (dict(n_iter=2**63), r"^n_iter must be <= 9223372036854775807, got 9223372036854775808$"),
+    (dict(random_state=2**64), r"^random_state must be None or an integer in \[0, 2\*\*64 - 1\]"),
 ])
 def test_invalid_parameters(data, params, match):
     X, y, groups, _ = data
