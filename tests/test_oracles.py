@@ -279,6 +279,7 @@ def test_boosted_trees_under_equal_opportunity_through_the_estimator():
 
 
 def test_estimator_oracle_validation_and_the_ignored_weights_warning():
+    from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.neighbors import KNeighborsClassifier
 
     with pytest.raises(TypeError, match="sample_weight"):
@@ -286,7 +287,7 @@ def test_estimator_oracle_validation_and_the_ignored_weights_warning():
     with pytest.raises(TypeError, match="scikit-learn classifier"):
         oracles.EstimatorOracle(object())
 
-    class IgnoresWeights:
+    class IgnoresWeights(ClassifierMixin, BaseEstimator):
         """Predicts the unweighted majority label: the weights are silently dropped."""
 
         def fit(self, X, y, sample_weight=None):
@@ -630,3 +631,30 @@ def test_a_fitted_classifier_as_eta_hat_is_its_class_1_probability():
     via_fit = oracles.PlugInOracle(OnTwoColumns(), group_columns=[2]).bind(spec, _settings())(coef)
     via_callable = oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec, _settings())(coef)
     np.testing.assert_array_equal(via_fit.predict(X), via_callable.predict(Xs))
+
+
+def test_the_estimator_oracle_refuses_models_that_are_not_classifiers():
+    from sklearn.cluster import KMeans
+    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+
+    class DuckRegressor:  # no scikit-learn tags, no predict_proba or decision_function
+        def fit(self, X, y, sample_weight=None):
+            return self
+
+        def predict(self, X):
+            return np.zeros(X.shape[0])
+
+    for model in (LinearRegression(), Ridge(), KMeans(n_clusters=2), DuckRegressor()):
+        with pytest.raises(TypeError, match=rf"^estimator must be a scikit-learn classifier, got "
+                                            rf"{type(model).__name__}$"):
+            oracles.EstimatorOracle(model)
+    oracles.EstimatorOracle(LogisticRegression())  # a classifier by its tags
+
+    class DuckClassifier(DuckRegressor):
+        def decision_function(self, X):
+            return np.zeros(X.shape[0])
+
+    oracles.EstimatorOracle(DuckClassifier())
+    X, y, g, ds = _nonlinear(200)
+    with pytest.raises(TypeError, match=r"^estimator must be a scikit-learn classifier, got LinearRegression$"):
+        rateopt.RateConstrainedClassifier(estimator=LinearRegression(), n_iter=3).fit(X, y)

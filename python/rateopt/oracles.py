@@ -48,6 +48,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.utils import get_tags
 from sklearn.utils.validation import has_fit_parameter
 
 from . import core
@@ -554,6 +555,17 @@ class HingeOracle(Oracle):
 # --------------------------------------------------------------------------- any scikit-learn classifier
 
 
+def _is_classifier(estimator):
+    """scikit-learn's tags say a classifier; without tags, it has ``predict_proba`` or ``decision_function``."""
+    try:
+        kind = get_tags(estimator).estimator_type
+    except (AttributeError, TypeError):  # no __sklearn_tags__: a duck-typed model
+        kind = None
+    if kind is not None:
+        return kind == "classifier"
+    return hasattr(estimator, "predict_proba") or hasattr(estimator, "decision_function")
+
+
 class EstimatorOracle(Oracle):
     """Fits a scikit-learn classifier on the cost-sensitive problem of each round.
 
@@ -573,7 +585,15 @@ class EstimatorOracle(Oracle):
     Parameters
     ----------
     estimator : scikit-learn classifier
-        Unfitted; its ``fit`` must take ``sample_weight``.
+        Unfitted; its ``fit`` must take ``sample_weight``. A classifier by
+        scikit-learn's tags (:func:`sklearn.base.is_classifier`), or, without
+        tags, a model with ``predict_proba`` or ``decision_function``:
+        regressors and other models are refused.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is not a classifier or its ``fit`` takes no ``sample_weight``.
 
     Warns
     -----
@@ -591,7 +611,7 @@ class EstimatorOracle(Oracle):
     returns_estimators = True
 
     def __init__(self, estimator):
-        if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
+        if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")) or not _is_classifier(estimator):
             raise TypeError(f"estimator must be a scikit-learn classifier, got {type(estimator).__name__}")
         if not has_fit_parameter(estimator, "sample_weight"):
             raise TypeError(f"{type(estimator).__name__}.fit takes no sample_weight: the cost-sensitive reduction "
