@@ -393,3 +393,16 @@ def test_a_ratio_over_the_constant_zero_is_refused_and_a_constant_denominator_ev
             metrics.ratio(ppr, zero)
     d = np.random.default_rng(9).integers(0, 2, y.size).astype(float)
     assert metrics.ratio(ppr, 2).evaluate(d) == pytest.approx(np.sum(w * d) / np.sum(w) / 2, abs=1e-15)
+
+
+def test_an_f_measure_or_precision_on_a_subset_without_positive_labels_is_refused():
+    X = np.zeros((4, 1))
+    ds = rateopt.Dataset(X, [0, 0, 1, 1], groups={"g": [0, 0, 1, 1]})
+    none = ds.context().subset(group="g", value=0)
+    for build, what in ((metrics.f_measure, "F-measure"), (metrics.precision, "precision")):
+        with pytest.raises(rateopt.exceptions.EmptySubsetError,
+                           match=rf"^{what}\[g=0\]: subset 'g=0' of dataset 'train' has no positive label of "
+                                 rf"positive weight, so its {what} is 0 for every model$"):
+            build(none)
+        assert build(ds.context().subset(group="g", value=1)).evaluate(np.array([0, 0, 1, 0])) == pytest.approx(
+            {"F-measure": 2 / 3, "precision": 1.0}[what])

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._language import _rates as R
 from .._language._expressions import as_scalar, lift
-from ..exceptions import RateoptError
+from ..exceptions import EmptySubsetError, RateoptError
 from ._base import Metric, as_context, check_reachable
 from ._constraint import MetricConstraint, finite_bound
 
@@ -265,6 +265,19 @@ def ratio(numerator, denominator, name=None):
     return RatioMetric(name or f"({N})/({D})", [(1.0, N, D)])
 
 
+def _need_positives(ctx, what):
+    """Refuse a subset without positive labels of positive weight: ``what`` (its TP) is 0 for every model.
+
+    Skipped for a dataset whose rows live elsewhere (``rateopt.dask``), checked when compiled there.
+    """
+    ds = ctx.dataset
+    if getattr(ds, "compile_backend", None) is not None or ds.y is None:
+        return  # no labels: the rates raise MissingLabelsError when compiled
+    if not np.any(ds.weights[ctx.positive().mask()] > 0):
+        raise EmptySubsetError(f"{what}[{ctx.label}]: subset {ctx.label!r} of dataset {ds.name!r} has no positive "
+                               f"label of positive weight, so its {what} is 0 for every model")
+
+
 def precision(ctx):
     """``TP / (TP + FP)`` of a labeled subset (as proportions), a :class:`RatioMetric`.
 
@@ -277,8 +290,15 @@ def precision(ctx):
     -------
     RatioMetric
         The precision.
+
+    Raises
+    ------
+    EmptySubsetError
+        If the subset has no positive label of positive weight (its precision
+        would be 0 for every model).
     """
     ctx = as_context(ctx)
+    _need_positives(ctx, "precision")
     tp, fp = R.true_positive_proportion(ctx), R.false_positive_proportion(ctx)
     out = ratio(tp, tp + fp, name=f"precision[{ctx.label}]")
     out.value_range = (0.0, 1.0)
@@ -307,11 +327,15 @@ def f_measure(ctx, beta=1.0):
     ------
     RateoptError
         If ``beta`` is not a positive finite number.
+    EmptySubsetError
+        If the subset has no positive label of positive weight (its F-measure
+        would be 0 for every model).
     """
     if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not (math.isfinite(beta) and beta > 0):
         raise RateoptError(f"beta must be a positive finite number, got {beta!r}")
     b = float(beta)
     ctx = as_context(ctx)
+    _need_positives(ctx, "F-measure")
     b2 = b * b
     tp, fn, fp = (R.true_positive_proportion(ctx), R.false_negative_proportion(ctx),
                   R.false_positive_proportion(ctx))
