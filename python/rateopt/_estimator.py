@@ -138,7 +138,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     lambda_floor : float, default=1e-3
         ``proxy-swap``'s floor on the entries of its stochastic matrix, times m+1.
     lambda_radius : float, default=None
-        L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap).
+        L1 radius of the Lagrange multipliers (Lagrangian methods; None: no
+        cap, except for ``"oracle-lagrangian"``, which derives it from the
+        problem: see ``OracleLagrangianGame.default_lambda_radius``).
     n_iter : int, default=None
         Training iterations (None: 250 for ``proxy-swap``, 500 for
         ``unconstrained``, 1000 for the other games).

@@ -208,6 +208,10 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
     players_spec = spec.for_players()  # what the players see; records use spec
+    if settings.lambda_radius is None and "lambda_radius" in game_cls.reads:
+        radius = game_cls.default_lambda_radius(players_spec, settings)
+        if radius is not None:
+            settings = dataclasses.replace(settings, lambda_radius=radius)
     if settings.eta_lambda is None:
         settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
     if resume is not None:

@@ -496,8 +496,12 @@ class HingeOracle(Oracle):
     Parameters
     ----------
     l2 : float, default=None
-        The regularization (default: the model's ``l2`` when positive, else ``1e-4``;
-        SDCA needs it positive).
+        The regularization (default: the model's ``l2`` when positive, else
+        ``1 / n`` for the problem's ``n`` rows: scikit-learn's ``LinearSVC(C=1)``
+        strength, at which SDCA converges in a few thousand epochs; a much
+        smaller value, such as the former ``1e-4`` on 700 rows, makes the
+        non-smooth problem ill-conditioned and SDCA needs tens of thousands of
+        epochs or stops at the cap). SDCA needs it positive.
     bias_scale : float, default=1.0
         The intercept is a regularized constant feature of this value
         (LIBLINEAR's ``bias``); ``0`` fixes the intercept at 0.
@@ -532,7 +536,7 @@ class HingeOracle(Oracle):
         else:
             X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
         n = X.shape[0]
-        lam = self.l2 if self.l2 is not None else (settings.l2 if settings.l2 > 0 else 1e-4)
+        lam = self.l2 if self.l2 is not None else (settings.l2 if settings.l2 > 0 else 1.0 / max(n, 1))
         margin = settings.margin
         state = {"xi": None}
         bias_mode = "regularized" if self.bias_scale > 0 else "fixed"
