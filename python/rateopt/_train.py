@@ -132,7 +132,10 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``"uniform"``, the paper's), ``lambda_floor=1e-3`` (``proxy-swap``,
         multiplicative update: every entry of the matrix stays at least
         ``lambda_floor / (m+1)``, TFCO's minimum multiplier radius; 0: none),
-        ``lambda_radius=None`` (L1 radius of Lagrange multipliers),
+        ``lambda_radius=None`` (L1 radius of Lagrange multipliers; None: no
+        cap, except for ``"oracle-lagrangian"``, whose default ``B0 / gamma``
+        bounds the optimal multipliers: the objective's range over the better
+        constant classifier's margin on the constraints),
         ``batch_size=None`` (minibatch rows per dataset, drawn with
         replacement and visited in increasing order; recorded iterates are
         always evaluated on the full data), ``margin=1.0`` (hinge margin),
