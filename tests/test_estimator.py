@@ -12,6 +12,8 @@ rates per group.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -178,6 +180,8 @@ def test_predictions_are_consistent_across_batches(data):
     (dict(learning_rate=0.0), "learning_rate"),
     (dict(batch_size=0), "batch_size"),
     (dict(epsilon=-1.0), "epsilon"),
+    (dict(n_iter=2**63), r"^n_iter must be <= 9223372036854775807, got 9223372036854775808$"),
+    (dict(random_state=2**64), r"^random_state must be None or an integer in \[0, 2\*\*64 - 1\]"),
 ])
 def test_invalid_parameters(data, params, match):
     X, y, groups, _ = data
@@ -262,3 +266,183 @@ def test_callable_objective_and_bad_objectives():
         RateConstrainedClassifier(objective="auc").fit(X, y)
     with pytest.raises(ValueError, match="method='three-player'"):
         RateConstrainedClassifier(objective="g_mean", method="proxy-swap", n_iter=10).fit(X, y)
+
+
+# --------------------------------------------------------------------------- scikit-learn's model selection
+
+
+def _with_group_column(data):
+    X, y, groups, w = data
+    return X.assign(sex=groups["sex"].to_numpy()), y
+
+
+def _fold_groups_match(estimators, splits, sex):
+    for est, (train, _) in zip(estimators, splits):
+        got = est.problem_.datasets["train"].groups["sex"]
+        np.testing.assert_array_equal(got, sex[train])
+        assert est.n_features_in_ == 3
+
+
+def test_cross_validation_and_grid_search_give_each_fold_its_groups(data):
+    from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+
+    Xg, y = _with_group_column(data)
+    sex = Xg["sex"].to_numpy()
+    goal = rateopt.goals.equal_opportunity("sex", slack=SLACK)
+    est = RateConstrainedClassifier(goals=[goal], group_columns=["sex"], n_iter=100)
+    cv = KFold(3)
+    out = cross_validate(est, Xg, y, cv=cv, return_estimator=True, error_score="raise")
+    _fold_groups_match(out["estimator"], cv.split(Xg), sex)
+    for fitted, (train, _) in zip(out["estimator"], cv.split(Xg)):
+        np.testing.assert_array_equal(fitted.feature_names_in_, ["x1", "x2", "x3"])
+        # The goal is measured on the fold's training rows, with the fold's groups (NumPy count).
+        p = fitted.predict_proba(Xg.iloc[train])[:, 1]
+        t = tpr_by_group(p, y[train] == "yes", sex[train], np.ones(train.size))
+        _, g_lib = fitted.result_.solution_values("m-stochastic")
+        expected = []
+        for grp in ("F", "M"):
+            expected += [t[grp] - t["all"] - SLACK, t["all"] - SLACK - t[grp]]
+        np.testing.assert_allclose(g_lib, expected, rtol=0, atol=1e-9)
+    search = GridSearchCV(est, {"n_iter": [50, 100]}, cv=cv, error_score="raise").fit(Xg, y)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    np.testing.assert_array_equal(search.best_estimator_.problem_.datasets["train"].groups["sex"], sex)
+    # Predictions take the frame with or without its group column, and never use it as a feature.
+    np.testing.assert_array_equal(search.predict(Xg), search.predict(Xg.drop(columns="sex")))
+
+
+def test_group_columns_by_position_in_arrays(data):
+    X, y, groups, w = data
+    f = (groups["sex"].to_numpy() == "F").astype(float)
+    Xa = np.column_stack([X.to_numpy()[:, :1], f, X.to_numpy()[:, 1:]])  # the group is column 1
+    goal = rateopt.goals.equal_opportunity("1", slack=SLACK)
+    kw = dict(goals=[goal], n_iter=100)
+    by_pos = RateConstrainedClassifier(group_columns=[1], **kw).fit(Xa, y)
+    ref = RateConstrainedClassifier(**kw).fit(X.to_numpy(), y, groups={"1": f})
+    np.testing.assert_array_equal(by_pos.classifier_.weights_, ref.classifier_.weights_)
+    np.testing.assert_array_equal(by_pos.classifier_.probabilities_, ref.classifier_.probabilities_)
+    assert by_pos.n_features_in_ == 3
+    np.testing.assert_array_equal(by_pos.predict_proba(Xa), ref.predict_proba(X.to_numpy()))
+    np.testing.assert_array_equal(by_pos.predict_proba(X.to_numpy()), ref.predict_proba(X.to_numpy()))
+    sparse = RateConstrainedClassifier(group_columns=[1], **kw).fit(sp.csr_matrix(Xa), y)
+    np.testing.assert_allclose(sparse.predict_proba(sp.csr_matrix(Xa)), ref.predict_proba(X.to_numpy()),
+                               rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("group_columns, X_kind, match", [
+    (["sex"], "ndarray", r"^group_columns names columns \['sex'\] but X has no column names"),
+    (["nope"], "frame", r"^X lacks the group column\(s\) \['nope'\] of group_columns=\['nope'\]$"),
+    ([5], "ndarray", r"^group_columns \[5\] are out of range for X with 4 columns$"),
+    ([], "frame", r"^group_columns must be a non-empty sequence"),
+    ([True], "ndarray", r"^group_columns must be a non-empty sequence"),
+    (["sex", "sex"], "frame", r"^group_columns repeats a column"),
+    ([0, -4], "ndarray", r"^group_columns repeats a column"),
+])
+def test_invalid_group_columns(data, group_columns, X_kind, match):
+    Xg, y = _with_group_column(data)
+    X = Xg if X_kind == "frame" else np.column_stack([data[0].to_numpy(), np.ones(len(y))])
+    with pytest.raises(ValueError, match=match):
+        RateConstrainedClassifier(group_columns=group_columns, n_iter=5).fit(X, y)
+
+
+def test_groups_and_group_columns_together_are_refused(data):
+    Xg, y = _with_group_column(data)
+    with pytest.raises(ValueError, match=r"^give groups= or group_columns=, not both$"):
+        RateConstrainedClassifier(group_columns=["sex"], n_iter=5).fit(Xg, y, groups=data[2])
+
+
+def test_groups_as_fit_params_and_through_metadata_routing(data):
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+
+    X, y, groups, w = data
+    sex = groups["sex"].to_numpy()
+    est = RateConstrainedClassifier(goals=[rateopt.goals.equal_opportunity("sex", slack=SLACK)], n_iter=50)
+    cv = KFold(3)
+    out = cross_validate(est, X, y, cv=cv, params={"groups": groups}, return_estimator=True, error_score="raise")
+    _fold_groups_match(out["estimator"], cv.split(X), sex)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = clone(est).set_fit_request(groups=True, sample_weight=False, baseline=False, extra_datasets=False)
+        search = GridSearchCV(routed, {"n_iter": [20, 50]}, cv=cv, error_score="raise").fit(X, y, groups=groups)
+        assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+        out = cross_validate(routed, X, y, cv=cv, params={"groups": groups}, return_estimator=True,
+                             error_score="raise")
+        _fold_groups_match(out["estimator"], cv.split(X), sex)
+
+
+def test_predict_proba_shape_by_role(data):
+    """The scikit-learn estimator returns (n, 2); the lower-level classifiers the positive class only, (n,)."""
+    X, y, groups, w = data
+    Xd = np.ascontiguousarray(X.to_numpy())
+    goal = rateopt.goals.equal_opportunity("sex", slack=SLACK)
+    for goals, solution in (([goal], "m-stochastic"), ([], "last")):
+        est = RateConstrainedClassifier(goals=goals, solution=solution, n_iter=100).fit(X, y, groups=groups)
+        proba = est.predict_proba(X)
+        assert proba.shape == (len(y), 2)
+        low = est.classifier_.predict_proba(Xd)
+        assert low.shape == (len(y),)
+        np.testing.assert_array_equal(proba[:, 1], low)
+        np.testing.assert_array_equal(proba[:, 0], 1.0 - low)
+    mixture = rateopt.EstimatorMixture
+    from sklearn.tree import DecisionTreeClassifier
+
+    est = RateConstrainedClassifier(goals=[goal], estimator=DecisionTreeClassifier(max_depth=2), n_iter=20)
+    with warnings.catch_warnings():  # 20 rounds: only the shapes matter here
+        warnings.simplefilter("ignore", rateopt.exceptions.InfeasibleWarning)
+        est.fit(X, y, groups=groups)
+    assert isinstance(est.classifier_, mixture)
+    assert est.predict_proba(X).shape == (len(y), 2) and est.classifier_.predict_proba(Xd).shape == (len(y),)
+    ramp = rateopt.RampClassifier(np.ones(3), 0.0)
+    assert ramp.predict_proba(Xd).shape == (len(y),)
+
+
+# --------------------------------------------------------------------------- pandas' nullable dtypes
+
+
+def _nullable(X):
+    out = X.astype("Float64")
+    out["x3"] = (X["x3"] > 0).astype("boolean")
+    out["x2"] = np.round(X["x2"] * 10).astype("Int64")
+    return out
+
+
+def test_nullable_numeric_frames_train_as_their_float64_values(data):
+    X, y, groups, w = data
+    Xn = _nullable(X)
+    Xf = Xn.astype("float64")
+    assert all(not isinstance(dt, np.dtype) for dt in Xn.dtypes)
+    goal = rateopt.goals.equal_opportunity("sex", slack=SLACK)
+    a = RateConstrainedClassifier(goals=[goal], n_iter=50).fit(Xn, y, groups=groups)
+    b = RateConstrainedClassifier(goals=[goal], n_iter=50).fit(Xf, y, groups=groups)
+    np.testing.assert_array_equal(a.classifier_.weights_, b.classifier_.weights_)
+    np.testing.assert_array_equal(a.predict_proba(Xn), b.predict_proba(Xf))
+    ds = rateopt.Dataset(Xn, y, groups=groups)
+    assert isinstance(ds.X, np.ndarray) and ds.X.dtype == np.float64
+    np.testing.assert_array_equal(ds.X, Xf.to_numpy())
+    problem = lambda d: rateopt.Problem(objective=rateopt.error_rate(d.context()),  # noqa: E731
+                                        constraints=goal.bind(d))
+    ra = rateopt.train(problem(ds), n_iter=20)
+    rb = rateopt.train(problem(rateopt.Dataset(np.ascontiguousarray(Xf.to_numpy()), y, groups=groups)), n_iter=20)
+    np.testing.assert_array_equal(ra.weights, rb.weights)
+
+
+@pytest.mark.parametrize("column", ["x1", "x2", "x3"])
+def test_pd_na_is_refused_naming_the_column_by_dataset_and_estimator(data, column):
+    X, y, groups, w = data
+    Xn = _nullable(X)
+    Xn.loc[7, column] = pd.NA
+    Xn.loc[9, column] = pd.NA
+    message = rf"^X column '{column}' holds a missing value \(pd.NA\) at row 7 \(2 missing\): impute or drop it$"
+    with pytest.raises(rateopt.exceptions.RateoptError, match=message):
+        rateopt.Dataset(Xn, y)
+    with pytest.raises(rateopt.exceptions.RateoptError, match=message):
+        RateConstrainedClassifier(n_iter=5).fit(Xn, y)
+    fitted = RateConstrainedClassifier(n_iter=5).fit(_nullable(X), y)
+    with pytest.raises(rateopt.exceptions.RateoptError, match=message):
+        fitted.predict(Xn)
+
+
+def test_non_numeric_extension_columns_are_refused_naming_the_column(data):
+    X, y, groups, w = data
+    Xs = X.assign(x2=X["x2"].astype(str).astype("string"))
+    with pytest.raises(rateopt.exceptions.RateoptError, match=r"^X column 'x2' has dtype string: features must be "):
+        rateopt.Dataset(Xs, y)

@@ -279,6 +279,7 @@ def test_boosted_trees_under_equal_opportunity_through_the_estimator():
 
 
 def test_estimator_oracle_validation_and_the_ignored_weights_warning():
+    from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.neighbors import KNeighborsClassifier
 
     with pytest.raises(TypeError, match="sample_weight"):
@@ -286,7 +287,7 @@ def test_estimator_oracle_validation_and_the_ignored_weights_warning():
     with pytest.raises(TypeError, match="scikit-learn classifier"):
         oracles.EstimatorOracle(object())
 
-    class IgnoresWeights:
+    class IgnoresWeights(ClassifierMixin, BaseEstimator):
         """Predicts the unweighted majority label: the weights are silently dropped."""
 
         def fit(self, X, y, sample_weight=None):
@@ -630,3 +631,129 @@ def test_a_fitted_classifier_as_eta_hat_is_its_class_1_probability():
     via_fit = oracles.PlugInOracle(OnTwoColumns(), group_columns=[2]).bind(spec, _settings())(coef)
     via_callable = oracles.PlugInOracle(_labels_as_eta, group_columns=[2]).bind(spec, _settings())(coef)
     np.testing.assert_array_equal(via_fit.predict(X), via_callable.predict(Xs))
+
+
+def test_the_estimator_oracle_refuses_models_that_are_not_classifiers():
+    from sklearn.cluster import KMeans
+    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+
+    class DuckRegressor:  # no scikit-learn tags, no predict_proba or decision_function
+        def fit(self, X, y, sample_weight=None):
+            return self
+
+        def predict(self, X):
+            return np.zeros(X.shape[0])
+
+    for model in (LinearRegression(), Ridge(), KMeans(n_clusters=2), DuckRegressor()):
+        with pytest.raises(TypeError, match=rf"^estimator must be a scikit-learn classifier, got "
+                                            rf"{type(model).__name__}$"):
+            oracles.EstimatorOracle(model)
+    oracles.EstimatorOracle(LogisticRegression())  # a classifier by its tags
+
+    class DuckClassifier(DuckRegressor):
+        def decision_function(self, X):
+            return np.zeros(X.shape[0])
+
+    oracles.EstimatorOracle(DuckClassifier())
+    X, y, g, ds = _nonlinear(200)
+    with pytest.raises(TypeError, match=r"^estimator must be a scikit-learn classifier, got LinearRegression$"):
+        rateopt.RateConstrainedClassifier(estimator=LinearRegression(), n_iter=3).fit(X, y)
+
+
+# --------------------------------------------------------------------------- defaults that converge
+
+
+def _highs_hinge_qp(X, A, B, lam, tau):
+    """min (1/n) sum A t + B r + lam/2 |w|^2 s.t. t >= tau + X w, r >= tau - X w, t, r >= 0 (HiGHS QP)."""
+    import highspy
+
+    n, d = X.shape
+    ia, ib = np.flatnonzero(A > 0), np.flatnonzero(B > 0)
+    na, nb = ia.size, ib.size
+    nv = d + na + nb
+    inf = highspy.kHighsInf
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = nv, na + nb
+    lp.col_cost_ = np.concatenate([np.zeros(d), A[ia] / n, B[ib] / n])
+    lp.col_lower_ = np.concatenate([np.full(d, -inf), np.zeros(na + nb)])
+    lp.col_upper_ = np.full(nv, inf)
+    import scipy.sparse as sps
+
+    M = sps.bmat([[sps.csr_matrix(-X[ia]), sps.eye(na), None], [sps.csr_matrix(X[ib]), None, sps.eye(nb)]]).tocsc()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = M.indptr, M.indices, M.data
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = nv, na + nb
+    lp.row_lower_ = np.full(na + nb, tau)
+    lp.row_upper_ = np.full(na + nb, inf)
+    hess = highspy.HighsHessian()
+    hess.dim_, hess.format_ = nv, highspy.HessianFormat.kTriangular
+    hess.start_, hess.index_ = np.arange(nv + 1), np.arange(nv)
+    hess.value_ = np.concatenate([np.full(d, lam), np.full(na + nb, 1e-10)])  # see tests/core/test_sdca.py
+    model = highspy.HighsModel()
+    model.lp_, model.hessian_ = lp, hess
+    h.passModel(model)
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    return np.array(h.getSolution().col_value[:d])
+
+
+def test_the_default_hinge_oracle_converges_on_700_rows_to_the_qp_optimum(monkeypatch):
+    X, y, g, ds = _data(700, seed=21)
+    spec = spec_from_problem(_problem(ds, slack=0.02))
+    solves = []
+    real = oracles.core.sdca_two_sided_hinge
+
+    def recording(*args, **kwargs):
+        res = real(*args, **kwargs)
+        solves.append((args, kwargs, res))
+        return res
+
+    monkeypatch.setattr(oracles.core, "sdca_two_sided_hinge", recording)
+    best = oracles.HingeOracle().bind(spec, _settings())  # the model's l2 is 0: the oracle's default l2
+    rng = np.random.default_rng(22)
+    for coef in (spec.c0, spec.c0 + rng.uniform(0, 2, spec.n_constraints) @ spec.C):
+        theta, b = best(coef)
+        (Xs, A, B), kw, res = solves[-1]
+        assert kw["lam"] == pytest.approx(1 / 700)  # 1/n
+        assert res.converged and res.n_epochs < 100_000 // 10
+        # The same objective, solved by HiGHS' QP: the intercept is a regularized constant feature of 1.
+        Xa = np.column_stack([X, np.ones(len(y))])
+        w = _highs_hinge_qp(Xa, A, B, 1 / 700, 1.0)
+
+        def P(wv):
+            s = Xa @ wv
+            return (np.sum(A * np.maximum(0, 1 + s) + B * np.maximum(0, 1 - s)) / len(y)
+                    + 0.5 / 700 * (wv @ wv))
+
+        ours = np.r_[theta, b]
+        assert P(ours) <= P(w) + 1e-6 * max(1.0, P(w)) + 1e-9  # within the duality-gap tolerance of the optimum
+        np.testing.assert_allclose(ours, w, atol=2e-2 * max(1.0, np.abs(w).max()))
+
+
+def test_oracle_lagrangian_derives_a_radius_that_reaches_feasibility():
+    rng = np.random.default_rng(0)
+    n, T = 700, 1000
+    X = rng.normal(size=(n, 5))
+    g = rng.integers(0, 2, n)
+    X[:, 2] = g
+    y = (X[:, 0] + 0.5 * X[:, 1] + 1.5 * g + rng.normal(size=n) * 0.5 > 0.8).astype(int)
+    ds = rateopt.Dataset(X, y, groups={"g": g})
+    problem = rateopt.Problem(objective=rateopt.error_rate(ds.context()),
+                              constraints=rateopt.goals.demographic_parity("g", slack=0.01).bind(ds))
+    oracle = oracles.ThresholdOracle([1.0, 0.5, 0.0, 0.0, 0.0], group_columns=[2])  # exact over its class
+    res = rateopt.train(problem, method="oracle-lagrangian", oracle=oracle, n_iter=T, record_every=1)
+    # R = B0 / gamma: the error rate's range is 1, and a constant classifier meets each parity constraint
+    # (every group rate equal to the overall one) with margin 0.01, the slack.
+    assert res.settings["lambda_radius"] == pytest.approx(1 / 0.01, rel=1e-9)
+    new = res.feasibility("T-stochastic").max_violation
+    # The former default: no cap, the step of R = 1 (Lemma 3 with B_2 = sqrt(m) B).
+    players = spec_from_problem(problem).for_players()
+    old_eta = 1.0 / (math.sqrt(players.n_constraints) * players.constraint_bound() * math.sqrt(2 * T))
+    old = rateopt.train(problem, method="oracle-lagrangian", oracle=oracle, n_iter=T, record_every=1,
+                        eta_lambda=old_eta)  # the cap of 100 is never reached at this step
+    assert np.abs(old.multipliers[:, 1:]).sum(axis=1).max() < 10
+    assert old.feasibility("T-stochastic").max_violation > 0.03  # what the issue saw: stuck infeasible
+    assert new <= 1e-3
+    assert res.feasibility("m-stochastic").feasible

@@ -515,6 +515,12 @@ def test_same_seed_and_threads_give_identical_results(fig2, n_threads, batch_siz
     (dict(record_every=0), "record_every must be >= 1"),
     (dict(margin=0.0), "margin must be a positive finite number"),
     (dict(lambda_radius=-1.0), "lambda_radius must be a positive finite number"),
+    # Integers beyond the core's 64-bit range: one line naming the parameter, not a pybind11 cast error.
+    (dict(n_iter=2**63), r"^n_iter must be <= 9223372036854775807, got 9223372036854775808$"),
+    (dict(batch_size=2**63), r"^batch_size must be <= 9223372036854775807, got 9223372036854775808$"),
+    (dict(record_every=2**64), r"^record_every must be <= 9223372036854775807, got 18446744073709551616$"),
+    (dict(stop_tol=0.1, stop_patience=2**63), r"^stop_patience must be <= 9223372036854775807, got "),
+    (dict(random_state=2**64), r"^random_state must be None or an integer in \[0, 2\*\*64 - 1\], got "),
 ])
 def test_invalid_training_arguments(fig2, kwargs, match):
     X, y, cluster = fig2

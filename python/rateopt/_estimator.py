@@ -9,6 +9,7 @@ same checks when :meth:`RateConstrainedClassifier.fit` runs.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -16,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._predictors._linear import LinearClassifier
 from ._language._data import Dataset
-from ._language._validation import check_weights
+from ._language._validation import check_weights, nullable_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
 from ._compiler._problem import Problem
 from ._solutions._result import warn_if_infeasible
@@ -50,6 +51,24 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         or ``[rateopt.goals.f_measure_parity("sex", slack=0.02)]``.
         Goals whose role is ``"train"`` bind to the training data; other roles
         bind to ``extra_datasets`` given to :meth:`fit`.
+    group_columns : sequence of str or int, default=None
+        Columns of ``X`` that hold the groups the goals refer to rather than
+        features: names of a DataFrame's columns, or positions of an array's
+        (the group is then named by its position as a string, e.g.
+        ``group_columns=[0]`` with ``equal_opportunity("0")``). They are taken
+        out of ``X`` in :meth:`fit` (as its ``groups``) and in every
+        prediction method (the model never sees them; at prediction a
+        DataFrame may leave them out). This is how group-constrained training
+        works inside :func:`~sklearn.model_selection.cross_val_score`,
+        :class:`~sklearn.model_selection.GridSearchCV` or a pipeline: each
+        fold's groups are the fold's rows of ``X``. (scikit-learn's own
+        ``groups=`` argument of those tools goes to the CV splitter, never to
+        ``fit``.) Alternatives: ``cross_val_score(est, X, y,
+        params={"groups": G})``; or, with
+        ``sklearn.set_config(enable_metadata_routing=True)``,
+        ``est.set_fit_request(groups=True)`` and ``groups=G`` passed to the
+        tool, which then gives the fold's rows of ``G`` both to the splitter
+        and to ``fit``.
     objective : str, callable or None, default=None
         What training minimizes on the training data: a name of
         ``rateopt.goals.OBJECTIVES`` (``"error"``, ``"f_measure"`` (maximizes
@@ -68,7 +87,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         :func:`rateopt.train`).
     estimator : scikit-learn classifier, default=None
         Train this model class instead of a linear model: any classifier whose
-        ``fit`` takes ``sample_weight`` (e.g. ``HistGradientBoostingClassifier()``),
+        ``fit`` takes ``sample_weight`` (e.g. ``HistGradientBoostingClassifier()``;
+        regressors and other non-classifiers are refused),
         refitted each round on the cost-sensitive problem the multipliers pose
         (:class:`rateopt.oracles.EstimatorOracle`, seed 001 Algorithm 2 by
         default). The solution is a :class:`rateopt.EstimatorMixture` of at most
@@ -118,7 +138,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     lambda_floor : float, default=1e-3
         ``proxy-swap``'s floor on the entries of its stochastic matrix, times m+1.
     lambda_radius : float, default=None
-        L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap).
+        L1 radius of the Lagrange multipliers (Lagrangian methods; None: no
+        cap, except for ``"oracle-lagrangian"``, which derives it from the
+        problem: see ``OracleLagrangianGame.default_lambda_radius``).
     n_iter : int, default=None
         Training iterations (None: 250 for ``proxy-swap``, 500 for
         ``unconstrained``, 1000 for the other games).
@@ -186,7 +208,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, goals=(), *, objective=None, method="auto", estimator=None, solution=_D["solution"], model=_D["model"],
+    def __init__(self, goals=(), *, group_columns=None, objective=None, method="auto", estimator=None,
+                 solution=_D["solution"], model=_D["model"],
                  kernel=_D["kernel"], gamma=_D["gamma"], degree=_D["degree"], coef0=_D["coef0"],
                  n_components=_D["n_components"], landmarks=_D["landmarks"], l2=_D["l2"],
                  fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
@@ -197,6 +220,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  epsilon=_D["epsilon"], random_state=_D["random_state"], n_threads=_D["n_threads"],
                  verbose=_D["verbose"], oracle=_D["oracle"], loop=_D["loop"]):
         self.goals = goals
+        self.group_columns = group_columns
         self.objective = objective
         self.method = method
         self.estimator = estimator
@@ -244,11 +268,16 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training features.
+            Training features (and the ``group_columns``). A DataFrame may
+            have pandas' nullable numeric columns (``Float64``, ``Int64``,
+            ``boolean``) without missing values; ``pd.NA`` is refused, naming
+            the column.
         y : array-like of shape (n_samples,)
             Two distinct labels; the larger (in sorted order) is the positive class.
         groups : DataFrame, dict of arrays, or 2-D array, default=None
-            Group columns the goals refer to (e.g. ``df[["sex", "race"]]``).
+            Group columns the goals refer to (e.g. ``df[["sex", "race"]]``);
+            not with ``group_columns``. In scikit-learn's model selection
+            tools use ``group_columns`` instead (see the class docstring).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative finite weights; only their ratios matter for rates
             (any scale up to the float64 maximum), weighted counts use them as given.
@@ -292,6 +321,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError("estimator= trains its own model class: leave model='linear'")
             train_params["oracle"] = EstimatorOracle(self.estimator)
             method = "oracle-proxy" if method == "auto" else method
+        X, groups = self._split_groups(X, groups)
+        nullable_columns(X)  # pd.NA in a nullable column: refused naming the column, as Dataset does
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=False)
         check_classification_targets(y)
@@ -330,9 +361,64 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             self.intercept_ = self.classifier_.intercept_
         return self
 
+    def _group_positions(self, X, predicting):
+        """``(positions, names)`` of the group columns in ``X``; None when ``X`` lacks them (prediction)."""
+        cols = list(self.group_columns)
+        if not cols or not (all(isinstance(c, str) for c in cols) or
+                            all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in cols)):
+            raise ValueError(f"group_columns must be a non-empty sequence of column names or of column positions, "
+                             f"got {self.group_columns!r}")
+        if len(set(cols)) != len(cols):
+            raise ValueError(f"group_columns repeats a column: {self.group_columns!r}")
+        names = list(X.columns) if hasattr(X, "columns") and not isinstance(X, np.ndarray) else None
+        n_cols = X.shape[1]
+        if isinstance(cols[0], str):
+            if names is None:
+                raise ValueError(f"group_columns names columns {cols!r} but X has no column names: give a DataFrame, "
+                                 "or column positions")
+            missing = [c for c in cols if c not in names]
+            if missing and (len(missing) < len(cols) or not predicting):
+                raise ValueError(f"X lacks the group column(s) {missing!r} of group_columns={self.group_columns!r}")
+            return (None, None) if missing else ([names.index(c) for c in cols], cols)
+        if predicting and n_cols == self.n_features_in_ and names is None:
+            return None, None  # an array of the features only (prediction)
+        bad = [c for c in cols if not -n_cols <= c < n_cols]
+        if bad:
+            raise ValueError(f"group_columns {bad!r} are out of range for X with {n_cols} columns")
+        pos = [int(c) % n_cols for c in cols]
+        if len(set(pos)) != len(pos):
+            raise ValueError(f"group_columns repeats a column: {self.group_columns!r}")
+        return pos, [str(c) if names is None else names[p] for c, p in zip(cols, pos)]
+
+    def _split_groups(self, X, groups=None, predicting=False):
+        """``(features, groups)``: the ``group_columns`` taken out of ``X``."""
+        if self.group_columns is None:
+            return X, groups
+        if groups is not None:
+            raise ValueError("give groups= or group_columns=, not both")
+        if not (hasattr(X, "shape") or sp.issparse(X)):
+            X = np.asarray(X, dtype=object)
+        if len(X.shape) != 2:
+            raise ValueError(f"X must be 2-D to hold group_columns, got shape {X.shape}")
+        pos, names = self._group_positions(X, predicting)
+        if pos is None:
+            return X, None
+        keep = np.setdiff1d(np.arange(X.shape[1]), pos)
+        if hasattr(X, "iloc"):
+            groups = {n: X.iloc[:, p].to_numpy() for n, p in zip(names, pos)}
+            return X.iloc[:, keep], groups
+        if sp.issparse(X):
+            X = X.tocsc()
+            groups = {n: X[:, [p]].toarray().ravel() for n, p in zip(names, pos)}
+            return X[:, keep].tocsr(), groups
+        X = np.asarray(X)
+        return X[:, keep], {n: X[:, p] for n, p in zip(names, pos)}
+
     def _validated(self, X):
         check_is_fitted(self)
         _refuse_dask(fit=False, X=X)
+        X, _ = self._split_groups(X, predicting=True)
+        nullable_columns(X)
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
 
     def _positive_decisions(self, X):
@@ -357,6 +443,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Probability of each class (for a mixture, over the draw of the support model).
 
+        scikit-learn's convention: one column per class of ``classes_``. (The
+        lower-level classifiers of :mod:`rateopt` -- ``classifier_`` among them --
+        return the positive class's probability only, shape (n_samples,).)
+
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
@@ -364,6 +454,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples, 2)
+            Column ``k`` is the probability of ``classes_[k]``; rows sum to 1.
         """
         X = self._validated(X)
         p = self.classifier_.predict_proba(X)

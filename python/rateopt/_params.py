@@ -75,7 +75,10 @@ TRAIN_PARAMS = (
           "(TFCO's minimum_multiplier_radius), so a constraint's weight never falls so low that it takes long "
           "to come back; 0: no floor (None: the method's default, 1e-3 for 'proxy-swap')."),
     Param("lambda_radius", None, lambda n, v: check_positive(n, v, allow_none=True),
-          "L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap)."),
+          "L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap, except for "
+          "'oracle-lagrangian': B0 / gamma, the objective's range over the better constant classifier's "
+          "margin on the constraints, which bounds the optimal multipliers' L1 norm (Theorem 2 needs R above it); "
+          "no cap when no constant classifier meets the constraints with a margin)."),
     Param("batch_size", None, lambda n, v: check_int(n, v, 1, allow_none=True),
           "Minibatch size per dataset, rows drawn with replacement (None: full batch)."),
     Param("margin", 1.0, check_positive, "Hinge margin of the proxies."),

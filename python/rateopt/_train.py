@@ -132,7 +132,10 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``"uniform"``, the paper's), ``lambda_floor=1e-3`` (``proxy-swap``,
         multiplicative update: every entry of the matrix stays at least
         ``lambda_floor / (m+1)``, TFCO's minimum multiplier radius; 0: none),
-        ``lambda_radius=None`` (L1 radius of Lagrange multipliers),
+        ``lambda_radius=None`` (L1 radius of Lagrange multipliers; None: no
+        cap, except for ``"oracle-lagrangian"``, whose default ``B0 / gamma``
+        bounds the optimal multipliers: the objective's range over the better
+        constant classifier's margin on the constraints),
         ``batch_size=None`` (minibatch rows per dataset, drawn with
         replacement and visited in increasing order; recorded iterates are
         always evaluated on the full data), ``margin=1.0`` (hinge margin),
@@ -208,6 +211,10 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
     players_spec = spec.for_players()  # what the players see; records use spec
+    if settings.lambda_radius is None and "lambda_radius" in game_cls.reads:
+        radius = game_cls.default_lambda_radius(players_spec, settings)
+        if radius is not None:
+            settings = dataclasses.replace(settings, lambda_radius=radius)
     if settings.eta_lambda is None:
         settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
     if resume is not None:

@@ -48,6 +48,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.utils import get_tags
 from sklearn.utils.validation import has_fit_parameter
 
 from . import core
@@ -495,8 +496,12 @@ class HingeOracle(Oracle):
     Parameters
     ----------
     l2 : float, default=None
-        The regularization (default: the model's ``l2`` when positive, else ``1e-4``;
-        SDCA needs it positive).
+        The regularization (default: the model's ``l2`` when positive, else
+        ``1 / n`` for the problem's ``n`` rows: scikit-learn's ``LinearSVC(C=1)``
+        strength, at which SDCA converges in a few thousand epochs; a much
+        smaller value, such as the former ``1e-4`` on 700 rows, makes the
+        non-smooth problem ill-conditioned and SDCA needs tens of thousands of
+        epochs or stops at the cap). SDCA needs it positive.
     bias_scale : float, default=1.0
         The intercept is a regularized constant feature of this value
         (LIBLINEAR's ``bias``); ``0`` fixes the intercept at 0.
@@ -531,7 +536,7 @@ class HingeOracle(Oracle):
         else:
             X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
         n = X.shape[0]
-        lam = self.l2 if self.l2 is not None else (settings.l2 if settings.l2 > 0 else 1e-4)
+        lam = self.l2 if self.l2 is not None else (settings.l2 if settings.l2 > 0 else 1.0 / max(n, 1))
         margin = settings.margin
         state = {"xi": None}
         bias_mode = "regularized" if self.bias_scale > 0 else "fixed"
@@ -554,6 +559,17 @@ class HingeOracle(Oracle):
 # --------------------------------------------------------------------------- any scikit-learn classifier
 
 
+def _is_classifier(estimator):
+    """scikit-learn's tags say a classifier; without tags, it has ``predict_proba`` or ``decision_function``."""
+    try:
+        kind = get_tags(estimator).estimator_type
+    except (AttributeError, TypeError):  # no __sklearn_tags__: a duck-typed model
+        kind = None
+    if kind is not None:
+        return kind == "classifier"
+    return hasattr(estimator, "predict_proba") or hasattr(estimator, "decision_function")
+
+
 class EstimatorOracle(Oracle):
     """Fits a scikit-learn classifier on the cost-sensitive problem of each round.
 
@@ -573,7 +589,15 @@ class EstimatorOracle(Oracle):
     Parameters
     ----------
     estimator : scikit-learn classifier
-        Unfitted; its ``fit`` must take ``sample_weight``.
+        Unfitted; its ``fit`` must take ``sample_weight``. A classifier by
+        scikit-learn's tags (:func:`sklearn.base.is_classifier`), or, without
+        tags, a model with ``predict_proba`` or ``decision_function``:
+        regressors and other models are refused.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is not a classifier or its ``fit`` takes no ``sample_weight``.
 
     Warns
     -----
@@ -591,7 +615,7 @@ class EstimatorOracle(Oracle):
     returns_estimators = True
 
     def __init__(self, estimator):
-        if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")):
+        if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")) or not _is_classifier(estimator):
             raise TypeError(f"estimator must be a scikit-learn classifier, got {type(estimator).__name__}")
         if not has_fit_parameter(estimator, "sample_weight"):
             raise TypeError(f"{type(estimator).__name__}.fit takes no sample_weight: the cost-sensitive reduction "

@@ -397,3 +397,19 @@ def test_pandas_na_in_the_baseline_is_a_clear_error():
               np.array([1, None, 0, 1], dtype=object)):
         with pytest.raises(RateoptError, match="baseline contains missing values"):
             Dataset(X4, ["a", "b", "a", "b"], baseline=b)
+
+
+def test_nullable_numeric_columns_are_read_as_float64_and_pd_na_is_refused():
+    import pandas as pd
+
+    X = pd.DataFrame({"a": pd.array([0.5, 1.5, -2.0], dtype="Float64"), "b": pd.array([1, 2, 3], dtype="Int64"),
+                      "c": pd.array([True, False, True], dtype="boolean"), "d": [1.0, 2.0, 3.0]})
+    ds = Dataset(X, [0, 1, 0])
+    assert ds.X.dtype == np.float64 and ds.X.flags.c_contiguous
+    np.testing.assert_array_equal(ds.X, [[0.5, 1, 1, 1], [1.5, 2, 0, 2], [-2, 3, 1, 3]])
+    X.loc[1, "b"] = pd.NA
+    with pytest.raises(RateoptError, match=r"^X column 'b' holds a missing value \(pd.NA\) at row 1 \(1 missing\): "
+                                           r"impute or drop it$"):
+        Dataset(X, [0, 1, 0])
+    plain = pd.DataFrame({"a": [1.0, 2.0, 3.0]})
+    assert Dataset(plain, [0, 1, 0]).X is plain  # numpy dtypes: kept as given

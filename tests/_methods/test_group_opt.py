@@ -326,3 +326,15 @@ def test_eq_3_folding_bounds_the_constraint_at_the_output():
         G.fold_constraints(f, g, 0.0, K=2)
     with pytest.raises(ValueError, match="f_range"):
         G.fold_constraints(f, g, 1.0)
+
+
+@pytest.mark.parametrize("eps", [float("nan"), float("inf"), 0.0, -0.5, True, "0.5"])
+def test_eps_must_be_a_positive_finite_number(eps):
+    V = np.array([[0.2, 0.8], [0.8, 0.2]])
+    with pytest.raises(ValueError, match=r"^eps must be a positive finite number, got "):
+        G._run_group_opt(_Vertices(V), _max, eps=eps)
+    X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    ds = rateopt.Dataset(X, [0, 1], groups={"g": [0, 1]})
+    losses = [rateopt.error_rate(ds.context().subset(group="g", value=v)) for v in (0, 1)]
+    with pytest.raises(ValueError, match=r"^eps must be a positive finite number, got "):
+        G.group_opt(losses, _max, oracles.ThresholdOracle(np.array([1.0, 0.0])), eps=eps)

@@ -325,3 +325,23 @@ def test_the_feasibility_report_of_metric_constraints_uses_the_exact_mixture():
     text = report.describe()
     if report.max_violation > 1e-9 and report.achievable_violation == 0.0:
         assert "(the exact solution)" in text
+
+
+def test_the_logistic_proxy_is_refused_where_the_game_cannot_use_it():
+    X, y, g, w, ds = _imbalanced(300)
+    ctx = ds.context()
+    message = (r"^proxy='logistic' cannot be used with a metric objective or metric constraints: "
+               r"method='three-player' then trains the hinge proxy of one combination of rates; "
+               r"leave proxy=None \(or 'hinge'\)$")
+    for problem in (rateopt.Problem(objective=metrics.f_measure(ctx) * -1),
+                    rateopt.Problem(objective=rateopt.error_rate(ctx), constraints=[metrics.g_mean(ctx) >= 0.5])):
+        with pytest.raises(ValueError, match=message):
+            rateopt.train(problem, method="three-player", proxy="logistic", n_iter=3)
+        assert rateopt.train(problem, method="three-player", proxy="hinge", n_iter=3).n_iter == 3
+    with pytest.raises(ValueError, match=message):
+        rateopt.RateConstrainedClassifier(objective="f_measure", proxy="logistic", n_iter=3).fit(X, y)
+    # With an affine objective and no metric the game is the Lagrangian with the objective's proxy: honored.
+    affine = rateopt.Problem(objective=rateopt.error_rate(ctx))
+    runs = [rateopt.train(affine, method="three-player", proxy=p, optimizer="sgd", n_iter=3, record_every=1)
+            for p in ("logistic", "hinge")]
+    assert not np.allclose(runs[0].weights[1], runs[1].weights[1])  # sgd: the first step is the proxy's gradient

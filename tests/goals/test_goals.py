@@ -3,6 +3,7 @@
 import copy
 import dataclasses
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -422,3 +423,29 @@ def test_objectives_by_name():
         G.objective("accuracy", ds)
     with pytest.raises(ValueError, match="must return"):
         G.objective(lambda data: 3, ds)
+
+
+def test_metric_parity_with_a_group_without_positive_labels_is_refused_naming_the_goal_and_group():
+    import rateopt
+
+    rng = np.random.default_rng(0)
+    n = 600
+    X = rng.normal(size=(n, 3))
+    g = rng.choice(["a", "b", "c"], n)
+    y = ((X[:, 0] > 0) & (g != "c")).astype(int)  # group c has no positive label
+    for goal, what in ((rateopt.goals.f_measure_parity("g", slack=0.05), ("FMeasureParity", "F-measure")),
+                       (rateopt.goals.predictive_parity("g", slack=0.05), ("PredictiveParity", "precision"))):
+        message = (f"{what[0]}(group='g') on dataset 'train': {what[1]}[g=c]: subset 'g=c' of dataset 'train' has "
+                   f"no positive label of positive weight, so its {what[1]} is 0 for every model")
+        with pytest.raises(rateopt.exceptions.EmptySubsetError, match=f"^{re.escape(message)}$"):
+            rateopt.RateConstrainedClassifier(objective="f_measure", goals=[goal], n_iter=5).fit(
+                X, y, groups={"g": g})
+    # Positives of zero weight are no positives either; positive weight on one of them is enough.
+    y = (X[:, 0] > 0).astype(int)  # every group has positive labels
+    w = np.ones(n)
+    w[(g == "b") & (y == 1)] = 0.0
+    ds = rateopt.Dataset(X, y, weights=w, groups={"g": g})
+    with pytest.raises(rateopt.exceptions.EmptySubsetError, match=r"^FMeasureParity\(group='g'\).*F-measure\[g=b\]"):
+        rateopt.goals.f_measure_parity("g").bind(ds)
+    w[np.flatnonzero((g == "b") & (y == 1))[0]] = 1e-3
+    assert len(rateopt.goals.f_measure_parity("g").bind(rateopt.Dataset(X, y, weights=w, groups={"g": g}))) == 6

@@ -4,6 +4,8 @@ response, ``grad psi(xi) = s * lam``)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -325,3 +327,82 @@ def test_metric_params_round_trip():
                 {"kind": "kld", "signs": [-1.0, -1.0], "target": 2.0}, {"kind": "sum", "parts": []}, [1]):
         with pytest.raises(ValueError):
             metrics.metric_from_params(bad)
+
+
+# --------------------------------------------------------------------------- refused arguments and bounds
+
+
+@pytest.mark.parametrize("beta", [-1, 0, 0.0, float("nan"), float("inf"), True, "2"])
+def test_f_measure_refuses_a_beta_that_is_not_positive(beta):
+    ctx = _data()[0].context()
+    with pytest.raises(rateopt.exceptions.RateoptError,
+                       match=rf"^beta must be a positive finite number, got {re.escape(repr(beta))}$"):
+        metrics.f_measure(ctx, beta=beta)
+    with pytest.raises(rateopt.exceptions.RateoptError, match=r"^beta must be a positive finite number"):
+        metrics.f_measure_parity(ctx, ctx, beta=beta)
+
+
+def _bounds_that_never_hold(ctx):
+    a, b = ctx.subset(group="g", value=0), ctx.subset(group="g", value=1)
+    return [
+        (lambda: metrics.g_mean(ctx) >= 1.5, "'G-mean[all] >= 1.5' can never hold: G-mean[all] takes values in [0, 1]"),
+        (lambda: metrics.h_mean(ctx) >= 1.01, "'H-mean[all] >= 1.01' can never hold: H-mean[all] takes values in "
+                                              "[0, 1]"),
+        (lambda: metrics.g_mean(ctx) <= -0.1, "'gmean[all] <= -0.1' can never hold: gmean[all] takes values in [0, 1]"),
+        (lambda: metrics.q_mean(ctx) <= -0.5, "'qmean[all] <= -0.5' can never hold: qmean[all] takes values in [0, 1]"),
+        (lambda: metrics.kl_divergence(ctx) <= -0.1, "'kld[all] <= -0.1' can never hold: kld[all] takes values in "
+                                                     "[0, inf]"),
+        (lambda: metrics.kl_divergence(a) + metrics.kl_divergence(b) <= -1e-3,
+         "'kld[g=0] + kld[g=1] <= -0.001' can never hold: kld[g=0] + kld[g=1] takes values in [0, inf]"),
+        (lambda: metrics.f_measure(ctx) >= 1.5, "'f1[all] >= 1.5' can never hold: f1[all] takes values in [0, 1]"),
+        (lambda: metrics.f_measure(ctx) <= -0.2, "'f1[all] <= -0.2' can never hold: f1[all] takes values in [0, 1]"),
+        (lambda: metrics.precision(ctx) >= 2, "'precision[all] >= 2' can never hold: precision[all] takes values in "
+                                              "[0, 1]"),
+        (lambda: metrics.f_measure_parity(a, b) <= -1.5,
+         "'(f1[g=0] - f1[g=1]) <= -1.5' can never hold: (f1[g=0] - f1[g=1]) takes values in [-1, 1]"),
+        (lambda: -2 * metrics.predictive_parity(a, b) >= 2.5,
+         "'-2 * (precision[g=0] - precision[g=1]) >= 2.5' can never hold: -2 * (precision[g=0] - precision[g=1]) "
+         "takes values in [-2, 2]"),
+    ]
+
+
+@pytest.mark.parametrize("i", range(11))
+def test_a_bound_outside_the_metrics_range_is_refused(i):
+    ctx = _data()[0].context()
+    build, message = _bounds_that_never_hold(ctx)[i]
+    with pytest.raises(rateopt.exceptions.RateoptError, match=f"^{re.escape(message)}$"):
+        build()
+
+
+def test_bounds_at_the_ends_of_the_range_are_accepted():
+    ctx = _data()[0].context()
+    a, b = ctx.subset(group="g", value=0), ctx.subset(group="g", value=1)
+    for c in (metrics.g_mean(ctx) >= 1.0, metrics.q_mean(ctx) <= 0.0, metrics.f_measure(ctx) >= 1.0,
+              metrics.f_measure_parity(a, b) <= -1.0, metrics.kl_divergence(ctx) <= 0.0,
+              metrics.ratio(rateopt.positive_prediction_rate(a), rateopt.positive_prediction_rate(b)) >= 1e6):
+        assert c is not None
+
+
+def test_a_ratio_over_the_constant_zero_is_refused_and_a_constant_denominator_evaluates():
+    ds, y, g, w = _data()
+    ppr = rateopt.positive_prediction_rate(ds.context())
+    for zero in (0, 0.0, np.float64(0.0)):
+        with pytest.raises(rateopt.exceptions.RateoptError,
+                           match=r"^ratio\(\): the denominator is the constant 0, so the ratio would be 0 "
+                                 r"for every model \(a zero denominator counts as 0\): give a rate expression$"):
+            metrics.ratio(ppr, zero)
+    d = np.random.default_rng(9).integers(0, 2, y.size).astype(float)
+    assert metrics.ratio(ppr, 2).evaluate(d) == pytest.approx(np.sum(w * d) / np.sum(w) / 2, abs=1e-15)
+
+
+def test_an_f_measure_or_precision_on_a_subset_without_positive_labels_is_refused():
+    X = np.zeros((4, 1))
+    ds = rateopt.Dataset(X, [0, 0, 1, 1], groups={"g": [0, 0, 1, 1]})
+    none = ds.context().subset(group="g", value=0)
+    for build, what in ((metrics.f_measure, "F-measure"), (metrics.precision, "precision")):
+        with pytest.raises(rateopt.exceptions.EmptySubsetError,
+                           match=rf"^{what}\[g=0\]: subset 'g=0' of dataset 'train' has no positive label of "
+                                 rf"positive weight, so its {what} is 0 for every model$"):
+            build(none)
+        assert build(ds.context().subset(group="g", value=1)).evaluate(np.array([0, 0, 1, 0])) == pytest.approx(
+            {"F-measure": 2 / 3, "precision": 1.0}[what])

@@ -37,6 +37,7 @@ from rateopt._language._predicates import (
 from rateopt._language._validation import (
     as_1d,
     missing_mask,
+    nullable_columns,
     parse_baseline,
     parse_groups,
     parse_labels,
@@ -64,7 +65,9 @@ class Dataset:
         Features. Kept as given (never copied); arrays and scipy sparse
         matrices are stored by reference, anything else with a 2-D ``shape``
         (e.g. a DataFrame) is kept too, and sequences are converted with
-        :func:`numpy.asarray`.
+        :func:`numpy.asarray`. A DataFrame with pandas' nullable numeric
+        columns (``Float64``, ``Int64``, ``boolean``) is converted to a float64
+        array; such a column holding ``pd.NA`` is refused, naming it.
     y : array-like of shape (n_samples,), default=None
         Labels in any two-valued form (``{0, 1}``, ``{-1, 1}``, booleans,
         strings, ...), mapped to 0/1 (see ``positive_label``). ``None`` makes
@@ -131,9 +134,10 @@ class Dataset:
     Raises
     ------
     RateoptError
-        If an argument has the wrong length or shape, labels are not two-valued
-        or contain missing values, weights are negative or not finite, or the
-        baseline is not numeric or not finite.
+        If an argument has the wrong length or shape, a nullable column of
+        ``X`` holds ``pd.NA``, labels are not two-valued or contain missing
+        values, weights are negative or not finite, or the baseline is not
+        numeric or not finite.
 
     See Also
     --------
@@ -173,6 +177,8 @@ class Dataset:
             shape = getattr(X, "shape", None)
             if shape is None or len(shape) != 2:
                 X = np.asarray(X)
+            elif nullable_columns(X):  # pandas' Float64 / Int64 / boolean columns, no pd.NA: numbers
+                X = np.ascontiguousarray(X.to_numpy(dtype=np.float64))
         if len(X.shape) != 2:
             raise RateoptError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
         self.X = X

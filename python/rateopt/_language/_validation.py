@@ -14,7 +14,7 @@ import numpy as np
 from rateopt.exceptions import RateoptError
 
 __all__ = ["readonly", "missing_mask", "unique", "as_1d", "check_weights", "parse_labels", "parse_weights",
-           "parse_groups", "parse_baseline"]
+           "parse_groups", "parse_baseline", "nullable_columns"]
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -42,6 +42,37 @@ def missing_mask(a: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             return np.asarray(a == None, dtype=bool) | np.asarray(a != a, dtype=bool)  # noqa: E711
     return np.zeros(a.shape, dtype=bool)
+
+
+def nullable_columns(X, what: str = "X") -> list:
+    """The columns of a DataFrame ``X`` with pandas' nullable numeric dtypes (``Float64``, ``Int64``, ``boolean``).
+
+    Such columns hold numbers when they hold no missing value: ``X.to_numpy(float64)``
+    reads them. A missing value (``pd.NA``) or a non-numeric extension dtype
+    (``string``, ``category``, ...) is refused, naming the column; ``what`` names
+    the argument in the messages. Anything that is not a DataFrame gives ``[]``.
+
+    Raises
+    ------
+    RateoptError
+        If such a column holds a missing value or is not numeric.
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or isinstance(X, np.ndarray) or not hasattr(X, "columns") or getattr(X, "ndim", 2) != 2:
+        return []
+    out = []
+    for pos, (col, dt) in enumerate(zip(X.columns, dtypes)):
+        if isinstance(dt, np.dtype):
+            continue
+        if getattr(dt, "kind", "O") not in "biuf":
+            raise RateoptError(f"{what} column {col!r} has dtype {dt}: features must be numbers")
+        missing = np.asarray(X.iloc[:, pos].isna(), dtype=bool)
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise RateoptError(f"{what} column {col!r} holds a missing value (pd.NA) at row {row} "
+                               f"({int(missing.sum())} missing): impute or drop it")
+        out.append(col)
+    return out
 
 
 def _group_column(values) -> np.ndarray:

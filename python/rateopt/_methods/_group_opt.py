@@ -261,7 +261,8 @@ def group_opt(losses, f, oracle, *, eps=0.5, lipschitz=1.0, monotone="auto", mod
         against the class it is exact over (e.g. ``ThresholdOracle``: thresholds
         of a score; ``PoolOracle``).
     eps : float, default=0.5
-        Accuracy in (0, 1] (the grid and the step count follow from it; see
+        Accuracy, a positive finite number in the units of ``f`` (the grid and
+        the step count follow from ``min(1, eps / lipschitz)``; see
         :func:`group_opt_constants`).
     lipschitz : float, default=1.0
         A Lipschitz constant ``L`` of ``f``: the algorithm runs on ``f / L`` with
@@ -293,7 +294,8 @@ def group_opt(losses, f, oracle, *, eps=0.5, lipschitz=1.0, monotone="auto", mod
     Raises
     ------
     ValueError
-        If a loss can leave [0, 1], or the grid is too large (over 2 million points).
+        If ``eps`` is not a positive finite number, a loss can leave [0, 1], or
+        the grid is too large (over 2 million points).
     """
     prob = _Losses(losses, oracle, n_threads)
     counts, diagnostics = _run_group_opt(prob, f, eps=eps, lipschitz=lipschitz, monotone=monotone, mode=mode)
@@ -318,6 +320,8 @@ def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast",
         raise ValueError(f"mode must be 'fast' or 'paper', got {mode!r}")
     if not (isinstance(lipschitz, (int, float)) and lipschitz > 0 and math.isfinite(lipschitz)):
         raise ValueError(f"lipschitz must be a positive number, got {lipschitz!r}")
+    if isinstance(eps, bool) or not (isinstance(eps, (int, float)) and eps > 0 and math.isfinite(eps)):
+        raise ValueError(f"eps must be a positive finite number, got {eps!r}")
     K = prob.K
     c = group_opt_constants(K, min(1.0, eps / lipschitz))
     if c.grid_size > 2_000_000:

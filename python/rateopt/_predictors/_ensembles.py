@@ -48,6 +48,10 @@ class ConstantClassifier:
 class EstimatorMixture:
     """A mixture of fitted classifiers (0/1 labels); each row is classified by one drawn model.
 
+    ``predict_proba`` returns the positive class's probability only, shape
+    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
+    is :class:`rateopt.RateConstrainedClassifier`'s.
+
     Parameters
     ----------
     estimators : sequence of fitted classifiers
@@ -104,6 +108,7 @@ class EstimatorMixture:
         Returns
         -------
         ndarray of shape (n_samples,)
+            The positive class's probability only (not scikit-learn's two columns).
         """
         return mixture_proba(self.decisions(X) > 0, self.probabilities_)
 

@@ -87,6 +87,10 @@ def map_arrays(feature_map):
 class LinearClassifier:
     """A deterministic linear classifier: positive iff ``x . coef + intercept >= 0``.
 
+    ``predict_proba`` returns the positive class's probability only, shape
+    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
+    is :class:`rateopt.RateConstrainedClassifier`'s.
+
     Parameters
     ----------
     coef : array-like of shape (n_features,)
@@ -162,6 +166,7 @@ class LinearClassifier:
         Returns
         -------
         ndarray of shape (n_samples,)
+            The positive class's probability only (not scikit-learn's two columns).
         """
         return self.predict(X).astype(np.float64)
 
@@ -183,6 +188,10 @@ class LinearClassifier:
 
 class StochasticClassifier:
     """A mixture of linear models; each example is classified by one drawn model.
+
+    ``predict_proba`` returns the positive class's probability only, shape
+    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
+    is :class:`rateopt.RateConstrainedClassifier`'s.
 
     Parameters
     ----------
@@ -248,7 +257,8 @@ class StochasticClassifier:
         Returns
         -------
         ndarray of shape (n_samples,)
-            Values in [0, 1]: exactly 1 (0) where every model of positive
+            The positive class's probability only (not scikit-learn's two
+            columns), in [0, 1]: exactly 1 (0) where every model of positive
             probability says positive (negative).
 
         Notes
@@ -412,6 +422,10 @@ class RampClassifier(LinearClassifier):
     its score (:func:`rateopt.core.ramp_rates`), so a model meeting ramp-loss
     constraints (:func:`rateopt.ramp_mm`) meets them in expectation exactly.
 
+    ``predict_proba`` returns the positive class's probability only, shape
+    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
+    is :class:`rateopt.RateConstrainedClassifier`'s.
+
     Parameters
     ----------
     coef : array-like of shape (n_features,)
@@ -460,7 +474,8 @@ class RampClassifier(LinearClassifier):
         Returns
         -------
         ndarray of shape (n_samples,)
-            Values in [0, 1].
+            The positive class's probability only (not scikit-learn's two
+            columns), in [0, 1].
         """
         return np.clip(0.5 + self.decision_function(X), 0.0, 1.0)
 

@@ -45,8 +45,17 @@ def check_nonnegative(name, value):
     return v
 
 
-def check_int(name, value, minimum, allow_none=False):
-    """An integer >= ``minimum`` (or None when allowed); booleans are refused."""
+#: The largest integer the core takes (its counts and sizes are signed 64-bit).
+INT64_MAX = 2**63 - 1
+#: The largest seed the core takes (unsigned 64-bit).
+UINT64_MAX = 2**64 - 1
+
+
+def check_int(name, value, minimum, allow_none=False, maximum=INT64_MAX):
+    """An integer in ``[minimum, maximum]`` (or None when allowed); booleans are refused.
+
+    ``maximum`` defaults to the core's signed 64-bit range.
+    """
     if value is None and allow_none:
         return None
     try:
@@ -57,6 +66,8 @@ def check_int(name, value, minimum, allow_none=False):
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
     if v < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    if v > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {v}")
     return v
 
 
@@ -85,12 +96,12 @@ def check_real(name, value):
 
 
 def check_seed(name, value):
-    """None or a non-negative integer."""
+    """None or an integer in ``[0, 2**64 - 1]`` (the core's unsigned 64-bit seeds)."""
     if value is None:
         return None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value <= UINT64_MAX:
         return int(value)
-    raise ValueError(f"{name} must be a non-negative integer or None, got {value!r}")
+    raise ValueError(f"{name} must be None or an integer in [0, 2**64 - 1], got {value!r}")
 
 
 def as_index_array(a, name, dtype):

@@ -129,6 +129,11 @@ class Game:
         return None  # pragma: no cover - the loop always finds the declaring class
 
     @classmethod
+    def default_lambda_radius(cls, spec, settings):
+        """The multipliers' L1 radius when ``lambda_radius`` is None (None: no cap)."""
+        return None
+
+    @classmethod
     def default_eta_lambda(cls, spec, settings):
         """The multipliers' default step size (None: the game has no multipliers)."""
         return None

@@ -98,6 +98,27 @@ class OracleLagrangianGame(_OracleGame):
                               radius=self.settings.lambda_radius)
 
     @classmethod
+    def default_lambda_radius(cls, spec, settings):
+        """``R = B_0 / gamma``: Theorem 2 needs ``R > ||lam*||_1``, which this bounds.
+
+        A classifier ``h~`` meeting every constraint with margin ``gamma > 0`` bounds
+        the optimal multipliers: ``||lam*||_1 <= (g0(h~) - g0*) / gamma <= B_0 / gamma``
+        with ``B_0 = sum_a |c0_a|`` the objective's range over atom rates in
+        [0, 1]. ``h~`` is the better of the two constant classifiers (every atom
+        rate 1, or every one 0), whose margins are computed exactly (a parity
+        goal's is its slack, a budget's its room). None (no cap; the step size
+        of ``R = 1``) when neither constant meets every constraint with a
+        margin, or there is no constraint.
+        """
+        if spec.n_constraints == 0 or spec.n_offsets:
+            return None
+        b0 = float(np.abs(spec.c0).sum())
+        gamma = max(float(np.min(-spec.constraints(np.full(spec.n_atoms, r)))) for r in (0.0, 1.0))
+        if not (gamma > 0 and b0 > 0 and math.isfinite(b0 / gamma)):
+            return None
+        return b0 / gamma
+
+    @classmethod
     def default_eta_lambda(cls, spec, settings):
         """Lemma 3: ``R / (B_2 sqrt(2T))`` with ``B_2 = sqrt(m) B`` bounding ``||grad lam||_2``."""
         R = 1.0 if settings.lambda_radius is None else settings.lambda_radius

@@ -58,6 +58,11 @@ class ThreePlayerGame(Game):
         self.objective = None if spec.metric is None else _block(spec.metric, constraint=False)
         self.bounded = tuple(spec.metric_constraints)
         self.blocks = [_block(c, constraint=True) for c in self.bounded]
+        if settings.proxy != "hinge" and (self.objective is not None or self.blocks):
+            # One combination of every block's atom rates, one proxy: the objective has no proxy of its own.
+            raise ValueError(f"proxy={settings.proxy!r} cannot be used with a metric objective or metric "
+                             f"constraints: method={self.name!r} then trains the hinge proxy of one combination "
+                             "of rates; leave proxy=None (or 'hinge')")
         self.nu = np.zeros(spec.n_constraints)
         self.mu = np.zeros(len(self.bounded))
 

@@ -15,7 +15,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import ClassVar
 
 from rateopt._language._data import Dataset
-from rateopt.exceptions import RateoptError
+from rateopt.exceptions import EmptySubsetError, RateoptError
 
 from .._language._expressions import as_scalar
 
@@ -142,9 +142,17 @@ class Goal:
         RateoptError
             If no dataset fills the goal's role, or a group column is unknown or
             has no values.
+        EmptySubsetError
+            If a group leaves a metric of the goal constant on this data (e.g.
+            no positive label for an F-measure); the message names the goal.
         """
         ds = self._resolve(datasets)
-        cons = self._build(ds)
+        try:
+            cons = self._build(ds)
+        except EmptySubsetError as exc:  # e.g. a group whose F-measure no model can move: name the goal
+            group = getattr(self, "group", None)
+            owner = type(self).__name__ + (f"(group={group!r})" if group is not None else "")
+            raise EmptySubsetError(f"{owner} on dataset {ds.name!r}: {exc}") from None
         if self.name is None:
             return cons
         return [c.named(f"{self.name}: {c.name}") for c in cons]

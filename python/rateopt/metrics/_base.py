@@ -8,6 +8,7 @@ kind) and ``Metric(name, rates, signs, kind)`` builds the class of a kind.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
@@ -16,7 +17,7 @@ from .._language._data import Context, Dataset
 from .._language._evaluation import expression_value
 from .._language._expressions import as_scalar
 from ..exceptions import RateoptError
-from ._constraint import MetricConstraint
+from ._constraint import MetricConstraint, finite_bound
 
 __all__ = ["METRIC_KINDS", "Metric", "as_context", "metric_from_params"]
 
@@ -56,6 +57,9 @@ class Metric:
     KINDS: ClassVar[tuple] = ()
     #: The metric's kind, written by :meth:`params` (None: an abstract class).
     kind: ClassVar[str | None] = None
+    #: ``(low, high)``: the values ``psi`` can take when every rate lies in [0, 1] (unknown: infinite ends);
+    #: a bound outside it can never hold and is refused.
+    value_range: tuple = (-math.inf, math.inf)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -247,7 +251,9 @@ class Metric:
         if any(expr is None for expr in self.rates):
             raise RateoptError(f"metric {self.name!r} was read back without its rate expressions: evaluate its "
                                "value at rate values (value) instead of on predictions")
-        return self.value([expression_value(expr, predictions, kind=kind) for expr in self.rates])
+        # A constant coordinate (a ratio's number denominator) reads no predictions.
+        return self.value([expression_value(expr, predictions if _uses_data(expr) else {}, kind=kind)
+                           for expr in self.rates])
 
     # ------------------------------------------------------------------ guard rails
 
@@ -258,6 +264,7 @@ class Metric:
         return a
 
     def __le__(self, bound):
+        check_reachable(self, "<=", finite_bound(bound))
         return MetricConstraint(self, bound)
 
     def __ge__(self, bound):
@@ -293,6 +300,43 @@ class Metric:
     def __repr__(self):
         rates = [getattr(r, "name", str(r)) for r in self.rates if r is not None]
         return f"{self.name}[{', '.join(rates)}]" if rates else self.name
+
+
+def _uses_data(expr):
+    return bool(getattr(expr, "datasets", ()))
+
+
+def _fmt_range(lo, hi):
+    return f"[{lo:g}, {hi:g}]"
+
+
+def check_reachable(metric, sense, bound, shown=None, value_range=None):
+    """Refuse a bound that no model can meet: outside the metric's :attr:`Metric.value_range`.
+
+    Parameters
+    ----------
+    metric : Metric
+        The bounded metric (its ``name`` and ``value_range``).
+    sense : {"<=", ">="}
+        Whether the metric is bounded above or below.
+    bound : float
+        The bound.
+    shown : str, default=None
+        What the message calls the bounded quantity (default: the metric's name).
+    value_range : tuple of float, default=None
+        The bounded quantity's range (default: the metric's ``value_range``).
+
+    Raises
+    ------
+    RateoptError
+        If ``metric <= bound`` with ``bound`` below the range's low end, or
+        ``metric >= bound`` with ``bound`` above its high end.
+    """
+    lo, hi = metric.value_range if value_range is None else value_range
+    if (sense == "<=" and bound < lo) or (sense == ">=" and bound > hi):
+        name = metric.name if shown is None else shown
+        raise RateoptError(f"'{name} {sense} {bound:g}' can never hold: {name} takes values in "
+                           f"{_fmt_range(lo, hi)}")
 
 
 def metric_from_params(params):

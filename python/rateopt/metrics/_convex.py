@@ -15,7 +15,7 @@ import numpy as np
 
 from .._language import _rates as R
 from ..exceptions import RateoptError
-from ._base import Metric, as_context, metric_from_params
+from ._base import Metric, as_context, check_reachable, metric_from_params
 from ._constraint import MetricConstraint, finite_bound
 
 __all__ = ["ConvexMetric", "GMean", "HMean", "KLD_EPS", "KLDivergence", "MetricSum", "QMean", "g_mean", "h_mean",
@@ -48,6 +48,8 @@ class ConvexMetric(Metric):
             return super().__ge__(bound)
         # "G-mean >= b" is the convex "1 - G-mean <= 1 - b" on the loss.
         b = finite_bound(bound)
+        lo, hi = self.value_range
+        check_reachable(self, ">=", b, shown=f"{self.mean_name}[{self._label()}]", value_range=(1.0 - hi, 1.0 - lo))
         return MetricConstraint(self, 1.0 - b, name=f"{self.mean_name}[{self._label()}] >= {b:g}")
 
     def _best_of(self, candidates, lam):
@@ -65,6 +67,7 @@ class KLDivergence(ConvexMetric):
     """``KL(p || z) = p log(p / z1) + (1 - p) log((1 - p) / z2)`` (see :func:`kl_divergence`)."""
 
     kind = "kld"
+    value_range = (0.0, math.inf)
 
     @classmethod
     def check_target(cls, target):
@@ -95,6 +98,7 @@ class GMean(ConvexMetric):
     """``1 - sqrt(z1 z2)``, the G-mean loss (see :func:`g_mean`)."""
 
     kind = "g_mean"
+    value_range = (0.0, 1.0)
     mean_name = "G-mean"
 
     def value(self, z):
@@ -119,6 +123,7 @@ class HMean(ConvexMetric):
     """``1 - 2 z1 z2 / (z1 + z2)``, the H-mean loss (see :func:`h_mean`)."""
 
     kind = "h_mean"
+    value_range = (0.0, 1.0)
     mean_name = "H-mean"
 
     def value(self, z):
@@ -145,6 +150,7 @@ class QMean(ConvexMetric):
     """``sqrt((z1^2 + z2^2) / 2)``, the Q-mean loss (see :func:`q_mean`)."""
 
     kind = "q_mean"
+    value_range = (0.0, 1.0)
 
     def value(self, z):
         z = self._vector(z, "z")
@@ -191,6 +197,7 @@ class MetricSum(ConvexMetric):
         if not flat:
             raise ValueError("a metric sum needs at least one metric")
         self.parts = tuple(flat)
+        self.value_range = (sum(p.value_range[0] for p in flat), sum(p.value_range[1] for p in flat))
         self.name = name if name is not None else " + ".join(p.name for p in flat)
         self.rates = tuple(r for p in flat for r in p.rates)
         self.signs = np.concatenate([p.signs for p in flat])

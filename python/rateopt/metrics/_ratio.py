@@ -8,12 +8,14 @@ constructors. A bound on a single ratio is rewritten to a linear constraint.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
 from .._language import _rates as R
 from .._language._expressions import as_scalar, lift
-from ._base import Metric, as_context
+from ..exceptions import EmptySubsetError, RateoptError
+from ._base import Metric, as_context, check_reachable
 from ._constraint import MetricConstraint, finite_bound
 
 __all__ = ["RatioMetric", "f_measure", "f_measure_parity", "precision", "predictive_parity", "ratio",
@@ -53,6 +55,7 @@ class RatioMetric(Metric):
         self.rates = tuple(coords)
         self.signs = np.zeros(len(coords))
         self.target = None
+        self.value_range = (-math.inf, math.inf)  # known for the F-measure, precision and their sums
 
     @classmethod
     def from_params(cls, params):
@@ -123,7 +126,10 @@ class RatioMetric(Metric):
         if isinstance(other, RatioMetric):
             terms = self.terms + tuple((sign * c, N, D) for c, N, D in other.terms)
             aff = _add_affine(self.affine, other.affine, sign)
-            return RatioMetric(f"({self.name} {'+' if sign > 0 else '-'} {other.name})", terms, aff)
+            out = RatioMetric(f"({self.name} {'+' if sign > 0 else '-'} {other.name})", terms, aff)
+            lo, hi = _scaled(other.value_range, sign)
+            out.value_range = (self.value_range[0] + lo, self.value_range[1] + hi)
+            return out
         lifted = lift(other)
         if lifted is NotImplemented or isinstance(other, Metric):
             return NotImplemented
@@ -147,13 +153,17 @@ class RatioMetric(Metric):
         if k is None:
             return NotImplemented
         aff = None if self.affine is None else self.affine * k
-        return RatioMetric(f"{k:g} * {self.name}", tuple((k * c, N, D) for c, N, D in self.terms), aff)
+        out = RatioMetric(f"{k:g} * {self.name}", tuple((k * c, N, D) for c, N, D in self.terms), aff)
+        out.value_range = _scaled(self.value_range, k)
+        return out
 
     __rmul__ = __mul__
 
     def __neg__(self):
-        return RatioMetric(f"-{self.name}", tuple((-c, N, D) for c, N, D in self.terms),
-                           None if self.affine is None else -self.affine)
+        out = RatioMetric(f"-{self.name}", tuple((-c, N, D) for c, N, D in self.terms),
+                          None if self.affine is None else -self.affine)
+        out.value_range = _scaled(self.value_range, -1.0)
+        return out
 
     def __truediv__(self, k):
         k = as_scalar(k)
@@ -162,11 +172,13 @@ class RatioMetric(Metric):
         return self * (1.0 / k)
 
     def __le__(self, bound):
+        check_reachable(self, "<=", finite_bound(bound))
         linear = self._linear(bound, "<=")
         return linear if linear is not None else MetricConstraint(self, bound)
 
     def __ge__(self, bound):
         b = finite_bound(bound)
+        check_reachable(self, ">=", b)
         linear = self._linear(b, ">=")
         return linear if linear is not None else MetricConstraint(-self, -b, name=f"{self.name} >= {b:g}")
 
@@ -207,6 +219,14 @@ def _nonnegative(expr):
     return const >= 0.0
 
 
+def _scaled(value_range, k):
+    """The interval ``k * [lo, hi]`` (an infinite end stays infinite; ``0 * inf`` is 0)."""
+    if k == 0:
+        return (0.0, 0.0)
+    lo, hi = k * value_range[0], k * value_range[1]
+    return (lo, hi) if lo <= hi else (hi, lo)
+
+
 def _add_affine(a, b, sign):
     if b is None:
         return a
@@ -219,8 +239,9 @@ def ratio(numerator, denominator, name=None):
 
     Parameters
     ----------
-    numerator, denominator : Expression
-        Affine rate expressions (``D > 0`` on the models considered).
+    numerator, denominator : Expression or float
+        Affine rate expressions or numbers (``D > 0`` on the models
+        considered; a denominator that is the constant 0 is refused).
     name : str, default=None
         Default ``"(N)/(D)"``.
 
@@ -228,11 +249,33 @@ def ratio(numerator, denominator, name=None):
     -------
     RatioMetric
         The ratio.
+
+    Raises
+    ------
+    RateoptError
+        If the denominator is the constant 0.
     """
     N, D = lift(numerator), lift(denominator)
     if N is NotImplemented or D is NotImplemented:
         raise TypeError("ratio() takes two rate expressions")
+    terms = list(D._terms())
+    if all(isinstance(e, R.Constant) for _, e in terms) and sum(k * e.value for k, e in terms) == 0:
+        raise RateoptError("ratio(): the denominator is the constant 0, so the ratio would be 0 "
+                           "for every model (a zero denominator counts as 0): give a rate expression")
     return RatioMetric(name or f"({N})/({D})", [(1.0, N, D)])
+
+
+def _need_positives(ctx, what):
+    """Refuse a subset without positive labels of positive weight: ``what`` (its TP) is 0 for every model.
+
+    Skipped for a dataset whose rows live elsewhere (``rateopt.dask``), checked when compiled there.
+    """
+    ds = ctx.dataset
+    if getattr(ds, "compile_backend", None) is not None or ds.y is None:
+        return  # no labels: the rates raise MissingLabelsError when compiled
+    if not np.any(ds.weights[ctx.positive().mask()] > 0):
+        raise EmptySubsetError(f"{what}[{ctx.label}]: subset {ctx.label!r} of dataset {ds.name!r} has no positive "
+                               f"label of positive weight, so its {what} is 0 for every model")
 
 
 def precision(ctx):
@@ -247,10 +290,19 @@ def precision(ctx):
     -------
     RatioMetric
         The precision.
+
+    Raises
+    ------
+    EmptySubsetError
+        If the subset has no positive label of positive weight (its precision
+        would be 0 for every model).
     """
     ctx = as_context(ctx)
+    _need_positives(ctx, "precision")
     tp, fp = R.true_positive_proportion(ctx), R.false_positive_proportion(ctx)
-    return ratio(tp, tp + fp, name=f"precision[{ctx.label}]")
+    out = ratio(tp, tp + fp, name=f"precision[{ctx.label}]")
+    out.value_range = (0.0, 1.0)
+    return out
 
 
 def f_measure(ctx, beta=1.0):
@@ -264,18 +316,32 @@ def f_measure(ctx, beta=1.0):
     ctx : Context or Dataset
         A labeled subset.
     beta : float, default=1.0
-        The weight of recall.
+        The weight of recall, a positive finite number.
 
     Returns
     -------
     RatioMetric
-        The F-measure (a ratio; larger is better).
+        The F-measure (a ratio in [0, 1]; larger is better).
+
+    Raises
+    ------
+    RateoptError
+        If ``beta`` is not a positive finite number.
+    EmptySubsetError
+        If the subset has no positive label of positive weight (its F-measure
+        would be 0 for every model).
     """
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not (math.isfinite(beta) and beta > 0):
+        raise RateoptError(f"beta must be a positive finite number, got {beta!r}")
+    b = float(beta)
     ctx = as_context(ctx)
-    b2 = float(beta) ** 2
+    _need_positives(ctx, "F-measure")
+    b2 = b * b
     tp, fn, fp = (R.true_positive_proportion(ctx), R.false_negative_proportion(ctx),
                   R.false_positive_proportion(ctx))
-    return ratio((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, name=f"f{beta:g}[{ctx.label}]")
+    out = ratio((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, name=f"f{b:g}[{ctx.label}]")
+    out.value_range = (0.0, 1.0)
+    return out
 
 
 def f_measure_parity(ctx_a, ctx_b, beta=1.0):
@@ -330,5 +396,7 @@ def win_loss_ratio(ctx):
         The ratio (0 where the model never loses).
     """
     ctx = as_context(ctx)
-    return ratio(R.win_rate(ctx), R.loss_rate(ctx), name=f"win_loss_ratio[{ctx.label}]")
+    out = ratio(R.win_rate(ctx), R.loss_rate(ctx), name=f"win_loss_ratio[{ctx.label}]")
+    out.value_range = (0.0, math.inf)
+    return out
 
