@@ -446,3 +446,32 @@ def test_non_numeric_extension_columns_are_refused_naming_the_column(data):
     Xs = X.assign(x2=X["x2"].astype(str).astype("string"))
     with pytest.raises(rateopt.exceptions.RateoptError, match=r"^X column 'x2' has dtype string: features must be "):
         rateopt.Dataset(Xs, y)
+
+
+def test_thresholded_solution_is_at_least_any_tuned_threshold_of_its_iterates():
+    X, y, g = rateopt.make_groups_dataset(500, random_state=8)
+    est = rateopt.RateConstrainedClassifier(objective="f_measure", n_iter=80, solution="thresholded").fit(X, y)
+    p = est.predict_proba(X)[:, 1]
+    tp = np.sum(p * y)
+    f1 = 2 * tp / (2 * tp + np.sum(p * (1 - y)) + np.sum((1 - p) * y))
+    best = 0.0
+    for w, b in zip(est.result_.weights, est.result_.biases):
+        s = X @ w + b
+        for t in np.unique(s):
+            d = s >= t
+            tp_d = np.sum(d & (y == 1))
+            best = max(best, 2 * tp_d / (2 * tp_d + np.sum(d & (y == 0)) + np.sum(~d & (y == 1))))
+    assert f1 >= best - 1e-9
+    assert est.feasibility_.solution == "thresholded" and est.feasibility_.feasible
+    labels = est.predict(X)
+    assert np.all(labels[p == 1.0] == 1) and np.all(labels[p == 0.0] == 0)
+
+
+def test_thresholded_solution_meets_the_goals_on_training_data():
+    X, y, g = rateopt.make_groups_dataset(500, random_state=9)
+    goal = rateopt.goals.demographic_parity("group", slack=0.03)
+    est = rateopt.RateConstrainedClassifier([goal], n_iter=100, solution="thresholded").fit(X, y, groups={"group": g})
+    p = est.predict_proba(X)[:, 1]
+    for grp in ("A", "B"):
+        assert abs(p[g == grp].mean() - p.mean()) <= 0.03 + 1e-9
+    assert max(est.feasibility_.constraint_values.values()) <= 1e-9

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
 from ._predictors._nystroem import KERNELS
 from ._predictors._specs import KernelModel, LinearModel, check_l2
-from ._solutions._result import SOLUTIONS
+from ._solutions._result import SOLUTION_KINDS
 from ._utils._validation import (
     check_bool,
     check_choice,
@@ -153,7 +153,7 @@ MODEL_PARAMS = (
 """The model's parameters (the estimator's and the command line's way to build a model)."""
 
 SOLUTION_PARAMS = (
-    Param("solution", "m-stochastic", lambda n, v: check_choice(n, v, SOLUTIONS),
+    Param("solution", "m-stochastic", lambda n, v: check_choice(n, v, SOLUTION_KINDS),
           "How the final classifier is built from the recorded iterates."),
     Param("epsilon", 0.0, check_nonnegative, "Allowed constraint violation of the m-stochastic LP."),
 )

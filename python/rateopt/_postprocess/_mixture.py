@@ -20,7 +20,7 @@ from .._utils._hashing import row_uniforms
 from ._lp import Chains, solve_threshold_lp
 from ._rule import bin_edges
 
-__all__ = ["ThresholdedMixture", "fit_thresholded_mixture"]
+__all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "ThresholdedMixture", "fit_thresholded_mixture"]
 
 
 class ThresholdedMixture:
@@ -104,7 +104,12 @@ class ThresholdedMixture:
         return f"ThresholdedMixture(n_models={self.n_models}, n_bins={self.edges.size})"
 
 
-def fit_thresholded_mixture(compiled, scorer, features, *, n_bins=64, epsilon=0.0):
+#: ``n_bins="auto"``: every distinct score while models x rows is at most this, else :data:`AUTO_BINS` bins.
+AUTO_EXACT_MAX = 1_000_000
+AUTO_BINS = 256
+
+
+def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilon=0.0):
     """The best mixture of thresholded models under a compiled problem.
 
     Parameters
@@ -114,10 +119,12 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins=64, epsilon=0.
         Every candidate model (one column of ``scorer.scores``).
     features : mapping of str to array-like
         Per dataset of the problem, its features.
-    n_bins : int or None, default=64
+    n_bins : int, None or "auto", default="auto"
         Bins per model in the first LP over every model (None: every distinct
-        score); the models it keeps are then re-fitted with every distinct
-        score as a bin (exact over all their thresholds).
+        score, exact over all thresholds of all models; ``"auto"``: exact
+        while models x rows is at most 1,000,000, else 256 quantile bins);
+        the models it keeps are then re-fitted with every distinct score as a
+        bin (exact over all their thresholds).
     epsilon : float, default=0.0
 
     Returns
@@ -126,6 +133,12 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins=64, epsilon=0.
         Restricted to the models of positive weight.
     solution : ThresholdLPSolution
     """
+    if isinstance(n_bins, str):
+        if n_bins != "auto":
+            raise ValueError(f"n_bins must be a positive integer, None or 'auto', got {n_bins!r}")
+        rows = sum(np.asarray(features[n]).shape[0] if not hasattr(features[n], "nnz") else features[n].shape[0]
+                   for n in compiled.datasets)
+        n_bins = None if scorer.n_models * rows <= AUTO_EXACT_MAX else AUTO_BINS
     mixture, sol = _fit(compiled, scorer, features, n_bins, epsilon)
     if n_bins is not None:
         # Exact re-fit on the support: every distinct score of the chosen models is a bin. A binned rule

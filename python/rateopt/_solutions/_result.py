@@ -36,6 +36,7 @@ __all__ = [
     "FEASIBILITY_RTOL",
     "RESULT_FORMAT",
     "SOLUTIONS",
+    "SOLUTION_KINDS",
     "FeasibilityReport",
     "RateMap",
     "TrainResult",
@@ -43,6 +44,9 @@ __all__ = [
 ]
 
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
+#: Solution kinds of the estimator and of goals files: the mixtures, and the thresholds re-fitted on the
+#: training problem (``"thresholded"``).
+SOLUTION_KINDS = SOLUTIONS + ("thresholded",)
 RESULT_FORMAT = "rateopt-train-result"
 
 #: Round-off tolerance of the feasibility reports: constraint ``i`` counts as
@@ -378,7 +382,7 @@ class TrainResult:
         return self._shrinks[key]
 
     def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
-                 n_bins=64):
+                 n_bins="auto"):
         """Build a classifier from the recorded iterates.
 
         Parameters
@@ -396,7 +400,7 @@ class TrainResult:
             (``"certified"``).
         confidence : float, default=0.95
             Of ``"certified"``.
-        n_bins : int or None, default=64
+        n_bins : int, None or "auto", default="auto"
             Of ``"thresholded"``.
 
         Returns
@@ -433,7 +437,7 @@ class TrainResult:
         T = self.weights.shape[0]
         return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map)
 
-    def thresholded(self, problem, *, n_bins=64, epsilon=0.0):
+    def thresholded(self, problem, *, n_bins="auto", epsilon=0.0):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.
 
         Every recorded iterate's scores on the training data are cut into
@@ -443,18 +447,21 @@ class TrainResult:
         for one ratio of rates (an F-measure), by the Charnes-Cooper
         substitution. The iterates with their own thresholds (0) are
         candidates, so on the training data it is never worse than any of the
-        iterates, or any mixture of them, up to the bins; nor than any iterate
-        with a tuned threshold.
+        iterates, or any mixture of them, nor than any iterate with a tuned
+        threshold (exactly with ``n_bins=None``, and with ``"auto"`` on
+        small problems; up to the bins otherwise).
 
         Parameters
         ----------
         problem : Problem
             The training problem (the rows the iterates were trained on, or
             any other problem on which to fit the thresholds).
-        n_bins : int or None, default=64
+        n_bins : int, None or "auto", default="auto"
             Score bins per iterate in the LP over all iterates (None: every
-            distinct score; slower). The iterates it keeps (at most m + 2) are
-            then re-fitted exactly, every distinct score a bin.
+            distinct score, exact; ``"auto"``: exact while iterates x rows is
+            at most 1,000,000, else 256 quantile bins per iterate, so that the
+            guarantee above holds up to those bins). The iterates it keeps
+            (at most m + 2) are then re-fitted exactly, every distinct score a bin.
         epsilon : float, default=0.0
             Allowed violation of each goal.
 
@@ -611,18 +618,22 @@ class TrainResult:
             raise ValueError("no validation problem was given to train()")
         return R.T @ p
 
-    def feasibility(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
+    def feasibility(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", problem=None, classifier=None):
         """Report whether a solution meets the training constraints.
 
         Parameters
         ----------
-        kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
+        kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded"}, default="m-stochastic"
             The solution (as in :meth:`solution`).
         epsilon : float, default=0.0
             Allowed violation of the m-stochastic LP (the report still measures
             violations against 0).
         weighting : {"uniform", "lambda"}, default="uniform"
             Weights of the T-stochastic mixture.
+        problem : Problem, default=None
+            The training problem (``"thresholded"``: its values are measured there).
+        classifier : object, default=None
+            The thresholded solution when already built (else it is built from ``problem``).
 
         Returns
         -------
@@ -644,7 +655,14 @@ class TrainResult:
         if m and not exact_lp:  # the LP scores mixtures by per-iterate values: use the exact mixture's own
             _, g_exact = self.solution_values("exact")
             achievable = max(0.0, float(np.max(g_exact))) if np.any(g_exact > tol) else 0.0
-        if kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:
+        if kind == "thresholded":
+            if problem is None:
+                raise ValueError("the feasibility of the thresholded solution needs problem=: the training problem")
+            clf = classifier if classifier is not None else self.thresholded(problem, epsilon=epsilon)
+            ev = problem.evaluate({name: clf.predict_proba(problem.datasets[name].X)
+                                   for name in problem.compiled.datasets}, kind="probabilities")
+            g = np.array([ev.constraints[n] for n in problem.constraint_names])
+        elif kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:
             g = res.constraint_values  # the same LP as solution_values would solve
         else:
             _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)

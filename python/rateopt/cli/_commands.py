@@ -254,6 +254,9 @@ def fit(args):
     others = _role_tables(spec, roles, train_tab.encoding, train_tab.classes, _fmt_of(args.format))
     method, train_params, model_params, solution_params = _params(spec, args)
     sol = validate(SOLUTION_PARAMS, solution_params)
+    if sol["solution"] == "thresholded":
+        raise InputError("solution = \"thresholded\" has no model file format yet: post-process a score column "
+                         "with --postprocess, or use RateConstrainedClassifier(solution=\"thresholded\") in Python")
     problem = _problem(spec, others, train_tab)
     model = build_model(model_params, random_state=args.seed)
     n_iter = int(train_params.get("n_iter", 1000))
