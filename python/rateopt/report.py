@@ -53,7 +53,7 @@ def _table_dict(t):
 
 def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=None, group_rates=None,
                  group_rates_before=None, seconds=None, seed=None, tolerance=1e-9, title="rateopt report",
-                 context=None):
+                 context=None, certificates=None):
     """The facts of a training run, as a JSON-ready dict.
 
     Parameters
@@ -83,6 +83,9 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         The report's heading.
     context : dict, default=None
         Further facts shown as is (data files, columns, the goals file).
+    certificates : mapping of str to Certificate, default=None
+        Held-out certificates per split (:class:`rateopt.Certificate`): each
+        goal's high-confidence upper bound on its population value.
 
     Returns
     -------
@@ -137,6 +140,7 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         "group_rates_before": {k: _table_dict(v) for k, v in (group_rates_before or {}).items()} or None,
         "trajectory": traj,
         "context": context or {},
+        "certificates": {k: c.to_dict() for k, c in (certificates or {}).items()},
     }
     return json_ready(rep)
 
@@ -162,6 +166,12 @@ def _sections(rep):
                 [[g["name"]] + [_fmt(g["values"][s]) for s in splits] + [_fmt(g["met"][s]) for s in splits]
                  for g in rep["goals"]]))
     out.append(("Objective", ["split", "objective"], [[s, _fmt(v)] for s, v in rep["objective"].items()]))
+    for split, cert in (rep.get("certificates") or {}).items():
+        out.append((f"Certified bounds on the population ({split} data held out, confidence "
+                    f"{cert['confidence']:g}, {cert['method']})",
+                    ["goal", f"{split} value", "upper bound", "certified"],
+                    [[g["name"], _fmt(g["value"]), _fmt(g["upper"]),
+                      "n/a" if g["certified"] is None else _fmt(bool(g["certified"]))] for g in cert["goals"]]))
     for label, tables in (("Per-group rates", rep["group_rates"]), ("Per-group rates, comparison model",
                                                                      rep.get("group_rates_before") or {})):
         for split, t in tables.items():

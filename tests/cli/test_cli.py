@@ -818,3 +818,36 @@ def test_fit_postprocess_fits_the_threshold_rule_on_a_score_column(tmp_path, cap
                  str(tmp_path / "g.toml"), "--out", str(tmp_path / "r3.npz"), "--postprocess", "score",
                  "--report", str(tmp_path / "r.html")]) == 2
     assert not (tmp_path / "r2.npz").exists() and not (tmp_path / "r3.npz").exists()
+
+
+def test_fit_certify_reports_bounds_on_the_held_out_splits(tmp_path, capsys):
+    from scipy.stats import beta
+
+    _write_csv(tmp_path / "train.csv", _data(600, seed=21))
+    held = _data(2500, seed=22)
+    _write_csv(tmp_path / "test.csv", held)
+    (tmp_path / "g.toml").write_text('objective = "error"\n\n[train]\nn_iter = 60\n\n[[goals]]\n'
+                                     'recipe = "coverage_budget"\nmax_rate = 0.6\n\n[datasets]\ntest = "test.csv"\n')
+    assert main(["--quiet", "fit", str(tmp_path / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "g.toml"), "--out", str(tmp_path / "m.npz"), "--certify", "0.9", "--report",
+                 str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "certified upper bounds (test held out, confidence 0.9)" in out
+    rep = json.loads((tmp_path / "r.json").read_text())
+    cert = rep["certificates"]["test"]
+    # by hand: the saved model's drawn decisions on the test file; two rates share alpha (ppr[all], error[all])
+    enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
+    train = _data(600, seed=21)
+    Xh = []
+    for c in enc["columns"]:
+        if c["type"] == "numeric":
+            t = np.asarray(train[c["name"]], float)
+            Xh.append(((np.asarray(held[c["name"]], float) - t.mean()) / t.std())[:, None])
+        else:
+            Xh.append(np.stack([(np.asarray(held[c["name"]]) == cat).astype(float) for cat in c["categories"]], 1))
+    d = rateopt.load(tmp_path / "m.npz").predict(np.hstack(Xh), random_state=0)
+    k, n, a = int(d.sum()), d.size, 0.1 / 2
+    assert cert["goals"][0]["upper"] == pytest.approx(beta.ppf(1 - a / 2, k + 1, n - k) - 0.6, abs=1e-9)
+    assert cert["goals"][0]["value"] == pytest.approx(d.mean() - 0.6, abs=1e-12)
+    md = rateopt.report.render_markdown(rep)
+    assert "Certified bounds on the population (test data held out, confidence 0.9" in md

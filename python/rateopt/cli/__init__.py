@@ -126,6 +126,9 @@ def build_parser():
                    help="also retrain at these values of a goal's slack (warm-started) and add the trade-off "
                         "curve to the report")
     p.add_argument("--sweep-goal", type=int, default=0, help="which goal --sweep varies (0-based, file order)")
+    p.add_argument("--certify", type=float, default=None, metavar="CONFIDENCE",
+                   help="bound every goal's population value on the goals file's validation and test splits "
+                        "(held out) at this confidence; shown in the summary and the report")
     p.add_argument("--postprocess", metavar="SCORE_COLUMN", default=None,
                    help="instead of training, fit the exact best randomized per-group threshold rule under the "
                         "goals on this numeric column of scores (any model's), with the --groups columns as cells; "

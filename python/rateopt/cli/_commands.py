@@ -201,6 +201,17 @@ def _expected(problem, clf, tables_by_name, kind="expected", seed=0):
     return problem.evaluate(preds, kind="probabilities")
 
 
+def _certificate(problem, clf, tables_by_name, confidence, seed):
+    """The held-out certificate of ``problem``'s goals from the model's drawn decisions."""
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"--certify {confidence:g}: the confidence must lie strictly between 0 and 1")
+    drawn = {name: _draw(clf, tables_by_name[name].X, tables_by_name[name].groups, seed).astype(np.float64)
+             for name in problem.compiled.datasets}
+    objective = problem.objective if hasattr(problem.objective, "_terms") and not hasattr(
+        problem.objective, "terms") else None
+    return certify_expressions(problem.constraints, objective, drawn, confidence=confidence)
+
+
 def _group_table(table, proba):
     return group_rates(table.y, proba, table.groups, sample_weight=table.weight, as_frame=False)
 
@@ -277,13 +288,15 @@ def fit(args):
     warn_if_infeasible(feas, allowed=sol["epsilon"] if sol["solution"] == "m-stochastic" else 0.0)
 
     tables = {"train": train_tab, **others}
-    evaluations, groups = {}, {}
+    evaluations, groups, certificates = {}, {}, {}
     for split in ("train", "validation", "test"):
         if split not in tables or (split != "train" and tables[split].y is None):
             continue
         p = problem if split == "train" else _problem(spec, others, tables[split])
         by_name = {"train": tables[split], **{r: others[r] for r in spec.roles() if r != "train"}}
         evaluations[split] = _expected(p, clf, by_name)
+        if split != "train" and args.certify is not None:
+            certificates[split] = _certificate(p, clf, by_name, args.certify, args.seed)
         groups[split] = _group_table(tables[split], _proba(clf, tables[split].X, tables[split].groups))
     before = None
     if args.compare_unconstrained:
@@ -309,7 +322,8 @@ def fit(args):
         context["sweep"] = sweep_points
     rep = build_report(result, solution=sol["solution"], epsilon=sol["epsilon"], evaluations=evaluations,
                        group_rates=groups, group_rates_before=before, seconds=seconds, seed=args.seed,
-                       title=f"rateopt report: {os.path.basename(args.data)}", context=context)
+                       title=f"rateopt report: {os.path.basename(args.data)}", context=context,
+                       certificates=certificates)
     sidecar = {
         "rateopt_version": __version__, "model_file": os.path.basename(args.out),
         "result_file": os.path.basename(result_path(args.out)), "input_format": fmt,
@@ -325,6 +339,11 @@ def fit(args):
         if args.report:
             write_report(rep, files.path(args.report))
     _print_goals(rep, sys.stdout)
+    for split, cert in certificates.items():
+        print(f"\ncertified upper bounds ({split} held out, confidence {cert.confidence:g}):")
+        for b in cert.goals:
+            mark = "not certifiable" if b.certified is None else ("certified" if b.certified else "NOT CERTIFIED")
+            print(f"  {b.name}  {b.upper:+.6f}  {mark}")
     print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}, "
           f"{os.path.basename(result_path(args.out))}); trained in {seconds:.2f} s")
     return EXIT_OK
@@ -421,13 +440,7 @@ def evaluate(args):
     violated = {n: v for n, v in ev.constraints.items() if v > args.tolerance}
     certificate = None
     if args.certify is not None:
-        if not 0.0 < args.certify < 1.0:
-            raise InputError(f"--certify {args.certify:g}: the confidence must lie strictly between 0 and 1")
-        drawn = {name: _draw(clf, by_name[name].X, by_name[name].groups, args.seed).astype(np.float64)
-                 for name in problem.compiled.datasets}
-        objective = problem.objective if hasattr(problem.objective, "_terms") and not hasattr(
-            problem.objective, "terms") else None
-        certificate = certify_expressions(problem.constraints, objective, drawn, confidence=args.certify)
+        certificate = _certificate(problem, clf, by_name, args.certify, args.seed)
     recipe = {cls: name for name, cls in reversed(list(RECIPES.items()))}  # the first spelling of each
     not_evaluable = [{"goal": i, "recipe": recipe.get(type(g), type(g).__name__), "reason": reason}
                      for i, g, reason in skipped]
