@@ -86,10 +86,19 @@ def result_fields_from_file(meta, arrays, path):
     val = meta.get("validation")
     vmap = vR = None
     if val is not None:
-        if not isinstance(val, dict) or val.get("constraint_names") != names:
-            raise damaged(path, "metadata.validation", "does not describe the same constraints")
-        vmap = rate_map("val_", names, "metadata.validation.", val)
+        if not isinstance(val, dict):
+            raise damaged(path, "metadata.validation", f"is {val!r}, expected a dict")
+        # The validation constraints are the training ones evaluated on the validation data: the same number,
+        # named after the validation dataset (e.g. "ppr[validation:group=A] ..."), so only the count must agree.
+        val_names = val.get("constraint_names")
+        if not isinstance(val_names, list) or not all(isinstance(n, str) for n in val_names) \
+                or len(val_names) != len(names):
+            raise damaged(path, "metadata.validation.constraint_names",
+                          f"is {val_names!r}, expected a list of {len(names)} names (one per constraint)")
+        vmap = rate_map("val_", val_names, "metadata.validation.", val)
         vR = vec("val_atom_rates", T, ndim=2)
+        if vR.shape[1] != vmap.c0.shape[0]:
+            raise damaged(path, "val_atom_rates", f"has {vR.shape[1]} columns for {vmap.c0.shape[0]} atoms")
     n_iter = meta.get("n_iter")
     if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
         raise damaged(path, "metadata.n_iter", f"is {n_iter!r}, expected an integer >= 1")
