@@ -338,8 +338,10 @@ def test_feature_matrix_wraps_without_copy(fmt, dtype):
         assert np.shares_memory(Xm.data, X)
     else:
         assert Xm.index_dtype == {"csr32": np.int32, "csr64": np.int64}[fmt]
-        assert np.shares_memory(Xm.data.data, X.data)
-        assert np.shares_memory(Xm.data.indices, X.indices)
+        assert np.shares_memory(Xm.data.data, X.data)  # the values are not copied ...
+        # ... but the index arrays are: sealed copies the caller cannot edit (issue 24 item 4)
+        assert not np.shares_memory(Xm.data.indices, X.indices) and not np.shares_memory(Xm.data.indptr, X.indptr)
+        assert not (Xm.data.data.flags.writeable or Xm.data.indices.flags.writeable)
 
 
 def test_csr_array_accepted():

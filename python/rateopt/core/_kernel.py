@@ -258,8 +258,7 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coefs, codes, weights,
             bool(separate_gradients), margin, rows, threads)
     if Xm.is_sparse:
-        D = Xm.data
-        out = _core.rate_kernel_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, *args)
+        out = _core.rate_kernel_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
     else:
         out = _core.rate_kernel_dense(Xm.data, *args)
     rates, ppos, pneg, proxy_values, values, grad, grad_bias, n_nonfinite = out
@@ -413,8 +412,7 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, ids, offsets, coefs, codes,
             weights, bool(separate_gradients), margin, rows, threads)
     if Xm.is_sparse:
-        D = Xm.data
-        out = _core.offset_kernel_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, *args)
+        out = _core.offset_kernel_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
     else:
         out = _core.offset_kernel_dense(Xm.data, *args)
     rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets, n_nonfinite = out

@@ -32,6 +32,39 @@ def _check_threads():
     return resolve_n_threads(_CHECK_THREADS)
 
 
+def sealed(a, dtype):
+    """A read-only copy of ``a`` (C-contiguous, of ``dtype``) that nothing can make writeable again.
+
+    The copy's memory is an immutable ``bytes`` object, so neither the array
+    nor its ``base`` can be written through NumPy (setting
+    ``flags.writeable = True`` raises ``ValueError``), and the caller's
+    array, which may change later, is not what the core reads.
+    """
+    if _is_sealed(a, dtype):
+        return a  # already sealed (e.g. another validated object's array): shared, not copied again
+    a = np.ascontiguousarray(a, dtype=dtype)
+    return np.frombuffer(a.tobytes(), dtype=dtype).reshape(a.shape)
+
+
+def _is_sealed(a, dtype):
+    """Whether ``a`` is a C-contiguous ``dtype`` array whose every base is read-only, ending in ``bytes``."""
+    if not isinstance(a, np.ndarray) or a.dtype != dtype or not a.flags.c_contiguous:
+        return False
+    b = a
+    while isinstance(b, np.ndarray):
+        if b.flags.writeable:
+            return False
+        b = b.base
+    return isinstance(b, bytes)
+
+
+def _read_only_view(a):
+    """A read-only view of ``a`` (the values of ``a`` itself, no copy)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def _warn_copy(name, why):
     warnings.warn(
         f"{name} was copied to {why}; pass it in that layout to avoid the copy",
@@ -87,13 +120,16 @@ class FeatureMatrix:
     (3, 2, False)
     """
 
-    __slots__ = ("data", "n_samples", "n_features", "dtype", "is_sparse", "index_dtype")
+    # What the core reads is held in private slots, set once here; the public attributes are read-only
+    # properties, so an assignment (Xm.n_features = ..., Xm.data = ...) cannot reach the core either.
+    __slots__ = ("_data", "_csr", "_n_samples", "_n_features", "_dtype", "_is_sparse", "_index_dtype")
 
     def __init__(self, X):
         if isinstance(X, FeatureMatrix):
             for name in self.__slots__:
                 setattr(self, name, getattr(X, name))
             return
+        self._csr = None
         if sp.issparse(X):
             self._init_sparse(X)
         else:
@@ -118,15 +154,19 @@ class FeatureMatrix:
             _warn_copy("X", f"a C-contiguous {np.dtype(dtype).name} NumPy array")
         if arr.shape[0] == 0:
             raise ValueError("X has no rows (n_samples == 0)")
+        # A read-only view, not a copy: the core takes the shape from this view, never from the caller's
+        # array, so a later edit of the caller's values changes numbers only (a NaN written after validation
+        # is still caught: the kernels count non-finite scores).
+        arr = _read_only_view(arr)
         bad = _core.first_nonfinite(arr.reshape(-1), _check_threads())
         if bad >= 0:
             i, j = divmod(int(bad), arr.shape[1])
             raise ValueError(f"X holds a non-finite value (NaN or inf) at row {i}, column {j}")
-        self.data = arr
-        self.n_samples, self.n_features = arr.shape
-        self.dtype = arr.dtype
-        self.is_sparse = False
-        self.index_dtype = None
+        self._data = arr
+        self._n_samples, self._n_features = arr.shape
+        self._dtype = arr.dtype
+        self._is_sparse = False
+        self._index_dtype = None
 
     def _init_sparse(self, X):
         if X.ndim != 2:
@@ -151,7 +191,14 @@ class FeatureMatrix:
         n, d = X.shape
         if n == 0:
             raise ValueError("X has no rows (n_samples == 0)")
-        indptr, indices, data = X.indptr, X.indices, X.data
+        # The core trusts indptr and indices (they address memory): it reads sealed copies of them, made
+        # before they are checked, which no later edit of the caller's matrix (or of these attributes)
+        # can change. They are the cheap part of a CSR matrix (indptr: one integer a row; indices: one a
+        # stored value, as against the values themselves), so X's values are not copied: the core reads a
+        # read-only view of them, and an edit of the caller's values changes numbers only, never an address.
+        index_dtype = X.indices.dtype
+        indptr, indices = sealed(X.indptr, index_dtype), sealed(X.indices, index_dtype)
+        data = _read_only_view(X.data)
         threads = _check_threads()
         if indptr.shape[0] != n + 1:
             raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
@@ -172,11 +219,36 @@ class FeatureMatrix:
         if bad >= 0:
             row = int(np.searchsorted(indptr, bad, side="right") - 1)
             raise ValueError(f"X holds a non-finite value (NaN or inf) at row {row}, column {int(indices[bad])}")
-        self.data = X
-        self.n_samples, self.n_features = n, d
-        self.dtype = X.dtype
-        self.is_sparse = True
-        self.index_dtype = indices.dtype
+        self._csr = (data, indices, indptr)
+        # The matrix callers see holds the same arrays (scipy may convert them when it builds one, so
+        # they are set afterwards); the core never reads this object's attributes, only self._csr.
+        M = type(X)((data, indices, indptr), shape=(n, d), copy=False)
+        M.data, M.indices, M.indptr = data, indices, indptr
+        self._data = M
+        self._n_samples, self._n_features = n, d
+        self._dtype = X.dtype
+        self._is_sparse = True
+        self._index_dtype = indices.dtype
+
+    data = property(lambda self: self._data, doc="The wrapped matrix (read-only arrays).")
+    n_samples = property(lambda self: self._n_samples, doc="Number of rows.")
+    n_features = property(lambda self: self._n_features, doc="Number of columns.")
+    dtype = property(lambda self: self._dtype, doc="float32 or float64.")
+    is_sparse = property(lambda self: self._is_sparse, doc="Whether ``data`` is CSR.")
+    index_dtype = property(lambda self: self._index_dtype, doc="int32 or int64 for CSR, None for dense.")
+
+    @property
+    def csr_arrays(self):
+        """``(data, indices, indptr)`` of a CSR matrix as validated: what the core reads.
+
+        Returns
+        -------
+        tuple of ndarray
+            Read-only; ``indices`` and ``indptr`` are sealed copies (see :func:`sealed`).
+        """
+        if self._csr is None:
+            raise ValueError("a dense FeatureMatrix has no CSR arrays")
+        return self._csr
 
     def __repr__(self):
         kind = f"CSR[{self.index_dtype}]" if self.is_sparse else "dense"
@@ -229,15 +301,21 @@ class AtomTable:
     array([0.5, 0.5, 0.5, 0.5])
     """
 
-    __slots__ = ("indptr", "indices", "weights", "n_samples", "n_atoms")
+    # Read-only properties over private slots: neither an assignment (t.n_atoms = 1) nor an in-place edit
+    # (t.indices[0] = 10**9) reaches the core, which trusts the ids and row pointers it was given.
+    __slots__ = ("_indptr", "_indices", "_weights", "_n_samples", "_n_atoms")
 
     def __init__(self, indptr, indices, weights, n_atoms):
-        indptr = as_index_array(indptr, "atoms.indptr", np.int64)
-        # int32 ids (what compiled tables hold) are read in place; other integer
-        # dtypes go through int64 for the range check, then to the core's int32.
-        indices = as_index_array(indices, "atoms.indices",
-                                 np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64)
-        weights = as_real_array(weights, "atoms.weights")
+        # Sealed copies, made before the checks, so what was checked is what the core reads: an atom
+        # table is small beside X (one id and one weight per membership), and all of it is copied (the
+        # ids and row pointers address memory; the weights are copied too, so the table a kernel reads
+        # is the one that was validated, negative weights included).
+        indptr = sealed(as_index_array(indptr, "atoms.indptr", np.int64), np.int64)
+        # int32 ids (what compiled tables hold) are copied as they are; other integer dtypes go
+        # through int64 for the range check, then to the core's int32.
+        idx_dtype = np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64
+        indices = sealed(as_index_array(indices, "atoms.indices", idx_dtype), idx_dtype)
+        weights = sealed(as_real_array(weights, "atoms.weights"), np.float64)
         try:
             n_atoms = operator.index(n_atoms)
         except TypeError:
@@ -263,11 +341,18 @@ class AtomTable:
         bad = _core.first_negative(weights, threads)
         if bad >= 0:
             raise ValueError(f"atoms.weights holds a negative weight {weights[bad]} at position {bad}")
-        self.indptr = indptr
-        self.indices = indices.astype(np.int32, copy=False)  # in range: ids < n_atoms < 2**31
-        self.weights = weights
-        self.n_samples = indptr.shape[0] - 1
-        self.n_atoms = n_atoms
+        self._indptr = indptr
+        # In range: ids < n_atoms < 2**31.
+        self._indices = indices if indices.dtype == np.int32 else sealed(indices, np.int32)
+        self._weights = weights
+        self._n_samples = indptr.shape[0] - 1
+        self._n_atoms = n_atoms
+
+    indptr = property(lambda self: self._indptr, doc="Row pointers (int64, read-only).")
+    indices = property(lambda self: self._indices, doc="Atom ids (int32, read-only).")
+    weights = property(lambda self: self._weights, doc="Normalized weights (float64, read-only).")
+    n_samples = property(lambda self: self._n_samples, doc="Number of rows.")
+    n_atoms = property(lambda self: self._n_atoms, doc="Number of atoms.")
 
     @classmethod
     def from_membership(cls, membership, sample_weight=None):
