@@ -338,10 +338,13 @@ def test_feature_matrix_wraps_without_copy(fmt, dtype):
         assert np.shares_memory(Xm.data, X)
     else:
         assert Xm.index_dtype == {"csr32": np.int32, "csr64": np.int64}[fmt]
-        assert np.shares_memory(Xm.data.data, X.data)  # the values are not copied ...
-        # ... but the index arrays are: sealed copies the caller cannot edit (issue 24 item 4)
-        assert not np.shares_memory(Xm.data.indices, X.indices) and not np.shares_memory(Xm.data.indptr, X.indptr)
-        assert not (Xm.data.data.flags.writeable or Xm.data.indices.flags.writeable)
+        assert np.shares_memory(Xm.data.data, X.data)
+        assert np.shares_memory(Xm.data.indices, X.indices)
+        assert not (Xm.data.data.flags.writeable or Xm.data.indices.flags.writeable)  # read-only views
+        # What the core reads: X's values in place, sealed copies of the index arrays (issue 24 item 4).
+        data, indices, indptr = Xm.csr_arrays
+        assert np.shares_memory(data, X.data)
+        assert not np.shares_memory(indices, X.indices) and not np.shares_memory(indptr, X.indptr)
 
 
 def test_csr_array_accepted():

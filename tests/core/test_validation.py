@@ -407,12 +407,15 @@ def test_a_checked_csr_matrix_reads_sealed_index_arrays():
     expected = (D @ theta >= 0).astype(float)
     assert expected.tolist() == [0.0, 1.0, 0.0]
     for name in ("indices", "indptr"):
-        a = getattr(Xm.data, name)
+        with pytest.raises(ValueError, match="read-only"):  # the wrapped matrix's arrays are read-only views
+            getattr(Xm.data, name)[0] = 2
+        a = Xm.csr_arrays[("data", "indices", "indptr").index(name)]  # what the core reads: sealed copies
+        assert not np.shares_memory(a, getattr(X, name))
         with pytest.raises(ValueError, match="read-only"):
             a[0] = 2
         with pytest.raises(ValueError, match="WRITEABLE"):
             a.flags.writeable = True
-        assert Xm.csr_arrays[("data", "indices", "indptr").index(name)] is a
+        assert isinstance(a.base, bytes)
     # The caller's own matrix, edited after validation: an out-of-range column, a row pointer past the end.
     X.indices[0] = 10**9
     X.indptr[1] = 10**9
@@ -423,6 +426,19 @@ def test_a_checked_csr_matrix_reads_sealed_index_arrays():
     for name in ("data", "n_samples", "n_features", "is_sparse", "index_dtype", "dtype"):
         with pytest.raises(AttributeError):
             setattr(Xm, name, None)
+
+
+def test_csr_index_arrays_edited_before_the_core_first_reads_them_are_checked_again():
+    X, D = _csr_X()
+    Xm = FeatureMatrix(X)
+    X.indices[0] = 10**9  # the caller's array, edited after the check but before any kernel call
+    with pytest.raises(ValueError, match="X.indices holds column 1000000000 at position 0"):
+        _scores(Xm, np.ones(3))
+    X, D = _csr_X()
+    Xm = FeatureMatrix(X)
+    X.indptr[1] = 10**9
+    with pytest.raises(ValueError, match="X.indptr"):
+        _scores(Xm, np.ones(3))
 
 
 def test_the_values_of_X_are_read_only_views_not_copies():
@@ -439,3 +455,4 @@ def test_the_values_of_X_are_read_only_views_not_copies():
         Xd.data[0, 0] = 1.0
     with pytest.raises(AttributeError):
         Xd.n_features = 10**9
+

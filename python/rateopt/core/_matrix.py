@@ -43,7 +43,8 @@ def sealed(a, dtype):
     if _is_sealed(a, dtype):
         return a  # already sealed (e.g. another validated object's array): shared, not copied again
     a = np.ascontiguousarray(a, dtype=dtype)
-    return np.frombuffer(a.tobytes(), dtype=dtype).reshape(a.shape)
+    out = np.frombuffer(a.tobytes(), dtype=dtype)
+    return out if a.ndim == 1 else out.reshape(a.shape)
 
 
 def _is_sealed(a, dtype):
@@ -63,6 +64,24 @@ def _read_only_view(a):
     v = a.view()
     v.flags.writeable = False
     return v
+
+
+def _check_csr_indices(indptr, indices, n_values, n, d):
+    """Raise ValueError unless ``indptr``/``indices`` describe a valid CSR matrix of shape (n, d)."""
+    threads = _check_threads()
+    if indptr.shape[0] != n + 1:
+        raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
+    if indices.shape[0] != n_values:
+        raise ValueError("X.indices and X.data have different lengths")
+    if indptr[0] != 0 or indptr[-1] > indices.shape[0]:
+        raise ValueError("X.indptr must start at 0 and end at most at len(X.indices)")
+    bad = _core.first_decrease(indptr, threads)
+    if bad >= 0:
+        raise ValueError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
+    nnz = int(indptr[-1])
+    bad = _core.first_out_of_range(indices[:nnz], d, threads)
+    if bad >= 0:
+        raise ValueError(f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})")
 
 
 def _warn_copy(name, why):
@@ -191,37 +210,23 @@ class FeatureMatrix:
         n, d = X.shape
         if n == 0:
             raise ValueError("X has no rows (n_samples == 0)")
-        # The core trusts indptr and indices (they address memory): it reads sealed copies of them, made
-        # before they are checked, which no later edit of the caller's matrix (or of these attributes)
-        # can change. They are the cheap part of a CSR matrix (indptr: one integer a row; indices: one a
-        # stored value, as against the values themselves), so X's values are not copied: the core reads a
-        # read-only view of them, and an edit of the caller's values changes numbers only, never an address.
-        index_dtype = X.indices.dtype
-        indptr, indices = sealed(X.indptr, index_dtype), sealed(X.indices, index_dtype)
-        data = _read_only_view(X.data)
+        # Checked here on read-only views of the caller's arrays (no copy: a FeatureMatrix that only
+        # scores rows in NumPy/scipy never needs one). The core trusts indptr and indices (they address
+        # memory), so what it reads (csr_arrays) are sealed copies of them, made and checked again the
+        # first time it asks: no later edit of the caller's matrix can reach it. Indices and row pointers
+        # are the cheap part of a CSR matrix (one integer a row and one a stored value), so X's values
+        # are not copied: the core reads a read-only view of them, and an edit of the caller's values
+        # changes numbers only, never an address.
+        indptr, indices, data = (_read_only_view(a) for a in (X.indptr, X.indices, X.data))
+        _check_csr_indices(indptr, indices, data.shape[0], n, d)
         threads = _check_threads()
-        if indptr.shape[0] != n + 1:
-            raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
-        if indices.shape[0] != data.shape[0]:
-            raise ValueError("X.indices and X.data have different lengths")
-        if indptr[0] != 0 or indptr[-1] > indices.shape[0]:
-            raise ValueError("X.indptr must start at 0 and end at most at len(X.indices)")
-        bad = _core.first_decrease(indptr, threads)
-        if bad >= 0:
-            raise ValueError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
         nnz = int(indptr[-1])
-        bad = _core.first_out_of_range(indices[:nnz], d, threads)
-        if bad >= 0:
-            raise ValueError(
-                f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})"
-            )
         bad = _core.first_nonfinite(data[:nnz], threads)
         if bad >= 0:
             row = int(np.searchsorted(indptr, bad, side="right") - 1)
             raise ValueError(f"X holds a non-finite value (NaN or inf) at row {row}, column {int(indices[bad])}")
-        self._csr = (data, indices, indptr)
-        # The matrix callers see holds the same arrays (scipy may convert them when it builds one, so
-        # they are set afterwards); the core never reads this object's attributes, only self._csr.
+        # The matrix callers see holds these read-only views (scipy may convert arrays when it builds a
+        # matrix, so they are set afterwards); the core never reads this object's attributes (csr_arrays).
         M = type(X)((data, indices, indptr), shape=(n, d), copy=False)
         M.data, M.indices, M.indptr = data, indices, indptr
         self._data = M
@@ -230,24 +235,59 @@ class FeatureMatrix:
         self._is_sparse = True
         self._index_dtype = indices.dtype
 
-    data = property(lambda self: self._data, doc="The wrapped matrix (read-only arrays).")
-    n_samples = property(lambda self: self._n_samples, doc="Number of rows.")
-    n_features = property(lambda self: self._n_features, doc="Number of columns.")
-    dtype = property(lambda self: self._dtype, doc="float32 or float64.")
-    is_sparse = property(lambda self: self._is_sparse, doc="Whether ``data`` is CSR.")
-    index_dtype = property(lambda self: self._index_dtype, doc="int32 or int64 for CSR, None for dense.")
+    @property
+    def data(self):
+        """The wrapped matrix (read-only arrays)."""
+        return self._data
+
+    @property
+    def n_samples(self):
+        """Number of rows."""
+        return self._n_samples
+
+    @property
+    def n_features(self):
+        """Number of columns."""
+        return self._n_features
+
+    @property
+    def dtype(self):
+        """The dtype of the values: float32 or float64."""
+        return self._dtype
+
+    @property
+    def is_sparse(self):
+        """Whether ``data`` is CSR."""
+        return self._is_sparse
+
+    @property
+    def index_dtype(self):
+        """The dtype of a CSR matrix's indices: int32 or int64 (None for dense)."""
+        return self._index_dtype
 
     @property
     def csr_arrays(self):
-        """``(data, indices, indptr)`` of a CSR matrix as validated: what the core reads.
+        """``(data, indices, indptr)`` of a CSR matrix, as the core reads them.
 
         Returns
         -------
         tuple of ndarray
-            Read-only; ``indices`` and ``indptr`` are sealed copies (see :func:`sealed`).
+            Read-only; ``indices`` and ``indptr`` are sealed copies (see :func:`sealed`), made and checked
+            on the first call, then kept.
+
+        Raises
+        ------
+        ValueError
+            If the matrix is dense, or the caller's index arrays were edited into an invalid CSR matrix
+            after the FeatureMatrix was built.
         """
-        if self._csr is None:
+        if not self._is_sparse:
             raise ValueError("a dense FeatureMatrix has no CSR arrays")
+        if self._csr is None:
+            M = self._data
+            indptr, indices = sealed(M.indptr, self._index_dtype), sealed(M.indices, self._index_dtype)
+            _check_csr_indices(indptr, indices, M.data.shape[0], self._n_samples, self._n_features)
+            self._csr = (M.data, indices, indptr)
         return self._csr
 
     def __repr__(self):
@@ -348,11 +388,30 @@ class AtomTable:
         self._n_samples = indptr.shape[0] - 1
         self._n_atoms = n_atoms
 
-    indptr = property(lambda self: self._indptr, doc="Row pointers (int64, read-only).")
-    indices = property(lambda self: self._indices, doc="Atom ids (int32, read-only).")
-    weights = property(lambda self: self._weights, doc="Normalized weights (float64, read-only).")
-    n_samples = property(lambda self: self._n_samples, doc="Number of rows.")
-    n_atoms = property(lambda self: self._n_atoms, doc="Number of atoms.")
+    @property
+    def indptr(self):
+        """Row pointers (int64, read-only)."""
+        return self._indptr
+
+    @property
+    def indices(self):
+        """Atom ids (int32, read-only)."""
+        return self._indices
+
+    @property
+    def weights(self):
+        """Normalized weights (float64, read-only)."""
+        return self._weights
+
+    @property
+    def n_samples(self):
+        """Number of rows."""
+        return self._n_samples
+
+    @property
+    def n_atoms(self):
+        """Number of atoms."""
+        return self._n_atoms
 
     @classmethod
     def from_membership(cls, membership, sample_weight=None):
