@@ -456,3 +456,24 @@ def test_the_values_of_X_are_read_only_views_not_copies():
     with pytest.raises(AttributeError):
         Xd.n_features = 10**9
 
+
+def test_from_membership_weights_of_a_whole_atom_sum_to_exactly_one():
+    """Issue 24 item 5: with non-uniform weights a model positive on every row has every atom rate exactly
+    1 (so 1 - rate is exactly 0), whatever the thread count."""
+    rng = np.random.default_rng(4)
+    n, n_atoms = 501, 6
+    member = rng.random((n, n_atoms)) < 0.6
+    w = rng.uniform(0.1, 7.0, n)
+    t = AtomTable.from_membership(member, sample_weight=w)
+    Xm = FeatureMatrix(rng.standard_normal((n, 3)))
+    for n_threads in (1, 2, 3):
+        for bias, expected in ((1.0, 1.0), (-1.0, 0.0)):
+            rates = rate_kernel(Xm, np.zeros(3), bias, t, np.zeros(n_atoms), n_threads=n_threads).rates
+            assert rates.tolist() == [expected] * n_atoms
+            assert (1.0 - rates).tolist() == [1.0 - expected] * n_atoms
+    # and the weights are still each member's share of its atom's weight
+    for a in range(n_atoms):
+        got = np.zeros(n)
+        rows = np.repeat(np.arange(n), np.diff(t.indptr))
+        got[rows[t.indices == a]] = t.weights[t.indices == a]
+        np.testing.assert_allclose(got, np.where(member[:, a], w, 0.0) / w[member[:, a]].sum(), rtol=0, atol=4e-16)

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils._validation import as_index_array, as_real_array
+from .._utils._weights import exact_normalized
 from ..exceptions import DataCopyWarning
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
@@ -464,8 +465,15 @@ class AtomTable:
                 f"membership: atom {int(empty[0])} has zero total sample_weight; its rate is undefined"
             )
         scaled = np.ldexp(wr, -np.frexp(top)[1][cols])
-        sizes = np.bincount(cols, weights=scaled, minlength=n_atoms)
-        return cls(M.indptr, cols, scaled / sizes[cols], n_atoms)
+        # Each atom's weights normalized on the dyadic grid of exact_normalized (members in row order),
+        # so that a whole atom's rate is exactly 1 and the complement of a rate exactly 1 - rate.
+        order = np.argsort(cols, kind="stable")
+        bounds = np.searchsorted(cols[order], np.arange(n_atoms + 1))
+        normalized = np.empty_like(scaled)
+        for a in range(n_atoms):
+            members = order[bounds[a]:bounds[a + 1]]
+            normalized[members] = exact_normalized(scaled[members])
+        return cls(M.indptr, cols, normalized, n_atoms)
 
     def __repr__(self):
         return f"AtomTable(n_samples={self.n_samples}, n_atoms={self.n_atoms}, nnz={self.indices.shape[0]})"
