@@ -462,6 +462,11 @@ def test_membership_table_is_written_in_place(monkeypatch):
         want = [a for a, m in enumerate(masks) if m[j]]
         got = slice(t.indptr[j], t.indptr[j + 1])
         assert t.indices[got].tolist() == want
-        np.testing.assert_allclose(t.weights[got], [w[j] / totals[a] for a in want], rtol=1e-12)
+        # each weight is its share of its atom's weight, on the grid of exact_normalized (2**-53)
+        np.testing.assert_allclose(t.weights[got], [w[j] / totals[a] for a in want], rtol=0, atol=4 * 2.0**-53)
     assert t.indptr[-1] == sum(int(m.sum()) for m in masks)
+    # and every atom's weights sum to exactly 1, in any order (a whole atom's rate is exactly 1)
+    sums = np.bincount(t.indices, weights=t.weights, minlength=len(masks))
+    assert sums.tolist() == [1.0] * len(masks)
+    assert [float(np.sum(t.weights[t.indices == a][::-1])) for a in range(len(masks))] == [1.0] * len(masks)
     assert t.atom_ids.tolist() == list(range(3, 3 + len(masks)))

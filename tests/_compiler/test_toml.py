@@ -107,6 +107,41 @@ def test_a_missing_file_is_named(tmp_path):
         read_goals(tmp_path / "nope.toml")
 
 
+_GOALS = '[[goals]]\nrecipe = "coverage_budget"\nmax_rate = 0.25\n'
+
+
+def test_a_goals_file_with_a_byte_order_mark_reads(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + _GOALS.encode())
+    spec = read_goals(path)
+    assert spec.goals == [goals.coverage_budget(0.25)] and spec.path == str(path)
+    assert read_goals(str(path)).goals == [goals.coverage_budget(0.25)]
+    assert read_goals("\ufeff" + _GOALS).goals == [goals.coverage_budget(0.25)]  # text that kept its mark
+
+
+@pytest.mark.parametrize("name", ["alpha=0.1", "a = b"])
+def test_a_path_holding_an_equals_sign_is_read_as_a_file(tmp_path, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    path = folder / "goals.toml"
+    path.write_text(_GOALS)
+    spec = read_goals(str(path))
+    assert spec.goals == [goals.coverage_budget(0.25)] and spec.path == str(path)
+    # The same path with no such file is still a path (a .toml name), so the error names the file.
+    with pytest.raises(GoalsFileError, match=r"alpha=0\.1/nope\.toml: cannot read the goals file"):
+        read_goals(str(tmp_path / "alpha=0.1" / "nope.toml"))
+    # A file whose name does not end in .toml is found too.
+    other = folder / "goals=v2.txt"
+    other.write_text(_GOALS)
+    assert read_goals(str(other)).path == str(other)
+    assert rateopt.Problem.from_toml(str(path), _dataset()).constraint_names == ("ppr[all] <= 0.25",)
+
+
+def test_one_line_toml_text_is_still_text():
+    spec = read_goals('objective = "balanced_error"')
+    assert spec.path is None and spec.objective == "balanced_error"
+
+
 def test_recipe_defaults_are_left_out_and_tuples_become_arrays():
     g = goals.equalized_odds("group", slack=0.1, values=("A", "B"))
     text = write_goals(GoalsSpec(goals=[g]))

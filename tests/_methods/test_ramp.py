@@ -439,6 +439,18 @@ def test_damaged_ramp_result_files_name_the_field(tmp_path, change, match):
         rateopt.load(tmp_path / "bad.npz")
 
 
+def test_ramp_rates_outside_0_1_are_refused_naming_the_field(tmp_path):
+    problem, _ = groups_problem(FAIR, n=300)
+    res = rateopt.ramp_mm(problem, max_iter=1)
+    res.save(tmp_path / "ok.npz")
+    R = res.ramp_atom_rates.copy()
+    R[0, 0] = 3.0
+    _rewrite(tmp_path / "ok.npz", tmp_path / "bad.npz", ramp_atom_rates=R)
+    with pytest.raises(RateoptError, match=r"field 'ramp_atom_rates' holds 3\.0 at index \[0, 0\], expected rates "
+                                           r"in \[0, 1\]"):
+        rateopt.load(tmp_path / "bad.npz")
+
+
 # --------------------------------------------------------------------------- 5. win/change ratio floor
 
 

@@ -340,6 +340,11 @@ def test_feature_matrix_wraps_without_copy(fmt, dtype):
         assert Xm.index_dtype == {"csr32": np.int32, "csr64": np.int64}[fmt]
         assert np.shares_memory(Xm.data.data, X.data)
         assert np.shares_memory(Xm.data.indices, X.indices)
+        assert not (Xm.data.data.flags.writeable or Xm.data.indices.flags.writeable)  # read-only views
+        # What the core reads: X's values in place, sealed copies of the index arrays (issue 24 item 4).
+        data, indices, indptr = Xm.csr_arrays
+        assert np.shares_memory(data, X.data)
+        assert not np.shares_memory(indices, X.indices) and not np.shares_memory(indptr, X.indptr)
 
 
 def test_csr_array_accepted():
@@ -374,7 +379,10 @@ def test_from_membership_weights(sparse_membership, weighted):
     assert atoms.indices.shape == atoms.weights.shape == (atoms.indptr[-1],)
     ww = np.ones(n) if w is None else w
     expected = np.where(B, ww[:, None] / (B * ww[:, None]).sum(axis=0)[None, :], 0.0)
-    np.testing.assert_allclose(ref.atom_matrix(atoms), expected, rtol=1e-14, atol=0)
+    # each weight is its exact share to within the grid of exact_normalized (2**-53); each atom sums to 1
+    V = ref.atom_matrix(atoms)
+    np.testing.assert_allclose(V, expected, rtol=0, atol=4 * 2.0**-53)
+    assert np.all(V.sum(axis=0)[B.any(axis=0)] == 1.0)
     # Only members are listed.
     listed = np.zeros_like(B)
     listed[np.repeat(np.arange(n), np.diff(atoms.indptr)), atoms.indices] = True

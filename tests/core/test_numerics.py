@@ -68,10 +68,14 @@ def test_from_membership_with_huge_weights_equals_unit_weights():
     w = np.array([1.0, 2.0, 3.0, 0.5])
     small = AtomTable.from_membership(member, sample_weight=w)
     huge = AtomTable.from_membership(member, sample_weight=w * (1e308 / 3.0))
-    # Atom 0 holds rows 0, 1, 3 with weights 1, 2, 0.5: normalized 1/3.5, 2/3.5, 0.5/3.5.
+    # Atom 0 holds rows 0, 1, 3 with weights 1, 2, 0.5: normalized 1/3.5, 2/3.5, 0.5/3.5 (on the grid of
+    # exact_normalized: to within 2**-53, summing to exactly 1).
     np.testing.assert_allclose(small.weights, [1 / 3.5, 2 / 3.5, 2 / 5.5, 3 / 5.5, 0.5 / 3.5, 0.5 / 5.5],
-                               rtol=1e-15)
-    np.testing.assert_allclose(huge.weights, small.weights, rtol=1e-15)
+                               rtol=0, atol=2 * 2.0**-53)
+    np.testing.assert_allclose(huge.weights, small.weights, rtol=0, atol=4 * 2.0**-53)
+    # A power-of-two multiple of the weights gives the very same table (the rescaling is exact).
+    np.testing.assert_array_equal(AtomTable.from_membership(member, sample_weight=w * 2.0**1020).weights,
+                                  small.weights)
 
 
 def test_from_membership_names_bad_weights():
@@ -234,13 +238,14 @@ def test_rbf_values_below_the_normal_range_are_those_of_exp():
 
 
 def test_from_membership_keeps_subnormal_weights_exact():
-    # Atom 0 holds a subnormal weight and a tiny one: per-atom power-of-two
-    # scaling keeps every digit (dividing by the largest weight overall did not).
-    member = np.array([[1, 0], [1, 0], [0, 1]], bool)
-    w = np.array([1e-311, 3.9e-123, 9.0])
+    # Atoms of subnormal and tiny weights: per-atom power-of-two scaling keeps their ratios (dividing by
+    # the largest weight overall did not). Normalized weights lie on the grid of exact_normalized
+    # (multiples of 2**-53 summing to exactly 1), so a share below 2**-54 of its atom rounds to 0 (the
+    # running sum keeps the total): here 1e-311 next to 3.9e-123 is 2.6e-189 of its atom.
+    member = np.array([[1, 0], [1, 0], [0, 1], [0, 1]], bool)
+    w = np.array([1e-311, 3.9e-123, 2e-311, 3 * 2e-311])
     t = AtomTable.from_membership(member, sample_weight=w)
-    np.testing.assert_allclose(t.weights[:2], [1e-311 / (1e-311 + 3.9e-123), 3.9e-123 / (1e-311 + 3.9e-123)],
-                               rtol=1e-15)
+    np.testing.assert_array_equal(t.weights, [0.0, 1.0, 0.25, 0.75])
     # And a tiny weight next to a huge one in another atom still counts.
     t = AtomTable.from_membership(np.array([[0, 1], [1, 0]], bool), sample_weight=np.array([1e300, 1e-290]))
     np.testing.assert_array_equal(t.weights, [1.0, 1.0])

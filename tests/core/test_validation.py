@@ -298,11 +298,17 @@ def test_conversion_warns_and_agrees(name):
     rate_kernel(Xm, theta, bias, atoms, coef, n_threads=1)
 
 
-def test_atom_table_reads_int32_indices_in_place():
-    """Compiled tables hold int32 ids: the core's table shares them (no (nnz,) copy per training run)."""
+def test_atom_table_owns_sealed_copies_and_shares_sealed_arrays():
+    """The table the core reads is a read-only copy (issue 24 item 4); a table built from another
+    validated table's arrays shares them (no second copy per training run)."""
     t = AtomTable(GOOD_INDPTR, GOOD_INDICES, GOOD_WEIGHTS, 3)
-    assert t.indices.dtype == np.int32 and np.shares_memory(t.indices, GOOD_INDICES)
-    assert np.shares_memory(t.indptr, GOOD_INDPTR) and np.shares_memory(t.weights, GOOD_WEIGHTS)
+    assert t.indices.dtype == np.int32
+    for name, given in (("indptr", GOOD_INDPTR), ("indices", GOOD_INDICES), ("weights", GOOD_WEIGHTS)):
+        a = getattr(t, name)
+        assert not np.shares_memory(a, given) and not a.flags.writeable, name
+        np.testing.assert_array_equal(a, given)
+    again = AtomTable(t.indptr, t.indices, t.weights, t.n_atoms)
+    assert again.indptr is t.indptr and again.indices is t.indices and again.weights is t.weights
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.uint16, np.int8])
@@ -316,3 +322,158 @@ def test_atom_table_range_checks_int64_indices_before_narrowing():
     big[1] = 2**32 + 1  # would wrap to 1 if cast to int32 before the range check
     with pytest.raises(ValueError, match="atoms.indices"):
         AtomTable(GOOD_INDPTR, big, GOOD_WEIGHTS, 3)
+
+
+# --------------------------------------------------------------------------- issue 24 item 4: no edit after
+# validation reaches the core (the ids and row pointers it trusts address memory)
+
+# Three examples in atom 0 (weights 1/3 each), example 1 also in atom 1 (weight 1): ids 0, 0, 1, 0.
+_T_INDPTR = np.array([0, 1, 3, 4], np.int64)
+_T_INDICES = np.array([0, 0, 1, 0], np.int32)
+_T_WEIGHTS = np.array([1 / 3, 1 / 3, 1.0, 1 / 3])
+
+
+def _all_positive_rates(Xm, atoms):
+    """Rates of a model that scores every row +1 (theta = 0, bias = 1): every atom's rate is 1 exactly
+    when the table is the validated one (atom 0: 1/3 + 1/3 + 1/3; atom 1: 1)."""
+    return rate_kernel(Xm, np.zeros(Xm.n_features), 1.0, atoms, np.zeros(atoms.n_atoms), n_threads=1).rates
+
+
+def _table_and_X():
+    indptr, indices, weights = _T_INDPTR.copy(), _T_INDICES.copy(), _T_WEIGHTS.copy()
+    t = AtomTable(indptr, indices, weights, 2)
+    Xm = FeatureMatrix(np.ones((3, 2)))
+    return t, Xm, (indptr, indices, weights)
+
+
+def _expected_rates():
+    # an independent reference: the members' normalized weights summed (every row is positive)
+    return np.bincount(_T_INDICES, weights=_T_WEIGHTS, minlength=2)
+
+
+@pytest.mark.parametrize("name", ["indptr", "indices", "weights"])
+def test_an_atom_tables_arrays_cannot_be_edited_in_place(name):
+    t, _, _ = _table_and_X()
+    a = getattr(t, name)
+    with pytest.raises(ValueError, match="read-only"):
+        a[1] = 2
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        a.flags.writeable = True
+    # the memory under it is an immutable bytes object: nothing below the array can be made writeable
+    base = a
+    while isinstance(base, np.ndarray):
+        assert not base.flags.writeable
+        if base.base is not None and isinstance(base.base, np.ndarray):
+            with pytest.raises(ValueError, match="WRITEABLE"):
+                base.base.flags.writeable = True
+        base = base.base
+    assert isinstance(base, bytes)
+
+
+@pytest.mark.parametrize("name, value", [("indptr", np.array([0, 4, 4, 4])), ("indices", np.array([0, 9, 9, 9])),
+                                         ("weights", np.ones(4)), ("n_atoms", 1), ("n_samples", 99)])
+def test_an_atom_tables_attributes_cannot_be_replaced(name, value):
+    t, _, _ = _table_and_X()
+    with pytest.raises(AttributeError):
+        setattr(t, name, value)
+
+
+@pytest.mark.parametrize("edit", [lambda ip, ix, w: ix.__setitem__(1, 1), lambda ip, ix, w: ix.__setitem__(1, 10**9),
+                                  lambda ip, ix, w: ip.__setitem__(1, 10**12), lambda ip, ix, w: w.__setitem__(0, 7.0)])
+def test_editing_the_callers_arrays_after_validation_does_not_reach_the_core(edit):
+    t, Xm, given = _table_and_X()
+    edit(*given)  # the arrays the table was built from
+    rates = _all_positive_rates(Xm, t)
+    np.testing.assert_array_equal(rates, _expected_rates())
+    assert rates.tolist() == [1.0, 1.0]
+
+
+def _csr_X():
+    D = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 0.0, 5.0]])
+    return sp.csr_matrix(D), D
+
+
+def _scores(Xm, theta):
+    """The kernel's rate of one atom holding row ``j`` alone, for each row: 1[x_j . theta >= 0]."""
+    n = Xm.n_samples
+    atoms = AtomTable(np.arange(n + 1), np.arange(n, dtype=np.int32), np.ones(n), n)
+    return rate_kernel(Xm, theta, 0.0, atoms, np.zeros(n), n_threads=1).rates
+
+
+def test_a_checked_csr_matrix_reads_sealed_index_arrays():
+    X, D = _csr_X()
+    Xm = FeatureMatrix(X)
+    theta = np.array([-1.0, 1.0, 0.25])  # row scores: -0.5, 3, -2.75
+    expected = (D @ theta >= 0).astype(float)
+    assert expected.tolist() == [0.0, 1.0, 0.0]
+    for name in ("indices", "indptr"):
+        with pytest.raises(ValueError, match="read-only"):  # the wrapped matrix's arrays are read-only views
+            getattr(Xm.data, name)[0] = 2
+        a = Xm.csr_arrays[("data", "indices", "indptr").index(name)]  # what the core reads: sealed copies
+        assert not np.shares_memory(a, getattr(X, name))
+        with pytest.raises(ValueError, match="read-only"):
+            a[0] = 2
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            a.flags.writeable = True
+        assert isinstance(a.base, bytes)
+    # The caller's own matrix, edited after validation: an out-of-range column, a row pointer past the end.
+    X.indices[0] = 10**9
+    X.indptr[1] = 10**9
+    np.testing.assert_array_equal(_scores(Xm, theta), expected)
+    # Replacing the wrapped matrix's arrays does not change what the core reads either.
+    Xm.data.indices = np.full_like(X.indices, 10**6)
+    np.testing.assert_array_equal(_scores(Xm, theta), expected)
+    for name in ("data", "n_samples", "n_features", "is_sparse", "index_dtype", "dtype"):
+        with pytest.raises(AttributeError):
+            setattr(Xm, name, None)
+
+
+def test_csr_index_arrays_edited_before_the_core_first_reads_them_are_checked_again():
+    X, D = _csr_X()
+    Xm = FeatureMatrix(X)
+    X.indices[0] = 10**9  # the caller's array, edited after the check but before any kernel call
+    with pytest.raises(ValueError, match="X.indices holds column 1000000000 at position 0"):
+        _scores(Xm, np.ones(3))
+    X, D = _csr_X()
+    Xm = FeatureMatrix(X)
+    X.indptr[1] = 10**9
+    with pytest.raises(ValueError, match="X.indptr"):
+        _scores(Xm, np.ones(3))
+
+
+def test_the_values_of_X_are_read_only_views_not_copies():
+    # Values are not addresses: X's values are read through a read-only view (no copy of X).
+    X, D = _csr_X()
+    Xm = FeatureMatrix(X)
+    assert np.shares_memory(Xm.data.data, X.data)
+    with pytest.raises(ValueError, match="read-only"):
+        Xm.data.data[0] = 1.0
+    dense = np.array(D)
+    Xd = FeatureMatrix(dense)
+    assert np.shares_memory(Xd.data, dense)
+    with pytest.raises(ValueError, match="read-only"):
+        Xd.data[0, 0] = 1.0
+    with pytest.raises(AttributeError):
+        Xd.n_features = 10**9
+
+
+def test_from_membership_weights_of_a_whole_atom_sum_to_exactly_one():
+    """Issue 24 item 5: with non-uniform weights a model positive on every row has every atom rate exactly
+    1 (so 1 - rate is exactly 0), whatever the thread count."""
+    rng = np.random.default_rng(4)
+    n, n_atoms = 501, 6
+    member = rng.random((n, n_atoms)) < 0.6
+    w = rng.uniform(0.1, 7.0, n)
+    t = AtomTable.from_membership(member, sample_weight=w)
+    Xm = FeatureMatrix(rng.standard_normal((n, 3)))
+    for n_threads in (1, 2, 3):
+        for bias, expected in ((1.0, 1.0), (-1.0, 0.0)):
+            rates = rate_kernel(Xm, np.zeros(3), bias, t, np.zeros(n_atoms), n_threads=n_threads).rates
+            assert rates.tolist() == [expected] * n_atoms
+            assert (1.0 - rates).tolist() == [1.0 - expected] * n_atoms
+    # and the weights are still each member's share of its atom's weight
+    for a in range(n_atoms):
+        got = np.zeros(n)
+        rows = np.repeat(np.arange(n), np.diff(t.indptr))
+        got[rows[t.indices == a]] = t.weights[t.indices == a]
+        np.testing.assert_allclose(got, np.where(member[:, a], w, 0.0) / w[member[:, a]].sum(), rtol=0, atol=4e-16)

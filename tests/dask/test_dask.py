@@ -98,7 +98,10 @@ def test_partitioned_compile_equals_in_memory_compile(problems, client):
                                      zip(blocks, np.cumsum([0] + [b.atoms.indptr[-1] for b in blocks[:-1]]))])
     np.testing.assert_array_equal(indptr, table.indptr)
     np.testing.assert_array_equal(np.concatenate([b.atoms.indices for b in blocks]), table.indices)
-    np.testing.assert_allclose(np.concatenate([b.atoms.weights for b in blocks]), table.weights, rtol=1e-13)
+    # The in-memory weights lie on the grid of exact_normalized (within 2**-53 of w_j / W(S_a)); the partitions
+    # divide by the global totals without it (a known gap: their whole-atom rates are 1 only up to round-off).
+    np.testing.assert_allclose(np.concatenate([b.atoms.weights for b in blocks]), table.weights, rtol=0,
+                               atol=4 * 2.0**-53)
 
 
 @pytest.mark.parametrize("method", ["proxy-swap", "proxy-external", "lagrangian-hinge", "unconstrained",

@@ -406,3 +406,49 @@ def test_an_f_measure_or_precision_on_a_subset_without_positive_labels_is_refuse
             build(none)
         assert build(ds.context().subset(group="g", value=1)).evaluate(np.array([0, 0, 1, 0])) == pytest.approx(
             {"F-measure": 2 / 3, "precision": 1.0}[what])
+
+
+# --------------------------------------------------------------------------- issue 24 item 5: exact zeros
+
+
+def _constant_rates_cases():
+    for seed in range(4):
+        ds, y, g, w = _data(n=397, seed=seed)
+        assert np.ptp(w) > 1.0  # non-uniform weights
+        ctx = ds.context()
+        for sub in (ctx, ctx.subset(group="g", value=0), ctx.subset(group="g", value=1)):
+            yield ds, sub
+
+
+def _kld_at(p, z1, z2):
+    """The KL divergence's documented formula at coordinates (z1, z2), term by term."""
+    import math
+
+    e = metrics.KLD_EPS
+    terms = [0.0 if a == 0.0 else a * math.log((a + e) / (z + e)) for a, z in ((p, z1), (1.0 - p, z2))]
+    return float(terms[0] + terms[1])
+
+
+@pytest.mark.parametrize("decision, gmean_loss, kld_coords", [(1.0, 1.0, (1.0, 0.0)), (0.0, 1.0, (0.0, 1.0))])
+def test_metrics_of_a_constant_classifier_are_exact_with_non_uniform_weights(decision, gmean_loss, kld_coords):
+    """An all-one (all-zero) classifier has TNR (TPR) and NPR (PPR) exactly 0: the G-mean loss is exactly 1
+    and the KL divergence is its formula at exactly (1, 0) (at (0, 1)), on every evaluation path."""
+    from rateopt._training._spec import Combinations, kernel_pass, spec_from_problem
+
+    for ds, sub in _constant_rates_cases():
+        d = np.full(ds.n_samples, decision)
+        gm, kl = metrics.g_mean(sub), metrics.kl_divergence(sub, target=0.3)
+        expected_kl = _kld_at(0.3, *kld_coords)
+        assert gm.evaluate(d) == gmean_loss and kl.evaluate(d) == expected_kl
+        for m, expected in ((gm, gmean_loss), (kl, expected_kl)):
+            problem = rateopt.Problem(objective=m, constraints=[])
+            ev = problem.evaluate(d)
+            assert ev.objective == expected, (sub.label, m.name)
+            zero = [v for k, v in ev.rates.items() if k.startswith(("tnr", "npr") if decision else ("tpr", "ppr"))]
+            assert zero and all(v == 0.0 for v in zero), ev.rates
+            # The training path: the core's atom rates of a model scoring every row +-1, any thread count.
+            spec = spec_from_problem(problem)
+            for n_threads in (1, 2, 3):
+                rates = kernel_pass(spec, np.zeros(2), 1.0 if decision else -1.0,
+                                    Combinations.single(np.zeros(spec.n_atoms)), n_threads=n_threads).rates
+                assert spec.metric.objective(rates) == expected, (sub.label, m.name, n_threads)

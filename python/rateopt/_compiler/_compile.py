@@ -28,6 +28,7 @@ from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
+from rateopt._utils._weights import exact_normalized
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
@@ -472,7 +473,7 @@ def _membership_table(ds: Dataset, masks: list, offset: int) -> MembershipTable:
         m = np.asarray(m, dtype=bool)
         wa = w[m]
         _scale_by_max_in_place(wa)  # exact power-of-two rescaling: no overflow in the sum
-        wa /= np.sum(wa)
+        exact_normalized(wa, out=wa)  # sums of them are exact: a whole atom's rate is 1, its complement 0
         done = 0
         for start in range(0, n, _TABLE_BLOCK_ROWS):  # the members' slots, a block of rows at a time
             idx = np.flatnonzero(m[start:start + _TABLE_BLOCK_ROWS])

@@ -256,7 +256,10 @@ class RateLayer:
             ``A p + b`` for each vector ``p``.
         """
         p = np.asarray(atom_rates, dtype=np.float64)
-        return p @ self.A.T + self.b
+        if p.ndim == 2:  # one product per row: a stack gives exactly each vector's values (BLAS's matrix
+            # product may sum in another order than its matrix-vector product)
+            return np.array([self.A @ row + self.b for row in p]).reshape(p.shape[0], self.A.shape[0])
+        return self.A @ p + self.b
 
 
 @dataclass(frozen=True, eq=False)

@@ -336,8 +336,9 @@ class Problem:
         Parameters
         ----------
         source : str or os.PathLike
-            The path of a TOML goals file, or its text (a string holding a
-            newline or ``=``).
+            The path of a TOML goals file, or its text (a string is a path
+            when such a file exists, when it ends with ``.toml``, or when it
+            holds neither a newline nor ``=``).
         datasets : Dataset or mapping of str to Dataset
             The datasets by role; the file's ``[datasets]`` paths are for the
             command line and are not read here.

@@ -128,19 +128,34 @@ class GoalsSpec:
 # --------------------------------------------------------------------------- reading
 
 
+def _is_path(source):
+    """Whether a string ``source`` names a file rather than holding TOML text.
+
+    A string with a newline is text; otherwise it is a path when a file of
+    that name exists, when it ends with ``.toml``, or when it holds no ``=``
+    (every TOML document with a key has one). So a path holding ``=``
+    (``runs/alpha=0.1/goals.toml``) is read as a file, and a one-line
+    document (``objective = "error"``) as text.
+    """
+    if "\n" in source or "\r" in source:
+        return False
+    return os.path.isfile(source) or source.rstrip().lower().endswith(".toml") or "=" not in source
+
+
 def _source(source):
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and "=" not in source):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _is_path(source)):
         path = os.fspath(source)
         try:
             with open(path, "rb") as f:
-                return f.read().decode("utf-8"), path
+                # utf-8-sig: a byte-order mark (written by some Windows editors) is not part of the TOML.
+                return f.read().decode("utf-8-sig"), path
         except OSError as exc:
             raise GoalsFileError(f"{path}: cannot read the goals file ({exc.strerror or exc})") from None
         except UnicodeDecodeError as exc:
             raise GoalsFileError(f"{path}: not UTF-8 text ({exc})") from None
     if not isinstance(source, str):
         raise TypeError(f"a goals file is a path or TOML text, got {type(source).__name__}")
-    return source, None
+    return source.removeprefix("\ufeff"), None
 
 
 def _line_of(text, table_index=None, key=None, table="goals"):
@@ -182,8 +197,10 @@ def read_goals(source, check_train=None):
     Parameters
     ----------
     source : str or os.PathLike
-        A path to a TOML file, or the TOML text itself (a string holding a
-        newline or ``=``).
+        A path to a TOML file (UTF-8, with or without a byte-order mark), or
+        the TOML text itself. A string is read as a path when a file of that
+        name exists, when it ends with ``.toml``, or when it holds neither a
+        newline nor ``=``; otherwise it is the text.
     check_train : callable, default=None
         Called as ``check_train(key, value)`` for every entry of ``[train]``;
         a ``ValueError`` or ``TypeError`` it raises becomes a

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._utils._weights import exact_normalized
 from ..exceptions import RateoptError
 from . import _rates as R
 from ._data import Dataset
@@ -183,8 +184,9 @@ def _refuse_thresholds(atoms):
 
 
 def _atom_rate(ds, mask, values) -> float:
-    """``p+(S)``: the members' weights, rescaled by a power of two and normalized, times their
-    decision values, summed member by member (as a membership table's ``bincount``)."""
+    """``p+(S)``: the members' weights, rescaled by a power of two and normalized as a membership
+    table's (:func:`~rateopt._utils._weights.exact_normalized`), times their decision values, summed
+    member by member (as a membership table's ``bincount``)."""
     w, _ = scaled_by_max(ds.weights[mask])
-    w /= np.sum(w)
+    exact_normalized(w, out=w)
     return float(np.bincount(np.zeros(w.size, dtype=np.intp), weights=w * values[mask], minlength=1)[0])

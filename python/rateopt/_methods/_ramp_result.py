@@ -12,6 +12,7 @@ import numpy as np
 
 from .._predictors._linear import LinearClassifier, RampClassifier
 from .._solutions._result import TrainResult
+from .._solutions._result_file import checked_rates
 from .._utils._archive import damaged, real_array
 
 __all__ = ["RampMMResult", "RAMP_RESULT_KIND", "ramp_result_from_file"]
@@ -132,7 +133,7 @@ def _plain(obj):
 def ramp_result_from_file(fields, meta, arrays, path):
     """A :class:`RampMMResult` from a loaded archive: the :class:`TrainResult` fields plus the ramp records."""
     T, n_atoms = fields["atom_rates"].shape
-    R = real_array(arrays, "ramp_atom_rates", 2, path)
+    R = checked_rates(real_array(arrays, "ramp_atom_rates", 2, path), "ramp_atom_rates", path)
     if R.shape != (T, n_atoms):
         raise damaged(path, "ramp_atom_rates", f"has shape {R.shape}, expected {(T, n_atoms)}")
     reg = real_array(arrays, "regularizers", 1, path)

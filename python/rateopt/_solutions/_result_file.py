@@ -14,11 +14,11 @@ import numpy as np
 
 from .._compiler._compiled import MetricConstraintRows, MetricRows
 from .._predictors._linear import feature_map_from_file
-from .._utils._archive import damaged, real_array
+from .._utils._archive import RATE_TOL, check_range, damaged, real_array
 from ..metrics import metric_from_params
 from ._result import RateMap, TrainResult
 
-__all__ = ["result_from_file", "result_fields_from_file"]
+__all__ = ["checked_rates", "result_fields_from_file", "result_from_file"]
 
 
 def result_from_file(meta, arrays, path):
@@ -80,16 +80,25 @@ def result_fields_from_file(meta, arrays, path):
         return RateMap(c0, float(const0), C, kappa, tuple(names), metric, tuple(constraints))
 
     rmap = rate_map("", names, "metadata.", meta)
-    R = vec("atom_rates", T, ndim=2)
+    R = checked_rates(vec("atom_rates", T, ndim=2), "atom_rates", path)
     if R.shape[1] != rmap.c0.shape[0]:
         raise damaged(path, "atom_rates", f"has {R.shape[1]} columns for {rmap.c0.shape[0]} atoms")
     val = meta.get("validation")
     vmap = vR = None
     if val is not None:
-        if not isinstance(val, dict) or val.get("constraint_names") != names:
-            raise damaged(path, "metadata.validation", "does not describe the same constraints")
-        vmap = rate_map("val_", names, "metadata.validation.", val)
-        vR = vec("val_atom_rates", T, ndim=2)
+        if not isinstance(val, dict):
+            raise damaged(path, "metadata.validation", f"is {val!r}, expected a dict")
+        # The validation constraints are the training ones evaluated on the validation data: the same number,
+        # named after the validation dataset (e.g. "ppr[validation:group=A] ..."), so only the count must agree.
+        val_names = val.get("constraint_names")
+        if not isinstance(val_names, list) or not all(isinstance(n, str) for n in val_names) \
+                or len(val_names) != len(names):
+            raise damaged(path, "metadata.validation.constraint_names",
+                          f"is {val_names!r}, expected a list of {len(names)} names (one per constraint)")
+        vmap = rate_map("val_", val_names, "metadata.validation.", val)
+        vR = checked_rates(vec("val_atom_rates", T, ndim=2), "val_atom_rates", path)
+        if vR.shape[1] != vmap.c0.shape[0]:
+            raise damaged(path, "val_atom_rates", f"has {vR.shape[1]} columns for {vmap.c0.shape[0]} atoms")
     n_iter = meta.get("n_iter")
     if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
         raise damaged(path, "metadata.n_iter", f"is {n_iter!r}, expected an integer >= 1")
@@ -99,12 +108,23 @@ def result_fields_from_file(meta, arrays, path):
     fmap = feature_map_from_file(meta.get("feature_map"), arrays, path)
     if fmap is not None and d != fmap.n_components_:
         raise damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
+    its = vec("iterations", T)
+    if np.any(its != np.round(its)) or np.any(its < 0):
+        raise damaged(path, "iterations", "holds a value that is not a whole number >= 0")
+    # A resumed fit starts from the last multipliers: Lagrange multipliers and the swap player's
+    # distribution are never negative.
+    lam = check_range(vec("multipliers", T, ndim=2), "multipliers", path, "multipliers >= 0", low=0.0)
     fields = dict(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
-                  iterations=vec("iterations", T).astype(np.int64), multipliers=vec("multipliers", T, ndim=2),
+                  iterations=its.astype(np.int64), multipliers=lam,
                   atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                   feature_map=fmap, settings=settings,
                   offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
     return fields
+
+
+def checked_rates(R, name, path):
+    """Saved atom rates: weighted means of 0/1 decisions with normalized weights, so in [0, 1]."""
+    return check_range(R, name, path, "rates in [0, 1]", low=-RATE_TOL, high=1.0 + RATE_TOL)
 
 
 def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, field, **extra):

@@ -59,16 +59,26 @@ class BlockMemberships:
     totals : ndarray of shape (n_local_atoms,)
         The sum of each atom's real members' rescaled weights: the atom's
         weight of row ``j`` is ``ldexp(w_j, -exponents[a]) / totals[a]``.
+    labels : ndarray of shape (n_samples,) or None
+        The rows' real labels.
+    real : scipy.sparse.csr_matrix of shape (n_samples, n_local_atoms) or None
+        The real atom table: on a row's real label its weights are the table's
+        own (normalized on the grid of :func:`~rateopt._utils._weights.exact_normalized`,
+        within ``2**-53`` of ``ldexp(w_j, -exponents[a]) / totals[a]``).
     """
 
-    def __init__(self, M1, M0, weights, exponents, totals):
+    def __init__(self, M1, M0, weights, exponents, totals, labels=None, real=None):
         self.M1, self.M0, self.weights, self.exponents, self.totals = M1, M0, weights, exponents, totals
+        self.labels, self.real = labels, real
 
     def table(self, label):
         """``V[j, a] = w_j / W(S_a)`` on the counterfactual members of label ``label`` (CSR), real ``W``."""
         M = self.M1 if label == 1 else self.M0
         r, c = np.nonzero(M)  # row-major: ascending atoms within a row, as the atom table
         v = np.ldexp(self.weights[r], -self.exponents[c]) / self.totals[c]
+        if self.real is not None:  # real members keep the atom table's own weights, bit for bit
+            own = self.labels[r] == label
+            v[own] = np.asarray(self.real[r[own], c[own]]).reshape(-1)
         return sp.csr_matrix((v, (r, c)), shape=M.shape)
 
     def inverse_normalizers(self):
@@ -133,7 +143,9 @@ def counterfactual_memberships(spec):
                             f"same members but differ when labels are set to {label}: state label conditions with "
                             "positive()/negative() rather than masks computed from the labels")
                 M[label][:, local] = m
-        out.append(BlockMemberships(M[1], M[0], w, exponents, totals))
+        t = blk.atoms
+        real = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(n, k))
+        out.append(BlockMemberships(M[1], M[0], w, exponents, totals, np.asarray(ds.y), real))
     return out
 
 

@@ -258,8 +258,7 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coefs, codes, weights,
             bool(separate_gradients), margin, rows, threads)
     if Xm.is_sparse:
-        D = Xm.data
-        out = _core.rate_kernel_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, *args)
+        out = _core.rate_kernel_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
     else:
         out = _core.rate_kernel_dense(Xm.data, *args)
     rates, ppos, pneg, proxy_values, values, grad, grad_bias, n_nonfinite = out
@@ -389,8 +388,8 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
     >>> atoms = AtomTable.from_membership(np.ones((3, 2), bool))
     >>> res = rate_kernel_offsets(X, np.array([1.0]), 0.0, atoms, np.array([[1.0, 1.0]]),
     ...                           offset_ids=[-1, 0], offsets=[1.5])
-    >>> res.rates.tolist()  # scores >= 0, and scores >= 1.5
-    [0.6666666666666666, 0.3333333333333333]
+    >>> res.rates.tolist()  # scores >= 0, and scores >= 1.5 (weights on the 2**-53 grid: 1/3 to within 2**-53)
+    [0.6666666666666666, 0.33333333333333337]
     """
     Xm, theta, coefs, k, codes, weights = _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights)
     offsets = as_real_array(offsets, "offsets")
@@ -413,8 +412,7 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, ids, offsets, coefs, codes,
             weights, bool(separate_gradients), margin, rows, threads)
     if Xm.is_sparse:
-        D = Xm.data
-        out = _core.offset_kernel_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, *args)
+        out = _core.offset_kernel_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
     else:
         out = _core.offset_kernel_dense(Xm.data, *args)
     rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets, n_nonfinite = out

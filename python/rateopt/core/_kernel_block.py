@@ -112,8 +112,7 @@ def kernel_block(X, landmarks, kernel="rbf", *, gamma=None, degree=3, coef0=1.0,
             raise ValueError("method='blas' needs dense X and an inner-product kernel (not laplacian)")
         return _blas_block(Xm.data, B, kind, g, coef0, degree, dtype, threads)
     if Xm.is_sparse:
-        D = Xm.data
-        return _core.kernel_block_csr(D.data, D.indices, D.indptr, Xm.n_samples, Xm.n_features, B, kind, g, coef0,
+        return _core.kernel_block_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, B, kind, g, coef0,
                                       degree, out_f32, threads)
     return _core.kernel_block_dense(Xm.data, B, kind, g, coef0, degree, out_f32, threads)
 

@@ -115,8 +115,7 @@ def _loop_block(block):
     ids = np.ascontiguousarray(atom_ids, dtype=np.int64)
     table = (atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, ids)
     if X.is_sparse:
-        D = X.data
-        return ("csr", D.data, D.indices, D.indptr, X.n_samples, X.n_features) + table
+        return ("csr", *X.csr_arrays, X.n_samples, X.n_features) + table
     return ("dense", X.data) + table
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils._validation import as_index_array, as_real_array
+from .._utils._weights import exact_normalized
 from ..exceptions import DataCopyWarning
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
@@ -30,6 +31,58 @@ _CHECK_THREADS = None
 
 def _check_threads():
     return resolve_n_threads(_CHECK_THREADS)
+
+
+def sealed(a, dtype):
+    """A read-only copy of ``a`` (C-contiguous, of ``dtype``) that nothing can make writeable again.
+
+    The copy's memory is an immutable ``bytes`` object, so neither the array
+    nor its ``base`` can be written through NumPy (setting
+    ``flags.writeable = True`` raises ``ValueError``), and the caller's
+    array, which may change later, is not what the core reads.
+    """
+    if _is_sealed(a, dtype):
+        return a  # already sealed (e.g. another validated object's array): shared, not copied again
+    a = np.ascontiguousarray(a, dtype=dtype)
+    out = np.frombuffer(a.tobytes(), dtype=dtype)
+    return out if a.ndim == 1 else out.reshape(a.shape)
+
+
+def _is_sealed(a, dtype):
+    """Whether ``a`` is a C-contiguous ``dtype`` array whose every base is read-only, ending in ``bytes``."""
+    if not isinstance(a, np.ndarray) or a.dtype != dtype or not a.flags.c_contiguous:
+        return False
+    b = a
+    while isinstance(b, np.ndarray):
+        if b.flags.writeable:
+            return False
+        b = b.base
+    return isinstance(b, bytes)
+
+
+def _read_only_view(a):
+    """A read-only view of ``a`` (the values of ``a`` itself, no copy)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _check_csr_indices(indptr, indices, n_values, n, d):
+    """Raise ValueError unless ``indptr``/``indices`` describe a valid CSR matrix of shape (n, d)."""
+    threads = _check_threads()
+    if indptr.shape[0] != n + 1:
+        raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
+    if indices.shape[0] != n_values:
+        raise ValueError("X.indices and X.data have different lengths")
+    if indptr[0] != 0 or indptr[-1] > indices.shape[0]:
+        raise ValueError("X.indptr must start at 0 and end at most at len(X.indices)")
+    bad = _core.first_decrease(indptr, threads)
+    if bad >= 0:
+        raise ValueError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
+    nnz = int(indptr[-1])
+    bad = _core.first_out_of_range(indices[:nnz], d, threads)
+    if bad >= 0:
+        raise ValueError(f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})")
 
 
 def _warn_copy(name, why):
@@ -87,13 +140,16 @@ class FeatureMatrix:
     (3, 2, False)
     """
 
-    __slots__ = ("data", "n_samples", "n_features", "dtype", "is_sparse", "index_dtype")
+    # What the core reads is held in private slots, set once here; the public attributes are read-only
+    # properties, so an assignment (Xm.n_features = ..., Xm.data = ...) cannot reach the core either.
+    __slots__ = ("_data", "_csr", "_n_samples", "_n_features", "_dtype", "_is_sparse", "_index_dtype")
 
     def __init__(self, X):
         if isinstance(X, FeatureMatrix):
             for name in self.__slots__:
                 setattr(self, name, getattr(X, name))
             return
+        self._csr = None
         if sp.issparse(X):
             self._init_sparse(X)
         else:
@@ -118,15 +174,19 @@ class FeatureMatrix:
             _warn_copy("X", f"a C-contiguous {np.dtype(dtype).name} NumPy array")
         if arr.shape[0] == 0:
             raise ValueError("X has no rows (n_samples == 0)")
+        # A read-only view, not a copy: the core takes the shape from this view, never from the caller's
+        # array, so a later edit of the caller's values changes numbers only (a NaN written after validation
+        # is still caught: the kernels count non-finite scores).
+        arr = _read_only_view(arr)
         bad = _core.first_nonfinite(arr.reshape(-1), _check_threads())
         if bad >= 0:
             i, j = divmod(int(bad), arr.shape[1])
             raise ValueError(f"X holds a non-finite value (NaN or inf) at row {i}, column {j}")
-        self.data = arr
-        self.n_samples, self.n_features = arr.shape
-        self.dtype = arr.dtype
-        self.is_sparse = False
-        self.index_dtype = None
+        self._data = arr
+        self._n_samples, self._n_features = arr.shape
+        self._dtype = arr.dtype
+        self._is_sparse = False
+        self._index_dtype = None
 
     def _init_sparse(self, X):
         if X.ndim != 2:
@@ -151,32 +211,85 @@ class FeatureMatrix:
         n, d = X.shape
         if n == 0:
             raise ValueError("X has no rows (n_samples == 0)")
-        indptr, indices, data = X.indptr, X.indices, X.data
+        # Checked here on read-only views of the caller's arrays (no copy: a FeatureMatrix that only
+        # scores rows in NumPy/scipy never needs one). The core trusts indptr and indices (they address
+        # memory), so what it reads (csr_arrays) are sealed copies of them, made and checked again the
+        # first time it asks: no later edit of the caller's matrix can reach it. Indices and row pointers
+        # are the cheap part of a CSR matrix (one integer a row and one a stored value), so X's values
+        # are not copied: the core reads a read-only view of them, and an edit of the caller's values
+        # changes numbers only, never an address.
+        indptr, indices, data = (_read_only_view(a) for a in (X.indptr, X.indices, X.data))
+        _check_csr_indices(indptr, indices, data.shape[0], n, d)
         threads = _check_threads()
-        if indptr.shape[0] != n + 1:
-            raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
-        if indices.shape[0] != data.shape[0]:
-            raise ValueError("X.indices and X.data have different lengths")
-        if indptr[0] != 0 or indptr[-1] > indices.shape[0]:
-            raise ValueError("X.indptr must start at 0 and end at most at len(X.indices)")
-        bad = _core.first_decrease(indptr, threads)
-        if bad >= 0:
-            raise ValueError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
         nnz = int(indptr[-1])
-        bad = _core.first_out_of_range(indices[:nnz], d, threads)
-        if bad >= 0:
-            raise ValueError(
-                f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})"
-            )
         bad = _core.first_nonfinite(data[:nnz], threads)
         if bad >= 0:
             row = int(np.searchsorted(indptr, bad, side="right") - 1)
             raise ValueError(f"X holds a non-finite value (NaN or inf) at row {row}, column {int(indices[bad])}")
-        self.data = X
-        self.n_samples, self.n_features = n, d
-        self.dtype = X.dtype
-        self.is_sparse = True
-        self.index_dtype = indices.dtype
+        # The matrix callers see holds these read-only views (scipy may convert arrays when it builds a
+        # matrix, so they are set afterwards); the core never reads this object's attributes (csr_arrays).
+        M = type(X)((data, indices, indptr), shape=(n, d), copy=False)
+        M.data, M.indices, M.indptr = data, indices, indptr
+        self._data = M
+        self._n_samples, self._n_features = n, d
+        self._dtype = X.dtype
+        self._is_sparse = True
+        self._index_dtype = indices.dtype
+
+    @property
+    def data(self):
+        """The wrapped matrix (read-only arrays)."""
+        return self._data
+
+    @property
+    def n_samples(self):
+        """Number of rows."""
+        return self._n_samples
+
+    @property
+    def n_features(self):
+        """Number of columns."""
+        return self._n_features
+
+    @property
+    def dtype(self):
+        """The dtype of the values: float32 or float64."""
+        return self._dtype
+
+    @property
+    def is_sparse(self):
+        """Whether ``data`` is CSR."""
+        return self._is_sparse
+
+    @property
+    def index_dtype(self):
+        """The dtype of a CSR matrix's indices: int32 or int64 (None for dense)."""
+        return self._index_dtype
+
+    @property
+    def csr_arrays(self):
+        """``(data, indices, indptr)`` of a CSR matrix, as the core reads them.
+
+        Returns
+        -------
+        tuple of ndarray
+            Read-only; ``indices`` and ``indptr`` are sealed copies (see :func:`sealed`), made and checked
+            on the first call, then kept.
+
+        Raises
+        ------
+        ValueError
+            If the matrix is dense, or the caller's index arrays were edited into an invalid CSR matrix
+            after the FeatureMatrix was built.
+        """
+        if not self._is_sparse:
+            raise ValueError("a dense FeatureMatrix has no CSR arrays")
+        if self._csr is None:
+            M = self._data
+            indptr, indices = sealed(M.indptr, self._index_dtype), sealed(M.indices, self._index_dtype)
+            _check_csr_indices(indptr, indices, M.data.shape[0], self._n_samples, self._n_features)
+            self._csr = (M.data, indices, indptr)
+        return self._csr
 
     def __repr__(self):
         kind = f"CSR[{self.index_dtype}]" if self.is_sparse else "dense"
@@ -229,15 +342,21 @@ class AtomTable:
     array([0.5, 0.5, 0.5, 0.5])
     """
 
-    __slots__ = ("indptr", "indices", "weights", "n_samples", "n_atoms")
+    # Read-only properties over private slots: neither an assignment (t.n_atoms = 1) nor an in-place edit
+    # (t.indices[0] = 10**9) reaches the core, which trusts the ids and row pointers it was given.
+    __slots__ = ("_indptr", "_indices", "_weights", "_n_samples", "_n_atoms")
 
     def __init__(self, indptr, indices, weights, n_atoms):
-        indptr = as_index_array(indptr, "atoms.indptr", np.int64)
-        # int32 ids (what compiled tables hold) are read in place; other integer
-        # dtypes go through int64 for the range check, then to the core's int32.
-        indices = as_index_array(indices, "atoms.indices",
-                                 np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64)
-        weights = as_real_array(weights, "atoms.weights")
+        # Sealed copies, made before the checks, so what was checked is what the core reads: an atom
+        # table is small beside X (one id and one weight per membership), and all of it is copied (the
+        # ids and row pointers address memory; the weights are copied too, so the table a kernel reads
+        # is the one that was validated, negative weights included).
+        indptr = sealed(as_index_array(indptr, "atoms.indptr", np.int64), np.int64)
+        # int32 ids (what compiled tables hold) are copied as they are; other integer dtypes go
+        # through int64 for the range check, then to the core's int32.
+        idx_dtype = np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64
+        indices = sealed(as_index_array(indices, "atoms.indices", idx_dtype), idx_dtype)
+        weights = sealed(as_real_array(weights, "atoms.weights"), np.float64)
         try:
             n_atoms = operator.index(n_atoms)
         except TypeError:
@@ -263,11 +382,37 @@ class AtomTable:
         bad = _core.first_negative(weights, threads)
         if bad >= 0:
             raise ValueError(f"atoms.weights holds a negative weight {weights[bad]} at position {bad}")
-        self.indptr = indptr
-        self.indices = indices.astype(np.int32, copy=False)  # in range: ids < n_atoms < 2**31
-        self.weights = weights
-        self.n_samples = indptr.shape[0] - 1
-        self.n_atoms = n_atoms
+        self._indptr = indptr
+        # In range: ids < n_atoms < 2**31.
+        self._indices = indices if indices.dtype == np.int32 else sealed(indices, np.int32)
+        self._weights = weights
+        self._n_samples = indptr.shape[0] - 1
+        self._n_atoms = n_atoms
+
+    @property
+    def indptr(self):
+        """Row pointers (int64, read-only)."""
+        return self._indptr
+
+    @property
+    def indices(self):
+        """Atom ids (int32, read-only)."""
+        return self._indices
+
+    @property
+    def weights(self):
+        """Normalized weights (float64, read-only)."""
+        return self._weights
+
+    @property
+    def n_samples(self):
+        """Number of rows."""
+        return self._n_samples
+
+    @property
+    def n_atoms(self):
+        """Number of atoms."""
+        return self._n_atoms
 
     @classmethod
     def from_membership(cls, membership, sample_weight=None):
@@ -320,8 +465,15 @@ class AtomTable:
                 f"membership: atom {int(empty[0])} has zero total sample_weight; its rate is undefined"
             )
         scaled = np.ldexp(wr, -np.frexp(top)[1][cols])
-        sizes = np.bincount(cols, weights=scaled, minlength=n_atoms)
-        return cls(M.indptr, cols, scaled / sizes[cols], n_atoms)
+        # Each atom's weights normalized on the dyadic grid of exact_normalized (members in row order),
+        # so that a whole atom's rate is exactly 1 and the complement of a rate exactly 1 - rate.
+        order = np.argsort(cols, kind="stable")
+        bounds = np.searchsorted(cols[order], np.arange(n_atoms + 1))
+        normalized = np.empty_like(scaled)
+        for a in range(n_atoms):
+            members = order[bounds[a]:bounds[a + 1]]
+            normalized[members] = exact_normalized(scaled[members])
+        return cls(M.indptr, cols, normalized, n_atoms)
 
     def __repr__(self):
         return f"AtomTable(n_samples={self.n_samples}, n_atoms={self.n_atoms}, nnz={self.indices.shape[0]})"

@@ -229,8 +229,7 @@ def sdca_two_sided_hinge(X, A, B, *, lam, tau=1.0, beta=0.0, bias="fixed", bias_
         raise ValueError(f"random_state must be an integer in [0, 2**64), got {random_state!r}")
     args = (A, B, lam, tau, beta, regularized, bias_scale, theta0, bias0, xi0, tol, max_epochs, int(random_state))
     if Xm.is_sparse:
-        D = Xm.data
-        out = _core.sdca_two_sided_hinge_csr(D.data, D.indices, D.indptr, n, d, *args)
+        out = _core.sdca_two_sided_hinge_csr(*Xm.csr_arrays, n, d, *args)
     else:
         out = _core.sdca_two_sided_hinge_dense(Xm.data, *args)
     theta, b, xi, primal, dual, gap, epochs, sum_xi, status = out

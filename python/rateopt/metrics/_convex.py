@@ -71,7 +71,7 @@ class KLDivergence(ConvexMetric):
 
     @classmethod
     def check_target(cls, target):
-        if not (isinstance(target, (int, float)) and 0.0 <= target <= 1.0):
+        if isinstance(target, bool) or not (isinstance(target, (int, float)) and 0.0 <= target <= 1.0):
             raise ValueError(f"a KL divergence needs a target in [0, 1], got {target!r}")
         return target
 

@@ -1,0 +1,106 @@
+"""A saved training result read back (``rateopt._solutions._result_file``, through ``rateopt.load``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import rateopt as ro
+from rateopt.exceptions import RateoptError
+
+
+def _trained_with_validation(n_iter=20):
+    X, y, g = ro.make_groups_dataset(300)
+    Xv, yv, gv = ro.make_groups_dataset(200, random_state=1)
+    goal = ro.goals.demographic_parity("group", slack=0.05)
+    v = ro.Problem(constraints=[goal], datasets=ro.Dataset(Xv, yv, groups={"group": gv}, name="validation"))
+    problem = ro.Problem(constraints=[goal], datasets=ro.Dataset(X, y, groups={"group": g}))
+    return ro.train(problem, n_iter=n_iter, validation=v)
+
+
+def test_a_result_with_a_named_validation_dataset_round_trips(tmp_path):
+    r = _trained_with_validation()
+    # The validation constraints are named after their dataset, unlike the training ones.
+    assert r.val_rate_map.constraint_names != r.rate_map.constraint_names
+    assert all("validation:" in n for n in r.val_rate_map.constraint_names)
+    r.save(tmp_path / "r.npz")
+    back = ro.load(tmp_path / "r.npz")
+    assert back.val_rate_map.constraint_names == r.val_rate_map.constraint_names
+    assert back.rate_map.constraint_names == r.rate_map.constraint_names
+    assert back.val_rate_map.const0 == r.val_rate_map.const0
+    for name in ("c0", "C", "kappa"):
+        np.testing.assert_array_equal(getattr(back.val_rate_map, name), getattr(r.val_rate_map, name), err_msg=name)
+    for name in ("val_atom_rates", "val_objectives", "val_constraints"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(r, name), err_msg=name)
+
+
+def _rewrite(src, dst, meta_edit=None, **arrays):
+    """A copy of the saved file ``src`` at ``dst`` with its metadata edited and some arrays replaced."""
+    data = dict(np.load(src))
+    meta = json.loads(bytes(data["__rateopt_metadata__"]).decode())
+    if meta_edit is not None:
+        meta_edit(meta)
+    data["__rateopt_metadata__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    for name, edit in arrays.items():
+        data[name] = edit(data[name])
+    np.savez(dst, **data)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    path = tmp_path_factory.mktemp("saved") / "r.npz"
+    _trained_with_validation().save(path)
+    return path
+
+
+def _set(a, value):
+    a = a.copy()
+    a.flat[-1] = value
+    return a
+
+
+@pytest.mark.parametrize("name, value, match", [
+    ("multipliers", -0.25, r"field 'multipliers' holds -0\.25 at index \[\d+, \d+\], expected multipliers >= 0"),
+    ("atom_rates", 7.0, r"field 'atom_rates' holds 7\.0 at index \[\d+, \d+\], expected rates in \[0, 1\]"),
+    ("atom_rates", -0.5, r"field 'atom_rates' holds -0\.5 .*expected rates in \[0, 1\]"),
+    ("val_atom_rates", 1.5, r"field 'val_atom_rates' holds 1\.5 .*expected rates in \[0, 1\]"),
+    ("iterations", 2.5, r"field 'iterations' holds a value that is not a whole number >= 0"),
+    ("iterations", -1, r"field 'iterations' holds a value that is not a whole number >= 0"),
+])
+def test_impossible_values_are_refused_naming_the_field(saved, tmp_path, name, value, match):
+    bad = _rewrite(saved, tmp_path / "bad.npz", **{name: lambda a: _set(a.astype(np.float64), value)})
+    with pytest.raises(RateoptError, match=match):
+        ro.load(bad)
+
+
+def test_a_rate_of_one_plus_round_off_still_loads(saved, tmp_path):
+    ok = _rewrite(saved, tmp_path / "ok.npz", atom_rates=lambda a: _set(a, 1.0 + 1e-12))
+    assert ro.load(ok).atom_rates.flat[-1] == 1.0 + 1e-12
+
+
+def test_a_validation_without_as_many_constraint_names_is_refused(saved, tmp_path):
+    bad = _rewrite(saved, tmp_path / "bad.npz",
+                   meta_edit=lambda m: m["validation"]["constraint_names"].pop())
+    with pytest.raises(RateoptError, match=r"'metadata\.validation\.constraint_names' is .*expected a list of 4"):
+        ro.load(bad)
+
+
+@pytest.fixture(scope="module")
+def saved_kl(tmp_path_factory):
+    X, y, g = ro.make_groups_dataset(300)
+    ctx = ro.Dataset(X, y, groups={"group": g}).context()
+    objective = ro.metrics.kl_divergence(ctx.subset(group="group", value="A"), target=0.3)
+    path = tmp_path_factory.mktemp("saved") / "kl.npz"
+    ro.train(ro.Problem(objective=objective, constraints=[]), n_iter=10, method="three-player").save(path)
+    return path
+
+
+@pytest.mark.parametrize("target", [5, -0.1, True, None, "0.3"])
+def test_a_kl_target_outside_0_1_is_refused(saved_kl, tmp_path, target):
+    assert ro.load(saved_kl).rate_map.metric.metric.target == 0.3
+    bad = _rewrite(saved_kl, tmp_path / "bad.npz", meta_edit=lambda m: m["metric"].__setitem__("target", target))
+    with pytest.raises(RateoptError, match=r"field 'metadata\.metric' is not a valid metric \(a KL divergence "
+                                           r"needs a target in \[0, 1\], got " + repr(target)):
+        ro.load(bad)
