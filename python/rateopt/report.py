@@ -167,7 +167,7 @@ def _sections(rep):
                  for g in rep["goals"]]))
     out.append(("Objective", ["split", "objective"], [[s, _fmt(v)] for s, v in rep["objective"].items()]))
     for split, cert in (rep.get("certificates") or {}).items():
-        out.append((f"Certified bounds on the population ({split} data held out, confidence "
+        out.append((f"Certified bounds on the population ({split} data held out, drawn decisions, confidence "
                     f"{cert['confidence']:g}, {cert['method']})",
                     ["goal", f"{split} value", "upper bound", "certified"],
                     [[g["name"], _fmt(g["value"]), _fmt(g["upper"]),

@@ -853,4 +853,4 @@ def test_fit_certify_reports_bounds_on_the_held_out_splits(tmp_path, capsys):
     assert cert["goals"][0]["upper"] == pytest.approx(beta.ppf(1 - a / 2, k + 1, n - k) - 0.6, abs=1e-9)
     assert cert["goals"][0]["value"] == pytest.approx(d.mean() - 0.6, abs=1e-12)
     md = rateopt.report.render_markdown(rep)
-    assert "Certified bounds on the population (test data held out, confidence 0.9" in md
+    assert "Certified bounds on the population (test data held out, drawn decisions, confidence 0.9" in md

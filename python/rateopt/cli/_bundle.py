@@ -49,7 +49,7 @@ def write_sidecar(path, info):
 
 def read_sidecar(path):
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # a byte-order mark (an editor's) is skipped
             meta = json.load(f)
     except OSError as exc:
         raise InputError(f"{path}: cannot read the model's encoding file ({exc.strerror or exc}); it is written "

@@ -143,9 +143,12 @@ def nbytes(*values):
             stack.extend(v.values())
         elif sp.issparse(v):
             stack.extend(getattr(v, a) for a in ("data", "indices", "indptr", "row", "col") if hasattr(v, a))
-        elif isinstance(v, np.ndarray) and id(v) not in seen:
-            seen.add(id(v))
-            total += sizeof(v)
+        elif isinstance(v, np.ndarray):
+            # the same memory seen through two array objects (a read-only view of X) counts once
+            key = (v.__array_interface__["data"][0], v.nbytes, v.dtype.str) if v.size else id(v)
+            if key not in seen:
+                seen.add(key)
+                total += sizeof(v)
     return total
 
 
