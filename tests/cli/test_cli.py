@@ -854,3 +854,29 @@ def test_fit_certify_reports_bounds_on_the_held_out_splits(tmp_path, capsys):
     assert cert["goals"][0]["value"] == pytest.approx(d.mean() - 0.6, abs=1e-12)
     md = rateopt.report.render_markdown(rep)
     assert "Certified bounds on the population (test data held out, drawn decisions, confidence 0.9" in md
+
+
+def test_fit_postprocess_a_saved_model_thresholds_its_scores(work, tmp_path, capsys):
+    d, cols = work
+    (tmp_path / "best.toml").write_text(GOALS.replace("[train]\n", '[train]\nsolution = "best"\n'))
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "best.toml"), "--out", str(tmp_path / "base.npz"), "--n-iter", "60"]) == 0
+    (tmp_path / "dp.toml").write_text('objective = "error"\n\n[[goals]]\nrecipe = "demographic_parity"\n'
+                                      'group = "group"\nslack = 0.01\n')
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "dp.toml"), "--out", str(tmp_path / "rule.npz"), "--postprocess",
+                 str(tmp_path / "base.npz")]) == 0
+    assert main(["--quiet", "predict", str(tmp_path / "rule.npz"), str(d / "train.csv"), "--out",
+                 str(tmp_path / "p.csv"), "--proba"]) == 0
+    with open(tmp_path / "p.csv") as f:
+        got = np.array([float(r["proba"]) for r in csv.DictReader(f)])
+    # by hand: the base model's scores of the encoded rows, and the library's rule on them
+    base = rateopt.load(tmp_path / "base.npz")
+    enc = json.loads((tmp_path / "base.rateopt.json").read_text())["encoding"]
+    s = base.decision_function(_encode(cols, enc))
+    y = (cols["label"] == "yes").astype(int)
+    ref = rateopt.ThresholdClassifier(goals=[rateopt.goals.demographic_parity("group", slack=0.01)])
+    ref.fit(s, y, groups={"group": cols["group"]})
+    np.testing.assert_allclose(got, ref.predict_proba(s, groups={"group": cols["group"]})[:, 1], atol=1e-9)
+    for g in ("A", "B"):
+        assert abs(got[cols["group"] == g].mean() - got.mean()) <= 0.01 + 1e-9

@@ -129,10 +129,11 @@ def build_parser():
     p.add_argument("--certify", type=float, default=None, metavar="CONFIDENCE",
                    help="bound every goal's population value on the goals file's validation and test splits "
                         "(held out) at this confidence; shown in the summary and the report")
-    p.add_argument("--postprocess", metavar="SCORE_COLUMN", default=None,
+    p.add_argument("--postprocess", metavar="SCORE_COLUMN|MODEL.npz", default=None,
                    help="instead of training, fit the exact best randomized per-group threshold rule under the "
-                        "goals on this numeric column of scores (any model's), with the --groups columns as cells; "
-                        "predict and evaluate then read that column and the groups")
+                        "goals on this numeric column of scores (any model's), or on the scores of a model file "
+                        "written by rateopt fit, with the --groups columns as cells; predict and evaluate then "
+                        "score the rows the same way and read the groups")
     p.add_argument("--sweep-parameter", default="slack", help="which parameter of that goal --sweep varies")
     _add_params(p, (TRAIN_PARAMS, MODEL_PARAMS, SOLUTION_PARAMS))
 

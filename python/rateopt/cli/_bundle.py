@@ -18,7 +18,8 @@ from ..exceptions import RateoptError
 from ._encoding import ColumnRoles, Encoding
 from ._io import InputError
 
-__all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "sidecar_path", "result_path", "write_sidecar", "read_bundle"]
+__all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "ChainedRule", "base_scores", "sidecar_path", "result_path",
+           "write_sidecar", "read_bundle"]
 
 SIDECAR_FORMAT = "rateopt-cli-model"
 SIDECAR_VERSION = 1
@@ -64,6 +65,32 @@ def read_sidecar(path):
     return meta
 
 
+class ChainedRule:
+    """A threshold rule applied to a saved model's scores (``rateopt fit --postprocess MODEL.npz``).
+
+    Parameters
+    ----------
+    base : classifier
+        The scoring model (``decision_function`` when it has one, else ``predict_proba``).
+    rule : ThresholdClassifier
+        The rule fitted on its scores (``estimator=None``).
+    """
+
+    def __init__(self, base, rule):
+        self.base, self.rule = base, rule
+
+    def scores(self, X):
+        """The base model's scores of the rows."""
+        if hasattr(self.base, "decision_function"):
+            return self.base.decision_function(X)
+        return self.base.predict_proba(X)
+
+
+def base_scores(model, X):
+    """A scoring model's scores: ``decision_function`` when it has one, else the probability of a positive."""
+    return ChainedRule(model, None).scores(X)
+
+
 def read_bundle(model_path):
     """``(classifier, meta, encoding, roles)`` of a model written by ``rateopt fit``."""
     model_path = os.fspath(model_path)
@@ -78,6 +105,15 @@ def read_bundle(model_path):
                          "rateopt fit --out (or use rateopt report for results)")
     path = sidecar_path(model_path)
     meta = read_sidecar(path)
+    base = (meta.get("postprocess") or {}).get("model")
+    if base is not None:  # a threshold rule on another model's scores: that model scores the rows
+        base_path = base if os.path.isabs(base) else os.path.join(os.path.dirname(os.path.abspath(model_path)), base)
+        if not os.path.isfile(base_path):
+            raise InputError(f"{model_path}: the threshold rule post-processes the model {base_path}, which is missing")
+        try:
+            clf = ChainedRule(load(base_path), clf)
+        except RateoptError as exc:
+            raise InputError(str(exc)) from None
     enc = Encoding.from_json(meta.get("encoding"), path)
     r = meta.get("roles") or {}
     roles = ColumnRoles(label=r.get("label"), groups=tuple(r.get("groups") or ()), weight=r.get("weight"),

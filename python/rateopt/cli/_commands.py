@@ -31,7 +31,7 @@ from ..core._config import show_config
 from ..datasets._packages import PACKAGES
 from ..exceptions import ConstantConstraintError, EmptySubsetError, InfeasibleWarning, RateoptError
 from ..report import REPORT_FORMATS, build_report, write_report
-from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
+from ._bundle import ChainedRule, base_scores, read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import frame_features, load_table
 from ._encoding import ColumnRoles, text_values
 from ._io import Frame, InputError, file_format, pyarrow_parquet, read_chunks
@@ -165,6 +165,8 @@ def _trained_groups(meta):
 
 def _proba(clf, X, groups):
     """The probability of a positive decision per row (a threshold rule reads its score column and groups)."""
+    if isinstance(clf, ChainedRule):
+        return clf.rule.predict_proba(clf.scores(X), groups=_rule_groups(clf.rule, groups))[:, 1]
     if isinstance(clf, ThresholdClassifier):
         return clf.predict_proba(_scores_of(X), groups=_rule_groups(clf, groups))[:, 1]
     return clf.predict_proba(X)
@@ -172,6 +174,10 @@ def _proba(clf, X, groups):
 
 def _draw(clf, X, groups, seed):
     """0/1 decisions per row (the per-row draws of a stochastic model, keyed on ``seed``)."""
+    if isinstance(clf, ChainedRule):
+        clf.rule.random_state = seed
+        labels = clf.rule.predict(clf.scores(X), groups=_rule_groups(clf.rule, groups))
+        return (labels == clf.rule.classes_[1]).astype(np.int64)
     if isinstance(clf, ThresholdClassifier):
         clf.random_state = seed
         labels = clf.predict(_scores_of(X), groups=_rule_groups(clf, groups))
@@ -350,27 +356,40 @@ def fit(args):
 
 
 def _fit_postprocess(args, spec, fmt, roles):
-    """``fit --postprocess COLUMN``: the exact best per-group threshold rule on a score column of the data."""
+    """``fit --postprocess COLUMN|MODEL.npz``: the exact best per-group threshold rule on a score column of the
+    data, or on the scores of a model written by ``rateopt fit``."""
     column = args.postprocess
-    if fmt == "libsvm":
+    model_mode = column.endswith(".npz") and os.path.isfile(column)
+    if fmt == "libsvm" and not model_mode:
         raise InputError("--postprocess reads a named score column: give CSV or Parquet data")
     for flag, given in (("--report", args.report), ("--compare-unconstrained", args.compare_unconstrained),
                         ("--sweep", args.sweep)):
         if given:
             raise InputError(f"{flag} describes a training run; --postprocess fits a threshold rule (evaluate it "
                              "with rateopt evaluate)")
-    if column in roles.special() or column in roles.groups:
+    if not model_mode and (column in roles.special() or column in roles.groups):
         raise InputError(f"--postprocess {column}: the score column cannot also be the label, a group, the "
                          "weight or the baseline")
     extra = [r for r in spec.roles() if r != "train"]
     if extra:
         raise InputError(f"--postprocess: goals on other dataset roles ({extra!r}) are not supported; the rule is "
                          "fitted on the training file's scores")
-    train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown, keep_only=column)
-    cols = train_tab.encoding.columns
-    if len(cols) != 1 or cols[0]["name"] != column or cols[0]["type"] != "numeric":
-        raise InputError(f"--postprocess {column}: the score column must hold numbers (it was read as "
-                         f"{cols[0]['type'] if cols else 'missing'})")
+    if model_mode:
+        base, base_meta, base_enc, base_roles = read_bundle(column)
+        if isinstance(base, (ThresholdClassifier, ChainedRule)):
+            raise InputError(f"--postprocess {column}: that file is already a threshold rule")
+        roles = ColumnRoles(label=roles.label or base_roles.label, groups=roles.groups or base_roles.groups,
+                            weight=roles.weight, baseline=roles.baseline, drop=base_roles.drop)
+        train_tab = load_table(args.data, fmt, roles, encoding=base_enc, classes=base_meta["classes"])
+        scores = np.asarray(base_scores(base, train_tab.X), dtype=np.float64)
+    else:
+        train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown,
+                               keep_only=column)
+        cols = train_tab.encoding.columns
+        if len(cols) != 1 or cols[0]["name"] != column or cols[0]["type"] != "numeric":
+            raise InputError(f"--postprocess {column}: the score column must hold numbers (it was read as "
+                             f"{cols[0]['type'] if cols else 'missing'})")
+        scores = _scores_of(train_tab.X)
     _, train_params, model_params, sol = _params(spec, args)
     epsilon = validate(SOLUTION_PARAMS, sol)["epsilon"]
     objective = spec.objective if isinstance(spec.objective, str) else None
@@ -380,7 +399,7 @@ def _fit_postprocess(args, spec, fmt, roles):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", InfeasibleWarning)
-            clf.fit(_scores_of(train_tab.X), train_tab.y, groups=train_tab.groups or None,
+            clf.fit(scores, train_tab.y, groups=train_tab.groups or None,
                     sample_weight=train_tab.weight, baseline=train_tab.baseline)
     except (RateoptError, ValueError) as exc:
         raise InputError(f"--postprocess {column}: {exc}") from None
@@ -391,9 +410,12 @@ def _fit_postprocess(args, spec, fmt, roles):
         goals_text = f.read()
     sidecar = {
         "rateopt_version": __version__, "model_file": os.path.basename(args.out), "result_file": None,
-        "input_format": fmt, "postprocess": {"score_column": column, "cells": list(clf.rule_.columns)},
+        "input_format": fmt,
+        "postprocess": ({"model": os.path.relpath(os.path.abspath(column),
+                                                  os.path.dirname(os.path.abspath(args.out)))}
+                        if model_mode else {"score_column": column}) | {"cells": list(clf.rule_.columns)},
         "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
-                  "baseline": roles.baseline, "drop": list(train_tab.dropped)},
+                  "baseline": roles.baseline, "drop": list(roles.drop if model_mode else train_tab.dropped)},
         "classes": train_tab.classes, "encoding": train_tab.encoding.to_json(), "goals_toml": goals_text,
         "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": "threshold-rule",
         "epsilon": epsilon, "seed": args.seed, "training_seconds": seconds}
@@ -405,7 +427,8 @@ def _fit_postprocess(args, spec, fmt, roles):
     print(f"{'objective':<{width}}  {ev.objective:>10.6f}  (train, expected decisions)")
     for n, v in ev.constraints.items():
         print(f"{n:<{width}}  {v:>+10.6f}  {'met' if v <= 1e-9 else 'VIOLATED'}")
-    print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}): a threshold rule on {column!r} over "
+    what = f"the scores of {column}" if model_mode else repr(column)
+    print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}): a threshold rule on {what} over "
           f"{clf.rule_.n_cells} group cell(s), {clf.rule_.edges.size} score bins; fitted in {seconds:.2f} s")
     return EXIT_OK
 
@@ -574,8 +597,9 @@ def _score_chunks(args, clf, enc, fmt, classes, sink, bar):
                 cols[k] = chunk.column(k, "--keep")
             if not X.shape[0]:  # an empty file (a header only): nothing to score
                 continue
-            groups = ({g: text_values(chunk.column(g, "--groups")) for g in clf.rule_.columns}
-                      if isinstance(clf, ThresholdClassifier) and isinstance(chunk, Frame) else {})
+            rule = clf.rule if isinstance(clf, ChainedRule) else clf
+            groups = ({g: text_values(chunk.column(g, "--groups")) for g in rule.rule_.columns}
+                      if isinstance(rule, ThresholdClassifier) and isinstance(chunk, Frame) else {})
             cols["prediction"] = classes[_draw(clf, X, groups, args.seed)]
             if args.proba:
                 cols["proba"] = _proba(clf, X, groups)
