@@ -87,6 +87,13 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
 
 def _unique_inverse(col):
     """Distinct values of an object column and each row's index among them (missing values refused)."""
+    if col.size and all(isinstance(v, str) for v in col[:1]):
+        try:  # all strings: a fixed-width string array sorts several times faster than Python objects
+            text = col.astype(str)
+            if np.array_equal(text, col):
+                return np.unique(text, return_inverse=True)
+        except (TypeError, ValueError):
+            pass
     try:
         return np.unique(col, return_inverse=True)
     except TypeError:  # values that do not sort together (e.g. str and int): by first appearance
