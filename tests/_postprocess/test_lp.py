@@ -167,3 +167,22 @@ def test_infeasible_goals_give_the_least_violation():
     _, sol, _ = _fit(problem, s, g)
     assert ref.fun > 0.01
     assert sol.slack == pytest.approx(ref.fun, abs=1e-8)
+
+
+@pytest.mark.parametrize("objective", [None, "f_measure"])
+def test_merging_runs_of_one_membership_keeps_the_optimum(monkeypatch, objective):
+    # continuous scores, weights, a parity goal: the merged LP has far fewer bins and the same optimum
+    rng = np.random.default_rng(11)
+    n = 3000
+    g = rng.choice(GROUPS, n)
+    y = rng.integers(0, 2, n)
+    s = rng.normal(size=n) + y + (g == "a") * 0.4
+    w = rng.uniform(0.5, 2.0, n)
+    problem = _problem(s, y, g, w, 0.02, objective=objective)
+    rule, sol, _ = _fit(problem, s, g)
+    import rateopt._postprocess._rule as rule_module
+
+    monkeypatch.setattr(rule_module, "merge_pure_runs", lambda compiled, start, edges, bins: (start, edges, bins))
+    full_rule, full, _ = _fit(problem, s, g)
+    assert rule.edges.size < full_rule.edges.size / 1.5
+    assert sol.objective == pytest.approx(full.objective, abs=1e-9)

@@ -24,7 +24,7 @@ import numpy as np
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
 
-__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "fit_threshold_rule"]
+__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "fit_threshold_rule", "merge_pure_runs"]
 
 
 def cell_codes(groups, columns, cells=None, *, where="groups"):
@@ -339,7 +339,70 @@ def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, 
     edges = np.concatenate(edges)
     start = np.asarray(start, dtype=np.int64)
     probe = ThresholdRule(columns, cells, start, edges, np.zeros(edges.size))
+    bins = {n: probe.bins(scores[n], codes[n]) for n in names}
+    start, edges, bins = merge_pure_runs(compiled, start, edges, bins)
     chains = Chains(start=start, record=np.zeros(n_cells, dtype=np.int64), n_records=1,
-                    bins={n: probe.bins(scores[n], codes[n])[None, :] for n in names})
+                    bins={n: b[None, :] for n, b in bins.items()})
     solution = solve_threshold_lp(compiled, chains, epsilon=epsilon)
     return ThresholdRule(columns, cells, start, edges, solution.x), solution
+
+
+def _row_signatures(compiled, names):
+    """Two independent 64-bit hashes per row of the set of atoms it belongs to (its dataset's atoms)."""
+    rng = np.random.default_rng(0x5EED)
+    keys = rng.integers(1, 2**63, size=(2, compiled.n_atoms), dtype=np.int64).astype(np.uint64)
+    out = {}
+    for name in names:
+        table = compiled.tables[name]
+        atom = table.offset + table.indices.astype(np.int64)
+        sig = np.empty((2, table.n_samples), dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for h in range(2):
+                csum = np.concatenate(([np.uint64(0)], np.cumsum(keys[h][atom], dtype=np.uint64)))
+                sig[h] = csum[table.indptr[1:]] - csum[table.indptr[:-1]]
+        out[name] = sig
+    return out
+
+
+def merge_pure_runs(compiled, start, edges, bins):
+    """Merge neighbouring bins of a chain whose rows all belong to the same atoms: the LP's optimum is unchanged.
+
+    Every row adds ``w / W_a`` to each atom ``a`` it belongs to, so the rows of
+    a run of bins with one membership pattern add a common direction times
+    their weight. Thresholds inside the run reach exactly the atom rates a
+    single randomized bin over the run reaches (its probability ranges over the
+    same interval between its neighbours'), so merging the run changes the
+    rule's randomization inside it, not the optimum. Sorted scores of labeled
+    data form long runs of one label, so this shrinks exact LPs several-fold.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+    start : ndarray of shape (n_chains + 1,)
+    edges : ndarray of shape (n_bins,)
+    bins : mapping of str to ndarray of shape (n_samples,)
+        Every row's bin, per dataset.
+
+    Returns
+    -------
+    start, edges, bins
+        The merged chains (the first edge of each run) and every row's merged bin.
+    """
+    names = list(bins)
+    sigs = _row_signatures(compiled, names)
+    n_bins = edges.size
+    b = np.concatenate([bins[n] for n in names])
+    sig = np.concatenate([sigs[n] for n in names], axis=1)
+    lo = np.full((2, n_bins), np.iinfo(np.uint64).max, dtype=np.uint64)
+    hi = np.zeros((2, n_bins), dtype=np.uint64)
+    for h in range(2):
+        np.minimum.at(lo[h], b, sig[h])
+        np.maximum.at(hi[h], b, sig[h])
+    pure = np.all(lo == hi, axis=0)
+    same = np.zeros(n_bins, dtype=bool)
+    same[1:] = pure[1:] & pure[:-1] & np.all(lo[:, 1:] == lo[:, :-1], axis=0)
+    same[start[:-1]] = False  # a chain's first bin starts a run
+    new_id = np.cumsum(~same) - 1
+    keep = ~same
+    new_start = np.concatenate((new_id[start[:-1]], [int(keep.sum())])).astype(np.int64)
+    return new_start, edges[keep], {n: new_id[bins[n]] for n in names}
