@@ -737,6 +737,18 @@ def test_docs_list_every_goal_with_its_parameters():
         assert rows[name] == expected, name
 
 
+def _encode_held_out(cols, train, enc_json):
+    """Reference encoding of held-out rows with the training file's statistics (as the model's encoding does)."""
+    blocks = []
+    for c in enc_json["columns"]:
+        if c["type"] == "numeric":
+            t = np.asarray(train[c["name"]], float)
+            blocks.append(((np.asarray(cols[c["name"]], float) - t.mean()) / t.std())[:, None])
+        else:
+            blocks.append(np.stack([(np.asarray(cols[c["name"]]) == cat).astype(float) for cat in c["categories"]], 1))
+    return np.hstack(blocks)
+
+
 def test_evaluate_certify_bounds_match_clopper_pearson_by_hand(work, tmp_path, capsys):
     from scipy.stats import beta
 
@@ -752,17 +764,7 @@ def test_evaluate_certify_bounds_match_clopper_pearson_by_hand(work, tmp_path, c
     # by hand: the model's drawn decisions, one exact interval per rate, alpha shared by the K distinct rates
     clf = rateopt.load(d / "model.npz")
     enc = json.loads((d / "model.rateopt.json").read_text())["encoding"]
-    # encoded with the training file's statistics, as the model's encoding does
-    train = _data()
-    Xh = []
-    for c in enc["columns"]:
-        if c["type"] == "numeric":
-            t = np.asarray(train[c["name"]], float)
-            Xh.append(((np.asarray(held[c["name"]], float) - t.mean()) / t.std())[:, None])
-        else:
-            Xh.append(np.stack([(np.asarray(held[c["name"]]) == cat).astype(float) for cat in c["categories"]], 1))
-    X = np.hstack(Xh)
-    dec = clf.predict(X, random_state=0).astype(float)
+    dec = clf.predict(_encode_held_out(held, _data(), enc), random_state=0).astype(float)
     y = held["label"] == "yes"
     K = 4  # tpr[group=A], tpr[group=B], tpr[all], and the objective's error[all]
     a = 0.1 / K
@@ -840,15 +842,7 @@ def test_fit_certify_reports_bounds_on_the_held_out_splits(tmp_path, capsys):
     cert = rep["certificates"]["test"]
     # by hand: the saved model's drawn decisions on the test file; two rates share alpha (ppr[all], error[all])
     enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
-    train = _data(600, seed=21)
-    Xh = []
-    for c in enc["columns"]:
-        if c["type"] == "numeric":
-            t = np.asarray(train[c["name"]], float)
-            Xh.append(((np.asarray(held[c["name"]], float) - t.mean()) / t.std())[:, None])
-        else:
-            Xh.append(np.stack([(np.asarray(held[c["name"]]) == cat).astype(float) for cat in c["categories"]], 1))
-    d = rateopt.load(tmp_path / "m.npz").predict(np.hstack(Xh), random_state=0)
+    d = rateopt.load(tmp_path / "m.npz").predict(_encode_held_out(held, _data(600, seed=21), enc), random_state=0)
     k, n, a = int(d.sum()), d.size, 0.1 / 2
     assert cert["goals"][0]["upper"] == pytest.approx(beta.ppf(1 - a / 2, k + 1, n - k) - 0.6, abs=1e-9)
     assert cert["goals"][0]["value"] == pytest.approx(d.mean() - 0.6, abs=1e-12)
