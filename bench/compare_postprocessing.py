@@ -436,15 +436,18 @@ def pareto_plots(rows, out_dir: Path, suffix: str, log) -> list[str]:
                 pts = sorted((r["test"]["disparity"], (1 - r["test"]["f1"]) if obj == "f1" else r["test"]["error"],
                               r["tolerance"]) for r in sub
                              if r["system"] == sysname and r["constraint"] == con and r["objective"] == obj)
-                if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=sysname, ms=4, alpha=0.8)
+                if pts:  # one colour per system in every panel (the legend is drawn once)
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=sysname, ms=4, alpha=0.8,
+                            color=f"C{SYSTEMS.index(sysname)}")
             ax.set_xlabel(f"test disparity ({'/'.join(RATES[con])}, max-min over groups)")
             ax.set_ylabel("test 1 - F1" if obj == "f1" else "test error")
             ax.set_title(f"{con} / {obj}", fontsize=9)
             ax.grid(alpha=0.3)
-        axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"{prob}, {sc} scores", fontsize=10)
-        fig.tight_layout()
+        handles = {h.get_label(): h for ax in axes[0] for h in ax.get_lines()}
+        fig.legend([handles[s] for s in SYSTEMS if s in handles], [s for s in SYSTEMS if s in handles],
+                   loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+        fig.suptitle(f"{prob}, {sc} scores (test split; lower left is better)", fontsize=10)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
         p = out_dir / f"{NAME}_{prob}_{sc}{suffix}.png"
         fig.savefig(p, dpi=110)
         plt.close(fig)
@@ -487,6 +490,20 @@ def markdown(result) -> str:
             body.append([r["problem"], r["scores"], r["constraint"] + (" / max F1" if f1 else ""), r["tolerance"],
                          r["system"], r.get("status"), "–", "–", "–", "–", "–", None])
     lines.append(markdown_table(hdr, body))
+    tg = objective_targets(result["rows"])
+    if tg["cells"]:
+        lines += ["", "## Targets: rateopt against the best anchor, and training violations", "",
+                  f"Cells (problem, scores, goal, objective, tolerance) with rateopt and at least one anchor: "
+                  f"{tg['cells']}. rateopt's best test objective (of rateopt-threshold and rateopt-inproc) is at "
+                  f"least as good as the best anchor's in {tg['met']} and worse in {tg['missed']}; the largest "
+                  f"shortfall is {tg['largest_gap']:.4f} = {tg['largest_gap_in_se']:.2f} test-set SE "
+                  f"({tg['largest_gap_cell']}); the mean gap (rateopt - best anchor, lower is better for error, "
+                  f"F1 negated) is {tg['mean_gap']:+.5f}. Largest training violation of rateopt-threshold: "
+                  f"{tg['rateopt_threshold_max_train_violation']:.2e} (target <= 1e-3: "
+                  f"{'met' if tg['rateopt_threshold_max_train_violation'] <= 1e-3 else 'NOT met'}).", ""]
+        lines.append(markdown_table(["problem", "cells", "met", "missed", "largest gap (SE)"],
+                                    [[k, v["cells"], v["met"], v["missed"], f"{v['largest_gap']:.4f} "
+                                      f"({v['largest_gap_in_se']:.2f})"] for k, v in tg["per_problem"].items()]))
     sw = result.get("sweep")
     if sw:
         lines += ["", "## Scaling: fit time (s) against the number of groups", "",
@@ -498,6 +515,46 @@ def markdown(result) -> str:
     if result.get("plots"):
         lines += ["", "Plots: " + ", ".join(Path(p).name for p in result["plots"])]
     return "\n".join(lines)
+
+
+def objective_targets(rows) -> dict[str, Any]:
+    """Per cell, rateopt's best test objective against the best anchor's (error; F1 negated), with SEs."""
+    cells: dict = {}
+    for r in rows:
+        if "test" not in r:
+            continue
+        key = (r["problem"], r["scores"], r["constraint"], r["objective"], r["tolerance"])
+        f1 = r["objective"] == "f1"
+        m, se = (-r["test"]["f1"], r["test"]["f1_se"]) if f1 else (r["test"]["error"], r["test"]["error_se"])
+        side = "rateopt" if r["system"].startswith("rateopt") else "anchor"
+        best = cells.setdefault(key, {}).get(side)
+        if best is None or m < best[0]:
+            cells[key][side] = (m, se)
+    out = {"cells": 0, "met": 0, "missed": 0, "largest_gap": 0.0, "largest_gap_in_se": 0.0,
+           "largest_gap_cell": None, "mean_gap": 0.0, "per_problem": {}}
+    gaps = []
+    for key, sides in cells.items():
+        if "rateopt" not in sides or "anchor" not in sides:
+            continue
+        (a, se), (b, _) = sides["rateopt"], sides["anchor"]
+        gap = a - b
+        gaps.append(gap)
+        pp = out["per_problem"].setdefault(key[0], {"cells": 0, "met": 0, "missed": 0, "largest_gap": 0.0,
+                                                     "largest_gap_in_se": 0.0})
+        out["cells"] += 1
+        pp["cells"] += 1
+        hit = gap <= 1e-12
+        out["met" if hit else "missed"] += 1
+        pp["met" if hit else "missed"] += 1
+        if gap > pp["largest_gap"]:
+            pp["largest_gap"], pp["largest_gap_in_se"] = gap, gap / se if se else float("inf")
+        if gap > out["largest_gap"]:
+            out["largest_gap"], out["largest_gap_in_se"] = gap, gap / se if se else float("inf")
+            out["largest_gap_cell"] = "/".join(str(k) for k in key)
+    out["mean_gap"] = float(np.mean(gaps)) if gaps else 0.0
+    viol = [r["train_violation"] for r in rows if r["system"] == "rateopt-threshold" and "train_violation" in r]
+    out["rateopt_threshold_max_train_violation"] = max(viol) if viol else 0.0
+    return out
 
 
 def _cell_time(v):
