@@ -235,10 +235,6 @@ class _RestrictionLog(distributed.diagnostics.plugin.SchedulerPlugin):
                               ts.loose_restrictions, ts.processing_on.address))
 
 
-def _incoming_keys(dask_worker):
-    return [key for entry in dask_worker.transfer_incoming_log for key in entry["keys"]]
-
-
 def test_partitions_never_leave_their_worker(data, client):
     # Every partition starts on one worker (its inputs scattered there), so the other worker idles and Dask
     # would balance the load by copying partitions to it; every task reading a partition is pinned to its
@@ -271,7 +267,10 @@ def test_partitions_never_leave_their_worker(data, client):
         holder = set.union(*(held[d] for d in deps & held.keys()))
         assert (restrictions, loose, {ran_on}) == (holder, False, holder), key
     assert {k: set(h) for k, h in client.who_has(ds.partitions).items()} == start
-    moved = [k for keys in client.run(_incoming_keys).values() for k in keys if k in held]
+    def incoming_keys(dask_worker):  # nested: pickled by value, so worker processes need not import this module
+        return [key for entry in dask_worker.transfer_incoming_log for key in entry["keys"]]
+
+    moved = [k for keys in client.run(incoming_keys).values() for k in keys if k in held]
     assert moved == []
 
 
