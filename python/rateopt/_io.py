@@ -17,6 +17,7 @@ from ._methods._ramp_result import RAMP_RESULT_KIND, ramp_result_from_file
 from ._predictors._linear import FORMAT_NAME, classifier_from_file
 from ._solutions._result import RESULT_FORMAT
 from ._solutions._result_file import result_fields_from_file, result_from_file
+from ._postprocess._mixture import MIXTURE_FORMAT, thresholded_mixture_from_file
 from ._threshold_classifier import THRESHOLD_FORMAT, threshold_classifier_from_file
 from ._utils._archive import FORMAT_VERSION, read_archive
 from .exceptions import RateoptError
@@ -34,13 +35,14 @@ READERS = {
     (RESULT_FORMAT, None): result_from_file,
     (RESULT_FORMAT, RAMP_RESULT_KIND): _ramp_result,  # seed 004's MM iterates carry their ramp records too
     (THRESHOLD_FORMAT, None): threshold_classifier_from_file,
+    (MIXTURE_FORMAT, None): thresholded_mixture_from_file,
 }
 
 #: The array members a reader may use; any other member of an archive is ignored.
 _ARRAYS = frozenset((
     "weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers", "offsets",
     "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0",
-    "val_Z", "val_z0", "ramp_atom_rates", "regularizers", "rule_start", "rule_edges", "rule_table"))
+    "val_Z", "val_z0", "ramp_atom_rates", "regularizers", "rule_start", "rule_edges", "rule_table", "support"))
 #: The compiled rows of metric constraint j (and of its validation copy): ``[val_]mc<j>_Z`` / ``_z0``.
 _METRIC_ARRAY = re.compile(r"(val_)?mc[0-9]{1,6}_(Z|z0)")
 

@@ -53,7 +53,7 @@ def _table_dict(t):
 
 def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=None, group_rates=None,
                  group_rates_before=None, seconds=None, seed=None, tolerance=1e-9, title="rateopt report",
-                 context=None, certificates=None):
+                 context=None, certificates=None, weights=None):
     """The facts of a training run, as a JSON-ready dict.
 
     Parameters
@@ -86,6 +86,10 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
     certificates : mapping of str to Certificate, default=None
         Held-out certificates per split (:class:`rateopt.Certificate`): each
         goal's high-confidence upper bound on its population value.
+    weights : array-like of shape (n_recorded,), default=None
+        The solution's weights over the recorded iterates (default:
+        ``result.mixture(solution, epsilon=epsilon)``; give them for a solution
+        the result cannot rebuild alone, e.g. ``"thresholded"``).
 
     Returns
     -------
@@ -95,7 +99,7 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         and probabilities), ``trajectory``, ``training_seconds``, ``seed``,
         ``versions``, ``settings`` and ``context``.
     """
-    q = np.asarray(result.mixture(solution, epsilon=epsilon))
+    q = np.asarray(result.mixture(solution, epsilon=epsilon) if weights is None else weights, dtype=float)
     names = list(result.constraint_names)
     values = {}
     if evaluations and "train" in evaluations:

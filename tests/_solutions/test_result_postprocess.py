@@ -95,3 +95,15 @@ def test_result_certify_matches_the_classifier_certificate():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert isinstance(str(cert), str)
+
+
+def test_thresholded_mixture_round_trips_through_a_file(f1_run, tmp_path):
+    X, y, problem, result = f1_run
+    mix = result.thresholded(problem)
+    mix.save(tmp_path / "m.npz")
+    back = ro.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.predict_proba(X), mix.predict_proba(X))
+    np.testing.assert_array_equal(back.predict(X, random_state=4), mix.predict(X, random_state=4))
+    np.testing.assert_array_equal(back.support, mix.support)
+    # the support names recorded iterates: their weights reproduce the models
+    np.testing.assert_array_equal(back.scorer.weights_, result.weights[mix.support])

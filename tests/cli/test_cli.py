@@ -874,3 +874,30 @@ def test_fit_postprocess_a_saved_model_thresholds_its_scores(work, tmp_path, cap
     np.testing.assert_allclose(got, ref.predict_proba(s, groups={"group": cols["group"]})[:, 1], atol=1e-9)
     for g in ("A", "B"):
         assert abs(got[cols["group"] == g].mean() - got.mean()) <= 0.01 + 1e-9
+
+
+def test_fit_with_the_thresholded_solution_writes_a_model_that_loads(work, tmp_path, capsys):
+    d, cols = work
+    (tmp_path / "t.toml").write_text(GOALS.replace("[train]\n", '[train]\nsolution = "thresholded"\n'))
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "t.toml"), "--out", str(tmp_path / "t.npz"), "--n-iter", "60", "--report",
+                 str(tmp_path / "r.json")]) == 0
+    clf = rateopt.load(tmp_path / "t.npz")
+    assert type(clf).__name__ == "ThresholdedMixture"
+    enc = json.loads((tmp_path / "t.rateopt.json").read_text())["encoding"]
+    X = _encode(cols, enc)
+    p = clf.predict_proba(X)
+    # the training goal holds for the expected decisions, counted here (TPR(g) >= TPR(all) - 0.05)
+    y = cols["label"] == "yes"
+    for g in ("A", "B"):
+        assert p[y & (cols["group"] == g)].mean() >= p[y].mean() - 0.05 - 1e-9
+    rep = json.loads((tmp_path / "r.json").read_text())
+    support = {s["iterate"]: s["probability"] for s in rep["solution"]["support"]}
+    assert support == pytest.approx(dict(zip(clf.support.tolist(), clf.mu.tolist())))
+    assert main(["--quiet", "predict", str(tmp_path / "t.npz"), str(d / "train.csv"), "--out",
+                 str(tmp_path / "p.csv"), "--proba"]) == 0
+    with open(tmp_path / "p.csv") as f:
+        np.testing.assert_allclose([float(r["proba"]) for r in csv.DictReader(f)], p, atol=1e-12)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "t.npz"), "--out", str(tmp_path / "r2.md"), "--epsilon", "0.01"]) == 2
+    assert "re-fitted on the training data" in capsys.readouterr().err

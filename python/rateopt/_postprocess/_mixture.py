@@ -16,11 +16,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._predictors._linear import StochasticClassifier, classifier_from_file, map_arrays, map_meta
+from .._utils._archive import write_archive
 from .._utils._hashing import row_uniforms
+from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
-from ._rule import bin_edges
+from ._rule import ThresholdRule, bin_edges
 
-__all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "ThresholdedMixture", "fit_thresholded_mixture"]
+__all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture", "fit_thresholded_mixture",
+           "thresholded_mixture_from_file"]
+
+#: The format name of a saved :class:`ThresholdedMixture`.
+MIXTURE_FORMAT = "rateopt-thresholded-mixture"
 
 
 class ThresholdedMixture:
@@ -41,14 +48,20 @@ class ThresholdedMixture:
         Lower score edges of the bins.
     table : ndarray
         Probability of a positive decision per bin (non-decreasing per model).
+    support : ndarray of shape (n_models,) of int64, default=None
+        Which candidate (recorded iterate) each model is (None: ``0..n_models-1``).
     """
 
-    def __init__(self, scorer, mu, start, edges, table):
+    kind = "thresholded"
+
+    def __init__(self, scorer, mu, start, edges, table, support=None):
         self.scorer = scorer
         self.mu = np.asarray(mu, dtype=np.float64)
         self.start = np.asarray(start, dtype=np.int64)
         self.edges = np.asarray(edges, dtype=np.float64)
         self.table = np.asarray(table, dtype=np.float64)
+        self.support = (np.arange(self.mu.shape[0], dtype=np.int64) if support is None
+                        else np.asarray(support, dtype=np.int64))
         self.n_features_in_ = scorer.n_features_in_
 
     @property
@@ -100,8 +113,56 @@ class ThresholdedMixture:
         r = np.minimum(np.searchsorted(cum, u_model * cum[-1], side="right"), self.n_models - 1)
         return (u_rule < P[np.arange(P.shape[0]), r]).astype(np.int64)
 
+    def save(self, path):
+        """Save to ``path`` (``.npz``; no pickle); :func:`rateopt.load` reads it back.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
+        sc = self.scorer
+        meta = {"kind": "stochastic", "n_features": sc.n_features_in_, "feature_map": map_meta(sc.feature_map),
+                "columns": [], "cells": [[] for _ in range(self.n_models)]}
+        write_archive(path, meta, {"weights": sc.weights_, "biases": sc.biases_, "probabilities": self.mu,
+                                   "rule_start": self.start, "rule_edges": self.edges, "rule_table": self.table,
+                                   "support": self.support, **map_arrays(sc.feature_map)}, MIXTURE_FORMAT)
+
     def __repr__(self):
         return f"ThresholdedMixture(n_models={self.n_models}, n_bins={self.edges.size})"
+
+
+def thresholded_mixture_from_file(meta, arrays, path):
+    """The :class:`ThresholdedMixture` of a saved file, every field checked (the reader ``rateopt.load`` calls).
+
+    Parameters
+    ----------
+    meta : dict
+    arrays : dict of str to ndarray
+    path : str
+
+    Returns
+    -------
+    ThresholdedMixture
+
+    Raises
+    ------
+    RateoptError
+        If a field is missing or impossible (the models' arrays as a saved
+        mixture's; the tables as a threshold rule's, one chain per model).
+    """
+    scorer = classifier_from_file(meta, arrays, path)
+    if not isinstance(scorer, StochasticClassifier):  # pragma: no cover - kind "stochastic" gives one
+        raise RateoptError(f"{path!r} is not a valid thresholded mixture file")
+    rule = ThresholdRule.from_arrays(meta, arrays, path)
+    if rule.n_cells != scorer.n_models:
+        raise RateoptError(f"{path!r} is not a valid thresholded mixture file: {rule.n_cells} tables for "
+                           f"{scorer.n_models} models")
+    support = np.asarray(arrays.get("support", np.arange(scorer.n_models)))
+    if support.dtype.kind not in "iu" or support.shape != (scorer.n_models,) or np.any(support < 0):
+        raise RateoptError(f"{path!r} is not a valid thresholded mixture file: 'support' must be one "
+                           "non-negative iterate index per model")
+    return ThresholdedMixture(scorer, scorer.probabilities_, rule.start, rule.edges, rule.table, support)
 
 
 #: ``n_bins="auto"``: every distinct score while models x rows is at most this, else :data:`AUTO_BINS` bins.
@@ -145,6 +206,7 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         # is one of these rules, so the objective can only improve (the support has at most m + 2 models).
         exact, exact_sol = _fit(compiled, mixture.scorer, features, None, epsilon)
         if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
+            exact.support = mixture.support[exact.support]
             return exact, exact_sol
     return mixture, sol
 
@@ -178,5 +240,6 @@ def _fit(compiled, scorer, features, n_bins, epsilon):
         new_edges.append(edges_all[a:b])
         new_table.append(sol.x[a:b])
         new_start.append(new_start[-1] + (b - a))
-    support = type(scorer)(scorer.weights_[keep], scorer.biases_[keep], mu, feature_map=scorer.feature_map)
-    return ThresholdedMixture(support, mu, new_start, np.concatenate(new_edges), np.concatenate(new_table)), sol
+    models = type(scorer)(scorer.weights_[keep], scorer.biases_[keep], mu, feature_map=scorer.feature_map)
+    return ThresholdedMixture(models, mu, new_start, np.concatenate(new_edges), np.concatenate(new_table),
+                              keep), sol

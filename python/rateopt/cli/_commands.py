@@ -271,9 +271,9 @@ def fit(args):
     others = _role_tables(spec, roles, train_tab.encoding, train_tab.classes, _fmt_of(args.format))
     method, train_params, model_params, solution_params = _params(spec, args)
     sol = validate(SOLUTION_PARAMS, solution_params)
-    if sol["solution"] == "thresholded":
-        raise InputError("solution = \"thresholded\" has no model file format yet: post-process a score column "
-                         "with --postprocess, or use RateConstrainedClassifier(solution=\"thresholded\") in Python")
+    if sol["solution"] == "thresholded" and args.sweep:
+        raise InputError("--sweep retrains at each value and reports mixtures of the records; use another "
+                         "solution than \"thresholded\" with --sweep")
     problem = _problem(spec, others, train_tab)
     model = build_model(model_params, random_state=args.seed)
     n_iter = int(train_params.get("n_iter", 1000))
@@ -289,8 +289,8 @@ def fit(args):
                       **train_params)
     seconds = time.perf_counter() - t0
     bar.close()
-    clf = result.solution(sol["solution"], epsilon=sol["epsilon"])
-    feas = result.feasibility(sol["solution"], epsilon=sol["epsilon"])
+    clf = result.solution(sol["solution"], epsilon=sol["epsilon"], problem=problem)
+    feas = result.feasibility(sol["solution"], epsilon=sol["epsilon"], problem=problem, classifier=clf)
     warn_if_infeasible(feas, allowed=sol["epsilon"] if sol["solution"] == "m-stochastic" else 0.0)
 
     tables = {"train": train_tab, **others}
@@ -329,7 +329,7 @@ def fit(args):
     rep = build_report(result, solution=sol["solution"], epsilon=sol["epsilon"], evaluations=evaluations,
                        group_rates=groups, group_rates_before=before, seconds=seconds, seed=args.seed,
                        title=f"rateopt report: {os.path.basename(args.data)}", context=context,
-                       certificates=certificates)
+                       certificates=certificates, weights=_support_weights(result, clf))
     sidecar = {
         "rateopt_version": __version__, "model_file": os.path.basename(args.out),
         "result_file": os.path.basename(result_path(args.out)), "input_format": fmt,
@@ -431,6 +431,15 @@ def _fit_postprocess(args, spec, fmt, roles):
     print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}): a threshold rule on {what} over "
           f"{clf.rule_.n_cells} group cell(s), {clf.rule_.edges.size} score bins; fitted in {seconds:.2f} s")
     return EXIT_OK
+
+
+def _support_weights(result, clf):
+    """A thresholded solution's weights over the recorded iterates (None: the result rebuilds them)."""
+    if getattr(clf, "kind", None) != "thresholded":
+        return None
+    q = np.zeros(result.weights.shape[0])
+    q[clf.support] = clf.mu
+    return q
 
 
 def _print_goals(rep, out):
@@ -639,6 +648,9 @@ def report(args):
     kind = args.solution or meta.get("solution", "m-stochastic")
     epsilon = args.epsilon if args.epsilon is not None else meta.get("epsilon", 0.0)
     same = stored is not None and kind == meta.get("solution") and epsilon == meta.get("epsilon") and not args.data
+    if kind == "thresholded" and (not same or args.model_out):
+        raise InputError("the thresholded solution is re-fitted on the training data, which the result file does "
+                         "not hold: fit it with rateopt fit (solution = \"thresholded\" in the goals file's [train])")
     if same:
         rep = stored
     else:
