@@ -85,16 +85,3 @@ def test_readme_python_examples_run(capsys):
         plain = plain.predict(Xi)
         assert gmean > np.sqrt(np.mean(plain[yi == 1]) * np.mean(1 - plain[yi == 0])) + margin, proxy
 
-
-def test_core_stub_lists_every_function_of_the_compiled_module():
-    import ast
-
-    from rateopt import _core
-
-    stub = pathlib.Path(__file__).resolve().parents[1] / "python" / "rateopt" / "_core.pyi"
-    if not stub.exists():
-        pytest.skip("not run from a source checkout")
-    declared = {n.name for n in ast.parse(stub.read_text()).body if isinstance(n, ast.FunctionDef)}
-    # Single-underscore names (test support) are module functions too; dunders are not.
-    compiled = {name for name in dir(_core) if not name.startswith("__")}
-    assert declared == compiled

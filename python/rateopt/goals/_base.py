@@ -12,7 +12,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from typing_extensions import dataclass_transform
+else:  # the decorator only informs type checkers (PEP 681)
+    def dataclass_transform(**_kwargs):
+        return lambda decorator: decorator
+
+_G = TypeVar("_G")
 
 from rateopt._language._data import Dataset
 from rateopt.exceptions import EmptySubsetError, RateoptError
@@ -85,6 +95,12 @@ class Goal:
 
     # Recipes get ``dataset`` and ``name`` as their last fields from goal_fields or
     # bound_goal, so that the signature reads (goal parameters..., dataset=..., name=...).
+    # Type checkers see them here (keyword-only, so the recipes' positional fields keep
+    # their order); each recipe declares its other fields, the shared ones included,
+    # under TYPE_CHECKING (tests/goals/test_typing_view.py compares them with the runtime).
+    if TYPE_CHECKING:
+        dataset: str = field(default="train", kw_only=True)
+        name: str | None = field(default=None, kw_only=True)
 
     def __post_init__(self):
         if not isinstance(self.dataset, str) or not self.dataset:
@@ -278,7 +294,8 @@ def _own_fields(cls):
             if not _is_classvar(annotation)]
 
 
-def goal_fields(*head, values=True, dataset="train"):
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def goal_fields(*head: str, values: bool = True, dataset: str = "train") -> Callable[[type[_G]], type[_G]]:
     """Class decorator: a frozen goal dataclass with fields ``head``, the body's, ``values``, ``dataset``, ``name``.
 
     Parameters
@@ -326,7 +343,9 @@ class BoundGoal(Goal):
         ]
 
 
-def bound_goal(bound, *, hi=1.0, grouped=True, options_first=False, dataset="train"):
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def bound_goal(bound: str, *, hi: float | None = 1.0, grouped: bool = True, options_first: bool = False,
+               dataset: str = "train") -> Callable[[type[_G]], type[_G]]:
     """Class decorator of a floor or cap (a :class:`BoundGoal`): its fields and the bound's range.
 
     The fields are ``bound`` (a float, positional), ``group`` (positional,

@@ -12,6 +12,7 @@ class body holds only its options and its constraint.
 from __future__ import annotations
 
 from dataclasses import field
+from typing import TYPE_CHECKING
 
 from rateopt._language import _rates as R
 from rateopt.exceptions import RateoptError
@@ -41,6 +42,11 @@ class MinimumCoverage(BoundGoal):
     {BOUND_PARAMS}
     """
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_rate: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
+
     def _constraint(self, ctx):
         return R.positive_prediction_rate(ctx) >= self.min_rate
 
@@ -55,6 +61,11 @@ class CoverageBudget(BoundGoal):
         The cap, in [0, 1].
     {BOUND_PARAMS}
     """
+
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        max_rate: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _constraint(self, ctx):
         return R.positive_prediction_rate(ctx) <= self.max_rate
@@ -73,6 +84,11 @@ class MinimumAccuracy(BoundGoal):
     {BOUND_PARAMS}
     """
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_accuracy: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
+
     def _constraint(self, ctx):
         return R.accuracy(ctx) >= self.min_accuracy
 
@@ -89,6 +105,11 @@ class RecallFloor(BoundGoal):
         The floor, in [0, 1].
     {BOUND_PARAMS}
     """
+
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_recall: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _constraint(self, ctx):
         return R.true_positive_rate(ctx) >= self.min_recall
@@ -111,6 +132,11 @@ class PrecisionFloor(BoundGoal):
     {BOUND_PARAMS}
     """
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_precision: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
+
     def _constraint(self, ctx):
         k = self.min_precision
         c = R.true_positive_proportion(ctx) - k * R.positive_prediction_rate(ctx) >= 0.0
@@ -131,6 +157,11 @@ class WinLossRatioFloor(BoundGoal):
         The floor ``k >= 0``.
     {BOUND_PARAMS}
     """
+
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_ratio: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _constraint(self, ctx):
         k = self.min_ratio
@@ -153,6 +184,11 @@ class ChurnCap(BoundGoal):
         The cap, in [0, 1].
     {BOUND_PARAMS}
     """
+
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        max_churn: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _constraint(self, ctx):
         return R.churn_rate(ctx) <= self.max_churn
@@ -185,6 +221,11 @@ class LossOnlyChurnCap(BoundGoal):
 
     normalize: str = field(default="all", kw_only=True)
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        max_churn: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
+
     def _validate(self):
         super()._validate()
         if self.normalize not in ("all", "baseline_correct"):
@@ -214,6 +255,9 @@ class SteeringAccuracy(BoundGoal):
         Prefix of the constraint names.
     """
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_accuracy: float
+
     def _constraint(self, ctx):
         return R.accuracy(ctx) >= self.min_accuracy
 
@@ -236,6 +280,9 @@ class DecisionRulePrior(BoundGoal):
         Prefix of the constraint names.
     """
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_accuracy: float
+
     def _constraint(self, ctx):
         return R.accuracy(ctx) >= self.min_accuracy
 
@@ -257,6 +304,11 @@ class WinChangeRatioFloor(BoundGoal):
         The floor ``k``, in [0, 1].
     {BOUND_PARAMS}
     """
+
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_ratio: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _constraint(self, ctx):
         k = self.min_ratio

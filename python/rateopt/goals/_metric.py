@@ -9,6 +9,7 @@ rate constraints.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rateopt._language._auc import roc_auc
 from rateopt.exceptions import RateoptError
@@ -39,6 +40,9 @@ class _MetricParityGoal(Goal):
     slack: float = 0.02
     pairwise: bool = field(default=False, kw_only=True)
     sides: str = field(default="both", kw_only=True)
+
+    if TYPE_CHECKING:  # the fields goal_fields adds, for type checkers (the runtime's are in the dataclass)
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _validate(self):
         owner = type(self).__name__
@@ -156,6 +160,11 @@ class KLDivergenceCap(BoundGoal):
     target: float | None = field(default=None, kw_only=True)
     total: bool = field(default=False, kw_only=True)
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        max_divergence: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
+
     def _validate(self):
         super()._validate()
         if self.target is not None:
@@ -185,6 +194,11 @@ class GMeanFloor(BoundGoal):
     {BOUND_PARAMS}
     """
 
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_gmean: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
+
     def _constraint(self, ctx):
         return g_mean(ctx) >= self.min_gmean
 
@@ -209,6 +223,11 @@ class FMeasureFloor(BoundGoal):
     """
 
     beta: float = field(default=1.0, kw_only=True)
+
+    if TYPE_CHECKING:  # the fields bound_goal adds, for type checkers (the runtime's are in the dataclass)
+        min_f: float
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _validate(self):
         super()._validate()

@@ -9,7 +9,7 @@ constraints with an additive or a multiplicative slack.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rateopt._language import _rates as R
 from rateopt.exceptions import RateoptError
@@ -48,6 +48,9 @@ class _ParityGoal(Goal):
     sides: str = field(default="both", kw_only=True)
 
     _rate_fns: ClassVar[tuple] = ()
+
+    if TYPE_CHECKING:  # the fields goal_fields adds, for type checkers (the runtime's are in the dataclass)
+        values: tuple | None = field(default=None, kw_only=True)
 
     def _validate(self):
         owner = type(self).__name__
@@ -191,6 +194,10 @@ class EqualAccuracy(_ParityGoal):
 # --------------------------------------------------------------------------- data-relative goals
 @goal_fields("group")
 class _RelativeGoal(Goal):
+    if TYPE_CHECKING:  # the fields goal_fields adds, for type checkers (the runtime's are in the dataclass)
+        group: str | tuple | None = None
+        values: tuple | None = field(default=None, kw_only=True)
+
     slack: float = 0.0
     multiplicative: bool = field(default=False, kw_only=True)
 
