@@ -85,3 +85,38 @@ def test_readme_python_examples_run(capsys):
         plain = plain.predict(Xi)
         assert gmean > np.sqrt(np.mean(plain[yi == 1]) * np.mean(1 - plain[yi == 0])) + margin, proxy
 
+
+def _pyproject():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+@pytest.mark.skipif(not (ROOT / ".ci" / "wheel").exists(), reason="not run from a source checkout")
+def test_ci_builds_and_tests_the_wheel_after_the_tests():
+    ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert ".ci/wheel" in ci_lines
+    assert ci_lines.index(".ci/wheel") > ci_lines.index(_readme_commands()[1])
+
+
+@pytest.mark.skipif(not (ROOT / "pyproject.toml").exists(), reason="not run from a source checkout")
+def test_cibuildwheel_tests_need_only_what_the_test_extra_declares():
+    project = _pyproject()
+    cibw = project["tool"]["cibuildwheel"]
+    assert set(cibw["test-requires"]) <= set(project["project"]["optional-dependencies"]["test"])
+    assert any("selfcheck" in c for c in cibw["test-command"])
+    assert cibw["build"] == ["cp310-*", "cp311-*", "cp312-*", "cp313-*"]
+
+
+@pytest.mark.skipif(not (ROOT / ".github").exists(), reason="not run from a source checkout")
+def test_wheel_workflow_builds_every_platform_and_the_sdist():
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "wheels.yml").read_text())
+    jobs = workflow["jobs"]
+    assert set(jobs) == {"wheels", "sdist"}
+    matrix = jobs["wheels"]["strategy"]["matrix"]["include"]
+    assert {m["archs"] for m in matrix} == {"x86_64", "aarch64", "arm64", "AMD64"}
+    assert any(s.get("uses", "").startswith("pypa/cibuildwheel@") for s in jobs["wheels"]["steps"])
+    assert any("build --sdist" in s.get("run", "") for s in jobs["sdist"]["steps"])

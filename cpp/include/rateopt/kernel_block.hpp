@@ -84,8 +84,11 @@ constexpr double kMaxExpArg = 708.0;  // exp(-708) is still a normal double; bey
 // each vectorize (one fused loop with two clamps does not, with GCC): the
 // squared distance times gamma, its clamp, then the exponential. `tmp` is the
 // row's float64 scratch (it may alias g when Out is double). Built for AVX2+FMA
-// and for the baseline ISA, chosen at load time where supported.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+// and for the baseline ISA, chosen at load time where supported: GCC on x86-64
+// glibc only, since target_clones dispatches through an IFUNC, which musl
+// (musllinux wheels) lacks; elsewhere (Clang, MSVC, aarch64, macOS) one
+// baseline build. __GLIBC__ comes from the C library headers included above.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
 #define ROPT_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define ROPT_MULTIVERSION
