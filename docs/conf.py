@@ -201,3 +201,5 @@ html_theme_options = {
 }
 html_static_path: list[str] = []
 html_show_sourcelink = False
+# Pages without sub-pages have no section navigation: no empty left sidebar.
+html_sidebars = {page: [] for page in ("index", "install", "papers", "development")}
