@@ -7,9 +7,11 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# A source checkout documents its own package (its compiled core next to the sources); an installed
-# rateopt is used when the checkout has none.
-if any((ROOT / "python" / "rateopt").glob("_core*")):
+# The rateopt being documented is the importable one (CI: the package .ci/run installed; a checkout
+# with an in-place build: PYTHONPATH=python); the source tree is the fallback when none is importable.
+try:
+    import rateopt
+except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
