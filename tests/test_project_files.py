@@ -1,4 +1,4 @@
-"""The README's set-up commands and the CI script stay in step."""
+"""The README's set-up commands and the CI script stay in step; the README's and the guide's examples run."""
 
 import pathlib
 import re
@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import rateopt
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from _doc_examples import DOCS, ROOT, code_blocks, run_blocks
 
 
 def _readme_commands():
@@ -33,24 +32,25 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 
 @pytest.mark.skipif(not (ROOT / "README.md").exists(), reason="not run from a source checkout")
-def test_readme_python_examples_run(capsys):
+def test_readme_python_example_runs(capsys):
     pytest.importorskip("sklearn")
-    text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)\n```", text, flags=re.S)
-    assert len(blocks) >= 2
-    namespace = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)
+    assert len(code_blocks(ROOT / "README.md")) == 1
+    run_blocks(ROOT / "README.md")
     out = capsys.readouterr().out
     # The goals example prints the error rate and one line per constraint row.
     assert "error rate" in out
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
-    X, y, group = (namespace[k] for k in ("X", "y", "group"))
+
+
+def _check_oracles(namespace, out):
     # Boosted trees under equal opportunity: TPR(g) >= TPR(all) - 0.02 and <= + 0.02, by counting.
-    p_hgb = namespace["p_hgb"]
+    X, y, group, p_hgb = (namespace[k] for k in ("X", "y", "group", "p_hgb"))
     tpr_all = p_hgb[y == 1].mean()
     for g in ("A", "B"):
         assert abs(p_hgb[(group == g) & (y == 1)].mean() - tpr_all) <= 0.02 + 1e-9
+
+
+def _check_postprocessing(namespace, out):
     # Post-processed boosted trees under equalized odds: |TPR(g) - TPR| <= 0.01 and |FPR(g) - FPR| <= 0.01
     # for the rule's expected decisions, by counting; the certificate covers the goal's eight rows.
     ya, ga, p_post = (namespace[k] for k in ("ya", "ga", "p_post"))
@@ -60,6 +60,9 @@ def test_readme_python_examples_run(capsys):
             assert abs(p_post[(ga == g) & (ya == label)].mean() - overall) <= 0.01 + 1e-9
     assert len(namespace["certificate"].goals) == 8 and namespace["certificate"].certified
     assert "certificate at confidence 0.95" in out
+
+
+def _check_metrics(namespace, out):
     # F1 under F1 parity: the parity holds for the mixture's expected decisions (recomputed
     # here from its probabilities by counting), and F1 beats predicting every row positive,
     # which meets the parity on this data.
@@ -84,6 +87,47 @@ def test_readme_python_examples_run(capsys):
         plain = rateopt.RateConstrainedClassifier(method="unconstrained", n_iter=2000, proxy=proxy).fit(Xi, yi)
         plain = plain.predict(Xi)
         assert gmean > np.sqrt(np.mean(plain[yi == 1]) * np.mean(1 - plain[yi == 0])) + margin, proxy
+
+
+def _check_goals(namespace, out):
+    assert "error rate" in out and "tpr[group=B] >= tpr[all] - 0.05" in out
+
+
+def _check_front_page(namespace, out):
+    assert "tpr[group=B] >= tpr[all] - 0.05" in out
+
+
+#: The pages whose python blocks run here, with what their output must show. The ramp-loss page
+#: (tests/_methods/test_ramp.py), the ROC-AUC section of the training page (tests/test_train_auc.py)
+#: and the Dask page (tests/dask/test_dask.py) are checked by their layer's tests.
+GUIDE_CHECKS = {
+    "index.md": _check_front_page,
+    "guide/goals.md": _check_goals,
+    "guide/training.md": None,
+    "guide/command_line.md": None,
+    "guide/oracles.md": _check_oracles,
+    "guide/postprocessing.md": _check_postprocessing,
+    "guide/metrics.md": _check_metrics,
+}
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
+@pytest.mark.parametrize("page", sorted(GUIDE_CHECKS))
+def test_guide_python_examples_run(page, capsys):
+    pytest.importorskip("sklearn")
+    namespace = run_blocks(DOCS / page)
+    check = GUIDE_CHECKS[page]
+    if check is not None:
+        check(namespace, capsys.readouterr().out)
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
+def test_every_guide_page_with_python_code_is_run_by_a_test():
+    others = {"guide/ramp.md", "guide/dask.md"}  # their layer's tests run them
+    # The design notes (docs/*.md but the front page) sketch code; the guide's pages run.
+    pages = {str(p.relative_to(DOCS)) for p in [DOCS / "index.md", *(DOCS / "guide").glob("*.md")]
+             if code_blocks(p)}
+    assert pages <= set(GUIDE_CHECKS) | others, pages - set(GUIDE_CHECKS) - others
 
 
 def _pyproject():

@@ -123,17 +123,15 @@ def test_plain_problems_keep_the_plain_path(data):
     assert res.offsets is None
 
 
-def test_readme_auc_example_runs():
+def test_guide_auc_example_runs():
     import pathlib
-    import re
 
-    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
-    if not readme.exists():
+    from _doc_examples import run_blocks
+
+    page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "guide" / "training.md"
+    if not page.exists():
         pytest.skip("not run from a source checkout")
-    section = readme.read_text().split("## ROC-AUC goals", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+    namespace = run_blocks(page, section="ROC-AUC goals")
     clf, X, y, result = namespace["clf"], namespace["X"], namespace["y"], namespace["result"]
     # a feasible deterministic solution: the guarantee applies (the floor does not bind on this data:
     # the error-rate objective alone reaches AUC 0.977)

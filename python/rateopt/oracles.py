@@ -7,8 +7,8 @@ model ``(theta, bias)`` that (approximately) minimizes
 
 the positive-prediction rates of the atoms weighted by ``coef``: a
 cost-sensitive classification problem. The oracle games (``"oracle-lagrangian"``,
-seed 001 Algorithm 1; ``"oracle-proxy"``, Algorithm 2) call one each round with
-the current Lagrangian's coefficients. An :class:`Oracle` holds only its
+seed 001 Algorithm 1 [1]_; ``"oracle-proxy"``, Algorithm 2) call one each round with
+the current Lagrangian's coefficients [2]_. An :class:`Oracle` holds only its
 parameters; :meth:`Oracle.bind` prepares it for one problem (its data and atom
 tables) and returns a callable ``coef, warm_start -> (theta, bias)``.
 

@@ -495,17 +495,15 @@ def test_docstring_examples_run():
         assert runner.tries > 0 and runner.failures == 0, obj
 
 
-def test_readme_ramp_example_runs(capsys):
+def test_guide_ramp_example_runs(capsys):
     import pathlib
-    import re
 
-    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
-    if not readme.exists():
+    from _doc_examples import run_blocks
+
+    page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "guide" / "ramp.md"
+    if not page.exists():
         pytest.skip("not run from a source checkout")
-    section = readme.read_text().split("## A deterministic classifier under a fairness ratio", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+    namespace = run_blocks(page)
     mm, X, ratio = namespace["mm"], namespace["Xf"], namespace["ratio"]
     assert np.all(mm.ramp_constraints <= mm.settings["feas_tol"])
     assert mm.multipliers[-1, 1] > 0  # the ratio binds

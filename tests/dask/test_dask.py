@@ -490,14 +490,13 @@ def test_a_worker_without_rateopt_is_named(client):
     rd.check_workers(client)
 
 
-def test_readme_dask_example_runs():
-    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
-    if not readme.exists():
+def test_guide_dask_example_runs():
+    from _doc_examples import run_blocks
+
+    page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "guide" / "dask.md"
+    if not page.exists():
         pytest.skip("not run from a source checkout")
-    section = readme.read_text().split("## Scale-out on Dask", 1)[1].split("\n## ", 1)[0]
-    code = re.search(r"```py\n(.*?)```", section, re.S).group(1)
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+    namespace = run_blocks(page, language="py")
     local, remote = namespace["local_result"], namespace["result"]
     assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
 

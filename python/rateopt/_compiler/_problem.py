@@ -331,7 +331,7 @@ class Problem:
 
     @classmethod
     def from_toml(cls, source, datasets):
-        """Build a problem from a goals file (see :mod:`rateopt._compiler._toml` and ``docs/cli.md``).
+        r"""Build a problem from a goals file (see :mod:`rateopt._compiler._toml` and ``docs/cli.md``).
 
         Parameters
         ----------

@@ -4,7 +4,7 @@ This package is the boundary between user data and the C++ kernels in
 :mod:`rateopt._core`. Data objects (:class:`FeatureMatrix`, :class:`AtomTable`)
 are validated **once**, when they are built; the per-iteration functions then
 check only cheap invariants (lengths, finiteness of the small vectors) before
-releasing the GIL and calling the core.
+releasing the GIL and calling the core, whose rates are those of Cotter et al. [1]_.
 
 Its modules, one concern each:
 

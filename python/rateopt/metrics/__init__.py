@@ -8,7 +8,7 @@ object: the affine rate algebra keeps refusing non-linear operations, and a
 metric refuses ``==``, ``bool()`` and arithmetic.
 
 What a metric provides is what the three-player game of Narasimhan, Cotter and
-Gupta (NeurIPS 2019, Algorithm 2) needs from it, and what evaluation needs:
+Gupta (NeurIPS 2019, Algorithm 2) [1]_ needs from it, and what evaluation needs:
 
 * :meth:`Metric.value` -- ``psi(z)``; for a stochastic classifier it is
   ``psi`` of the *expected* rates (seed 003 §2), which is what evaluating the
