@@ -19,6 +19,8 @@ from rateopt._training._spec import kernel_pass, spec_from_problem
 from rateopt.games import get_game
 from scipy.optimize import linprog
 
+from _hinge_qp import highs_hinge_qp
+
 
 def _data(n=1200, seed=0):
     rng = np.random.default_rng(seed)
@@ -663,42 +665,6 @@ def test_the_estimator_oracle_refuses_models_that_are_not_classifiers():
 # --------------------------------------------------------------------------- defaults that converge
 
 
-def _highs_hinge_qp(X, A, B, lam, tau):
-    """min (1/n) sum A t + B r + lam/2 |w|^2 s.t. t >= tau + X w, r >= tau - X w, t, r >= 0 (HiGHS QP)."""
-    import highspy
-
-    n, d = X.shape
-    ia, ib = np.flatnonzero(A > 0), np.flatnonzero(B > 0)
-    na, nb = ia.size, ib.size
-    nv = d + na + nb
-    inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = nv, na + nb
-    lp.col_cost_ = np.concatenate([np.zeros(d), A[ia] / n, B[ib] / n])
-    lp.col_lower_ = np.concatenate([np.full(d, -inf), np.zeros(na + nb)])
-    lp.col_upper_ = np.full(nv, inf)
-    import scipy.sparse as sps
-
-    M = sps.bmat([[sps.csr_matrix(-X[ia]), sps.eye(na), None], [sps.csr_matrix(X[ib]), None, sps.eye(nb)]]).tocsc()
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = M.indptr, M.indices, M.data
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = nv, na + nb
-    lp.row_lower_ = np.full(na + nb, tau)
-    lp.row_upper_ = np.full(na + nb, inf)
-    hess = highspy.HighsHessian()
-    hess.dim_, hess.format_ = nv, highspy.HessianFormat.kTriangular
-    hess.start_, hess.index_ = np.arange(nv + 1), np.arange(nv)
-    hess.value_ = np.concatenate([np.full(d, lam), np.full(na + nb, 1e-10)])  # see tests/core/test_sdca.py
-    model = highspy.HighsModel()
-    model.lp_, model.hessian_ = lp, hess
-    h.passModel(model)
-    h.run()
-    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-    return np.array(h.getSolution().col_value[:d])
-
-
 def test_the_default_hinge_oracle_converges_on_700_rows_to_the_qp_optimum(monkeypatch):
     X, y, g, ds = _data(700, seed=21)
     spec = spec_from_problem(_problem(ds, slack=0.02))
@@ -720,7 +686,7 @@ def test_the_default_hinge_oracle_converges_on_700_rows_to_the_qp_optimum(monkey
         assert res.converged and res.n_epochs < 100_000 // 10
         # The same objective, solved by HiGHS' QP: the intercept is a regularized constant feature of 1.
         Xa = np.column_stack([X, np.ones(len(y))])
-        w = _highs_hinge_qp(Xa, A, B, 1 / 700, 1.0)
+        w = highs_hinge_qp(Xa, A, B, 1 / 700, 1.0)
 
         def P(wv):
             s = Xa @ wv
