@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -191,11 +192,11 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """What a row's draw is a hash of: its features (or its score when the scores are given)."""
         if self.estimator_ is None:
             return scores[:, None]
-        X = X if hasattr(X, "shape") and not hasattr(X, "columns") else np.asarray(X)
-        try:
-            return X.astype(np.float64) if hasattr(X, "astype") else np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError):
-            return scores[:, None]
+        if sp.issparse(X):
+            return X.tocsr()
+        # row_uniforms reads a numeric array chunk by chunk: no float64 copy of the whole X here
+        arr = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+        return arr if arr.ndim == 2 and arr.dtype.kind in "biuf" else scores[:, None]
 
     # -- fitting ----------------------------------------------------------------------
 

@@ -186,3 +186,20 @@ def test_merging_runs_of_one_membership_keeps_the_optimum(monkeypatch, objective
     full_rule, full, _ = _fit(problem, s, g)
     assert rule.edges.size < full_rule.edges.size / 1.5
     assert sol.objective == pytest.approx(full.objective, abs=1e-9)
+
+
+@pytest.mark.parametrize("objective", [None, "f_measure"])
+def test_the_table_form_and_the_increment_form_reach_one_optimum(monkeypatch, objective):
+    # the table form (a row per neighbouring pair of bins) is the fallback when the increment form is too dense
+    s, y, g, w = _data(2, weighted=True)
+    problem = _problem(s, y, g, w, 0.03, objective=objective)
+    _, increments, _ = _fit(problem, s, g)
+    import rateopt._postprocess._lp as lp_module
+
+    monkeypatch.setattr(lp_module, "_INCREMENT_FORM_MAX_NNZ", 0)
+    rule, table, codes = _fit(problem, s, g)
+    assert table.objective == pytest.approx(increments.objective, abs=1e-9)
+    p = rule.probabilities(s, codes)
+    got = _rates(p, y, g, w)
+    for grp in GROUPS:
+        assert abs(got[f"ppr_{grp}"] - got["ppr"]) <= 0.03 + 1e-8

@@ -193,8 +193,11 @@ class ThresholdRule:
         ndarray of shape (n,) of int64
         """
         out = np.empty(scores.shape[0], dtype=np.int64)
+        # rows grouped by cell once (one stable sort), not one scan of all rows per cell
+        order = np.argsort(codes, kind="stable") if self.n_cells > 1 else None
+        cuts = np.searchsorted(codes[order], np.arange(self.n_cells + 1)) if order is not None else None
         for k in range(self.n_cells):
-            rows = np.flatnonzero(codes == k) if self.n_cells > 1 else slice(None)
+            rows = order[cuts[k]:cuts[k + 1]] if order is not None else slice(None)
             a, b = self.start[k], self.start[k + 1]
             pos = np.searchsorted(self.edges[a:b], scores[rows], side="right") - 1
             out[rows] = a + np.clip(pos, 0, b - a - 1)

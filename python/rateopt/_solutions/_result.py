@@ -544,7 +544,7 @@ class TrainResult:
         candidates = []
         for t in range(T):
             decisions = {name: (S[:, t] >= 0).astype(np.float64) for name, S in scores.items()}
-            cert = certify_expressions(problem.constraints, _affine_objective(problem), decisions, confidence=each)
+            cert = certify_expressions(problem.constraints, problem.objective, decisions, confidence=each)
             candidates.append((float(self.objectives[t]), f"iterate {t}", t, cert))
         mix = self.solution("m-stochastic", epsilon=epsilon)
         cert = certify_classifier(problem, mix, confidence=each, random_state=random_state)
@@ -763,12 +763,6 @@ class TrainResult:
                 f"n_constraints={self.constraints.shape[1]})")
 
 
-def _affine_objective(problem):
-    """The problem's objective when it is an affine rate expression (None for a metric)."""
-    obj = problem.objective
-    return obj if hasattr(obj, "_terms") and not hasattr(obj, "terms") else None
-
-
 def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
     """A classifier's certificate on a held-out problem (its decisions on every dataset).
 
@@ -787,7 +781,7 @@ def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
     """
     decisions = {name: np.asarray(classifier.predict(problem.datasets[name].X, random_state=random_state),
                                   dtype=np.float64) for name in problem.compiled.datasets}
-    return certify_expressions(problem.constraints, _affine_objective(problem), decisions, confidence=confidence)
+    return certify_expressions(problem.constraints, problem.objective, decisions, confidence=confidence)
 
 
 def _metric_meta(rmap):

@@ -213,9 +213,7 @@ def _certificate(problem, clf, tables_by_name, confidence, seed):
         raise InputError(f"--certify {confidence:g}: the confidence must lie strictly between 0 and 1")
     drawn = {name: _draw(clf, tables_by_name[name].X, tables_by_name[name].groups, seed).astype(np.float64)
              for name in problem.compiled.datasets}
-    objective = problem.objective if hasattr(problem.objective, "_terms") and not hasattr(
-        problem.objective, "terms") else None
-    return certify_expressions(problem.constraints, objective, drawn, confidence=confidence)
+    return certify_expressions(problem.constraints, problem.objective, drawn, confidence=confidence)
 
 
 def _group_table(table, proba):
