@@ -93,6 +93,19 @@ def _check_goals(namespace, out):
     assert "error rate" in out and "tpr[group=B] >= tpr[all] - 0.05" in out
 
 
+def _check_multiclass(namespace, out):
+    # Three classes under demographic parity: |P(yhat=k | g) - P(yhat=k)| <= 0.05 for the trained mixture's
+    # and the plug-in rule's expected decisions, by counting (unit weights); the plug-in reads rates under
+    # eta, and demographic parity does not involve the labels, so the count is exact for it too.
+    group = namespace["group"]
+    for P in (namespace["clf"].predict_proba(namespace["X"]), namespace["p_post"]):
+        assert np.allclose(P.sum(axis=1), 1.0)
+        overall = P.mean(axis=0)
+        for g in ("A", "B"):
+            assert np.all(np.abs(P[group == g].mean(axis=0) - overall) <= 0.05 + 1e-9)
+    assert namespace["before"].max_violation > 0.05  # the goal binds: logistic regression violates it
+
+
 def _check_front_page(namespace, out):
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
 
@@ -108,6 +121,7 @@ GUIDE_CHECKS = {
     "guide/oracles.md": _check_oracles,
     "guide/postprocessing.md": _check_postprocessing,
     "guide/metrics.md": _check_metrics,
+    "guide/multiclass.md": _check_multiclass,
 }
 
 
