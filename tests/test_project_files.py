@@ -34,12 +34,18 @@ def test_ci_runs_the_readme_test_command_verbatim():
 @pytest.mark.skipif(not (ROOT / "README.md").exists(), reason="not run from a source checkout")
 def test_readme_python_example_runs(capsys):
     pytest.importorskip("sklearn")
-    assert len(code_blocks(ROOT / "README.md")) == 1
-    run_blocks(ROOT / "README.md")
+    assert len(code_blocks(ROOT / "README.md")) == 2
+    namespace = run_blocks(ROOT / "README.md")
     out = capsys.readouterr().out
     # The goals example prints the error rate and one line per constraint row.
     assert "error rate" in out
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
+    # The three-class example: the mixture's expected class rates per group within 0.05 of overall, by
+    # counting; logistic regression violates the goal (it binds).
+    P, g3 = namespace["mixture"].predict_proba(namespace["X3"]), namespace["g3"]
+    for g in ("A", "B"):
+        assert np.all(np.abs(P[g3 == g].mean(axis=0) - P.mean(axis=0)) <= 0.05 + 1e-9)
+    assert "3 classes, logistic regression" in out and "3 classes, rateopt" in out
 
 
 def _check_oracles(namespace, out):
