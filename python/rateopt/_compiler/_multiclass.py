@@ -424,7 +424,7 @@ class MulticlassProblem:
     ----------
     objective : Expression, str, MacroF1 or None, default=None
         A K-class rate expression to minimize, a name of
-        :data:`MULTICLASS_OBJECTIVES` (``"error"``, ``"balanced_error"``,
+        :data:`rateopt.goals.MULTICLASS_OBJECTIVES` (``"error"``, ``"balanced_error"``,
         ``"macro_f1"``), or ``None``: the error rate.
     constraints : iterable, default=()
         Constraints over K-class rates, and goals (e.g.
