@@ -35,7 +35,7 @@ from ._bundle import ChainedRule, base_scores, read_bundle, read_sidecar, result
 from ._data import frame_features, load_table
 from ._encoding import ColumnRoles, text_values
 from ._io import Frame, InputError, file_format, pyarrow_parquet, read_chunks
-from ._multiclass import check_binary_goals, evaluate_multiclass, fit_multiclass
+from ._multiclass import check_binary_goals, check_goal_groups, evaluate_multiclass, fit_multiclass, print_goals
 from ._progress import progress
 from ._selfcheck import selfcheck as run_selfcheck
 from ._train_table import check_train_entry
@@ -85,21 +85,9 @@ def _role_tables(spec, roles, encoding, classes, fmt_of, skip=("train",), splits
     return out
 
 
-def _check_goal_groups(spec, groups_given):
-    """Every group column a goal names must be among ``--groups``."""
-    for i, g in enumerate(spec.goals):
-        cols = getattr(g, "group", None)
-        cols = () if cols is None else (cols,) if isinstance(cols, str) else tuple(cols)
-        for c in cols:
-            if c not in groups_given:
-                raise InputError(f"{spec.path or 'the goals'}: goals[{i}] ({type(g).__name__}) uses group column "
-                                 f"{c!r}, which is not among the group columns {list(groups_given)!r}: add it to "
-                                 f"--groups")
-
-
 def _problem(spec, tables, main, goals=None):
     """The goals (default: all of ``spec``'s) bound to ``main`` (as role "train") and to their other roles."""
-    _check_goal_groups(spec, main.groups)
+    check_goal_groups(spec, main.groups)
     goals = spec.goals if goals is None else goals
     datasets = {"train": main.dataset("train")}
     for role in sorted({g.dataset for g in goals}):
@@ -137,7 +125,7 @@ def _evaluable_problem(spec, tables, main, trained_groups):
     column -> values in the training data), when a subset it takes a rate on is empty, or when it no longer
     depends on the decisions (e.g. one group is the whole batch).
     """
-    _check_goal_groups(spec, main.groups)
+    check_goal_groups(spec, main.groups)
     kept, skipped = [], []
     for i, goal in enumerate(spec.goals):
         absent = _absent_groups(goal, main, trained_groups)
@@ -349,7 +337,7 @@ def fit(args):
         write_sidecar(files.path(sidecar_path(args.out)), sidecar)
         if args.report:
             write_report(rep, files.path(args.report))
-    _print_goals(rep, sys.stdout)
+    print_goals(rep, sys.stdout)
     for split, cert in certificates.items():
         print(f"\ncertified upper bounds ({split} held out, confidence {cert.confidence:g}):")
         for b in cert.goals:
@@ -453,16 +441,6 @@ def _support_weights(result, clf):
     q = np.zeros(result.weights.shape[0])
     q[clf.support] = clf.mu
     return q
-
-
-def _print_goals(rep, out):
-    splits = list(rep["objective"])
-    width = max([len(g["name"]) for g in rep["goals"]] + [9])
-    print(f"{'objective':<{width}}  " + "  ".join(f"{s:>10}" for s in splits), file=out)
-    print(f"{'':<{width}}  " + "  ".join(f"{rep['objective'][s]:>10.4f}" for s in splits), file=out)
-    for g in rep["goals"]:
-        cells = "  ".join(f"{g['values'][s]:>+10.4f}" + ("" if g["met"][s] else "!") for s in splits)
-        print(f"{g['name']:<{width}}  {cells}", file=out)
 
 
 # --------------------------------------------------------------------------- evaluate

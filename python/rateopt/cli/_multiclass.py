@@ -28,14 +28,40 @@ from ..goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from ..report import build_multiclass_report, write_report
 from ._bundle import sidecar_path, write_sidecar
 from ._io import InputError
+from ._progress import progress
 
-__all__ = ["is_multiclass_goal", "check_binary_goals", "fit_multiclass", "evaluate_multiclass", "class_rates",
+__all__ = ["EXIT_OK", "EXIT_VIOLATED", "print_goals", "check_goal_groups", "is_multiclass_goal", "check_binary_goals", "fit_multiclass", "evaluate_multiclass", "class_rates",
            "MULTICLASS_TRAIN_PARAMS"]
+
+EXIT_OK, EXIT_VIOLATED = 0, 1
 
 #: The goals file's [train] parameters a K-class run passes to train_multiclass.
 MULTICLASS_TRAIN_PARAMS = ("n_iter", "learning_rate", "optimizer", "eta_lambda", "update", "lambda_init",
                            "lambda_floor")
 _OTHER_PARAMS = ("method", "solution", "epsilon") + tuple(p.name for p in MODEL_PARAMS)
+
+
+def check_goal_groups(spec, groups_given):
+    """Every group column a goal names must be among ``--groups``."""
+    for i, g in enumerate(spec.goals):
+        cols = getattr(g, "group", None)
+        cols = () if cols is None else (cols,) if isinstance(cols, str) else tuple(cols)
+        for c in cols:
+            if c not in groups_given:
+                raise InputError(f"{spec.path or 'the goals'}: goals[{i}] ({type(g).__name__}) uses group column "
+                                 f"{c!r}, which is not among the group columns {list(groups_given)!r}: add it to "
+                                 f"--groups")
+
+
+def print_goals(rep, out):
+    """A report's objective and goal values per split, one line each (``!`` marks a violated goal)."""
+    splits = list(rep["objective"])
+    width = max([len(g["name"]) for g in rep["goals"]] + [9])
+    print(f"{'objective':<{width}}  " + "  ".join(f"{s:>10}" for s in splits), file=out)
+    print(f"{'':<{width}}  " + "  ".join(f"{rep['objective'][s]:>10.4f}" for s in splits), file=out)
+    for g in rep["goals"]:
+        cells = "  ".join(f"{g['values'][s]:>+10.4f}" + ("" if g["met"][s] else "!") for s in splits)
+        print(f"{g['name']:<{width}}  {cells}", file=out)
 
 
 def is_multiclass_goal(goal):
@@ -76,9 +102,7 @@ def _check_multiclass_goals(spec, table):
 
 
 def _problem(spec, table, name="train"):
-    from ._commands import _check_goal_groups
-
-    _check_goal_groups(spec, table.groups)
+    check_goal_groups(spec, table.groups)
     try:
         return MulticlassProblem(objective=spec.objective, constraints=list(spec.goals),
                                  regularization=spec.regularization, datasets=table.dataset(name))
@@ -136,9 +160,6 @@ def class_rates(table, proba, classes):
 
 def fit_multiclass(args, spec, fmt, roles, train_tab, others):
     """``rateopt fit`` on a K-class label column."""
-    from ._commands import EXIT_OK, _print_goals
-    from ._progress import progress
-
     for flag, given in (("--postprocess", args.postprocess), ("--sweep", args.sweep),
                         ("--certify", args.certify), ("--compare-unconstrained", args.compare_unconstrained),
                         ("--baseline", roles.baseline)):
@@ -194,7 +215,7 @@ def fit_multiclass(args, spec, fmt, roles, train_tab, others):
         write_sidecar(files.path(sidecar_path(args.out)), sidecar)
         if args.report:
             write_report(rep, files.path(args.report))
-    _print_goals(rep, sys.stdout)
+    print_goals(rep, sys.stdout)
     print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}): a K-class model over "
           f"{len(train_tab.classes)} classes, {clf.n_models} model(s); trained in {seconds:.2f} s")
     return EXIT_OK
@@ -202,8 +223,6 @@ def fit_multiclass(args, spec, fmt, roles, train_tab, others):
 
 def evaluate_multiclass(args, clf, meta, spec, table):
     """``rateopt evaluate`` of a K-class model: the goals' values of its expected (or drawn) decisions."""
-    from ._commands import EXIT_OK, EXIT_VIOLATED
-
     if args.certify is not None:
         raise InputError("--certify is not supported for K-class models")
     _check_multiclass_goals(spec, table)
