@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-
 import rateopt
 from rateopt.cli import main
 

@@ -19,8 +19,8 @@ from .._demo import run_demo
 from .._group_rates import group_rates
 from .._io import load
 from .._methods._sweep import sweep
-from .._postprocess._certify import certify_expressions
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
+from .._postprocess._certify import certify_expressions
 from .._solutions._result import warn_if_infeasible
 from .._threshold_classifier import ThresholdClassifier
 from .._train import run_game
@@ -29,13 +29,32 @@ from .._utils._json import json_ready
 from .._version import __version__
 from ..core._config import show_config
 from ..datasets._packages import PACKAGES
-from ..exceptions import ConstantConstraintError, EmptySubsetError, InfeasibleWarning, RateoptError
+from ..exceptions import (
+    ConstantConstraintError,
+    EmptySubsetError,
+    InfeasibleWarning,
+    RateoptError,
+)
 from ..report import REPORT_FORMATS, build_report, write_report
-from ._bundle import ChainedRule, base_scores, read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
+from ._bundle import (
+    ChainedRule,
+    base_scores,
+    read_bundle,
+    read_sidecar,
+    result_path,
+    sidecar_path,
+    write_sidecar,
+)
 from ._data import frame_features, load_table
 from ._encoding import ColumnRoles, text_values
 from ._io import Frame, InputError, file_format, pyarrow_parquet, read_chunks
-from ._multiclass import check_binary_goals, check_goal_groups, evaluate_multiclass, fit_multiclass, print_goals
+from ._multiclass import (
+    check_binary_goals,
+    check_goal_groups,
+    evaluate_multiclass,
+    fit_multiclass,
+    print_goals,
+)
 from ._progress import progress
 from ._selfcheck import selfcheck as run_selfcheck
 from ._train_table import check_train_entry

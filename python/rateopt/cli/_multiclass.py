@@ -30,8 +30,18 @@ from ._bundle import sidecar_path, write_sidecar
 from ._io import InputError
 from ._progress import progress
 
-__all__ = ["EXIT_OK", "EXIT_VIOLATED", "print_goals", "check_goal_groups", "is_multiclass_goal", "check_binary_goals", "fit_multiclass", "evaluate_multiclass", "class_rates",
-           "MULTICLASS_TRAIN_PARAMS"]
+__all__ = [
+    "EXIT_OK",
+    "EXIT_VIOLATED",
+    "MULTICLASS_TRAIN_PARAMS",
+    "check_binary_goals",
+    "check_goal_groups",
+    "class_rates",
+    "evaluate_multiclass",
+    "fit_multiclass",
+    "is_multiclass_goal",
+    "print_goals",
+]
 
 EXIT_OK, EXIT_VIOLATED = 0, 1
 
