@@ -156,15 +156,26 @@ def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, eva
     Parameters
     ----------
     result : MulticlassResult
+        The training run.
     solution : str, default="m-stochastic"
+        The solution reported (one of ``result``'s).
     epsilon : float, default=0.0
+        The m-stochastic LP's allowed violation.
     evaluations : mapping of str to Evaluation
         Objective and constraint values per split (the solution's expected decisions).
     class_rates : mapping of str to dict, default=None
         Per split, a table (column -> list): ``group``, ``value``, ``count``, and per class ``c`` the
         predicted proportion ``proportion[c]`` and the recall ``recall[c]`` (None: no row of class ``c``).
-    seconds, seed, tolerance, title, context
-        As :func:`build_report`.
+    seconds : float, default=None
+        Training time, as :func:`build_report`'s.
+    seed : int, default=None
+        The run's seed.
+    tolerance : float, default=1e-9
+        A goal is met when its value is at most this.
+    title : str, default="rateopt report"
+        The report's title.
+    context : dict, default=None
+        Facts about the run's inputs, as :func:`build_report`'s.
 
     Returns
     -------

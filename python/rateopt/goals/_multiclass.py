@@ -244,80 +244,83 @@ class ClassPriorMatching(Goal):
         return out
 
 
+_FLOOR_PARAMS = """group : str or tuple of str, default=None
+        Per group (None: on the whole dataset).
+    classes : tuple, default=None
+        These classes only.
+    values : tuple, default=None
+        Restrict to these group values (a single column only).
+    dataset : str, default="train"
+        Role of the dataset the goal applies to.
+    name : str, default=None
+        Prefix of the constraint names."""
+
+
+@dataclass(frozen=True, repr=False)
+class _ClassFloor(Goal):
+    """A floor ``tau`` (the field named by ``bound``) on one K-class rate per class and group."""
+
+    bound: ClassVar[str] = ""
+
+    def _validate(self):
+        validate_group(type(self).__name__, self.group, required=False)
+        check_number(type(self).__name__, self.bound, getattr(self, self.bound), lo=0.0, hi=1.0)
+        _check_classes(self)
+
+    def _build(self, ds):
+        ds = _class_data(self, ds)
+        tau = getattr(self, self.bound)
+        return [self._floor(ctx, k, tau)
+                for ctx in self._contexts(ds, self.group, self.values) for k in _classes(self, ds)]
+
+    def _floor(self, ctx, k, tau):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
 @goal_fields()
-class ClassRecallFloor(Goal):
-    """A floor on every class's recall: ``P(yhat=k | y=k, S) >= min_recall``.
+class ClassRecallFloor(_ClassFloor):
+    __doc__ = f"""A floor on every class's recall: ``P(yhat=k | y=k, S) >= min_recall``.
 
     Parameters
     ----------
     min_recall : float
         In [0, 1].
-    group : str or tuple of str, default=None
-        Per group (None: on the whole dataset).
-    classes : tuple, default=None
-        These classes only.
-    values : tuple, default=None
-        Restrict to these group values (a single column only).
-    dataset : str, default="train"
-        Role of the dataset the goal applies to.
-    name : str, default=None
-        Prefix of the constraint names.
+    {_FLOOR_PARAMS}
     """
 
     min_recall: float
     group: str | tuple | None = None
     classes: tuple | None = field(default=None, kw_only=True)
+    bound: ClassVar[str] = "min_recall"
 
     if TYPE_CHECKING:
         values: tuple | None = field(default=None, kw_only=True)
 
-    def _validate(self):
-        validate_group(type(self).__name__, self.group, required=False)
-        check_number(type(self).__name__, "min_recall", self.min_recall, lo=0.0, hi=1.0)
-        _check_classes(self)
-
-    def _build(self, ds):
-        ds = _class_data(self, ds)
-        return [class_recall(ctx, k) >= self.min_recall
-                for ctx in self._contexts(ds, self.group, self.values) for k in _classes(self, ds)]
+    def _floor(self, ctx, k, tau):
+        return class_recall(ctx, k) >= tau
 
 
 @goal_fields()
-class ClassPrecisionFloor(Goal):
-    """A floor on every class's precision, in linear form: ``P(yhat=k, y=k | S) >= tau P(yhat=k | S)``.
+class ClassPrecisionFloor(_ClassFloor):
+    __doc__ = f"""A floor on every class's precision, in linear form: ``P(yhat=k, y=k | S) >= tau P(yhat=k | S)``.
 
     Parameters
     ----------
     min_precision : float
         ``tau`` in [0, 1].
-    group : str or tuple of str, default=None
-        Per group (None: on the whole dataset).
-    classes : tuple, default=None
-        These classes only.
-    values : tuple, default=None
-        Restrict to these group values (a single column only).
-    dataset : str, default="train"
-        Role of the dataset the goal applies to.
-    name : str, default=None
-        Prefix of the constraint names.
+    {_FLOOR_PARAMS}
     """
 
     min_precision: float
     group: str | tuple | None = None
     classes: tuple | None = field(default=None, kw_only=True)
+    bound: ClassVar[str] = "min_precision"
 
     if TYPE_CHECKING:
         values: tuple | None = field(default=None, kw_only=True)
 
-    def _validate(self):
-        validate_group(type(self).__name__, self.group, required=False)
-        check_number(type(self).__name__, "min_precision", self.min_precision, lo=0.0, hi=1.0)
-        _check_classes(self)
-
-    def _build(self, ds):
-        ds = _class_data(self, ds)
-        return [confusion_rate(ctx, k, k) >= self.min_precision * class_prediction_rate(ctx, k)
-                for ctx in self._contexts(ds, self.group, self.values) for k in _classes(self, ds)]
+    def _floor(self, ctx, k, tau):
+        return confusion_rate(ctx, k, k) >= tau * class_prediction_rate(ctx, k)
 
 
 multiclass_demographic_parity = MulticlassDemographicParity
