@@ -340,3 +340,19 @@ def test_k2_rates_equal_the_binary_rates(seed):
                      (ro.Problem(objective=rb, datasets=bds).evaluate(dec, kind="decisions"),
                       ro.Problem(objective=rm, datasets=cds).evaluate(dec))):
             check(x.objective, z.objective, f"{rb} vs {rm}")
+
+
+def test_goals_file_round_trip_gives_the_same_problem():
+    rng = np.random.default_rng(5)
+    n = 60
+    ds = ro.ClassDataset(rng.normal(size=(n, 2)), rng.integers(0, 3, n), groups={"g": rng.integers(0, 2, n)})
+    p = ro.Problem(objective="balanced_error", constraints=[
+        ro.goals.multiclass_demographic_parity("g", slack=0.1, classes=(0, 2)),
+        ro.goals.class_prior_matching((0.3, 0.3, 0.4), slack=0.1)], datasets=ds)
+    q = ro.Problem.from_toml(p.to_toml(), ds)
+    assert isinstance(q, ro.MulticlassProblem) and q.constraint_names == p.constraint_names
+    pred = rng.dirichlet(np.ones(3), size=n)
+    assert q.evaluate(pred).constraints == p.evaluate(pred).constraints
+    assert q.evaluate(pred).objective == p.evaluate(pred).objective
+    with pytest.raises(ro.exceptions.RateoptError, match="rate expressions"):
+        ro.Problem(constraints=[ro.class_recall(ds, 1) >= 0.2], datasets=ds).to_toml()

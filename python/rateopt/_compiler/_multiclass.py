@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rateopt._compiler._compiled import Evaluation
+from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
 from rateopt._language._classes import ClassDataset, ClassRate, class_recall, multiclass_error_rate
 from rateopt._language._expressions import Constant, Constraint, Expression, Scale, Sum, as_scalar, lift
@@ -391,13 +392,15 @@ def confusion_counts(compiled, ds, decided, soft_labels=None) -> np.ndarray:
 
 
 def _flatten(constraints, ds):
+    """Yield ``(constraint, source goal or None)``."""
     if isinstance(constraints, (Constraint, Goal)):
         constraints = [constraints]
     for item in constraints:
         if isinstance(item, Constraint):
-            yield item
+            yield item, None
         elif isinstance(item, Goal):
-            yield from item.bind(ds)
+            for c in item.bind(ds):
+                yield c, item
         elif isinstance(item, Expression):
             raise TypeError(f"{item} is an expression, not a constraint: compare it with <= or >=")
         elif isinstance(item, Iterable) and not isinstance(item, (str, bytes)):
@@ -483,7 +486,10 @@ class MulticlassProblem:
                 raise TypeError(f"objective must be a K-class rate expression, got {type(objective).__name__}")
             objective = obj
         self.objective = objective
-        self.constraints = tuple(_unique_names(list(_flatten(constraints, ds))))
+        pairs = list(_flatten(constraints, ds))
+        self._goals = tuple({id(g): g for _, g in pairs if g is not None}.values())
+        self._expression_constraints = any(g is None for _, g in pairs)
+        self.constraints = tuple(_unique_names([c for c, _ in pairs]))
         self.compiled = compile_multiclass(objective, self.constraints, ds, label_probabilities)
 
     @property
@@ -557,6 +563,51 @@ class MulticlassProblem:
                          np.tensordot(self.compiled.rates, N, axes=([1, 2, 3], [0, 1, 2])).tolist()))
         return Evaluation(objective=self.objective_value(N), constraints=cons, violations=viol,
                           max_violation=max(viol.values(), default=0.0), rates=rates, atom_rates=N)
+
+    def to_toml(self, train=None) -> str:
+        """The problem as a goals file (TOML) that :meth:`from_toml` reads back.
+
+        Parameters
+        ----------
+        train : mapping, default=None
+            Training parameters, written to ``[train]``.
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        RateoptError
+            If a constraint was given as a rate expression (not a goal) or the objective has no name.
+        """
+        if self._expression_constraints:
+            raise RateoptError("to_toml writes goals (rateopt.goals recipes); this problem has constraints given "
+                               "as rate expressions, which a goals file cannot state")
+        if self.objective_name is None and not isinstance(self.objective, MacroF1):
+            raise RateoptError("to_toml needs a named objective (a name of rateopt.goals.MULTICLASS_OBJECTIVES)")
+        name = "macro_f1" if isinstance(self.objective, MacroF1) else (self.objective_name or "error")
+        return write_goals(GoalsSpec(objective=name, goals=list(self._goals), train=dict(train or {}),
+                                     regularization=self.regularization))
+
+    @classmethod
+    def from_toml(cls, source, datasets):
+        """Build a K-class problem from a goals file (``recipe = "multiclass_demographic_parity"``, ...).
+
+        Parameters
+        ----------
+        source : str or os.PathLike
+            The file's path or text (as :meth:`rateopt.Problem.from_toml`).
+        datasets : ClassDataset or mapping
+            The dataset.
+
+        Returns
+        -------
+        MulticlassProblem
+        """
+        spec = read_goals(source)
+        return cls(objective=spec.objective, constraints=spec.goals, regularization=spec.regularization,
+                   datasets=datasets)
 
     def __repr__(self) -> str:
         return (f"MulticlassProblem(n_classes={self.n_classes}, n_constraints={self.n_constraints}, "
