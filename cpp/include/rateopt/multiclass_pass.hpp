@@ -36,9 +36,12 @@
 // registers (KVec), and rows go two at a time (pair_scores: a dense row pair
 // shares each load of coef[j, :]; a CSR pair interleaves two short add
 // chains), without changing any sum's order. Larger K takes the generic loop
-// (about half as fast). The softmax's exponentials are a vectorized exp
-// (exp_clamped): per CSR row they cost as much as the row's entries. Cost:
-// O(K nnz(X)) per call (twice that with the gradient), with X read once.
+// (about half as fast). The loops read coef, and write each thread's gradient,
+// through 64-byte aligned copies whose rows are padded to a multiple of 4
+// doubles (padded_stride), so that no vector access splits a cache line. The
+// softmax's exponentials are a vectorized exp (exp_clamped): per CSR row they
+// cost as much as the row's entries. Cost: O(K nnz(X)) per call (twice that
+// with the gradient), with X read once.
 //
 // Parallelism: rows split into contiguous static chunks, one per requested
 // thread (parallel_chunks); each chunk accumulates counts, values and the
@@ -238,6 +241,33 @@ ROPT_ALWAYS_INLINE void scatter_one(double* o, double x, const KVec<KC>& g) {
     t.store(o);
 }
 
+// The row stride of the coef and gradient tables the chunk loops read: for a
+// constant K >= 3 a multiple of 4 doubles, so that on a 64-byte aligned table
+// no 32-byte access to a row crosses a cache line (K = 10: 80-byte rows split
+// a quarter of them); the padding columns are zero and never read back.
+constexpr std::int64_t padded_stride(std::int64_t K) {
+    return K <= 2 || K > kMaxFixedClasses ? K : (K + 3) / 4 * 4;
+}
+
+// A zeroed table of doubles whose first element is 64-byte aligned.
+struct AlignedTable {
+    std::vector<double> buf;
+    double* ptr = nullptr;
+    void assign(std::size_t size) {
+        buf.assign(size + 8, 0.0);
+        const std::size_t misalign = reinterpret_cast<std::uintptr_t>(buf.data()) % 64;
+        ptr = buf.data() + (misalign ? (64 - misalign) / sizeof(double) : 0);
+    }
+};
+
+// coef (n_features, K) copied with row stride padded_stride(K).
+inline void pad_coef(const MulticlassModel& m, std::int64_t n_features, AlignedTable& out) {
+    const std::int64_t K = m.n_classes, KS = padded_stride(K);
+    out.assign(static_cast<std::size_t>(n_features * KS));
+    for (std::int64_t j = 0; j < n_features; ++j)
+        for (std::int64_t k = 0; k < K; ++k) out.ptr[j * KS + k] = m.coef[j * K + k];
+}
+
 // ---- the K scores and the gradient scatter of one row -----------------------
 // KC > 0: K == KC, a compile-time constant (the buffers are local arrays the
 // compiler keeps in registers); KC == 0: K at run time, through memory.
@@ -246,10 +276,11 @@ ROPT_ALWAYS_INLINE void scatter_one(double* o, double x, const KVec<KC>& g) {
 template <int KC, class Matrix>
 ROPT_ALWAYS_INLINE void row_scores(const Matrix& X, std::int64_t i, const MulticlassModel& m, double* s) {
     if constexpr (KC > 0) {
+        constexpr std::int64_t KS = padded_stride(KC);
         KVec<KC> acc;
         acc.zero();
         const double* __restrict coef = m.coef;
-        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE { acc.madd(x, coef + j * KC); });
+        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE { acc.madd(x, coef + j * KS); });
         acc.store(s);
         for (int k = 0; k < KC; ++k) s[k] += m.intercept[k];
     } else {
@@ -268,9 +299,12 @@ ROPT_ALWAYS_INLINE void row_scores(const Matrix& X, std::int64_t i, const Multic
 template <int KC, class Matrix>
 ROPT_ALWAYS_INLINE void row_scatter(const Matrix& X, std::int64_t i, const double* g, std::int64_t K, double* __restrict grad) {
     if constexpr (KC > 0) {
+        constexpr std::int64_t KS = padded_stride(KC);
         KVec<KC> gl;
         gl.load(g);
-        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE { scatter_one(grad + j * KC, x, gl); });
+        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE {
+            scatter_one(grad + j * KS, x, gl);
+        });
     } else {
         for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE {
             double* o = grad + j * K;
@@ -406,12 +440,13 @@ ROPT_ALWAYS_INLINE double cost_proxy(MulticlassProxy kind, const double* s, cons
 // One chunk's private accumulators.
 // One chunk's private accumulators, and one row's scores s, softmax p and slopes g (K,).
 struct alignas(64) MulticlassScratch {
-    std::vector<double> counts, grad, grad_intercept, s, p, g;
+    std::vector<double> counts, grad_intercept, s, p, g;
+    AlignedTable grad;  // (n_features, padded_stride(K))
     double proxy = 0.0, objective = 0.0, constraint = 0.0;
     std::int64_t nonfinite = 0;
     void init(std::int64_t n_cells, std::int64_t n_features, std::int64_t K, bool gradient) {
         counts.assign(static_cast<std::size_t>(n_cells * K), 0.0);
-        grad.assign(gradient ? static_cast<std::size_t>(n_features * K) : 0, 0.0);
+        grad.assign(gradient ? static_cast<std::size_t>(n_features * padded_stride(K)) : 0);
         grad_intercept.assign(static_cast<std::size_t>(K), 0.0);
         s.assign(static_cast<std::size_t>(K), 0.0);
         p.assign(static_cast<std::size_t>(K), 0.0);
@@ -494,6 +529,7 @@ struct RowTerms {
 // i + 1's, as two row_scatter calls would: the pairing changes no bit.
 template <int KC, class T>
 ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i, const MulticlassModel& m, double* s0, double* s1) {
+    constexpr std::int64_t KS = padded_stride(KC);
     KVec<KC> a0, a1;
     a0.zero();
     a1.zero();
@@ -502,7 +538,7 @@ ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i, const
     const double* __restrict coef = m.coef;
     for (std::int64_t j = 0; j < X.n_cols; ++j) {
         KVec<KC> c;
-        c.load(coef + j * KC);
+        c.load(coef + j * KS);
         a0.madd(static_cast<double>(x0[j]), c);
         a1.madd(static_cast<double>(x1[j]), c);
     }
@@ -517,13 +553,14 @@ ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i, const
 template <int KC, class T>
 ROPT_ALWAYS_INLINE void pair_scatter(const DenseView<T>& X, std::int64_t i, const double* g0, const double* g1,
                          double* __restrict grad) {
+    constexpr std::int64_t KS = padded_stride(KC);
     KVec<KC> h0, h1;
     h0.load(g0);
     h1.load(g1);
     const T* x0 = X.data + i * X.n_cols;
     const T* x1 = x0 + X.n_cols;
     for (std::int64_t j = 0; j < X.n_cols; ++j) {
-        double* o = grad + j * KC;
+        double* o = grad + j * KS;
         KVec<KC> t;
         t.load(o);
         t.madd(static_cast<double>(x0[j]), h0);
@@ -538,6 +575,7 @@ ROPT_ALWAYS_INLINE void pair_scatter(const DenseView<T>& X, std::int64_t i, cons
 // row_scores; the scatter is row_scatter's, row i then row i + 1.
 template <int KC, class T, class I>
 ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i, const MulticlassModel& m, double* s0, double* s1) {
+    constexpr std::int64_t KS = padded_stride(KC);
     KVec<KC> a0, a1;
     a0.zero();
     a1.zero();
@@ -549,11 +587,11 @@ ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i, cons
     std::int64_t p1 = e0;
     const std::int64_t e1 = static_cast<std::int64_t>(X.indptr[i + 2]);
     for (; p0 < e0 && p1 < e1; ++p0, ++p1) {
-        a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KC);
-        a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KC);
+        a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KS);
+        a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KS);
     }
-    for (; p0 < e0; ++p0) a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KC);
-    for (; p1 < e1; ++p1) a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KC);
+    for (; p0 < e0; ++p0) a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KS);
+    for (; p1 < e1; ++p1) a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KS);
     a0.store(s0);
     a1.store(s1);
     for (int k = 0; k < KC; ++k) {
@@ -578,7 +616,7 @@ ROPT_MULTICLASS_CLONES void multiclass_chunk(const Matrix& X, const MulticlassMo
                                              std::int64_t begin, std::int64_t end, MulticlassScratch& acc) {
     const std::int64_t K = KC > 0 ? KC : m.n_classes;
     RowTerms<KC> terms{cells, costs, obj, con, K, gradient, acc};
-    double* grad = acc.grad.data();
+    double* grad = acc.grad.ptr;
     double* s = acc.s.data();
     double* g = acc.g.data();
     std::int64_t nonfinite = 0;
@@ -657,6 +695,10 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
     // Below ~1k rows per thread the private buffers cost more than they save.
     const int threads = effective_threads(n_threads, n, 1024);
     const detail::CellCosts obj(costs.objective, n_cells, K), con(costs.constraints, n_cells, K);
+    const std::int64_t KS = detail::padded_stride(K);
+    detail::AlignedTable coef;
+    detail::pad_coef(m, d, coef);
+    const MulticlassModel mp{coef.ptr, m.intercept, K};
 
     std::vector<detail::MulticlassScratch> scratch(static_cast<std::size_t>(threads));
     parallel_chunks(threads, [&](int t) {
@@ -665,7 +707,7 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
         std::int64_t begin, end;
         chunk_range(n, threads, t, begin, end);
         detail::with_class_count(K, [&](auto kc) {
-            detail::multiclass_chunk<decltype(kc)::value>(X, m, cells, costs, obj, con, gradient, begin, end, acc);
+            detail::multiclass_chunk<decltype(kc)::value>(X, mp, cells, costs, obj, con, gradient, begin, end, acc);
         });
     });
 
@@ -679,7 +721,8 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
     for (const detail::MulticlassScratch& acc : scratch) {
         for (std::int64_t q = 0; q < n_cells * K; ++q) out.counts[q] += acc.counts[static_cast<std::size_t>(q)];
         if (gradient) {
-            for (std::int64_t q = 0; q < d * K; ++q) out.grad[q] += acc.grad[static_cast<std::size_t>(q)];
+            for (std::int64_t j = 0; j < d; ++j)
+                for (std::int64_t k = 0; k < K; ++k) out.grad[j * K + k] += acc.grad.ptr[j * KS + k];
             for (std::int64_t k = 0; k < K; ++k)
                 out.grad_intercept[k] += acc.grad_intercept[static_cast<std::size_t>(k)];
         }
@@ -696,13 +739,16 @@ template <class Matrix>
 std::int64_t multiclass_scores(const Matrix& X, const MulticlassModel& m, int n_threads, double* out) {
     const std::int64_t n = X.n_rows;
     const int threads = effective_threads(n_threads, n, 1024);
+    detail::AlignedTable coef;
+    detail::pad_coef(m, X.n_cols, coef);
+    const MulticlassModel mp{coef.ptr, m.intercept, m.n_classes};
     std::vector<std::int64_t> nonfinite(static_cast<std::size_t>(threads), 0);
     parallel_chunks(threads, [&](int t) {
         std::int64_t begin, end;
         chunk_range(n, threads, t, begin, end);
         detail::with_class_count(m.n_classes, [&](auto kc) {
             nonfinite[static_cast<std::size_t>(t)] =
-                detail::scores_chunk<decltype(kc)::value>(X, m, begin, end, out);
+                detail::scores_chunk<decltype(kc)::value>(X, mp, begin, end, out);
         });
     });
     std::int64_t total = 0;
