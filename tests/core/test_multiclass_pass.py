@@ -128,7 +128,7 @@ def make_X(D, fmt, dtype, seed=0):
     return out
 
 
-def make_problem(seed, K, *, n=240, d=9, n_cells=6, integer=False):
+def make_problem(seed, K, *, n=241, d=9, n_cells=6, integer=False):
     """A random problem with every case the pass must get right.
 
     * rows 0-3 are all zero (empty CSR rows; their scores are the intercepts),
@@ -249,7 +249,7 @@ def test_against_reference(K, fmt, dtype, proxies):
 @pytest.mark.parametrize("proxies", PROXY_PAIRS)
 def test_score_ties_and_kinks(K, fmt, dtype, proxies):
     """Integer problems: argmax ties, hinge kinks and hinge maximizer ties, all exact."""
-    problem = make_problem(K * 11 + 3, K, integer=True)
+    problem = make_problem(K * 13 + 3, K, integer=True)
     D, coef, intercept = problem[:3]
     S = D @ coef + intercept
     top = S.max(axis=1, keepdims=True)
@@ -481,13 +481,17 @@ def test_class_cells_sealed():
     assert repr(c) == "ClassCells(n_samples=3, n_cells=2)"
 
 
-def test_nonfinite_scores_raise():
-    # Finite X and coef whose product overflows.
-    X = np.array([[1e300, 1e300]])
-    with pytest.raises(NumericalError, match="not finite"):
-        multiclass_pass(X, np.full((2, 2), 1e10), np.zeros(2), ClassCells([0], [1.0], 1), np.zeros((1, 2)),
-                        np.zeros((1, 2)))
-    with pytest.raises(NumericalError, match="not finite"):
+@pytest.mark.parametrize("fmt", ["dense", "csr32"])
+@pytest.mark.parametrize("bad_row", [0, 1, 2])
+def test_nonfinite_scores_raise(fmt, bad_row):
+    # Finite X and coef whose product overflows, in the first or second row of a dense pair or the last row.
+    D = np.ones((3, 2))
+    D[bad_row] = 1e300
+    X = make_X(D, fmt, np.float64)
+    cells = ClassCells([0, 0, 0], [1.0, 1.0, 1.0], 1)
+    with pytest.raises(NumericalError, match=r"of 1 row\(s\) are not finite"):
+        multiclass_pass(X, np.full((2, 2), 1e10), np.zeros(2), cells, np.zeros((1, 2)), np.zeros((1, 2)))
+    with pytest.raises(NumericalError, match=r"of 1 row\(s\) are not finite"):
         multiclass_scores(X, np.full((2, 2), 1e10), np.zeros(2))
 
 

@@ -31,10 +31,17 @@
 // (dense) the pass loads x_ij and j once and does K multiply-adds into a
 // K-length score buffer; the gradient scatter is the same per entry, into the
 // K contiguous doubles of grad[j, :], and is skipped for a row whose slope
-// vector is zero. For K = 2..16 the class count is a template constant, so the
-// score buffer and the row's slopes live in registers; larger K takes the
-// generic loop. Cost: O(K nnz(X)) per call (twice that with the gradient),
-// with X read once.
+// vector is zero. For K = 2..10 (kMaxFixedClasses) the class count is a
+// template constant: the score buffer and the row's slopes live in vector
+// registers (KVec), and rows go two at a time (pair_scores: a dense row pair
+// shares each load of coef[j, :]; a CSR pair interleaves two short add
+// chains), without changing any sum's order. Larger K takes the generic loop
+// (about half as fast). The loops read coef, and write each thread's gradient,
+// through 64-byte aligned copies whose rows are padded to a multiple of 4
+// doubles (padded_stride), so that no vector access splits a cache line. The
+// softmax's exponentials are a vectorized exp (exp_clamped): per CSR row they
+// cost as much as the row's entries. Cost: O(K nnz(X)) per call (twice that
+// with the gradient), with X read once.
 //
 // Parallelism: rows split into contiguous static chunks, one per requested
 // thread (parallel_chunks); each chunk accumulates counts, values and the
@@ -48,13 +55,42 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "matrix_view.hpp"
 #include "parallel.hpp"
+
+// The chunk loops are built for AVX2+FMA and for the baseline ISA, chosen at
+// load time, where target_clones is supported (GCC on x86-64 glibc: it
+// dispatches through an IFUNC; see kernel_block.hpp); elsewhere one baseline
+// build. With FMA the multiply-adds round once: results differ from the
+// baseline build's in the last bits, and are still bit-identical run to run
+// on one machine for a fixed thread count.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+#define ROPT_MULTICLASS_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define ROPT_MULTICLASS_CLONES
+#endif
+
+// The per-row terms are forced inline into the chunk loops, so that each clone
+// compiles them for its own ISA (an out-of-line copy is baseline code).
+#if defined(__GNUC__)
+#define ROPT_ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define ROPT_ALWAYS_INLINE __forceinline
+#else
+#define ROPT_ALWAYS_INLINE inline
+#endif
+#if defined(__GNUC__)
+#define ROPT_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define ROPT_LAMBDA_INLINE
+#endif
 
 namespace rateopt {
 
@@ -64,7 +100,7 @@ enum class MulticlassProxy : std::int32_t { softmax = 0, hinge = 1 };
 inline bool valid_multiclass_proxy(std::int32_t code) { return code == 0 || code == 1; }
 
 // The class count up to which the pass is compiled for a constant K.
-constexpr int kMaxFixedClasses = 16;
+constexpr int kMaxFixedClasses = 10;
 
 // Each row's cell and weight (the Python ClassCells, validated once).
 struct ClassCellsView {
@@ -107,18 +143,129 @@ namespace detail {
 // visited separately, i.e. summed; dense: every column in order).
 
 template <class T, class F>
-inline void for_each_entry(const DenseView<T>& X, std::int64_t i, F&& f) {
+ROPT_ALWAYS_INLINE void for_each_entry(const DenseView<T>& X, std::int64_t i, F&& f) {
     const T* x = X.data + i * X.n_cols;
     for (std::int64_t j = 0; j < X.n_cols; ++j) f(j, static_cast<double>(x[j]));
 }
 
 template <class T, class I, class F>
-inline void for_each_entry(const CsrView<T, I>& X, std::int64_t i, F&& f) {
+ROPT_ALWAYS_INLINE void for_each_entry(const CsrView<T, I>& X, std::int64_t i, F&& f) {
     const std::int64_t end = static_cast<std::int64_t>(X.indptr[i + 1]);
     const T* __restrict x = X.data;
     const I* __restrict idx = X.indices;
     for (std::int64_t p = static_cast<std::int64_t>(X.indptr[i]); p < end; ++p)
         f(static_cast<std::int64_t>(idx[p]), static_cast<double>(x[p]));
+}
+
+// ---- K doubles in registers -------------------------------------------------
+// KVec<KC> holds KC doubles as 4-lane and 2-lane vectors (GCC/Clang vector
+// extensions: SSE2 pairs in the baseline build, AVX2 registers in the
+// x86-64-v3 clone) plus a scalar for odd KC; elsewhere as plain doubles. Each
+// lane does the scalar operation acc_k += x * c_k, so every layout and build
+// sums in the same order (the v3 clone contracts it into one FMA).
+#if defined(__GNUC__)
+#define ROPT_KVEC_EXT 1
+typedef double kvec4 __attribute__((vector_size(32)));
+typedef double kvec2 __attribute__((vector_size(16)));
+#endif
+
+template <int KC>
+struct KVec {
+#if defined(ROPT_KVEC_EXT)
+    static constexpr int n4 = KC / 4, n2 = (KC % 4) / 2, n1 = KC % 2;
+    std::array<kvec4, n4> q;
+    std::array<kvec2, n2> h;
+    std::array<double, n1> r;
+
+    ROPT_ALWAYS_INLINE void zero() {
+        for (int a = 0; a < n4; ++a) q[a] = kvec4{0.0, 0.0, 0.0, 0.0};
+        for (int a = 0; a < n2; ++a) h[a] = kvec2{0.0, 0.0};
+        for (int a = 0; a < n1; ++a) r[a] = 0.0;
+    }
+    ROPT_ALWAYS_INLINE void load(const double* p) {
+        for (int a = 0; a < n4; ++a) std::memcpy(&q[a], p + 4 * a, sizeof(kvec4));
+        for (int a = 0; a < n2; ++a) std::memcpy(&h[a], p + 4 * n4 + 2 * a, sizeof(kvec2));
+        for (int a = 0; a < n1; ++a) r[a] = p[KC - 1];
+    }
+    ROPT_ALWAYS_INLINE void store(double* p) const {
+        for (int a = 0; a < n4; ++a) std::memcpy(p + 4 * a, &q[a], sizeof(kvec4));
+        for (int a = 0; a < n2; ++a) std::memcpy(p + 4 * n4 + 2 * a, &h[a], sizeof(kvec2));
+        for (int a = 0; a < n1; ++a) p[KC - 1] = r[a];
+    }
+    // this += x * c[0..KC)
+    ROPT_ALWAYS_INLINE void madd(double x, const double* c) {
+        for (int a = 0; a < n4; ++a) {
+            kvec4 v;
+            std::memcpy(&v, c + 4 * a, sizeof(kvec4));
+            q[a] += x * v;
+        }
+        for (int a = 0; a < n2; ++a) {
+            kvec2 v;
+            std::memcpy(&v, c + 4 * n4 + 2 * a, sizeof(kvec2));
+            h[a] += x * v;
+        }
+        for (int a = 0; a < n1; ++a) r[a] += x * c[KC - 1];
+    }
+    // this += x * g
+    ROPT_ALWAYS_INLINE void madd(double x, const KVec& g) {
+        for (int a = 0; a < n4; ++a) q[a] += x * g.q[a];
+        for (int a = 0; a < n2; ++a) h[a] += x * g.h[a];
+        for (int a = 0; a < n1; ++a) r[a] += x * g.r[a];
+    }
+#else
+    double v[KC];
+    ROPT_ALWAYS_INLINE void zero() {
+        for (int k = 0; k < KC; ++k) v[k] = 0.0;
+    }
+    ROPT_ALWAYS_INLINE void load(const double* p) {
+        for (int k = 0; k < KC; ++k) v[k] = p[k];
+    }
+    ROPT_ALWAYS_INLINE void store(double* p) const {
+        for (int k = 0; k < KC; ++k) p[k] = v[k];
+    }
+    ROPT_ALWAYS_INLINE void madd(double x, const double* c) {
+        for (int k = 0; k < KC; ++k) v[k] += x * c[k];
+    }
+    ROPT_ALWAYS_INLINE void madd(double x, const KVec& g) {
+        for (int k = 0; k < KC; ++k) v[k] += x * g.v[k];
+    }
+#endif
+};
+
+// grad[j, :] += x g, through registers.
+template <int KC>
+ROPT_ALWAYS_INLINE void scatter_one(double* o, double x, const KVec<KC>& g) {
+    KVec<KC> t;
+    t.load(o);
+    t.madd(x, g);
+    t.store(o);
+}
+
+// The row stride of the coef and gradient tables the chunk loops read: for a
+// constant K >= 3 a multiple of 4 doubles, so that on a 64-byte aligned table
+// no 32-byte access to a row crosses a cache line (K = 10: 80-byte rows split
+// a quarter of them); the padding columns are zero and never read back.
+constexpr std::int64_t padded_stride(std::int64_t K) {
+    return K <= 2 || K > kMaxFixedClasses ? K : (K + 3) / 4 * 4;
+}
+
+// A zeroed table of doubles whose first element is 64-byte aligned.
+struct AlignedTable {
+    std::vector<double> buf;
+    double* ptr = nullptr;
+    void assign(std::size_t size) {
+        buf.assign(size + 8, 0.0);
+        const std::size_t misalign = reinterpret_cast<std::uintptr_t>(buf.data()) % 64;
+        ptr = buf.data() + (misalign ? (64 - misalign) / sizeof(double) : 0);
+    }
+};
+
+// coef (n_features, K) copied with row stride padded_stride(K).
+inline void pad_coef(const MulticlassModel& m, std::int64_t n_features, AlignedTable& out) {
+    const std::int64_t K = m.n_classes, KS = padded_stride(K);
+    out.assign(static_cast<std::size_t>(n_features * KS));
+    for (std::int64_t j = 0; j < n_features; ++j)
+        for (std::int64_t k = 0; k < K; ++k) out.ptr[j * KS + k] = m.coef[j * K + k];
 }
 
 // ---- the K scores and the gradient scatter of one row -----------------------
@@ -127,21 +274,20 @@ inline void for_each_entry(const CsrView<T, I>& X, std::int64_t i, F&& f) {
 
 // s[k] = sum_j x_ij coef[j, k] + intercept[k], accumulated in stored order.
 template <int KC, class Matrix>
-inline void row_scores(const Matrix& X, std::int64_t i, const MulticlassModel& m, double* s) {
+ROPT_ALWAYS_INLINE void row_scores(const Matrix& X, std::int64_t i, const MulticlassModel& m, double* s) {
     if constexpr (KC > 0) {
-        double acc[KC];
-        for (int k = 0; k < KC; ++k) acc[k] = 0.0;
+        constexpr std::int64_t KS = padded_stride(KC);
+        KVec<KC> acc;
+        acc.zero();
         const double* __restrict coef = m.coef;
-        for_each_entry(X, i, [&](std::int64_t j, double x) {
-            const double* c = coef + j * KC;
-            for (int k = 0; k < KC; ++k) acc[k] += x * c[k];
-        });
-        for (int k = 0; k < KC; ++k) s[k] = acc[k] + m.intercept[k];
+        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE { acc.madd(x, coef + j * KS); });
+        acc.store(s);
+        for (int k = 0; k < KC; ++k) s[k] += m.intercept[k];
     } else {
         const std::int64_t K = m.n_classes;
         std::fill(s, s + K, 0.0);
         const double* __restrict coef = m.coef;
-        for_each_entry(X, i, [&](std::int64_t j, double x) {
+        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE {
             const double* c = coef + j * K;
             for (std::int64_t k = 0; k < K; ++k) s[k] += x * c[k];
         });
@@ -151,16 +297,16 @@ inline void row_scores(const Matrix& X, std::int64_t i, const MulticlassModel& m
 
 // grad[j, :] += x_ij g for every entry of row i.
 template <int KC, class Matrix>
-inline void row_scatter(const Matrix& X, std::int64_t i, const double* g, std::int64_t K, double* __restrict grad) {
+ROPT_ALWAYS_INLINE void row_scatter(const Matrix& X, std::int64_t i, const double* g, std::int64_t K, double* __restrict grad) {
     if constexpr (KC > 0) {
-        double gl[KC];
-        for (int k = 0; k < KC; ++k) gl[k] = g[k];
-        for_each_entry(X, i, [&](std::int64_t j, double x) {
-            double* o = grad + j * KC;
-            for (int k = 0; k < KC; ++k) o[k] += x * gl[k];
+        constexpr std::int64_t KS = padded_stride(KC);
+        KVec<KC> gl;
+        gl.load(g);
+        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE {
+            scatter_one(grad + j * KS, x, gl);
         });
     } else {
-        for_each_entry(X, i, [&](std::int64_t j, double x) {
+        for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE {
             double* o = grad + j * K;
             for (std::int64_t k = 0; k < K; ++k) o[k] += x * g[k];
         });
@@ -195,20 +341,62 @@ struct CellCosts {
     }
 };
 
+// exp(x) for x in [-708, 0], branch-free so that a loop over a row's K
+// classes vectorizes (the softmax's K exponentials are most of a CSR row's
+// own work). Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, then the
+// degree-13 Taylor polynomial of exp(r) (truncation < 1e-17 relative) and 2^n
+// built in the exponent bits: within a few ulp of exp(x). The caller clamps
+// x at -708 (exp(-708) ~ 3e-308: next to the row's largest term, exp(0) = 1,
+// such terms are below the last bit of the sum either way), in a loop of its
+// own: with the comparison inside, GCC does not vectorize the loop.
+ROPT_ALWAYS_INLINE double exp_clamped(double x) {
+    constexpr double log2e = 1.4426950408889634;
+    constexpr double ln2_hi = 6.93147180369123816490e-01;  // the high bits of ln 2 (n ln2_hi exact)
+    constexpr double ln2_lo = 1.90821492927058770002e-10;
+    constexpr double shifter = 6755399441055744.0;         // 1.5 * 2^52: rounds to an integer in the low bits
+    const double t = x * log2e + shifter;
+    const double n = t - shifter;  // round(x / ln 2), in [-1022, 0]
+    const double r = (x - n * ln2_hi) - n * ln2_lo;
+    double q = 1.0 / 6227020800.0;  // 1/13!
+    q = q * r + 1.0 / 479001600.0;
+    q = q * r + 1.0 / 39916800.0;
+    q = q * r + 1.0 / 3628800.0;
+    q = q * r + 1.0 / 362880.0;
+    q = q * r + 1.0 / 40320.0;
+    q = q * r + 1.0 / 5040.0;
+    q = q * r + 1.0 / 720.0;
+    q = q * r + 1.0 / 120.0;
+    q = q * r + 1.0 / 24.0;
+    q = q * r + 1.0 / 6.0;
+    q = q * r + 0.5;
+    q = q * r + 1.0;
+    q = q * r + 1.0;
+    std::int64_t bits_t, bits_shift;
+    std::memcpy(&bits_t, &t, 8);
+    std::memcpy(&bits_shift, &shifter, 8);
+    const std::int64_t scale_bits = (bits_t - bits_shift + 1023) << 52;  // 2^n
+    double scale;
+    std::memcpy(&scale, &scale_bits, 8);
+    return q * scale;
+}
+
 // The row's softmax quantities, computed at most once per row (both tables may
 // use them): lse = logsumexp(s) and, when slopes are asked for, p = softmax(s).
+template <int KC>
 struct SoftmaxRow {
     bool ready = false;
     double lse = 0.0;
-    void compute(const double* s, std::int64_t K, double* p, bool want_p) {
+    ROPT_ALWAYS_INLINE void compute(const double* s, std::int64_t K_run, double* p, bool want_p) {
+        const std::int64_t K = KC > 0 ? KC : K_run;
         double top = s[0];
-        for (std::int64_t k = 1; k < K; ++k) top = std::max(top, s[k]);
-        double sum = 0.0;
+        for (std::int64_t k = 1; k < K; ++k) top = s[k] > top ? s[k] : top;
         for (std::int64_t k = 0; k < K; ++k) {
-            const double e = std::exp(s[k] - top);
-            p[k] = e;
-            sum += e;
+            const double x = s[k] - top;
+            p[k] = x < -708.0 ? -708.0 : x;
         }
+        for (std::int64_t k = 0; k < K; ++k) p[k] = exp_clamped(p[k]);
+        double sum = 0.0;
+        for (std::int64_t k = 0; k < K; ++k) sum += p[k];
         lse = top + std::log(sum);
         if (want_p) {
             const double inv = 1.0 / sum;
@@ -220,20 +408,20 @@ struct SoftmaxRow {
 
 // One table's proxy value at the row's scores s (unweighted); its slopes added
 // to g when g is not null. p is the row's softmax scratch (K,).
-inline double cost_proxy(MulticlassProxy kind, const double* s, const double* gap, double max_gap, std::int64_t t,
-                         std::int64_t K, SoftmaxRow& sm, double* p, double* g) {
+template <int KC>
+ROPT_ALWAYS_INLINE double cost_proxy(MulticlassProxy kind, const double* s, const double* gap, double max_gap, std::int64_t t,
+                         std::int64_t K_run, SoftmaxRow<KC>& sm, double* p, double* g) {
+    const std::int64_t K = KC > 0 ? KC : K_run;
     if (max_gap == 0.0) return 0.0;
     if (kind == MulticlassProxy::hinge) {
         const double st = s[t];
         double loss = 0.0;
         std::int64_t top = -1;
         for (std::int64_t k = 0; k < K; ++k) {
-            if (k == t) continue;
+            // D_t = 0: t's own term is 0 and never the maximizer of a positive loss.
             const double v = gap[k] * std::max(0.0, 1.0 + s[k] - st);
-            if (v > loss) {
-                loss = v;
-                top = k;
-            }
+            top = v > loss ? k : top;
+            loss = v > loss ? v : loss;
         }
         if (g && top >= 0) {
             g[top] += gap[top];
@@ -250,13 +438,15 @@ inline double cost_proxy(MulticlassProxy kind, const double* s, const double* ga
 }
 
 // One chunk's private accumulators.
+// One chunk's private accumulators, and one row's scores s, softmax p and slopes g (K,).
 struct alignas(64) MulticlassScratch {
-    std::vector<double> counts, grad, grad_intercept, s, p, g;
+    std::vector<double> counts, grad_intercept, s, p, g;
+    AlignedTable grad;  // (n_features, padded_stride(K))
     double proxy = 0.0, objective = 0.0, constraint = 0.0;
     std::int64_t nonfinite = 0;
     void init(std::int64_t n_cells, std::int64_t n_features, std::int64_t K, bool gradient) {
         counts.assign(static_cast<std::size_t>(n_cells * K), 0.0);
-        grad.assign(gradient ? static_cast<std::size_t>(n_features * K) : 0, 0.0);
+        grad.assign(gradient ? static_cast<std::size_t>(n_features * padded_stride(K)) : 0);
         grad_intercept.assign(static_cast<std::size_t>(K), 0.0);
         s.assign(static_cast<std::size_t>(K), 0.0);
         p.assign(static_cast<std::size_t>(K), 0.0);
@@ -264,85 +454,215 @@ struct alignas(64) MulticlassScratch {
     }
 };
 
-inline bool scores_finite(const double* s, std::int64_t K) {
-    for (std::int64_t k = 0; k < K; ++k)
-        if (!std::isfinite(s[k])) return false;
-    return true;
+// Whether all K scores are finite (s - s is 0 for a finite s, NaN otherwise).
+template <int KC>
+ROPT_ALWAYS_INLINE bool scores_finite(const double* s, std::int64_t K_run) {
+    const std::int64_t K = KC > 0 ? KC : K_run;
+    double z = 0.0;
+    for (std::int64_t k = 0; k < K; ++k) z += s[k] - s[k];
+    return z == 0.0;
 }
 
 // Lowest index of the largest score (numpy.argmax; scores are finite here).
-inline std::int64_t argmax(const double* s, std::int64_t K) {
+template <int KC>
+ROPT_ALWAYS_INLINE std::int64_t argmax(const double* s, std::int64_t K_run) {
+    const std::int64_t K = KC > 0 ? KC : K_run;
     std::int64_t top = 0;
-    for (std::int64_t k = 1; k < K; ++k)
-        if (s[k] > s[top]) top = k;
+    double best = s[0];
+    for (std::int64_t k = 1; k < K; ++k) {  // selects, not branches: the winner is unpredictable
+        top = s[k] > best ? k : top;
+        best = s[k] > best ? s[k] : best;
+    }
     return top;
 }
 
-// Rows [begin, end) of the pass, into acc.
-template <int KC, class Matrix>
-void multiclass_chunk(const Matrix& X, const MulticlassModel& m, const ClassCellsView& cells,
-                      const MulticlassCosts& costs, const CellCosts& obj, const CellCosts& con, bool gradient,
-                      std::int64_t begin, std::int64_t end, MulticlassScratch& acc) {
-    const std::int64_t K = KC > 0 ? KC : m.n_classes;
-    double s_fixed[KC > 0 ? KC : 1];
-    double* s = KC > 0 ? s_fixed : acc.s.data();
-    double* p = acc.p.data();
-    double* g = acc.g.data();
-    double* gi = acc.grad_intercept.data();
+// The terms of row i at its finite scores s: counts, exact values and
+// proxies into acc and the running sums; with gradient, the row's weighted
+// slopes into g (K,). Returns whether g is nonzero (the row must be scattered).
+template <int KC>
+struct RowTerms {
+    const ClassCellsView& cells;
+    const MulticlassCosts& costs;
+    const CellCosts& obj;
+    const CellCosts& con;
+    std::int64_t K_run;
+    bool gradient;
+    MulticlassScratch& acc;
     double proxy = 0.0, objective = 0.0, constraint = 0.0;
-    std::int64_t nonfinite = 0;
-    for (std::int64_t i = begin; i < end; ++i) {
-        row_scores<KC>(X, i, m, s);
-        if (!scores_finite(s, K)) {
-            ++nonfinite;
-            continue;
-        }
+
+    ROPT_ALWAYS_INLINE bool operator()(std::int64_t i, const double* s, double* g) {
+        const std::int64_t K = KC > 0 ? KC : K_run;
         const double w = cells.weights[i];
-        if (w == 0.0) continue;  // every term of the row is w times something finite
+        if (w == 0.0) return false;  // every term of the row is w times something finite
         const std::int64_t c = cells.cells[i];
-        const std::int64_t yhat = argmax(s, K);
+        const std::int64_t yhat = argmax<KC>(s, K);
         acc.counts[static_cast<std::size_t>(c * K + yhat)] += w;
         objective += w * costs.objective[c * K + yhat];
         constraint += w * costs.constraints[c * K + yhat];
-
-        SoftmaxRow sm;
+        SoftmaxRow<KC> sm;
+        double* p = acc.p.data();
         double* gr = gradient ? g : nullptr;
-        if (gr) std::fill(g, g + K, 0.0);
+        if (gr)
+            for (std::int64_t k = 0; k < K; ++k) g[k] = 0.0;
         const std::size_t row = static_cast<std::size_t>(c * K);
-        const double lo = cost_proxy(costs.objective_proxy, s, obj.gap.data() + row, obj.max_gap[c], obj.best[c], K,
-                                     sm, p, gr);
-        const double lc = cost_proxy(costs.constraint_proxy, s, con.gap.data() + row, con.max_gap[c], con.best[c],
-                                     K, sm, p, gr);
+        const double lo = cost_proxy<KC>(costs.objective_proxy, s, obj.gap.data() + row, obj.max_gap[c],
+                                         obj.best[c], K, sm, p, gr);
+        const double lc = cost_proxy<KC>(costs.constraint_proxy, s, con.gap.data() + row, con.max_gap[c],
+                                         con.best[c], K, sm, p, gr);
         proxy += w * (lo + lc);
-        if (gr) {
-            bool any = false;
-            for (std::int64_t k = 0; k < K; ++k) {
-                g[k] *= w;
-                any |= g[k] != 0.0;
+        if (!gr) return false;
+        double nz = 0.0;
+        for (std::int64_t k = 0; k < K; ++k) {
+            g[k] *= w;
+            nz += g[k] != 0.0 ? 1.0 : 0.0;
+        }
+        if (nz == 0.0) return false;
+        double* gi = acc.grad_intercept.data();
+        for (std::int64_t k = 0; k < K; ++k) gi[k] += g[k];
+        return true;
+    }
+};
+
+// Rows i and i + 1 at once (K constant). Dense: each coef[j, :] loaded once for
+// both rows, and twice the independent add chains. Each score is summed in the
+// same order as row_scores', and each grad[j, k] gets row i's term, then row
+// i + 1's, as two row_scatter calls would: the pairing changes no bit.
+template <int KC, class T>
+ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i, const MulticlassModel& m, double* s0, double* s1) {
+    constexpr std::int64_t KS = padded_stride(KC);
+    KVec<KC> a0, a1;
+    a0.zero();
+    a1.zero();
+    const T* x0 = X.data + i * X.n_cols;
+    const T* x1 = x0 + X.n_cols;
+    const double* __restrict coef = m.coef;
+    for (std::int64_t j = 0; j < X.n_cols; ++j) {
+        KVec<KC> c;
+        c.load(coef + j * KS);
+        a0.madd(static_cast<double>(x0[j]), c);
+        a1.madd(static_cast<double>(x1[j]), c);
+    }
+    a0.store(s0);
+    a1.store(s1);
+    for (int k = 0; k < KC; ++k) {
+        s0[k] += m.intercept[k];
+        s1[k] += m.intercept[k];
+    }
+}
+
+template <int KC, class T>
+ROPT_ALWAYS_INLINE void pair_scatter(const DenseView<T>& X, std::int64_t i, const double* g0, const double* g1,
+                         double* __restrict grad) {
+    constexpr std::int64_t KS = padded_stride(KC);
+    KVec<KC> h0, h1;
+    h0.load(g0);
+    h1.load(g1);
+    const T* x0 = X.data + i * X.n_cols;
+    const T* x1 = x0 + X.n_cols;
+    for (std::int64_t j = 0; j < X.n_cols; ++j) {
+        double* o = grad + j * KS;
+        KVec<KC> t;
+        t.load(o);
+        t.madd(static_cast<double>(x0[j]), h0);
+        t.madd(static_cast<double>(x1[j]), h1);
+        t.store(o);
+    }
+}
+
+// CSR rows i and i + 1 at once: their entries interleaved, for twice the
+// independent add chains (a CSR row is short: its chain latency, not the
+// loads, bounds one row alone). Each row is summed in its stored order, as in
+// row_scores; the scatter is row_scatter's, row i then row i + 1.
+template <int KC, class T, class I>
+ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i, const MulticlassModel& m, double* s0, double* s1) {
+    constexpr std::int64_t KS = padded_stride(KC);
+    KVec<KC> a0, a1;
+    a0.zero();
+    a1.zero();
+    const T* __restrict x = X.data;
+    const I* __restrict idx = X.indices;
+    const double* __restrict coef = m.coef;
+    std::int64_t p0 = static_cast<std::int64_t>(X.indptr[i]);
+    const std::int64_t e0 = static_cast<std::int64_t>(X.indptr[i + 1]);
+    std::int64_t p1 = e0;
+    const std::int64_t e1 = static_cast<std::int64_t>(X.indptr[i + 2]);
+    for (; p0 < e0 && p1 < e1; ++p0, ++p1) {
+        a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KS);
+        a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KS);
+    }
+    for (; p0 < e0; ++p0) a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KS);
+    for (; p1 < e1; ++p1) a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KS);
+    a0.store(s0);
+    a1.store(s1);
+    for (int k = 0; k < KC; ++k) {
+        s0[k] += m.intercept[k];
+        s1[k] += m.intercept[k];
+    }
+}
+
+template <int KC, class T, class I>
+ROPT_ALWAYS_INLINE void pair_scatter(const CsrView<T, I>& X, std::int64_t i, const double* g0, const double* g1,
+                         double* __restrict grad) {
+    row_scatter<KC>(X, i, g0, KC, grad);
+    row_scatter<KC>(X, i + 1, g1, KC, grad);
+}
+
+// Rows [begin, end) of the pass, into acc. With K constant, two rows at a
+// time (pair_scores, pair_scatter), each row's terms right after its scores.
+template <int KC, class Matrix>
+ROPT_MULTICLASS_CLONES void multiclass_chunk(const Matrix& X, const MulticlassModel& m,
+                                             const ClassCellsView& cells, const MulticlassCosts& costs,
+                                             const CellCosts& obj, const CellCosts& con, bool gradient,
+                                             std::int64_t begin, std::int64_t end, MulticlassScratch& acc) {
+    const std::int64_t K = KC > 0 ? KC : m.n_classes;
+    RowTerms<KC> terms{cells, costs, obj, con, K, gradient, acc};
+    double* grad = acc.grad.ptr;
+    double* s = acc.s.data();
+    double* g = acc.g.data();
+    std::int64_t nonfinite = 0;
+    std::int64_t i = begin;
+    if constexpr (KC > 0) {
+        double sp[2][KC], gp[2][KC];
+        for (; i + 2 <= end; i += 2) {
+            pair_scores<KC>(X, i, m, sp[0], sp[1]);
+            bool on[2] = {false, false};
+            for (int r = 0; r < 2; ++r) {  // one copy of the row's terms (they are inlined)
+                if (scores_finite<KC>(sp[r], K))
+                    on[r] = terms(i + r, sp[r], gp[r]);
+                else
+                    ++nonfinite;
             }
-            if (any) {
-                row_scatter<KC>(X, i, g, K, acc.grad.data());
-                for (std::int64_t k = 0; k < K; ++k) gi[k] += g[k];
-            }
+            if (on[0] && on[1])
+                pair_scatter<KC>(X, i, gp[0], gp[1], grad);
+            else if (on[0] || on[1])
+                row_scatter<KC>(X, on[0] ? i : i + 1, on[0] ? gp[0] : gp[1], K, grad);
         }
     }
-    acc.proxy = proxy;
-    acc.objective = objective;
-    acc.constraint = constraint;
+    for (; i < end; ++i) {
+        row_scores<KC>(X, i, m, s);
+        if (!scores_finite<KC>(s, K)) {
+            ++nonfinite;
+            continue;
+        }
+        if (terms(i, s, g)) row_scatter<KC>(X, i, g, K, grad);
+    }
+    acc.proxy = terms.proxy;
+    acc.objective = terms.objective;
+    acc.constraint = terms.constraint;
     acc.nonfinite = nonfinite;
 }
 
 // Rows [begin, end) of the scores, into out (n_rows, K); returns the count of
 // rows with a non-finite score.
 template <int KC, class Matrix>
-std::int64_t scores_chunk(const Matrix& X, const MulticlassModel& m, std::int64_t begin, std::int64_t end,
-                          double* out) {
+ROPT_MULTICLASS_CLONES std::int64_t scores_chunk(const Matrix& X, const MulticlassModel& m, std::int64_t begin,
+                                                 std::int64_t end, double* out) {
     const std::int64_t K = KC > 0 ? KC : m.n_classes;
     std::int64_t nonfinite = 0;
     for (std::int64_t i = begin; i < end; ++i) {
         double* s = out + i * K;
         row_scores<KC>(X, i, m, s);
-        nonfinite += scores_finite(s, K) ? 0 : 1;
+        nonfinite += scores_finite<KC>(s, K) ? 0 : 1;
     }
     return nonfinite;
 }
@@ -375,6 +695,10 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
     // Below ~1k rows per thread the private buffers cost more than they save.
     const int threads = effective_threads(n_threads, n, 1024);
     const detail::CellCosts obj(costs.objective, n_cells, K), con(costs.constraints, n_cells, K);
+    const std::int64_t KS = detail::padded_stride(K);
+    detail::AlignedTable coef;
+    detail::pad_coef(m, d, coef);
+    const MulticlassModel mp{coef.ptr, m.intercept, K};
 
     std::vector<detail::MulticlassScratch> scratch(static_cast<std::size_t>(threads));
     parallel_chunks(threads, [&](int t) {
@@ -383,7 +707,7 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
         std::int64_t begin, end;
         chunk_range(n, threads, t, begin, end);
         detail::with_class_count(K, [&](auto kc) {
-            detail::multiclass_chunk<decltype(kc)::value>(X, m, cells, costs, obj, con, gradient, begin, end, acc);
+            detail::multiclass_chunk<decltype(kc)::value>(X, mp, cells, costs, obj, con, gradient, begin, end, acc);
         });
     });
 
@@ -397,7 +721,8 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
     for (const detail::MulticlassScratch& acc : scratch) {
         for (std::int64_t q = 0; q < n_cells * K; ++q) out.counts[q] += acc.counts[static_cast<std::size_t>(q)];
         if (gradient) {
-            for (std::int64_t q = 0; q < d * K; ++q) out.grad[q] += acc.grad[static_cast<std::size_t>(q)];
+            for (std::int64_t j = 0; j < d; ++j)
+                for (std::int64_t k = 0; k < K; ++k) out.grad[j * K + k] += acc.grad.ptr[j * KS + k];
             for (std::int64_t k = 0; k < K; ++k)
                 out.grad_intercept[k] += acc.grad_intercept[static_cast<std::size_t>(k)];
         }
@@ -414,13 +739,16 @@ template <class Matrix>
 std::int64_t multiclass_scores(const Matrix& X, const MulticlassModel& m, int n_threads, double* out) {
     const std::int64_t n = X.n_rows;
     const int threads = effective_threads(n_threads, n, 1024);
+    detail::AlignedTable coef;
+    detail::pad_coef(m, X.n_cols, coef);
+    const MulticlassModel mp{coef.ptr, m.intercept, m.n_classes};
     std::vector<std::int64_t> nonfinite(static_cast<std::size_t>(threads), 0);
     parallel_chunks(threads, [&](int t) {
         std::int64_t begin, end;
         chunk_range(n, threads, t, begin, end);
         detail::with_class_count(m.n_classes, [&](auto kc) {
             nonfinite[static_cast<std::size_t>(t)] =
-                detail::scores_chunk<decltype(kc)::value>(X, m, begin, end, out);
+                detail::scores_chunk<decltype(kc)::value>(X, mp, begin, end, out);
         });
     });
     std::int64_t total = 0;
