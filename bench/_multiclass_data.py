@@ -185,10 +185,10 @@ def load(setting: str = MAIN_SETTING, quick: bool = False, seed: int = SEED) -> 
     y = np.asarray(cmap, dtype=np.int64)[y.to_numpy(dtype=np.int64)]
     n = len(df)
     perm = np.random.default_rng(seed).permutation(n)
-    n_tr = int(round(TRAIN_SHARE * n))
+    n_tr = round(TRAIN_SHARE * n)
     idx_tr, idx_te = np.sort(perm[:n_tr]), np.sort(perm[n_tr:])
-    notes = [f"all {n:,} rows of adult.data + adult.test, random split (seed {seed}): "
-             f"{len(idx_tr):,} train / {len(idx_te):,} test"]
+    notes = [(f"all {n:,} rows of adult.data + adult.test, random split (seed {seed}): "
+             f"{len(idx_tr):,} train / {len(idx_te):,} test")]
     if quick:
         rng = np.random.default_rng([seed, 1])
         idx_tr = np.sort(rng.choice(idx_tr, QUICK_ROWS[0], replace=False))
