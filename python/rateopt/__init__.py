@@ -22,6 +22,18 @@ from ._methods._group_opt import (
     minimax_group_loss,
 )
 from ._language._data import Context, Dataset
+from ._language._classes import (
+    ClassDataset,
+    class_false_positive_rate,
+    class_prediction_rate,
+    class_recall,
+    confusion_rate,
+    multiclass_accuracy,
+    multiclass_error_rate,
+)
+from ._compiler._multiclass import MacroF1, MulticlassProblem
+from ._predictors._multiclass import MulticlassClassifier
+from ._multiclass import MulticlassResult
 from ._estimator import RateConstrainedClassifier
 from ._threshold_classifier import ThresholdClassifier
 from ._postprocess._certify import Certificate, GoalBound
@@ -85,6 +97,17 @@ __all__ = [
     "make_groups_dataset",
     # data and the rate language
     "Dataset",
+    "ClassDataset",
+    "class_prediction_rate",
+    "class_recall",
+    "class_false_positive_rate",
+    "confusion_rate",
+    "multiclass_accuracy",
+    "multiclass_error_rate",
+    "MacroF1",
+    "MulticlassProblem",
+    "MulticlassClassifier",
+    "MulticlassResult",
     "Context",
     "Expression",
     "Constraint",

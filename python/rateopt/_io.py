@@ -15,6 +15,7 @@ import re
 
 from ._methods._ramp_result import RAMP_RESULT_KIND, ramp_result_from_file
 from ._predictors._linear import FORMAT_NAME, classifier_from_file
+from ._predictors._multiclass import MULTICLASS_FORMAT, multiclass_classifier_from_file
 from ._solutions._result import RESULT_FORMAT
 from ._solutions._result_file import result_fields_from_file, result_from_file
 from ._postprocess._mixture import MIXTURE_FORMAT, thresholded_mixture_from_file
@@ -32,6 +33,7 @@ def _ramp_result(meta, arrays, path):
 #: ``(format name, kind or None) -> reader(meta, arrays, path)``; ``None`` is any other kind.
 READERS = {
     (FORMAT_NAME, None): classifier_from_file,
+    (MULTICLASS_FORMAT, None): multiclass_classifier_from_file,
     (RESULT_FORMAT, None): result_from_file,
     (RESULT_FORMAT, RAMP_RESULT_KIND): _ramp_result,  # seed 004's MM iterates carry their ramp records too
     (THRESHOLD_FORMAT, None): threshold_classifier_from_file,

@@ -17,15 +17,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ._compiler._multiclass import MulticlassProblem
 from ._compiler._problem import Problem
+from ._language._classes import ClassDataset
 from ._language._data import Dataset
 from ._language._validation import check_weights
 from ._postprocess._certify import certify_expressions
+from ._postprocess._plugin import PlugInRule, fit_plugin_rule
 from ._postprocess._rule import ThresholdRule, cell_codes, fit_threshold_rule
 from ._utils._archive import write_archive
 from ._utils._hashing import row_uniforms
 from .exceptions import InfeasibleWarning, RateoptError
-from .goals import OBJECTIVES
+from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from .goals import objective as objective_on
 
 __all__ = ["ThresholdClassifier"]
@@ -49,6 +52,18 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     The objective may be the error (default), any linear rate expression, or
     one ratio of rates (``"f_measure"``: the F1 score is maximized exactly,
     by the Charnes-Cooper substitution).
+
+    **K classes** (``y`` with more than two values): the rule is the exact
+    best mixture of *plug-in* rules (Narasimhan et al.): a row of group cell
+    ``c`` is predicted ``argmax_k sum_y eta_y(x) B[c, y, k]``, an argmax of
+    per-group, per-class weighted class probabilities ``eta`` from the model's
+    ``predict_proba`` (or ``X`` itself, of shape (n_samples, K), when
+    ``estimator`` is None). Rates are read in expectation under ``eta``; the LP
+    over every deterministic rule is solved exactly by column generation
+    (:mod:`rateopt._postprocess._plugin`), the goals are the K-class ones of
+    :mod:`rateopt.goals` (e.g. ``multiclass_demographic_parity``) and the
+    objective a name of :data:`rateopt.goals.MULTICLASS_OBJECTIVES` but
+    ``"macro_f1"``. ``plugin_`` holds the rules; ``predict_proba`` is (n, K).
 
     Parameters
     ----------
@@ -149,9 +164,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         eps = self.epsilon
         if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 <= eps < np.inf):
             raise ValueError(f"epsilon must be a finite number >= 0, got {eps!r}")
-        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES):
-            raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, a callable or None, "
-                             f"got {self.objective!r}")
+        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES
+                or self.objective in MULTICLASS_OBJECTIVES):
+            raise ValueError(f"objective must be one of {sorted(set(OBJECTIVES) | set(MULTICLASS_OBJECTIVES))}, "
+                             f"a callable or None, got {self.objective!r}")
         if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
         if self.cell_columns is not None and (isinstance(self.cell_columns, str) or not all(
@@ -234,8 +250,11 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = np.asarray(y)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
-        if self.classes_.shape[0] != 2:
-            raise ValueError(f"y must hold exactly two classes, got {self.classes_.shape[0]}")
+        if self.classes_.shape[0] < 2:
+            raise ValueError(f"y must hold at least two classes, got {self.classes_.shape[0]}")
+        self.plugin_ = None
+        if self.classes_.shape[0] > 2:
+            return self._fit_plugin(X, y, groups, sample_weight, baseline, extra_datasets)
         n = y.shape[0]
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
@@ -284,6 +303,86 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 InfeasibleWarning, stacklevel=2)
         return self
 
+    def _fit_estimator(self, X, y, sample_weight):
+        if self.estimator is None:
+            self.estimator_ = None
+        elif self.prefit:
+            check_is_fitted(self.estimator)
+            self.estimator_ = self.estimator
+        else:
+            kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.estimator_ = clone(self.estimator).fit(X, y, **kwargs)
+
+    def _class_probabilities(self, X, where="X"):
+        """A K-class model's class probabilities (n, K) in ``classes_`` order, or ``X`` itself without a model."""
+        K = self.classes_.shape[0]
+        if self.estimator_ is None:
+            P = np.asarray(X, dtype=np.float64)
+        else:
+            if not hasattr(self.estimator_, "predict_proba"):
+                raise ValueError("K-class post-processing needs class probabilities: the estimator has no "
+                                 "predict_proba")
+            out = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+            order = [list(self.estimator_.classes_).index(c) for c in self.classes_]
+            P = out[:, order]
+        if P.ndim != 2 or P.shape[1] != K:
+            raise ValueError(f"{where} must give class probabilities of shape (n_samples, {K})")
+        if not np.all(np.isfinite(P)) or np.any(P < 0) or np.any(np.abs(P.sum(axis=1) - 1) > 1e-6):
+            raise ValueError(f"the class probabilities of {where} must be finite, non-negative rows summing to 1")
+        return P
+
+    def _fit_plugin(self, X, y, groups, sample_weight, baseline, extra_datasets):
+        """K classes: the exact best mixture of per-group plug-in rules (argmax of weighted probabilities)."""
+        if baseline is not None or extra_datasets:
+            raise ValueError("K-class post-processing takes no baseline or extra_datasets")
+        if self.group_blind:
+            raise ValueError("K-class post-processing needs the groups (its rules are per group): "
+                             "group_blind=True is for two classes")
+        if self.objective is not None and not isinstance(self.objective, str):
+            raise ValueError("K-class post-processing takes a named objective "
+                             f"{sorted(MULTICLASS_OBJECTIVES)}")
+        n = y.shape[0]
+        if sample_weight is not None:
+            sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
+        self._fit_estimator(X, y, sample_weight)
+        P = self._class_probabilities(X)
+        if P.shape[0] != n:
+            raise ValueError(f"X has {P.shape[0]} rows but y has {n}")
+        train = ClassDataset(P, y, weights=sample_weight, groups=groups, classes=self.classes_)
+        self.problem_ = MulticlassProblem(objective=self.objective, constraints=list(self.goals), datasets=train,
+                                          label_probabilities=P)
+        columns = list(train.group_names if self.cell_columns is None else self.cell_columns)
+        codes, cells = cell_codes(train.groups, columns, where="groups")
+        codes = np.zeros(n, dtype=np.int64) if codes is None else codes
+        pattern = self.problem_.compiled.cells
+        # a rule's cells must decide every subset of the goals: one membership pattern per cell
+        first = np.full(len(cells), -1, dtype=np.int64)
+        first[codes[::-1]] = pattern[::-1]
+        if np.any(pattern != first[codes]):
+            raise ValueError(f"cell_columns {columns!r} do not determine the goals' groups: include every group "
+                             "column the goals use")
+        fit = fit_plugin_rule(self.problem_, P)
+        self.plugin_ = PlugInRule(costs=fit.rule.costs[:, first], probabilities=fit.rule.probabilities)
+        self.rule_ = None
+        self.cells_, self.cell_columns_ = cells, tuple(columns)
+        self.violation_ = fit.max_violation
+        self.training_ = self.problem_.evaluate(self.plugin_.distribution(P, codes))
+        if fit.max_violation > 1e-9:
+            warnings.warn(
+                f"no plug-in rule meets the goals on the training data: the rule found violates them by at most "
+                f"{fit.max_violation:.6g} (the smallest possible largest violation)", InfeasibleWarning,
+                stacklevel=3)
+        return self
+
+    def _plugin_codes(self, groups, n):
+        if not self.cell_columns_:
+            return np.zeros(n, dtype=np.int64)
+        if groups is None:
+            raise ValueError(f"groups is required: the rule is per value of {list(self.cell_columns_)!r}")
+        table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
+        codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
+        return codes
+
     # -- prediction ---------------------------------------------------------------------
 
     def _codes(self, groups, n):
@@ -308,9 +407,12 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, 2)
+        ndarray of shape (n_samples, 2), or (n_samples, K) for K classes
         """
         check_is_fitted(self, "rule_")
+        if getattr(self, "plugin_", None) is not None:
+            P = self._class_probabilities(X)
+            return self.plugin_.distribution(P, self._plugin_codes(groups, P.shape[0]))
         s = self._scores(X)
         p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
         return np.column_stack([1.0 - p, p])
@@ -331,9 +433,13 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "rule_")
+        seed = 0 if self.random_state is None else int(self.random_state)
+        if getattr(self, "plugin_", None) is not None:
+            P = self._class_probabilities(X)
+            u = row_uniforms(self._uniform_features(X, P[:, 0]) if self.estimator_ is not None else P, seed)
+            return self.classes_[self.plugin_.decisions(P, self._plugin_codes(groups, P.shape[0]), u)]
         s = self._scores(X)
         p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
-        seed = 0 if self.random_state is None else int(self.random_state)
         u = row_uniforms(self._uniform_features(X, s), seed)
         return self.classes_[(u < p).astype(np.int64)]
 
@@ -375,6 +481,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Per goal: held-out value and upper bound (the goal holds on the
             population, with that confidence, when the bound is ``<= 0``).
         """
+        if getattr(self, "plugin_", None) is not None:
+            raise RateoptError("certify() bounds two-class rules; K-class certificates are not available")
         check_is_fitted(self, "rule_")
         y = np.asarray(y)
         unknown = set(np.unique(y)) - set(self.classes_)
@@ -410,6 +518,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         path : str or os.PathLike
         """
         check_is_fitted(self, "rule_")
+        if getattr(self, "plugin_", None) is not None:
+            raise RateoptError("save() writes two-class threshold rules; a K-class plug-in rule is kept in plugin_ "
+                               "(its costs and probabilities arrays)")
         if self.estimator_ is not None:
             raise RateoptError(
                 "a ThresholdClassifier with a scoring model cannot be saved without pickling that model: save the "

@@ -26,6 +26,8 @@ import dataclasses
 import numpy as np
 
 from . import core
+from ._compiler._multiclass import MulticlassProblem
+from ._multiclass import train_multiclass
 from ._params import train_settings
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._solutions._result import (
@@ -189,7 +191,18 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     keeps the game's arithmetic finite. Recorded values, solutions and
     reports use the problem as stated; the shrinking LP rescales its rows the
     same way.
+
+    A :class:`~rateopt.MulticlassProblem` (a problem on a
+    :class:`~rateopt.ClassDataset`) is trained by
+    :func:`rateopt._multiclass.train_multiclass` (games ``"proxy-swap"``,
+    ``"proxy-external"``, ``"unconstrained"``; its parameters are documented
+    there) and gives a :class:`~rateopt.MulticlassResult`.
     """
+    if isinstance(problem, MulticlassProblem):
+        for name, given in (("validation", validation), ("checkpoint", checkpoint), ("resume", resume)):
+            if given is not None:
+                raise TypeError(f"{name}= is not supported for K-class problems")
+        return train_multiclass(problem, model, method, callback=callback, **params)
     result = run_game(problem, model, method, validation=validation, callback=callback, checkpoint=checkpoint,
                       resume=resume, **params)
     warn_if_infeasible(result.feasibility("m-stochastic"), stacklevel=2)

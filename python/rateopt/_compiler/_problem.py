@@ -41,6 +41,7 @@ from rateopt._compiler._compiled import (
     RateLayer,
     frozen,
 )
+from rateopt._compiler._multiclass import MulticlassProblem, is_multiclass_data
 from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
 from rateopt._language._evaluation import prediction_values
@@ -88,7 +89,9 @@ class Problem:
     datasets : Dataset, mapping of str to Dataset, or sequence of Dataset, default=None
         What goals bind to: a mapping from role (``"train"``, ``"steering"``,
         ...) to dataset, a sequence of datasets (roles are their names), or one
-        dataset (used for every role).
+        dataset (used for every role). A :class:`~rateopt.ClassDataset` (K-class
+        labels) makes a :class:`~rateopt.MulticlassProblem` instead, whose
+        ``evaluate`` takes any K-class predictor's labels or class probabilities.
 
     Attributes
     ----------
@@ -134,6 +137,12 @@ class Problem:
     >>> ev.objective, ev.constraints
     (0.5, {'tpr[g=a] >= tpr[all] - 0.1': -0.6})
     """
+
+    def __new__(cls, *args, **kwargs):
+        # A ClassDataset makes a K-class problem (its own compiled form over confusion counts).
+        if cls is Problem and is_multiclass_data(kwargs.get("datasets")):
+            return MulticlassProblem(*args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, objective=None, constraints=(), *, regularization=None, datasets=None):
         if regularization is not None:

@@ -235,8 +235,8 @@ def read_goals(source, check_train=None):
             fail(f"unknown key {k!r}; a goals file has {list(_TOP_KEYS)!r}", _line_of(text, key=k, table=None), k)
     spec = GoalsSpec(path=path)
     obj = doc.get("objective", "error")
-    if not isinstance(obj, str) or obj not in _goals.OBJECTIVES:
-        fail(f"must be one of {sorted(_goals.OBJECTIVES)}, got {obj!r}", _line_of(text, key="objective", table=None),
+    if not isinstance(obj, str) or (obj not in _goals.OBJECTIVES and obj not in _goals.MULTICLASS_OBJECTIVES):
+        fail(f"must be one of {sorted(set(_goals.OBJECTIVES) | set(_goals.MULTICLASS_OBJECTIVES))}, got {obj!r}", _line_of(text, key="objective", table=None),
              "objective")
     spec.objective = obj
     if "regularization" in doc:

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from rateopt._language import _rates as R
+from rateopt._language._classes import ClassRate
 from rateopt._language._data import Context
 from rateopt.exceptions import EmptySubsetError, MissingBaselineError, MissingLabelsError, RateoptError
 
@@ -227,6 +228,13 @@ def _rule(*types):
         return fn
 
     return deco
+
+
+@_rule(ClassRate)
+def _class_rate(node, args, env):
+    raise RateoptError(
+        f"{env.where}: {node} is a K-class rate; K-class rates are compiled by a problem on a ClassDataset "
+        "(rateopt.Problem(..., datasets=ClassDataset(...))), not mixed with two-class rates")
 
 
 def lower(node, env: Env) -> Affine:

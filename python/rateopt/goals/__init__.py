@@ -35,7 +35,10 @@ churn cap (Eq. 13) :class:`LossOnlyChurnCap`; steering/egregious examples
 Modules: :mod:`._base` (:class:`Goal`, the checks and the fields recipes
 share), :mod:`._parity` (parity and relative goals), :mod:`._bounds` (floors
 and caps), :mod:`._metric` (goals on non-linear metrics and ROC-AUC) and
-:mod:`._objectives` (:data:`OBJECTIVES`, :func:`objective`).
+:mod:`._objectives` (:data:`OBJECTIVES`, :func:`objective`); :mod:`._multiclass`
+holds the K-class goals (multiclass demographic parity, equal opportunity and
+equalized odds, class-prior matching, per-class recall and precision floors),
+which bind to a :class:`~rateopt.ClassDataset`, and :data:`MULTICLASS_OBJECTIVES`.
 """
 
 from __future__ import annotations
@@ -78,6 +81,21 @@ from rateopt.goals._metric import (
     kl_divergence_cap,
     predictive_parity,
     roc_auc_floor,
+)
+from rateopt.goals._multiclass import (
+    MULTICLASS_OBJECTIVES,
+    ClassPrecisionFloor,
+    ClassPriorMatching,
+    ClassRecallFloor,
+    MulticlassDemographicParity,
+    MulticlassEqualizedOdds,
+    MulticlassEqualOpportunity,
+    class_precision_floor,
+    class_prior_matching,
+    class_recall_floor,
+    multiclass_demographic_parity,
+    multiclass_equal_opportunity,
+    multiclass_equalized_odds,
 )
 from rateopt.goals._objectives import OBJECTIVES, objective
 from rateopt.goals._parity import (
@@ -153,4 +171,18 @@ __all__ = [
     "roc_auc_floor",
     "WinChangeRatioFloor",
     "win_change_ratio_floor",
+    # K-class goals (bind to a ClassDataset)
+    "MulticlassDemographicParity",
+    "MulticlassEqualOpportunity",
+    "MulticlassEqualizedOdds",
+    "ClassPriorMatching",
+    "ClassRecallFloor",
+    "ClassPrecisionFloor",
+    "multiclass_demographic_parity",
+    "multiclass_equal_opportunity",
+    "multiclass_equalized_odds",
+    "class_prior_matching",
+    "class_recall_floor",
+    "class_precision_floor",
+    "MULTICLASS_OBJECTIVES",
 ]
