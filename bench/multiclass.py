@@ -85,6 +85,7 @@ from _common import (
     median,
     results_paths,
     utc_now,
+    wait_for_quiet,
     write_results,
 )
 
@@ -95,6 +96,9 @@ K_FUSED = 10
 THREADS = (1, 2)
 FUSED_TILE = 4
 TARGET_FUSED_RATIO = 0.4
+#: The fused pass's configurations: the training loop's (softmax objective proxy, hinge constraint proxy;
+#: the target's) and, for reference, hinge for both (the single-column passes' proxy).
+FUSED_VARIANTS = {"fused": "softmax", "fusedh": "hinge"}
 TARGET_VIOLATION = 1e-3
 TARGET_ACC_GAP = 0.01
 TARGET_DISPARITY_APPLIES = 2 * SLACK
@@ -168,7 +172,8 @@ def run_fused(X_csr, g, *, repeats: int, quiet: bool, tile: int, fused_ok: bool)
     atoms = core.AtomTable(inp["atom_indptr"], inp["cells"], inp["atom_weights"], inp["n_cells"])
     cells = core.ClassCells(inp["cells"], inp["weights"], inp["n_cells"]) if fused_ok else None
     out: dict[str, Any] = {"n_samples": n, "n_features": d, "K": K_FUSED, "n_cells": inp["n_cells"],
-                           "tile": tile, "nnz": int(X_csr.nnz), "threads": list(THREADS), "layouts": {}}
+                           "tile": tile, "nnz": int(X_csr.nnz), "threads": list(THREADS), "quiet_check": quiet,
+                           "layouts": {}}
     bench = Interleaved()
     mats = {"dense": core.FeatureMatrix(X_csr.toarray()), "csr": core.FeatureMatrix(X_csr)}
     coef, icpt = inp["coef"], inp["intercept"]
@@ -179,16 +184,22 @@ def run_fused(X_csr, g, *, repeats: int, quiet: bool, tile: int, fused_ok: bool)
                         for k in range(K_FUSED)]
             bench.add(f"single10_{lay}_{nt}", single)
             if fused_ok:
-                def fused(Xm=Xm, nt=nt):
-                    return core.multiclass_pass(Xm, coef, icpt, cells, inp["cost_obj"], inp["cost_con"],
-                                                gradient=True, n_threads=nt)
-                bench.add(f"fused_{lay}_{nt}", fused)
+                for variant, oproxy in FUSED_VARIANTS.items():
+                    def fused(Xm=Xm, nt=nt, oproxy=oproxy):
+                        return core.multiclass_pass(Xm, coef, icpt, cells, inp["cost_obj"], inp["cost_con"],
+                                                    objective_proxy=oproxy, constraint_proxy="hinge",
+                                                    gradient=True, n_threads=nt)
+                    bench.add(f"{variant}_{lay}_{nt}", fused)
+    if quiet:
+        out["wait_quiet"] = wait_for_quiet(120, max_external_cores=0.3)
+        log(f"  waited {out['wait_quiet']['waited_s']:.0f} s for a quiet machine (other processes: "
+            f"{out['wait_quiet']['external_cores'] or 0:.2f} cores)")
     with CpuMonitor() as mon, limit_blas_threads(1):
         bench.run(repeats=repeats, warmup=1, on_warm=lambda name, res: None,
                   quiet_cores=0.3 if quiet else None, max_rounds=3 * repeats if quiet else None)
     out["load"] = {**mon.as_dict(), "round_external_cores": bench.round_loads, "used_rounds": bench.used_rounds,
                    "quiet_only": bench.used_quiet_only}
-    ratios = []
+    ratios, hinge_ratios = [], []
     for lay in mats:
         out["layouts"][lay] = {}
         for nt in THREADS:
@@ -196,15 +207,22 @@ def run_fused(X_csr, g, *, repeats: int, quiet: bool, tile: int, fused_ok: bool)
             rec: dict[str, Any] = {"single10_ms": s * 1e3, "single_ms": s * 1e3 / K_FUSED,
                                    "single10_samples_ms": [t * 1e3 for t in bench.samples_s(f"single10_{lay}_{nt}")]}
             if fused_ok:
-                f = bench.median_s(f"fused_{lay}_{nt}")
-                rec.update(fused_ms=f * 1e3, ratio=f / s,
-                           fused_samples_ms=[t * 1e3 for t in bench.samples_s(f"fused_{lay}_{nt}")])
-                ratios.append(f / s)
+                for variant in FUSED_VARIANTS:
+                    f = bench.median_s(f"{variant}_{lay}_{nt}")
+                    pre = "fused" if variant == "fused" else "fused_hinge"
+                    rec.update({f"{pre}_ms": f * 1e3, f"{pre}_ratio": f / s,
+                                f"{pre}_samples_ms": [t * 1e3 for t in bench.samples_s(f"{variant}_{lay}_{nt}")]})
+                    (ratios if variant == "fused" else hinge_ratios).append(f / s)
+                rec["ratio"] = rec["fused_ratio"]
             out["layouts"][lay][str(nt)] = rec
     if fused_ok:
         out["status"] = "ok"
         out["worst_ratio"] = max(ratios)
-        out["target"] = {"ratio_max": TARGET_FUSED_RATIO, "met": bool(max(ratios) <= TARGET_FUSED_RATIO)}
+        out["worst_ratio_hinge_objective"] = max(hinge_ratios)
+        out["target"] = {"ratio_max": TARGET_FUSED_RATIO, "worst_ratio": max(ratios),
+                         "status": "met" if max(ratios) <= TARGET_FUSED_RATIO else "missed",
+                         "best_ratio": min(ratios),
+                         "worst_ratio_hinge_objective": max(hinge_ratios)}
     return out
 
 
@@ -324,7 +342,7 @@ def run_setting(setting: str, args, api: dict[str, Any], tmp: Path) -> dict[str,
                                   ma.reweight_predict(lr["P_test"], data.test.groups[data.group], rw["weights"]),
                                   data)}
     log(f"  reweight: test acc {sysd['reweight']['test_acc']:.4f}, train viol {sysd['reweight']['train_viol']:.4f}")
-    need = [n for n in api["missing"] if n != "rateopt.core.multiclass_pass" and n != "rateopt.core.ClassCells"]
+    need = api["missing"]  # training runs the core's pass too
     kinds = ["linear"] + (["kernel"] if (setting == md.MAIN_SETTING and not args.quick and not args.no_kernel) else [])
     for kind in kinds:
         key = "rateopt" if kind == "linear" else "rateopt-kernel"
@@ -390,13 +408,22 @@ def markdown(res: dict[str, Any]) -> str:
         rows = []
         for lay, d in f["layouts"].items():
             for nt, r in d.items():
-                rows.append([lay, nt, r["single10_ms"], r.get("fused_ms"), r.get("ratio")])
-        lines.append(markdown_table(["layout", "n_threads", "10 x single (ms)", "fused (ms)", "ratio"], rows))
+                rows.append([lay, nt, r["single10_ms"], r.get("fused_ms"), r.get("ratio"), r.get("fused_hinge_ms"),
+                             r.get("fused_hinge_ratio")])
+        lines.append(markdown_table(["layout", "n_threads", "10 x single (ms)", "fused (ms)", "ratio",
+                                     "fused, hinge objective (ms)", "ratio"], rows))
+        q = f.get("load", {})
+        busy = ("all (--quick: no quiet check)" if not f.get("quiet_check") else
+                "quiet ones only" if q.get("quiet_only") else "all: too few quiet rounds, the machine was busy")
+        lines += ["", ("Fused: softmax objective proxy + hinge constraint proxy (the training loop's); 'hinge "
+                       "objective': both hinge, as the single-column passes. Rounds used: "
+                       f"{len(q.get('used_rounds', []))} ({busy}); other processes used "
+                       f"{q.get('external_cores') or 0:.2f} cores on average.")]
     if f.get("status") != "ok":
         lines += ["", f"Fused pass: {f.get('status')}: {f.get('error')}"]
     else:
-        lines += ["", (f"Worst ratio {f['worst_ratio']:.3f} (target <= {TARGET_FUSED_RATIO}): "
-                      f"**{'met' if f['target']['met'] else 'missed'}**")]
+        lines += ["", (f"Worst ratio {f['worst_ratio']:.3f}, best {f['target']['best_ratio']:.3f} (target <= "
+                       f"{TARGET_FUSED_RATIO}): **{f['target']['status']}**")]
     for setting, s in res["settings"].items():
         d = s["data"]
         lines += ["", f"## (b) Demographic parity at slack {SLACK}: {setting}", "",
@@ -466,11 +493,13 @@ def main(argv: list[str] | None = None) -> int:
         for lay, d in res["fused"]["layouts"].items():
             for nt, r in d.items():
                 log(f"  {lay} n_threads={nt}: 10 x single {r['single10_ms']:.2f} ms"
-                    + (f", fused {r['fused_ms']:.2f} ms, ratio {r['ratio']:.3f}" if "ratio" in r else ""))
+                    + (f", fused {r['fused_ms']:.2f} ms, ratio {r['ratio']:.3f} (hinge objective: "
+                       f"{r['fused_hinge_ratio']:.3f})" if "ratio" in r else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for s in settings:
             res["settings"][s] = run_setting(s, args, api, Path(tmp))
-    res["summary"] = {"fused": res["fused"].get("target", {"status": res["fused"].get("status")}),
+    res["summary"] = {"fused": res["fused"].get("target", {"status": res["fused"].get("status"),
+                                                            "why": res["fused"].get("error")}),
                       "main": res["settings"].get(md.MAIN_SETTING, {}).get("targets")}
     json_path, md_path = results_paths(NAME, quick=args.quick, out=args.out)
     write_results(res, markdown(res), json_path, md_path)
