@@ -9,7 +9,7 @@
 //   1. argument conversion and validation helpers
 //   2. the feature matrix: one dense/CSR dispatch to the concrete matrix view
 //   3. one-time data checks
-//   4. rate kernels (plain, offsets)
+//   4. rate kernels (plain, offsets) and the fused K-column multiclass pass
 //   5. kernel blocks (kernel models' features)
 //   6. multiplier updates, stationary distribution, projections
 //   7. SDCA
@@ -31,6 +31,7 @@
 #include "rateopt/kernel_block.hpp"
 #include "rateopt/lambda_player.hpp"
 #include "rateopt/matrix_view.hpp"
+#include "rateopt/multiclass_pass.hpp"
 #include "rateopt/offset_kernel.hpp"
 #include "rateopt/parallel.hpp"
 #include "rateopt/rate_kernel.hpp"
@@ -306,7 +307,7 @@ uint64_t memory_floor(const py::array& a, int n_threads) {
 }
 
 // ============================================================================
-// 4. Rate kernels: plain and with per-atom offsets (AUC, issue 11)
+// 4. Rate kernels: plain, with per-atom offsets (AUC, issue 11), multiclass
 // ============================================================================
 // The combinations' proxies (hinge, logistic, ramp) and the k-combination
 // gradients are the core's (rate_kernel.hpp, offset_kernel.hpp).
@@ -420,6 +421,137 @@ py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, con
     return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
         return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
     });
+}
+
+// ---- the fused K-column multiclass pass (multiclass_pass.hpp) ----------------
+// The cells (int32) and their weights are a ClassCells, validated once (ids in
+// [0, n_cells), weights finite and >= 0); here only lengths and shapes are
+// checked, and the proxy codes.
+
+struct MulticlassArgs {
+    darray coef, intercept, cost_objective, cost_constraints, weights;
+    py::array_t<int32_t, py::array::c_style> cells;
+    rateopt::MulticlassModel model;
+    rateopt::ClassCellsView cell_view;
+    rateopt::MulticlassCosts costs;
+};
+
+// coef (n_features, K), K >= 2, and intercept (K,).
+rateopt::MulticlassModel multiclass_model(const darray& coef, const darray& intercept, int64_t n_features) {
+    if (coef.shape(0) != n_features || coef.shape(1) < 2)
+        value_error("coef must have shape (n_features=" + std::to_string(n_features) + ", n_classes >= 2), got (" +
+                    std::to_string(coef.shape(0)) + ", " + std::to_string(coef.shape(1)) + ")");
+    check_len(intercept.shape(0), coef.shape(1), "intercept (n_classes)");
+    return {coef.data(), intercept.data(), coef.shape(1)};
+}
+
+rateopt::MulticlassProxy multiclass_proxy(int code, const char* name) {
+    if (!rateopt::valid_multiclass_proxy(code))
+        value_error(std::string(name) + " holds an unknown multiclass proxy code " + std::to_string(code));
+    return static_cast<rateopt::MulticlassProxy>(code);
+}
+
+MulticlassArgs multiclass_args(const py::array& coef, const py::array& intercept, const py::array& cells,
+                               const py::array& cell_weights, int64_t n_cells, const py::array& cost_objective,
+                               const py::array& cost_constraints, int objective_proxy, int constraint_proxy,
+                               int64_t n_rows, int64_t n_features) {
+    MulticlassArgs a{borrow<double>(coef, "coef", 2),
+                     borrow<double>(intercept, "intercept", 1),
+                     borrow<double>(cost_objective, "cost_objective", 2),
+                     borrow<double>(cost_constraints, "cost_constraints", 2),
+                     borrow<double>(cell_weights, "cells.weights", 1),
+                     borrow<int32_t>(cells, "cells.cells", 1),
+                     {},
+                     {},
+                     {}};
+    a.model = multiclass_model(a.coef, a.intercept, n_features);
+    const int64_t K = a.model.n_classes;
+    check_len(a.cells.shape(0), n_rows, "cells.cells (n_samples)");
+    check_len(a.weights.shape(0), n_rows, "cells.weights (n_samples)");
+    if (n_cells < 1 || n_cells > std::numeric_limits<int32_t>::max()) value_error("cells.n_cells out of range");
+    for (const darray* cost : {&a.cost_objective, &a.cost_constraints}) {
+        const char* name = cost == &a.cost_objective ? "cost_objective" : "cost_constraints";
+        if (cost->shape(0) != n_cells || cost->shape(1) != K)
+            value_error(std::string(name) + " must have shape (n_cells=" + std::to_string(n_cells) +
+                        ", n_classes=" + std::to_string(K) + ")");
+    }
+    a.cell_view = rateopt::ClassCellsView{a.cells.data(), a.weights.data(), n_cells};
+    a.costs = rateopt::MulticlassCosts{a.cost_objective.data(), a.cost_constraints.data(),
+                                       multiclass_proxy(objective_proxy, "objective_proxy"),
+                                       multiclass_proxy(constraint_proxy, "constraint_proxy")};
+    return a;
+}
+
+template <class Matrix>
+py::tuple run_multiclass_pass(const Matrix& X, const MulticlassArgs& a, bool gradient, int n_threads) {
+    check_threads(n_threads);
+    const int64_t K = a.model.n_classes;
+    darray counts({a.cell_view.n_cells, K});
+    py::object grad = py::none(), grad_intercept = py::none();
+    rateopt::MulticlassPassOutput out{counts.mutable_data(), nullptr, nullptr};
+    if (gradient) {
+        darray g({X.n_cols, K}), gi(K);
+        out.grad = g.mutable_data();
+        out.grad_intercept = gi.mutable_data();
+        grad = g;
+        grad_intercept = gi;
+    }
+    {
+        py::gil_scoped_release release;
+        rateopt::multiclass_pass(X, a.model, a.cell_view, a.costs, n_threads, out);
+    }
+    return py::make_tuple(counts, out.proxy_value, out.objective_value, out.constraint_value, grad, grad_intercept,
+                          out.n_nonfinite_scores);
+}
+
+py::tuple multiclass_pass_dense(const py::array& X, const py::array& coef, const py::array& intercept,
+                                const py::array& cells, const py::array& cell_weights, int64_t n_cells,
+                                const py::array& cost_objective, const py::array& cost_constraints,
+                                int objective_proxy, int constraint_proxy, bool gradient, int n_threads) {
+    check_matrix_ndim(X);
+    const MulticlassArgs a = multiclass_args(coef, intercept, cells, cell_weights, n_cells, cost_objective,
+                                             cost_constraints, objective_proxy, constraint_proxy, X.shape(0),
+                                             X.shape(1));
+    return with_dense(X, [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, n_threads); });
+}
+
+py::tuple multiclass_pass_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                              int64_t d, const py::array& coef, const py::array& intercept, const py::array& cells,
+                              const py::array& cell_weights, int64_t n_cells, const py::array& cost_objective,
+                              const py::array& cost_constraints, int objective_proxy, int constraint_proxy,
+                              bool gradient, int n_threads) {
+    const MulticlassArgs a = multiclass_args(coef, intercept, cells, cell_weights, n_cells, cost_objective,
+                                             cost_constraints, objective_proxy, constraint_proxy, n, d);
+    return with_csr({data, indices, indptr, n, d},
+                    [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, n_threads); });
+}
+
+template <class Matrix>
+py::tuple run_multiclass_scores(const Matrix& X, const py::array& coef_in, const py::array& intercept_in,
+                                int n_threads) {
+    check_threads(n_threads);
+    const auto coef = borrow<double>(coef_in, "coef", 2);
+    const auto intercept = borrow<double>(intercept_in, "intercept", 1);
+    const rateopt::MulticlassModel model = multiclass_model(coef, intercept, X.n_cols);
+    darray scores({X.n_rows, model.n_classes});
+    int64_t nonfinite;
+    {
+        py::gil_scoped_release release;
+        nonfinite = rateopt::multiclass_scores(X, model, n_threads, scores.mutable_data());
+    }
+    return py::make_tuple(scores, nonfinite);
+}
+
+py::tuple multiclass_scores_dense(const py::array& X, const py::array& coef, const py::array& intercept,
+                                  int n_threads) {
+    check_matrix_ndim(X);
+    return with_dense(X, [&](const auto& Xv) { return run_multiclass_scores(Xv, coef, intercept, n_threads); });
+}
+
+py::tuple multiclass_scores_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
+                                int64_t d, const py::array& coef, const py::array& intercept, int n_threads) {
+    return with_csr({data, indices, indptr, n, d},
+                    [&](const auto& Xv) { return run_multiclass_scores(Xv, coef, intercept, n_threads); });
 }
 
 // ============================================================================
@@ -1112,6 +1244,19 @@ PYBIND11_MODULE(_core, m) {
           py::arg("atom_indices"), py::arg("atom_weights"), py::arg("n_atoms"), py::arg("offset_ids"),
           py::arg("offsets"), py::arg("coef"), py::arg("proxies"), py::arg("grad_weights"),
           py::arg("separate_gradients"), py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+
+    m.def("multiclass_pass_dense", &multiclass_pass_dense, py::arg("X"), py::arg("coef"), py::arg("intercept"),
+          py::arg("cells"), py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost_objective"),
+          py::arg("cost_constraints"), py::arg("objective_proxy"), py::arg("constraint_proxy"), py::arg("gradient"),
+          py::arg("n_threads"));
+    m.def("multiclass_pass_csr", &multiclass_pass_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("coef"), py::arg("intercept"), py::arg("cells"),
+          py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost_objective"), py::arg("cost_constraints"),
+          py::arg("objective_proxy"), py::arg("constraint_proxy"), py::arg("gradient"), py::arg("n_threads"));
+    m.def("multiclass_scores_dense", &multiclass_scores_dense, py::arg("X"), py::arg("coef"), py::arg("intercept"),
+          py::arg("n_threads"));
+    m.def("multiclass_scores_csr", &multiclass_scores_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
+          py::arg("n_samples"), py::arg("n_features"), py::arg("coef"), py::arg("intercept"), py::arg("n_threads"));
 
     // 5. kernel blocks
     m.def("kernel_block_dense", &kernel_block_dense, py::arg("X"), py::arg("landmarks"), py::arg("kind"),

@@ -191,8 +191,12 @@ def test_invalid_parameters(data, params, match):
 
 def test_invalid_targets_and_weights(data):
     X, y, groups, _ = data
-    with pytest.raises(ValueError, match="Only binary classification"):
-        RateConstrainedClassifier(n_iter=5).fit(X, np.arange(len(y)) % 3)
+    # K > 2 classes train a multinomial model; a two-class goal is refused, pointing to the K-class ones
+    with pytest.raises(ValueError, match="binary rate.*multiclass"):
+        RateConstrainedClassifier(goals=[rateopt.goals.demographic_parity("sex", slack=0.1)], n_iter=5).fit(
+            X, np.arange(len(y)) % 3, groups=groups)
+    with pytest.raises(ValueError, match="K-class solution"):
+        RateConstrainedClassifier(solution="thresholded", n_iter=5).fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="only 1 class"):
         RateConstrainedClassifier(n_iter=5).fit(X, np.zeros(len(y)))
     with pytest.raises(ValueError, match="sample_weight has shape"):

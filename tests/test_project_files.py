@@ -34,12 +34,18 @@ def test_ci_runs_the_readme_test_command_verbatim():
 @pytest.mark.skipif(not (ROOT / "README.md").exists(), reason="not run from a source checkout")
 def test_readme_python_example_runs(capsys):
     pytest.importorskip("sklearn")
-    assert len(code_blocks(ROOT / "README.md")) == 1
-    run_blocks(ROOT / "README.md")
+    assert len(code_blocks(ROOT / "README.md")) == 2
+    namespace = run_blocks(ROOT / "README.md")
     out = capsys.readouterr().out
     # The goals example prints the error rate and one line per constraint row.
     assert "error rate" in out
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
+    # The three-class example: the mixture's expected class rates per group within 0.05 of overall, by
+    # counting; logistic regression violates the goal (it binds).
+    P, g3 = namespace["mixture"].predict_proba(namespace["X3"]), namespace["g3"]
+    for g in ("A", "B"):
+        assert np.all(np.abs(P[g3 == g].mean(axis=0) - P.mean(axis=0)) <= 0.05 + 1e-9)
+    assert "3 classes, logistic regression" in out and "3 classes, rateopt" in out
 
 
 def _check_oracles(namespace, out):
@@ -93,6 +99,19 @@ def _check_goals(namespace, out):
     assert "error rate" in out and "tpr[group=B] >= tpr[all] - 0.05" in out
 
 
+def _check_multiclass(namespace, out):
+    # Three classes under demographic parity: |P(yhat=k | g) - P(yhat=k)| <= 0.05 for the trained mixture's
+    # and the plug-in rule's expected decisions, by counting (unit weights); the plug-in reads rates under
+    # eta, and demographic parity does not involve the labels, so the count is exact for it too.
+    group = namespace["group"]
+    for P in (namespace["clf"].predict_proba(namespace["X"]), namespace["p_post"]):
+        assert np.allclose(P.sum(axis=1), 1.0)
+        overall = P.mean(axis=0)
+        for g in ("A", "B"):
+            assert np.all(np.abs(P[group == g].mean(axis=0) - overall) <= 0.05 + 1e-9)
+    assert namespace["before"].max_violation > 0.05  # the goal binds: logistic regression violates it
+
+
 def _check_front_page(namespace, out):
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
 
@@ -108,6 +127,7 @@ GUIDE_CHECKS = {
     "guide/oracles.md": _check_oracles,
     "guide/postprocessing.md": _check_postprocessing,
     "guide/metrics.md": _check_metrics,
+    "guide/multiclass.md": _check_multiclass,
 }
 
 

@@ -97,3 +97,26 @@ def train_loop(
     multipliers: dict[str, Any], state: dict[str, NDArray[Any]], schedule: dict[str, Any],
     records: dict[str, Any], callback: Callable[[int, int], bool] | None,
 ) -> tuple[int, int, int, int]: ...
+# --- the fused K-column multiclass pass (issue 26)
+def multiclass_pass_dense(
+    X: NDArray[np.floating], coef: NDArray[np.float64], intercept: NDArray[np.float64], cells: NDArray[np.int32],
+    cell_weights: NDArray[np.float64], n_cells: int, cost_objective: NDArray[np.float64],
+    cost_constraints: NDArray[np.float64], objective_proxy: int, constraint_proxy: int, gradient: bool,
+    n_threads: int,
+) -> tuple[NDArray[np.float64], float, float, float, NDArray[np.float64] | None, NDArray[np.float64] | None,
+           int]: ...
+def multiclass_pass_csr(
+    data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
+    n_features: int, coef: NDArray[np.float64], intercept: NDArray[np.float64], cells: NDArray[np.int32],
+    cell_weights: NDArray[np.float64], n_cells: int, cost_objective: NDArray[np.float64],
+    cost_constraints: NDArray[np.float64], objective_proxy: int, constraint_proxy: int, gradient: bool,
+    n_threads: int,
+) -> tuple[NDArray[np.float64], float, float, float, NDArray[np.float64] | None, NDArray[np.float64] | None,
+           int]: ...
+def multiclass_scores_dense(
+    X: NDArray[np.floating], coef: NDArray[np.float64], intercept: NDArray[np.float64], n_threads: int
+) -> tuple[NDArray[np.float64], int]: ...
+def multiclass_scores_csr(
+    data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
+    n_features: int, coef: NDArray[np.float64], intercept: NDArray[np.float64], n_threads: int,
+) -> tuple[NDArray[np.float64], int]: ...

@@ -8,6 +8,8 @@ same checks when :meth:`RateConstrainedClassifier.fit` runs.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -19,10 +21,14 @@ from ._predictors._linear import LinearClassifier
 from ._language._data import Dataset
 from ._language._validation import check_weights, nullable_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
+from ._compiler._multiclass import MulticlassProblem
 from ._compiler._problem import Problem
-from ._solutions._result import warn_if_infeasible
+from ._language._classes import ClassDataset
+from ._multiclass import MULTICLASS_SOLUTIONS, train_multiclass
+from ._solutions._result import SOLUTION_KINDS, warn_if_infeasible
 from ._train import run_game
-from .goals import OBJECTIVES
+from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
+from .exceptions import InfeasibleWarning
 from .oracles import EstimatorOracle
 from .goals import objective as objective_on
 from .games import get_game
@@ -264,7 +270,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return tags
 
     def fit(self, X, y, groups=None, sample_weight=None, baseline=None, extra_datasets=None):
@@ -278,7 +284,13 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             ``boolean``) without missing values; ``pd.NA`` is refused, naming
             the column.
         y : array-like of shape (n_samples,)
-            Two distinct labels; the larger (in sorted order) is the positive class.
+            Two distinct labels (the larger in sorted order is the positive
+            class), or K > 2 classes: a multinomial linear or kernel model is
+            then trained under K-class goals (e.g.
+            ``rateopt.goals.multiclass_demographic_parity``) by
+            :func:`rateopt._multiclass.train_multiclass`, with the solutions of
+            :data:`rateopt._multiclass.MULTICLASS_SOLUTIONS`; ``predict_proba``
+            is then (n_samples, K).
         groups : DataFrame, dict of arrays, or 2-D array, default=None
             Group columns the goals refer to (e.g. ``df[["sex", "race"]]``);
             not with ``group_columns``. In scikit-learn's model selection
@@ -310,16 +322,17 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         params = self.get_params(deep=False)
         if self.method != "auto":
             get_game(self.method)
-        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES):
-            raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, a callable or None, "
-                             f"got {self.objective!r}")
+        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES
+                or self.objective in MULTICLASS_OBJECTIVES):
+            raise ValueError(f"objective must be one of {sorted(set(OBJECTIVES) | set(MULTICLASS_OBJECTIVES))}, "
+                             f"a callable or None, got {self.objective!r}")
         if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
-        solution = validate(SOLUTION_PARAMS, params)
+        solution = validate(SOLUTION_PARAMS, params) if self.solution in _BINARY_SOLUTIONS else None
         model = build_model(params, random_state=self.random_state)
         train_params = {p.name: params[p.name] for p in TRAIN_PARAMS}
         method = self.method
-        if self.estimator is not None:
+        if self.estimator is not None and not _is_multiclass_target(y):
             if self.oracle is not None:
                 raise ValueError("give estimator= or oracle=, not both")
             if self.model != "linear":
@@ -332,11 +345,12 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                              order="C", y_numeric=False)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
-        if self.classes_.shape[0] > 2:
-            raise ValueError(
-                "Only binary classification is supported: y must hold exactly two classes, "
-                f"got {self.classes_.shape[0]}"
-            )
+        self.multiclass_ = self.classes_.shape[0] > 2
+        if self.multiclass_:
+            return self._fit_multiclass(X, y, groups, sample_weight, baseline, extra_datasets, model, train_params,
+                                        method)
+        if solution is None:
+            raise ValueError(f"solution must be one of {sorted(_BINARY_SOLUTIONS)}, got {self.solution!r}")
         if self.classes_.shape[0] < 2:
             raise ValueError("y holds only 1 class: a classifier needs two classes to learn")
         y01 = (y == self.classes_[1]).astype(np.int64)
@@ -367,6 +381,47 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         allowed = solution["epsilon"] if solution["solution"] == "m-stochastic" else 0.0
         warn_if_infeasible(self.feasibility_, allowed=allowed)
         if isinstance(self.classifier_, LinearClassifier) and self.classifier_.feature_map is None:
+            self.coef_ = self.classifier_.coef_
+            self.intercept_ = self.classifier_.intercept_
+        return self
+
+    def _fit_multiclass(self, X, y, groups, sample_weight, baseline, extra_datasets, model, train_params, method):
+        """K classes: a multinomial linear or kernel model trained by the K-class games (rateopt._multiclass)."""
+        if self.estimator is not None or self.oracle is not None:
+            raise ValueError("K-class training trains linear and kernel models: estimator= and oracle= are for two "
+                             "classes (post-process any K-class model with rateopt.ThresholdClassifier)")
+        if baseline is not None or extra_datasets:
+            raise ValueError("K-class training takes no baseline or extra_datasets")
+        if self.objective is not None and self.objective not in MULTICLASS_OBJECTIVES:
+            raise ValueError(f"a K-class objective is one of {sorted(MULTICLASS_OBJECTIVES)}, got {self.objective!r}")
+        if self.solution not in MULTICLASS_SOLUTIONS:
+            raise ValueError(f"a K-class solution is one of {sorted(MULTICLASS_SOLUTIONS)}, got {self.solution!r}")
+        unsupported = {k: v for k, v in train_params.items()
+                       if k in ("batch_size", "record_every", "stop_tol", "lambda_radius") and v is not None}
+        if unsupported:
+            raise ValueError(f"K-class training does not take {sorted(unsupported)}")
+        if sample_weight is not None:
+            sample_weight = check_weights(np.asarray(sample_weight), X.shape[0], "sample_weight")
+        train_ds = ClassDataset(X, y, weights=sample_weight, groups=groups, classes=self.classes_)
+        self.problem_ = MulticlassProblem(objective=self.objective, constraints=list(self.goals or ()),
+                                          datasets=train_ds)
+        proxy = train_params["proxy"]
+        proxy = {"logistic": "softmax"}.get(proxy, proxy)
+        self.result_ = train_multiclass(
+            self.problem_, model, "auto" if method == "auto" else method, n_iter=train_params["n_iter"],
+            learning_rate=train_params["learning_rate"], optimizer=train_params["optimizer"],
+            eta_lambda=train_params["eta_lambda"], update=train_params["update"],
+            lambda_init=train_params["lambda_init"], lambda_floor=train_params["lambda_floor"], proxy=proxy,
+            random_state=self.random_state, n_threads=train_params["n_threads"])
+        self.classifier_ = self.result_.solution(self.solution, epsilon=self.epsilon)
+        self.training_ = self.result_.evaluate(self.solution, epsilon=self.epsilon)
+        self.n_iter_ = self.result_.n_iter
+        allowed = self.epsilon if self.solution in ("m-stochastic", "shrunk") else 0.0
+        if self.training_.max_violation > allowed + 1e-9:
+            worst = sorted(self.training_.violations.items(), key=lambda kv: -kv[1])[:3]
+            warnings.warn(f"the {self.solution} solution violates training constraints: "
+                          + ", ".join(f"{k} by {v:.4g}" for k, v in worst), InfeasibleWarning, stacklevel=3)
+        if self.classifier_.n_models == 1 and self.classifier_.feature_map is None:
             self.coef_ = self.classifier_.coef_
             self.intercept_ = self.classifier_.intercept_
         return self
@@ -447,6 +502,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
+        if getattr(self, "multiclass_", False):
+            X = self._validated(X)
+            seed = 0 if self.random_state is None else self.random_state
+            return self.classifier_.predict(X, random_state=seed)
         decisions = self._positive_decisions(X)  # checks fitted first
         return self.classes_[decisions]
 
@@ -463,10 +522,12 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, 2)
+        ndarray of shape (n_samples, n_classes)
             Column ``k`` is the probability of ``classes_[k]``; rows sum to 1.
         """
         X = self._validated(X)
+        if getattr(self, "multiclass_", False):
+            return self.classifier_.predict_proba(X)
         p = self.classifier_.predict_proba(X)
         return np.column_stack([1.0 - p, p])
 
@@ -480,10 +541,21 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray of shape (n_samples,), or (n_samples, n_classes) for K classes
         """
         X = self._validated(X)
         return self.classifier_.decision_function(X)
+
+
+#: The solutions of two-class training (K-class training has MULTICLASS_SOLUTIONS).
+_BINARY_SOLUTIONS = frozenset(SOLUTION_KINDS)
+
+
+def _is_multiclass_target(y):
+    try:
+        return np.unique(np.asarray(y)).shape[0] > 2
+    except TypeError:
+        return False
 
 
 def _refuse_dask(*, fit, **arguments):

@@ -181,7 +181,7 @@ class MulticlassCompiled:
 
     @property
     def n_constraints(self) -> int:
-        """m."""
+        """The number of constraints m."""
         return int(self.constraints.shape[0])
 
     def context_cells(self, context) -> np.ndarray:
@@ -493,7 +493,7 @@ class MulticlassProblem:
 
     @property
     def n_classes(self) -> int:
-        """K."""
+        """The number of classes K."""
         return self.dataset.n_classes
 
     @property
@@ -503,7 +503,7 @@ class MulticlassProblem:
 
     @property
     def n_constraints(self) -> int:
-        """m."""
+        """The number of constraints m."""
         return self.compiled.n_constraints
 
     @property

@@ -138,10 +138,10 @@ class Problem:
     (0.5, {'tpr[g=a] >= tpr[all] - 0.1': -0.6})
     """
 
-    def __new__(cls, *args, **kwargs):
+    def __new__(cls, objective=None, constraints=(), *, regularization=None, datasets=None):
         # A ClassDataset makes a K-class problem (its own compiled form over confusion counts).
-        if cls is Problem and is_multiclass_data(kwargs.get("datasets")):
-            return MulticlassProblem(*args, **kwargs)
+        if cls is Problem and is_multiclass_data(datasets):
+            return MulticlassProblem(objective, constraints, regularization=regularization, datasets=datasets)
         return super().__new__(cls)
 
     def __init__(self, objective=None, constraints=(), *, regularization=None, datasets=None):

@@ -30,6 +30,7 @@ from .._predictors._nystroem import NystroemMap
 from .._predictors._specs import KernelModel, LinearModel, resolve_l2
 from .._training._players import LagrangePlayer, SwapRegretPlayer
 from .._utils._validation import check_choice, check_int, check_positive, check_seed
+from ..core._threads import resolve_n_threads
 from ..exceptions import RateoptError
 from ._result import MulticlassResult
 
@@ -157,7 +158,7 @@ def train_multiclass(problem, model=None, method="auto", *, n_iter=None, learnin
     constraint_proxy = check_choice("constraint_proxy", constraint_proxy or d["constraint_proxy"],
                                     tuple(core.MULTICLASS_PROXIES))
     check_seed("random_state", random_state)
-    threads = core.resolve_n_threads(n_threads)
+    threads = resolve_n_threads(n_threads)
     if model is None:
         model = LinearModel(l2=problem.regularization or 0.0)
     if not isinstance(model, (LinearModel, KernelModel)):

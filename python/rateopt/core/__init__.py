@@ -12,6 +12,9 @@ Its modules, one concern each:
 * ``_kernel``: the fused rate kernels (:func:`rate_kernel`,
   :func:`rate_kernel_multi`, :func:`rate_kernel_offsets`, :func:`ramp_rates`,
   the :data:`PROXIES` codes);
+* ``_multiclass``: the fused K-column multiclass pass (:class:`ClassCells`,
+  :func:`multiclass_pass`, :func:`multiclass_scores`, the
+  :data:`MULTICLASS_PROXIES` codes);
 * ``_multipliers``: the multiplier players' updates, the stationary
   distribution and the simplex and L1 projections;
 * ``_sdca``: the exact two-sided hinge solver :func:`sdca_two_sided_hinge`;
@@ -56,6 +59,13 @@ from ._loop import (
     run_train_loop,
 )
 from ._matrix import AtomTable, FeatureMatrix
+from ._multiclass import (
+    MULTICLASS_PROXIES,
+    ClassCells,
+    MulticlassPassResult,
+    multiclass_pass,
+    multiclass_scores,
+)
 from ._multipliers import (
     external_update_additive,
     external_update_multiplicative,
@@ -98,4 +108,9 @@ __all__ = [
     "sdca_two_sided_hinge",
     "RampRates",
     "ramp_rates",
+    "ClassCells",
+    "MULTICLASS_PROXIES",
+    "MulticlassPassResult",
+    "multiclass_pass",
+    "multiclass_scores",
 ]

@@ -198,9 +198,11 @@ class ClassPriorMatching(Goal):
     group : str or tuple of str, default=None
         Match the priors within every group (None: on the whole dataset).
     values : tuple, default=None
-        Restrict to these group values.
+        Restrict to these group values (a single column only).
     dataset : str, default="train"
+        Role of the dataset the goal applies to.
     name : str, default=None
+        Prefix of the constraint names.
 
     Examples
     --------
@@ -255,8 +257,11 @@ class ClassRecallFloor(Goal):
     classes : tuple, default=None
         These classes only.
     values : tuple, default=None
+        Restrict to these group values (a single column only).
     dataset : str, default="train"
+        Role of the dataset the goal applies to.
     name : str, default=None
+        Prefix of the constraint names.
     """
 
     min_recall: float
@@ -286,10 +291,15 @@ class ClassPrecisionFloor(Goal):
     min_precision : float
         ``tau`` in [0, 1].
     group : str or tuple of str, default=None
+        Per group (None: on the whole dataset).
     classes : tuple, default=None
+        These classes only.
     values : tuple, default=None
+        Restrict to these group values (a single column only).
     dataset : str, default="train"
+        Role of the dataset the goal applies to.
     name : str, default=None
+        Prefix of the constraint names.
     """
 
     min_precision: float
