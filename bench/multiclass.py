@@ -37,6 +37,12 @@ Measured in one run:
 (c) ``rateopt-kernel``: ``KernelModel(n_components=500)`` on the main setting,
     the same goal and solution (full run only).
 
+Timing: the full run waits up to ``--wait-quiet`` seconds (default 90) for
+other processes to use at most 0.3 cores before the fused-pass timing and
+before each timed fit, and records the load other processes put on the machine
+meanwhile (``external_cores``; TFCO's own process is taken out of it). rateopt
+and TFCO both use every core (OpenMP threads; TensorFlow's intra-op pool).
+
 The parts that need rateopt's multiclass API (``rateopt.ClassDataset``,
 ``goals.multiclass_demographic_parity``, ``core.multiclass_pass``,
 ``core.ClassCells``) report ``"status": "api missing"`` with the reason when it
@@ -60,6 +66,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -158,7 +165,8 @@ def fused_inputs(X, g, seed: int = SEED) -> dict[str, Any]:
             "atom_weights": weights / tot[cells]}
 
 
-def run_fused(X_csr, g, *, repeats: int, quiet: bool, tile: int, fused_ok: bool) -> dict[str, Any]:
+def run_fused(X_csr, g, *, repeats: int, quiet: bool, tile: int, fused_ok: bool,
+              wait_s: float = 0.0) -> dict[str, Any]:
     """Time the fused K=10 pass against 10 single-column ``rate_kernel`` passes, dense and CSR."""
     import scipy.sparse as sp
     from rateopt import core
@@ -190,10 +198,7 @@ def run_fused(X_csr, g, *, repeats: int, quiet: bool, tile: int, fused_ok: bool)
                                                     objective_proxy=oproxy, constraint_proxy="hinge",
                                                     gradient=True, n_threads=nt)
                     bench.add(f"{variant}_{lay}_{nt}", fused)
-    if quiet:
-        out["wait_quiet"] = wait_for_quiet(120, max_external_cores=0.3)
-        log(f"  waited {out['wait_quiet']['waited_s']:.0f} s for a quiet machine (other processes: "
-            f"{out['wait_quiet']['external_cores'] or 0:.2f} cores)")
+    out["wait_quiet"] = _quiet(wait_s)
     with CpuMonitor() as mon, limit_blas_threads(1):
         bench.run(repeats=repeats, warmup=1, on_warm=lambda name, res: None,
                   quiet_cores=0.3 if quiet else None, max_rounds=3 * repeats if quiet else None)
@@ -247,10 +252,21 @@ def _model(kind: str):
     return rateopt.KernelModel(n_components=KERNEL_COMPONENTS, l2=1e-4, random_state=SEED)
 
 
-def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repeats: int) -> dict[str, Any]:
+def _quiet(wait_s: float) -> dict[str, Any] | None:
+    """Wait up to ``wait_s`` seconds for other processes to use <= 0.3 cores (None: no wait)."""
+    if wait_s <= 0:
+        return None
+    q = wait_for_quiet(wait_s, max_external_cores=0.3)
+    log(f"  waited {q['waited_s']:.0f} s for a quiet machine (other processes: {q['external_cores'] or 0:.2f} cores)")
+    return q
+
+
+def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repeats: int,
+                wait_s: float = 0.0) -> dict[str, Any]:
     """rateopt's proxy-swap on the multiclass DP problem: shrunk and best solutions, timed."""
     import rateopt
 
+    quiet = _quiet(wait_s)
     gc = data.group
     tr = data.train
     params = {} if n_iter is None else {"n_iter": n_iter}
@@ -269,6 +285,7 @@ def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repea
     best = result.solution("best")
     best_s = time.perf_counter() - t0
     out: dict[str, Any] = {"status": "ok", "fit_s": median(times), "fit_samples_s": times, "external_cores": loads,
+                           "wait_quiet": quiet,
                            "settings": {**RATEOPT_CFG, **params, "model": "LinearModel(l2=1e-4)" if kind == "linear"
                                         else f"KernelModel(n_components={KERNEL_COMPONENTS}, l2=1e-4)"},
                            "n_iter": getattr(result, "n_iter", None)}
@@ -287,7 +304,7 @@ def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repea
     return out
 
 
-def run_tfco(data: md.MulticlassData, *, epochs: int, tmp: Path) -> dict[str, Any]:
+def run_tfco(data: md.MulticlassData, *, epochs: int, tmp: Path, wait_s: float = 0.0) -> dict[str, Any]:
     """TFCO in the anchors venv (a subprocess); ``skipped`` when the venv is absent."""
     py = ANCHORS_VENV / "bin" / "python"
     if not py.exists():
@@ -300,11 +317,19 @@ def run_tfco(data: md.MulticlassData, *, epochs: int, tmp: Path) -> dict[str, An
              g=data.train.groups[gc].astype(str), K=K, slack=SLACK, cfg=np.array(json.dumps(cfg)))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("PYTHONPATH", None)
+    quiet = _quiet(wait_s)
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with CpuMonitor() as mon:
         proc = subprocess.run([str(py), str(BENCH_DIR / "_multiclass_anchors.py"), "--tfco", "--in", str(inp),
                                "--out", str(out)], capture_output=True, text=True, env=env, check=False)
-    res: dict[str, Any] = {"wall_s_with_process": time.perf_counter() - t0, "external_cores": mon.external_cores,
+    wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child_cores = (ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) / wall
+    res: dict[str, Any] = {"wall_s_with_process": wall, "wait_quiet": quiet, "tfco_process_cores": child_cores,
+                           # the TFCO process's own CPU time taken out of the machine's busy time
+                           "external_cores": (None if mon.external_cores is None
+                                              else max(0.0, mon.external_cores - child_cores)),
                            "settings": {**cfg, "optimizer": "ProxyLagrangianOptimizerV1(tf.compat.v1.train."
                                         "AdamOptimizer)", "solution": "find_best_candidate_distribution "
                                         "(linprog_method='highs')",
@@ -351,14 +376,16 @@ def run_setting(setting: str, args, api: dict[str, Any], tmp: Path) -> dict[str,
             log(f"  {key}: {sysd[key]['error']}")
             continue
         n_iter = args.n_iter if args.n_iter is not None else (QUICK_N_ITER if args.quick else None)
-        sysd[key] = run_rateopt(data, kind=kind, n_iter=n_iter, repeats=args.repeats if kind == "linear" else 1)
+        sysd[key] = run_rateopt(data, kind=kind, n_iter=n_iter, repeats=args.repeats if kind == "linear" else 1,
+                                wait_s=args.wait_quiet)
         r = sysd[key]
         log(f"  {key}: {r['fit_s']:.2f} s, shrunk train viol {r['shrunk']['train_viol']:.2e}, "
             f"test acc {r['shrunk']['test_acc']:.4f}; best test acc {r['best']['test_acc']:.4f}")
     if args.no_tfco:
         sysd["tfco"] = {"status": "skipped", "error": "--no-tfco"}
     else:
-        sysd["tfco"] = run_tfco(data, epochs=ma.TFCO_QUICK_EPOCHS if args.quick else ma.TFCO_CFG["epochs"], tmp=tmp)
+        sysd["tfco"] = run_tfco(data, epochs=ma.TFCO_QUICK_EPOCHS if args.quick else ma.TFCO_CFG["epochs"], tmp=tmp,
+                                wait_s=args.wait_quiet)
         t = sysd["tfco"]
         log(f"  tfco: {t['status']}" + (f", fit {t['fit_s']:.1f} s, train viol {t['train_viol']:.4f}, test acc "
                                         f"{t['test_acc']:.4f}" if t["status"] == "ok" else f": {t.get('error')}"))
@@ -435,12 +462,15 @@ def markdown(res: dict[str, Any]) -> str:
             for sub, rr in subs:
                 label = name if sub is None else f"{name} ({sub})"
                 if r.get("status") != "ok":
-                    rows.append([label, r.get("status"), None, None, None, None, None])
+                    rows.append([label, r.get("status"), None, None, None, None, None, None])
                     continue
-                rows.append([label, "ok", r.get("fit_s"), rr["train_viol"], rr["test_viol"], rr["train_acc"],
+                load = r.get("external_cores")
+                if isinstance(load, list):
+                    load = median([x for x in load if x is not None]) if any(x is not None for x in load) else None
+                rows.append([label, "ok", r.get("fit_s"), load, rr["train_viol"], rr["test_viol"], rr["train_acc"],
                              rr["test_acc"]])
-        lines.append(markdown_table(["system", "status", "fit (s)", "train viol", "test viol", "train acc",
-                                     "test acc"], rows))
+        lines.append(markdown_table(["system", "status", "fit (s)", "other load (cores)", "train viol",
+                                     "test viol", "train acc", "test acc"], rows))
         lines += ["", "Targets:", ""]
         for k, v in s["targets"].items():
             lines.append(f"- {k}: **{v['status']}** " + json.dumps({a: b for a, b in v.items() if a != 'status'},
@@ -467,7 +497,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=None, help="rateopt fits timed (default 3; --quick 1)")
     ap.add_argument("--fused-repeats", type=int, default=None, help="fused-pass rounds (default 21; --quick 5)")
     ap.add_argument("--n-iter", type=int, default=None, help="rateopt's n_iter (default: the library's; --quick 100)")
+    ap.add_argument("--wait-quiet", type=float, default=None,
+                    help="seconds to wait for other processes to go quiet before each timed part (default 90; "
+                         "--quick 0)")
     args = ap.parse_args(argv)
+    if args.wait_quiet is None:
+        args.wait_quiet = 0.0 if args.quick else 90.0
     args.repeats = args.repeats or (1 if args.quick else 3)
     fused_repeats = args.fused_repeats or (5 if args.quick else 21)
     settings = (args.settings.split(",") if args.settings
@@ -487,7 +522,8 @@ def main(argv: list[str] | None = None) -> int:
         data = md.load(md.MAIN_SETTING, quick=args.quick)
         log(f"(a) fused pass: K={K_FUSED}, {fused_repeats} repeats")
         res["fused"] = run_fused(data.train.X, data.train.groups[data.group], repeats=fused_repeats,
-                                 quiet=not args.quick, tile=1 if args.quick else FUSED_TILE, fused_ok=fused_ok)
+                                 quiet=not args.quick, tile=1 if args.quick else FUSED_TILE, fused_ok=fused_ok,
+                                 wait_s=args.wait_quiet)
         if not fused_ok:
             res["fused"].update(_missing([n for n in api["missing"] if n.startswith("rateopt.core")]))
         for lay, d in res["fused"]["layouts"].items():
