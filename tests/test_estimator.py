@@ -479,3 +479,26 @@ def test_thresholded_solution_meets_the_goals_on_training_data():
     for grp in ("A", "B"):
         assert abs(p[g == grp].mean() - p.mean()) <= 0.03 + 1e-9
     assert max(est.feasibility_.constraint_values.values()) <= 1e-9
+
+
+# --------------------------------------------------------------------------- K classes
+
+
+def test_k_class_estimator_meets_multiclass_parity_by_counting():
+    rng = np.random.default_rng(0)
+    n = 3000
+    g = np.where(rng.random(n) < 0.4, "A", "B")
+    X = np.column_stack([rng.normal(size=(n, 4)) + 0.6 * (g == "A")[:, None], g == "A"]).astype(np.float64)
+    y = np.array(["lo", "mid", "hi"])[np.digitize(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.7, size=n),
+                                                  [-0.3, 1.0])]
+    est = RateConstrainedClassifier(goals=[rateopt.goals.multiclass_demographic_parity("g", slack=0.05)],
+                                    random_state=0).fit(X, y, groups={"g": g})
+    assert list(est.classes_) == ["hi", "lo", "mid"]
+    P = est.predict_proba(X)
+    assert P.shape == (n, 3) and np.allclose(P.sum(axis=1), 1.0)
+    for v in ("A", "B"):  # |P(yhat=k | g) - P(yhat=k)| <= 0.05, by counting the expected decisions
+        assert np.all(np.abs(P[g == v].mean(axis=0) - P.mean(axis=0)) <= 0.05 + 1e-9)
+    assert set(est.predict(X)) <= set(est.classes_)
+    assert est.training_.max_violation <= 1e-9
+    # a row's label does not depend on its batch
+    np.testing.assert_array_equal(est.predict(X[:100]), est.predict(X)[:100])

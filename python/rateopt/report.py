@@ -27,7 +27,7 @@ from ._utils._json import json_ready
 from ._version import __version__
 from .exceptions import RateoptError
 
-__all__ = ["build_report", "render", "write_report", "REPORT_FORMATS"]
+__all__ = ["build_report", "build_multiclass_report", "render", "write_report", "REPORT_FORMATS"]
 
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".json": "json"}
 
@@ -149,6 +149,71 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
     return json_ready(rep)
 
 
+def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations, class_rates=None,
+                            seconds=None, seed=None, tolerance=1e-9, title="rateopt report", context=None):
+    """The facts of a K-class training run (:class:`~rateopt._multiclass.MulticlassResult`), as a JSON-ready dict.
+
+    Parameters
+    ----------
+    result : MulticlassResult
+    solution : str, default="m-stochastic"
+    epsilon : float, default=0.0
+    evaluations : mapping of str to Evaluation
+        Objective and constraint values per split (the solution's expected decisions).
+    class_rates : mapping of str to dict, default=None
+        Per split, a table (column -> list): ``group``, ``value``, ``count``, and per class ``c`` the
+        predicted proportion ``proportion[c]`` and the recall ``recall[c]`` (None: no row of class ``c``).
+    seconds, seed, tolerance, title, context
+        As :func:`build_report`.
+
+    Returns
+    -------
+    dict
+        The keys of :func:`build_report`'s report (``group_rates`` empty) plus ``kind = "multiclass"``,
+        ``classes`` and ``class_rates``.
+    """
+    q = np.asarray(result.mixture_weights(solution, epsilon=epsilon), dtype=float)
+    splits = [s for s in ("train", "validation", "test") if s in evaluations] + \
+             [s for s in evaluations if s not in ("train", "validation", "test")]
+    names = list(evaluations[splits[0]].constraints) if splits else []
+    goals = []
+    for n in names:
+        vals = {s: float(evaluations[s].constraints[n]) for s in splits if n in evaluations[s].constraints}
+        goals.append({"name": n, "values": vals, "met": {s: bool(v <= tolerance) for s, v in vals.items()}})
+    support = np.flatnonzero(q > 0)
+    iterations = np.arange(result.n_iter)
+    traj = {"iteration": iterations.tolist(), "objective": result.objectives.tolist(),
+            "constraints": result.constraints.tolist(), "multipliers": np.asarray(result.multipliers).tolist(),
+            "constraint_names": names}
+    rep = {
+        "kind": "multiclass",
+        "title": title,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": _versions(),
+        "seed": seed,
+        "method": result.method,
+        "n_iter": int(result.n_iter),
+        "n_recorded": int(result.n_iter),
+        "training_seconds": seconds,
+        "settings": {},
+        "classes": list(result.problem.classes.tolist()),
+        "solution": {"kind": solution, "epsilon": float(epsilon),
+                     "support": [{"iterate": int(t), "iteration": int(t), "probability": float(q[t])}
+                                 for t in support]},
+        "tolerance": tolerance,
+        "objective": {s: float(evaluations[s].objective) for s in splits},
+        "goals": goals,
+        "all_met": all(all(g["met"].values()) for g in goals),
+        "group_rates": {},
+        "group_rates_before": None,
+        "class_rates": dict(class_rates or {}),
+        "trajectory": traj,
+        "context": context or {},
+        "certificates": {},
+    }
+    return json_ready(rep)
+
+
 # --------------------------------------------------------------------------- rendering
 
 
@@ -183,6 +248,13 @@ def _sections(rep):
             rows = [[f"{g}={v}" if g != "all" else "all"] + [_fmt(t[c][i], 0 if c == "count" else 4) for c in cols]
                     for i, (g, v) in enumerate(zip(t["group"], t["value"]))]
             out.append((f"{label} ({split})", ["group"] + cols, rows))
+    classes = rep.get("classes") or []
+    for split, t in (rep.get("class_rates") or {}).items():
+        cols = ["count"] + [f"proportion[{c}]" for c in classes] + [f"recall[{c}]" for c in classes]
+        rows = [[f"{g}={v}" if g != "all" else "all"] + [_fmt(t[c][i], 0 if c == "count" else 4) for c in cols]
+                for i, (g, v) in enumerate(zip(t["group"], t["value"]))]
+        out.append((f"Per-group predicted class proportions and per-class recall ({split})", ["group"] + cols,
+                    rows))
     sw = rep["context"].get("sweep")
     if sw:
         out.append((f"Trade-off: the goal retrained at each {sw['parameter']} (values on the training data)",

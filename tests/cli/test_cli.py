@@ -271,7 +271,7 @@ def _bad_cases(d):
         "unknown goal": (["fit", "train.csv", "--label", "label", "--groups", "group", "--goals", "unknown.toml",
                           "--out", "x.npz"], "line 4: goals[0].recipe: unknown goal 'equal_oportunity'"),
         "three classes": (["fit", "train.csv", "--label", "color", "--groups", "group", "--goals", "goals.toml",
-                           "--out", "x.npz"], "3 distinct value(s)"),
+                           "--out", "x.npz"], "is a two-class goal, but the label column has 3 classes"),
         "missing model": (["predict", "nope.npz", "train.csv", "--out", "p.csv"], "no such model file"),
         "group not given": (["fit", "train.csv", "--label", "label", "--goals", "goals.toml", "--out", "x.npz"],
                             "add it to --groups"),

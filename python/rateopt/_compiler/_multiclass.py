@@ -424,7 +424,7 @@ class MulticlassProblem:
     ----------
     objective : Expression, str, MacroF1 or None, default=None
         A K-class rate expression to minimize, a name of
-        :data:`MULTICLASS_OBJECTIVES` (``"error"``, ``"balanced_error"``,
+        :data:`rateopt.goals.MULTICLASS_OBJECTIVES` (``"error"``, ``"balanced_error"``,
         ``"macro_f1"``), or ``None``: the error rate.
     constraints : iterable, default=()
         Constraints over K-class rates, and goals (e.g.
@@ -455,7 +455,7 @@ class MulticlassProblem:
     >>> p = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.1)], datasets=ds)
     >>> ev = p.evaluate(np.array([0, 1, 2, 0, 0, 0]))
     >>> round(ev.objective, 4), round(ev.max_violation, 4)
-    (0.3333, 0.5667)
+    (0.3333, 0.2333)
     """
 
     def __init__(self, objective=None, constraints=(), *, regularization=None, datasets=None,

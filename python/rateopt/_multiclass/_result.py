@@ -64,7 +64,7 @@ class MulticlassResult:
         Parameters
         ----------
         solution : str, default="m-stochastic"
-            One of :data:`MULTICLASS_SOLUTIONS`.
+            ``"m-stochastic"`` (or ``"shrunk"``), ``"best"``, ``"last"`` or ``"average"``.
         epsilon : float, default=0.0
             Allowed violation of the LP's constraints.
 
@@ -96,7 +96,7 @@ class MulticlassResult:
         Parameters
         ----------
         solution : str, default="m-stochastic"
-            One of :data:`MULTICLASS_SOLUTIONS`.
+            ``"m-stochastic"`` (or ``"shrunk"``), ``"best"``, ``"last"`` or ``"average"``.
         epsilon : float, default=0.0
 
         Returns

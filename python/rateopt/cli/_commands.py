@@ -19,8 +19,8 @@ from .._demo import run_demo
 from .._group_rates import group_rates
 from .._io import load
 from .._methods._sweep import sweep
-from .._postprocess._certify import certify_expressions
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, validate
+from .._postprocess._certify import certify_expressions
 from .._solutions._result import warn_if_infeasible
 from .._threshold_classifier import ThresholdClassifier
 from .._train import run_game
@@ -29,12 +29,32 @@ from .._utils._json import json_ready
 from .._version import __version__
 from ..core._config import show_config
 from ..datasets._packages import PACKAGES
-from ..exceptions import ConstantConstraintError, EmptySubsetError, InfeasibleWarning, RateoptError
+from ..exceptions import (
+    ConstantConstraintError,
+    EmptySubsetError,
+    InfeasibleWarning,
+    RateoptError,
+)
 from ..report import REPORT_FORMATS, build_report, write_report
-from ._bundle import ChainedRule, base_scores, read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
+from ._bundle import (
+    ChainedRule,
+    base_scores,
+    read_bundle,
+    read_sidecar,
+    result_path,
+    sidecar_path,
+    write_sidecar,
+)
 from ._data import frame_features, load_table
 from ._encoding import ColumnRoles, text_values
 from ._io import Frame, InputError, file_format, pyarrow_parquet, read_chunks
+from ._multiclass import (
+    check_binary_goals,
+    check_goal_groups,
+    evaluate_multiclass,
+    fit_multiclass,
+    print_goals,
+)
 from ._progress import progress
 from ._selfcheck import selfcheck as run_selfcheck
 from ._train_table import check_train_entry
@@ -84,21 +104,9 @@ def _role_tables(spec, roles, encoding, classes, fmt_of, skip=("train",), splits
     return out
 
 
-def _check_goal_groups(spec, groups_given):
-    """Every group column a goal names must be among ``--groups``."""
-    for i, g in enumerate(spec.goals):
-        cols = getattr(g, "group", None)
-        cols = () if cols is None else (cols,) if isinstance(cols, str) else tuple(cols)
-        for c in cols:
-            if c not in groups_given:
-                raise InputError(f"{spec.path or 'the goals'}: goals[{i}] ({type(g).__name__}) uses group column "
-                                 f"{c!r}, which is not among the group columns {list(groups_given)!r}: add it to "
-                                 f"--groups")
-
-
 def _problem(spec, tables, main, goals=None):
     """The goals (default: all of ``spec``'s) bound to ``main`` (as role "train") and to their other roles."""
-    _check_goal_groups(spec, main.groups)
+    check_goal_groups(spec, main.groups)
     goals = spec.goals if goals is None else goals
     datasets = {"train": main.dataset("train")}
     for role in sorted({g.dataset for g in goals}):
@@ -136,7 +144,7 @@ def _evaluable_problem(spec, tables, main, trained_groups):
     column -> values in the training data), when a subset it takes a rate on is empty, or when it no longer
     depends on the decisions (e.g. one group is the whole batch).
     """
-    _check_goal_groups(spec, main.groups)
+    check_goal_groups(spec, main.groups)
     kept, skipped = [], []
     for i, goal in enumerate(spec.goals):
         absent = _absent_groups(goal, main, trained_groups)
@@ -265,7 +273,13 @@ def fit(args):
                         drop=args.drop)
     if args.postprocess is not None:
         return _fit_postprocess(args, spec, fmt, roles)
-    train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown)
+    train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown,
+                           allow_multiclass=True)
+    if train_tab.multiclass:
+        others = _role_tables(spec, roles, train_tab.encoding, train_tab.classes, _fmt_of(args.format),
+                              skip=("train",))
+        return fit_multiclass(args, spec, fmt, roles, train_tab, others)
+    check_binary_goals(spec)
     others = _role_tables(spec, roles, train_tab.encoding, train_tab.classes, _fmt_of(args.format))
     method, train_params, model_params, solution_params = _params(spec, args)
     sol = validate(SOLUTION_PARAMS, solution_params)
@@ -342,7 +356,7 @@ def fit(args):
         write_sidecar(files.path(sidecar_path(args.out)), sidecar)
         if args.report:
             write_report(rep, files.path(args.report))
-    _print_goals(rep, sys.stdout)
+    print_goals(rep, sys.stdout)
     for split, cert in certificates.items():
         print(f"\ncertified upper bounds ({split} held out, confidence {cert.confidence:g}):")
         for b in cert.goals:
@@ -378,11 +392,19 @@ def _fit_postprocess(args, spec, fmt, roles):
             raise InputError(f"--postprocess {column}: that file is already a threshold rule")
         roles = ColumnRoles(label=roles.label or base_roles.label, groups=roles.groups or base_roles.groups,
                             weight=roles.weight, baseline=roles.baseline, drop=base_roles.drop)
+        if len(base_meta.get("classes") or ()) > 2:
+            raise InputError(f"--postprocess {column}: a K-class model; --postprocess fits a two-class threshold "
+                             "rule (the K-class plug-in rule is rateopt.ThresholdClassifier in Python)")
         train_tab = load_table(args.data, fmt, roles, encoding=base_enc, classes=base_meta["classes"])
         scores = np.asarray(base_scores(base, train_tab.X), dtype=np.float64)
     else:
         train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown,
-                               keep_only=column)
+                               keep_only=column, allow_multiclass=True)
+        if train_tab.multiclass:
+            raise InputError(f"--postprocess is not supported for K-class labels (the label column has "
+                             f"{len(train_tab.classes)} classes {train_tab.classes!r}); it fits a two-class "
+                             "threshold rule (the K-class plug-in rule is rateopt.ThresholdClassifier in Python)")
+        check_binary_goals(spec)
         cols = train_tab.encoding.columns
         if len(cols) != 1 or cols[0]["name"] != column or cols[0]["type"] != "numeric":
             raise InputError(f"--postprocess {column}: the score column must hold numbers (it was read as "
@@ -440,16 +462,6 @@ def _support_weights(result, clf):
     return q
 
 
-def _print_goals(rep, out):
-    splits = list(rep["objective"])
-    width = max([len(g["name"]) for g in rep["goals"]] + [9])
-    print(f"{'objective':<{width}}  " + "  ".join(f"{s:>10}" for s in splits), file=out)
-    print(f"{'':<{width}}  " + "  ".join(f"{rep['objective'][s]:>10.4f}" for s in splits), file=out)
-    for g in rep["goals"]:
-        cells = "  ".join(f"{g['values'][s]:>+10.4f}" + ("" if g["met"][s] else "!") for s in splits)
-        print(f"{g['name']:<{width}}  {cells}", file=out)
-
-
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -460,6 +472,9 @@ def evaluate(args):
                                                  else None))
     spec = _goals(args.goals if args.goals else meta.get("goals_toml", ""), meta.get("goals_dir"))
     table = load_table(args.data, fmt, roles, encoding=enc, classes=meta["classes"])
+    if table.multiclass:
+        return evaluate_multiclass(args, clf, meta, spec, table)
+    check_binary_goals(spec)
     others = _role_tables(spec, roles, enc, meta["classes"], _fmt_of(None), splits=False)
     problem, skipped = _evaluable_problem(spec, others, table, _trained_groups(meta))
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
@@ -564,7 +579,8 @@ class _ParquetSink:
         """No rows: a valid Parquet file with the columns (text, and float64 ``proba``)."""
         import pyarrow as pa
 
-        self.pq.write_table(pa.table({k: pa.array([], type=pa.float64() if k == "proba" else pa.string())
+        self.pq.write_table(pa.table({k: pa.array([], type=pa.float64() if k == "proba" or k.startswith("proba_")
+                                                  else pa.string())
                                       for k in self.header}), self.path)
 
 
@@ -581,7 +597,10 @@ def predict(args):
         raise InputError("--chunk-rows must be >= 1")
     _check_outputs(("--out", args.out))
     classes = np.array(meta["classes"], dtype=object)
-    header = list(args.keep) + ["prediction"] + (["proba"] if args.proba else [])
+    if len(classes) > 2:  # K classes: the predicted class and one probability column per class
+        header = list(args.keep) + ["prediction"] + [f"proba_{c}" for c in meta["classes"]]
+    else:
+        header = list(args.keep) + ["prediction"] + (["proba"] if args.proba else [])
     bar = progress(None, "rateopt predict", args.quiet)
     n = 0
     with AtomicFiles() as files:  # the predictions appear only when every chunk is scored
@@ -607,6 +626,15 @@ def _score_chunks(args, clf, enc, fmt, classes, sink, bar):
             rule = clf.rule if isinstance(clf, ChainedRule) else clf
             groups = ({g: text_values(chunk.column(g, "--groups")) for g in rule.rule_.columns}
                       if isinstance(rule, ThresholdClassifier) and isinstance(chunk, Frame) else {})
+            if len(classes) > 2:
+                cols["prediction"] = classes[clf.predict_index(X, random_state=args.seed)]
+                P = clf.predict_proba(X)
+                for k, c in enumerate(classes.tolist()):
+                    cols[f"proba_{c}"] = P[:, k]
+                sink.write(cols)
+                n += X.shape[0]
+                bar.update(X.shape[0])
+                continue
             cols["prediction"] = classes[_draw(clf, X, groups, args.seed)]
             if args.proba:
                 cols["proba"] = _proba(clf, X, groups)

@@ -7,16 +7,21 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._language._classes import ClassDataset
 from .._language._data import Dataset
 from ._encoding import ColumnRoles, Encoding, as_numbers, split_label, text_values
 from ._io import Frame, InputError, read_all
 
-__all__ = ["Table", "load_table", "labels_from_classes", "side_columns"]
+__all__ = ["Table", "load_table", "labels_from_classes", "class_labels", "multiclass_labels", "side_columns"]
 
 
 @dataclass
 class Table:
-    """A data file, encoded: CSR features and the side columns (``y`` is 0/1 or None)."""
+    """A data file, encoded: CSR features and the side columns (``y`` is 0/1, K-class labels or None).
+
+    A K-class table (``multiclass``) holds the labels themselves in ``y`` (numbers when every label is a
+    number, else text) and the sorted classes in ``classes``.
+    """
 
     X: sp.csr_matrix
     y: np.ndarray | None
@@ -27,8 +32,12 @@ class Table:
     encoding: Encoding
     path: str
     dropped: tuple = ()  # the columns left out of the features (beyond the roles' --drop)
+    multiclass: bool = False
 
     def dataset(self, name="train"):
+        if self.multiclass:
+            return ClassDataset(self.X, self.y, weights=self.weight, groups=self.groups or None, name=name,
+                                classes=self.classes)
         return Dataset(self.X, self.y, weights=self.weight, groups=self.groups or None, baseline=self.baseline,
                        name=name)
 
@@ -41,6 +50,46 @@ def labels_from_classes(values, classes, path, column):
         raise InputError(f"{path}: label column {column!r} has value(s) {unknown[:5]!r} that were not classes in "
                          f"training ({classes!r})")
     return (text == classes[1]).astype(np.int64)
+
+
+def _label_values(text):
+    """K-class labels from their text: ints when every label is an integer, floats when every one is a number,
+    else the text itself."""
+    try:
+        nums = text.astype(np.float64)
+    except (TypeError, ValueError):
+        return text
+    if not np.all(np.isfinite(nums)):
+        return text
+    if np.all(nums == np.round(nums)) and np.all(np.abs(nums) < 2**53):
+        return nums.astype(np.int64)
+    return nums
+
+
+def class_labels(values, path, column):
+    """K-class labels of a label column and its classes (sorted: numerically when every label is a number)."""
+    text = text_values(values)
+    if (text == "").any():
+        i = int(np.flatnonzero(text == "")[0])
+        raise InputError(f"{path}: label column {column!r} has a missing value at data row {i + 1}")
+    y = _label_values(text)
+    return y, sorted(set(y.tolist()))
+
+
+def multiclass_labels(values, classes, path, column):
+    """K-class labels of ``values`` given the training classes (every label must be one of them)."""
+    text = text_values(values)
+    known = {str(text_values(np.array([c], dtype=object))[0]): c for c in classes}
+    unknown = sorted(set(text.tolist()) - set(known))
+    if unknown:
+        raise InputError(f"{path}: label column {column!r} has value(s) {unknown[:5]!r} that were not classes in "
+                         f"training ({list(classes)!r})")
+    return np.array([known[t] for t in text.tolist()], dtype=object if any(isinstance(c, str) for c in classes)
+                    else np.asarray(classes).dtype)
+
+
+def _distinct(values):
+    return len(set(text_values(values).tolist()))
 
 
 def _numeric(values, path, column, role):
@@ -66,16 +115,18 @@ def side_columns(frame, roles):
 
 
 def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, positive=None, unknown="ignore",
-               require_label=True, keep_only=None):
+               require_label=True, keep_only=None, allow_multiclass=False):
     """Read and encode a whole data file.
 
     With ``encoding=None`` the encoding is learnt from the file (``fit``) and the
-    labels' classes too; otherwise both are applied as trained. ``keep_only``
+    labels' classes too; otherwise both are applied as trained. A label column of
+    more than two values (``allow_multiclass`` and no ``positive``), or more than
+    two training ``classes``, gives a K-class table. ``keep_only``
     names the one feature column to encode (every other column that plays no
     role is dropped: a score column to post-process).
     """
     if fmt == "libsvm":
-        return _load_libsvm(path, roles, encoding, classes, positive)
+        return _load_libsvm(path, roles, encoding, classes, positive, allow_multiclass)
     frame = read_all(path, fmt)
     dropped = tuple(roles.drop)
     if keep_only is not None:
@@ -90,17 +141,23 @@ def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, po
         encoding = Encoding.fit(frame, roles, unknown)
     X = encoding.transform(frame)
     y = None
+    multiclass = classes is not None and len(classes) > 2
     if roles.label is not None and (require_label or roles.label in frame.columns):
         values = frame.column(roles.label, "--label")
-        if classes is None:
+        if classes is None and allow_multiclass and positive is None and _distinct(values) > 2:
+            multiclass = True
+            y, classes = class_labels(values, path, roles.label)
+        elif classes is None:
             y, classes = split_label(values, path, roles.label, positive)
+        elif multiclass:
+            y = multiclass_labels(values, classes, path, roles.label)
         else:
             y = labels_from_classes(values, classes, path, roles.label)
     groups, weight, baseline = side_columns(frame, roles)
-    return Table(X, y, classes, groups, weight, baseline, encoding, path, dropped)
+    return Table(X, y, classes, groups, weight, baseline, encoding, path, dropped, multiclass)
 
 
-def _load_libsvm(path, roles, encoding, classes, positive):
+def _load_libsvm(path, roles, encoding, classes, positive, allow_multiclass=False):
     if roles.weight is not None or roles.baseline is not None or roles.drop:
         raise InputError(f"{path}: a LIBSVM file has no named columns: --weight, --baseline and --drop need CSV "
                          "or Parquet data")
@@ -111,11 +168,18 @@ def _load_libsvm(path, roles, encoding, classes, positive):
         encoding = Encoding.for_libsvm(chunk.X.shape[1])
     elif chunk.X.shape[1] != encoding.n_features:
         chunk.X.resize((chunk.X.shape[0], encoding.n_features))
-    if classes is None:
+    multiclass = classes is not None and len(classes) > 2
+    if classes is None and allow_multiclass and positive is None and _distinct(chunk.labels) > 2:
+        multiclass = True
+        y, classes = class_labels(chunk.labels, path, "the first field")
+    elif classes is None:
         y, classes = split_label(chunk.labels, path, "the first field", positive)
+    elif multiclass:
+        y = multiclass_labels(chunk.labels, classes, path, "the first field")
     else:
         y = labels_from_classes(chunk.labels, classes, path, "the first field")
-    return Table(chunk.X, y, classes, libsvm_groups(chunk.X, roles.groups, path), None, None, encoding, path)
+    return Table(chunk.X, y, classes, libsvm_groups(chunk.X, roles.groups, path), None, None, encoding, path,
+                 (), multiclass)
 
 
 def libsvm_groups(X, groups, path):

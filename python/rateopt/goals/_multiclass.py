@@ -208,7 +208,7 @@ class ClassPriorMatching(Goal):
     --------
     >>> from rateopt.goals import class_prior_matching
     >>> class_prior_matching((0.5, 0.3, 0.2), slack=0.02)
-    ClassPriorMatching(targets=(0.5, 0.3, 0.2), slack=0.02)
+    ClassPriorMatching(targets=(0.5, 0.3, 0.2), slack=0.02, group=None)
     """
 
     targets: tuple

@@ -1,0 +1,144 @@
+"""K-class training: the recorded rates are the iterates' true rates, the shrink is feasible, the games run."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import rateopt as ro
+from rateopt._multiclass import train_multiclass
+
+
+def _data(n=3000, K=3, seed=0, shift=1.5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    g = rng.integers(0, 2, n)
+    W = rng.normal(size=(6, K))
+    logits = X @ W + np.outer(g, np.linspace(shift, -shift, K))
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    return np.column_stack([X, g]).astype(np.float64), y, np.where(g == 1, "b", "a")
+
+
+def _counts_by_numpy(problem, coef, intercept, X):
+    ds, c = problem.dataset, problem.compiled
+    K = ds.n_classes
+    pred = np.argmax(X @ coef.T + intercept, axis=1)
+    N = np.zeros((c.n_cells, K, K))
+    np.add.at(N, (c.cells, ds.label_index, pred), ds.weights)
+    return N
+
+
+def test_recorded_counts_are_each_iterates_true_counts():
+    X, y, g = _data()
+    w = np.random.default_rng(1).uniform(0.5, 2, len(y))
+    ds = ro.ClassDataset(X, y, weights=w, groups={"g": g})
+    p = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
+    res = ro.train(p, n_iter=60, random_state=0)
+    for t in (0, 1, 17, 59):
+        np.testing.assert_allclose(res.counts[t], _counts_by_numpy(p, res.coefs[t], res.intercepts[t], X),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_shrunk_solution_meets_demographic_parity_where_logistic_regression_does_not():
+    X, y, g = _data()
+    ds = ro.ClassDataset(X, y, groups={"g": g})
+    p = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
+    lr = LogisticRegression(max_iter=2000).fit(X, y)
+    assert p.evaluate(lr.predict(X)).max_violation > 0.02  # the goal binds
+    res = ro.train(p, n_iter=500, random_state=0)
+    clf = res.solution()
+    assert clf.n_models <= p.n_constraints + 1
+    ev = p.evaluate(clf.predict_proba(X))  # the mixture's expected rates, recomputed from its models
+    assert ev.max_violation <= 1e-9
+    assert ev.objective == pytest.approx(res.evaluate().objective, abs=1e-12)
+    # as good as the exact plug-in post-processing of logistic regression (an independent method)
+    post = ro.ThresholdClassifier(lr, prefit=True, goals=[ro.goals.multiclass_demographic_parity("g", slack=0.05)])
+    post.fit(X, y, groups={"g": g})
+    reference = p.evaluate(post.predict_proba(X, groups={"g": g}))
+    assert reference.max_violation <= 1e-9
+    assert ev.objective <= reference.objective + 0.005
+
+
+def test_unconstrained_training_matches_multinomial_logistic_regression():
+    X, y, g = _data(shift=0.0)
+    ds = ro.ClassDataset(X, y, groups={"g": g})
+    res = ro.train(ro.Problem(datasets=ds), ro.LinearModel(l2=1e-4), n_iter=800, random_state=0)
+    acc = 1 - res.evaluate("last").objective
+    lr = LogisticRegression(C=1e4, max_iter=5000).fit(X, y)
+    assert abs(acc - lr.score(X, y)) <= 0.01
+
+
+def test_kernel_model_learns_a_nonlinear_three_class_problem():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 2))
+    r = np.hypot(X[:, 0], X[:, 1])
+    y = np.digitize(r, [0.8, 1.5])  # rings: no linear model separates them
+    ds = ro.ClassDataset(X, y)
+    lin = ro.train(ro.Problem(datasets=ds), n_iter=300, random_state=0).evaluate("last").objective
+    res = ro.train(ro.Problem(datasets=ds), ro.KernelModel(gamma=1.0, n_components=200, random_state=0),
+                   n_iter=300, random_state=0)
+    clf = res.solution("last")
+    assert clf.feature_map is not None
+    err = np.mean(clf.predict(X) != y)
+    assert err == pytest.approx(res.evaluate("last").objective, abs=1e-12)
+    assert err < 0.15 < lin
+
+
+@pytest.mark.parametrize("method", ["proxy-external", "unconstrained"])
+def test_other_games_run_and_record(method):
+    X, y, g = _data(n=800)
+    ds = ro.ClassDataset(X, y, groups={"g": g})
+    p = ro.Problem(constraints=[ro.goals.multiclass_equal_opportunity("g", slack=0.1)], datasets=ds)
+    res = ro.train(p, method=method, n_iter=50, random_state=0)
+    assert res.method == method and res.n_iter == 50
+    assert res.multipliers.shape == (50, p.n_constraints + 1)
+    if method == "unconstrained":
+        assert np.all(res.multipliers[:, 1:] == 0)
+
+
+def test_k2_problem_matches_the_binary_path():
+    """Two classes through the K-class path: the same rates as the binary problem, and a solution as good."""
+    X, y, g = _data(K=2, n=3000)
+    binary = ro.Problem(constraints=[ro.goals.demographic_parity("g", slack=0.05)],
+                        datasets=ro.Dataset(X, y, groups={"g": g}))
+    k2 = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05, classes=(1,))],
+                    datasets=ro.ClassDataset(X, y, groups={"g": g}))
+    rb = ro.train(binary, n_iter=500, random_state=0)
+    rk = ro.train(k2, n_iter=500, random_state=0)
+    pb = rb.solution().predict_proba(X)
+    pk = rk.solution().predict_proba(X)
+    eb, ek = binary.evaluate(pb, kind="probabilities"), k2.evaluate(pk)
+    # each solution evaluated by the other path's problem gives the same values
+    assert k2.evaluate(np.column_stack([1 - pb, pb])).objective == pytest.approx(eb.objective, abs=1e-12)
+    assert list(binary.evaluate(pk[:, 1], kind="probabilities").constraints.values()) == pytest.approx(
+        list(ek.constraints.values()), abs=1e-12)
+    assert eb.max_violation <= 1e-9 and ek.max_violation <= 1e-9
+    assert abs(eb.objective - ek.objective) <= 0.01
+
+
+def test_macro_f1_objective_improves_macro_f1_on_imbalanced_classes():
+    from sklearn.metrics import f1_score
+    X, y, g = _data(n=3000, K=3, shift=0.0)
+    y = np.where((y == 2) & (np.random.default_rng(3).random(len(y)) < 0.8), 0, y)  # class 2 is rare
+    ds = ro.ClassDataset(X, y, groups={"g": g})
+    err = ro.train(ro.Problem(datasets=ds), n_iter=400, random_state=0).solution("last")
+    f1 = ro.train(ro.Problem(objective="macro_f1", datasets=ds), n_iter=400, random_state=0)
+    p = ro.Problem(objective="macro_f1", datasets=ds)
+    assert p.evaluate(f1.solution("average").predict_proba(X)).objective < p.evaluate(err.predict(X)).objective
+    assert 1 - p.evaluate(err.predict(X)).objective == pytest.approx(f1_score(y, err.predict(X), average="macro"))
+
+
+def test_bad_arguments_are_named():
+    X, y, g = _data(n=200)
+    p = ro.Problem(datasets=ro.ClassDataset(X, y, groups={"g": g}))
+    with pytest.raises(ValueError, match="method"):
+        ro.train(p, method="lagrangian-hinge")
+    with pytest.raises(ValueError, match="n_iter"):
+        ro.train(p, n_iter=0)
+    with pytest.raises(ValueError, match="proxy"):
+        ro.train(p, proxy="logistic")
+    with pytest.raises(TypeError, match="validation"):
+        ro.train(p, validation=object())
+    with pytest.raises(TypeError, match="problem"):
+        train_multiclass(object())
