@@ -212,6 +212,31 @@ struct KVec {
         for (int a = 0; a < n2; ++a) h[a] += x * g.h[a];
         for (int a = 0; a < n1; ++a) r[a] += x * g.r[a];
     }
+    // this += c[0..KC)
+    ROPT_ALWAYS_INLINE void add(const double* c) {
+        KVec t;
+        t.load(c);
+        for (int a = 0; a < n4; ++a) q[a] += t.q[a];
+        for (int a = 0; a < n2; ++a) h[a] += t.h[a];
+        for (int a = 0; a < n1; ++a) r[a] += t.r[a];
+    }
+    // this = max(this - top, lo), lane by lane (this - top < lo ? lo : this - top)
+    ROPT_ALWAYS_INLINE void sub_clamp(double top, double lo) {
+        const kvec4 l4 = {lo, lo, lo, lo};
+        const kvec2 l2 = {lo, lo};
+        for (int a = 0; a < n4; ++a) {
+            const kvec4 x = q[a] - top;
+            q[a] = x < l4 ? l4 : x;
+        }
+        for (int a = 0; a < n2; ++a) {
+            const kvec2 x = h[a] - top;
+            h[a] = x < l2 ? l2 : x;
+        }
+        for (int a = 0; a < n1; ++a) {
+            const double x = r[a] - top;
+            r[a] = x < lo ? lo : x;
+        }
+    }
 #else
     double v[KC];
     ROPT_ALWAYS_INLINE void zero() {
@@ -228,6 +253,15 @@ struct KVec {
     }
     ROPT_ALWAYS_INLINE void madd(double x, const KVec& g) {
         for (int k = 0; k < KC; ++k) v[k] += x * g.v[k];
+    }
+    ROPT_ALWAYS_INLINE void add(const double* c) {
+        for (int k = 0; k < KC; ++k) v[k] += c[k];
+    }
+    ROPT_ALWAYS_INLINE void sub_clamp(double top, double lo) {
+        for (int k = 0; k < KC; ++k) {
+            const double x = v[k] - top;
+            v[k] = x < lo ? lo : x;
+        }
     }
 #endif
 };
@@ -281,8 +315,8 @@ ROPT_ALWAYS_INLINE void row_scores(const Matrix& X, std::int64_t i, const Multic
         acc.zero();
         const double* __restrict coef = m.coef;
         for_each_entry(X, i, [&](std::int64_t j, double x) ROPT_LAMBDA_INLINE { acc.madd(x, coef + j * KS); });
+        acc.add(m.intercept);  // + intercept[k] after the entries, as in the generic loop
         acc.store(s);
-        for (int k = 0; k < KC; ++k) s[k] += m.intercept[k];
     } else {
         const std::int64_t K = m.n_classes;
         std::fill(s, s + K, 0.0);
@@ -381,23 +415,33 @@ ROPT_ALWAYS_INLINE double exp_clamped(double x) {
 }
 
 // The row's softmax quantities, computed at most once per row (both tables may
-// use them): lse = logsumexp(s) and, when slopes are asked for, p = softmax(s).
+// use them): logsumexp(s) = top + log(sum) (the log is taken later, a block of
+// rows at a time: see PendingProxy) and, when slopes are asked for, p = softmax(s).
 template <int KC>
 struct SoftmaxRow {
     bool ready = false;
-    double lse = 0.0;
+    double top = 0.0, sum = 0.0;
     ROPT_ALWAYS_INLINE void compute(const double* s, std::int64_t K_run, double* p, bool want_p) {
         const std::int64_t K = KC > 0 ? KC : K_run;
-        double top = s[0];
+        top = s[0];
         for (std::int64_t k = 1; k < K; ++k) top = s[k] > top ? s[k] : top;
-        for (std::int64_t k = 0; k < K; ++k) {
-            const double x = s[k] - top;
-            p[k] = x < -708.0 ? -708.0 : x;
+        if constexpr (KC > 0) {
+            // In registers, stored whole: the exp loop's vector loads of p then
+            // read what whole vector stores wrote (element stores followed by a
+            // vector load stall store forwarding, ~15 cycles a row).
+            KVec<KC> x;
+            x.load(s);
+            x.sub_clamp(top, -708.0);
+            x.store(p);
+        } else {
+            for (std::int64_t k = 0; k < K; ++k) {
+                const double x = s[k] - top;
+                p[k] = x < -708.0 ? -708.0 : x;
+            }
         }
         for (std::int64_t k = 0; k < K; ++k) p[k] = exp_clamped(p[k]);
-        double sum = 0.0;
+        sum = 0.0;
         for (std::int64_t k = 0; k < K; ++k) sum += p[k];
-        lse = top + std::log(sum);
         if (want_p) {
             const double inv = 1.0 / sum;
             for (std::int64_t k = 0; k < K; ++k) p[k] *= inv;
@@ -408,9 +452,11 @@ struct SoftmaxRow {
 
 // One table's proxy value at the row's scores s (unweighted); its slopes added
 // to g when g is not null. p is the row's softmax scratch (K,).
+// A softmax table's value, max_gap (logsumexp(s) - s_t), waits for the row's
+// log: it returns 0 and sets *soft = true (the caller records max_gap and s_t).
 template <int KC>
 ROPT_ALWAYS_INLINE double cost_proxy(MulticlassProxy kind, const double* s, const double* gap, double max_gap, std::int64_t t,
-                         std::int64_t K_run, SoftmaxRow<KC>& sm, double* p, double* g) {
+                         std::int64_t K_run, SoftmaxRow<KC>& sm, double* p, double* g, bool* soft) {
     const std::int64_t K = KC > 0 ? KC : K_run;
     if (max_gap == 0.0) return 0.0;
     if (kind == MulticlassProxy::hinge) {
@@ -434,13 +480,25 @@ ROPT_ALWAYS_INLINE double cost_proxy(MulticlassProxy kind, const double* s, cons
         for (std::int64_t k = 0; k < K; ++k) g[k] += max_gap * p[k];
         g[t] -= max_gap;
     }
-    return max_gap * (sm.lse - s[t]);
+    *soft = true;
+    return 0.0;
 }
 
-// One chunk's private accumulators.
+// One row's proxy terms whose softmax value waits for the log: w (lo + lc),
+// lo = fo ? mo (top + log(sum) - so) : lo, the same for lc; summed in row
+// order by flush_pending, with the same operations as at once.
+struct PendingProxy {
+    double w, lo, lc, mo, so, mc, sc, top, sum;
+    bool fo, fc;
+}; 
+
+// The rows whose softmax log waits (RowTerms::flush_pending).
+constexpr std::int64_t kPendingRows = 256;
+
 // One chunk's private accumulators, and one row's scores s, softmax p and slopes g (K,).
 struct alignas(64) MulticlassScratch {
     std::vector<double> counts, grad_intercept, s, p, g;
+    std::vector<PendingProxy> pending;  // (kPendingRows,)
     AlignedTable grad;  // (n_features, padded_stride(K))
     double proxy = 0.0, objective = 0.0, constraint = 0.0;
     std::int64_t nonfinite = 0;
@@ -451,6 +509,7 @@ struct alignas(64) MulticlassScratch {
         s.assign(static_cast<std::size_t>(K), 0.0);
         p.assign(static_cast<std::size_t>(K), 0.0);
         g.assign(static_cast<std::size_t>(K), 0.0);
+        pending.resize(static_cast<std::size_t>(kPendingRows));
     }
 };
 
@@ -488,7 +547,24 @@ struct RowTerms {
     std::int64_t K_run;
     bool gradient;
     MulticlassScratch& acc;
+    bool any_softmax;
     double proxy = 0.0, objective = 0.0, constraint = 0.0;
+    std::int64_t n_pending = 0;
+
+    // proxy += the pending rows' terms, in row order.
+    void flush_pending() {
+        for (std::int64_t q = 0; q < n_pending; ++q) {
+            const PendingProxy& e = acc.pending[static_cast<std::size_t>(q)];
+            double lo = e.lo, lc = e.lc;
+            if (e.fo || e.fc) {
+                const double lse = e.top + std::log(e.sum);
+                if (e.fo) lo = e.mo * (lse - e.so);
+                if (e.fc) lc = e.mc * (lse - e.sc);
+            }
+            proxy += e.w * (lo + lc);
+        }
+        n_pending = 0;
+    }
 
     ROPT_ALWAYS_INLINE bool operator()(std::int64_t i, const double* s, double* g) {
         const std::int64_t K = KC > 0 ? KC : K_run;
@@ -505,11 +581,21 @@ struct RowTerms {
         if (gr)
             for (std::int64_t k = 0; k < K; ++k) g[k] = 0.0;
         const std::size_t row = static_cast<std::size_t>(c * K);
+        bool fo = false, fc = false;
         const double lo = cost_proxy<KC>(costs.objective_proxy, s, obj.gap.data() + row, obj.max_gap[c],
-                                         obj.best[c], K, sm, p, gr);
+                                         obj.best[c], K, sm, p, gr, &fo);
         const double lc = cost_proxy<KC>(costs.constraint_proxy, s, con.gap.data() + row, con.max_gap[c],
-                                         con.best[c], K, sm, p, gr);
-        proxy += w * (lo + lc);
+                                         con.best[c], K, sm, p, gr, &fc);
+        if (!any_softmax) {
+            proxy += w * (lo + lc);
+        } else {
+            // The row's log (if any) is taken later, a block of rows at once,
+            // out of this loop (a libm call here spills the vector registers).
+            PendingProxy& e = acc.pending[static_cast<std::size_t>(n_pending++)];
+            e = PendingProxy{w, lo, lc, obj.max_gap[c], s[obj.best[c]], con.max_gap[c], s[con.best[c]],
+                             sm.top, sm.sum, fo, fc};
+            if (n_pending == kPendingRows) flush_pending();
+        }
         if (!gr) return false;
         double nz = 0.0;
         for (std::int64_t k = 0; k < K; ++k) {
@@ -542,12 +628,10 @@ ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i, const
         a0.madd(static_cast<double>(x0[j]), c);
         a1.madd(static_cast<double>(x1[j]), c);
     }
+    a0.add(m.intercept);
+    a1.add(m.intercept);
     a0.store(s0);
     a1.store(s1);
-    for (int k = 0; k < KC; ++k) {
-        s0[k] += m.intercept[k];
-        s1[k] += m.intercept[k];
-    }
 }
 
 template <int KC, class T>
@@ -592,12 +676,10 @@ ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i, cons
     }
     for (; p0 < e0; ++p0) a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KS);
     for (; p1 < e1; ++p1) a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KS);
+    a0.add(m.intercept);
+    a1.add(m.intercept);
     a0.store(s0);
     a1.store(s1);
-    for (int k = 0; k < KC; ++k) {
-        s0[k] += m.intercept[k];
-        s1[k] += m.intercept[k];
-    }
 }
 
 template <int KC, class T, class I>
@@ -615,7 +697,9 @@ ROPT_MULTICLASS_CLONES void multiclass_chunk(const Matrix& X, const MulticlassMo
                                              const CellCosts& obj, const CellCosts& con, bool gradient,
                                              std::int64_t begin, std::int64_t end, MulticlassScratch& acc) {
     const std::int64_t K = KC > 0 ? KC : m.n_classes;
-    RowTerms<KC> terms{cells, costs, obj, con, K, gradient, acc};
+    const bool any_softmax =
+        costs.objective_proxy == MulticlassProxy::softmax || costs.constraint_proxy == MulticlassProxy::softmax;
+    RowTerms<KC> terms{cells, costs, obj, con, K, gradient, acc, any_softmax};
     double* grad = acc.grad.ptr;
     double* s = acc.s.data();
     double* g = acc.g.data();
@@ -646,6 +730,7 @@ ROPT_MULTICLASS_CLONES void multiclass_chunk(const Matrix& X, const MulticlassMo
         }
         if (terms(i, s, g)) row_scatter<KC>(X, i, g, K, grad);
     }
+    terms.flush_pending();
     acc.proxy = terms.proxy;
     acc.objective = terms.objective;
     acc.constraint = terms.constraint;
