@@ -28,7 +28,13 @@ import numpy as np
 from rateopt._compiler._compiled import Evaluation
 from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
-from rateopt._language._classes import ClassDataset, ClassRate, class_recall, multiclass_error_rate
+from rateopt._language._classes import (
+    ClassDataset,
+    ClassRate,
+    class_positions,
+    class_recall,
+    multiclass_error_rate,
+)
 from rateopt._language._expressions import Constant, Constraint, Expression, Scale, Sum, as_scalar, lift
 from rateopt.exceptions import ConstantConstraintError, EmptySubsetError, RateoptError
 from rateopt.goals import MULTICLASS_OBJECTIVES, Goal
@@ -354,18 +360,11 @@ def prediction_distribution(ds, predictions, what="predictions") -> np.ndarray |
     if a.ndim != 1 or a.shape[0] != n:
         raise RateoptError(f"{what} must be labels of shape ({n},) or probabilities of shape ({n}, {K}); "
                            f"got shape {a.shape}")
-    sorter = np.argsort(ds.classes, kind="stable")
-    try:
-        pos = np.searchsorted(ds.classes, a, sorter=sorter)
-    except TypeError:
-        raise RateoptError(f"{what}: labels of type {a.dtype} cannot be compared with the classes "
-                           f"{ds.classes.tolist()!r}") from None
-    idx = sorter[np.minimum(pos, K - 1)]
-    bad = ds.classes[idx] != a
-    if np.any(bad):
+    idx = class_positions(ds.classes, a, what)
+    if np.any(idx < 0):
         raise RateoptError(f"{what} has labels that are not classes {ds.classes.tolist()!r}: "
-                           f"{np.unique(a[bad])[:5].tolist()!r}")
-    return idx.astype(np.int64)
+                           f"{np.unique(a[idx < 0])[:5].tolist()!r}")
+    return idx
 
 
 def confusion_counts(compiled, ds, decided, soft_labels=None) -> np.ndarray:

@@ -47,6 +47,7 @@ __all__ = [
     "multiclass_error_rate",
     "multiclass_accuracy",
     "class_index",
+    "class_positions",
 ]
 
 
@@ -113,20 +114,10 @@ class ClassDataset(Dataset):
                 raise RateoptError("classes has repeated values")
         if len(cls) < 2:
             raise RateoptError(f"y needs at least two classes, got {len(cls)}: {cls.tolist()!r}")
-        order = np.argsort(cls, kind="stable") if cls.dtype != object else None
-        if order is not None:
-            pos = np.searchsorted(cls, a, sorter=order)
-            pos = np.minimum(pos, len(cls) - 1)
-            idx = order[pos]
-            bad = cls[idx] != a
-        else:
-            lookup = {v: i for i, v in enumerate(cls.tolist())}
-            idx = np.array([lookup.get(v, -1) for v in a.tolist()], dtype=np.int64)
-            bad = idx < 0
-        if np.any(bad):
+        idx = class_positions(cls, a, "y")
+        if np.any(idx < 0):
             raise RateoptError(
-                f"y has labels that are not among classes {cls.tolist()!r}: "
-                f"{unique(a[bad])[:5].tolist()!r}")
+                f"y has labels that are not among classes {cls.tolist()!r}: {unique(a[idx < 0])[:5].tolist()!r}")
         self.classes = readonly(np.array(cls, copy=True))
         self.n_classes = int(len(cls))
         self.label_index = readonly(np.asarray(idx, dtype=np.int32))
@@ -136,6 +127,37 @@ class ClassDataset(Dataset):
         if self.groups:
             parts.append(f"groups={list(self.groups)!r}")
         return f"ClassDataset({', '.join(parts)})"
+
+
+def class_positions(classes, values, what) -> np.ndarray:
+    """Each value's position in ``classes``, -1 where it is none (one lookup per distinct value, not per row).
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+    values : ndarray of shape (n,)
+        Labels, each one of ``classes``.
+    what : str
+        The argument's name in messages.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n,)
+        -1 for a value that is not a class (the caller says so in its words).
+
+    Raises
+    ------
+    RateoptError
+        If the values cannot be sorted.
+    """
+    try:
+        uniq, inverse = np.unique(values, return_inverse=True)
+    except TypeError:
+        raise RateoptError(f"{what}: labels of mixed types cannot be matched with the classes "
+                           f"{np.asarray(classes).tolist()!r}") from None
+    lookup = {v: i for i, v in enumerate(np.asarray(classes).tolist())}
+    pos = np.array([lookup.get(v, -1) for v in uniq.tolist()], dtype=np.int64)
+    return pos[inverse.reshape(-1)]
 
 
 def class_index(dataset, label, what="class") -> int:
