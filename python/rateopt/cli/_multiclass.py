@@ -25,6 +25,7 @@ from .._utils._json import json_ready
 from .._version import __version__
 from ..exceptions import RateoptError
 from ..goals import MULTICLASS_OBJECTIVES, OBJECTIVES
+from ..goals._multiclass import ClassGoal
 from ..report import build_multiclass_report, write_report
 from ._bundle import sidecar_path, write_sidecar
 from ._io import InputError
@@ -76,7 +77,7 @@ def print_goals(rep, out):
 
 def is_multiclass_goal(goal):
     """Whether ``goal`` is one of :mod:`rateopt.goals`' K-class goals."""
-    return type(goal).__module__.startswith("rateopt.goals._multiclass")
+    return isinstance(goal, ClassGoal)
 
 
 def _goal_label(spec, i, goal):

@@ -30,8 +30,9 @@ from rateopt._language._classes import (
 )
 from rateopt.exceptions import RateoptError
 from rateopt.goals._base import SIDES, Goal, check_number, goal_fields, validate_group
+from rateopt.goals._parity import relative_bounds
 
-__all__ = ["MULTICLASS_OBJECTIVES", "ClassPrecisionFloor", "ClassPriorMatching", "ClassRecallFloor",
+__all__ = ["MULTICLASS_OBJECTIVES", "ClassGoal", "ClassPrecisionFloor", "ClassPriorMatching", "ClassRecallFloor",
            "MulticlassDemographicParity", "MulticlassEqualOpportunity", "MulticlassEqualizedOdds",
            "class_precision_floor", "class_prior_matching", "class_recall_floor", "multiclass_demographic_parity",
            "multiclass_equal_opportunity", "multiclass_equalized_odds"]
@@ -44,11 +45,18 @@ MULTICLASS_OBJECTIVES = {
 }
 
 
-def _class_data(goal, ds):
-    if not isinstance(ds, ClassDataset):
-        raise RateoptError(f"{type(goal).__name__} is a K-class goal: bind it to a rateopt.ClassDataset, "
-                           f"not a {type(ds).__name__}")
-    return ds
+@dataclass(frozen=True, repr=False)
+class ClassGoal(Goal):
+    """Base class of the K-class goals: recipes that bind to a :class:`~rateopt.ClassDataset` only."""
+
+    def _build(self, ds):
+        if not isinstance(ds, ClassDataset):
+            raise RateoptError(f"{type(self).__name__} is a K-class goal: bind it to a rateopt.ClassDataset, "
+                               f"not a {type(ds).__name__}")
+        return self._build_classes(ds)
+
+    def _build_classes(self, ds):  # pragma: no cover - abstract
+        raise NotImplementedError
 
 
 def _classes(goal, ds):
@@ -71,17 +79,8 @@ def _check_classes(goal):
             raise RateoptError(f"{type(goal).__name__}: classes is empty")
 
 
-def _within(lhs, ref, slack, sides):
-    out = []
-    if sides in ("both", "upper"):
-        out.append(lhs <= ref + slack)
-    if sides in ("both", "lower"):
-        out.append(lhs >= ref - slack)
-    return out
-
-
 @goal_fields()
-class _ClassParityGoal(Goal):
+class _ClassParityGoal(ClassGoal):
     group: str | tuple
     slack: float = 0.0
     classes: tuple | None = field(default=None, kw_only=True)
@@ -100,8 +99,7 @@ class _ClassParityGoal(Goal):
             raise RateoptError(f"{owner}: sides must be one of {SIDES}, got {self.sides!r}")
         _check_classes(self)
 
-    def _build(self, ds):
-        ds = _class_data(self, ds)
+    def _build_classes(self, ds):
         groups = self._contexts(ds, self.group, self.values)
         whole = ds.context()
         out = []
@@ -109,7 +107,7 @@ class _ClassParityGoal(Goal):
             for k in _classes(self, ds):
                 ref = fn(whole, k)
                 for g in groups:
-                    out.extend(_within(fn(g, k), ref, self.slack, self.sides))
+                    out.extend(relative_bounds(fn(g, k), ref, self.slack, False, self.sides))
         return out
 
 
@@ -182,7 +180,7 @@ class MulticlassEqualizedOdds(_ClassParityGoal):
 
 
 @goal_fields()
-class ClassPriorMatching(Goal):
+class ClassPriorMatching(ClassGoal):
     """Class-prior matching (quantification): predicted class proportions within a slack of targets.
 
     ``|P(yhat=k | S) - targets[k]| <= slack`` for every class ``k`` and every
@@ -231,8 +229,7 @@ class ClassPriorMatching(Goal):
                                f"got {self.targets!r}")
         object.__setattr__(self, "targets", t)
 
-    def _build(self, ds):
-        ds = _class_data(self, ds)
+    def _build_classes(self, ds):
         if len(self.targets) != ds.n_classes:
             raise RateoptError(f"ClassPriorMatching: {len(self.targets)} targets for {ds.n_classes} classes "
                                f"{ds.classes.tolist()!r}")
@@ -257,7 +254,7 @@ _FLOOR_PARAMS = """group : str or tuple of str, default=None
 
 
 @dataclass(frozen=True, repr=False)
-class _ClassFloor(Goal):
+class _ClassFloor(ClassGoal):
     """A floor ``tau`` (the field named by ``bound``) on one K-class rate per class and group."""
 
     bound: ClassVar[str] = ""
@@ -267,8 +264,7 @@ class _ClassFloor(Goal):
         check_number(type(self).__name__, self.bound, getattr(self, self.bound), lo=0.0, hi=1.0)
         _check_classes(self)
 
-    def _build(self, ds):
-        ds = _class_data(self, ds)
+    def _build_classes(self, ds):
         tau = getattr(self, self.bound)
         return [self._floor(ctx, k, tau)
                 for ctx in self._contexts(ds, self.group, self.values) for k in _classes(self, ds)]

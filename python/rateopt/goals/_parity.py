@@ -17,10 +17,10 @@ from rateopt.goals._base import SIDES, Goal, check_number, goal_fields, validate
 
 __all__ = ["AccurateCoverage", "DemographicParity", "EqualAccuracy", "EqualOpportunity", "EqualizedOdds",
            "NoLostBenefits", "NotWorseOff", "accurate_coverage", "demographic_parity", "equal_accuracy",
-           "equal_opportunity", "equalized_odds", "no_lost_benefits", "not_worse_off", "statistical_parity"]
+           "equal_opportunity", "equalized_odds", "no_lost_benefits", "not_worse_off", "relative_bounds", "statistical_parity"]
 
 
-def _relative(lhs, ref, slack, multiplicative, sides):
+def relative_bounds(lhs, ref, slack, multiplicative, sides):
     """``lhs`` within ``slack`` of ``ref`` (additive or multiplicative), ``<=`` first."""
     out = []
     if multiplicative:
@@ -77,7 +77,7 @@ class _ParityGoal(Goal):
             else:
                 ref = fn(ds.context())
                 for g in groups:
-                    out.extend(_relative(fn(g), ref, self.slack, self.multiplicative, self.sides))
+                    out.extend(relative_bounds(fn(g), ref, self.slack, self.multiplicative, self.sides))
         return out
 
 
@@ -215,7 +215,7 @@ class _RelativeGoal(Goal):
         out = []
         for g in self._contexts(ds, self.group, self.values):
             lhs, ref = self._pair(g)
-            out.extend(_relative(lhs, ref, self.slack, self.multiplicative, self._sides))
+            out.extend(relative_bounds(lhs, ref, self.slack, self.multiplicative, self._sides))
         return out
 
 
