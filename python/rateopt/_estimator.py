@@ -25,7 +25,7 @@ from ._compiler._multiclass import MulticlassProblem
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset
 from ._multiclass import MULTICLASS_SOLUTIONS, train_multiclass
-from ._solutions._result import SOLUTION_KINDS, warn_if_infeasible
+from ._solutions._result import warn_if_infeasible
 from ._train import run_game
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from .exceptions import InfeasibleWarning
@@ -328,17 +328,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                              f"a callable or None, got {self.objective!r}")
         if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
-        solution = validate(SOLUTION_PARAMS, params) if self.solution in _BINARY_SOLUTIONS else None
         model = build_model(params, random_state=self.random_state)
         train_params = {p.name: params[p.name] for p in TRAIN_PARAMS}
         method = self.method
-        if self.estimator is not None and not _is_multiclass_target(y):
-            if self.oracle is not None:
-                raise ValueError("give estimator= or oracle=, not both")
-            if self.model != "linear":
-                raise ValueError("estimator= trains its own model class: leave model='linear'")
-            train_params["oracle"] = EstimatorOracle(self.estimator)
-            method = "oracle-proxy" if method == "auto" else method
         X, groups = self._split_groups(X, groups)
         nullable_columns(X)  # pd.NA in a nullable column: refused naming the column, as Dataset does
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -349,8 +341,14 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         if self.multiclass_:
             return self._fit_multiclass(X, y, groups, sample_weight, baseline, extra_datasets, model, train_params,
                                         method)
-        if solution is None:
-            raise ValueError(f"solution must be one of {sorted(_BINARY_SOLUTIONS)}, got {self.solution!r}")
+        solution = validate(SOLUTION_PARAMS, params)
+        if self.estimator is not None:
+            if self.oracle is not None:
+                raise ValueError("give estimator= or oracle=, not both")
+            if self.model != "linear":
+                raise ValueError("estimator= trains its own model class: leave model='linear'")
+            train_params["oracle"] = EstimatorOracle(self.estimator)
+            method = "oracle-proxy" if method == "auto" else method
         if self.classes_.shape[0] < 2:
             raise ValueError("y holds only 1 class: a classifier needs two classes to learn")
         y01 = (y == self.classes_[1]).astype(np.int64)
@@ -545,17 +543,6 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         """
         X = self._validated(X)
         return self.classifier_.decision_function(X)
-
-
-#: The solutions of two-class training (K-class training has MULTICLASS_SOLUTIONS).
-_BINARY_SOLUTIONS = frozenset(SOLUTION_KINDS)
-
-
-def _is_multiclass_target(y):
-    try:
-        return np.unique(np.asarray(y)).shape[0] > 2
-    except TypeError:
-        return False
 
 
 def _refuse_dask(*, fit, **arguments):
