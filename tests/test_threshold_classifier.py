@@ -153,3 +153,44 @@ def test_clone_keeps_parameters():
     clf = ro.ThresholdClassifier(LogisticRegression(C=2.0), n_bins=64, group_blind=True, epsilon=0.01)
     c2 = clone(clf)
     assert c2.get_params()["n_bins"] == 64 and c2.get_params()["estimator__C"] == 2.0
+
+
+# --------------------------------------------------------------------------- K classes: the plug-in rule
+
+
+def _three_classes(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    g = np.where(rng.random(n) < 0.4, "A", "B")
+    X = np.column_stack([rng.normal(size=(n, 3)) + 0.7 * (g == "A")[:, None], g == "A"]).astype(float)
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.7, size=n), [-0.3, 1.0])
+    return X, y, g
+
+
+def test_k_class_plugin_meets_parity_and_draws_follow_its_distribution():
+
+    X, y, g = _three_classes()
+    goal = ro.goals.multiclass_demographic_parity("g", slack=0.03)
+    post = ro.ThresholdClassifier(LogisticRegression(), goals=[goal]).fit(X, y, groups={"g": g})
+    P = post.predict_proba(X, groups={"g": g})
+    assert P.shape == (len(y), 3) and np.allclose(P.sum(axis=1), 1.0)
+    for v in ("A", "B"):  # by counting the expected decisions
+        assert np.all(np.abs(P[g == v].mean(axis=0) - P.mean(axis=0)) <= 0.03 + 1e-9)
+    pred = post.predict(X, groups={"g": g})
+    assert set(pred) <= {0, 1, 2}
+    np.testing.assert_array_equal(post.predict(X[:200], groups={"g": g[:200]}), pred[:200])  # per row
+    # the drawn labels' class shares follow the rule's distribution (3000 rows: a few standard errors)
+    np.testing.assert_allclose(np.bincount(pred, minlength=3) / len(pred), P.mean(axis=0), atol=0.03)
+    assert len(post.plugin_.probabilities) <= len(post.problem_.constraints) + 1
+
+
+def test_k_class_plugin_refusals():
+
+    X, y, g = _three_classes(600)
+    goal = ro.goals.multiclass_demographic_parity("g", slack=0.05)
+    with pytest.raises(ValueError, match="group_blind"):
+        ro.ThresholdClassifier(LogisticRegression(), goals=[goal], group_blind=True).fit(X, y, groups={"g": g})
+    post = ro.ThresholdClassifier(LogisticRegression(), goals=[goal]).fit(X, y, groups={"g": g})
+    with pytest.raises(ValueError, match="groups is required"):
+        post.predict(X)
+    with pytest.raises(RateoptError, match="two-class"):
+        post.save("never.npz")

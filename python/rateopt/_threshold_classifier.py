@@ -258,14 +258,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = y.shape[0]
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
-        if self.estimator is None:
-            self.estimator_ = None
-        elif self.prefit:
-            check_is_fitted(self.estimator)
-            self.estimator_ = self.estimator
-        else:
-            kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-            self.estimator_ = clone(self.estimator).fit(X, y, **kwargs)
+        self._fit_estimator(X, y, sample_weight)
         scores = self._scores(X)
         if scores.shape[0] != n:
             raise ValueError(f"X has {scores.shape[0]} rows but y has {n}")
@@ -304,6 +297,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _fit_estimator(self, X, y, sample_weight):
+        """``estimator_``: None (scores given), the prefit model, or a clone fitted on ``X, y``."""
         if self.estimator is None:
             self.estimator_ = None
         elif self.prefit:

@@ -53,9 +53,11 @@ def plugin_decisions(proba, cells, costs) -> np.ndarray:
     ndarray of int64 of shape (n_samples,)
     """
     out = np.empty(proba.shape[0], dtype=np.int64)
-    for g in np.unique(cells):
-        rows = np.flatnonzero(cells == g)
-        out[rows] = np.argmin(proba[rows] @ costs[g], axis=1)
+    order = np.argsort(cells, kind="stable")  # the rows of each cell, by one sort (not a scan per cell)
+    cut = np.flatnonzero(np.diff(cells[order])) + 1
+    for rows in np.split(order, cut):
+        if rows.size:
+            out[rows] = np.argmin(proba[rows] @ costs[cells[rows[0]]], axis=1)
     return out
 
 
@@ -73,15 +75,12 @@ class PlugInRule:
     costs: np.ndarray
     probabilities: np.ndarray
 
-    def decisions(self, proba, cells, uniforms=None) -> np.ndarray:
-        """Class positions: one rule per row, drawn with ``uniforms`` (n,) in [0, 1) (the first rule if None)."""
+    def decisions(self, proba, cells, uniforms) -> np.ndarray:
+        """Class positions: each row's rule drawn by its uniform number (``uniforms``, (n,) in [0, 1))."""
         votes = np.stack([plugin_decisions(proba, cells, C) for C in self.costs], axis=1)
-        if uniforms is None or len(self.probabilities) == 1:
-            pick = np.full(proba.shape[0], int(np.argmax(self.probabilities)) if uniforms is None else 0)
-        else:
-            cdf = np.cumsum(self.probabilities)
-            cdf[-1] = 1.0
-            pick = np.minimum(np.searchsorted(cdf, uniforms, side="right"), len(cdf) - 1)
+        cdf = np.cumsum(self.probabilities)
+        cdf[-1] = 1.0
+        pick = np.minimum(np.searchsorted(cdf, uniforms, side="right"), len(cdf) - 1)
         return votes[np.arange(proba.shape[0]), pick]
 
     def distribution(self, proba, cells) -> np.ndarray:
