@@ -167,7 +167,6 @@ def _three_classes(n=3000, seed=0):
 
 
 def test_k_class_plugin_meets_parity_and_draws_follow_its_distribution():
-
     X, y, g = _three_classes()
     goal = ro.goals.multiclass_demographic_parity("g", slack=0.03)
     post = ro.ThresholdClassifier(LogisticRegression(), goals=[goal]).fit(X, y, groups={"g": g})
@@ -184,7 +183,6 @@ def test_k_class_plugin_meets_parity_and_draws_follow_its_distribution():
 
 
 def test_k_class_plugin_refusals():
-
     X, y, g = _three_classes(600)
     goal = ro.goals.multiclass_demographic_parity("g", slack=0.05)
     with pytest.raises(ValueError, match="group_blind"):

@@ -11,7 +11,8 @@ gets the same model in any batch), and :meth:`~MulticlassClassifier.predict_prob
 is the exact decision distribution ``sum_t p_t onehot(argmax_k s_tk(x))``.
 
 The scores of all ``T x K`` columns come from one pass of the core
-(:func:`rateopt.core.multiclass_scores`).
+(:func:`rateopt.core.multiclass_scores`); a kernel model's are computed one
+chunk of kernel values at a time, without its whole feature matrix.
 """
 
 from __future__ import annotations
@@ -123,16 +124,22 @@ class MulticlassClassifier:
             raise AttributeError(f"{what} belongs to a deterministic classifier; this is a mixture of "
                                  f"{self.n_models} models (see coefs_)")
 
-    def _features(self, X):
+    def _raw(self, X):
         Xm = FeatureMatrix(X)
         if Xm.n_features != self.n_features_in_:
             raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {self.n_features_in_}")
-        if self.feature_map is None:
-            return Xm, Xm
-        return Xm, FeatureMatrix(self.feature_map.transform(Xm.data))
+        return Xm
 
-    def _all_scores(self, Zm):
-        S = core.multiclass_scores(Zm, self._stacked, self.intercepts_.reshape(-1))
+    def _all_scores(self, Xm):
+        """The (n, n_models, n_classes) scores: one core pass over X, or a kernel model's features in chunks."""
+        if self.feature_map is None:
+            S = core.multiclass_scores(Xm, self._stacked, self.intercepts_.reshape(-1))
+        else:  # one chunk of kernel values at a time, the whitening folded into the weights (as _linear._scores)
+            S = np.empty((Xm.n_samples, self._stacked.shape[1]))
+            W = self.feature_map.whitening @ self._stacked
+            for start, stop, K in self.feature_map.iter_kernel_chunks(Xm):
+                S[start:stop] = K @ W
+            S += self.intercepts_.reshape(-1)
         return S.reshape(S.shape[0], self.n_models, self.n_classes)
 
     def decision_function(self, X):
@@ -147,8 +154,7 @@ class MulticlassClassifier:
         ndarray of shape (n_samples, n_classes)
         """
         self._need_one("decision_function")
-        _, Zm = self._features(X)
-        return self._all_scores(Zm)[:, 0, :]
+        return self._all_scores(self._raw(X))[:, 0, :]
 
     def predict_index(self, X, random_state=None):
         """Each row's predicted class position (a mixture draws one model per row, keyed on the row).
@@ -163,8 +169,8 @@ class MulticlassClassifier:
         -------
         ndarray of int64 of shape (n_samples,)
         """
-        Xm, Zm = self._features(X)
-        votes = np.argmax(self._all_scores(Zm), axis=2)  # (n, T)
+        Xm = self._raw(X)
+        votes = np.argmax(self._all_scores(Xm), axis=2)  # (n, T)
         if self.n_models == 1:
             return votes[:, 0].astype(np.int64)
         seed = check_seed("random_state", random_state)
@@ -201,8 +207,7 @@ class MulticlassClassifier:
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        _, Zm = self._features(X)
-        votes = np.argmax(self._all_scores(Zm), axis=2)
+        votes = np.argmax(self._all_scores(self._raw(X)), axis=2)
         P = np.zeros((votes.shape[0], self.n_classes))
         for t in range(self.n_models):
             P[np.arange(votes.shape[0]), votes[:, t]] += self.probabilities_[t]
