@@ -95,36 +95,29 @@ class MacroF1:
         self.context = context
 
     def _parts(self, compiled, N):
+        """The subset's cells, each class's true positives and F1 denominator ``P(yhat=k) + P(y=k)`` (unnormalized)."""
         m = compiled.context_cells(self.context)
-        Ns = N[m]  # (g, y, k)
-        K = N.shape[1]
-        tp = np.einsum("gkk->k", Ns)
-        pred = Ns.sum(axis=(0, 1))
         true = compiled.cell_label_weights[m].sum(axis=0)
-        total = true.sum()
-        if total <= 0:
+        if true.sum() <= 0:
             raise EmptySubsetError(f"macro-F1 on an empty subset {self.context.label!r}")
-        return m, Ns, K, tp, pred, true, total
+        Ns = N[m]  # (g, y, k)
+        return m, np.einsum("gkk->k", Ns), Ns.sum(axis=(0, 1)) + true
 
     def value(self, compiled, N) -> float:
         """``1 - macro-F1`` of confusion counts ``N`` of shape (n_cells, K, K)."""
-        _, _, K, tp, pred, true, _ = self._parts(compiled, N)
-        den = pred + true
+        _, tp, den = self._parts(compiled, N)
         f1 = np.where(den > 0, 2.0 * tp / np.where(den > 0, den, 1.0), 0.0)
         return float(1.0 - f1.mean())
 
     def gradient(self, compiled, N) -> np.ndarray:
         """The gradient of :meth:`value` with respect to ``N``: a (n_cells, K, K) tensor."""
-        m, _, K, tp, pred, true, _ = self._parts(compiled, N)
-        den = np.where(pred + true > 0, pred + true, 1.0)
+        m, tp, den = self._parts(compiled, N)
+        K = N.shape[1]
+        den = np.where(den > 0, den, 1.0)
+        # d(1 - mean F1)/dN[g, y, k] = -1/K (2 [y == k] / den_k - 2 tp_k / den_k^2), for the subset's cells g
+        per_cell = np.broadcast_to(2.0 * tp / den**2 / K, (K, K)) - np.diag(2.0 / den / K)
         G = np.zeros_like(N, dtype=np.float64)
-        # d(1 - mean F1)/dN[g, y, k]: -1/K (2/den_k [y == k] - 2 tp_k / den_k^2)
-        dpred = 2.0 * tp / den**2 / K  # the predicted-k part, every true class
-        G[m] += dpred[None, None, :]
-        idx = np.arange(K)
-        diag = np.zeros((K, K))
-        diag[idx, idx] = -2.0 / den / K
-        G[m] += diag[None]
+        G[m] = per_cell
         return G
 
 
