@@ -87,12 +87,13 @@ def _constraint_bound(problem):
     return float(np.max(hi + np.abs(c.offsets)))
 
 
-def _features(problem, model, n_threads):
+def _features(problem, model, n_threads, random_state):
     X = problem.dataset.X
-    if isinstance(model, KernelModel):
+    if isinstance(model, KernelModel):  # the landmarks' seed: the model's own, else the run's
+        seed = model.random_state if model.random_state is not None else random_state
         fmap = NystroemMap.fit(X, kernel=model.kernel, gamma=model.gamma, degree=model.degree, coef0=model.coef0,
                                n_components=model.n_components, landmarks=model.landmarks, exact=model.exact,
-                               dtype=np.dtype(model.dtype), random_state=model.random_state, n_threads=n_threads)
+                               dtype=np.dtype(model.dtype), random_state=seed, n_threads=n_threads)
         return core.FeatureMatrix(fmap.transform(X, n_threads=n_threads)), fmap
     return core.FeatureMatrix(X), None
 
@@ -165,13 +166,11 @@ def train_multiclass(problem, model=None, method="auto", *, n_iter=None, learnin
         model = LinearModel(l2=problem.regularization or 0.0)
     if not isinstance(model, (LinearModel, KernelModel)):
         raise TypeError(f"model must be a LinearModel or KernelModel, got {type(model).__name__}")
-    if isinstance(model, KernelModel) and model.random_state is None and random_state is not None:
-        model.random_state = random_state
 
     start = time.perf_counter()
     ds, c = problem.dataset, problem.compiled
     K, G, m = ds.n_classes, c.n_cells, c.n_constraints
-    Zm, fmap = _features(problem, model, threads)
+    Zm, fmap = _features(problem, model, threads, random_state)
     cells = core.ClassCells(c.cells * K + ds.label_index, ds.weights, G * K)
     l2 = resolve_l2(model.l2, ds.n_samples)
     opt = _Adam(Zm.n_features, K, optimizer=optimizer, learning_rate=learning_rate, l2=l2,
