@@ -372,11 +372,15 @@ def confusion_counts(compiled, ds, decided, soft_labels=None) -> np.ndarray:
         for k in range(K):
             N[:, k] = np.bincount(base // K, weights=w * decided[:, k], minlength=G * K)
         return N.reshape(G, K, K)
-    P = decided if decided.ndim == 2 else np.eye(K)[decided]
     N = np.empty((G, K, K))
+    if decided.ndim == 1:  # one bincount per true class over (cell, decision)
+        key = compiled.cells * K + decided
+        for y in range(K):
+            N[:, y, :] = np.bincount(key, weights=w * soft_labels[:, y], minlength=G * K).reshape(G, K)
+        return N
     for y in range(K):
         for k in range(K):
-            N[:, y, k] = np.bincount(compiled.cells, weights=w * soft_labels[:, y] * P[:, k], minlength=G)
+            N[:, y, k] = np.bincount(compiled.cells, weights=w * soft_labels[:, y] * decided[:, k], minlength=G)
     return N
 
 
