@@ -31,7 +31,6 @@ from ._language._classes import (
     multiclass_accuracy,
     multiclass_error_rate,
 )
-from ._compiler._multiclass import MacroF1, MulticlassProblem
 from ._predictors._multiclass import MulticlassClassifier
 from ._multiclass import MulticlassResult
 from ._estimator import RateConstrainedClassifier
@@ -39,7 +38,8 @@ from ._threshold_classifier import ThresholdClassifier
 from ._postprocess._certify import Certificate, GoalBound
 from ._postprocess._rule import ThresholdRule
 from ._predictors._specs import KernelModel, LinearModel
-from ._compiler._problem import CompiledProblem, Evaluation, Problem
+from ._compiler import CompiledProblem, Evaluation, MulticlassProblem, Problem
+from .metrics import MacroF1
 from ._language._rates import (
     Constraint,
     Expression,

@@ -21,7 +21,6 @@ from ._predictors._linear import LinearClassifier
 from ._language._data import Dataset
 from ._language._validation import check_weights, nullable_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
-from ._compiler._multiclass import MulticlassProblem
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset
 from ._multiclass import MULTICLASS_SOLUTIONS, train_multiclass
@@ -401,8 +400,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), X.shape[0], "sample_weight")
         train_ds = ClassDataset(X, y, weights=sample_weight, groups=groups, classes=self.classes_)
-        self.problem_ = MulticlassProblem(objective=self.objective, constraints=list(self.goals or ()),
-                                          datasets=train_ds)
+        self.problem_ = Problem(objective=self.objective, constraints=list(self.goals or ()),
+                                datasets=train_ds)
         proxy = train_params["proxy"]
         proxy = {"logistic": "softmax"}.get(proxy, proxy)
         self.result_ = train_multiclass(

@@ -17,7 +17,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._compiler._multiclass import MulticlassProblem
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset
 from ._language._data import Dataset
@@ -343,8 +342,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if P.shape[0] != n:
             raise ValueError(f"X has {P.shape[0]} rows but y has {n}")
         train = ClassDataset(P, y, weights=sample_weight, groups=groups, classes=self.classes_)
-        self.problem_ = MulticlassProblem(objective=self.objective, constraints=list(self.goals), datasets=train,
-                                          label_probabilities=P)
+        self.problem_ = Problem(objective=self.objective, constraints=list(self.goals), datasets=train,
+                                label_probabilities=P)
         columns = list(train.group_names if self.cell_columns is None else self.cell_columns)
         codes, cells = cell_codes(train.groups, columns, where="groups")
         codes = np.zeros(n, dtype=np.int64) if codes is None else codes

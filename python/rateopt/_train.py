@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from . import core
-from ._compiler._multiclass import MulticlassProblem
+from ._compiler import is_class_problem
 from ._multiclass import train_multiclass
 from ._params import train_settings
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
@@ -192,13 +192,13 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     reports use the problem as stated; the shrinking LP rescales its rows the
     same way.
 
-    A :class:`~rateopt.MulticlassProblem` (a problem on a
+    A K-class :class:`~rateopt.Problem` (a problem on a
     :class:`~rateopt.ClassDataset`) is trained by
     :func:`rateopt._multiclass.train_multiclass` (games ``"proxy-swap"``,
     ``"proxy-external"``, ``"unconstrained"``; its parameters are documented
     there) and gives a :class:`~rateopt.MulticlassResult`.
     """
-    if isinstance(problem, MulticlassProblem):
+    if is_class_problem(problem):
         for name, given in (("validation", validation), ("checkpoint", checkpoint), ("resume", resume)):
             if given is not None:
                 raise TypeError(f"{name}= is not supported for K-class problems")

@@ -1,4 +1,4 @@
-"""K-class problems (rateopt._compiler._multiclass): named objectives, the counts tensor, MacroF1, and K = 2.
+"""K-class problems (rateopt.Problem on a ClassDataset, rateopt._compiler._confusion): named objectives, the counts tensor, MacroF1, and K = 2.
 
 * "error", "balanced_error" and "macro_f1" against brute-force loops over rows
   (macro-F1 also against scikit-learn's ``f1_score(average="macro")``);
@@ -13,7 +13,8 @@
 import numpy as np
 import pytest
 import rateopt as ro
-from rateopt._compiler._multiclass import MacroF1, MulticlassProblem
+from rateopt._compiler import is_class_problem
+from rateopt.metrics import MacroF1
 from rateopt.exceptions import EmptySubsetError, RateoptError
 from rateopt.goals import (
     demographic_parity,
@@ -114,7 +115,7 @@ def test_error_objective(K, seed, probabilities):
     d = make_data(K, seed)
     for obj in (None, "error"):
         p = ro.Problem(objective=obj, constraints=GOALS, datasets=d["ds"])
-        assert isinstance(p, MulticlassProblem) and p.is_linear
+        assert isinstance(p, ro.Problem) and is_class_problem(p) and p.is_linear
         check(p.evaluate(predictions(d, probabilities)).objective, ref_error(d, probabilities), str(obj))
 
 
@@ -156,7 +157,7 @@ def test_macro_f1_matches_sklearn(K, seed):
                                                  ("macro_f1", ref_macro_f1)])
 def test_named_objectives_under_soft_labels(objective, reference, probabilities):
     d = make_data(4, 6, soft=True)
-    p = ro.MulticlassProblem(objective=objective, constraints=GOALS, datasets=d["ds"],
+    p = ro.Problem(objective=objective, constraints=GOALS, datasets=d["ds"],
                              label_probabilities=d["L"])
     check(p.evaluate(predictions(d, probabilities)).objective, reference(d, probabilities, soft=True))
 
@@ -166,7 +167,7 @@ def test_unknown_objective_refused():
     with pytest.raises(RateoptError, match=r"objective 'auc' is not a K-class objective; choose one of "
                                            r"\['error', 'balanced_error', 'macro_f1'\]"):
         ro.Problem(objective="auc", datasets=d["ds"])
-    with pytest.raises(TypeError, match="objective must be a K-class rate expression, got Constraint"):
+    with pytest.raises(TypeError, match="objective must be a rate expression or a number, got Constraint"):
         ro.Problem(objective=ro.class_recall(d["ds"], 1) <= 0.5, datasets=d["ds"])
 
 
@@ -311,7 +312,7 @@ def test_k2_equals_the_binary_path(seed, pair):
     bin_goal, mc_goal = BINARY_GOALS[pair]
     pb = ro.Problem(objective="error", constraints=[bin_goal()], datasets=bds)
     pm = ro.Problem(objective="error", constraints=[mc_goal()], datasets=cds)
-    assert isinstance(pm, MulticlassProblem) and not isinstance(pb, MulticlassProblem)
+    assert is_class_problem(pm) and not is_class_problem(pb)
     assert pb.n_constraints == pm.n_constraints > 0
     for eb, em in ((pb.evaluate(dec, kind="decisions"), pm.evaluate(dec)),
                    (pb.evaluate(prob, kind="probabilities"), pm.evaluate(np.c_[1.0 - prob, prob]))):
@@ -350,7 +351,7 @@ def test_goals_file_round_trip_gives_the_same_problem():
         ro.goals.multiclass_demographic_parity("g", slack=0.1, classes=(0, 2)),
         ro.goals.class_prior_matching((0.3, 0.3, 0.4), slack=0.1)], datasets=ds)
     q = ro.Problem.from_toml(p.to_toml(), ds)
-    assert isinstance(q, ro.MulticlassProblem) and q.constraint_names == p.constraint_names
+    assert is_class_problem(q) and q.constraint_names == p.constraint_names
     pred = rng.dirichlet(np.ones(3), size=n)
     assert q.evaluate(pred).constraints == p.evaluate(pred).constraints
     assert q.evaluate(pred).objective == p.evaluate(pred).objective

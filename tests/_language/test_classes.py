@@ -1,6 +1,6 @@
 """K-class rates (rateopt._language._classes) against brute-force loops over rows.
 
-Every K-class rate leaf is measured through a :class:`~rateopt.MulticlassProblem`
+Every K-class rate leaf is measured through a :class:`~rateopt.Problem`
 objective (and its ``rates``), for deterministic labels and for stochastic
 predictions (Dirichlet rows), with random positive weights, on subsets built
 from groups, ``&``, ``|``, ``~`` and masks; the reference walks the rows one
@@ -326,11 +326,11 @@ def test_soft_label_reading_matches_brute_force(K, seed, probabilities):
         for rname, build, (k, num, den) in rate_cases(d):
             leaf = build(ctx)
             expected = ref_rate(d, member, k, num, den, probabilities, soft=True)
-            ev = ro.MulticlassProblem(objective=leaf, datasets=ds, label_probabilities=d["L"]).evaluate(pred)
+            ev = ro.Problem(objective=leaf, datasets=ds, label_probabilities=d["L"]).evaluate(pred)
             check(ev.objective, expected, f"soft {rname} on {sname}")
             # the hard reading differs: the soft labels are really used
         err = ref_error(d, member, probabilities, soft=True)
-        ev = ro.MulticlassProblem(objective=ro.multiclass_error_rate(ctx), datasets=ds,
+        ev = ro.Problem(objective=ro.multiclass_error_rate(ctx), datasets=ds,
                         label_probabilities=d["L"]).evaluate(pred)
         check(ev.objective, err, f"soft error on {sname}")
         hard = ro.Problem(objective=ro.multiclass_error_rate(ctx), datasets=ds).evaluate(pred)
@@ -345,7 +345,7 @@ def test_soft_labels_that_are_one_hot_give_the_hard_rates():
     cons = ro.goals.multiclass_equalized_odds("g2", slack=0.02).bind(ds)
     for obj in (ro.class_recall(ctx, "cat"), ro.multiclass_error_rate(ctx), "balanced_error", "macro_f1"):
         hard = ro.Problem(objective=obj, constraints=cons, datasets=ds).evaluate(d["P"])
-        soft = ro.MulticlassProblem(objective=obj, constraints=cons, datasets=ds,
+        soft = ro.Problem(objective=obj, constraints=cons, datasets=ds,
                                     label_probabilities=onehot).evaluate(d["P"])
         check(soft.objective, hard.objective, str(obj))
         for name in hard.constraints:
@@ -356,11 +356,11 @@ def test_label_probabilities_validated():
     d = make_data(3, 12)
     ds, n = d["ds"], d["n"]
     with pytest.raises(RateoptError, match="label_probabilities: every row of class probabilities"):
-        ro.MulticlassProblem(datasets=ds, label_probabilities=np.full((n, 3), 0.5))
+        ro.Problem(datasets=ds, label_probabilities=np.full((n, 3), 0.5))
     with pytest.raises(RateoptError, match=rf"label_probabilities must be class probabilities of shape \({n}, 3\)"):
-        ro.MulticlassProblem(datasets=ds, label_probabilities=d["pred_labels"])
+        ro.Problem(datasets=ds, label_probabilities=d["pred_labels"])
     with pytest.raises(RateoptError, match=rf"label_probabilities: class probabilities must have shape \({n}, 3\)"):
-        ro.MulticlassProblem(datasets=ds, label_probabilities=np.full((n, 4), 0.25))
+        ro.Problem(datasets=ds, label_probabilities=np.full((n, 4), 0.25))
 
 
 # --------------------------------------------------------------------------- errors

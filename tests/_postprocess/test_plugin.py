@@ -77,7 +77,7 @@ def test_plugin_matches_lp_over_all_deterministic_rules(seed, goal):
     else:
         recipe = ro.goals.multiclass_equal_opportunity("g", slack=slack)
         cons = lambda d: _eo_values(d, eta, g, w, K, slack)  # noqa: E731
-    problem = ro.MulticlassProblem(constraints=[recipe], datasets=ds, label_probabilities=eta)
+    problem = ro.Problem(constraints=[recipe], datasets=ds, label_probabilities=eta)
     fit = fit_plugin_rule(problem, eta)
     ref = _brute_force_optimum(eta, g, w, K, cons)
     if ref.status != 0:  # infeasible: the plug-in reports a positive violation
@@ -100,7 +100,7 @@ def test_plugin_matches_lp_over_all_deterministic_rules(seed, goal):
 def test_plugin_rule_is_a_per_group_argmax_of_weighted_probabilities():
     eta, y, g, w = _tiny(3, n=40, K=4)
     ds = ro.ClassDataset(eta, y, weights=w, groups={"g": g})
-    problem = ro.MulticlassProblem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds,
+    problem = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds,
                          label_probabilities=eta)
     fit = fit_plugin_rule(problem, eta)
     cells = problem.compiled.cells
@@ -114,7 +114,7 @@ def test_plugin_rule_is_a_per_group_argmax_of_weighted_probabilities():
 def test_unconstrained_plugin_is_the_bayes_rule():
     eta, y, g, w = _tiny(4, n=50, K=3)
     ds = ro.ClassDataset(eta, y, weights=w, groups={"g": g})
-    problem = ro.MulticlassProblem(datasets=ds, label_probabilities=eta)
+    problem = ro.Problem(datasets=ds, label_probabilities=eta)
     fit = fit_plugin_rule(problem, eta)
     d = plugin_decisions(eta, problem.compiled.cells, fit.rule.costs[0])
     np.testing.assert_array_equal(d, np.argmax(eta, axis=1))

@@ -1,6 +1,6 @@
 """K-class goals (rateopt.goals._multiclass) against brute-force loops over rows.
 
-Each goal is bound in a :class:`~rateopt.MulticlassProblem` and evaluated on
+Each goal is bound in a :class:`~rateopt.Problem` and evaluated on
 random K-class predictors (labels and class probabilities) with random
 weights; the reference builds the expected constraint list (count, order and
 every value ``g``) from rates computed row by row.

@@ -33,7 +33,8 @@ from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
 
-__all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints"]
+__all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints", "unique_names",
+           "merge_by_membership", "merge_contexts", "number_atoms"]
 
 
 def resolve_role(datasets, role: str):
@@ -110,7 +111,7 @@ def compile_problem(objective, pairs):
     """
     # Metric constraints come after the affine ones (they are not rows of C).
     pairs = sorted(pairs, key=lambda pair: _is_metric_constraint(pair[0]))
-    constraints, originals, sources, names = _unique_names(pairs)
+    constraints, originals, sources, names = unique_names(pairs)
     datasets = datasets_by_name([objective] + [c.expression for c in constraints])
     metric = objective if _is_metric(objective) else None
     affine = [c for c in constraints if not _is_metric_constraint(c)]
@@ -207,8 +208,19 @@ def _metric_rows(forms, row, n_atoms):
             "z0": frozen(np.array([f.const for f in forms], dtype=np.float64))}
 
 
-def _unique_names(pairs):
-    """Constraints renamed ``name #2``, ``name #3``, ... where names repeat."""
+def unique_names(pairs):
+    """Constraints renamed ``name #2``, ``name #3``, ... where names repeat.
+
+    Parameters
+    ----------
+    pairs : iterable of (Constraint, Goal or None)
+        The constraints with their source goals, in row order.
+
+    Returns
+    -------
+    constraints, originals, sources, names : list
+        The renamed constraints, the constraints as given, their goals and their unique names.
+    """
     used: set = set()
     constraints, originals, sources, names = [], [], [], []
     for c, src in pairs:
@@ -287,6 +299,27 @@ def merge_by_membership(datasets, forms, membership):
     for f in forms:
         for ctx in f.terms:
             ctx_order.setdefault(ctx, None)
+    return merge_contexts(datasets, ctx_order, membership)
+
+
+def merge_contexts(datasets, contexts, membership):
+    """Group subsets into atoms by membership: :func:`merge_by_membership` on the subsets themselves.
+
+    Parameters
+    ----------
+    datasets : dict
+        ``{name: dataset}`` in problem order.
+    contexts : iterable of Context
+        The subsets, distinct, in order.
+    membership : callable
+        As :func:`merge_by_membership`'s.
+
+    Returns
+    -------
+    per_ds, ctx_local : dict
+        As :func:`merge_by_membership`'s.
+    """
+    ctx_order = contexts
     per_ds: dict = {name: [] for name in datasets}
     key_to_local: dict = {name: {} for name in datasets}
     ctx_local: dict = {}

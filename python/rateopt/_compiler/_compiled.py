@@ -409,6 +409,42 @@ class CompiledProblem:
         """Number of constraint rows."""
         return len(self.constraint_names)
 
+    #: What the statistics are called in messages.
+    statistics_name = "atom_rates"
+
+    @property
+    def statistics_shape(self) -> tuple:
+        """The shape of the statistics: (n_atoms,)."""
+        return (self.n_atoms,)
+
+    def objective_value(self, atom_rates) -> float:
+        """The objective at atom rates ``p``: the metric's value, else ``objective_coef @ p + objective_constant``.
+
+        Parameters
+        ----------
+        atom_rates : ndarray of shape (n_atoms,)
+
+        Returns
+        -------
+        float
+        """
+        p = atom_rates
+        return (self.metric.objective(p) if self.metric is not None
+                else float(self.objective_coef @ p + self.objective_constant))
+
+    def rate_values(self, atom_rates) -> np.ndarray:
+        """Every named rate's value (in :attr:`rate_names` order) at atom rates ``p``.
+
+        Parameters
+        ----------
+        atom_rates : ndarray of shape (n_atoms,)
+
+        Returns
+        -------
+        ndarray of shape (n_rates,)
+        """
+        return self.rates.values(atom_rates)
+
     def constraint_values(self, atom_rates) -> np.ndarray:
         """Every constraint's value at atom rates ``p``: ``C p - kappa``, then the metric constraints.
 

@@ -24,6 +24,8 @@ with one sparse pass over each membership table.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from rateopt._compiler._compile import (
@@ -31,6 +33,7 @@ from rateopt._compiler._compile import (
     datasets_by_name,
     flatten_constraints,
     resolve_role,
+    unique_names,
 )
 from rateopt._compiler._compiled import (
     AtomInfo,
@@ -41,7 +44,14 @@ from rateopt._compiler._compiled import (
     RateLayer,
     frozen,
 )
-from rateopt._compiler._multiclass import MulticlassProblem, is_multiclass_data
+from rateopt._compiler._confusion import (
+    MulticlassCompiled,
+    class_dataset,
+    compile_multiclass,
+    confusion_counts,
+    is_multiclass_data,
+    prediction_distribution,
+)
 from rateopt._compiler._toml import GoalsSpec, read_goals, write_goals
 from rateopt._language import _rates as R
 from rateopt._language._evaluation import prediction_values
@@ -49,10 +59,12 @@ from rateopt._language._expressions import as_scalar, lift
 from rateopt._language._lowering import LOWERING_RULES
 from rateopt.exceptions import RateoptError
 from rateopt.goals import objective as named_objective
-from rateopt.metrics import Metric
+from rateopt.metrics import MacroF1, Metric
 
 __all__ = [
     "Problem",
+    "MulticlassProblem",
+    "is_class_problem",
     "CompiledProblem",
     "MembershipTable",
     "AtomInfo",
@@ -138,13 +150,8 @@ class Problem:
     (0.5, {'tpr[g=a] >= tpr[all] - 0.1': -0.6})
     """
 
-    def __new__(cls, objective=None, constraints=(), *, regularization=None, datasets=None):
-        # A ClassDataset makes a K-class problem (its own compiled form over confusion counts).
-        if cls is Problem and is_multiclass_data(datasets):
-            return MulticlassProblem(objective, constraints, regularization=regularization, datasets=datasets)
-        return super().__new__(cls)
-
-    def __init__(self, objective=None, constraints=(), *, regularization=None, datasets=None):
+    def __init__(self, objective=None, constraints=(), *, regularization=None, datasets=None,
+                 label_probabilities=None):
         if regularization is not None:
             reg = as_scalar(regularization)
             if reg is None or reg < 0:
@@ -153,8 +160,14 @@ class Problem:
                 )
             regularization = reg
         self.regularization = regularization
-        pairs = list(flatten_constraints(constraints, datasets))
-        datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
+        # The dataset type chooses the statistics: K-class confusion counts of cells on a ClassDataset,
+        # two-class atoms otherwise. Everything else below is shared.
+        classes = is_multiclass_data(datasets)
+        train = class_dataset(datasets) if classes else None
+        self.label_probabilities = self._label_probabilities(label_probabilities, train)
+        pairs = list(flatten_constraints(constraints, train if classes else datasets))
+        if not classes:
+            datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
         # What to_toml() can write: the goals (once each) and the objective's name.
         seen = {}
         for _, goal in pairs:
@@ -163,15 +176,18 @@ class Problem:
         self._goals = tuple(seen.values())
         self._expression_constraints = any(goal is None for _, goal in pairs)
         self._objective_name = "error" if objective is None else objective if isinstance(objective, str) else None
-        if isinstance(objective, str):
+        if isinstance(objective, MacroF1) and classes and objective.context == train.context():
+            self._objective_name = "macro_f1"
+        if isinstance(objective, str) or (classes and objective is None):
             try:
-                objective = named_objective(objective, self._default_objective_dataset(pairs, datasets).dataset)
+                objective = named_objective(objective, train if classes
+                                            else self._default_objective_dataset(pairs, datasets).dataset)
             except ValueError as exc:
                 raise RateoptError(str(exc)) from None
         if objective is None:
             objective = R.error_rate(self._default_objective_dataset(pairs, datasets))
-        elif isinstance(objective, Metric):
-            pass  # a non-linear metric of rates (rateopt.metrics): compiled to MetricRows
+        elif isinstance(objective, (Metric, MacroF1)):
+            pass  # a non-linear function of the statistics, compiled beside the affine map
         else:
             obj = lift(objective)
             if obj is NotImplemented or isinstance(objective, R.Constraint):
@@ -180,7 +196,25 @@ class Problem:
                 )
             objective = obj
         self.objective = objective
-        self.datasets, self.constraints, self.compiled = compile_problem(objective, pairs)
+        if classes:
+            constraints = tuple(unique_names(pairs)[0])
+            self.datasets, self.constraints = {train.name: train}, constraints
+            self.compiled = compile_multiclass(objective, constraints, train, self.label_probabilities)
+        else:
+            self.datasets, self.constraints, self.compiled = compile_problem(objective, pairs)
+
+    @staticmethod
+    def _label_probabilities(label_probabilities, train):
+        if label_probabilities is None:
+            return None
+        if train is None:
+            raise RateoptError("label_probabilities stand in for K-class labels: they need "
+                               "datasets=ClassDataset(...)")
+        out = prediction_distribution(train, label_probabilities, "label_probabilities")
+        if out.ndim != 2:
+            raise RateoptError("label_probabilities must be class probabilities of shape "
+                               f"({train.n_samples}, {train.n_classes})")
+        return out
 
     @staticmethod
     def _default_objective_dataset(pairs, datasets):
@@ -219,8 +253,46 @@ class Problem:
 
     @property
     def n_atoms(self) -> int:
-        """Number of atoms."""
+        """Number of atoms (two-class statistics)."""
+        if is_class_problem(self):
+            raise RateoptError("a K-class problem has cells, not atoms: see compiled.n_cells")
         return self.compiled.n_atoms
+
+    @property
+    def dataset(self):
+        """The training dataset: the only dataset, else the one named ``"train"``.
+
+        Raises
+        ------
+        RateoptError
+            If the problem uses several datasets and none is named ``"train"``.
+        """
+        if len(self.datasets) == 1:
+            return next(iter(self.datasets.values()))
+        if "train" in self.datasets:
+            return self.datasets["train"]
+        raise RateoptError(f"the problem uses several datasets ({list(self.datasets)!r}) and none is named "
+                           "'train'; pick one from problem.datasets")
+
+    @property
+    def classes(self):
+        """The training dataset's class labels (the score columns' order for K classes)."""
+        return self.dataset.classes
+
+    @property
+    def n_classes(self) -> int:
+        """The number of classes: K on a ClassDataset, else 2."""
+        return self.compiled.n_classes if is_class_problem(self) else 2
+
+    @property
+    def is_linear(self) -> bool:
+        """Whether the objective is affine in the statistics (not a metric such as :class:`~rateopt.metrics.MacroF1`)."""
+        return not isinstance(self.objective, (Metric, MacroF1))
+
+    @property
+    def objective_name(self):
+        """The objective's name (in :data:`rateopt.goals.OBJECTIVES` or :data:`rateopt.goals.MULTICLASS_OBJECTIVES`), or None."""
+        return self._objective_name
 
     # -- evaluation -----------------------------------------------------------------------
 
@@ -230,10 +302,14 @@ class Problem:
         Parameters
         ----------
         predictions : array-like or mapping
-            Per dataset (a mapping from dataset name, or from the
+            Two classes: per dataset (a mapping from dataset name, or from the
             :class:`~rateopt._language._data.Dataset` object, to an array of shape
             ``(n_samples,)``), the predictor's output on every example; a single
-            array when the problem uses one dataset.
+            array when the problem uses one dataset. K classes (a
+            :class:`~rateopt.ClassDataset`): labels of shape (n_samples,) among
+            :attr:`classes` (e.g. ``clf.predict(X)``), or class probabilities
+            of shape (n_samples, K) (the expected rates of a stochastic
+            classifier, e.g. a mixture's ``predict_proba``).
         kind : {"auto", "decisions", "scores", "probabilities", "labels"}, default="auto"
             How to read the arrays. ``"decisions"``: booleans or 0/1 values.
             ``"scores"``: real values, positive iff ``score >= 0``.
@@ -248,31 +324,99 @@ class Problem:
             are read as labels. When an array could also be read as labels
             (all its values are label values of a labeled dataset, e.g.
             ``{1, 2}``) and that reading differs, ``"auto"`` raises. ``"auto"``
-            never infers probabilities: pass ``kind`` then.
+            never infers probabilities: pass ``kind`` then. K classes read the
+            array by its shape: ``"auto"``, or ``"labels"`` for (n_samples,) and
+            ``"probabilities"`` for (n_samples, K).
 
         Returns
         -------
         Evaluation
             ``objective``, ``constraints`` (``g_i`` by name, ``<= 0`` holds),
-            ``violations``, ``max_violation``, ``rates`` and ``atom_rates``.
+            ``violations``, ``max_violation``, ``rates`` and ``atom_rates``
+            (the statistics: atom values, or K-class confusion counts of shape
+            (n_cells, K, K)).
 
         Raises
         ------
         RateoptError
             If a dataset's predictions are missing or have the wrong length, an
             unknown dataset is given, values are not finite, or ``kind="auto"``
-            cannot tell scores from probabilities.
+            cannot tell scores from probabilities; for K classes, on a wrong
+            shape, unknown labels or invalid probabilities.
         """
-        values = prediction_values(self.datasets, predictions, kind, names=self.compiled.datasets)
-        return self.evaluate_atom_rates(self.compiled.atom_rates(values))
+        return self.evaluate_statistics(self.statistics(predictions, kind=kind))
 
-    def evaluate_atom_rates(self, atom_rates) -> Evaluation:
-        """Evaluation from the atom values ``p+(S_a)`` (e.g. from the core's kernel).
+    def statistics(self, predictions, *, kind: str = "auto") -> np.ndarray:
+        """The statistics of a predictor's output: atom values (n_atoms,) or confusion counts (n_cells, K, K).
 
         Parameters
         ----------
-        atom_rates : array-like of shape (n_atoms,)
-            The atom values, in the global atom order.
+        predictions : array-like or mapping
+            As :meth:`evaluate`.
+        kind : str, default="auto"
+            As :meth:`evaluate`.
+
+        Returns
+        -------
+        ndarray
+            What :meth:`evaluate_statistics` takes.
+
+        Raises
+        ------
+        RateoptError
+            As :meth:`evaluate`.
+        """
+        if is_class_problem(self):
+            ds = self.dataset
+            want = {"auto": None, "labels": 1, "probabilities": 2}
+            if kind not in want:
+                raise RateoptError(f"kind={kind!r}: K-class predictions are labels (kind='labels') or class "
+                                   "probabilities (kind='probabilities'), read by their shape with kind='auto'")
+            decided = prediction_distribution(ds, predictions)
+            if want[kind] not in (None, decided.ndim):
+                shape = (ds.n_samples,) if want[kind] == 1 else (ds.n_samples, ds.n_classes)
+                raise RateoptError(f"kind={kind!r} needs an array of shape {shape}")
+            return confusion_counts(self.compiled, ds, decided, self.label_probabilities)
+        values = prediction_values(self.datasets, predictions, kind, names=self.compiled.datasets)
+        return self.compiled.atom_rates(values)
+
+    def objective_value(self, statistics) -> float:
+        """The objective at the statistics (atom values, or K-class confusion counts).
+
+        Parameters
+        ----------
+        statistics : ndarray
+            As :meth:`evaluate_statistics`.
+
+        Returns
+        -------
+        float
+        """
+        return self.compiled.objective_value(statistics)
+
+    def constraint_values(self, statistics) -> np.ndarray:
+        """Every constraint's ``g_i`` at the statistics (atom values, or K-class confusion counts).
+
+        Parameters
+        ----------
+        statistics : ndarray
+            As :meth:`evaluate_statistics`.
+
+        Returns
+        -------
+        ndarray of shape (n_constraints,)
+        """
+        return self.compiled.constraint_values(statistics)
+
+    def evaluate_statistics(self, statistics) -> Evaluation:
+        """Evaluation from the statistics: atom values ``p+(S_a)`` or K-class confusion counts ``N``.
+
+        Parameters
+        ----------
+        statistics : array-like
+            Two classes: the atom values of shape (n_atoms,), in the global
+            atom order (e.g. from the core's kernel). K classes: the
+            confusion counts of shape (n_cells, K, K).
 
         Returns
         -------
@@ -285,21 +429,25 @@ class Problem:
             If the shape is wrong.
         """
         cp = self.compiled
-        p = np.asarray(atom_rates, dtype=np.float64)
-        if p.shape != (cp.n_atoms,):
-            raise RateoptError(f"atom_rates must have shape ({cp.n_atoms},), got {p.shape}")
+        p = np.asarray(statistics, dtype=np.float64)
+        if p.shape != cp.statistics_shape:
+            raise RateoptError(f"{cp.statistics_name} must have shape {cp.statistics_shape}, got {p.shape}")
         g = cp.constraint_values(p)
         viol = np.maximum(g, 0.0)
-        rates = cp.rates.values(p)
+        rates = cp.rate_values(p)
         return Evaluation(
-            objective=(cp.metric.objective(p) if cp.metric is not None
-                       else float(cp.objective_coef @ p + cp.objective_constant)),
+            objective=cp.objective_value(p),
             constraints=dict(zip(cp.constraint_names, g.tolist())),
             violations=dict(zip(cp.constraint_names, viol.tolist())),
             max_violation=float(viol.max()) if viol.size else 0.0,
             rates=dict(zip(cp.rate_names, rates.tolist())),
             atom_rates=frozen(p.copy()),
         )
+
+    #: The two-class name of :meth:`evaluate_statistics` (atom values).
+    evaluate_atom_rates = evaluate_statistics
+    #: The K-class name of :meth:`evaluate_statistics` (confusion counts).
+    evaluate_counts = evaluate_statistics
 
     # -- goals files ------------------------------------------------------------------------
 
@@ -375,7 +523,7 @@ class Problem:
                    datasets=datasets)
 
     _STATE = ("regularization", "objective", "datasets", "constraints", "compiled", "_goals",
-              "_expression_constraints", "_objective_name")
+              "_expression_constraints", "_objective_name", "label_probabilities")
 
     def __getstate__(self):
         # A problem pickles its own state only: attributes attached from outside
@@ -383,7 +531,73 @@ class Problem:
         return {k: self.__dict__[k] for k in self._STATE}
 
     def __repr__(self) -> str:
+        size = (f"n_classes={self.n_classes}, n_cells={self.compiled.n_cells}" if is_class_problem(self)
+                else f"n_atoms={self.n_atoms}")
         return (
             f"Problem(objective={self.objective}, n_constraints={self.n_constraints}, "
-            f"n_atoms={self.n_atoms}, datasets={list(self.datasets)!r})"
+            f"{size}, datasets={list(self.datasets)!r})"
         )
+
+
+def is_class_problem(problem) -> bool:
+    """Whether ``problem`` is measured on K-class confusion counts (a problem on a :class:`~rateopt.ClassDataset`).
+
+    The one arity predicate: code that must branch on K classes vs two asks this.
+
+    Parameters
+    ----------
+    problem : object
+        A :class:`Problem` (any object with a ``compiled`` attribute).
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(getattr(problem, "compiled", None), MulticlassCompiled)
+
+
+def _warn_alias():
+    warnings.warn("MulticlassProblem is deprecated and will be removed in the next release: "
+                  "rateopt.Problem(..., datasets=ClassDataset(...)) is the same problem", DeprecationWarning,
+                  stacklevel=3)
+
+
+class _DeprecatedAlias(type):
+    """The metaclass of :class:`MulticlassProblem`: calling it builds a :class:`Problem`, with a warning."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Problem) and is_class_problem(obj)
+
+    def __call__(cls, objective=None, constraints=(), *, regularization=None, datasets=None,
+                 label_probabilities=None):
+        _warn_alias()
+        class_dataset(datasets)  # a K-class problem's refusal of other data
+        return Problem(objective, constraints, regularization=regularization, datasets=datasets,
+                       label_probabilities=label_probabilities)
+
+
+class MulticlassProblem(metaclass=_DeprecatedAlias):
+    """Deprecated: :class:`Problem` on a :class:`~rateopt.ClassDataset` (one release of this alias).
+
+    ``MulticlassProblem(...)`` warns (``DeprecationWarning``) and returns
+    ``Problem(...)``; ``isinstance(p, MulticlassProblem)`` is
+    :func:`is_class_problem` of a :class:`Problem`.
+    """
+
+    @classmethod
+    def from_toml(cls, source, datasets):
+        """Deprecated: :meth:`Problem.from_toml`.
+
+        Parameters
+        ----------
+        source : str or os.PathLike
+            As :meth:`Problem.from_toml`.
+        datasets : ClassDataset or mapping
+            As :meth:`Problem.from_toml`.
+
+        Returns
+        -------
+        Problem
+        """
+        _warn_alias()
+        return Problem.from_toml(source, datasets)

@@ -22,7 +22,7 @@ Every rate of a K-class classifier is linear in its decision distribution
 Each is a :class:`ClassRate` leaf ``W(S[label] & yhat=j) / W(S[denominator label])``
 of the same expression algebra as the binary rates (``+``, ``-``, scaling,
 ``<=``, ``>=``, :func:`~rateopt.equal`); the multiclass
-:class:`~rateopt.MulticlassProblem` lowers them to tensors over (group cell,
+:class:`~rateopt.Problem` on a ClassDataset lowers them to tensors over (group cell,
 true class, predicted class). Class precision ``P(y=k | yhat=k, S)`` is a ratio
 of two such rates: a floor on it is linear (``P(yhat=k, y=k | S) >= tau
 P(yhat=k | S)``), see :func:`rateopt.goals.class_precision_floor`.

@@ -6,7 +6,10 @@ registry of small rules ``{node type: lower_fn}`` (:data:`LOWERING_RULES`)
 turns an expression into an :class:`Affine` form ``const + sum_ctx coef *
 p+(ctx)``; :class:`Env` gives the rules cached subset masks and weights and
 the checks (empty subsets, missing labels or baselines) that name where the
-rate is used. Compilation (:mod:`rateopt._compiler._compile`) merges the forms' subsets
+rate is used. A K-class rate leaf (:class:`~rateopt._language._classes.ClassRate`)
+lowers through its environment: the two-class :class:`Env` refuses it, the
+K-class compiler's environment makes it one term whose key is the leaf's
+statistic (its subset, predicted class and label conditions). Compilation (:mod:`rateopt._compiler._compile`) merges the forms' subsets
 into atoms.
 """
 
@@ -169,6 +172,16 @@ class Env:
         self.nonempty(ctx, node)
         return Affine(0.0, {ctx: 1.0})
 
+    def class_rate(self, node) -> Affine:
+        """The form of a K-class rate leaf: an error here, where the statistics are two-class atoms.
+
+        The K-class compiler's environment (:mod:`rateopt._compiler._confusion`)
+        returns the leaf as one term of its statistics instead.
+        """
+        raise RateoptError(
+            f"{self.where}: {node} is a K-class rate; K-class rates are compiled by a problem on a ClassDataset "
+            "(rateopt.Problem(..., datasets=ClassDataset(...))), not mixed with two-class rates")
+
     def need_labels(self, node):
         ds = node.context.dataset
         if not ds.has_labels:
@@ -232,9 +245,7 @@ def _rule(*types):
 
 @_rule(ClassRate)
 def _class_rate(node, args, env):
-    raise RateoptError(
-        f"{env.where}: {node} is a K-class rate; K-class rates are compiled by a problem on a ClassDataset "
-        "(rateopt.Problem(..., datasets=ClassDataset(...))), not mixed with two-class rates")
+    return env.class_rate(node)
 
 
 def lower(node, env: Env) -> Affine:

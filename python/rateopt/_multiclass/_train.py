@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from .. import core
-from .._compiler._multiclass import MulticlassProblem
+from .._compiler import MulticlassProblem
 from .._predictors._nystroem import NystroemMap
 from .._predictors._specs import KernelModel, LinearModel, resolve_l2
 from .._training._players import LagrangePlayer, SwapRegretPlayer

@@ -2,7 +2,7 @@
 
 Given class-probability estimates ``eta(x)`` of any model and a K-class
 problem whose rates are read in expectation under ``eta`` (the labels'
-stand-in: :class:`~rateopt.MulticlassProblem` with ``label_probabilities``),
+stand-in: a K-class :class:`~rateopt.Problem` with ``label_probabilities``),
 every objective and constraint is linear in the confusion counts ``N`` of the
 decision rule, and a deterministic rule's Lagrangian
 ``<A_0 + sum_i mu_i A_i, N>`` is a sum over rows of
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from .._compiler._multiclass import confusion_counts
+from .._compiler import confusion_counts
 from .._utils._highs import quiet_highs
 from ..exceptions import RateoptError
 

@@ -1,6 +1,6 @@
 """The K-class paths of ``rateopt fit``, ``evaluate`` and ``predict`` (a label column of more than two values).
 
-``fit`` builds a :class:`~rateopt.MulticlassProblem` from the goals file's K-class goals on a
+``fit`` builds a K-class :class:`~rateopt.Problem` from the goals file's K-class goals on a
 :class:`~rateopt.ClassDataset`, trains with :func:`rateopt._multiclass.train_multiclass`, saves the
 :class:`~rateopt.MulticlassClassifier` and the encoding file (``"n_classes"``, ``"classes"``) and a K-class
 report (:func:`rateopt.report.build_multiclass_report`). ``evaluate`` reads the objective and constraint values of
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from .._compiler._multiclass import MulticlassProblem
+from .._compiler import Problem
 from .._multiclass import MULTICLASS_METHODS, MULTICLASS_SOLUTIONS, train_multiclass
 from .._params import MODEL_PARAMS, build_model
 from .._utils._atomic import AtomicFiles
@@ -115,8 +115,8 @@ def _check_multiclass_goals(spec, table):
 def _problem(spec, table, name="train"):
     check_goal_groups(spec, table.groups)
     try:
-        return MulticlassProblem(objective=spec.objective, constraints=list(spec.goals),
-                                 regularization=spec.regularization, datasets=table.dataset(name))
+        return Problem(objective=spec.objective, constraints=list(spec.goals),
+                       regularization=spec.regularization, datasets=table.dataset(name))
     except RateoptError as exc:
         raise InputError(f"{spec.path or 'the goals'}: {' '.join(str(exc).split())}") from None
 

@@ -35,10 +35,11 @@ churn cap (Eq. 13) :class:`LossOnlyChurnCap`; steering/egregious examples
 Modules: :mod:`._base` (:class:`Goal`, the checks and the fields recipes
 share), :mod:`._parity` (parity and relative goals), :mod:`._bounds` (floors
 and caps), :mod:`._metric` (goals on non-linear metrics and ROC-AUC) and
-:mod:`._objectives` (:data:`OBJECTIVES`, :func:`objective`); :mod:`._multiclass`
-holds the K-class goals (multiclass demographic parity, equal opportunity and
-equalized odds, class-prior matching, per-class recall and precision floors),
-which bind to a :class:`~rateopt.ClassDataset`, and :data:`MULTICLASS_OBJECTIVES`.
+:mod:`._objectives` (:data:`OBJECTIVES` and :data:`MULTICLASS_OBJECTIVES`, the
+objective names of two-class and K-class data, and :func:`objective`);
+:mod:`._multiclass` holds the K-class goals (multiclass demographic parity,
+equal opportunity and equalized odds, class-prior matching, per-class recall
+and precision floors), which bind to a :class:`~rateopt.ClassDataset`.
 """
 
 from __future__ import annotations
@@ -83,7 +84,6 @@ from rateopt.goals._metric import (
     roc_auc_floor,
 )
 from rateopt.goals._multiclass import (
-    MULTICLASS_OBJECTIVES,
     ClassPrecisionFloor,
     ClassPriorMatching,
     ClassRecallFloor,
@@ -97,7 +97,7 @@ from rateopt.goals._multiclass import (
     multiclass_equal_opportunity,
     multiclass_equalized_odds,
 )
-from rateopt.goals._objectives import OBJECTIVES, objective
+from rateopt.goals._objectives import MULTICLASS_OBJECTIVES, OBJECTIVES, objective
 from rateopt.goals._parity import (
     AccurateCoverage,
     DemographicParity,

@@ -32,18 +32,10 @@ from rateopt.exceptions import RateoptError
 from rateopt.goals._base import SIDES, Goal, check_number, goal_fields, validate_group
 from rateopt.goals._parity import relative_bounds
 
-__all__ = ["MULTICLASS_OBJECTIVES", "ClassGoal", "ClassPrecisionFloor", "ClassPriorMatching", "ClassRecallFloor",
+__all__ = ["ClassGoal", "ClassPrecisionFloor", "ClassPriorMatching", "ClassRecallFloor",
            "MulticlassDemographicParity", "MulticlassEqualOpportunity", "MulticlassEqualizedOdds",
            "class_precision_floor", "class_prior_matching", "class_recall_floor", "multiclass_demographic_parity",
            "multiclass_equal_opportunity", "multiclass_equalized_odds"]
-
-#: Objectives of K-class problems by name (``Problem(objective=...)``, goals files, the estimator).
-MULTICLASS_OBJECTIVES = {
-    "error": "the error rate (the default)",
-    "balanced_error": "1 - macro-recall: the mean over classes of 1 - recall (linear)",
-    "macro_f1": "1 - macro-F1 (non-linear: linearized at the running average in training)",
-}
-
 
 @dataclass(frozen=True, repr=False)
 class ClassGoal(Goal):

@@ -1,11 +1,18 @@
-"""Objectives by name: what the estimator's ``objective=`` minimizes on the training data."""
+"""Objectives by name: what the estimator's ``objective=`` minimizes on the training data.
+
+One table per kind of labels: :data:`OBJECTIVES` for two-class data
+(:class:`~rateopt.Dataset`), :data:`MULTICLASS_OBJECTIVES` for K-class data
+(:class:`~rateopt.ClassDataset`); :func:`objective` reads the table of its
+dataset's kind.
+"""
 
 from __future__ import annotations
 
 from rateopt._language import _rates as R
-from rateopt.metrics import Metric, f_measure, g_mean, h_mean, q_mean
+from rateopt._language._classes import ClassDataset, class_recall, multiclass_error_rate
+from rateopt.metrics import MacroF1, Metric, f_measure, g_mean, h_mean, q_mean
 
-__all__ = ["OBJECTIVES", "objective"]
+__all__ = ["OBJECTIVES", "MULTICLASS_OBJECTIVES", "objective"]
 
 #: Objectives the estimator takes by name: what each minimizes on the training data.
 OBJECTIVES = {
@@ -15,6 +22,13 @@ OBJECTIVES = {
     "h_mean": "1 - H-mean of TPR and TNR",
     "q_mean": "the Q-mean of FPR and FNR",
     "balanced_error": "the mean of FPR and FNR (linear)",
+}
+
+#: Objectives of K-class problems by name (``Problem(objective=...)``, goals files, the estimator).
+MULTICLASS_OBJECTIVES = {
+    "error": "the error rate (the default)",
+    "balanced_error": "1 - macro-recall: the mean over classes of 1 - recall (linear)",
+    "macro_f1": "1 - macro-F1 (non-linear: linearized at the running average in training)",
 }
 
 #: The objectives other than the error rate, built on the training data's context.
@@ -27,21 +41,35 @@ _BUILDERS = {
 }
 
 
+def _balanced_class_error(ctx):
+    K = ctx.dataset.n_classes
+    return 1.0 - R.sum([class_recall(ctx, c) for c in ctx.dataset.classes.tolist()]) / K
+
+
+#: The K-class objectives other than the error rate.
+_CLASS_BUILDERS = {
+    "balanced_error": _balanced_class_error,
+    "macro_f1": MacroF1,
+}
+
+
 def objective(spec, dataset):
     """The objective named (or built) by ``spec``, on ``dataset``.
 
     Parameters
     ----------
     spec : str, callable or None
-        A name of :data:`OBJECTIVES`; a callable taking the training
-        :class:`~rateopt.Dataset` and returning a rate expression or a
-        :class:`~rateopt.metrics.Metric`; or None (the error rate).
-    dataset : Dataset
+        A name of :data:`OBJECTIVES` (of :data:`MULTICLASS_OBJECTIVES` for a
+        :class:`~rateopt.ClassDataset`); a callable taking the training
+        dataset and returning a rate expression, a
+        :class:`~rateopt.metrics.Metric` or a :class:`~rateopt.metrics.MacroF1`;
+        or None (the error rate).
+    dataset : Dataset or ClassDataset
         The training data.
 
     Returns
     -------
-    Expression or Metric
+    Expression, Metric or MacroF1
         What the problem minimizes.
 
     Raises
@@ -50,13 +78,19 @@ def objective(spec, dataset):
         If the name is unknown or the callable returns something else.
     """
     ctx = dataset.context()
+    classes = isinstance(dataset, ClassDataset)
     if spec is None or spec == "error":
-        return R.error_rate(ctx)
+        return multiclass_error_rate(ctx) if classes else R.error_rate(ctx)
     if callable(spec):
         out = spec(dataset)
-        if isinstance(out, (R.Expression, Metric)):
+        if isinstance(out, (R.Expression, Metric, MacroF1)):
             return out
         raise ValueError(f"objective callable must return a rate expression or a metric, got {type(out).__name__}")
+    if classes:
+        if isinstance(spec, str) and spec in _CLASS_BUILDERS:
+            return _CLASS_BUILDERS[spec](ctx)
+        raise ValueError(f"objective {spec!r} is not a K-class objective; choose one of "
+                         f"{list(MULTICLASS_OBJECTIVES)}")
     if isinstance(spec, str) and spec in _BUILDERS:
         return _BUILDERS[spec](ctx)
     raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, a callable or None, got {spec!r}")

@@ -21,7 +21,8 @@ Gupta (NeurIPS 2019, Algorithm 2) [1]_ needs from it, and what evaluation needs:
 Modules: :mod:`._base` (the :class:`Metric` base class, the registry of metric
 classes by kind and :func:`metric_from_params`), :mod:`._constraint`
 (:class:`MetricConstraint`), :mod:`._convex` (the closed-form convex metrics
-and their sums) and :mod:`._ratio` (ratio metrics); ROC-AUC through
+and their sums), :mod:`._ratio` (ratio metrics) and :mod:`._macro_f1` (the K-class
+objective :class:`MacroF1`, a function of confusion counts); ROC-AUC through
 thresholded rates lives in the rate language (:mod:`rateopt._language._auc`).
 
 References
@@ -39,8 +40,9 @@ from ._base import Metric, metric_from_params
 from ._constraint import MetricConstraint
 from ._convex import KLD_EPS as KLD_EPS  # the KL divergence's smoothing, which tests compare with
 from ._convex import MetricSum, g_mean, h_mean, kl_divergence, q_mean
+from ._macro_f1 import MacroF1
 from ._ratio import RatioMetric, f_measure, f_measure_parity, precision, predictive_parity, ratio, win_loss_ratio
 
 __all__ = ["Metric", "MetricConstraint", "MetricSum", "RatioMetric", "metric_from_params", "kl_divergence", "g_mean",
            "h_mean", "q_mean", "ratio", "precision", "predictive_parity", "f_measure", "f_measure_parity",
-           "win_loss_ratio", "RocAuc", "Threshold", "ThresholdedRate", "roc_auc", "roc_auc_lj"]
+           "win_loss_ratio", "MacroF1", "RocAuc", "Threshold", "ThresholdedRate", "roc_auc", "roc_auc_lj"]
