@@ -423,10 +423,12 @@ class CompiledProblem:
         Parameters
         ----------
         atom_rates : ndarray of shape (n_atoms,)
+            The atom values ``p+(S_a)``.
 
         Returns
         -------
         float
+            The objective's value.
         """
         p = atom_rates
         return (self.metric.objective(p) if self.metric is not None
@@ -438,10 +440,12 @@ class CompiledProblem:
         Parameters
         ----------
         atom_rates : ndarray of shape (n_atoms,)
+            The atom values ``p+(S_a)``.
 
         Returns
         -------
         ndarray of shape (n_rates,)
+            The rates' values.
         """
         return self.rates.values(atom_rates)
 

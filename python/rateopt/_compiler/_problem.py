@@ -80,12 +80,14 @@ class Problem:
 
     Parameters
     ----------
-    objective : Expression, Metric, str or float, default=None
+    objective : Expression, Metric, MacroF1, str or float, default=None
         The rate expression to minimize, a name of
         :data:`rateopt.goals.OBJECTIVES` (on the training dataset; the name is
         kept for :meth:`to_toml`), or a non-linear metric of rates
         (:mod:`rateopt.metrics`: KL divergence, G-/H-/Q-mean), which training
-        minimizes with the three-player game (``method="three-player"``). Default: the error rate of the whole
+        minimizes with the three-player game (``method="three-player"``); for K classes, a K-class rate
+        expression, a name of :data:`rateopt.goals.MULTICLASS_OBJECTIVES` or
+        :class:`~rateopt.metrics.MacroF1`. Default: the error rate of the whole
         training dataset (the dataset for role ``"train"`` of ``datasets``, else
         the dataset named ``"train"`` among those the constraints use, else the
         only dataset they use). A number gives a feasibility problem.
@@ -102,8 +104,16 @@ class Problem:
         What goals bind to: a mapping from role (``"train"``, ``"steering"``,
         ...) to dataset, a sequence of datasets (roles are their names), or one
         dataset (used for every role). A :class:`~rateopt.ClassDataset` (K-class
-        labels) makes a :class:`~rateopt.MulticlassProblem` instead, whose
+        labels; one dataset, or a mapping or sequence holding only it) makes the
+        problem a K-class one: its statistics are the confusion counts of cells
+        (:class:`~rateopt._compiler._confusion.MulticlassCompiled`) instead of
+        atoms, its rates K-class rates and goals (:mod:`rateopt.goals` ``multiclass_*``),
+        its named objectives :data:`rateopt.goals.MULTICLASS_OBJECTIVES`, and
         ``evaluate`` takes any K-class predictor's labels or class probabilities.
+    label_probabilities : array-like of shape (n_samples, K), default=None
+        K classes only: class-probability estimates that stand in for the
+        labels, so that every rate is its expectation under them (a row counts
+        ``eta_y(x)`` towards class ``y``), as plug-in post-processing reads rates.
 
     Attributes
     ----------
@@ -115,8 +125,10 @@ class Problem:
         The datasets the problem uses, by name.
     regularization : float or None
         As given.
-    compiled : CompiledProblem
-        The compiled arrays.
+    compiled : CompiledProblem or MulticlassCompiled
+        The compiled arrays (two-class atoms, or K-class cells).
+    label_probabilities : ndarray of shape (n_samples, K) or None
+        As given, validated.
 
     Raises
     ------
@@ -391,6 +403,7 @@ class Problem:
         Returns
         -------
         float
+            The objective's value.
         """
         return self.compiled.objective_value(statistics)
 
@@ -405,6 +418,7 @@ class Problem:
         Returns
         -------
         ndarray of shape (n_constraints,)
+            ``g_i`` in the order of :attr:`constraint_names` (``<= 0`` holds).
         """
         return self.compiled.constraint_values(statistics)
 
@@ -552,6 +566,7 @@ def is_class_problem(problem) -> bool:
     Returns
     -------
     bool
+        True for a problem on a ClassDataset, False for a two-class problem or another object.
     """
     return isinstance(getattr(problem, "compiled", None), MulticlassCompiled)
 
@@ -582,6 +597,19 @@ class MulticlassProblem(metaclass=_DeprecatedAlias):
     ``MulticlassProblem(...)`` warns (``DeprecationWarning``) and returns
     ``Problem(...)``; ``isinstance(p, MulticlassProblem)`` is
     :func:`is_class_problem` of a :class:`Problem`.
+
+    Parameters
+    ----------
+    objective : Expression, str, MacroF1 or None, default=None
+        As :class:`Problem`'s.
+    constraints : iterable, default=()
+        As :class:`Problem`'s.
+    regularization : float, default=None
+        As :class:`Problem`'s.
+    datasets : ClassDataset or mapping
+        The one ClassDataset (a two-class dataset is refused).
+    label_probabilities : array-like of shape (n_samples, K), default=None
+        As :class:`Problem`'s.
     """
 
     @classmethod
