@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import rateopt as ro
 from rateopt._compiler import is_class_problem
-from rateopt.exceptions import RateoptError
+from rateopt.exceptions import ConstantConstraintError, RateoptError
 
 TOL = 1e-12
 ARITIES = pytest.mark.parametrize("K", [2, 3], ids=["two-class", "K-class"])
@@ -125,6 +125,19 @@ def test_objective_that_is_a_constraint_refused_with_one_message(K):
     d = make(K)
     with pytest.raises(TypeError, match="objective must be a rate expression or a number, got Constraint"):
         ro.Problem(objective=d["rate"](d["ds"].context()) <= 0.5, datasets=d["ds"])
+
+
+@ARITIES
+def test_constant_constraints_refused_with_one_message(K):
+    d = make(K)
+    ctx, rate = d["ds"].context(), d["rate"]
+    everyone = ctx.subset(np.ones(d["n"], dtype=bool), name="everyone")
+    with pytest.raises(ConstantConstraintError, match=r"constraint '.*\[all\] - .*\[everyone\] <= 0.1' is constant: "
+                                                      r"it does not depend on the model's decisions .*'all', 'everyone'"):
+        ro.Problem(constraints=[rate(ctx) - rate(everyone) <= 0.1], datasets=d["ds"])
+    for same in (rate(ctx) - rate(ctx), 0.3 * rate(ctx) - 0.1 * rate(ctx) - 0.2 * rate(ctx)):  # round-off too
+        with pytest.raises(ConstantConstraintError, match="is constant"):
+            ro.Problem(constraints=[(same <= 0.0).named("cap")], datasets=d["ds"])
 
 
 @ARITIES

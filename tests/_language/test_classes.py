@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 import rateopt as ro
-from rateopt.exceptions import ConstantConstraintError, EmptySubsetError, RateoptError
+from rateopt.exceptions import EmptySubsetError, RateoptError
 
 TOL = 1e-12
 
@@ -304,13 +304,6 @@ def test_equal_on_class_rates_names():
     b = ro.class_prediction_rate(ds.context(), 2)
     assert [c.name for c in ro.equal(a, b, 0.05)] == ["ppr(2)[g=1] <= ppr(2)[all] + 0.05",
                                                        "ppr(2)[g=1] >= ppr(2)[all] - 0.05"]
-
-
-def test_constraint_that_is_constant_refused():
-    ds = ro.ClassDataset(np.zeros((4, 1)), [0, 1, 2, 0])
-    a = ro.class_prediction_rate(ds.context(), 2)
-    with pytest.raises(ConstantConstraintError, match="does not depend on the classifier"):
-        ro.Problem(constraints=[a - a <= 0.1], datasets=ds)
 
 
 # --------------------------------------------------------------------------- soft labels

@@ -34,7 +34,7 @@ from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
 
 __all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints", "unique_names",
-           "merge_by_membership", "merge_contexts", "number_atoms"]
+           "merge_by_membership", "merge_contexts", "number_atoms", "constant_constraint_error"]
 
 
 def resolve_role(datasets, role: str):
@@ -429,14 +429,32 @@ def _constraint_rows(constraints, forms, row, n_atoms):
         C[i] = row(f)
         kappa[i] = -f.const
         if not np.any(C[i]):
-            subsets = sorted({ctx.label for ctx in f.terms}) or ["(none)"]
-            raise ConstantConstraintError(
-                f"constraint {c.name!r} is constant: it does not depend on the model's "
-                f"decisions (its value is always {f.const:.6g}; rates on subsets "
-                f"{', '.join(repr(s) for s in subsets)} cancel out or none is used), "
-                "so no model can change whether it holds"
-            )
+            raise constant_constraint_error(c, f, {ctx.label for ctx in f.terms})
     return C, kappa
+
+
+def constant_constraint_error(constraint, form, subsets):
+    """The error for a constraint whose lowered form has no coefficient left (shared by both statistics).
+
+    Parameters
+    ----------
+    constraint : Constraint
+    form : Affine
+        Its lowered form.
+    subsets : iterable of str
+        The labels of the subsets its rates are measured on.
+
+    Returns
+    -------
+    ConstantConstraintError
+    """
+    subsets = sorted(set(subsets)) or ["(none)"]
+    return ConstantConstraintError(
+        f"constraint {constraint.name!r} is constant: it does not depend on the model's "
+        f"decisions (its value is always {form.const:.6g}; rates on subsets "
+        f"{', '.join(repr(s) for s in subsets)} cancel out or none is used), "
+        "so no model can change whether it holds"
+    )
 
 
 def _rate_layer(leaf_forms, atoms, row, n_atoms):

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rateopt._compiler._compile import merge_contexts
+from rateopt._compiler._compile import constant_constraint_error, merge_contexts
 from rateopt._language._classes import ClassDataset, ClassRate, class_positions
 from rateopt._language._expressions import Constant, Constraint, Expression
-from rateopt._language._lowering import Affine, Env, lower
-from rateopt.exceptions import ConstantConstraintError, EmptySubsetError, RateoptError
+from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
+from rateopt.exceptions import EmptySubsetError, RateoptError
 from rateopt.metrics import MacroF1
 
 __all__ = ["MulticlassCompiled", "ClassEnv", "class_dataset", "compile_multiclass", "confusion_counts",
@@ -246,10 +246,13 @@ def _leaf_tensor(leaf, col, members, W, K):
 
 
 def _tensor(form, tensors, shape):
-    """``(A, constant)`` of a lowered form, from the leaf tensors."""
-    A = np.zeros(shape)
+    """``(A, constant)`` of a lowered form, from the leaf tensors; sums that cancel to round-off become exact
+    zeros (as the two-class compiler's coefficient rows)."""
+    A, mass = np.zeros(shape), np.zeros(shape)
     for key, coef in form.terms.items():
         A = A + coef * tensors[key]
+        mass += form.mass[key] * tensors[key]  # the leaf tensors are non-negative
+    A[np.abs(A) <= CANCEL_RTOL * mass] = 0.0
     return A, form.const
 
 
@@ -319,7 +322,7 @@ def compile_multiclass(objective, constraints, ds, soft_labels=None) -> Multicla
     for i, (con, form) in enumerate(zip(constraints, forms)):
         Ai, ci = _tensor(form, tensors, shape)
         if not np.any(Ai):
-            raise ConstantConstraintError(f"constraint {con.name!r} does not depend on the classifier")
+            raise constant_constraint_error(con, form, {key[0].label for key in form.terms})
         A[i], b[i] = Ai, -ci
     rates = np.stack([tensors[k] for k in names.values()]) if names else np.zeros((0,) + shape)
     return MulticlassCompiled(
