@@ -190,30 +190,30 @@ class Problem:
         self._objective_name = "error" if objective is None else objective if isinstance(objective, str) else None
         if isinstance(objective, MacroF1) and classes and objective.context == train.context():
             self._objective_name = "macro_f1"
-        if isinstance(objective, str) or (classes and objective is None):
-            try:
-                objective = named_objective(objective, train if classes
-                                            else self._default_objective_dataset(pairs, datasets).dataset)
-            except ValueError as exc:
-                raise RateoptError(str(exc)) from None
-        if objective is None:
-            objective = R.error_rate(self._default_objective_dataset(pairs, datasets))
-        elif isinstance(objective, (Metric, MacroF1)):
-            pass  # a non-linear function of the statistics, compiled beside the affine map
-        else:
-            obj = lift(objective)
-            if obj is NotImplemented or isinstance(objective, R.Constraint):
-                raise TypeError(
-                    f"objective must be a rate expression or a number, got {type(objective).__name__}"
-                )
-            objective = obj
-        self.objective = objective
+        self.objective = objective = self._objective(objective, pairs, datasets, train)
         if classes:
             constraints = tuple(unique_names(pairs)[0])
             self.datasets, self.constraints = {train.name: train}, constraints
             self.compiled = compile_multiclass(objective, constraints, train, self.label_probabilities)
         else:
             self.datasets, self.constraints, self.compiled = compile_problem(objective, pairs)
+
+    def _objective(self, objective, pairs, datasets, train):
+        """The objective to compile: by name (on the training dataset), the default error rate, or as given."""
+        if isinstance(objective, str) or (train is not None and objective is None):
+            try:
+                return named_objective(objective, train if train is not None
+                                       else self._default_objective_dataset(pairs, datasets).dataset)
+            except ValueError as exc:
+                raise RateoptError(str(exc)) from None
+        if objective is None:
+            return R.error_rate(self._default_objective_dataset(pairs, datasets))
+        if isinstance(objective, (Metric, MacroF1)):
+            return objective  # a non-linear function of the statistics, compiled beside the affine map
+        obj = lift(objective)
+        if obj is NotImplemented or isinstance(objective, R.Constraint):
+            raise TypeError(f"objective must be a rate expression or a number, got {type(objective).__name__}")
+        return obj
 
     @staticmethod
     def _label_probabilities(label_probabilities, train):
