@@ -355,7 +355,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if np.any(pattern != first[codes]):
             raise ValueError(f"cell_columns {columns!r} do not determine the goals' groups: include every group "
                              "column the goals use")
-        fit = fit_plugin_rule(self.problem_, P)
+        fit = fit_plugin_rule(self.problem_, P, epsilon=float(self.epsilon))
         self.plugin_ = PlugInRule(costs=fit.rule.costs[:, first], probabilities=fit.rule.probabilities)
         self.rule_ = None
         self.cells_, self.cell_columns_ = cells, tuple(columns)
