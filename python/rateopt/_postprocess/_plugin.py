@@ -95,6 +95,56 @@ class PlugInRule:
             P[np.arange(proba.shape[0]), plugin_decisions(proba, cells, C)] += p
         return P / P.sum(axis=1, keepdims=True)
 
+    def to_arrays(self):
+        """The rule as JSON metadata and arrays (for a saved file).
+
+        Returns
+        -------
+        meta : dict
+        arrays : dict of str to ndarray
+        """
+        return {}, {"plugin_costs": np.asarray(self.costs, dtype=np.float64),
+                    "plugin_probabilities": np.asarray(self.probabilities, dtype=np.float64)}
+
+    @classmethod
+    def from_arrays(cls, meta, arrays, path):
+        """The rule of a saved file, checked.
+
+        Parameters
+        ----------
+        meta : dict
+        arrays : dict of str to ndarray
+        path : str
+            Named in error messages.
+
+        Returns
+        -------
+        PlugInRule
+
+        Raises
+        ------
+        RateoptError
+            If an array is missing or impossible (costs not finite or not of
+            shape (n_rules, n_cells, K, K); probabilities negative, not
+            finite, not one per rule, or not summing to 1).
+        """
+        def bad(what):
+            return RateoptError(f"{path!r} is not a valid rateopt plug-in rule file: {what}")
+
+        try:
+            costs = np.asarray(arrays["plugin_costs"])
+            probabilities = np.asarray(arrays["plugin_probabilities"])
+        except KeyError as exc:
+            raise bad(f"missing array {exc.args[0]!r}") from None
+        if (costs.dtype.kind != "f" or costs.ndim != 4 or costs.shape[0] < 1 or costs.shape[1] < 1
+                or costs.shape[2] != costs.shape[3] or costs.shape[2] < 2 or not np.all(np.isfinite(costs))):
+            raise bad("'plugin_costs' must be finite floats of shape (n_rules, n_cells, K, K)")
+        if (probabilities.dtype.kind != "f" or probabilities.shape != (costs.shape[0],)
+                or not np.all(np.isfinite(probabilities)) or np.any(probabilities < 0)
+                or abs(float(probabilities.sum()) - 1.0) > 1e-9):
+            raise bad("'plugin_probabilities' must be one non-negative number per rule, summing to 1")
+        return cls(costs=costs, probabilities=probabilities)
+
 
 @dataclass(frozen=True)
 class PlugInFit:
