@@ -1,9 +1,13 @@
 """rateopt.ThresholdClassifier: the scikit-learn contract, per-row draws, files and certificates."""
 
+import itertools
+
 import numpy as np
 import pytest
 import rateopt as ro
 from rateopt.exceptions import InfeasibleWarning, RateoptError
+from scipy.optimize import linprog
+from scipy.stats import beta
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -100,8 +104,9 @@ def test_save_and_load_round_trip(tmp_path):
     np.testing.assert_array_equal(back.predict(s, groups={"g": g}), clf.predict(s, groups={"g": g}))
 
 
-def test_a_scoring_model_is_not_pickled(tmp_path):
-    X, y, g = _data()
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_scoring_model_is_not_pickled(tmp_path, n_classes):
+    X, y, g = _data() if n_classes == 2 else _three_classes(600)
     clf = ro.ThresholdClassifier(LogisticRegression()).fit(X, y, groups={"g": g})
     with pytest.raises(RateoptError, match="skops"):
         clf.save(tmp_path / "x.npz")
@@ -190,5 +195,202 @@ def test_k_class_plugin_refusals():
     post = ro.ThresholdClassifier(LogisticRegression(), goals=[goal]).fit(X, y, groups={"g": g})
     with pytest.raises(ValueError, match="groups is required"):
         post.predict(X)
-    with pytest.raises(RateoptError, match="two-class"):
-        post.save("never.npz")
+
+
+# --------------------------------------------------------------------------- two and K classes: one contract
+
+
+def _scored(n_classes, n, seed):
+    """Scores given directly: one score per row (two classes) or class probabilities (K classes), and labels."""
+    if n_classes == 2:
+        X, y, g = _data(n, seed)
+        return X[:, 0], np.where(y == 1, "yes", "no"), g
+    X, y, g = _three_classes(n, seed)
+    P = LogisticRegression().fit(X, y).predict_proba(X)
+    return P, np.array(["lo", "mid", "hi"])[y], g
+
+
+def _parity(n_classes, group, slack):
+    return (ro.goals.demographic_parity(group, slack=slack) if n_classes == 2
+            else ro.goals.multiclass_demographic_parity(group, slack=slack))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_save_and_load_round_trip_for_two_and_k_classes(tmp_path, n_classes):
+    X, y, g = _scored(n_classes, 900, 0)
+    clf = ro.ThresholdClassifier(goals=[_parity(n_classes, "g", 0.02)], random_state=5).fit(X, y, groups={"g": g})
+    path = tmp_path / "rule.npz"
+    clf.save(path)
+    back = ro.load(path)
+    assert isinstance(back, ro.ThresholdClassifier)
+    np.testing.assert_array_equal(back.classes_, clf.classes_)
+    np.testing.assert_array_equal(back.predict_proba(X, groups={"g": g}), clf.predict_proba(X, groups={"g": g}))
+    np.testing.assert_array_equal(back.predict(X, groups={"g": g}), clf.predict(X, groups={"g": g}))
+    # the loaded rule certifies like the fitted one
+    Xh, yh, gh = _scored(n_classes, 900, 1)
+    a = clf.certify(Xh, yh, groups={"g": gh})
+    b = back.certify(Xh, yh, groups={"g": gh}, goals=clf.goals)
+    assert [(x.name, x.value, x.upper) for x in a.goals] == [(x.name, x.value, x.upper) for x in b.goals]
+
+
+def _rewritten(tmp_path, source, edit):
+    """A copy of a saved file with its metadata or arrays edited (the file machinery's own writer)."""
+    from rateopt._io import _known_array
+    from rateopt._utils._archive import read_archive, write_archive
+    meta, arrays = read_archive(source, _known_array)
+    fmt = meta.pop("format")
+    meta.pop("version")
+    edit(meta, arrays)
+    out = tmp_path / "edited.npz"
+    write_archive(out, meta, arrays, fmt)
+    return out
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda m, a: m.update(rule="forest"), "'rule'"),
+    (lambda m, a: m.update(classes=["lo", "mid"]), "'classes'"),
+    (lambda m, a: m.update(classes=["lo", "lo", "hi"]), "'classes'"),
+    (lambda m, a: a.update(plugin_probabilities=a["plugin_probabilities"] * 2), "'plugin_probabilities'"),
+    (lambda m, a: a.update(plugin_costs=a["plugin_costs"][:, :, :2, :2]), "'plugin_costs'"),
+    (lambda m, a: a.update(plugin_costs=a["plugin_costs"][:, :1]), "one table per cell"),
+    (lambda m, a: a.pop("plugin_costs"), "'plugin_costs'"),
+    (lambda m, a: m.update(cells=[]), "'cells'"),
+])
+def test_impossible_k_class_files_are_refused_in_one_line(tmp_path, edit, field):
+    X, y, g = _scored(3, 600, 0)
+    clf = ro.ThresholdClassifier(goals=[_parity(3, "g", 0.05)]).fit(X, y, groups={"g": g})
+    clf.save(tmp_path / "rule.npz")
+    bad = _rewritten(tmp_path, tmp_path / "rule.npz", edit)
+    with pytest.raises(RateoptError, match=field) as info:
+        ro.load(bad)
+    assert "\n" not in str(info.value) and "edited.npz" in str(info.value)
+
+
+def test_a_two_class_file_without_the_rule_field_still_loads(tmp_path):
+    """Files written before K-class rules could be saved have no 'rule' field: they are threshold rules."""
+    X, y, g = _scored(2, 600, 0)
+    clf = ro.ThresholdClassifier(goals=[_parity(2, "g", 0.05)]).fit(X, y, groups={"g": g})
+    clf.save(tmp_path / "rule.npz")
+    old = _rewritten(tmp_path, tmp_path / "rule.npz", lambda m, a: m.pop("rule"))
+    back = ro.load(old)
+    np.testing.assert_array_equal(back.predict_proba(X, groups={"g": g}), clf.predict_proba(X, groups={"g": g}))
+
+
+def _tiny(n_classes, seed):
+    """Seven rows in two groups: distinct scores (two classes) or class probabilities (three classes)."""
+    rng = np.random.default_rng(seed)
+    g = np.array(["a", "b"] * 4)[:7]
+    if n_classes == 2:
+        return rng.permutation(7).astype(float), np.array([0, 1, 0, 1, 1, 0, 1]), g
+    return rng.dirichlet(np.ones(3) * 0.7, size=7), np.arange(7) % 3, g
+
+
+def _deterministic_rules(n_classes, X, y, g):
+    """Every deterministic rule's (objective, parity values), counted row by row.
+
+    Two classes: per-group thresholds ``score >= t`` (t over the group's scores and +inf), objective the
+    error on y. Three classes: every assignment of a class to each row, objective the error expected
+    under the probabilities X (the plug-in reads rates under the model's probabilities).
+    """
+    n = len(y)
+    if n_classes == 2:
+        cuts = {v: list(np.sort(X[g == v])) + [np.inf] for v in ("a", "b")}
+        rules = [np.array([X[i] >= (ta if g[i] == "a" else tb) for i in range(n)], dtype=int)
+                 for ta in cuts["a"] for tb in cuts["b"]]
+        objective = [np.mean(d != y) for d in rules]
+        shares = [np.column_stack([1 - d, d]) for d in rules]
+    else:
+        rules = [np.array(d) for d in itertools.product(range(3), repeat=n)]
+        objective = [np.mean([1 - X[i, d[i]] for i in range(n)]) for d in rules]
+        shares = [np.eye(3)[d] for d in rules]
+    values = []
+    for D in shares:
+        overall = D.mean(axis=0)
+        row = []
+        for k in range(D.shape[1]) if n_classes > 2 else [1]:
+            for v in ("a", "b"):
+                r = D[g == v, k].mean()
+                row += [r - overall[k], overall[k] - r]
+        values.append(row)
+    return np.array(objective), np.array(values)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_epsilon_is_the_violation_the_lp_allows(n_classes, seed):
+    """Parity at slack 0 on 7 rows: the rule's objective is the brute-force LP's at that epsilon, recounted."""
+    X, y, g = _tiny(n_classes, seed)
+    F, G = _deterministic_rules(n_classes, X, y, g)
+    found = []
+    for eps in (0.0, 0.2):
+        ref = linprog(F, A_ub=G.T, b_ub=np.full(G.shape[1], eps), A_eq=np.ones((1, len(F))), b_eq=[1.0],
+                      bounds=(0, None), method="highs")
+        assert ref.status == 0
+        clf = ro.ThresholdClassifier(goals=[_parity(n_classes, "g", 0.0)], epsilon=eps).fit(X, y, groups={"g": g})
+        Q = clf.predict_proba(X, groups={"g": g})
+        # the rule's expected objective and parity values, recounted from its decision distribution
+        if n_classes == 2:
+            objective = np.mean(np.where(y == 1, Q[:, 0], Q[:, 1]))
+            classes = [1]
+        else:
+            objective = np.mean(np.sum(Q * (1 - X), axis=1))
+            classes = range(3)
+        assert objective == pytest.approx(ref.fun, abs=1e-9)
+        assert clf.training_.objective == pytest.approx(ref.fun, abs=1e-9)
+        for k in classes:
+            for v in ("a", "b"):
+                assert abs(Q[g == v, k].mean() - Q[:, k].mean()) <= eps + 1e-9
+        assert clf.violation_ <= 1e-9
+        found.append(ref.fun)
+    assert found[1] <= found[0] + 1e-12
+
+
+def test_epsilon_changes_the_k_class_rule():
+    """The issue's case: on seven three-class rows the objective at epsilon=0.2 is below the one at 0."""
+    X, y, g = _tiny(3, 0)
+    objective = [ro.ThresholdClassifier(goals=[_parity(3, "g", 0.0)], epsilon=eps)
+                 .fit(X, y, groups={"g": g}).training_.objective for eps in (0.0, 0.2)]
+    assert objective[1] < objective[0] - 0.05
+
+
+def _clopper_pearson(k, n, alpha):
+    lo = 0.0 if k == 0 else beta.ppf(alpha / 2, k, n - k + 1)
+    hi = 1.0 if k == n else beta.ppf(1 - alpha / 2, k + 1, n - k)
+    return lo, hi
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_certificate_is_the_union_bound_of_clopper_pearson_intervals(n_classes):
+    """Every goal's bound recomputed by hand: counts of the drawn decisions, exact intervals at alpha / L."""
+    X, y, g = _scored(n_classes, 3000, 0)
+    Xh, yh, gh = _scored(n_classes, 4000, 1)
+    clf = ro.ThresholdClassifier(goals=[_parity(n_classes, "g", 0.02)]).fit(X, y, groups={"g": g})
+    goal = _parity(n_classes, "g", 0.05)
+    cert = clf.certify(Xh, yh, groups={"g": gh}, goals=[goal], confidence=0.9)
+    d = np.searchsorted(clf.classes_, clf.predict(Xh, groups={"g": gh}))
+    label = np.searchsorted(clf.classes_, yh)
+    classes = [1] if n_classes == 2 else list(range(n_classes))
+    # the leaves: each class's prediction rate overall and per group, and the error's leaves
+    # (two classes: one error rate; K classes: the K diagonal confusion entries)
+    L = 3 * len(classes) + (1 if n_classes == 2 else n_classes)
+    alpha = 0.1 / L
+    n = len(yh)
+
+    def ci(mask, k):
+        return _clopper_pearson(int(np.sum(d[mask] == k)), int(mask.sum()), alpha)
+
+    expected = []
+    for k in classes:
+        everyone = ci(np.ones(n, bool), k)
+        for v in ("a", "b") if n_classes == 2 else ("A", "B"):
+            part = ci(gh == v, k)
+            expected += [part[1] - everyone[0] - 0.05, everyone[1] - part[0] - 0.05]
+    np.testing.assert_allclose([b.upper for b in cert.goals], expected, rtol=0, atol=1e-12)
+    if n_classes == 2:
+        lo, hi = _clopper_pearson(int(np.sum(d != label)), n, alpha)
+    else:
+        parts = [_clopper_pearson(int(np.sum((d == k) & (label == k))), n, alpha) for k in classes]
+        lo, hi = 1 - sum(p[1] for p in parts), 1 - sum(p[0] for p in parts)
+    assert cert.objective == pytest.approx(np.mean(d != label), abs=1e-12)
+    np.testing.assert_allclose(cert.objective_interval, (lo, hi), rtol=0, atol=1e-12)
+    assert cert.method == "clopper-pearson" and cert.n_samples == n

@@ -702,13 +702,13 @@ def threshold_classifier_from_file(meta, arrays, path):
             and all(isinstance(v, (bool, int, float, str)) for v in c) for c in cells):
         raise bad("'cells' must be a non-empty list of value lists, one value per column")
     rule = _RULES[kind].from_arrays(meta, arrays, path)
-    classes = meta.get("classes")
     n_classes = 2 if arity is _TwoClasses else rule.costs.shape[-1]
+    if arity is _KClasses and (n_classes < 3 or rule.costs.shape[1] != len(cells)):
+        raise bad(f"'plugin_costs' must have one table per cell ({len(cells)}) and at least 3 classes")
+    classes = meta.get("classes")
     if (not isinstance(classes, list) or len(classes) != n_classes or len(set(classes)) != len(classes)
             or not all(isinstance(c, (bool, int, float, str)) for c in classes)):
         raise bad(f"'classes' must be {n_classes} distinct labels (the {kind} rule's)")
-    if arity is _KClasses and (n_classes < 3 or rule.costs.shape[1] != len(cells)):
-        raise bad(f"the plug-in rule's costs must have one table per cell ({len(cells)}) and at least 3 classes")
     seed = meta.get("random_state")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
         raise bad("bad 'random_state'")
