@@ -394,3 +394,115 @@ def test_certificate_is_the_union_bound_of_clopper_pearson_intervals(n_classes):
     assert cert.objective == pytest.approx(np.mean(d != label), abs=1e-12)
     np.testing.assert_allclose(cert.objective_interval, (lo, hi), rtol=0, atol=1e-12)
     assert cert.method == "clopper-pearson" and cert.n_samples == n
+
+
+# --------------------------------------------------------------------------- group columns taken out of X
+
+
+def _frame(n_classes, n=1200, seed=0):
+    """A DataFrame of features plus the group column "g" (and a second group column "h"), and labels."""
+    pd = pytest.importorskip("pandas")
+    if n_classes == 2:
+        X, y, g = _data(n, seed)
+    else:
+        X, y, g = _three_classes(n, seed)
+    h = np.where(np.random.default_rng(seed + 7).random(len(y)) < 0.5, "u", "v")
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame.insert(1, "g", g)
+    frame["h"] = h
+    return frame, y, g, h
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_group_columns_are_the_groups_taken_out_of_X(n_classes):
+    frame, y, g, h = _frame(n_classes)
+    goals = [_parity(n_classes, "g", 0.03)]
+    features = frame.drop(columns=["g", "h"])
+    by_hand = ro.ThresholdClassifier(LogisticRegression(), goals=goals).fit(features, y, groups={"g": g, "h": h})
+    inside = ro.ThresholdClassifier(LogisticRegression(), goals=goals, group_columns=["g", "h"]).fit(frame, y)
+    # the model never saw the group columns
+    assert list(inside.estimator_.feature_names_in_) == list(features.columns)
+    np.testing.assert_array_equal(inside.predict_proba(frame), by_hand.predict_proba(features, groups={"g": g, "h": h}))
+    np.testing.assert_array_equal(inside.predict(frame), by_hand.predict(features, groups={"g": g, "h": h}))
+    # positions of an array's columns name the groups "1" and the last column's position
+    arr = frame.to_numpy(dtype=object)
+    pos = ro.ThresholdClassifier(LogisticRegression(), goals=[_parity(n_classes, "1", 0.03)],
+                                 group_columns=[1, arr.shape[1] - 1], cell_columns=["1"])
+    pos.fit(np.asarray(arr), y)
+    hand = ro.ThresholdClassifier(LogisticRegression(), goals=goals, cell_columns=["g"])
+    hand.fit(features.to_numpy(dtype=float), y, groups={"g": g, "h": h})
+    assert pos.cell_columns_ == ("1",) and hand.cell_columns_ == ("g",)
+    np.testing.assert_array_equal(pos.predict_proba(arr), hand.predict_proba(features.to_numpy(dtype=float),
+                                                                              groups={"g": g, "h": h}))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_group_columns_work_in_a_pipeline_and_in_cross_val_score(n_classes):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    frame, y, g, h = _frame(n_classes)
+    numeric = [c for c in frame.columns if c.startswith("x")]
+
+    def post():
+        return ro.ThresholdClassifier(LogisticRegression(), goals=[_parity(n_classes, "g", 0.03)],
+                                      group_columns=["g", "h"], cell_columns=["g"])
+
+    def pipeline():
+        scale = ColumnTransformer([("num", StandardScaler(), numeric)], remainder="passthrough",
+                                  verbose_feature_names_out=False).set_output(transform="pandas")
+        return make_pipeline(scale, post())
+
+    folds = KFold(n_splits=3, shuffle=True, random_state=0)
+    scores = cross_val_score(pipeline(), frame, y, cv=folds)
+    # the same folds by hand: the scaler fitted on the fold's rows, the groups passed explicitly
+    expected = []
+    for train, test in folds.split(frame):
+        scaler = StandardScaler().fit(frame.iloc[train][numeric])
+        clf = ro.ThresholdClassifier(LogisticRegression(), goals=[_parity(n_classes, "g", 0.03)])
+        clf.fit(scaler.transform(frame.iloc[train][numeric]), y[train], groups={"g": g[train]})
+        pred = clf.predict(scaler.transform(frame.iloc[test][numeric]), groups={"g": g[test]})
+        expected.append(np.mean(pred == y[test]))
+        # and the rule's parity holds on each training fold, by counting its decision distribution
+        Q = clf.predict_proba(scaler.transform(frame.iloc[train][numeric]), groups={"g": g[train]})
+        for v in np.unique(g):
+            assert np.all(np.abs(Q[g[train] == v].mean(axis=0) - Q.mean(axis=0)) <= 0.03 + 1e-9)
+    # the same scaled features, rules and per-row draws: the same accuracies
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12)
+
+
+def test_group_columns_refusals_name_the_argument():
+    frame, y, g, h = _frame(2, n=300)
+    goals = [_parity(2, "g", 0.05)]
+    with pytest.raises(ValueError, match="not both"):
+        ro.ThresholdClassifier(LogisticRegression(), goals=goals, group_columns=["g"]).fit(frame, y,
+                                                                                            groups={"g": g})
+    with pytest.raises(ValueError, match="group_columns must be a sequence"):
+        ro.ThresholdClassifier(LogisticRegression(), goals=goals, group_columns="g").fit(frame, y)
+    with pytest.raises(ValueError, match=r"lacks the group column\(s\) \['zz'\]"):
+        ro.ThresholdClassifier(LogisticRegression(), goals=goals, group_columns=["g", "zz"]).fit(frame, y)
+    with pytest.raises(ValueError, match=r"cell_columns \['h'\] are not among the group columns"):
+        ro.ThresholdClassifier(LogisticRegression(), goals=goals, group_columns=["g"],
+                               cell_columns=["h"]).fit(frame.drop(columns=["h"]), y)
+    clf = ro.ThresholdClassifier(LogisticRegression(), goals=goals, group_columns=["g", "h"]).fit(frame, y)
+    with pytest.raises(ValueError, match="group_columns"):
+        clf.predict(frame.drop(columns=["g", "h"]))  # the rule is per group: X must hold them at prediction
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_group_columns_survive_save_and_load(tmp_path, n_classes):
+    """Scores given directly beside the group column: the loaded rule still takes the groups out of X."""
+    pd = pytest.importorskip("pandas")
+    X, y, g = _scored(n_classes, 900, 0)
+    frame = pd.DataFrame(X.reshape(len(y), -1), columns=[f"s{j}" for j in range(X.reshape(len(y), -1).shape[1])])
+    frame["g"] = g
+    clf = ro.ThresholdClassifier(goals=[_parity(n_classes, "g", 0.02)], group_columns=["g"]).fit(frame, y)
+    np.testing.assert_array_equal(
+        clf.predict_proba(frame),
+        ro.ThresholdClassifier(goals=[_parity(n_classes, "g", 0.02)]).fit(X, y, groups={"g": g})
+        .predict_proba(X, groups={"g": g}))
+    clf.save(tmp_path / "rule.npz")
+    back = ro.load(tmp_path / "rule.npz")
+    np.testing.assert_array_equal(back.predict_proba(frame), clf.predict_proba(frame))
+    np.testing.assert_array_equal(back.predict(frame), clf.predict(frame))
