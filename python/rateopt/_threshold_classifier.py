@@ -371,8 +371,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if groups is None:
             where = "groups (or X's group_columns)" if self.group_columns is not None else "groups"
             raise ValueError(f"{where} is required: the rule is per value of {list(self.cell_columns_)!r}"
-                             + ("" if self.arity_ is _KClasses else
-                                " (fit with group_blind=True for a rule that needs no groups)"))
+                             + self.arity_.without_groups)
         table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
         codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
         return codes
@@ -527,12 +526,24 @@ class _TwoClasses:
     """Two classes: one score per row, per-cell threshold rules (:class:`ThresholdRule`), the binary atoms."""
 
     rule_kind = "threshold"
+    #: What a rule that needs no groups at prediction takes (named when the groups are missing).
+    without_groups = " (fit with group_blind=True for a rule that needs no groups)"
     #: A violation above this warns (the threshold LP reports an exact 0 when the goals can be met).
     tolerance = 0.0
 
     @staticmethod
     def check_fit(clf, baseline, extra_datasets):
         """Nothing is refused for two classes."""
+
+    @staticmethod
+    def check_rule(rule, cells, bad):
+        """A saved threshold rule's number of classes (its cells were checked with it)."""
+        return 2
+
+    @staticmethod
+    def plugin(rule):
+        """No plug-in rule (``plugin_`` is None)."""
+        return None
 
     @staticmethod
     def inputs(clf, X, where="X"):
@@ -591,6 +602,8 @@ class _KClasses:
     """K classes: class probabilities (n, K) per row, mixtures of per-cell plug-in rules (:class:`PlugInRule`)."""
 
     rule_kind = "plugin"
+    #: K-class rules are per group (named when the groups are missing: nothing to suggest).
+    without_groups = ""
     #: A violation above this warns (the column generation's sums carry round-off).
     tolerance = 1e-9
 
@@ -605,6 +618,19 @@ class _KClasses:
         if clf.objective is not None and not isinstance(clf.objective, str):
             raise ValueError("K-class post-processing takes a named objective "
                              f"{sorted(MULTICLASS_OBJECTIVES)}")
+
+    @staticmethod
+    def check_rule(rule, cells, bad):
+        """A saved plug-in rule's number of classes, checked against its cells."""
+        K = rule.costs.shape[-1]
+        if K < 3 or rule.costs.shape[1] != len(cells):
+            raise bad(f"'plugin_costs' must have one table per cell ({len(cells)}) and at least 3 classes")
+        return K
+
+    @staticmethod
+    def plugin(rule):
+        """``plugin_``: the rule itself (kept for one release)."""
+        return rule
 
     @staticmethod
     def inputs(clf, X, where="X"):
@@ -702,9 +728,7 @@ def threshold_classifier_from_file(meta, arrays, path):
             and all(isinstance(v, (bool, int, float, str)) for v in c) for c in cells):
         raise bad("'cells' must be a non-empty list of value lists, one value per column")
     rule = _RULES[kind].from_arrays(meta, arrays, path)
-    n_classes = 2 if arity is _TwoClasses else rule.costs.shape[-1]
-    if arity is _KClasses and (n_classes < 3 or rule.costs.shape[1] != len(cells)):
-        raise bad(f"'plugin_costs' must have one table per cell ({len(cells)}) and at least 3 classes")
+    n_classes = arity.check_rule(rule, cells, bad)
     classes = meta.get("classes")
     if (not isinstance(classes, list) or len(classes) != n_classes or len(set(classes)) != len(classes)
             or not all(isinstance(c, (bool, int, float, str)) for c in classes)):
@@ -726,7 +750,7 @@ def threshold_classifier_from_file(meta, arrays, path):
     clf.estimator_ = None
     clf.arity_ = arity
     clf.rule_ = rule
-    clf.plugin_ = rule if arity is _KClasses else None
+    clf.plugin_ = arity.plugin(rule)
     clf.cell_columns_, clf.cells_ = tuple(columns), [tuple(c) for c in cells]
     clf.n_feature_columns_ = n_feature_columns
     clf.classes_ = np.asarray(classes)
