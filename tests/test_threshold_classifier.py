@@ -91,19 +91,6 @@ def test_f_measure_objective_is_at_least_every_single_threshold():
     assert -clf.training_.objective == pytest.approx(best, abs=1e-9)
 
 
-def test_save_and_load_round_trip(tmp_path):
-    X, y, g = _data()
-    s = X[:, 0]
-    clf = ro.ThresholdClassifier(goals=[ro.goals.equalized_odds("g", slack=0.03)], random_state=5)
-    clf.fit(s, np.where(y == 1, "yes", "no"), groups={"g": g})
-    path = tmp_path / "rule.npz"
-    clf.save(path)
-    back = ro.load(path)
-    assert isinstance(back, ro.ThresholdClassifier)
-    np.testing.assert_array_equal(back.predict_proba(s, groups={"g": g}), clf.predict_proba(s, groups={"g": g}))
-    np.testing.assert_array_equal(back.predict(s, groups={"g": g}), clf.predict(s, groups={"g": g}))
-
-
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_a_scoring_model_is_not_pickled(tmp_path, n_classes):
     X, y, g = _data() if n_classes == 2 else _three_classes(600)
@@ -506,3 +493,29 @@ def test_group_columns_survive_save_and_load(tmp_path, n_classes):
     back = ro.load(tmp_path / "rule.npz")
     np.testing.assert_array_equal(back.predict_proba(frame), clf.predict_proba(frame))
     np.testing.assert_array_equal(back.predict(frame), clf.predict(frame))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_weighted_certificate_is_hoeffdings_bound(n_classes):
+    """Unequal weights: each rate's interval is Hoeffding's for a weighted mean, recomputed by hand."""
+    X, y, g = _scored(n_classes, 2000, 0)
+    Xh, yh, gh = _scored(n_classes, 3000, 1)
+    w = np.random.default_rng(5).uniform(0.5, 2.0, len(yh))
+    clf = ro.ThresholdClassifier(goals=[_parity(n_classes, "g", 0.02)]).fit(X, y, groups={"g": g})
+    cert = clf.certify(Xh, yh, groups={"g": gh}, sample_weight=w, goals=[_parity(n_classes, "g", 0.05)])
+    d = np.searchsorted(clf.classes_, clf.predict(Xh, groups={"g": gh}))
+    k = 1 if n_classes == 2 else 0  # the first goal's class
+    first = "a" if n_classes == 2 else "A"
+    L = 3 * (1 if n_classes == 2 else n_classes) + (1 if n_classes == 2 else n_classes)
+    alpha = 0.05 / L
+
+    def interval(mask):
+        v, ww = (d[mask] == k).astype(float), w[mask]
+        mean = np.dot(ww, v) / ww.sum()
+        h = np.sqrt(np.log(2 / alpha) * np.sum(ww ** 2) / (2 * ww.sum() ** 2))
+        return mean, max(0.0, mean - h), min(1.0, mean + h)
+
+    part, everyone = interval(gh == first), interval(np.ones(len(d), bool))
+    assert cert.method == "hoeffding"
+    assert cert.goals[0].value == pytest.approx(part[0] - everyone[0] - 0.05, abs=1e-12)
+    assert cert.goals[0].upper == pytest.approx(part[2] - everyone[1] - 0.05, abs=1e-12)
