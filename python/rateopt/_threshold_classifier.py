@@ -307,15 +307,15 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
         # the one branch on the dataset type: two-class scores and threshold rules, or K-class plug-in rules
-        self.arity_ = _KClasses if self.classes_.shape[0] > 2 else _TwoClasses
-        self.arity_.check_fit(self, baseline, extra_datasets)
+        self._arity = _KClasses if self.classes_.shape[0] > 2 else _TwoClasses
+        self._arity.check_fit(self, baseline, extra_datasets)
         self._fit_estimator(X, y, sample_weight)
-        inputs = self.arity_.inputs(self, X)
+        inputs = self._arity.inputs(self, X)
         if inputs.shape[0] != n:
             raise ValueError(f"X has {inputs.shape[0]} rows but y has {n}")
-        violation = self.arity_.fit(self, inputs, y, groups, sample_weight, baseline, extra_datasets)
+        violation = self._arity.fit(self, inputs, y, groups, sample_weight, baseline, extra_datasets)
         self.violation_ = violation
-        if violation > self.arity_.tolerance:
+        if violation > self._arity.tolerance:
             warnings.warn(
                 f"no rule meets the goals on the training data: the rule found violates them by at most "
                 f"{violation:.6g} beyond epsilon (the smallest possible largest violation); relax the goals or "
@@ -371,14 +371,14 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if groups is None:
             where = "groups (or X's group_columns)" if self.group_columns is not None else "groups"
             raise ValueError(f"{where} is required: the rule is per value of {list(self.cell_columns_)!r}"
-                             + self.arity_.without_groups)
+                             + self._arity.without_groups)
         table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
         codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
         return codes
 
     def _decide(self, X, groups, expected):
         """The rule's decision distribution (n, n_classes), or its drawn class positions (n,)."""
-        inputs = self.arity_.inputs(self, X)
+        inputs = self._arity.inputs(self, X)
         codes = self._codes(groups, inputs.shape[0])
         if expected:
             return self.rule_.distribution(inputs, codes)
@@ -470,7 +470,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         unknown = set(np.unique(y)) - set(self.classes_)
         if unknown:
             raise ValueError(f"y holds labels the classifier was not fitted on: {sorted(unknown)!r}")
-        inputs = self.arity_.inputs(self, X)
+        inputs = self._arity.inputs(self, X)
         if inputs.shape[0] != y.shape[0]:
             raise ValueError(f"X has {inputs.shape[0]} rows but y has {y.shape[0]}")
         if sample_weight is not None:
@@ -478,12 +478,12 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         goals = self.goals if goals is None else goals
         if isinstance(goals, (str, bytes)) or not hasattr(goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {goals!r}")
-        held = self.arity_.dataset(self, inputs, y, groups, sample_weight, baseline)
-        problem = Problem(objective=self.arity_.objective(self, held), constraints=list(goals),
+        held = self._arity.dataset(self, inputs, y, groups, sample_weight, baseline)
+        problem = Problem(objective=self._arity.objective(self, held), constraints=list(goals),
                           datasets={"train": held})
         decided = self._decide(X, groups, expected=False)
         return certify_expressions(problem.constraints, problem.objective,
-                                   {"train": self.arity_.certified_decisions(decided)}, confidence=confidence)
+                                   {"train": self._arity.certified_decisions(decided)}, confidence=confidence)
 
     # -- files ----------------------------------------------------------------------------
 
@@ -506,7 +506,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "a ThresholdClassifier with a scoring model cannot be saved without pickling that model: save the "
                 "model with its own format (e.g. skops) and post-process its scores with estimator=None")
         meta, arrays = self.rule_.to_arrays()
-        meta.update(rule=self.arity_.rule_kind, columns=list(self.cell_columns_),
+        meta.update(rule=self._arity.rule_kind, columns=list(self.cell_columns_),
                     cells=[list(c) for c in self.cells_], classes=[_plain_label(c) for c in self.classes_],
                     random_state=self.random_state, group_blind=bool(self.group_blind), n_bins=self.n_bins,
                     epsilon=float(self.epsilon))
@@ -748,7 +748,7 @@ def threshold_classifier_from_file(meta, arrays, path):
     clf = ThresholdClassifier(group_blind=bool(meta.get("group_blind")), group_columns=group_columns,
                               random_state=seed)
     clf.estimator_ = None
-    clf.arity_ = arity
+    clf._arity = arity
     clf.rule_ = rule
     clf.plugin_ = arity.plugin(rule)
     clf.cell_columns_, clf.cells_ = tuple(columns), [tuple(c) for c in cells]
