@@ -1,10 +1,15 @@
-"""The scikit-learn post-processor: the exact best randomized per-group threshold rule on any model's scores.
+"""The scikit-learn post-processor: the exact best randomized per-group rule on any model's scores.
 
 :class:`ThresholdClassifier` scores the data with a classifier (fitted here or
 prefit), or takes the scores directly, and solves one LP for the best
-randomized per-group threshold rule under the goals
-(:mod:`rateopt._postprocess`). :meth:`ThresholdClassifier.certify` bounds
-every goal's population value from held-out data.
+randomized per-group rule under the goals (:mod:`rateopt._postprocess`):
+threshold rules on one score for two classes, plug-in rules on class
+probabilities for K classes. The classifier branches once, in ``fit``, on the
+number of classes: ``_TwoClasses`` and ``_KClasses`` hold everything that
+differs (the inputs read from the model, the dataset, the LP, the rule), and
+the rules share one interface (``distribution``, ``decisions``,
+``to_arrays`` / ``from_arrays``), so prediction, :meth:`ThresholdClassifier.certify`,
+``save`` and ``rateopt.load`` are one code path for both.
 """
 
 from __future__ import annotations
