@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -20,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._predictors._linear import LinearClassifier
 from ._language._data import Dataset
 from ._language._validation import check_weights, nullable_columns
+from ._utils._group_columns import split_group_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset
@@ -423,58 +423,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             self.intercept_ = self.classifier_.intercept_
         return self
 
-    def _group_positions(self, X, predicting):
-        """``(positions, names)`` of the group columns in ``X``; None when ``X`` lacks them (prediction)."""
-        cols = list(self.group_columns)
-        if not cols or not (all(isinstance(c, str) for c in cols) or
-                            all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in cols)):
-            raise ValueError(f"group_columns must be a non-empty sequence of column names or of column positions, "
-                             f"got {self.group_columns!r}")
-        if len(set(cols)) != len(cols):
-            raise ValueError(f"group_columns repeats a column: {self.group_columns!r}")
-        names = list(X.columns) if hasattr(X, "columns") and not isinstance(X, np.ndarray) else None
-        n_cols = X.shape[1]
-        if isinstance(cols[0], str):
-            if names is None:
-                raise ValueError(f"group_columns names columns {cols!r} but X has no column names: give a DataFrame, "
-                                 "or column positions")
-            missing = [c for c in cols if c not in names]
-            if missing and (len(missing) < len(cols) or not predicting):
-                raise ValueError(f"X lacks the group column(s) {missing!r} of group_columns={self.group_columns!r}")
-            return (None, None) if missing else ([names.index(c) for c in cols], cols)
-        if predicting and n_cols == self.n_features_in_ and names is None:
-            return None, None  # an array of the features only (prediction)
-        bad = [c for c in cols if not -n_cols <= c < n_cols]
-        if bad:
-            raise ValueError(f"group_columns {bad!r} are out of range for X with {n_cols} columns")
-        pos = [int(c) % n_cols for c in cols]
-        if len(set(pos)) != len(pos):
-            raise ValueError(f"group_columns repeats a column: {self.group_columns!r}")
-        return pos, [str(c) if names is None else names[p] for c, p in zip(cols, pos)]
-
     def _split_groups(self, X, groups=None, predicting=False):
         """``(features, groups)``: the ``group_columns`` taken out of ``X``."""
-        if self.group_columns is None:
-            return X, groups
-        if groups is not None:
-            raise ValueError("give groups= or group_columns=, not both")
-        if not (hasattr(X, "shape") or sp.issparse(X)):
-            X = np.asarray(X, dtype=object)
-        if len(X.shape) != 2:
-            raise ValueError(f"X must be 2-D to hold group_columns, got shape {X.shape}")
-        pos, names = self._group_positions(X, predicting)
-        if pos is None:
-            return X, None
-        keep = np.setdiff1d(np.arange(X.shape[1]), pos)
-        if hasattr(X, "iloc"):
-            groups = {n: X.iloc[:, p].to_numpy() for n, p in zip(names, pos)}
-            return X.iloc[:, keep], groups
-        if sp.issparse(X):
-            X = X.tocsc()
-            groups = {n: X[:, [p]].toarray().ravel() for n, p in zip(names, pos)}
-            return X[:, keep].tocsr(), groups
-        X = np.asarray(X)
-        return X[:, keep], {n: X[:, p] for n, p in zip(names, pos)}
+        return split_group_columns(X, self.group_columns, groups, predicting=predicting,
+                                   n_features=getattr(self, "n_features_in_", None))
 
     def _validated(self, X):
         check_is_fitted(self)

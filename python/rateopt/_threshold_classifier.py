@@ -1,10 +1,15 @@
-"""The scikit-learn post-processor: the exact best randomized per-group threshold rule on any model's scores.
+"""The scikit-learn post-processor: the exact best randomized per-group rule on any model's scores.
 
 :class:`ThresholdClassifier` scores the data with a classifier (fitted here or
 prefit), or takes the scores directly, and solves one LP for the best
-randomized per-group threshold rule under the goals
-(:mod:`rateopt._postprocess`). :meth:`ThresholdClassifier.certify` bounds
-every goal's population value from held-out data.
+randomized per-group rule under the goals (:mod:`rateopt._postprocess`):
+threshold rules on one score for two classes, plug-in rules on class
+probabilities for K classes. The classifier branches once, in ``fit``, on the
+number of classes: ``_TwoClasses`` and ``_KClasses`` hold everything that
+differs (the inputs read from the model, the dataset, the LP, the rule), and
+the rules share one interface (``distribution``, ``decisions``,
+``to_arrays`` / ``from_arrays``), so prediction, :meth:`ThresholdClassifier.certify`,
+``save`` and ``rateopt.load`` are one code path for both.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule, fit_plugin_rule
 from ._postprocess._rule import ThresholdRule, cell_codes, fit_threshold_rule
 from ._utils._archive import write_archive
+from ._utils._group_columns import split_group_columns
 from ._utils._hashing import row_uniforms
 from .exceptions import InfeasibleWarning, RateoptError
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
@@ -62,7 +68,20 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     (:mod:`rateopt._postprocess._plugin`), the goals are the K-class ones of
     :mod:`rateopt.goals` (e.g. ``multiclass_demographic_parity``) and the
     objective a name of :data:`rateopt.goals.MULTICLASS_OBJECTIVES` but
-    ``"macro_f1"``. ``plugin_`` holds the rules; ``predict_proba`` is (n, K).
+    ``"macro_f1"``. ``rule_`` holds the rules; ``predict_proba`` is (n, K).
+    Both arities share the cells, the groups, ``epsilon``, :meth:`certify`,
+    :meth:`save` and ``rateopt.load``; the classifier branches once, in
+    :meth:`fit`, on the number of classes.
+
+    **Groups** come from ``groups=`` or from columns of ``X``
+    (``group_columns``), never both. ``group_columns`` is what makes the
+    classifier work in a :class:`~sklearn.pipeline.Pipeline` and in
+    :func:`~sklearn.model_selection.cross_val_score` (which pass only ``X``):
+    the columns are taken out of ``X`` in :meth:`fit` and in every prediction
+    method, as :class:`~rateopt.RateConstrainedClassifier`'s ``group_columns``
+    are, and the scoring model never sees them. ``cell_columns`` is a
+    different choice: *which* of the group columns (from either source) make
+    the rule's cells; the two compose.
 
     Parameters
     ----------
@@ -84,9 +103,20 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     group_blind : bool, default=False
         One threshold rule for every row: groups are needed in :meth:`fit`
         (for the goals) but not at prediction time.
+    group_columns : sequence of str or int, default=None
+        Columns of ``X`` that hold the groups rather than features: names of a
+        DataFrame's columns, or positions of an array's (the group is then
+        named by its position as a string, e.g. ``group_columns=[0]`` with
+        ``demographic_parity("0")``). They are taken out of ``X`` in
+        :meth:`fit`, :meth:`predict`, :meth:`predict_proba` and
+        :meth:`certify` (give ``groups=`` or ``group_columns``, not both).
+        Without an estimator, the columns left are the scores (one column;
+        K class-probability columns for K classes).
     cell_columns : sequence of str or None, default=None
         The group columns whose value combinations are the cells (None: every
-        column given to :meth:`fit`).
+        group column, from ``groups=`` or ``group_columns``). Each must be one
+        of the group columns; with ``group_columns`` of positions, name them
+        as strings (``"0"``).
     n_bins : int or None, default=None
         Score bins per cell. None: every distinct training score is a bin,
         and the rule is the exact optimum over all randomized per-cell
@@ -95,7 +125,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         and the rule is exact among rules whose thresholds lie on those cuts
         (faster on large data).
     epsilon : float, default=0.0
-        Allowed violation of each goal on the training data.
+        Allowed violation of each goal on the training data (two and K
+        classes: every goal's LP row is ``g <= epsilon``).
     response_method : {"auto", "predict_proba", "decision_function"}, default="auto"
         Which method of ``estimator`` gives the scores (``"auto"``:
         ``predict_proba`` when it exists).
@@ -108,10 +139,18 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     estimator_ : classifier or None
         The fitted scoring model.
-    classes_ : ndarray of shape (2,)
-        The two labels; ``classes_[1]`` is the positive class.
-    rule_ : ThresholdRule
-        The cells, score bins and per-bin probabilities of a positive decision.
+    classes_ : ndarray of shape (n_classes,)
+        The labels; for two classes ``classes_[1]`` is the positive class.
+    rule_ : ThresholdRule or PlugInRule
+        Two classes: the cells, score bins and per-bin probabilities of a
+        positive decision. K classes: the mixture of plug-in rules, with
+        costs per cell of ``cells_``.
+    plugin_ : PlugInRule or None
+        K classes: ``rule_`` (kept for one release; use ``rule_``). Two classes: None.
+    cell_columns_ : tuple of str
+        The columns that define the cells (empty: one cell).
+    cells_ : list of tuple
+        The cells, in the order of the rule's tables.
     problem_ : Problem
         The problem compiled on the training scores.
     training_ : Evaluation
@@ -135,12 +174,14 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator=None, goals=(), *, objective=None, prefit=False, group_blind=False,
-                 cell_columns=None, n_bins=None, epsilon=0.0, response_method="auto", random_state=None):
+                 group_columns=None, cell_columns=None, n_bins=None, epsilon=0.0, response_method="auto",
+                 random_state=None):
         self.estimator = estimator
         self.goals = goals
         self.objective = objective
         self.prefit = prefit
         self.group_blind = group_blind
+        self.group_columns = group_columns
         self.cell_columns = cell_columns
         self.n_bins = n_bins
         self.epsilon = epsilon
@@ -172,6 +213,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.cell_columns is not None and (isinstance(self.cell_columns, str) or not all(
                 isinstance(c, str) for c in self.cell_columns)):
             raise ValueError(f"cell_columns must be a sequence of column names or None, got {self.cell_columns!r}")
+        if isinstance(self.group_columns, (str, bytes)):
+            raise ValueError(f"group_columns must be a sequence of column names or positions, not the string "
+                             f"{self.group_columns!r} (write [{self.group_columns!r}])")
 
     def _scores(self, X, where="X"):
         """The scores of ``X`` (the fitted estimator's, or ``X`` itself), a finite float vector."""
@@ -203,35 +247,45 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"the scores of {where} must be finite")
         return s
 
-    def _uniform_features(self, X, scores):
-        """What a row's draw is a hash of: its features (or its score when the scores are given)."""
+    def _uniform_features(self, X, inputs):
+        """What a row's draw is a hash of: its features (or its scores / probabilities when they are given)."""
+        given = inputs.reshape(inputs.shape[0], -1)
         if self.estimator_ is None:
-            return scores[:, None]
+            return given
         if sp.issparse(X):
             return X.tocsr()
         # row_uniforms reads a numeric array chunk by chunk: no float64 copy of the whole X here
         arr = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
-        return arr if arr.ndim == 2 and arr.dtype.kind in "biuf" else scores[:, None]
+        return arr if arr.ndim == 2 and arr.dtype.kind in "biuf" else given
+
+    def _split_groups(self, X, groups, predicting):
+        """``(X, groups)``: the ``group_columns`` taken out of ``X`` (as the estimator takes them)."""
+        return split_group_columns(X, self.group_columns, groups, predicting=predicting,
+                                   n_features=getattr(self, "n_feature_columns_", None))
 
     # -- fitting ----------------------------------------------------------------------
 
     def fit(self, X, y, groups=None, sample_weight=None, baseline=None, extra_datasets=None):
-        """Fit the scoring model (unless prefit) and solve for the best threshold rule.
+        """Fit the scoring model (unless prefit) and solve for the best rule.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), or scores of shape (n_samples,)
-            Features for ``estimator``; the scores themselves when it is None.
+        X : array-like of shape (n_samples, n_features), or scores
+            Features for ``estimator`` (and the ``group_columns``); without an
+            estimator the scores themselves: shape (n_samples,) for two
+            classes, class probabilities (n_samples, K) for K classes.
         y : array-like of shape (n_samples,)
-            Two distinct labels; the larger (in sorted order) is the positive class.
+            Two labels (the larger in sorted order is the positive class), or
+            K > 2 labels.
         groups : DataFrame or dict of arrays, default=None
-            Group columns the goals refer to and the cells are made of.
+            Group columns the goals refer to and the cells are made of (not
+            with ``group_columns``).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative finite weights.
         baseline : array-like of shape (n_samples,), default=None
-            A deployed model's decisions (churn goals).
+            A deployed model's decisions (churn goals; two classes).
         extra_datasets : dict of str to Dataset, default=None
-            Further datasets by role; their ``X`` is scored like ``X``.
+            Further datasets by role; their ``X`` is scored like ``X`` (two classes).
 
         Returns
         -------
@@ -241,58 +295,35 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Warns
         -----
         rateopt.exceptions.InfeasibleWarning
-            When no threshold rule meets the goals on the training data: the
-            rule then has the smallest possible largest violation
+            When no rule meets the goals (up to ``epsilon``) on the training
+            data: the rule then has the smallest possible largest violation
             (``violation_``).
         """
         self._check_params()
+        X, groups = self._split_groups(X, groups, predicting=False)
+        self.n_feature_columns_ = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
         y = np.asarray(y)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
             raise ValueError(f"y must hold at least two classes, got {self.classes_.shape[0]}")
-        self.plugin_ = None
-        if self.classes_.shape[0] > 2:
-            return self._fit_plugin(X, y, groups, sample_weight, baseline, extra_datasets)
         n = y.shape[0]
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
+        # the one branch on the dataset type: two-class scores and threshold rules, or K-class plug-in rules
+        self._arity = _KClasses if self.classes_.shape[0] > 2 else _TwoClasses
+        self._arity.check_fit(self, baseline, extra_datasets)
         self._fit_estimator(X, y, sample_weight)
-        scores = self._scores(X)
-        if scores.shape[0] != n:
-            raise ValueError(f"X has {scores.shape[0]} rows but y has {n}")
-        y01 = (y == self.classes_[1]).astype(np.int64)
-        train = Dataset(scores[:, None], y=y01, weights=sample_weight, groups=groups, baseline=baseline,
-                        name="train")
-        datasets = {"train": train}
-        scored = {"train": scores}
-        for role, ds in (extra_datasets or {}).items():
-            if role == "train":
-                raise ValueError("extra_datasets must not use the role 'train'")
-            datasets[role] = ds
-            scored[ds.name] = self._scores(ds.X, where=f"extra_datasets[{role!r}].X")
-        self.problem_ = Problem(objective=objective_on(self.objective, train), constraints=list(self.goals),
-                                datasets=datasets)
-        columns = [] if self.group_blind else list(train.group_names if self.cell_columns is None
-                                                   else self.cell_columns)
-        by_name = {ds.name: ds for ds in self.problem_.datasets.values()}
-        codes, cells = cell_codes(train.groups, columns, where="groups")
-        all_codes = {"train": codes if codes is not None else np.zeros(n, dtype=np.int64)}
-        for name in self.problem_.compiled.datasets:
-            if name != "train":
-                c, _ = cell_codes(by_name[name].groups, columns, cells, where=f"dataset {name!r}'s groups")
-                all_codes[name] = c if c is not None else np.zeros(by_name[name].n_samples, dtype=np.int64)
-        self.rule_, solution = fit_threshold_rule(
-            self.problem_.compiled, {k: scored[k] for k in self.problem_.compiled.datasets},
-            {k: all_codes[k] for k in self.problem_.compiled.datasets}, cells, columns,
-            n_bins=self.n_bins, epsilon=float(self.epsilon))
-        self.violation_ = solution.slack
-        self.training_ = self.problem_.evaluate_atom_rates(solution.atom_rates)
-        if solution.slack > 0:
+        inputs = self._arity.inputs(self, X)
+        if inputs.shape[0] != n:
+            raise ValueError(f"X has {inputs.shape[0]} rows but y has {n}")
+        violation = self._arity.fit(self, inputs, y, groups, sample_weight, baseline, extra_datasets)
+        self.violation_ = violation
+        if violation > self._arity.tolerance:
             warnings.warn(
-                f"no threshold rule meets the goals on the training data: the rule found violates them by at most "
-                f"{solution.slack:.6g} (the smallest possible largest violation); relax the goals or add groups",
-                InfeasibleWarning, stacklevel=2)
+                f"no rule meets the goals on the training data: the rule found violates them by at most "
+                f"{violation:.6g} beyond epsilon (the smallest possible largest violation); relax the goals or "
+                "add groups", InfeasibleWarning, stacklevel=2)
         return self
 
     def _fit_estimator(self, X, y, sample_weight):
@@ -324,101 +355,69 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"the class probabilities of {where} must be finite, non-negative rows summing to 1")
         return P
 
-    def _fit_plugin(self, X, y, groups, sample_weight, baseline, extra_datasets):
-        """K classes: the exact best mixture of per-group plug-in rules (argmax of weighted probabilities)."""
-        if baseline is not None or extra_datasets:
-            raise ValueError("K-class post-processing takes no baseline or extra_datasets")
+    def _cell_columns(self, group_names):
+        """The columns whose value combinations are the cells: ``cell_columns``, else every group column."""
         if self.group_blind:
-            raise ValueError("K-class post-processing needs the groups (its rules are per group): "
-                             "group_blind=True is for two classes")
-        if self.objective is not None and not isinstance(self.objective, str):
-            raise ValueError("K-class post-processing takes a named objective "
-                             f"{sorted(MULTICLASS_OBJECTIVES)}")
-        n = y.shape[0]
-        if sample_weight is not None:
-            sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
-        self._fit_estimator(X, y, sample_weight)
-        P = self._class_probabilities(X)
-        if P.shape[0] != n:
-            raise ValueError(f"X has {P.shape[0]} rows but y has {n}")
-        train = ClassDataset(P, y, weights=sample_weight, groups=groups, classes=self.classes_)
-        self.problem_ = Problem(objective=self.objective, constraints=list(self.goals), datasets=train,
-                                label_probabilities=P)
-        columns = list(train.group_names if self.cell_columns is None else self.cell_columns)
-        codes, cells = cell_codes(train.groups, columns, where="groups")
-        codes = np.zeros(n, dtype=np.int64) if codes is None else codes
-        pattern = self.problem_.compiled.cells
-        # a rule's cells must decide every subset of the goals: one membership pattern per cell
-        first = np.full(len(cells), -1, dtype=np.int64)
-        first[codes[::-1]] = pattern[::-1]
-        if np.any(pattern != first[codes]):
-            raise ValueError(f"cell_columns {columns!r} do not determine the goals' groups: include every group "
-                             "column the goals use")
-        fit = fit_plugin_rule(self.problem_, P)
-        self.plugin_ = PlugInRule(costs=fit.rule.costs[:, first], probabilities=fit.rule.probabilities)
-        self.rule_ = None
-        self.cells_, self.cell_columns_ = cells, tuple(columns)
-        self.violation_ = fit.max_violation
-        self.training_ = self.problem_.evaluate(self.plugin_.distribution(P, codes))
-        if fit.max_violation > 1e-9:
-            warnings.warn(
-                f"no plug-in rule meets the goals on the training data: the rule found violates them by at most "
-                f"{fit.max_violation:.6g} (the smallest possible largest violation)", InfeasibleWarning,
-                stacklevel=3)
-        return self
-
-    def _plugin_codes(self, groups, n):
-        if not self.cell_columns_:
-            return np.zeros(n, dtype=np.int64)
-        if groups is None:
-            raise ValueError(f"groups is required: the rule is per value of {list(self.cell_columns_)!r}")
-        table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
-        codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
-        return codes
+            return []
+        if self.cell_columns is None:
+            return list(group_names)
+        unknown = [c for c in self.cell_columns if c not in group_names]
+        if unknown:
+            raise ValueError(f"cell_columns {unknown!r} are not among the group columns {list(group_names)!r}")
+        return list(self.cell_columns)
 
     # -- prediction ---------------------------------------------------------------------
 
     def _codes(self, groups, n):
-        rule = self.rule_
-        if not rule.columns:
+        """Every row's cell code (all 0 for a rule with one cell)."""
+        if not self.cell_columns_:
             return np.zeros(n, dtype=np.int64)
         if groups is None:
-            raise ValueError(f"groups is required: the rule has thresholds per value of {list(rule.columns)!r} "
-                             "(fit with group_blind=True for a rule that needs no groups)")
+            where = "groups (or X's group_columns)" if self.group_columns is not None else "groups"
+            raise ValueError(f"{where} is required: the rule is per value of {list(self.cell_columns_)!r}"
+                             + self._arity.without_groups)
         table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
-        codes, _ = cell_codes(table, rule.columns, rule.cells, where="groups")
+        codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
         return codes
 
+    def _decide(self, X, groups, expected):
+        """The rule's decision distribution (n, n_classes), or its drawn class positions (n,)."""
+        inputs = self._arity.inputs(self, X)
+        codes = self._codes(groups, inputs.shape[0])
+        if expected:
+            return self.rule_.distribution(inputs, codes)
+        seed = 0 if self.random_state is None else int(self.random_state)
+        return self.rule_.decisions(inputs, codes, row_uniforms(self._uniform_features(X, inputs), seed))
+
     def predict_proba(self, X, groups=None):
-        """Probability of each class: the rule's probability of a positive decision per row.
+        """Probability of each class: the rule's decision distribution per row.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), or scores of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features), or scores
         groups : DataFrame or dict of arrays, default=None
-            The rule's group columns (not needed for a group-blind rule).
+            The rule's group columns (not needed for a group-blind rule; not
+            with ``group_columns``, which reads them from ``X``).
 
         Returns
         -------
-        ndarray of shape (n_samples, 2), or (n_samples, K) for K classes
+        ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self, "rule_")
-        if getattr(self, "plugin_", None) is not None:
-            P = self._class_probabilities(X)
-            return self.plugin_.distribution(P, self._plugin_codes(groups, P.shape[0]))
-        s = self._scores(X)
-        p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
-        return np.column_stack([1.0 - p, p])
+        X, groups = self._split_groups(X, groups, predicting=True)
+        return self._decide(X, groups, expected=True)
 
     def predict(self, X, groups=None):
-        """Predicted labels: a row is positive iff its hashed uniform draw is below its probability.
+        """Predicted labels, drawn per row from the rule's decision distribution.
 
-        The draw is a function of the seed and the row, so a row's label is the
+        A two-class row is positive iff its hashed uniform draw is below its
+        probability; a K-class row's draw picks one rule of the mixture. The
+        draw is a function of the seed and the row, so a row's label is the
         same in any batch and order (as rateopt's other stochastic classifiers).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), or scores of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features), or scores
         groups : DataFrame or dict of arrays, default=None
 
         Returns
@@ -426,15 +425,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "rule_")
-        seed = 0 if self.random_state is None else int(self.random_state)
-        if getattr(self, "plugin_", None) is not None:
-            P = self._class_probabilities(X)
-            u = row_uniforms(self._uniform_features(X, P[:, 0]) if self.estimator_ is not None else P, seed)
-            return self.classes_[self.plugin_.decisions(P, self._plugin_codes(groups, P.shape[0]), u)]
-        s = self._scores(X)
-        p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
-        u = row_uniforms(self._uniform_features(X, s), seed)
-        return self.classes_[(u < p).astype(np.int64)]
+        X, groups = self._split_groups(X, groups, predicting=True)
+        return self.classes_[self._decide(X, groups, expected=False)]
 
     # -- certificates --------------------------------------------------------------------
 
@@ -446,7 +438,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         the rule's decisions (:meth:`predict`); a goal's bound combines its
         rates' intervals through its affine form, with a union bound over all
         rates, so that all bounds hold together with probability at least
-        ``confidence``.
+        ``confidence``. Two and K classes share this code
+        (:mod:`rateopt._postprocess._certify`): a K-class rate (a class's
+        prediction rate, recall, ...) is a mean over a subset of rows too.
 
         Parameters
         ----------
@@ -455,11 +449,11 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Held-out labels.
         groups : DataFrame or dict of arrays, default=None
-            Held-out group columns.
+            Held-out group columns (not with ``group_columns``).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights (unequal weights use Hoeffding's bound instead).
         baseline : array-like of shape (n_samples,), default=None
-            The deployed model's decisions (churn goals).
+            The deployed model's decisions (churn goals; two classes).
         confidence : float, default=0.95
             Probability that every bound holds.
         goals : sequence of Goal, default=None
@@ -474,59 +468,224 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Per goal: held-out value and upper bound (the goal holds on the
             population, with that confidence, when the bound is ``<= 0``).
         """
-        if getattr(self, "plugin_", None) is not None:
-            raise RateoptError("certify() bounds two-class rules; K-class certificates are not available")
         check_is_fitted(self, "rule_")
+        X, groups = self._split_groups(X, groups, predicting=True)
         y = np.asarray(y)
         unknown = set(np.unique(y)) - set(self.classes_)
         if unknown:
             raise ValueError(f"y holds labels the classifier was not fitted on: {sorted(unknown)!r}")
-        s = self._scores(X)
-        if s.shape[0] != y.shape[0]:
-            raise ValueError(f"X has {s.shape[0]} rows but y has {y.shape[0]}")
-        y01 = (y == self.classes_[1]).astype(np.int64)
+        inputs = self._arity.inputs(self, X)
+        if inputs.shape[0] != y.shape[0]:
+            raise ValueError(f"X has {inputs.shape[0]} rows but y has {y.shape[0]}")
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), y.shape[0], "sample_weight")
-        held = Dataset(s[:, None], y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
         goals = self.goals if goals is None else goals
         if isinstance(goals, (str, bytes)) or not hasattr(goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {goals!r}")
-        problem = Problem(objective=objective_on(self.objective, held), constraints=list(goals),
+        held = self._arity.dataset(self, inputs, y, groups, sample_weight, baseline)
+        problem = Problem(objective=self._arity.objective(self, held), constraints=list(goals),
                           datasets={"train": held})
-        decisions = (self.predict(X, groups) == self.classes_[1]).astype(np.float64)
-        return certify_expressions(problem.constraints, problem.objective, {"train": decisions},
-                                   confidence=confidence)
+        decided = self._decide(X, groups, expected=False)
+        return certify_expressions(problem.constraints, problem.objective,
+                                   {"train": self._arity.certified_decisions(decided)}, confidence=confidence)
 
     # -- files ----------------------------------------------------------------------------
 
     def save(self, path):
         """Write the rule to a pickle-free ``.npz`` file (``rateopt.load`` reads it back).
 
-        Only a classifier that takes scores directly (``estimator=None``) is
-        saved whole; with a scoring model, save that model on its own (e.g.
-        with skops) and this rule with ``rule_``'s arrays.
+        Two-class threshold rules and K-class plug-in rules share one file
+        format (``"rateopt.ThresholdClassifier"``; its ``rule`` field names
+        the kind). Only a classifier that takes scores directly
+        (``estimator=None``) is saved whole; with a scoring model, save that
+        model on its own (e.g. with skops) and this rule with ``rule_``'s arrays.
 
         Parameters
         ----------
         path : str or os.PathLike
         """
         check_is_fitted(self, "rule_")
-        if getattr(self, "plugin_", None) is not None:
-            raise RateoptError("save() writes two-class threshold rules; a K-class plug-in rule is kept in plugin_ "
-                               "(its costs and probabilities arrays)")
         if self.estimator_ is not None:
             raise RateoptError(
                 "a ThresholdClassifier with a scoring model cannot be saved without pickling that model: save the "
                 "model with its own format (e.g. skops) and post-process its scores with estimator=None")
         meta, arrays = self.rule_.to_arrays()
-        meta.update(classes=[_plain_label(c) for c in self.classes_], random_state=self.random_state,
-                    group_blind=bool(self.group_blind), n_bins=self.n_bins, epsilon=float(self.epsilon))
+        meta.update(rule=self._arity.rule_kind, columns=list(self.cell_columns_),
+                    cells=[list(c) for c in self.cells_], classes=[_plain_label(c) for c in self.classes_],
+                    random_state=self.random_state, group_blind=bool(self.group_blind), n_bins=self.n_bins,
+                    epsilon=float(self.epsilon))
+        if self.group_columns is not None:
+            meta["group_columns"] = list(self.group_columns if isinstance(self.group_columns[0], str)
+                                         else [int(c) for c in self.group_columns])
+            meta["n_feature_columns"] = self.n_feature_columns_
         write_archive(path, meta, arrays, THRESHOLD_FORMAT)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
+
+
+class _TwoClasses:
+    """Two classes: one score per row, per-cell threshold rules (:class:`ThresholdRule`), the binary atoms."""
+
+    rule_kind = "threshold"
+    #: What a rule that needs no groups at prediction takes (named when the groups are missing).
+    without_groups = " (fit with group_blind=True for a rule that needs no groups)"
+    #: A violation above this warns (the threshold LP reports an exact 0 when the goals can be met).
+    tolerance = 0.0
+
+    @staticmethod
+    def check_fit(clf, baseline, extra_datasets):
+        """Nothing is refused for two classes."""
+
+    @staticmethod
+    def check_rule(rule, cells, bad):
+        """A saved threshold rule's number of classes (its cells were checked with it)."""
+        return 2
+
+    @staticmethod
+    def plugin(rule):
+        """No plug-in rule (``plugin_`` is None)."""
+        return None
+
+    @staticmethod
+    def inputs(clf, X, where="X"):
+        """The scores (n,)."""
+        return clf._scores(X, where)
+
+    @staticmethod
+    def dataset(clf, scores, y, groups, sample_weight, baseline, name="train"):
+        """The two-class dataset of scored rows (labels 0/1, ``classes_[1]`` positive)."""
+        y01 = (y == clf.classes_[1]).astype(np.int64)
+        return Dataset(scores[:, None], y=y01, weights=sample_weight, groups=groups, baseline=baseline, name=name)
+
+    @staticmethod
+    def objective(clf, ds):
+        """The objective expression on ``ds``."""
+        return objective_on(clf.objective, ds)
+
+    @staticmethod
+    def certified_decisions(decided):
+        """The 0/1 decisions the certificate counts."""
+        return decided.astype(np.float64)
+
+    @staticmethod
+    def fit(clf, scores, y, groups, sample_weight, baseline, extra_datasets):
+        """Solve the threshold LP; set ``problem_``, ``rule_``, the cells and ``training_``; the violation."""
+        n = scores.shape[0]
+        train = _TwoClasses.dataset(clf, scores, y, groups, sample_weight, baseline)
+        datasets = {"train": train}
+        scored = {"train": scores}
+        for role, ds in (extra_datasets or {}).items():
+            if role == "train":
+                raise ValueError("extra_datasets must not use the role 'train'")
+            datasets[role] = ds
+            scored[ds.name] = clf._scores(ds.X, where=f"extra_datasets[{role!r}].X")
+        clf.problem_ = Problem(objective=objective_on(clf.objective, train), constraints=list(clf.goals),
+                               datasets=datasets)
+        columns = clf._cell_columns(train.group_names)
+        by_name = {ds.name: ds for ds in clf.problem_.datasets.values()}
+        codes, cells = cell_codes(train.groups, columns, where="groups")
+        all_codes = {"train": codes if codes is not None else np.zeros(n, dtype=np.int64)}
+        for name in clf.problem_.compiled.datasets:
+            if name != "train":
+                c, _ = cell_codes(by_name[name].groups, columns, cells, where=f"dataset {name!r}'s groups")
+                all_codes[name] = c if c is not None else np.zeros(by_name[name].n_samples, dtype=np.int64)
+        clf.rule_, solution = fit_threshold_rule(
+            clf.problem_.compiled, {k: scored[k] for k in clf.problem_.compiled.datasets},
+            {k: all_codes[k] for k in clf.problem_.compiled.datasets}, cells, columns,
+            n_bins=clf.n_bins, epsilon=float(clf.epsilon))
+        clf.plugin_ = None
+        clf.cell_columns_, clf.cells_ = clf.rule_.columns, clf.rule_.cells
+        clf.training_ = clf.problem_.evaluate_atom_rates(solution.atom_rates)
+        return float(solution.slack)
+
+
+class _KClasses:
+    """K classes: class probabilities (n, K) per row, mixtures of per-cell plug-in rules (:class:`PlugInRule`)."""
+
+    rule_kind = "plugin"
+    #: K-class rules are per group (named when the groups are missing: nothing to suggest).
+    without_groups = ""
+    #: A violation above this warns (the column generation's sums carry round-off).
+    tolerance = 1e-9
+
+    @staticmethod
+    def check_fit(clf, baseline, extra_datasets):
+        """What K-class post-processing refuses."""
+        if baseline is not None or extra_datasets:
+            raise ValueError("K-class post-processing takes no baseline or extra_datasets")
+        if clf.group_blind:
+            raise ValueError("K-class post-processing needs the groups (its rules are per group): "
+                             "group_blind=True is for two classes")
+        if clf.objective is not None and not isinstance(clf.objective, str):
+            raise ValueError("K-class post-processing takes a named objective "
+                             f"{sorted(MULTICLASS_OBJECTIVES)}")
+
+    @staticmethod
+    def check_rule(rule, cells, bad):
+        """A saved plug-in rule's number of classes, checked against its cells."""
+        K = rule.costs.shape[-1]
+        if K < 3 or rule.costs.shape[1] != len(cells):
+            raise bad(f"'plugin_costs' must have one table per cell ({len(cells)}) and at least 3 classes")
+        return K
+
+    @staticmethod
+    def plugin(rule):
+        """``plugin_``: the rule itself (kept for one release)."""
+        return rule
+
+    @staticmethod
+    def inputs(clf, X, where="X"):
+        """The class probabilities (n, K)."""
+        return clf._class_probabilities(X, where)
+
+    @staticmethod
+    def dataset(clf, P, y, groups, sample_weight, baseline, name="train"):
+        """The K-class dataset of the rows (``X`` is their class probabilities)."""
+        if baseline is not None:
+            raise ValueError("K-class rules take no baseline")
+        return ClassDataset(P, y, weights=sample_weight, groups=groups, classes=clf.classes_, name=name)
+
+    @staticmethod
+    def objective(clf, ds):
+        """The objective's name (None: the error rate)."""
+        return clf.objective
+
+    @staticmethod
+    def certified_decisions(decided):
+        """The class positions the certificate counts."""
+        return decided
+
+    @staticmethod
+    def fit(clf, P, y, groups, sample_weight, baseline, extra_datasets):
+        """Solve the plug-in LP; set ``problem_``, ``rule_`` (per cell of ``cell_columns``), ``training_``; the violation."""
+        n = y.shape[0]
+        train = _KClasses.dataset(clf, P, y, groups, sample_weight, baseline)
+        clf.problem_ = Problem(objective=clf.objective, constraints=list(clf.goals), datasets=train,
+                                label_probabilities=P)
+        columns = clf._cell_columns(train.group_names)
+        codes, cells = cell_codes(train.groups, columns, where="groups")
+        codes = np.zeros(n, dtype=np.int64) if codes is None else codes
+        pattern = clf.problem_.compiled.cells
+        # a rule's cells must decide every subset of the goals: one membership pattern per cell
+        first = np.full(len(cells), -1, dtype=np.int64)
+        first[codes[::-1]] = pattern[::-1]
+        if np.any(pattern != first[codes]):
+            raise ValueError(f"cell_columns {columns!r} do not determine the goals' groups: include every group "
+                             "column the goals use")
+        fit = fit_plugin_rule(clf.problem_, P, epsilon=float(clf.epsilon))
+        clf.rule_ = clf.plugin_ = PlugInRule(costs=fit.rule.costs[:, first], probabilities=fit.rule.probabilities)
+        clf.cells_, clf.cell_columns_ = cells, tuple(columns)
+        clf.training_ = clf.problem_.evaluate(clf.rule_.distribution(P, codes))
+        return float(fit.max_violation)
+
+
+#: The fitted arity of a saved file's ``rule`` field.
+_ARITIES = {a.rule_kind: a for a in (_TwoClasses, _KClasses)}
+#: The rule class of each kind (its ``from_arrays`` reads a file).
+_RULES = {"threshold": ThresholdRule, "plugin": PlugInRule}
 
 
 def _plain_label(c):
@@ -539,6 +698,10 @@ def _plain_label(c):
 def threshold_classifier_from_file(meta, arrays, path):
     """The :class:`ThresholdClassifier` of a saved file (the reader ``rateopt.load`` calls).
 
+    One reader for both arities: the file's ``rule`` field names the rule
+    (``"threshold"``: two classes, the default of files written before K-class
+    rules could be saved; ``"plugin"``: K classes).
+
     Parameters
     ----------
     meta : dict
@@ -548,17 +711,52 @@ def threshold_classifier_from_file(meta, arrays, path):
     Returns
     -------
     ThresholdClassifier
+
+    Raises
+    ------
+    RateoptError
+        On a field that is missing or impossible (one line naming the file and the field).
     """
-    rule = ThresholdRule.from_arrays(meta, arrays, path)
+    def bad(what):
+        return RateoptError(f"{path!r} is not a valid threshold classifier file: {what}")
+
+    kind = meta.get("rule", "threshold")
+    if kind not in _RULES:
+        raise bad(f"'rule' must be one of {sorted(_RULES)}, got {kind!r}")
+    arity = _ARITIES[kind]
+    columns, cells = meta.get("columns"), meta.get("cells")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise bad("'columns' must be a list of column names")
+    if not isinstance(cells, list) or not cells or not all(
+            isinstance(c, list) and len(c) == len(columns)
+            and all(isinstance(v, (bool, int, float, str)) for v in c) for c in cells):
+        raise bad("'cells' must be a non-empty list of value lists, one value per column")
+    rule = _RULES[kind].from_arrays(meta, arrays, path)
+    n_classes = arity.check_rule(rule, cells, bad)
     classes = meta.get("classes")
-    if not isinstance(classes, list) or len(classes) != 2 or classes[0] == classes[1]:
-        raise RateoptError(f"{path!r} is not a valid threshold classifier file: 'classes' must be two labels")
+    if (not isinstance(classes, list) or len(classes) != n_classes or len(set(classes)) != len(classes)
+            or not all(isinstance(c, (bool, int, float, str)) for c in classes)):
+        raise bad(f"'classes' must be {n_classes} distinct labels (the {kind} rule's)")
     seed = meta.get("random_state")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-        raise RateoptError(f"{path!r} is not a valid threshold classifier file: bad 'random_state'")
-    clf = ThresholdClassifier(group_blind=bool(meta.get("group_blind")), random_state=seed)
+        raise bad("bad 'random_state'")
+    group_columns = meta.get("group_columns")
+    if group_columns is not None and (
+            not isinstance(group_columns, list) or not group_columns
+            or not (all(isinstance(c, str) for c in group_columns)
+                    or all(isinstance(c, int) and not isinstance(c, bool) for c in group_columns))):
+        raise bad("'group_columns' must be a non-empty list of column names or of positions")
+    n_feature_columns = meta.get("n_feature_columns")
+    if n_feature_columns is not None and (not isinstance(n_feature_columns, int) or n_feature_columns < 1):
+        raise bad("'n_feature_columns' must be a positive integer")
+    clf = ThresholdClassifier(group_blind=bool(meta.get("group_blind")), group_columns=group_columns,
+                              random_state=seed)
     clf.estimator_ = None
+    clf._arity = arity
     clf.rule_ = rule
+    clf.plugin_ = arity.plugin(rule)
+    clf.cell_columns_, clf.cells_ = tuple(columns), [tuple(c) for c in cells]
+    clf.n_feature_columns_ = n_feature_columns
     clf.classes_ = np.asarray(classes)
     clf.violation_ = 0.0
     return clf

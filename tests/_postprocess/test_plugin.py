@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import linprog
 
 import rateopt as ro
+from rateopt.exceptions import RateoptError
 from rateopt._postprocess._plugin import fit_plugin_rule, plugin_decisions
 
 
@@ -50,7 +51,7 @@ def _eo_values(decisions, eta, g, w, K, slack):
     return np.array(out)
 
 
-def _brute_force_optimum(eta, g, w, K, cons):
+def _brute_force_optimum(eta, g, w, K, cons, epsilon=0.0):
     n = len(w)
     F, G = [], []
     for d in itertools.product(range(K), repeat=n):
@@ -59,14 +60,15 @@ def _brute_force_optimum(eta, g, w, K, cons):
         F.append(f)
         G.append(gv)
     F, G = np.array(F), np.array(G)
-    res = linprog(F, A_ub=G.T, b_ub=np.zeros(G.shape[1]), A_eq=np.ones((1, len(F))), b_eq=[1.0],
+    res = linprog(F, A_ub=G.T, b_ub=np.full(G.shape[1], epsilon), A_eq=np.ones((1, len(F))), b_eq=[1.0],
                   bounds=(0, None), method="highs")
     return res
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("goal", ["dp", "eo"])
-def test_plugin_matches_lp_over_all_deterministic_rules(seed, goal):
+@pytest.mark.parametrize("epsilon", [0.0, 0.07])
+def test_plugin_matches_lp_over_all_deterministic_rules(seed, goal, epsilon):
     K = 3
     eta, y, g, w = _tiny(seed, K=K)
     slack = 0.1
@@ -78,9 +80,9 @@ def test_plugin_matches_lp_over_all_deterministic_rules(seed, goal):
         recipe = ro.goals.multiclass_equal_opportunity("g", slack=slack)
         cons = lambda d: _eo_values(d, eta, g, w, K, slack)  # noqa: E731
     problem = ro.Problem(constraints=[recipe], datasets=ds, label_probabilities=eta)
-    fit = fit_plugin_rule(problem, eta)
-    ref = _brute_force_optimum(eta, g, w, K, cons)
-    if ref.status != 0:  # infeasible: the plug-in reports a positive violation
+    fit = fit_plugin_rule(problem, eta, epsilon=epsilon)
+    ref = _brute_force_optimum(eta, g, w, K, cons, epsilon)
+    if ref.status != 0:  # infeasible: the plug-in reports a positive violation beyond epsilon
         assert fit.max_violation > 1e-9
         return
     assert fit.max_violation <= 1e-9
@@ -93,8 +95,38 @@ def test_plugin_matches_lp_over_all_deterministic_rules(seed, goal):
         f, gv = _expected_rates(d, eta, g, w, K, cons)
         mix_f, mix_g = mix_f + p * f, mix_g + p * gv
     assert mix_f == pytest.approx(ref.fun, abs=1e-9)
-    assert np.max(mix_g) <= 1e-9
+    assert np.max(mix_g) <= epsilon + 1e-9
     assert len(fit.rule.probabilities) <= len(problem.constraints) + 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_epsilon_allows_the_violation_the_lp_allows(seed):
+    """Parity at slack 0 on 7 rows: the optimum with epsilon=0.2 is the brute-force LP's with 0.2 (not the 0 one's)."""
+    K = 3
+    eta, y, g, _ = _tiny(seed, K=K)
+    w = np.ones(len(y))
+    ds = ro.ClassDataset(eta, y, groups={"g": g})
+    recipe = ro.goals.multiclass_demographic_parity("g", slack=0.0)
+    cons = lambda d: _dp_values(d, g, w, K, 0.0)  # noqa: E731
+    problem = ro.Problem(constraints=[recipe], datasets=ds, label_probabilities=eta)
+    strict = _brute_force_optimum(eta, g, w, K, cons, 0.0)
+    loose = _brute_force_optimum(eta, g, w, K, cons, 0.2)
+    assert strict.status == 0 and loose.status == 0
+    fit0 = fit_plugin_rule(problem, eta)
+    fit2 = fit_plugin_rule(problem, eta, epsilon=0.2)
+    assert fit0.objective == pytest.approx(strict.fun, abs=1e-9)
+    assert fit2.objective == pytest.approx(loose.fun, abs=1e-9)
+    assert fit2.max_violation <= 1e-9 and np.max(fit2.constraint_values) <= 0.2 + 1e-9
+
+
+def test_epsilon_is_checked():
+    eta, y, g, w = _tiny(0)
+    ds = ro.ClassDataset(eta, y, groups={"g": g})
+    problem = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.0)],
+                                   datasets=ds, label_probabilities=eta)
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(RateoptError, match="epsilon"):
+            fit_plugin_rule(problem, eta, epsilon=bad)
 
 
 def test_plugin_rule_is_a_per_group_argmax_of_weighted_probabilities():

@@ -17,6 +17,14 @@ distinct leaves of all goals (and of the objective): by the union bound, all
 intervals hold at once with probability at least ``1 - alpha``, and then every
 goal's bound holds.
 
+K-class rates (:class:`~rateopt._language._classes.ClassRate`: a class's
+prediction rate, recall, false-positive rate, a confusion entry) are such means
+too: ``W(S & label & yhat = k) / W(S & denominator)`` averages the indicator of
+``label & yhat = k`` over the rows of ``S`` whose label meets the denominator's
+condition. Their decisions are class positions (n,) (or a decision
+distribution (n, K)), and the same intervals and union bound apply: one
+certificate code for two and K classes.
+
 Counts (``tp_count``, ...) and leaves that are not means over a fixed subset
 (win/loss rates, loss-only churn) have no such bound: their goals are reported
 as not certifiable.
@@ -30,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta
 
+from .._language._classes import ClassRate
 from .._language._evaluation import expression_value
 from .._language._expressions import Constant
 from ..exceptions import RateoptError
@@ -184,6 +193,8 @@ def _leaf_rows(leaf):
     if ctx is None or getattr(ctx, "threshold", None) is not None:
         return None
     mask = np.asarray(ctx.mask(), dtype=bool)
+    if isinstance(leaf, ClassRate):  # the rows of S whose label meets the denominator's condition
+        return mask & leaf.label_mask("denominator")[ctx.dataset.label_index]
     if short in _MEAN_OVER_CONTEXT:
         return mask
     if short in _MEAN_OVER_POSITIVES:
@@ -202,7 +213,10 @@ def _leaf_interval(leaf, decisions, alpha):
     d = decisions[ds.name]
     value = _value(leaf, decisions)
     w = ds.weights[rows]
-    binary = bool(np.all((d == 0) | (d == 1)))
+    if isinstance(leaf, ClassRate):  # class positions (0/1 indicators) or a decision distribution
+        binary = bool(np.issubdtype(np.asarray(d).dtype, np.integer) and np.asarray(d).ndim == 1)
+    else:
+        binary = bool(np.all((d == 0) | (d == 1)))
     if binary and np.all(w == w[0]):
         # value = k / n exactly up to round-off: the leaf's indicator count
         n = int(rows.sum())
@@ -217,14 +231,33 @@ def _leaf_interval(leaf, decisions, alpha):
 
 def _value(expression, decisions):
     """An expression's value for decisions given per dataset name (only its own datasets are passed on)."""
+    if any(isinstance(leaf, ClassRate) for leaf in expression.leaves()):
+        return _class_value(expression, decisions)
     names = {ds.name for ds in expression.datasets}
     return float(expression_value(expression, {n: decisions[n] for n in names}, kind="probabilities"))
+
+
+def _class_value(expression, decisions):
+    """An affine expression of K-class rates: each rate the weighted mean of its per-row values."""
+    coefs, const = _affine_terms(expression)
+    total = const
+    for leaf, c in coefs.items():
+        if not isinstance(leaf, ClassRate):
+            raise RateoptError(f"{leaf} is not a K-class rate: a K-class certificate takes K-class rates only")
+        rows = _leaf_rows(leaf)
+        w = leaf.context.dataset.weights[rows]
+        total += c * float(np.dot(w, _per_row_values(leaf, decisions[leaf.context.dataset.name], rows)) / w.sum())
+    return float(total)
 
 
 def _per_row_values(leaf, d, rows):
     """The values in [0, 1] a leaf averages over its rows (decision values, or their complements)."""
     short = leaf.short_name
     ds = leaf.context.dataset
+    if isinstance(leaf, ClassRate):  # [label condition] * P(yhat = k): class positions or a distribution
+        d = np.asarray(d)
+        chosen = (d[rows] == leaf.predicted).astype(np.float64) if d.ndim == 1 else d[rows, leaf.predicted]
+        return leaf.label_mask("label")[ds.label_index[rows]] * chosen
     y = ds.y[rows]
     dv = d[rows]
     if short in ("ppr", "tpr", "fpr"):
@@ -265,7 +298,8 @@ def certify_expressions(constraints, objective, decisions, *, confidence=0.95):
         An affine objective to give an interval for (None or a metric: none).
     decisions : mapping of str to ndarray
         Per held-out dataset name, the classifier's decisions (0/1) or expected
-        decisions in [0, 1] on every row.
+        decisions in [0, 1] on every row; for K-class rates, class positions
+        (n,) of int or a decision distribution (n, K).
     confidence : float, default=0.95
         In (0, 1): all bounds hold together with at least this probability.
 

@@ -20,6 +20,10 @@ negative reduced cost, at the optimum of the LP over all deterministic rules
 the largest constraint value; when it is positive the goals cannot be met by
 any randomized rule and the second phase keeps every constraint at most that
 value. The basic optimal mixture has at most ``m + 1`` rules.
+
+An allowed violation ``epsilon`` is a change of the LP's data, not of the
+method: every constraint row's right-hand side is ``epsilon`` instead of 0
+(``g_i <= epsilon``), in both phases.
 """
 
 from __future__ import annotations
@@ -91,6 +95,56 @@ class PlugInRule:
             P[np.arange(proba.shape[0]), plugin_decisions(proba, cells, C)] += p
         return P / P.sum(axis=1, keepdims=True)
 
+    def to_arrays(self):
+        """The rule as JSON metadata and arrays (for a saved file).
+
+        Returns
+        -------
+        meta : dict
+        arrays : dict of str to ndarray
+        """
+        return {}, {"plugin_costs": np.asarray(self.costs, dtype=np.float64),
+                    "plugin_probabilities": np.asarray(self.probabilities, dtype=np.float64)}
+
+    @classmethod
+    def from_arrays(cls, meta, arrays, path):
+        """The rule of a saved file, checked.
+
+        Parameters
+        ----------
+        meta : dict
+        arrays : dict of str to ndarray
+        path : str
+            Named in error messages.
+
+        Returns
+        -------
+        PlugInRule
+
+        Raises
+        ------
+        RateoptError
+            If an array is missing or impossible (costs not finite or not of
+            shape (n_rules, n_cells, K, K); probabilities negative, not
+            finite, not one per rule, or not summing to 1).
+        """
+        def bad(what):
+            return RateoptError(f"{path!r} is not a valid rateopt plug-in rule file: {what}")
+
+        try:
+            costs = np.asarray(arrays["plugin_costs"])
+            probabilities = np.asarray(arrays["plugin_probabilities"])
+        except KeyError as exc:
+            raise bad(f"missing array {exc.args[0]!r}") from None
+        if (costs.dtype.kind != "f" or costs.ndim != 4 or costs.shape[0] < 1 or costs.shape[1] < 1
+                or costs.shape[2] != costs.shape[3] or costs.shape[2] < 2 or not np.all(np.isfinite(costs))):
+            raise bad("'plugin_costs' must be finite floats of shape (n_rules, n_cells, K, K)")
+        if (probabilities.dtype.kind != "f" or probabilities.shape != (costs.shape[0],)
+                or not np.all(np.isfinite(probabilities)) or np.any(probabilities < 0)
+                or abs(float(probabilities.sum()) - 1.0) > 1e-9):
+            raise bad("'plugin_probabilities' must be one non-negative number per rule, summing to 1")
+        return cls(costs=costs, probabilities=probabilities)
+
 
 @dataclass(frozen=True)
 class PlugInFit:
@@ -103,7 +157,8 @@ class PlugInFit:
         The LP's optimal objective (the mixture's expected objective under ``eta``).
     constraint_values : ndarray of shape (m,)
     max_violation : float
-        0 when the goals are met (up to the LP's tolerance).
+        The largest constraint value beyond the allowed ``epsilon``: 0 when
+        every ``g_i <= epsilon`` is met (up to the LP's tolerance).
     n_columns : int
         The rules generated.
     n_rounds : int
@@ -153,7 +208,7 @@ def _solve(f, G, rhs, *, with_z):
     return np.asarray(sol.col_value), np.asarray(sol.row_dual)
 
 
-def fit_plugin_rule(problem, proba, *, max_rounds=500, tol=1e-10) -> PlugInFit:
+def fit_plugin_rule(problem, proba, *, epsilon=0.0, max_rounds=500, tol=1e-10) -> PlugInFit:
     """The optimal mixture of plug-in rules for a K-class problem read under ``proba``.
 
     Parameters
@@ -162,6 +217,8 @@ def fit_plugin_rule(problem, proba, *, max_rounds=500, tol=1e-10) -> PlugInFit:
         Compiled with ``label_probabilities=proba`` (expected rates), a linear objective.
     proba : ndarray of shape (n_samples, K)
         The class-probability estimates.
+    epsilon : float, default=0.0
+        Allowed violation of each constraint: the LP keeps ``g_i <= epsilon``.
     max_rounds : int, default=500
         A cap on the column-generation rounds (each adds one rule); reaching it
         warns nothing but leaves ``n_rounds == max_rounds`` (the mixture is then
@@ -174,6 +231,9 @@ def fit_plugin_rule(problem, proba, *, max_rounds=500, tol=1e-10) -> PlugInFit:
     PlugInFit
     """
     c, ds = problem.compiled, problem.dataset
+    epsilon = float(epsilon)
+    if not (np.isfinite(epsilon) and epsilon >= 0):
+        raise RateoptError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
     if c.objective is None:
         raise RateoptError("plug-in post-processing takes a linear objective (error, balanced_error or a "
                            "linear rate expression), not macro-F1")
@@ -188,13 +248,13 @@ def fit_plugin_rule(problem, proba, *, max_rounds=500, tol=1e-10) -> PlugInFit:
 
     cols = [column(A0)]
     rounds = 0
-    # phase 1: the smallest achievable largest constraint value
+    # phase 1: the smallest achievable largest constraint value beyond epsilon
     z = 0.0
     if m:
         for rounds in range(1, max_rounds + 1):
             f = np.zeros(len(cols))
             G = np.stack([g for _, _, g in cols])
-            x, dual = _solve(f, G, np.zeros(m), with_z=True)
+            x, dual = _solve(f, G, np.full(m, epsilon), with_z=True)
             z = x[-1]
             if z <= 0:
                 break
@@ -204,7 +264,7 @@ def fit_plugin_rule(problem, proba, *, max_rounds=500, tol=1e-10) -> PlugInFit:
             if new[2] @ mu - dual[m] >= -tol:
                 break
             cols.append(new)
-    bound = max(z, 0.0) + (1e-12 if z > 0 else 0.0)
+    bound = epsilon + max(z, 0.0) + (1e-12 if z > 0 else 0.0)
     scale = max(1.0, abs(cols[0][1]))
     for extra in range(1, max_rounds + 1):
         rounds += 1
@@ -224,4 +284,4 @@ def fit_plugin_rule(problem, proba, *, max_rounds=500, tol=1e-10) -> PlugInFit:
     gvals = (x[keep] @ np.stack([cols[i][2] for i in keep])) if m else np.zeros(0)
     obj = float(x[keep] @ np.array([cols[i][1] for i in keep]))
     return PlugInFit(rule=PlugInRule(costs=costs, probabilities=x[keep]), objective=obj, constraint_values=gvals,
-                     max_violation=float(max(0.0, gvals.max(initial=0.0))), n_columns=len(cols), n_rounds=rounds)
+                     max_violation=float(max(0.0, gvals.max(initial=0.0) - epsilon)), n_columns=len(cols), n_rounds=rounds)

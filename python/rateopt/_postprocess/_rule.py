@@ -217,6 +217,37 @@ class ThresholdRule:
         """
         return self.table[self.bins(scores, codes)]
 
+    def distribution(self, scores, codes):
+        """The decision distribution (n, 2): the probabilities of a negative and of a positive decision.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n,)
+        codes : ndarray of shape (n,) of int64
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+        """
+        p = self.probabilities(scores, codes)
+        return np.column_stack([1.0 - p, p])
+
+    def decisions(self, scores, codes, uniforms):
+        """Class positions (0 or 1): a row is positive iff its uniform number is below its probability.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n,)
+        codes : ndarray of shape (n,) of int64
+        uniforms : ndarray of shape (n,)
+            One number in [0, 1) per row.
+
+        Returns
+        -------
+        ndarray of shape (n,) of int64
+        """
+        return (uniforms < self.probabilities(scores, codes)).astype(np.int64)
+
     def thresholds(self):
         """Each cell's rule as a mixture of deterministic thresholds.
 
