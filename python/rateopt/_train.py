@@ -26,8 +26,6 @@ import dataclasses
 import numpy as np
 
 from . import core
-from ._compiler._multiclass import MulticlassProblem
-from ._multiclass import train_multiclass
 from ._params import train_settings
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._solutions._result import (
@@ -38,6 +36,7 @@ from ._solutions._result import (
 )
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
+from ._training._class_spec import class_spec_from_problem, is_class_problem
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
     Block,
@@ -48,8 +47,6 @@ from ._training._spec import (
     revalidated,
     spec_from_problem,
 )
-from .core import FeatureMatrix
-from .core._kernel_block import check_block_memory
 from .games import GAMES, get_game
 
 __all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "run_game", "resolve_model", "prepare_specs"]
@@ -198,11 +195,6 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     ``"proxy-external"``, ``"unconstrained"``; its parameters are documented
     there) and gives a :class:`~rateopt.MulticlassResult`.
     """
-    if isinstance(problem, MulticlassProblem):
-        for name, given in (("validation", validation), ("checkpoint", checkpoint), ("resume", resume)):
-            if given is not None:
-                raise TypeError(f"{name}= is not supported for K-class problems")
-        return train_multiclass(problem, model, method, callback=callback, **params)
     result = run_game(problem, model, method, validation=validation, callback=callback, checkpoint=checkpoint,
                       resume=resume, **params)
     warn_if_infeasible(result.feasibility("m-stochastic"), stacklevel=2)
@@ -219,7 +211,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     """
     method, game_cls = _resolve_method(problem, method)
     model = resolve_model(problem, model)
-    settings = train_settings(game_cls, model, **params)
+    settings = train_settings(game_cls, model, class_problem=is_class_problem(problem), **params)
     spec, val_spec, feature_map = prepare_specs(problem, validation, model, settings.n_threads)
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
@@ -229,7 +221,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         if radius is not None:
             settings = dataclasses.replace(settings, lambda_radius=radius)
     if settings.eta_lambda is None:
-        settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
+        settings = dataclasses.replace(settings, eta_lambda=game_cls.eta_lambda_for(players_spec, settings))
     if resume is not None:
         if init is not None:
             raise ValueError("give init or resume, not both")
@@ -299,8 +291,7 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
             rows = [None if settings.batch_size >= n else draw_rows(rng, n, settings.batch_size)
                     for n in sizes] if minibatch else None
             offsets = game.offsets()
-            result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, offsets=offsets,
-                                 **passes)
+            result = players_spec.run_pass(theta, bias, game.combinations(), rows=rows, offsets=offsets, **passes)
             full_rates = None if minibatch else result.rates
         stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
@@ -319,6 +310,9 @@ _ROWS_PER_SEGMENT = 1 << 20
 
 def _core_loop_refusal(game_cls, spec):
     """Why the core loop cannot run this training (None when it can)."""
+    if spec.class_problem:
+        return ("the problem is K-class (the core loop runs the two-class kernel; K-class iterations run the "
+                "K-column pass in the Python driver)")
     if game_cls.core_loop() is None:
         return (f"method {game_cls.name!r} has no core loop (its game class sets no core_program, or overrides "
                 "a method the core program reimplements)")
@@ -423,7 +417,7 @@ class _Recorder:
         self.n_iter = 0
 
     def _rates(self, spec, theta, bias, offsets=None):
-        return kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
+        return spec.run_pass(theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
 
     def record(self, t, theta, bias, multipliers, rates=None, offsets=None, model=None):
         """Record iterate ``t`` (``rates``: its full-data atom rates when already known; ``offsets``:
@@ -433,7 +427,7 @@ class _Recorder:
             self.rows["models"].append(model)
         rates = self._rates(self.spec, theta, bias, offsets) if rates is None else rates
         r = self.rows
-        r["w"].append(theta.copy())
+        r["w"].append(theta.T.copy())  # the records' layout: (n_features,), or (K, n_features)
         r["b"].append(bias)
         r["it"].append(t)
         r["lam"].append(multipliers)
@@ -473,7 +467,7 @@ class _Recorder:
             rate_map=self.rate_map, n_iter=self.n_iter,
             val_atom_rates=np.array(r["val_rates"]) if val else None,
             val_rate_map=RateMap.of(self.val_spec) if val else None,
-            feature_map=feature_map, settings=settings.as_dict(),
+            feature_map=feature_map, settings=settings.as_dict(), classes=self.spec.classes,
             offsets=np.array(r["offsets"]).reshape(len(r["offsets"]), self.spec.n_offsets) if self.spec.n_offsets
             else None, models=r["models"] or None)
 
@@ -484,11 +478,10 @@ def _warm_start(game, init):
     theta = np.asarray(theta, dtype=np.float64)
     player = getattr(game, "model_player", None)
     if player is None or theta.shape != player.theta.shape or not np.all(np.isfinite(theta)) \
-            or not np.isfinite(bias):
+            or np.shape(bias) != np.shape(player.bias) or not np.all(np.isfinite(bias)):
         raise ValueError(f"init must be (theta, bias) with finite theta of shape "
                          f"{None if player is None else player.theta.shape}, got shape {theta.shape}")
-    player.theta[:] = theta
-    player.bias = float(bias)
+    player.set_model(theta.T, bias)
 
 
 def _resolve_method(problem, method):
@@ -531,9 +524,9 @@ def prepare_specs(problem, validation, model, threads):
     feature_map = None
     if isinstance(model, KernelModel):
         feature_map = _fit_feature_map(spec, model, threads)
-        spec = _mapped_spec(spec, feature_map, threads)
+        spec = spec.mapped(feature_map, threads)
         if val_spec is not None:
-            val_spec = _mapped_spec(val_spec, feature_map, threads)
+            val_spec = val_spec.mapped(feature_map, threads)
     return spec, val_spec, feature_map
 
 
@@ -553,20 +546,11 @@ def _fit_feature_map(spec, model, threads):
     return model.fit_map(base.X, n_threads=threads)
 
 
-def _mapped_spec(spec, feature_map, threads):
-    """The same game on the kernel features of every dataset (built once, memory checked up front)."""
-    total = sum(b.X.n_samples for b in spec.blocks)
-    check_block_memory(total, feature_map.n_components_, feature_map.dtype)
-    blocks = tuple(
-        Block(FeatureMatrix(feature_map.transform(b.X, n_threads=threads)), b.atoms, b.atom_ids, b.name)
-        for b in spec.blocks
-    )
-    return dataclasses.replace(spec, blocks=blocks, n_features=feature_map.n_components_)
-
-
 def _as_spec(problem):
     if isinstance(problem, GameSpec):
         return revalidated(problem)
+    if is_class_problem(problem):
+        return class_spec_from_problem(problem)
     if not hasattr(problem, "compiled") or not hasattr(problem, "datasets"):
         raise TypeError(f"problem must be a rateopt Problem, got {type(problem).__name__}")
     return spec_from_problem(problem)
