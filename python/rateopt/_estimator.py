@@ -8,8 +8,6 @@ same checks when :meth:`RateConstrainedClassifier.fit` runs.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -27,7 +25,6 @@ from ._predictors._multiclass import MulticlassClassifier
 from ._solutions._result import canonical_kind, warn_if_infeasible
 from ._train import run_game
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
-from .exceptions import InfeasibleWarning
 from .oracles import EstimatorOracle
 from .goals import objective as objective_on
 from .games import get_game

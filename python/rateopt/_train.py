@@ -43,7 +43,6 @@ from ._training._spec import (
     DecisionPass,
     GameSpec,
     decision_rates,
-    kernel_pass,
     revalidated,
     spec_from_problem,
 )
@@ -189,11 +188,18 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     reports use the problem as stated; the shrinking LP rescales its rows the
     same way.
 
-    A :class:`~rateopt.MulticlassProblem` (a problem on a
-    :class:`~rateopt.ClassDataset`) is trained by
-    :func:`rateopt._multiclass.train_multiclass` (games ``"proxy-swap"``,
-    ``"proxy-external"``, ``"unconstrained"``; its parameters are documented
-    there) and gives a :class:`~rateopt.MulticlassResult`.
+    A K-class problem (a problem on a :class:`~rateopt.ClassDataset`) trains
+    through this same driver, with the same parameters, callback, records,
+    validation, checkpoints and result: the games with K-class defaults
+    (``Game.class_defaults``: ``"proxy-swap"``, ``"proxy-external"``,
+    ``"unconstrained"``; 500 iterations, Adam at 0.02, the multipliers' step
+    ``3 / B`` or ``1 / B``) run one fused K-column pass per iteration
+    (:mod:`rateopt._training._class_spec`; ``proxy="logistic"`` is the
+    softmax cross-entropy, ``"hinge"`` the Crammer-Singer hinge) in the
+    Python loop, and the :class:`TrainResult` holds K-class weights
+    (n_recorded, K, n_features) whose solutions are
+    :class:`~rateopt.MulticlassClassifier` objects. ``batch_size`` and a
+    ``margin`` other than 1 are refused for K classes.
     """
     result = run_game(problem, model, method, validation=validation, callback=callback, checkpoint=checkpoint,
                       resume=resume, **params)
@@ -279,7 +285,7 @@ def draw_rows(rng, n, batch):
 
 def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar, estimators,
                      passes):
-    """The reference driver: any game, one :func:`kernel_pass` and one ``game.step`` per iteration."""
+    """The reference driver: any game, one pass of its spec (``run_pass``) and one ``game.step`` per iteration."""
     for t in range(settings.n_iter):
         if estimators:  # the iterate is a fitted classifier: its rates come from its decisions
             current, theta, bias, offsets = game.model(), np.zeros(0), 0.0, None

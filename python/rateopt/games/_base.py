@@ -127,8 +127,11 @@ class Game:
         self._linearization = None if lin is None else [lin, lin.start(), 0]
 
     def objective_coef(self):
-        """The objective's coefficients the model player steps on: ``spec.c0``, or the gradient of a
-        non-linear K-class objective at the running average of the statistics seen so far."""
+        """The objective's coefficients the model player steps on.
+
+        ``spec.c0``, or the gradient of a non-linear K-class objective at the
+        running average of the statistics seen so far.
+        """
         if self._linearization is None:
             return self.spec.c0
         metric, point, _ = self._linearization
