@@ -1,7 +1,7 @@
 """The K-class paths of ``rateopt fit``, ``evaluate`` and ``predict`` (a label column of more than two values).
 
 ``fit`` builds a :class:`~rateopt.MulticlassProblem` from the goals file's K-class goals on a
-:class:`~rateopt.ClassDataset`, trains with :func:`rateopt._multiclass.train_multiclass`, saves the
+:class:`~rateopt.ClassDataset`, trains with :func:`rateopt.train`, saves the
 :class:`~rateopt.MulticlassClassifier` and the encoding file (``"n_classes"``, ``"classes"``) and a K-class
 report (:func:`rateopt.report.build_multiclass_report`). ``evaluate`` reads the objective and constraint values of
 the model's expected (or drawn) decisions; ``predict`` writes the predicted class and one probability column per
