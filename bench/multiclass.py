@@ -23,7 +23,7 @@ Measured in one run:
     - ``rateopt-shrunk`` / ``rateopt-best``: ``rateopt.train(problem,
       LinearModel(l2=1e-4), method="proxy-swap", random_state=0)`` on
       ``goals.multiclass_demographic_parity(group, slack=0.05)``, its
-      ``solution("shrunk")`` and ``solution("best")``; time = ClassDataset,
+      ``solution("m-stochastic")`` and ``solution("best")``; time = ClassDataset,
       Problem, train and the solution (median of ``--repeats``);
     - ``tfco``: TFCO 0.2's proxy-Lagrangian in ``bench/.anchors-venv`` (a
       subprocess; skipped when the venv is absent, and the JSON says so). TFCO
@@ -278,7 +278,7 @@ def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repea
             problem = rateopt.Problem(
                 constraints=[rateopt.goals.multiclass_demographic_parity(gc, slack=SLACK)], datasets=ds)
             result = rateopt.train(problem, _model(kind), method="proxy-swap", random_state=SEED, **params)
-            shrunk = result.solution("shrunk")
+            shrunk = result.solution("m-stochastic")
             times.append(time.perf_counter() - t0)
         loads.append(mon.external_cores)
     t0 = time.perf_counter()

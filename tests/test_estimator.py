@@ -195,7 +195,7 @@ def test_invalid_targets_and_weights(data):
     with pytest.raises(ValueError, match="binary rate.*multiclass"):
         RateConstrainedClassifier(goals=[rateopt.goals.demographic_parity("sex", slack=0.1)], n_iter=5).fit(
             X, np.arange(len(y)) % 3, groups=groups)
-    with pytest.raises(ValueError, match="K-class solution"):
+    with pytest.raises(ValueError, match="K-class 'thresholded' solution"):
         RateConstrainedClassifier(solution="thresholded", n_iter=5).fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="only 1 class"):
         RateConstrainedClassifier(n_iter=5).fit(X, np.zeros(len(y)))
@@ -499,6 +499,8 @@ def test_k_class_estimator_meets_multiclass_parity_by_counting():
     for v in ("A", "B"):  # |P(yhat=k | g) - P(yhat=k)| <= 0.05, by counting the expected decisions
         assert np.all(np.abs(P[g == v].mean(axis=0) - P.mean(axis=0)) <= 0.05 + 1e-9)
     assert set(est.predict(X)) <= set(est.classes_)
-    assert est.training_.max_violation <= 1e-9
+    assert est.feasibility_.feasible and est.feasibility_.max_violation <= 1e-9
+    obj, g = est.result_.solution_values("m-stochastic")  # the report is the solution's training values
+    assert list(est.feasibility_.constraint_values.values()) == pytest.approx(list(g), abs=1e-12)
     # a row's label does not depend on its batch
     np.testing.assert_array_equal(est.predict(X[:100]), est.predict(X)[:100])

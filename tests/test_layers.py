@@ -37,7 +37,6 @@ LAYERS = (
     ("rateopt.oracles", "rateopt.games"),
     ("rateopt._solutions",),
     ("rateopt._params",),
-    ("rateopt._multiclass",),
     ("rateopt._train",),
     ("rateopt._methods",),
     ("rateopt._estimator", "rateopt._threshold_classifier", "rateopt._io", "rateopt._demo", "rateopt._group_rates", "rateopt.datasets"),

@@ -7,6 +7,8 @@ The compiled core lives in the private module :mod:`rateopt._core` and is
 reached through :mod:`rateopt.core`.
 """
 
+import warnings as _warnings
+
 from . import core, exceptions, games, goals, metrics, oracles
 from ._io import load
 from ._predictors._linear import LinearClassifier, RampClassifier, StochasticClassifier
@@ -32,7 +34,6 @@ from ._language._classes import (
     multiclass_error_rate,
 )
 from ._predictors._multiclass import MulticlassClassifier
-from ._multiclass import MulticlassResult
 from ._estimator import RateConstrainedClassifier
 from ._threshold_classifier import ThresholdClassifier
 from ._postprocess._certify import Certificate, GoalBound
@@ -107,7 +108,6 @@ __all__ = [
     "MacroF1",
     "MulticlassProblem",
     "MulticlassClassifier",
-    "MulticlassResult",
     "Context",
     "Expression",
     "Constraint",
@@ -180,3 +180,13 @@ __all__ = [
     "sweep",
     "SweepResult",
 ]
+
+
+def __getattr__(name):
+    """Deprecated names, kept for one release."""
+    if name == "MulticlassResult":
+        _warnings.warn("rateopt.MulticlassResult is deprecated and will be removed in the next release: K-class "
+                      "training returns a rateopt.TrainResult", DeprecationWarning, stacklevel=2)
+        return TrainResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+

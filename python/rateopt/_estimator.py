@@ -8,8 +8,6 @@ same checks when :meth:`RateConstrainedClassifier.fit` runs.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
@@ -23,11 +21,10 @@ from ._utils._group_columns import split_group_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset
-from ._multiclass import MULTICLASS_SOLUTIONS, train_multiclass
-from ._solutions._result import warn_if_infeasible
+from ._predictors._multiclass import MulticlassClassifier
+from ._solutions._result import canonical_kind, warn_if_infeasible
 from ._train import run_game
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
-from .exceptions import InfeasibleWarning
 from .oracles import EstimatorOracle
 from .goals import objective as objective_on
 from .games import get_game
@@ -286,10 +283,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             Two distinct labels (the larger in sorted order is the positive
             class), or K > 2 classes: a multinomial linear or kernel model is
             then trained under K-class goals (e.g.
-            ``rateopt.goals.multiclass_demographic_parity``) by
-            :func:`rateopt._multiclass.train_multiclass`, with the solutions of
-            :data:`rateopt._multiclass.MULTICLASS_SOLUTIONS`; ``predict_proba``
-            is then (n_samples, K).
+            ``rateopt.goals.multiclass_demographic_parity``) by the same
+            :func:`rateopt.train` games, parameters and solutions (the game
+            must have K-class defaults: ``"proxy-swap"``, ``"proxy-external"``
+            or ``"unconstrained"``); ``predict_proba`` is then (n_samples, K).
         groups : DataFrame, dict of arrays, or 2-D array, default=None
             Group columns the goals refer to (e.g. ``df[["sex", "race"]]``);
             not with ``group_columns``. In scikit-learn's model selection
@@ -337,10 +334,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         self.multiclass_ = self.classes_.shape[0] > 2
-        if self.multiclass_:
-            return self._fit_multiclass(X, y, groups, sample_weight, baseline, extra_datasets, model, train_params,
-                                        method)
         solution = validate(SOLUTION_PARAMS, params)
+        solution["solution"] = canonical_kind(solution["solution"])
         if self.estimator is not None:
             if self.oracle is not None:
                 raise ValueError("give estimator= or oracle=, not both")
@@ -350,21 +345,27 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             method = "oracle-proxy" if method == "auto" else method
         if self.classes_.shape[0] < 2:
             raise ValueError("y holds only 1 class: a classifier needs two classes to learn")
-        y01 = (y == self.classes_[1]).astype(np.int64)
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)
             if sample_weight.shape != (X.shape[0],):
                 raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected ({X.shape[0]},)")
             sample_weight = check_weights(sample_weight, X.shape[0], "sample_weight")
-        train_ds = Dataset(X, y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
+        if self.multiclass_:  # the one branch on the number of classes: the dataset type
+            if baseline is not None or extra_datasets:
+                raise ValueError("K-class training takes no baseline or extra_datasets")
+            train_ds = ClassDataset(X, y, weights=sample_weight, groups=groups, classes=self.classes_)
+            objective = self.objective
+        else:
+            y01 = (y == self.classes_[1]).astype(np.int64)
+            train_ds = Dataset(X, y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
+            objective = objective_on(self.objective, train_ds)
         datasets = {"train": train_ds}
         for role, ds in (extra_datasets or {}).items():
             if role == "train":
                 raise ValueError("extra_datasets must not use the role 'train'")
             datasets[role] = ds
         goals = list(self.goals) if self.goals is not None else []
-        self.problem_ = Problem(objective=objective_on(self.objective, train_ds), constraints=goals,
-                                datasets=datasets)
+        self.problem_ = Problem(objective=objective, constraints=goals, datasets=datasets)
         self.result_ = run_game(self.problem_, model, method=method, **train_params)
         if solution["solution"] == "thresholded" and self.estimator is not None:
             raise ValueError("solution='thresholded' re-fits the thresholds of linear or kernel iterates; with "
@@ -377,48 +378,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         # The m-stochastic LP may use up to epsilon of violation on purpose.
         allowed = solution["epsilon"] if solution["solution"] == "m-stochastic" else 0.0
         warn_if_infeasible(self.feasibility_, allowed=allowed)
-        if isinstance(self.classifier_, LinearClassifier) and self.classifier_.feature_map is None:
-            self.coef_ = self.classifier_.coef_
-            self.intercept_ = self.classifier_.intercept_
-        return self
-
-    def _fit_multiclass(self, X, y, groups, sample_weight, baseline, extra_datasets, model, train_params, method):
-        """K classes: a multinomial linear or kernel model trained by the K-class games (rateopt._multiclass)."""
-        if self.estimator is not None or self.oracle is not None:
-            raise ValueError("K-class training trains linear and kernel models: estimator= and oracle= are for two "
-                             "classes (post-process any K-class model with rateopt.ThresholdClassifier)")
-        if baseline is not None or extra_datasets:
-            raise ValueError("K-class training takes no baseline or extra_datasets")
-        if self.objective is not None and self.objective not in MULTICLASS_OBJECTIVES:
-            raise ValueError(f"a K-class objective is one of {sorted(MULTICLASS_OBJECTIVES)}, got {self.objective!r}")
-        if self.solution not in MULTICLASS_SOLUTIONS:
-            raise ValueError(f"a K-class solution is one of {sorted(MULTICLASS_SOLUTIONS)}, got {self.solution!r}")
-        unsupported = {k: v for k, v in train_params.items()
-                       if k in ("batch_size", "record_every", "stop_tol", "lambda_radius") and v is not None}
-        if unsupported:
-            raise ValueError(f"K-class training does not take {sorted(unsupported)}")
-        if sample_weight is not None:
-            sample_weight = check_weights(np.asarray(sample_weight), X.shape[0], "sample_weight")
-        train_ds = ClassDataset(X, y, weights=sample_weight, groups=groups, classes=self.classes_)
-        self.problem_ = Problem(objective=self.objective, constraints=list(self.goals or ()),
-                                datasets=train_ds)
-        proxy = train_params["proxy"]
-        proxy = {"logistic": "softmax"}.get(proxy, proxy)
-        self.result_ = train_multiclass(
-            self.problem_, model, "auto" if method == "auto" else method, n_iter=train_params["n_iter"],
-            learning_rate=train_params["learning_rate"], optimizer=train_params["optimizer"],
-            eta_lambda=train_params["eta_lambda"], update=train_params["update"],
-            lambda_init=train_params["lambda_init"], lambda_floor=train_params["lambda_floor"], proxy=proxy,
-            random_state=self.random_state, n_threads=train_params["n_threads"])
-        self.classifier_ = self.result_.solution(self.solution, epsilon=self.epsilon)
-        self.training_ = self.result_.evaluate(self.solution, epsilon=self.epsilon)
-        self.n_iter_ = self.result_.n_iter
-        allowed = self.epsilon if self.solution in ("m-stochastic", "shrunk") else 0.0
-        if self.training_.max_violation > allowed + 1e-9:
-            worst = sorted(self.training_.violations.items(), key=lambda kv: -kv[1])[:3]
-            warnings.warn(f"the {self.solution} solution violates training constraints: "
-                          + ", ".join(f"{k} by {v:.4g}" for k, v in worst), InfeasibleWarning, stacklevel=3)
-        if self.classifier_.n_models == 1 and self.classifier_.feature_map is None:
+        deterministic = (isinstance(self.classifier_, LinearClassifier)
+                         or (isinstance(self.classifier_, MulticlassClassifier) and self.classifier_.n_models == 1))
+        if deterministic and self.classifier_.feature_map is None:
             self.coef_ = self.classifier_.coef_
             self.intercept_ = self.classifier_.intercept_
         return self

@@ -16,8 +16,8 @@ import re
 from ._methods._ramp_result import RAMP_RESULT_KIND, ramp_result_from_file
 from ._predictors._linear import FORMAT_NAME, classifier_from_file
 from ._predictors._multiclass import MULTICLASS_FORMAT, multiclass_classifier_from_file
-from ._solutions._result import RESULT_FORMAT
-from ._solutions._result_file import result_fields_from_file, result_from_file
+from ._solutions._result import RESULT_FORMAT, result_from_file
+from ._solutions._result_file import result_fields_from_file
 from ._postprocess._mixture import MIXTURE_FORMAT, thresholded_mixture_from_file
 from ._threshold_classifier import THRESHOLD_FORMAT, threshold_classifier_from_file
 from ._utils._archive import FORMAT_VERSION, read_archive

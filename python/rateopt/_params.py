@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
 from ._predictors._nystroem import KERNELS
 from ._predictors._specs import KernelModel, LinearModel, check_l2
-from ._solutions._result import SOLUTION_KINDS
+from ._solutions._result import SOLUTION_ALIASES, SOLUTION_KINDS
+from ._training._class_spec import CLASS_PROXIES
 from ._utils._validation import (
     check_bool,
     check_choice,
@@ -153,8 +154,9 @@ MODEL_PARAMS = (
 """The model's parameters (the estimator's and the command line's way to build a model)."""
 
 SOLUTION_PARAMS = (
-    Param("solution", "m-stochastic", lambda n, v: check_choice(n, v, SOLUTION_KINDS),
-          "How the final classifier is built from the recorded iterates."),
+    Param("solution", "m-stochastic", lambda n, v: check_choice(n, v, SOLUTION_KINDS + tuple(SOLUTION_ALIASES)),
+          "How the final classifier is built from the recorded iterates ('shrunk' and 'average': deprecated "
+          "names of 'm-stochastic' and 'T-stochastic')."),
     Param("epsilon", 0.0, check_nonnegative, "Allowed constraint violation of the m-stochastic LP."),
 )
 """How the final classifier is chosen from a training result."""
@@ -213,7 +215,7 @@ None (in the driver, which knows the problem).
 """
 
 
-def train_settings(game, model, **params):
+def train_settings(game, model, *, class_problem=False, **params):
     """Validate ``params`` (names of :data:`TRAIN_PARAMS`; defaults for the others).
 
     Parameters
@@ -226,6 +228,11 @@ def train_settings(game, model, **params):
         the table's default.
     model : LinearModel or KernelModel
         Gives ``l2``, ``radius`` and ``fit_intercept``.
+    class_problem : bool, default=False
+        Whether the problem is K-class: the game's ``class_defaults`` fill the
+        method-dependent parameters, and what the K-class pass cannot do is
+        refused (minibatches, a hinge margin other than 1, a game without
+        K-class defaults).
     **params
         Training parameters by name.
 
@@ -251,12 +258,32 @@ def train_settings(game, model, **params):
     if ignored:
         raise ValueError(f"method={game.name!r} does not use the training parameter(s) {ignored}; it reads "
                          f"{sorted(reads)} besides {sorted(DRIVER_PARAMS)}")
-    for name, default in game.defaults.items():
+    table = game.defaults
+    if class_problem:
+        table = game.class_defaults
+        if table is None:
+            raise ValueError(f"method={game.name!r} trains two-class problems only; K-class problems train with "
+                             "a game that has K-class defaults ('proxy-swap', 'proxy-external', 'unconstrained')")
+        refused = {"batch_size": values["batch_size"] is not None, "margin": values["margin"] != 1.0,
+                   "proxy": values["proxy"] is not None and values["proxy"] not in CLASS_PROXIES}
+        for name, bad in refused.items():
+            if bad:
+                raise ValueError(f"{name}={values[name]!r} is not available for K-class problems: "
+                                 + _CLASS_REFUSALS[name])
+    for name, default in table.items():
         if values[name] is None:
             values[name] = default
     values["record_every"] = values["record_every"] or max(1, values["n_iter"] // 100)
     return TrainSettings(method=game.name, l2=model.l2 if model.l2 == "auto" else float(model.l2),
                          radius=model.radius, fit_intercept=bool(model.fit_intercept), **values)
+
+
+#: Why a K-class run refuses a parameter value (the message after the parameter's name).
+_CLASS_REFUSALS = {
+    "batch_size": "the K-class core pass reads every row (minibatches are two-class only); use batch_size=None",
+    "margin": "the K-class hinge (Crammer-Singer) has margin 1",
+    "proxy": f"the K-class proxies are {sorted(CLASS_PROXIES)}",
+}
 
 
 def param_docs():

@@ -26,8 +26,6 @@ import dataclasses
 import numpy as np
 
 from . import core
-from ._compiler import is_class_problem
-from ._multiclass import train_multiclass
 from ._params import train_settings
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._solutions._result import (
@@ -38,18 +36,17 @@ from ._solutions._result import (
 )
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
+from ._compiler import is_class_problem
+from ._training._class_spec import class_spec_from_problem
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
     Block,
     DecisionPass,
     GameSpec,
     decision_rates,
-    kernel_pass,
     revalidated,
     spec_from_problem,
 )
-from .core import FeatureMatrix
-from .core._kernel_block import check_block_memory
 from .games import GAMES, get_game
 
 __all__ = ["train", "TrainResult", "FeasibilityReport", "METHODS", "run_game", "resolve_model", "prepare_specs"]
@@ -192,17 +189,19 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     reports use the problem as stated; the shrinking LP rescales its rows the
     same way.
 
-    A K-class :class:`~rateopt.Problem` (a problem on a
-    :class:`~rateopt.ClassDataset`) is trained by
-    :func:`rateopt._multiclass.train_multiclass` (games ``"proxy-swap"``,
-    ``"proxy-external"``, ``"unconstrained"``; its parameters are documented
-    there) and gives a :class:`~rateopt.MulticlassResult`.
+    A K-class problem (a problem on a :class:`~rateopt.ClassDataset`) trains
+    through this same driver, with the same parameters, callback, records,
+    validation, checkpoints and result: the games with K-class defaults
+    (``Game.class_defaults``: ``"proxy-swap"``, ``"proxy-external"``,
+    ``"unconstrained"``; 500 iterations, Adam at 0.02, the multipliers' step
+    ``3 / B`` or ``1 / B``) run one fused K-column pass per iteration
+    (:mod:`rateopt._training._class_spec`; ``proxy="logistic"`` is the
+    softmax cross-entropy, ``"hinge"`` the Crammer-Singer hinge) in the
+    Python loop, and the :class:`TrainResult` holds K-class weights
+    (n_recorded, K, n_features) whose solutions are
+    :class:`~rateopt.MulticlassClassifier` objects. ``batch_size`` and a
+    ``margin`` other than 1 are refused for K classes.
     """
-    if is_class_problem(problem):
-        for name, given in (("validation", validation), ("checkpoint", checkpoint), ("resume", resume)):
-            if given is not None:
-                raise TypeError(f"{name}= is not supported for K-class problems")
-        return train_multiclass(problem, model, method, callback=callback, **params)
     result = run_game(problem, model, method, validation=validation, callback=callback, checkpoint=checkpoint,
                       resume=resume, **params)
     warn_if_infeasible(result.feasibility("m-stochastic"), stacklevel=2)
@@ -219,7 +218,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     """
     method, game_cls = _resolve_method(problem, method)
     model = resolve_model(problem, model)
-    settings = train_settings(game_cls, model, **params)
+    settings = train_settings(game_cls, model, class_problem=is_class_problem(problem), **params)
     spec, val_spec, feature_map = prepare_specs(problem, validation, model, settings.n_threads)
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
@@ -229,7 +228,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         if radius is not None:
             settings = dataclasses.replace(settings, lambda_radius=radius)
     if settings.eta_lambda is None:
-        settings = dataclasses.replace(settings, eta_lambda=game_cls.default_eta_lambda(players_spec, settings))
+        settings = dataclasses.replace(settings, eta_lambda=game_cls.eta_lambda_for(players_spec, settings))
     if resume is not None:
         if init is not None:
             raise ValueError("give init or resume, not both")
@@ -287,7 +286,7 @@ def draw_rows(rng, n, batch):
 
 def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar, estimators,
                      passes):
-    """The reference driver: any game, one :func:`kernel_pass` and one ``game.step`` per iteration."""
+    """The reference driver: any game, one pass of its spec (``run_pass``) and one ``game.step`` per iteration."""
     for t in range(settings.n_iter):
         if estimators:  # the iterate is a fitted classifier: its rates come from its decisions
             current, theta, bias, offsets = game.model(), np.zeros(0), 0.0, None
@@ -299,8 +298,7 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
             rows = [None if settings.batch_size >= n else draw_rows(rng, n, settings.batch_size)
                     for n in sizes] if minibatch else None
             offsets = game.offsets()
-            result = kernel_pass(players_spec, theta, bias, game.combinations(), rows=rows, offsets=offsets,
-                                 **passes)
+            result = players_spec.run_pass(theta, bias, game.combinations(), rows=rows, offsets=offsets, **passes)
             full_rates = None if minibatch else result.rates
         stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
@@ -319,6 +317,9 @@ _ROWS_PER_SEGMENT = 1 << 20
 
 def _core_loop_refusal(game_cls, spec):
     """Why the core loop cannot run this training (None when it can)."""
+    if spec.class_problem:
+        return ("the problem is K-class (the core loop runs the two-class kernel; K-class iterations run the "
+                "K-column pass in the Python driver)")
     if game_cls.core_loop() is None:
         return (f"method {game_cls.name!r} has no core loop (its game class sets no core_program, or overrides "
                 "a method the core program reimplements)")
@@ -423,7 +424,7 @@ class _Recorder:
         self.n_iter = 0
 
     def _rates(self, spec, theta, bias, offsets=None):
-        return kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
+        return spec.run_pass(theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
 
     def record(self, t, theta, bias, multipliers, rates=None, offsets=None, model=None):
         """Record iterate ``t`` (``rates``: its full-data atom rates when already known; ``offsets``:
@@ -433,7 +434,7 @@ class _Recorder:
             self.rows["models"].append(model)
         rates = self._rates(self.spec, theta, bias, offsets) if rates is None else rates
         r = self.rows
-        r["w"].append(theta.copy())
+        r["w"].append(theta.T.copy())  # the records' layout: (n_features,), or (K, n_features)
         r["b"].append(bias)
         r["it"].append(t)
         r["lam"].append(multipliers)
@@ -473,7 +474,7 @@ class _Recorder:
             rate_map=self.rate_map, n_iter=self.n_iter,
             val_atom_rates=np.array(r["val_rates"]) if val else None,
             val_rate_map=RateMap.of(self.val_spec) if val else None,
-            feature_map=feature_map, settings=settings.as_dict(),
+            feature_map=feature_map, settings=settings.as_dict(), classes=self.spec.classes,
             offsets=np.array(r["offsets"]).reshape(len(r["offsets"]), self.spec.n_offsets) if self.spec.n_offsets
             else None, models=r["models"] or None)
 
@@ -484,11 +485,10 @@ def _warm_start(game, init):
     theta = np.asarray(theta, dtype=np.float64)
     player = getattr(game, "model_player", None)
     if player is None or theta.shape != player.theta.shape or not np.all(np.isfinite(theta)) \
-            or not np.isfinite(bias):
+            or np.shape(bias) != np.shape(player.bias) or not np.all(np.isfinite(bias)):
         raise ValueError(f"init must be (theta, bias) with finite theta of shape "
                          f"{None if player is None else player.theta.shape}, got shape {theta.shape}")
-    player.theta[:] = theta
-    player.bias = float(bias)
+    player.set_model(theta.T, bias)
 
 
 def _resolve_method(problem, method):
@@ -531,9 +531,9 @@ def prepare_specs(problem, validation, model, threads):
     feature_map = None
     if isinstance(model, KernelModel):
         feature_map = _fit_feature_map(spec, model, threads)
-        spec = _mapped_spec(spec, feature_map, threads)
+        spec = spec.mapped(feature_map, threads)
         if val_spec is not None:
-            val_spec = _mapped_spec(val_spec, feature_map, threads)
+            val_spec = val_spec.mapped(feature_map, threads)
     return spec, val_spec, feature_map
 
 
@@ -553,20 +553,11 @@ def _fit_feature_map(spec, model, threads):
     return model.fit_map(base.X, n_threads=threads)
 
 
-def _mapped_spec(spec, feature_map, threads):
-    """The same game on the kernel features of every dataset (built once, memory checked up front)."""
-    total = sum(b.X.n_samples for b in spec.blocks)
-    check_block_memory(total, feature_map.n_components_, feature_map.dtype)
-    blocks = tuple(
-        Block(FeatureMatrix(feature_map.transform(b.X, n_threads=threads)), b.atoms, b.atom_ids, b.name)
-        for b in spec.blocks
-    )
-    return dataclasses.replace(spec, blocks=blocks, n_features=feature_map.n_components_)
-
-
 def _as_spec(problem):
     if isinstance(problem, GameSpec):
         return revalidated(problem)
+    if is_class_problem(problem):
+        return class_spec_from_problem(problem)
     if not hasattr(problem, "compiled") or not hasattr(problem, "datasets"):
         raise TypeError(f"problem must be a rateopt Problem, got {type(problem).__name__}")
     return spec_from_problem(problem)

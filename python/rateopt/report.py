@@ -151,11 +151,11 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
 
 def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations, class_rates=None,
                             seconds=None, seed=None, tolerance=1e-9, title="rateopt report", context=None):
-    """The facts of a K-class training run (:class:`~rateopt._multiclass.MulticlassResult`), as a JSON-ready dict.
+    """The facts of a K-class training run (a K-class :class:`~rateopt.TrainResult`), as a JSON-ready dict.
 
     Parameters
     ----------
-    result : MulticlassResult
+    result : TrainResult
         The training run.
     solution : str, default="m-stochastic"
         The solution reported (one of ``result``'s).
@@ -183,7 +183,7 @@ def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, eva
         The keys of :func:`build_report`'s report (``group_rates`` empty) plus ``kind = "multiclass"``,
         ``classes`` and ``class_rates``.
     """
-    q = np.asarray(result.mixture_weights(solution, epsilon=epsilon), dtype=float)
+    q = np.asarray(result.mixture(solution, epsilon=epsilon), dtype=float)
     splits = [s for s in ("train", "validation", "test") if s in evaluations] + \
              [s for s in evaluations if s not in ("train", "validation", "test")]
     names = list(evaluations[splits[0]].constraints) if splits else []
@@ -192,7 +192,7 @@ def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, eva
         vals = {s: float(evaluations[s].constraints[n]) for s in splits if n in evaluations[s].constraints}
         goals.append({"name": n, "values": vals, "met": {s: bool(v <= tolerance) for s, v in vals.items()}})
     support = np.flatnonzero(q > 0)
-    iterations = np.arange(result.n_iter)
+    iterations = np.asarray(result.iterations)
     traj = {"iteration": iterations.tolist(), "objective": result.objectives.tolist(),
             "constraints": result.constraints.tolist(), "multipliers": np.asarray(result.multipliers).tolist(),
             "constraint_names": names}
@@ -204,12 +204,12 @@ def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, eva
         "seed": seed,
         "method": result.method,
         "n_iter": int(result.n_iter),
-        "n_recorded": int(result.n_iter),
+        "n_recorded": int(iterations.shape[0]),
         "training_seconds": seconds,
         "settings": {},
-        "classes": list(result.problem.classes.tolist()),
+        "classes": list(result.classes.tolist()),
         "solution": {"kind": solution, "epsilon": float(epsilon),
-                     "support": [{"iterate": int(t), "iteration": int(t), "probability": float(q[t])}
+                     "support": [{"iterate": int(t), "iteration": int(iterations[t]), "probability": float(q[t])}
                                  for t in support]},
         "tolerance": tolerance,
         "objective": {s: float(evaluations[s].objective) for s in splits},

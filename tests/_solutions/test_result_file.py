@@ -104,3 +104,36 @@ def test_a_kl_target_outside_0_1_is_refused(saved_kl, tmp_path, target):
     with pytest.raises(RateoptError, match=r"field 'metadata\.metric' is not a valid metric \(a KL divergence "
                                            r"needs a target in \[0, 1\], got " + repr(target)):
         ro.load(bad)
+
+
+@pytest.fixture(scope="module")
+def saved_k_class(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 3)), rng.integers(0, 3, 300)
+    g = np.where(rng.random(300) < 0.5, "a", "b")
+    ds = ro.ClassDataset(X, y, groups={"g": g})
+    problem = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
+    path = tmp_path_factory.mktemp("saved") / "k.npz"
+    ro.train(problem, n_iter=10).save(path)
+    return path
+
+
+def test_a_k_class_file_without_its_classes_is_refused_as_damaged(saved_k_class, tmp_path):
+    # Without metadata.classes the file reads as a two-class result, whose weights are 2-D.
+    dst = _rewrite(saved_k_class, tmp_path / "no_classes.npz", lambda meta: meta.pop("classes"))
+    with pytest.raises(RateoptError, match=r"weights.*expected a 2-D array"):
+        ro.load(dst)
+
+
+@pytest.mark.parametrize("classes, match", [(["x"], "metadata.classes"), (["a", "a", "b"], "metadata.classes"),
+                                            ([0, 1], r"weights.*expected \(n_recorded, 2, n_features\)")])
+def test_k_class_labels_that_disagree_with_the_weights_are_refused(saved_k_class, tmp_path, classes, match):
+    dst = _rewrite(saved_k_class, tmp_path / "bad.npz", lambda meta: meta.update(classes=classes))
+    with pytest.raises(RateoptError, match=match):
+        ro.load(dst)
+
+
+def test_k_class_biases_of_the_wrong_shape_are_refused(saved_k_class, tmp_path):
+    dst = _rewrite(saved_k_class, tmp_path / "bad.npz", biases=lambda b: b[:, :2])
+    with pytest.raises(RateoptError, match=r"biases.*expected \(10, 3\)"):
+        ro.load(dst)

@@ -10,36 +10,49 @@ mixture (the function of the mixture's rates). One function,
 the iterates; classifiers, values, feasibility reports and summaries all use
 it, and the shrinking LP is solved once per ``epsilon`` and cached.
 
+The same result holds K-class runs: their statistics are the normalized
+confusion counts (:mod:`rateopt._training._class_spec`), mapped to the
+objective and the constraints by the same :class:`RateMap`, and their
+solutions are :class:`~rateopt.MulticlassClassifier` objects.
+
 Results save to one ``.npz`` file (arrays plus JSON metadata, no pickle) and
 load back with :func:`rateopt.load`, so solutions can be re-selected without
-retraining.
+retraining. The concerns around the result live beside it: the rate maps
+(``_rate_map``), the feasibility report (``_feasibility``), certification
+(``_certification``) and the file's writer and reader (``_result_file``).
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
-from .._postprocess._certify import certify_expressions
 from .._postprocess._mixture import fit_thresholded_mixture
 from .._predictors._ensembles import EstimatorMixture
-from .._predictors._linear import LinearClassifier, StochasticClassifier, map_arrays, map_meta
-from .._utils._archive import write_archive
-from ..exceptions import InfeasibleWarning, RateoptError
+from .._predictors._linear import LinearClassifier, StochasticClassifier
+from .._predictors._multiclass import MulticlassClassifier
+from ..exceptions import RateoptError
 from . import _shrink
+from ._certification import certify_classifier, select_certified
 from ._exact import exact_mixture
+from ._feasibility import FEASIBILITY_RTOL, FeasibilityReport, feasibility_report, warn_if_infeasible
+from ._rate_map import RateMap
+from ._result_file import RESULT_FORMAT, result_fields_from_file, result_payload, write_result
 
 __all__ = [
     "FEASIBILITY_RTOL",
     "RESULT_FORMAT",
     "SOLUTIONS",
+    "SOLUTION_ALIASES",
     "SOLUTION_KINDS",
     "FeasibilityReport",
     "RateMap",
     "TrainResult",
+    "canonical_kind",
+    "certify_classifier",
+    "result_from_file",
     "warn_if_infeasible",
 ]
 
@@ -47,150 +60,23 @@ SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 #: Solution kinds of the estimator and of goals files: the mixtures, and the thresholds re-fitted on the
 #: training problem (``"thresholded"``).
 SOLUTION_KINDS = SOLUTIONS + ("thresholded",)
-RESULT_FORMAT = "rateopt-train-result"
-
-#: Round-off tolerance of the feasibility reports: constraint ``i`` counts as
-#: violated when its value exceeds ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)``,
-#: the largest magnitude it takes over the recorded iterates (``1e-9`` for rates).
-FEASIBILITY_RTOL = 1e-9
+#: Deprecated names of solution kinds (the K-class results' names before 0.2), kept for one release.
+SOLUTION_ALIASES = {"shrunk": "m-stochastic", "average": "T-stochastic"}
 
 
-@dataclass(frozen=True, eq=False)
-class RateMap:
-    """The affine maps from atom rates to the objective and the constraints.
-
-    ``objective = c0 . rates + const0`` and ``constraints = C rates - kappa``
-    (``<= 0`` holds).
-    """
-
-    c0: np.ndarray
-    const0: float
-    C: np.ndarray
-    kappa: np.ndarray
-    constraint_names: tuple
-    metric: object = None
-    metric_constraints: tuple = ()
-
-    @classmethod
-    def of(cls, spec):
-        """The maps of a :class:`~rateopt._training._spec.GameSpec`."""
-        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names), spec.metric,
-                   tuple(spec.metric_constraints))
-
-    def objective(self, atom_rates):
-        """The objective at one vector of atom rates: exact for a mixture's expected atom rates."""
-        if self.metric is not None:
-            return self.metric.objective(atom_rates)
-        return float(self.c0 @ atom_rates + self.const0)
-
-    def objectives(self, atom_rates):
-        """Objective of each row of ``atom_rates`` (n_recorded, n_atoms)."""
-        return np.array([self.objective(r) for r in atom_rates])
-
-    def constraints(self, atom_rates):
-        """Constraint values of each row of ``atom_rates``: shape (n_recorded, n_constraints)
-        (the rows of ``C``, then the metric constraints)."""
-        m = self.C.shape[0]
-        G = np.array([self.C @ r - self.kappa for r in atom_rates]).reshape(len(atom_rates), m)
-        if self.metric_constraints:
-            extra = np.array([[c.value(r) for c in self.metric_constraints] for r in atom_rates])
-            G = np.hstack([G, extra.reshape(len(atom_rates), len(self.metric_constraints))])
-        return G
+def canonical_kind(kind):
+    """``kind``, or the kind a deprecated alias names (with a :class:`DeprecationWarning`)."""
+    if isinstance(kind, str) and kind in SOLUTION_ALIASES:
+        new = SOLUTION_ALIASES[kind]
+        warnings.warn(f"solution kind {kind!r} is deprecated and will be removed in the next release: use {new!r}",
+                      DeprecationWarning, stacklevel=3)
+        return new
+    return kind
 
 
-@dataclass(frozen=True, eq=False)
-class FeasibilityReport:
-    """Whether a training solution meets the training constraints.
-
-    Returned by :meth:`TrainResult.feasibility` and kept by the estimator as
-    ``RateConstrainedClassifier.feasibility_``. Every value is measured on the
-    training data with the 0-1 (not proxy) constraints; for a mixture the
-    values are expected values.
-
-    Parameters
-    ----------
-    solution : str
-        The solution kind the report is about (``"m-stochastic"``,
-        ``"T-stochastic"``, ``"best"`` or ``"last"``).
-    feasible : bool
-        Whether every constraint value is at most its round-off tolerance
-        (see ``tolerances``).
-    max_violation : float
-        The solution's largest violation, ``max(0, max_i g_i)``.
-    achievable_violation : float
-        The smallest largest violation that any mixture of the recorded
-        iterates reaches, ``max(0, min_p max_i sum_t p_t g_i(t))`` (the
-        min-max LP of the m-stochastic shrink); 0 when some mixture meets
-        every constraint. A positive value means that the constraints cannot
-        all be met by anything this training run produced. With constraints
-        on non-linear metrics the mixture's own values are not those of the
-        LP, so this is the largest violation of the ``"exact"`` mixture
-        (a local solve: an upper bound on the smallest achievable).
-    constraint_values : dict of str to float
-        Every constraint's value ``g_i`` for the solution (``<= 0`` holds), by name.
-    violated : dict of str to float
-        The constraints whose value exceeds their tolerance, with their
-        values, in constraint order (empty when ``feasible``).
-    tolerances : dict of str to float
-        Round-off tolerance of each constraint:
-        ``FEASIBILITY_RTOL * max(1, max_t |g_i(t)|)`` with ``FEASIBILITY_RTOL =
-        1e-9`` (``1e-9`` for constraints on rates).
-    achieved_by : str, default="m-stochastic"
-        The solution kind that attains ``achievable_violation``
-        (``"exact"`` with metric constraints).
-
-    See Also
-    --------
-    TrainResult.feasibility : Build the report of a solution.
-    rateopt.exceptions.InfeasibleWarning : Issued when training ends infeasible.
-    """
-
-    solution: str
-    feasible: bool
-    max_violation: float
-    achievable_violation: float
-    constraint_values: dict
-    violated: dict
-    tolerances: dict
-    achieved_by: str = "m-stochastic"
-
-    def describe(self, allowed=0.0):
-        """One sentence naming the constraints violated beyond ``allowed``.
-
-        Parameters
-        ----------
-        allowed : float, default=0.0
-            Violation not reported (on top of each constraint's tolerance).
-
-        Returns
-        -------
-        str
-            The sentence (empty when no constraint is violated beyond ``allowed``).
-        """
-        bad = {n: v for n, v in self.violated.items() if v > allowed + self.tolerances[n]}
-        if not bad:
-            return ""
-        listed = ", ".join(f"{n!r} (value {v:+.6g})" for n, v in bad.items())
-        text = (f"the {self.solution} solution violates {len(bad)} training constraint(s): {listed}; "
-                f"largest violation {self.max_violation:.6g}. ")
-        if self.achievable_violation > 0:
-            text += (f"No mixture of the recorded iterates meets every constraint: the smallest achievable "
-                     f"largest violation is {self.achievable_violation:.6g}.")
-        else:
-            text += f"A mixture of the recorded iterates meets every constraint (the {self.achieved_by} solution)."
-        return text
-
-
-def warn_if_infeasible(report, allowed=0.0, stacklevel=2):
-    """Issue an :class:`~rateopt.exceptions.InfeasibleWarning` if ``report`` shows
-    a violation beyond ``allowed`` (plus the round-off tolerance).
-
-    ``stacklevel=2`` attributes the warning to the caller of the function that
-    calls this one.
-    """
-    text = report.describe(allowed)
-    if text:
-        warnings.warn(f"infeasible fit: {text}", InfeasibleWarning, stacklevel=stacklevel + 1)
+def result_from_file(meta, arrays, path):
+    """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
+    return TrainResult(**result_fields_from_file(meta, arrays, path))
 
 
 class TrainResult:
@@ -215,13 +101,22 @@ class TrainResult:
         The trainable thresholds of offset atoms (``rateopt.metrics.roc_auc``)
         at each recorded iterate; None when the problem has none. Training
         variables only: the classifiers are the plain models.
+    models : list, default=None
+        The fitted classifiers of an estimator oracle (the weights are then empty).
+    classes : ndarray of shape (K,), default=None
+        The class labels of a K-class run (None: two classes). A K-class run
+        records weights (n_recorded, K, n_features), biases (n_recorded, K),
+        and as its statistics (``atom_rates``) the confusion counts
+        ``N[cell, true class, predicted class]``, flattened and divided by the
+        total row weight; its solutions are
+        :class:`~rateopt.MulticlassClassifier` objects.
 
     Attributes
     ----------
     method : str
-    weights : ndarray of shape (n_recorded, n_features)
+    weights : ndarray of shape (n_recorded, n_features) or (n_recorded, K, n_features)
         Recorded iterates ``theta(t)``.
-    biases : ndarray of shape (n_recorded,)
+    biases : ndarray of shape (n_recorded,) or (n_recorded, K)
     iterations : ndarray of int of shape (n_recorded,)
         The iteration at which each iterate was recorded.
     multipliers : ndarray of shape (n_recorded, n_constraints + 1)
@@ -229,7 +124,9 @@ class TrainResult:
         objective's weight (``lambda_1`` of the proxy-Lagrangian, 1 for the
         Lagrangian methods).
     atom_rates : ndarray of shape (n_recorded, n_atoms)
-        Every atom's training 0-1 positive rate at each iterate (full data).
+        The statistics of each iterate on the full training data: every
+        atom's 0-1 positive rate (two classes), or the normalized confusion
+        counts (K classes; see ``classes``).
     objectives : ndarray of shape (n_recorded,)
         Training 0-1 objective of each iterate (from ``atom_rates``).
     constraints : ndarray of shape (n_recorded, n_constraints)
@@ -243,7 +140,7 @@ class TrainResult:
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
                  val_atom_rates=None, val_rate_map=None, feature_map=None, settings=None, offsets=None,
-                 models=None):
+                 models=None, classes=None):
         self.method = method
         self.weights = weights
         self.biases = biases
@@ -258,6 +155,7 @@ class TrainResult:
         self.settings = dict(settings or {})
         self.offsets = offsets  # (n_recorded, n_offsets): trainable thresholds (ROC-AUC slices), or None
         self.models = models  # the fitted classifiers of an estimator oracle (weights are then empty), or None
+        self.classes = None if classes is None else np.asarray(classes)
         self.objectives = rate_map.objectives(atom_rates)
         self.constraints = rate_map.constraints(atom_rates)
         if val_atom_rates is not None:
@@ -333,6 +231,7 @@ class TrainResult:
         ndarray of shape (n_recorded,)
             Non-negative weights summing to 1 (one-hot for the deterministic kinds).
         """
+        kind = canonical_kind(kind)
         T = self.weights.shape[0]
         if kind == "last":
             return np.eye(T)[-1]
@@ -405,12 +304,15 @@ class TrainResult:
 
         Returns
         -------
-        LinearClassifier, StochasticClassifier or EstimatorMixture
+        LinearClassifier, StochasticClassifier, MulticlassClassifier or EstimatorMixture
             A linear classifier for ``"best"`` and ``"last"``; a mixture of the
             support models otherwise (every iterate for ``"T-stochastic"``).
-            When the iterates are fitted estimators (an estimator oracle), an
-            :class:`~rateopt.EstimatorMixture` (of one model for ``"best"`` and ``"last"``).
+            K classes: a :class:`~rateopt.MulticlassClassifier` (of one model
+            for ``"best"`` and ``"last"``). When the iterates are fitted
+            estimators (an estimator oracle), an :class:`~rateopt.EstimatorMixture`
+            (of one model for ``"best"`` and ``"last"``).
         """
+        kind = canonical_kind(kind)
         if kind in ("thresholded", "certified"):
             if problem is None:
                 raise ValueError(f"solution kind {kind!r} needs problem=: the "
@@ -420,20 +322,39 @@ class TrainResult:
             return self.select_certified(problem, confidence=confidence, epsilon=epsilon)[0]
         p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
         if kind in ("best", "last"):
-            t = int(np.flatnonzero(p)[0])
-            if self.models is not None:
-                return EstimatorMixture([self.models[t]], [1.0], self.models[t].n_features_in_)
-            return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
+            return self.solution_of_iterate(int(np.flatnonzero(p)[0]))
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
         if self.models is not None:
             n_features = self.models[0].n_features_in_
             return EstimatorMixture([self.models[t] for t in s], p[s], n_features)
+        if self.classes is not None:
+            return MulticlassClassifier(self.weights[s], self.biases[s], p[s], classes=self.classes,
+                                        feature_map=self.feature_map)
         return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
 
-    def _all_iterates(self):
+    def solution_of_iterate(self, t):
+        """The deterministic classifier of recorded iterate ``t``.
+
+        Returns
+        -------
+        LinearClassifier, MulticlassClassifier or EstimatorMixture
+        """
+        if self.models is not None:
+            return EstimatorMixture([self.models[t]], [1.0], self.models[t].n_features_in_)
+        if self.classes is not None:
+            return MulticlassClassifier(self.weights[t:t + 1], self.biases[t:t + 1], np.ones(1), classes=self.classes,
+                                        feature_map=self.feature_map)
+        return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
+
+    def iterates_scorer(self):
+        """Every recorded (two-class) iterate as one scorer: ``scores(X)`` is (n_samples, n_recorded)."""
         if self.models is not None:
             raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
                                "certificates of recorded solutions need linear or kernel iterates")
+        if self.classes is not None:
+            raise RateoptError("the K-class 'thresholded' solution and certificates of K-class training results are "
+                               "not available yet (the K-class plug-in rule per iterate and K-class certification "
+                               "are separate work); use the m-stochastic, T-stochastic, best or last solution")
         T = self.weights.shape[0]
         return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map)
 
@@ -470,7 +391,7 @@ class TrainResult:
         ThresholdedMixture
             ``predict_proba`` gives the probability of a positive decision, shape (n_samples,).
         """
-        scorer = self._all_iterates()
+        scorer = self.iterates_scorer()
         features = {name: ds.X for name, ds in problem.datasets.items()}
         mixture, _ = fit_thresholded_mixture(problem.compiled, scorer, features, n_bins=n_bins, epsilon=epsilon)
         return mixture
@@ -499,6 +420,9 @@ class TrainResult:
         -------
         rateopt.Certificate
         """
+        kind = canonical_kind(kind)
+        if classifier is None and self.classes is not None:
+            self.iterates_scorer()  # K classes: refused, with the reason
         if classifier is None:
             if kind in ("thresholded", "certified"):
                 raise ValueError(f"pass the {kind} solution as classifier= (it needs its own problem)")
@@ -535,33 +459,7 @@ class TrainResult:
         name : str
             ``"iterate <t>"`` or ``"m-stochastic"``.
         """
-        if not (isinstance(confidence, (int, float)) and 0.0 < float(confidence) < 1.0):
-            raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
-        scorer = self._all_iterates()
-        T = self.weights.shape[0]
-        each = 1.0 - (1.0 - float(confidence)) / (T + 1)
-        scores = {name: scorer.scores(problem.datasets[name].X) for name in problem.compiled.datasets}
-        candidates = []
-        for t in range(T):
-            decisions = {name: (S[:, t] >= 0).astype(np.float64) for name, S in scores.items()}
-            cert = certify_expressions(problem.constraints, problem.objective, decisions, confidence=each)
-            candidates.append((float(self.objectives[t]), f"iterate {t}", t, cert))
-        mix = self.solution("m-stochastic", epsilon=epsilon)
-        cert = certify_classifier(problem, mix, confidence=each, random_state=random_state)
-        candidates.append((float(self.solution_objective("m-stochastic", epsilon=epsilon)), "m-stochastic", None,
-                           cert))
-        ok = [c for c in candidates if c[3].certified]
-        if ok:
-            _, name, t, cert = min(ok, key=lambda c: c[0])
-        else:
-            _, name, t, cert = min(candidates, key=lambda c: max([b.upper for b in c[3].goals] + [-np.inf]))
-            warnings.warn(
-                f"no recorded solution is certified at confidence {confidence:g} on the held-out data "
-                f"({problem.compiled.n_atoms} atoms): returning {name}, whose largest upper bound is the "
-                "smallest; collect more held-out data, relax the goals or tighten training (epsilon < 0 "
-                "margins)", InfeasibleWarning, stacklevel=2)
-        clf = mix if t is None else LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
-        return clf, cert, name
+        return select_certified(self, problem, confidence=confidence, epsilon=epsilon, random_state=random_state)
 
     def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):
         """Training objective and constraint values of a solution (expected values for mixtures).
@@ -575,7 +473,7 @@ class TrainResult:
         objective : float
         constraints : ndarray of shape (n_constraints,)
         """
-        p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
+        p = self.mixture(canonical_kind(kind), epsilon=epsilon, weighting=weighting)
         rmap = self.rate_map
         g = self.constraints.T @ p
         if rmap.metric is None and not rmap.metric_constraints:
@@ -642,43 +540,8 @@ class TrainResult:
             largest violation and the smallest largest violation any mixture of
             the recorded iterates achieves.
         """
-        G = self.constraints
-        m = G.shape[1]
-        if m == 0:
-            tol = np.zeros(0)
-            achievable = 0.0
-        else:
-            tol = FEASIBILITY_RTOL * np.maximum(1.0, np.abs(G).max(axis=0))
-            res = self.shrink(0.0)
-            achievable = 0.0 if res.feasible else max(0.0, float(res.infeasibility))
-        exact_lp = not self.rate_map.metric_constraints  # the LP's values are exact for affine constraints
-        if m and not exact_lp:  # the LP scores mixtures by per-iterate values: use the exact mixture's own
-            _, g_exact = self.solution_values("exact")
-            achievable = max(0.0, float(np.max(g_exact))) if np.any(g_exact > tol) else 0.0
-        if kind == "thresholded":
-            if problem is None:
-                raise ValueError("the feasibility of the thresholded solution needs problem=: the training problem")
-            clf = classifier if classifier is not None else self.thresholded(problem, epsilon=epsilon)
-            ev = problem.evaluate({name: clf.predict_proba(problem.datasets[name].X)
-                                   for name in problem.compiled.datasets}, kind="probabilities")
-            g = np.array([ev.constraints[n] for n in problem.constraint_names])
-        elif kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:
-            g = res.constraint_values  # the same LP as solution_values would solve
-        else:
-            _, g = self.solution_values(kind, epsilon=epsilon, weighting=weighting)
-        names = self.constraint_names
-        values = {n: float(v) for n, v in zip(names, g)}
-        violated = {n: float(v) for n, v, t in zip(names, g, tol) if v > t}
-        return FeasibilityReport(
-            solution=kind,
-            feasible=not violated,
-            max_violation=max(0.0, float(g.max())) if m else 0.0,
-            achievable_violation=achievable,
-            constraint_values=values,
-            violated=violated,
-            tolerances={n: float(t) for n, t in zip(names, tol)},
-            achieved_by="m-stochastic" if exact_lp else "exact",
-        )
+        return feasibility_report(self, canonical_kind(kind), epsilon=epsilon, weighting=weighting, problem=problem,
+                                  classifier=classifier)
 
     def summary(self, kind="m-stochastic", *, epsilon=0.0, file=None):
         """Print the chosen solution's training values, per constraint.
@@ -702,6 +565,7 @@ class TrainResult:
         str
             The printed text.
         """
+        kind = canonical_kind(kind)
         obj, g = self.solution_values(kind, epsilon=epsilon)
         lines = [f"rateopt {self.method}: {self.n_iter} iterations, {self.weights.shape[0]} recorded iterates",
                  f"solution {kind}: training objective {obj:.6f}"]
@@ -731,71 +595,14 @@ class TrainResult:
         loaded result evaluates, selects and reports solutions exactly as the
         original; the rate expressions themselves are not saved.
         """
-        meta, arrays = self._payload()
-        write_archive(path, meta, arrays, RESULT_FORMAT)
+        write_result(path, *self._payload())
 
     def _payload(self):
         """The JSON metadata and the arrays :meth:`save` writes (subclasses add theirs)."""
-        if self.models is not None:
-            raise RateoptError("this result's iterates are scikit-learn estimators (an estimator oracle), which "
-                               "rateopt's pickle-free files cannot store; save the estimators with their own format")
-        meta = {"kind": "train-result", "method": self.method, "n_iter": int(self.n_iter),
-                "constraint_names": list(self.constraint_names), "settings": self.settings,
-                "const0": self.rate_map.const0, "feature_map": map_meta(self.feature_map),
-                "validation": None if self.val_rate_map is None else
-                {"const0": self.val_rate_map.const0, "constraint_names": list(self.val_rate_map.constraint_names),
-                 **_metric_meta(self.val_rate_map)},
-                **_metric_meta(self.rate_map)}
-        arrays = {"weights": self.weights, "biases": self.biases, "iterations": self.iterations,
-                  "multipliers": self.multipliers, "atom_rates": self.atom_rates, "c0": self.rate_map.c0,
-                  "C": self.rate_map.C, "kappa": self.rate_map.kappa, **map_arrays(self.feature_map),
-                  **_metric_arrays(self.rate_map, "")}
-        if self.offsets is not None:
-            arrays["offsets"] = self.offsets
-        if self.val_rate_map is not None:
-            arrays.update(val_atom_rates=self.val_atom_rates, val_c0=self.val_rate_map.c0,
-                          val_C=self.val_rate_map.C, val_kappa=self.val_rate_map.kappa,
-                          **_metric_arrays(self.val_rate_map, "val_"))
-        return meta, arrays
+        return result_payload(self)
 
     def __repr__(self):
         return (f"TrainResult(method={self.method!r}, n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
                 f"n_constraints={self.constraints.shape[1]})")
 
 
-def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
-    """A classifier's certificate on a held-out problem (its decisions on every dataset).
-
-    Parameters
-    ----------
-    problem : Problem
-        The goals bound to held-out data.
-    classifier : object
-        With ``predict(X, random_state=...)`` giving 0/1 decisions.
-    confidence : float, default=0.95
-    random_state : int, default=0
-
-    Returns
-    -------
-    rateopt.Certificate
-    """
-    decisions = {name: np.asarray(classifier.predict(problem.datasets[name].X, random_state=random_state),
-                                  dtype=np.float64) for name in problem.compiled.datasets}
-    return certify_expressions(problem.constraints, problem.objective, decisions, confidence=confidence)
-
-
-def _metric_meta(rmap):
-    """The JSON part of a rate map's metrics (objective and constraints)."""
-    return {"metric": None if rmap.metric is None else rmap.metric.metric.params(),
-            "metric_constraints": [{"metric": c.metric.params(), "bound": c.bound}
-                                   for c in rmap.metric_constraints]}
-
-
-def _metric_arrays(rmap, prefix):
-    """The compiled rows of a rate map's metrics, under ``prefix``."""
-    out = {}
-    if rmap.metric is not None:
-        out.update({prefix + "Z": rmap.metric.Z, prefix + "z0": rmap.metric.z0})
-    for j, c in enumerate(rmap.metric_constraints):
-        out.update({f"{prefix}mc{j}_Z": c.Z, f"{prefix}mc{j}_z0": c.z0})
-    return out

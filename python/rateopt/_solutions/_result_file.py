@@ -1,9 +1,15 @@
-"""A saved :class:`~rateopt.TrainResult` read back: every field validated before the result is built.
+"""A :class:`~rateopt.TrainResult`'s file: the writer and, beside it, the reader.
 
-``rateopt.load`` (:mod:`rateopt._io`) calls :func:`result_from_file` for the
-format :data:`~rateopt._solutions._result.RESULT_FORMAT`; a subclass's reader
-(e.g. seed 004's ramp results) adds its own fields to
-:func:`result_fields_from_file`'s.
+:func:`result_payload` gives the JSON metadata and the arrays a result saves
+(:func:`write_result` writes them under :data:`RESULT_FORMAT`);
+:func:`result_fields_from_file` reads them back, every field validated, as
+the result's constructor arguments (``rateopt.load`` builds the result with
+:func:`rateopt._solutions._result.result_from_file`; a subclass's reader,
+e.g. seed 004's ramp results, adds its own fields). Two-class results hold
+(n_recorded, n_features) weights; K-class results (n_recorded, K, n_features)
+weights, (n_recorded, K) biases and the class labels in ``metadata.classes``
+(files without ``classes`` are two-class results, as every file written
+before K-class results could be saved).
 """
 
 from __future__ import annotations
@@ -13,25 +19,83 @@ import math
 import numpy as np
 
 from .._compiler._compiled import MetricConstraintRows, MetricRows
-from .._predictors._linear import feature_map_from_file
-from .._utils._archive import RATE_TOL, check_range, damaged, real_array
+from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
+from .._predictors._multiclass import class_labels_meta
+from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
+from ..exceptions import RateoptError
 from ..metrics import metric_from_params
-from ._result import RateMap, TrainResult
+from ._rate_map import RateMap
 
-__all__ = ["checked_rates", "result_fields_from_file", "result_from_file"]
+__all__ = ["RESULT_FORMAT", "checked_rates", "result_fields_from_file", "result_payload", "write_result"]
+
+RESULT_FORMAT = "rateopt-train-result"
 
 
-def result_from_file(meta, arrays, path):
-    """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
-    return TrainResult(**result_fields_from_file(meta, arrays, path))
+def write_result(path, meta, arrays):
+    """Write a result's :func:`result_payload` to ``path`` (one archive, atomically)."""
+    write_archive(path, meta, arrays, RESULT_FORMAT)
+
+
+def result_payload(result):
+    """The JSON metadata and the arrays a :class:`~rateopt.TrainResult` saves."""
+    if result.models is not None:
+        raise RateoptError("this result's iterates are scikit-learn estimators (an estimator oracle), which "
+                           "rateopt's pickle-free files cannot store; save the estimators with their own format")
+    for rmap in (result.rate_map, result.val_rate_map):
+        if rmap is not None and rmap.metric is not None and not hasattr(rmap.metric, "Z"):
+            raise RateoptError(f"this result's objective ({rmap.metric.metric.name}) is a non-linear K-class "
+                               "objective, which the result file cannot store yet; save its solution instead")
+    meta = {"kind": "train-result", "method": result.method, "n_iter": int(result.n_iter),
+            "constraint_names": list(result.constraint_names), "settings": result.settings,
+            "const0": result.rate_map.const0, "feature_map": map_meta(result.feature_map),
+            "validation": None if result.val_rate_map is None else
+            {"const0": result.val_rate_map.const0, "constraint_names": list(result.val_rate_map.constraint_names),
+             **_metric_meta(result.val_rate_map)},
+            **_metric_meta(result.rate_map)}
+    if result.classes is not None:
+        meta["classes"] = class_labels_meta(result.classes)
+    arrays = {"weights": result.weights, "biases": result.biases, "iterations": result.iterations,
+              "multipliers": result.multipliers, "atom_rates": result.atom_rates, "c0": result.rate_map.c0,
+              "C": result.rate_map.C, "kappa": result.rate_map.kappa, **map_arrays(result.feature_map),
+              **_metric_arrays(result.rate_map, "")}
+    if result.offsets is not None:
+        arrays["offsets"] = result.offsets
+    if result.val_rate_map is not None:
+        arrays.update(val_atom_rates=result.val_atom_rates, val_c0=result.val_rate_map.c0,
+                      val_C=result.val_rate_map.C, val_kappa=result.val_rate_map.kappa,
+                      **_metric_arrays(result.val_rate_map, "val_"))
+    return meta, arrays
+
+
+def _metric_meta(rmap):
+    """The JSON part of a rate map's metrics (objective and constraints)."""
+    return {"metric": None if rmap.metric is None else rmap.metric.metric.params(),
+            "metric_constraints": [{"metric": c.metric.params(), "bound": c.bound}
+                                   for c in rmap.metric_constraints]}
+
+
+def _metric_arrays(rmap, prefix):
+    """The compiled rows of a rate map's metrics, under ``prefix``."""
+    out = {}
+    if rmap.metric is not None:
+        out.update({prefix + "Z": rmap.metric.Z, prefix + "z0": rmap.metric.z0})
+    for j, c in enumerate(rmap.metric_constraints):
+        out.update({f"{prefix}mc{j}_Z": c.Z, f"{prefix}mc{j}_z0": c.z0})
+    return out
 
 
 def result_fields_from_file(meta, arrays, path):
     """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
-    W = real_array(arrays, "weights", 2, path)
-    T, d = W.shape
+    classes = meta.get("classes")
+    if classes is not None and (not isinstance(classes, list) or len(classes) < 2
+                                or len(set(map(repr, classes))) != len(classes)):
+        raise damaged(path, "metadata.classes", f"is {classes!r}, expected a list of >= 2 distinct labels")
+    W = real_array(arrays, "weights", 2 if classes is None else 3, path)
+    T, d = W.shape[0], W.shape[-1]
     if T < 1:
         raise damaged(path, "weights", "holds no iterate")
+    if classes is not None and W.shape[1] != len(classes):
+        raise damaged(path, "weights", f"has shape {W.shape}, expected (n_recorded, {len(classes)}, n_features)")
 
     def vec(name, n=None, ndim=1):
         a = real_array(arrays, name, ndim, path)
@@ -114,11 +178,15 @@ def result_fields_from_file(meta, arrays, path):
     # A resumed fit starts from the last multipliers: Lagrange multipliers and the swap player's
     # distribution are never negative.
     lam = check_range(vec("multipliers", T, ndim=2), "multipliers", path, "multipliers >= 0", low=0.0)
-    fields = dict(method=str(meta.get("method")), weights=W, biases=vec("biases", T),
+    biases = vec("biases", T, ndim=1 if classes is None else 2)
+    if biases.shape != W.shape[:-1]:
+        raise damaged(path, "biases", f"has shape {biases.shape}, expected {W.shape[:-1]}")
+    fields = dict(method=str(meta.get("method")), weights=W, biases=biases,
                   iterations=its.astype(np.int64), multipliers=lam,
                   atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                   feature_map=fmap, settings=settings,
-                  offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None)
+                  offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None,
+                  classes=None if classes is None else np.array(classes))
     return fields
 
 

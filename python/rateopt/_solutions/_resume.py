@@ -77,9 +77,10 @@ def check_resumable(previous, game, spec):
         raise ValueError(f"resume: the result was trained with method={previous.method!r}, not {method!r}")
     if previous.weights.shape[0] == 0:
         raise ValueError("resume: the result holds no recorded iterate")
-    if previous.weights.shape[1] != spec.n_features:
-        raise ValueError(f"resume: the result's model has {previous.weights.shape[1]} weights, this problem's "
-                         f"model {spec.n_features}")
+    expected = (spec.n_features,) if spec.classes is None else (len(spec.classes), spec.n_features)
+    if previous.weights.shape[1:] != expected:
+        raise ValueError(f"resume: the result's model has weights of shape {previous.weights.shape[1:]}, this "
+                         f"problem's model {expected}")
     rm = previous.rate_map
     same = (rm.c0.shape == spec.c0.shape and rm.C.shape == spec.C.shape
             and np.array_equal(rm.c0, spec.c0) and np.array_equal(rm.C, spec.C)
@@ -96,9 +97,7 @@ def resumable_methods():
 
 def resume_state(game, previous):
     """Start ``game``'s players at ``previous``'s last recorded iterate (see the module docstring)."""
-    player = game.model_player
-    player.theta[:] = previous.weights[-1]
-    player.bias = float(previous.biases[-1])
+    game.model_player.set_model(previous.weights[-1], previous.biases[-1])
     lam = np.asarray(previous.multipliers[-1], dtype=np.float64)
     multipliers = getattr(game, "player", None)
     if isinstance(multipliers, SwapRegretPlayer):
@@ -135,7 +134,7 @@ def joined(previous, result):
         rate_map=result.rate_map, n_iter=shift + int(result.n_iter),
         val_atom_rates=cat(previous.val_atom_rates, result.val_atom_rates),
         val_rate_map=result.val_rate_map if previous.val_atom_rates is not None else None,
-        feature_map=result.feature_map, settings=result.settings, offsets=None, models=None)
+        feature_map=result.feature_map, settings=result.settings, offsets=None, models=None, classes=result.classes)
 
 
 def write_checkpoint(path, result):

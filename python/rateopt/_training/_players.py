@@ -1,7 +1,7 @@
 """The two players of the rate-constrained games.
 
-* :class:`ModelPlayer` holds the linear model ``(theta, bias)`` and takes
-  (sub)gradient steps on the proxy Lagrangian: plain, Adagrad or Adam steps,
+* :class:`ModelPlayer` holds the linear model ``(theta, bias)`` (two classes,
+  or K score columns) and takes (sub)gradient steps on the proxy Lagrangian: plain, Adagrad or Adam steps,
   L2 regularization ``l2/2 ||theta||^2`` (the bias is not regularized), and an
   optional projection onto the L2 ball ``||theta|| <= radius``.
 * :class:`SwapRegretPlayer` is the proxy-Lagrangian multiplier player of seed
@@ -25,7 +25,12 @@ __all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer"]
 
 
 class ModelPlayer:
-    """Gradient steps on a linear model's weights and bias.
+    """Gradient steps on a linear model's weights and bias, for two classes or K.
+
+    One optimizer for both arities: the weights ``theta`` are (n_features,)
+    with a scalar bias (two classes), or (n_features, K) with K biases (K
+    classes, one score column per class); every step treats them as one
+    flat vector, so SGD, Adagrad and Adam are elementwise the same.
 
     Parameters
     ----------
@@ -35,40 +40,54 @@ class ModelPlayer:
     l2 : float
         L2 regularization strength on ``theta``.
     radius : float or None
-        Project ``theta`` onto ``||theta||_2 <= radius`` after each step.
+        Project ``theta`` onto ``||theta||_2 <= radius`` after each step (the
+        Frobenius norm for (n_features, K) weights).
     fit_intercept : bool
         Whether the bias is trained (it stays 0 otherwise).
     n_offsets : int
         Trainable score offsets (the thresholds of offset atoms, e.g. ROC-AUC
         slices): stepped with the same optimizer, not regularized, not
         projected. They are training variables, not part of the model.
+    n_classes : int or None, default=None
+        None: a two-class model (``theta`` of shape (n_features,), a float
+        bias); K: a K-class model (``theta`` of shape (n_features, K), a (K,) bias).
     """
 
-    def __init__(self, n_features, *, optimizer, learning_rate, l2, radius, fit_intercept, n_offsets=0):
-        self.theta = np.zeros(n_features)
-        self.bias = 0.0
+    def __init__(self, n_features, *, optimizer, learning_rate, l2, radius, fit_intercept, n_offsets=0,
+                 n_classes=None):
+        self.theta = np.zeros(n_features) if n_classes is None else np.zeros((n_features, n_classes))
+        self.bias = 0.0 if n_classes is None else np.zeros(n_classes)
         self.offsets = np.zeros(n_offsets)
         self.optimizer = optimizer
         self.learning_rate = learning_rate
         self.l2 = l2
         self.radius = radius
         self.fit_intercept = fit_intercept
+        self._n_bias = 1 if n_classes is None else n_classes
         self._t = 0
-        self._m = np.zeros(n_features + 1 + n_offsets)
-        self._v = np.zeros(n_features + 1 + n_offsets)
+        size = self.theta.size + self._n_bias + n_offsets
+        self._m = np.zeros(size)
+        self._v = np.zeros(size)
+
+    def set_model(self, weights, bias):
+        """Start at a recorded model: ``weights`` in the records' layout ((n_features,), or (K, n_features))."""
+        self.theta[:] = np.asarray(weights, dtype=np.float64).T
+        self.bias = float(bias) if self._n_bias == 1 and np.ndim(bias) == 0 else np.array(bias, dtype=np.float64)
 
     def step(self, grad, grad_bias, grad_offsets=None):
         """One step given the proxy Lagrangian's (sub)gradient at the current point.
 
+        ``grad`` has the shape of ``theta``, ``grad_bias`` that of the bias;
         ``grad_offsets`` is the gradient with respect to the offsets (required
         when there are offsets; ignored otherwise).
         """
-        d, n_off = self.theta.shape[0], self.offsets.shape[0]
-        g = np.empty(d + 1 + n_off)
-        g[:d] = grad + self.l2 * self.theta
-        g[d] = grad_bias if self.fit_intercept else 0.0
+        theta = self.theta.reshape(-1)  # a view: the steps below move self.theta
+        d, nb, n_off = theta.shape[0], self._n_bias, self.offsets.shape[0]
+        g = np.empty(d + nb + n_off)
+        g[:d] = np.reshape(grad, -1) + self.l2 * theta
+        g[d:d + nb] = grad_bias if self.fit_intercept else 0.0
         if n_off:
-            g[d + 1:] = grad_offsets
+            g[d + nb:] = grad_offsets
         self._t += 1
         if self.optimizer == "sgd":
             delta = self.learning_rate * g
@@ -82,10 +101,13 @@ class ModelPlayer:
             m_hat = self._m / (1 - b1 ** self._t)
             v_hat = self._v / (1 - b2 ** self._t)
             delta = self.learning_rate * m_hat / (np.sqrt(v_hat) + 1e-8)
-        self.theta -= delta[:d]
-        self.bias -= delta[d]
+        theta -= delta[:d]
+        if nb == 1 and np.ndim(self.bias) == 0:
+            self.bias -= delta[d]
+        else:  # a new array: a recorded bias is never moved afterwards
+            self.bias = self.bias - delta[d:d + nb]
         if n_off:
-            self.offsets -= delta[d + 1:]
+            self.offsets -= delta[d + nb:]
         if self.radius is not None:
             norm = float(np.linalg.norm(self.theta))
             if norm > self.radius:

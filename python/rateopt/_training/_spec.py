@@ -14,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import core
 from .._language._predictions import positive_decisions
+from ..core._kernel_block import check_block_memory
 
 __all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
            "spec_from_problem"]
@@ -114,9 +116,29 @@ class GameSpec:
     n_offsets: int = 0
     atom_contexts: tuple = ()
 
+    #: Two-class statistics (atom rates); :class:`~rateopt._training._class_spec.ClassGameSpec` is the K-class spec.
+    class_problem: ClassVar[bool] = False
+    #: The class labels of a K-class spec (None: two classes).
+    classes: ClassVar = None
+
     @property
     def n_constraints(self):
         return self.C.shape[0]
+
+    def run_pass(self, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None, offsets=None):
+        """The driver's one pass per iteration: :func:`kernel_pass` on this spec."""
+        return kernel_pass(self, theta, bias, combinations, margin=margin, rows=rows, n_threads=n_threads,
+                           offsets=offsets)
+
+    def mapped(self, feature_map, n_threads):
+        """The same game on the kernel features of every dataset (built once, memory checked up front)."""
+        total = sum(b.X.n_samples for b in self.blocks)
+        check_block_memory(total, feature_map.n_components_, feature_map.dtype)
+        blocks = tuple(
+            Block(core.FeatureMatrix(feature_map.transform(b.X, n_threads=n_threads)), b.atoms, b.atom_ids, b.name)
+            for b in self.blocks
+        )
+        return dataclasses.replace(self, blocks=blocks, n_features=feature_map.n_components_)
 
     def objective(self, rates):
         """0-1 objective from atom rates."""

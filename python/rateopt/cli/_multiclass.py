@@ -1,7 +1,7 @@
 """The K-class paths of ``rateopt fit``, ``evaluate`` and ``predict`` (a label column of more than two values).
 
-``fit`` builds a K-class :class:`~rateopt.Problem` from the goals file's K-class goals on a
-:class:`~rateopt.ClassDataset`, trains with :func:`rateopt._multiclass.train_multiclass`, saves the
+``fit`` builds a :class:`~rateopt.MulticlassProblem` from the goals file's K-class goals on a
+:class:`~rateopt.ClassDataset`, trains with :func:`rateopt.train`, saves the
 :class:`~rateopt.MulticlassClassifier` and the encoding file (``"n_classes"``, ``"classes"``) and a K-class
 report (:func:`rateopt.report.build_multiclass_report`). ``evaluate`` reads the objective and constraint values of
 the model's expected (or drawn) decisions; ``predict`` writes the predicted class and one probability column per
@@ -18,8 +18,10 @@ import time
 import numpy as np
 
 from .._compiler import Problem
-from .._multiclass import MULTICLASS_METHODS, MULTICLASS_SOLUTIONS, train_multiclass
 from .._params import MODEL_PARAMS, build_model
+from .._solutions._result import SOLUTION_ALIASES, SOLUTIONS
+from .._train import train
+from ..games import GAMES
 from .._utils._atomic import AtomicFiles
 from .._utils._json import json_ready
 from .._version import __version__
@@ -46,7 +48,12 @@ __all__ = [
 
 EXIT_OK, EXIT_VIOLATED = 0, 1
 
-#: The goals file's [train] parameters a K-class run passes to train_multiclass.
+# TODO(merge): helper C folds this module into the one CLI path; until then the K-class run calls rateopt.train.
+#: The games that train K-class problems (those with K-class defaults), and the K-class solutions.
+MULTICLASS_METHODS = tuple(name for name, game in GAMES.items() if game.class_defaults is not None)
+MULTICLASS_SOLUTIONS = tuple(k for k in SOLUTIONS if k != "exact") + tuple(SOLUTION_ALIASES)
+
+#: The goals file's [train] parameters a K-class run passes to rateopt.train.
 MULTICLASS_TRAIN_PARAMS = ("n_iter", "learning_rate", "optimizer", "eta_lambda", "update", "lambda_init",
                            "lambda_floor")
 _OTHER_PARAMS = ("method", "solution", "epsilon") + tuple(p.name for p in MODEL_PARAMS)
@@ -188,8 +195,8 @@ def fit_multiclass(args, spec, fmt, roles, train_tab, others):
     bar = progress(n_iter, "rateopt fit", args.quiet)
     t0 = time.perf_counter()
     try:
-        result = train_multiclass(problem, model, method, random_state=args.seed, n_threads=args.threads,
-                                  callback=lambda t, *_: bar.update(1), **train_params)
+        result = train(problem, model, method, random_state=args.seed, n_threads=args.threads,
+                       callback=lambda t, info: bar.update(1), **train_params)
     except RateoptError as exc:
         raise InputError(f"K-class training: {' '.join(str(exc).split())}") from None
     finally:

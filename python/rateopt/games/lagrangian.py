@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class _LagrangianGame(Game):
 
     def combinations(self):
         lam0, lam = self.player.weights()
-        return model_combinations(self.spec, lam0, lam, self.settings.proxy)
+        return model_combinations(self.spec, lam0, lam, self.settings.proxy, self.objective_coef())
 
     def multipliers(self):
         return self.player.state()
@@ -62,9 +63,15 @@ class ProxyExternalGame(_LagrangianGame):
 
     name = "proxy-external"
     core_program = "proxy-external"
+    #: K classes (see ``Game.class_defaults``): Adam at 0.02 for 500 iterations, the softmax
+    #: cross-entropy ("logistic") objective proxy, multipliers' step 1 / B.
+    class_defaults = MappingProxyType({
+        "n_iter": 500, "learning_rate": 0.02, "proxy": "logistic", "eta_lambda": None,
+        "lambda_init": "objective", "lambda_floor": 1e-3})
 
     def step(self, result):
         self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
+        self.observe(result)
         if self.spec.n_constraints:
             self.player.update(self.spec.constraints(result.rates))
 

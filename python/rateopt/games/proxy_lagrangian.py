@@ -29,6 +29,12 @@ class ProxySwapGame(Game):
     defaults = MappingProxyType({
         "n_iter": 250, "learning_rate": 0.1, "proxy": "logistic", "eta_lambda": None,
         "lambda_init": "objective", "lambda_floor": 1e-3})
+    #: K classes (see ``Game.class_defaults``): Adam at 0.02 for 500 iterations, the softmax
+    #: cross-entropy ("logistic") objective proxy, TFCO's objective-focused start and floor.
+    class_defaults = MappingProxyType({
+        "n_iter": 500, "learning_rate": 0.02, "proxy": "logistic", "eta_lambda": None,
+        "lambda_init": "objective", "lambda_floor": 1e-3})
+    class_eta = 3.0
     reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "update", "lambda_init", "lambda_floor"}
     resumable = True
     core_program = "proxy-swap"
@@ -63,10 +69,11 @@ class ProxySwapGame(Game):
 
     def combinations(self):
         lam0, lam = self.player.weights()
-        return model_combinations(self.spec, lam0, lam, self.settings.proxy)
+        return model_combinations(self.spec, lam0, lam, self.settings.proxy, self.objective_coef())
 
     def step(self, result):
         self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
+        self.observe(result)
         if self.spec.n_constraints:
             self.player.update(self.spec.constraints(result.rates))
 

@@ -1,0 +1,75 @@
+"""High-confidence certificates of a training run's solutions on held-out data.
+
+:func:`certify_classifier` certifies one classifier's goals from its
+decisions on a held-out problem; :func:`select_certified` picks, among every
+recorded iterate and the m-stochastic mixture of a
+:class:`~rateopt.TrainResult`, the best one whose goals are certified (a
+union bound over the candidates).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._postprocess._certify import certify_expressions
+from ..exceptions import InfeasibleWarning
+
+__all__ = ["certify_classifier", "select_certified"]
+
+
+def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
+    """A classifier's certificate on a held-out problem (its decisions on every dataset).
+
+    Parameters
+    ----------
+    problem : Problem
+        The goals bound to held-out data.
+    classifier : object
+        With ``predict(X, random_state=...)`` giving 0/1 decisions.
+    confidence : float, default=0.95
+    random_state : int, default=0
+
+    Returns
+    -------
+    rateopt.Certificate
+    """
+    decisions = {name: np.asarray(classifier.predict(problem.datasets[name].X, random_state=random_state),
+                                  dtype=np.float64) for name in problem.compiled.datasets}
+    return certify_expressions(problem.constraints, problem.objective, decisions, confidence=confidence)
+
+
+def select_certified(result, problem, *, confidence=0.95, epsilon=0.0, random_state=0):
+    """The best recorded solution of ``result`` whose goals a held-out problem certifies.
+
+    See :meth:`rateopt.TrainResult.select_certified` (which calls this) for the
+    parameters and the returned ``(classifier, certificate, name)``.
+    """
+    if not (isinstance(confidence, (int, float)) and 0.0 < float(confidence) < 1.0):
+        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
+    scorer = result.iterates_scorer()
+    T = result.weights.shape[0]
+    each = 1.0 - (1.0 - float(confidence)) / (T + 1)
+    scores = {name: scorer.scores(problem.datasets[name].X) for name in problem.compiled.datasets}
+    candidates = []
+    for t in range(T):
+        decisions = {name: (S[:, t] >= 0).astype(np.float64) for name, S in scores.items()}
+        cert = certify_expressions(problem.constraints, problem.objective, decisions, confidence=each)
+        candidates.append((float(result.objectives[t]), f"iterate {t}", t, cert))
+    mix = result.solution("m-stochastic", epsilon=epsilon)
+    cert = certify_classifier(problem, mix, confidence=each, random_state=random_state)
+    candidates.append((float(result.solution_objective("m-stochastic", epsilon=epsilon)), "m-stochastic", None,
+                       cert))
+    ok = [c for c in candidates if c[3].certified]
+    if ok:
+        _, name, t, cert = min(ok, key=lambda c: c[0])
+    else:
+        _, name, t, cert = min(candidates, key=lambda c: max([b.upper for b in c[3].goals] + [-np.inf]))
+        warnings.warn(
+            f"no recorded solution is certified at confidence {confidence:g} on the held-out data "
+            f"({problem.compiled.n_atoms} atoms): returning {name}, whose largest upper bound is the "
+            "smallest; collect more held-out data, relax the goals or tighten training (epsilon < 0 "
+            "margins)", InfeasibleWarning, stacklevel=3)
+    clf = mix if t is None else result.solution_of_iterate(t)
+    return clf, cert, name

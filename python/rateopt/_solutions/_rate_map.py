@@ -1,0 +1,58 @@
+"""The affine maps from a run's statistics to the objective and the constraints (:class:`RateMap`).
+
+Two-class statistics are atom rates; K-class statistics are the flattened,
+normalized confusion counts (:mod:`rateopt._training._class_spec`). Both
+arities compile to the same maps, so :class:`~rateopt.TrainResult` derives
+every value from its recorded statistics the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RateMap"]
+
+
+@dataclass(frozen=True, eq=False)
+class RateMap:
+    """The affine maps from atom rates to the objective and the constraints.
+
+    ``objective = c0 . rates + const0`` and ``constraints = C rates - kappa``
+    (``<= 0`` holds).
+    """
+
+    c0: np.ndarray
+    const0: float
+    C: np.ndarray
+    kappa: np.ndarray
+    constraint_names: tuple
+    metric: object = None
+    metric_constraints: tuple = ()
+
+    @classmethod
+    def of(cls, spec):
+        """The maps of a :class:`~rateopt._training._spec.GameSpec`."""
+        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names), spec.metric,
+                   tuple(spec.metric_constraints))
+
+    def objective(self, atom_rates):
+        """The objective at one vector of atom rates: exact for a mixture's expected atom rates."""
+        if self.metric is not None:
+            return self.metric.objective(atom_rates)
+        return float(self.c0 @ atom_rates + self.const0)
+
+    def objectives(self, atom_rates):
+        """Objective of each row of ``atom_rates`` (n_recorded, n_atoms)."""
+        return np.array([self.objective(r) for r in atom_rates])
+
+    def constraints(self, atom_rates):
+        """Constraint values of each row of ``atom_rates``: shape (n_recorded, n_constraints)
+        (the rows of ``C``, then the metric constraints)."""
+        m = self.C.shape[0]
+        G = np.array([self.C @ r - self.kappa for r in atom_rates]).reshape(len(atom_rates), m)
+        if self.metric_constraints:
+            extra = np.array([[c.value(r) for c in self.metric_constraints] for r in atom_rates])
+            G = np.hstack([G, extra.reshape(len(atom_rates), len(self.metric_constraints))])
+        return G

@@ -1,0 +1,224 @@
+"""The K-class game spec: what a K-class problem becomes for training, beside the two-class :class:`GameSpec`.
+
+A K-class problem's **statistics** are its confusion counts ``N[g, y, k]``
+(cell ``g``, true class ``y``, predicted class ``k``), flattened to a vector
+of ``S = n_cells * K * K`` entries and divided by the total row weight, so
+that they lie in [0, 1] and sum to 1 (the analogue of two-class atom rates).
+The compiled tensors map them affinely, like atom rates: the objective is
+``c0 . s + const0`` and the constraints ``C s - kappa`` (``<= 0`` holds), so
+the games, the recorder and :class:`~rateopt.TrainResult` (feasibility, the
+m+1 shrink, summaries, files) treat both arities alike. A non-linear
+objective (macro-F1) is a :class:`ClassObjective` in ``metric``; the games
+linearize it at the running average of the iterates' statistics (seed 003's
+Frank-Wolfe objective player).
+
+:meth:`ClassGameSpec.run_pass` is the K-class iteration: one fused core pass
+(:func:`rateopt.core.multiclass_pass`) whose two cost tables are the
+combinations the game asks for (:func:`rateopt.games._base.model_combinations`:
+the objective's ``lam0 c0`` with the objective proxy, the constraints'
+``lam C`` with the hinge), read at each row's cell and label. Proxies:
+``"logistic"`` is the cost-weighted softmax cross-entropy (the multinomial
+logistic loss), ``"hinge"`` the slack-rescaled Crammer-Singer hinge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from .. import core
+from ..core._kernel_block import check_block_memory
+from ._spec import Combinations, KernelPass
+
+__all__ = ["CLASS_PROXIES", "ClassBlock", "ClassGameSpec", "ClassObjective", "class_spec_from_problem"]
+
+#: The training parameter ``proxy`` for K classes: its core proxy (:data:`rateopt.core.MULTICLASS_PROXIES`).
+CLASS_PROXIES = {"logistic": "softmax", "hinge": "hinge"}
+
+
+@dataclass(frozen=True)
+class ClassBlock:
+    """The one dataset of a K-class game: validated features and each row's (cell, label) cell id."""
+
+    X: core.FeatureMatrix
+    cells: core.ClassCells
+    name: str = "train"
+
+    @property
+    def n_samples(self):
+        return self.X.n_samples
+
+    @property
+    def n_features(self):
+        return self.X.n_features
+
+
+class ClassObjective:
+    """A non-linear K-class objective (macro-F1) as a function of the statistics.
+
+    Parameters
+    ----------
+    objective : object
+        With ``value(compiled, N)`` and ``gradient(compiled, N)`` on confusion
+        counts ``N`` (n_cells, K, K) (:class:`~rateopt._compiler._multiclass.MacroF1`).
+    compiled : MulticlassCompiled
+    scale : float
+        The total row weight (statistics are counts / scale).
+    """
+
+    def __init__(self, objective, compiled, scale):
+        self.metric, self.compiled, self.scale = objective, compiled, float(scale)
+        K = compiled.n_classes
+        self.shape = (compiled.n_cells, K, K)
+
+    def objective(self, stats):
+        """The objective's value at the statistics ``stats`` (S,)."""
+        return float(self.metric.value(self.compiled, np.reshape(stats, self.shape) * self.scale))
+
+    def gradient(self, stats):
+        """The gradient with respect to the statistics, shape (S,)."""
+        return (self.metric.gradient(self.compiled, np.reshape(stats, self.shape) * self.scale)
+                * self.scale).reshape(-1)
+
+    def start(self):
+        """The first linearization point: every row predicting each class with probability 1/K."""
+        W = self.compiled.cell_label_weights
+        K = W.shape[1]
+        return (np.repeat(W[:, :, None] / K, K, axis=2) / self.scale).reshape(-1)
+
+
+@dataclass(frozen=True)
+class ClassGameSpec:
+    """Everything a K-class game needs, compiled once (the K-class twin of :class:`GameSpec`).
+
+    Attributes
+    ----------
+    blocks : tuple of ClassBlock
+        The training dataset (one block).
+    n_atoms : int
+        The number of statistics ``S = n_cells * K * K``.
+    C : ndarray of shape (n_constraints, S)
+    kappa : ndarray of shape (n_constraints,)
+    c0 : ndarray of shape (S,)
+        Zero for a non-linear objective (``metric``).
+    const0 : float
+    constraint_names : tuple of str
+    n_features : int
+    classes : ndarray of shape (K,)
+    n_cells : int
+    scale : float
+        The total row weight: the statistics are the confusion counts divided by it.
+    bound : float
+        B, a bound on every ``|g_i|`` over all classifiers.
+    metric : ClassObjective or None
+    """
+
+    blocks: tuple
+    n_atoms: int
+    C: np.ndarray
+    kappa: np.ndarray
+    c0: np.ndarray
+    const0: float
+    constraint_names: tuple
+    n_features: int
+    classes: np.ndarray
+    n_cells: int
+    scale: float
+    bound: float
+    metric: object = None
+    metric_constraints: tuple = ()
+    atom_offsets: object = None
+    n_offsets: int = 0
+
+    class_problem: ClassVar[bool] = True
+
+    @property
+    def n_classes(self):
+        return len(self.classes)
+
+    @property
+    def n_constraints(self):
+        return self.C.shape[0]
+
+    def objective(self, stats):
+        """Objective at statistics ``stats``."""
+        if self.metric is not None:
+            return self.metric.objective(stats)
+        return float(self.c0 @ stats + self.const0)
+
+    def constraints(self, stats):
+        """Constraint values ``C s - kappa`` (<= 0 means satisfied)."""
+        return self.C @ stats - self.kappa
+
+    def constraint_bound(self):
+        """B: a bound on every ``|g_i|`` (each row's counts sum to its weight); 1 without constraints."""
+        return self.bound
+
+    def for_players(self):
+        """The game the players see (K-class tensors are rates: never rescaled)."""
+        return self
+
+    def run_pass(self, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None, offsets=None):
+        """One fused K-column pass at ``(theta (d, K), bias (K,))`` for the game's combinations.
+
+        ``combinations``: one (the objective's, any proxy) or two (the
+        objective's, then the constraints' with the hinge) rows over the
+        statistics, or a plain vector (a value-only pass). ``margin`` and
+        ``rows`` are refused before training for K classes (see
+        :func:`rateopt._params.train_settings`); ``offsets`` are ignored (none).
+        """
+        if not isinstance(combinations, Combinations):
+            combinations = Combinations(np.asarray(combinations, dtype=np.float64)[None, :], ("hinge",), np.zeros(1))
+        if combinations.k > 2 or (combinations.k == 2 and combinations.proxies[1] != "hinge"):
+            raise ValueError("a K-class pass takes the objective's combination and the constraints' (hinge) only")
+        blk = self.blocks[0]
+        K, rows_ = self.n_classes, self.n_cells * self.n_classes
+        tables = combinations.coefs / self.scale
+        cost_obj = tables[0].reshape(rows_, K)
+        cost_con = tables[1].reshape(rows_, K) if combinations.k == 2 else np.zeros((rows_, K))
+        con_proxy = CLASS_PROXIES[combinations.proxies[1]] if combinations.k == 2 else "hinge"
+        gradient = bool(np.any(combinations.grad_weights))
+        res = core.multiclass_pass(blk.X, theta, bias, blk.cells, cost_obj, cost_con,
+                                   objective_proxy=CLASS_PROXIES[combinations.proxies[0]],
+                                   constraint_proxy=con_proxy, gradient=gradient, n_threads=n_threads)
+        stats = res.counts.reshape(-1) / self.scale
+        empty = np.zeros(0)
+        return KernelPass(stats, empty, empty, res.grad, res.grad_intercept, np.array([res.proxy_value]))
+
+    def mapped(self, feature_map, n_threads):
+        """The same game on the kernel features of its dataset (memory checked up front)."""
+        blk = self.blocks[0]
+        check_block_memory(blk.n_samples, feature_map.n_components_, feature_map.dtype)
+        X = core.FeatureMatrix(feature_map.transform(blk.X, n_threads=n_threads))
+        return dataclasses.replace(self, blocks=(ClassBlock(X, blk.cells, blk.name),),
+                                   n_features=feature_map.n_components_)
+
+
+def class_spec_from_problem(problem):
+    """The :class:`ClassGameSpec` of a compiled K-class problem, validated now (as :func:`spec_from_problem`)."""
+    ds, c = problem.dataset, problem.compiled
+    X = core.FeatureMatrix(ds.X)
+    K, G, m = ds.n_classes, c.n_cells, c.n_constraints
+    S = G * K * K
+    W = np.asarray(c.cell_label_weights, dtype=np.float64)
+    scale = float(W.sum())
+    if not scale > 0:
+        raise ValueError("the K-class dataset has no weight: every row weight is 0")
+    cells = core.ClassCells(np.asarray(c.cells) * K + ds.label_index, ds.weights, G * K)
+    A = np.asarray(c.constraints, dtype=np.float64).reshape(m, G, K, K)
+    offsets = np.asarray(c.offsets, dtype=np.float64).reshape(m)
+    bound = float(np.max(np.einsum("gy,igy->i", W / scale, np.abs(A).max(axis=3) * scale) + np.abs(offsets))) \
+        if m else 1.0
+    if problem.is_linear:
+        c0, const0, metric = (np.asarray(c.objective, dtype=np.float64).reshape(S) * scale,
+                              float(c.objective_constant), None)
+    else:
+        c0, const0, metric = np.zeros(S), 0.0, ClassObjective(problem.objective, c, scale)
+    return ClassGameSpec(
+        blocks=(ClassBlock(X, cells, getattr(ds, "name", "train")),), n_atoms=S,
+        C=A.reshape(m, S) * scale, kappa=offsets, c0=c0, const0=const0,
+        constraint_names=tuple(c.constraint_names), n_features=X.n_features, classes=ds.classes,
+        n_cells=G, scale=scale, bound=bound, metric=metric)

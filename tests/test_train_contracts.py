@@ -1,0 +1,255 @@
+"""The training contracts shared by two and K classes, each stated once and run for both arities.
+
+Two classes train on a :class:`~rateopt.Dataset` under demographic parity,
+three classes on a :class:`~rateopt.ClassDataset` under K-class demographic
+parity: the same driver, parameters, callback, records and
+:class:`~rateopt.TrainResult`. Every value the library reports is checked
+against a recount: the classifier's own expected decisions evaluated by the
+problem (``problem.evaluate`` of ``predict_proba``), an independent path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+import numpy as np
+import pytest
+
+import rateopt as ro
+from rateopt.exceptions import InfeasibleWarning
+
+ARITIES = [2, 3]
+
+
+def _data(K, n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    g = rng.integers(0, 2, n)
+    W = rng.normal(size=(4, K))
+    logits = X @ W + np.outer(g, np.linspace(1.5, -1.5, K))
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    return np.column_stack([X, g]), y, np.where(g == 1, "b", "a")
+
+
+def _problem(K, seed=0, n=600, slack=0.05, **kwargs):
+    X, y, g = _data(K, n=n, seed=seed)
+    if K == 2:
+        ds = ro.Dataset(X, y, groups={"g": g})
+        goal = ro.goals.demographic_parity("g", slack=slack)
+    else:
+        ds = ro.ClassDataset(X, y, groups={"g": g})
+        goal = ro.goals.multiclass_demographic_parity("g", slack=slack)
+    return ro.Problem(constraints=[goal], datasets=ds, **kwargs), X
+
+
+def _recount(problem, clf, X):
+    """The classifier's expected training values, evaluated by the problem from its predict_proba."""
+    proba = clf.predict_proba(X)
+    if proba.ndim == 1:  # two classes: the positive decision's probability
+        ev = problem.evaluate(proba, kind="probabilities")
+    else:
+        ev = problem.evaluate(proba)
+    return ev.objective, np.array([ev.constraints[n] for n in problem.constraint_names])
+
+
+def _train(problem, **kwargs):
+    kwargs.setdefault("n_iter", 40)
+    kwargs.setdefault("random_state", 0)
+    return ro.train(problem, **kwargs)
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_callback_gets_iteration_and_info_of_each_recorded_iterate(K):
+    problem, _ = _problem(K)
+    seen = []
+    res = _train(problem, record_every=3, callback=lambda t, info: seen.append((t, info)))
+    assert [t for t, _ in seen] == res.iterations.tolist() == list(range(0, 40, 3))  # 39 = 13 * 3: the last
+    for (t, info), obj, g, lam in zip(seen, res.objectives, res.constraints, res.multipliers):
+        assert set(info) == {"objective", "constraints", "multipliers"}
+        assert info["objective"] == obj
+        np.testing.assert_array_equal(info["constraints"], g)
+        np.testing.assert_array_equal(info["multipliers"], lam)
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_callback_returning_true_stops_training(K):
+    problem, _ = _problem(K)
+    res = _train(problem, record_every=1, callback=lambda t, info: t == 4)
+    assert res.n_iter == 5 and res.iterations.tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_recorded_values_are_the_recounted_values_of_each_iterate(K):
+    problem, X = _problem(K)
+    res = _train(problem, record_every=7)
+    for t in range(res.weights.shape[0]):
+        obj, g = _recount(problem, res.solution_of_iterate(t), X)
+        assert res.objectives[t] == pytest.approx(obj, abs=1e-12)
+        np.testing.assert_allclose(res.constraints[t], g, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_infeasible_training_warns(K):
+    X, y, g = _data(K)
+    if K == 2:
+        ds = ro.Dataset(X, y, groups={"g": g})
+        impossible = [ro.positive_prediction_rate(ds) >= 1.5]  # a rate is at most 1
+    else:
+        ds = ro.ClassDataset(X, y, groups={"g": g})
+        ctx = ds.context()  # two class proportions cannot both exceed 0.6
+        impossible = [ro.class_prediction_rate(ctx, 0) >= 0.6, ro.class_prediction_rate(ctx, 1) >= 0.6]
+    with pytest.warns(InfeasibleWarning, match="No mixture of the recorded iterates meets every constraint"):
+        res = _train(ro.Problem(constraints=impossible, datasets=ds))
+    report = res.feasibility()
+    assert not report.feasible and report.achievable_violation > 0
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_radius_is_honoured_by_every_recorded_iterate(K):
+    problem, _ = _problem(K)
+    radius = 1e-3
+    res = _train(problem, model=ro.LinearModel(radius=radius), record_every=1)
+    norms = np.linalg.norm(res.weights.reshape(res.weights.shape[0], -1), axis=1)
+    assert np.all(norms <= radius * (1 + 1e-12))
+    assert norms[-1] == pytest.approx(radius, rel=1e-9)  # the ball binds: the projection acted
+    free = _train(problem, record_every=1)
+    assert np.linalg.norm(free.weights[-1]) > 10 * radius
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_regularization_disagreeing_with_the_model_is_refused(K):
+    problem, _ = _problem(K, regularization=0.5)
+    with pytest.raises(ValueError, match=r"problem.regularization=0.5 and model.l2=0"):
+        _train(problem, model=ro.LinearModel(l2=0.0))
+
+
+def _message(call):
+    with pytest.raises((TypeError, ValueError)) as info:
+        call()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("params", [
+    {"no_such_parameter": 1},
+    {"method": "unconstrained", "eta_lambda": 0.5},
+    {"method": "proxy-external", "update": "additive"},
+    {"n_iter": 0},
+    {"proxy": "ramp"},
+    {"stop_patience": 1},
+], ids=lambda p: ",".join(p))
+def test_unknown_and_refused_parameters_give_the_same_message_for_both_arities(params):
+    two, _ = _problem(2)
+    three, _ = _problem(3)
+    kind2, text2 = _message(lambda: _train(two, **params))
+    kind3, text3 = _message(lambda: _train(three, **params))
+    assert (kind2, text2) == (kind3, text3)
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_run_parameters_mean_the_same(K):
+    problem, _ = _problem(K)
+    res = _train(problem, n_iter=30, record_every=10)
+    assert res.iterations.tolist() == [0, 10, 20, 29]
+    stopped = _train(problem, n_iter=400, record_every=1, stop_tol=1.0, stop_patience=3)
+    assert stopped.n_iter < 400  # a tolerance of 1 is met at once: stops after stop_patience records
+    logistic = _train(problem, proxy="logistic")
+    hinge = _train(problem, proxy="hinge")
+    assert logistic.settings["proxy"] == "logistic" and hinge.settings["proxy"] == "hinge"
+    assert not np.array_equal(logistic.weights, hinge.weights)
+
+
+def test_k_class_refusals_name_the_parameter():
+    three, _ = _problem(3)
+    with pytest.raises(ValueError, match=r"batch_size=10 is not available for K-class problems"):
+        _train(three, batch_size=10)
+    with pytest.raises(ValueError, match=r"margin=2.0 is not available for K-class problems"):
+        _train(three, margin=2.0)
+    with pytest.raises(ValueError, match=r"method='three-player' trains two-class problems only"):
+        _train(three, method="three-player")
+    with pytest.raises(ValueError, match=r"loop='core' cannot run this training: the problem is K-class"):
+        _train(three, loop="core")
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_solution_kinds_and_their_deprecated_aliases(K):
+    problem, X = _problem(K)
+    res = _train(problem)
+    T = res.weights.shape[0]
+    for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+        p = res.mixture(kind)
+        assert p.shape == (T,) and np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-12)
+        obj, g = _recount(problem, res.solution(kind), X)
+        lib_obj, lib_g = res.solution_values(kind)
+        assert lib_obj == pytest.approx(obj, abs=1e-12)
+        np.testing.assert_allclose(lib_g, g, rtol=0, atol=1e-12)
+    for alias, kind in (("shrunk", "m-stochastic"), ("average", "T-stochastic")):
+        with pytest.warns(DeprecationWarning, match=f"solution kind '{alias}' is deprecated.*'{kind}'"):
+            np.testing.assert_array_equal(res.mixture(alias), res.mixture(kind))
+        with pytest.warns(DeprecationWarning):
+            clf = res.solution(alias)
+        np.testing.assert_array_equal(clf.predict_proba(X), res.solution(kind).predict_proba(X))
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_save_and_load_give_the_same_solutions(K, tmp_path):
+    problem, X = _problem(K)
+    res = _train(problem)
+    path = tmp_path / "run.result.npz"
+    res.save(path)
+    back = ro.load(path)
+    assert isinstance(back, ro.TrainResult)
+    np.testing.assert_array_equal(back.objectives, res.objectives)
+    np.testing.assert_array_equal(back.constraints, res.constraints)
+    for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+        np.testing.assert_array_equal(back.solution(kind).predict_proba(X), res.solution(kind).predict_proba(X))
+        np.testing.assert_array_equal(back.solution(kind).predict(X, random_state=3),
+                                      res.solution(kind).predict(X, random_state=3))
+    assert dataclasses.asdict(back.feasibility()) == dataclasses.asdict(res.feasibility())
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_feasibility_report_states_the_recounted_constraint_values(K):
+    problem, X = _problem(K, slack=0.02)
+    res = _train(problem, n_iter=80)
+    for kind in ("m-stochastic", "best", "last"):
+        report = res.feasibility(kind)
+        _, g = _recount(problem, res.solution(kind), X)
+        values = np.array([report.constraint_values[n] for n in problem.constraint_names])
+        np.testing.assert_allclose(values, g, rtol=0, atol=1e-12)
+        tol = np.array([report.tolerances[n] for n in problem.constraint_names])
+        assert report.feasible == bool(np.all(g <= tol))
+        assert report.max_violation == pytest.approx(max(0.0, g.max()), abs=1e-12)
+    summary = res.summary(file=io.StringIO())
+    assert "solution m-stochastic" in summary
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_checkpoint_and_resume(K, tmp_path):
+    problem, _ = _problem(K)
+    path = tmp_path / "checkpoint.npz"
+    first = _train(problem, n_iter=20, record_every=5, checkpoint=path)
+    saved = ro.load(path)
+    np.testing.assert_array_equal(saved.weights, first.weights)
+    np.testing.assert_array_equal(saved.atom_rates, first.atom_rates)
+    more = _train(problem, n_iter=10, record_every=5, resume=saved)
+    assert more.n_iter == 30
+    assert more.iterations.tolist() == [0, 5, 10, 15, 19, 20, 25, 29]
+    np.testing.assert_array_equal(more.weights[:5], first.weights)
+    # the resumed run starts from the last recorded model: its first iterate is that model
+    np.testing.assert_array_equal(more.weights[5], first.weights[-1])
+    np.testing.assert_array_equal(more.biases[5], first.biases[-1])
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_validation_records_are_each_iterates_validation_values(K):
+    problem, _ = _problem(K, seed=0)
+    held, X_val = _problem(K, seed=1, n=400)
+    res = _train(problem, validation=held, record_every=8)
+    assert res.val_objectives.shape == res.objectives.shape
+    for t in range(res.weights.shape[0]):
+        obj, g = _recount(held, res.solution_of_iterate(t), X_val)
+        assert res.val_objectives[t] == pytest.approx(obj, abs=1e-12)
+        np.testing.assert_allclose(res.val_constraints[t], g, rtol=0, atol=1e-12)
