@@ -494,7 +494,8 @@ def _warm_start(game, init):
 def _resolve_method(problem, method):
     """``(name, game class)``: ``"auto"`` resolved, and a game that cannot train the problem's metrics refused."""
     source = problem.compiled if hasattr(problem, "compiled") else problem
-    metrics = ([source.metric.metric] if getattr(source, "metric", None) is not None else []) + [
+    rows = getattr(source, "metric", None)  # a K-class MacroF1 is linearized by the games themselves
+    metrics = ([rows.metric] if getattr(rows, "metric", None) is not None else []) + [
         r.metric for r in getattr(source, "metric_constraints", ())]
     if method == "auto":
         method = "three-player" if metrics else "proxy-swap"
