@@ -1185,3 +1185,17 @@ def test_draws_are_keyed_on_the_row_number_or_the_id_column(arity, tmp_path, mon
             assert len(keys) == -(-N // 7) and np.concatenate(keys).tolist() == want.tolist()
         else:  # every draw of the run sees every row's key, in file order
             assert all(k.tolist() == want.tolist() for k in keys)
+
+
+def test_seed_makes_a_kernel_fit_reproducible(arity, tmp_path):
+    """--seed is the run's seed and the kernel model's landmark seed: the same seed gives the same model."""
+    d, cols, classes = arity
+    P = {}
+    for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
+        assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                     str(d / "goals.toml"), "--out", str(tmp_path / f"{name}.npz"), "--model", "kernel",
+                     "--n-components", "15", "--n-iter", "30", "--seed", seed]) == 0
+        enc = json.loads((tmp_path / f"{name}.rateopt.json").read_text())["encoding"]
+        P[name] = rateopt.load(tmp_path / f"{name}.npz").predict_proba(_encode(cols, enc))
+    np.testing.assert_array_equal(P["a"], P["b"])
+    assert not np.allclose(P["a"], P["c"])  # other landmarks: another model
