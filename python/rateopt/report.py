@@ -182,11 +182,25 @@ def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, eva
     ----------
     result : TrainResult
         The K-class training run.
-    solution, epsilon, evaluations, seconds, seed, tolerance, title, context
-        As :func:`build_report`'s.
+    solution : str, default="m-stochastic"
+        The solution kind reported.
+    epsilon : float, default=0.0
+        The m-stochastic LP's allowed violation.
+    evaluations : mapping of str to Evaluation
+        Objective and constraint values per split (with ``"train"``).
     class_rates : mapping of str to table, default=None
         :func:`rateopt.group_rates` tables of K-class predictions per split
         (:func:`build_report`'s ``group_rates``).
+    seconds : float, default=None
+        Training time.
+    seed : int, default=None
+        The run's random seed.
+    tolerance : float, default=1e-9
+        A goal is met on a split when its value is ``<= tolerance``.
+    title : str, default="rateopt report"
+        The report's heading.
+    context : dict, default=None
+        Further facts shown as is.
 
     Returns
     -------

@@ -929,10 +929,8 @@ def _data_k(n=N, seed=0):
     return {"x1": Z[:, 0], "x2": Z[:, 1], "x3": Z[:, 2], "group": g, "label": np.array(["low", "mid", "high"])[y]}
 
 
-@pytest.fixture(scope="module", params=[2, 3], ids=["two-classes", "three-classes"])
-def arity(request, tmp_path_factory):
-    """A model fitted by ``rateopt fit`` on two or three classes: ``(dir, columns, classes)``."""
-    K = request.param
+def _fit_run(K, tmp_path_factory):
+    """A model fitted by ``rateopt fit`` on ``K`` (2 or 3) classes: ``(dir, columns, classes)``."""
     d = tmp_path_factory.mktemp(f"k{K}")
     cols = _data() if K == 2 else _data_k()
     _write_csv(d / "train.csv", cols)
@@ -940,6 +938,18 @@ def arity(request, tmp_path_factory):
     assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
                  str(d / "goals.toml"), "--out", str(d / "m.npz"), "--report", str(d / "r.json")]) == 0
     return d, cols, sorted(set(cols["label"].tolist()))
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=["two-classes", "three-classes"])
+def arity(request, tmp_path_factory):
+    """The same run on two and on three classes."""
+    return _fit_run(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    """A three-class run, for what only K classes have (their goals, their refusals)."""
+    return _fit_run(3, tmp_path_factory)
 
 
 def _class_proba(d, cols, classes):
@@ -1093,10 +1103,8 @@ def test_reports_in_each_format(arity, tmp_path):
             assert (html.escape(g["name"]) if fmt == "html" else g["name"]) in text
 
 
-def test_two_class_goal_in_a_k_class_run(arity, tmp_path, capsys):
-    d, _, classes = arity
-    if len(classes) == 2:
-        pytest.skip("a K-class run only")
+def test_two_class_goal_in_a_k_class_run(three, tmp_path, capsys):
+    d, _, _ = three
     (tmp_path / "g.toml").write_text('[[goals]]\nrecipe = "demographic_parity"\ngroup = "group"\nslack = 0.05\n')
     rc = main(["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
                str(tmp_path / "g.toml"), "--out", str(tmp_path / "m.npz"), "--quiet"])
@@ -1126,10 +1134,8 @@ def test_k_class_goal_in_a_two_class_run(tmp_path, capsys):
                                          (["--compare-unconstrained"], "--compare-unconstrained"),
                                          (["--postprocess", "x1"], "--postprocess"),
                                          (["--batch-size", "50"], "batch_size")])
-def test_unsupported_k_class_options_are_refused(arity, tmp_path, capsys, flags, text):
-    d, _, classes = arity
-    if len(classes) == 2:
-        pytest.skip("a K-class run only")
+def test_unsupported_k_class_options_are_refused(three, tmp_path, capsys, flags, text):
+    d, _, _ = three
     argv = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals", str(d / "goals.toml"),
             "--out", str(tmp_path / "m.npz"), "--quiet"] + flags
     assert main(argv) == 2

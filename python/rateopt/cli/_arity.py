@@ -80,12 +80,11 @@ class Arity:
             raise InputError(f"{spec.path or 'the goals'}: objective {obj!r} is a K-class objective, but the label "
                              f"column has two values; two-class objectives: {sorted(OBJECTIVES)}")
 
-    def refuse(self, flags, table):
-        """Raise on the first given option of ``flags`` (``[(flag, value)]``) this arity does not support."""
-        for flag, given in flags:
-            if given:
-                raise InputError(f"{flag} is not supported for K-class labels (the label column has "
-                                 f"{len(table.classes)} classes {table.classes!r}); leave it out")
+    def refuse(self, flags, classes, hint="leave it out"):
+        """Raise on the first given option of ``flags`` (``[(flag, value)]``) this arity does not support.
+
+        Two classes support every option; :data:`K_CLASSES` refuses the given ones.
+        """
 
     def train(self, problem, model, method, **kwargs):
         """The training run (:func:`rateopt.train`'s driver without its own feasibility warning)."""
@@ -143,6 +142,10 @@ class Arity:
         """The columns :meth:`predicted_columns` writes."""
         return ["prediction"] + (["proba"] if proba else [])
 
+    def classes_note(self, classes):
+        """What ``rateopt evaluate``'s first line says about the classes (nothing for two)."""
+        return ""
+
 
 class _KClasses(Arity):
     unsupported_fit = ("--postprocess", "--sweep", "--certify", "--compare-unconstrained", "--baseline")
@@ -165,6 +168,12 @@ class _KClasses(Arity):
         if obj is not None and (not isinstance(obj, str) or obj not in MULTICLASS_OBJECTIVES):
             raise InputError(f"{spec.path or 'the goals'}: objective {obj!r} is not a K-class objective; choose one "
                              f"of {sorted(MULTICLASS_OBJECTIVES)}")
+
+    def refuse(self, flags, classes, hint="leave it out"):
+        for flag, given in flags:
+            if given:
+                raise InputError(f"{flag} is not supported for K-class labels (the label column has "
+                                 f"{len(classes)} classes {list(classes)!r}); {hint}")
 
     def train(self, problem, model, method, **kwargs):
         # TODO(merge): one driver (helper D): run_game trains K classes too.
@@ -216,6 +225,9 @@ class _KClasses(Arity):
 
     def header(self, classes, proba):
         return ["prediction"] + [f"proba_{c}" for c in classes]
+
+    def classes_note(self, classes):
+        return f", {len(classes)} classes"
 
 
 TWO_CLASSES = Arity()

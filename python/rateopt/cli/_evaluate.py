@@ -73,7 +73,7 @@ def evaluate(args):
     classes = list(meta["classes"])
     arity = arity_for(classes)
     arity.refuse([(flag, getattr(args, flag[2:].replace("-", "_"), None)) for flag in arity.unsupported_evaluate],
-                 table)
+                 classes)
     arity.check_goals(spec, table)
     others = role_tables(spec, roles, enc, meta["classes"], fmt_of(None), splits=False)
     problem, skipped = evaluable_problem(spec, others, table, trained_groups(meta))
@@ -93,7 +93,7 @@ def evaluate(args):
                 + [20])
     out = sys.stdout
     print(f"rateopt evaluate: {args.model} on {args.data} ({table.X.shape[0]} rows, {args.decisions} decisions"
-          + (f", {len(classes)} classes)" if len(classes) > 2 else ")"), file=out)
+          f"{arity.classes_note(classes)})", file=out)
     print(f"objective ({spec.objective or 'error'}): {ev.objective:.6f}", file=out)
     print(f"{'goal':<{width}}  {'value':>10}  status", file=out)
     for n, v in ev.constraints.items():

@@ -59,7 +59,7 @@ def fit(args):
                            allow_multiclass=True)
     arity = arity_of(train_tab.dataset())  # the one branch on the number of classes
     arity.refuse([(flag, getattr(args, flag[2:].replace("-", "_"), None) if flag != "--baseline" else roles.baseline)
-                  for flag in arity.unsupported_fit], train_tab)
+                  for flag in arity.unsupported_fit], train_tab.classes)
     arity.check_goals(spec, train_tab)
     others = role_tables(spec, roles, train_tab.encoding, train_tab.classes, fmt_of(args.format))
     method, train_params, model_params, solution_params = split_params(spec, args)

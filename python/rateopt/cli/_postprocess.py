@@ -14,7 +14,7 @@ from .._threshold_classifier import ThresholdClassifier
 from .._utils._atomic import AtomicFiles
 from .._version import __version__
 from ..exceptions import InfeasibleWarning, RateoptError
-from ._arity import TWO_CLASSES, scores_of
+from ._arity import TWO_CLASSES, arity_for, arity_of, scores_of
 from ._bundle import ChainedRule, base_scores, read_bundle, sidecar_path, write_sidecar
 from ._data import load_table
 from ._encoding import ColumnRoles
@@ -22,6 +22,9 @@ from ._io import InputError
 from ._shared import EXIT_OK, split_params
 
 __all__ = ["fit_postprocess"]
+
+_K_HINT = ("it fits a two-class threshold rule (the K-class plug-in rule is rateopt.ThresholdClassifier in "
+           "Python)")
 
 
 def fit_postprocess(args, spec, fmt, roles):
@@ -49,18 +52,13 @@ def fit_postprocess(args, spec, fmt, roles):
             raise InputError(f"--postprocess {column}: that file is already a threshold rule")
         roles = ColumnRoles(label=roles.label or base_roles.label, groups=roles.groups or base_roles.groups,
                             weight=roles.weight, baseline=roles.baseline, drop=base_roles.drop)
-        if len(base_meta.get("classes") or ()) > 2:
-            raise InputError(f"--postprocess {column}: a K-class model; --postprocess fits a two-class threshold "
-                             "rule (the K-class plug-in rule is rateopt.ThresholdClassifier in Python)")
+        arity_for(base_meta["classes"]).refuse([(f"--postprocess {column}", True)], base_meta["classes"], _K_HINT)
         train_tab = load_table(args.data, fmt, roles, encoding=base_enc, classes=base_meta["classes"])
         scores = np.asarray(base_scores(base, train_tab.X), dtype=np.float64)
     else:
         train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown,
                                keep_only=column, allow_multiclass=True)
-        if train_tab.multiclass:
-            raise InputError(f"--postprocess is not supported for K-class labels (the label column has "
-                             f"{len(train_tab.classes)} classes {train_tab.classes!r}); it fits a two-class "
-                             "threshold rule (the K-class plug-in rule is rateopt.ThresholdClassifier in Python)")
+        arity_of(train_tab.dataset()).refuse([("--postprocess", True)], train_tab.classes, _K_HINT)
         TWO_CLASSES.check_goals(spec, train_tab)
         cols = train_tab.encoding.columns
         if len(cols) != 1 or cols[0]["name"] != column or cols[0]["type"] != "numeric":
