@@ -144,7 +144,7 @@ def fit(args):
             print(f"  {b.name}  {b.upper:+.6f}  {mark}")
     written = [os.path.basename(sidecar_path(args.out))] + ([os.path.basename(result_path(args.out))]
                                                             if saves_result else [])
-    print(f"wrote {args.out} (+ {', '.join(written)}): {len(train_tab.classes)} classes; trained in {seconds:.2f} s")
+    print(f"wrote {args.out} (+ {', '.join(written)}); trained in {seconds:.2f} s")
     return EXIT_OK
 
 

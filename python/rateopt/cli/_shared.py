@@ -190,7 +190,7 @@ def print_goals(rep, out):
 def print_group_table(groups, out, heading):
     """A :func:`rateopt.group_rates` table (two-class or K-class columns), one row per group value."""
     cols = table_columns(groups)
-    cw = max([14] + [len(c) + 2 for c in cols])
+    cw = max([14] + [len(c) + 2 for c in cols if len(c) > 13])  # the widths the tables always had
     print(f"\n{heading}:\n" + f"{'group':<24}" + "".join(f"{c:>{cw}}" for c in cols), file=out)
     for i, (g, v) in enumerate(zip(groups["group"], groups["value"])):
         label = "all" if g == "all" else f"{g}={v}"
