@@ -21,6 +21,7 @@ import pytest
 
 import rateopt
 from rateopt.cli import main
+from rateopt.cli._arity import predict_keyed
 
 N = 600
 
@@ -82,6 +83,11 @@ def _encode(cols, enc_json):
     return np.hstack(blocks)
 
 
+def _drawn(clf, X, seed=0):
+    """The decisions the command line draws for a file's rows: seeded, each row keyed on its row number."""
+    return predict_keyed(clf.predict, X, np.arange(X.shape[0]), random_state=seed)
+
+
 def _run(*args):
     return subprocess.run([sys.executable, "-m", "rateopt", "--quiet", *map(str, args)], capture_output=True,
                           text=True, timeout=300)
@@ -117,7 +123,7 @@ def test_pipeline_in_subprocesses_fit_gate_predict(tmp_path):
     enc = json.loads((tmp_path / "model.rateopt.json").read_text())["encoding"]
     X = _encode(cols, enc)
     np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X), atol=1e-12)
-    expected = np.where(clf.predict(X, random_state=0) == 1, "yes", "no")
+    expected = np.where(_drawn(clf, X) == 1, "yes", "no")
     assert [r["prediction"] for r in rows] == expected.tolist()
 
 
@@ -220,7 +226,7 @@ def test_libsvm_pipeline(tmp_path):
     with open(tmp_path / "p.csv") as f:
         rows = list(csv.DictReader(f))
     np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X), atol=1e-12)
-    assert [r["prediction"] for r in rows] == np.where(clf.predict(X, random_state=0) == 1, "1", "-1").tolist()
+    assert [r["prediction"] for r in rows] == np.where(_drawn(clf, X) == 1, "1", "-1").tolist()
 
 
 def test_parquet_pipeline_matches_csv(work, tmp_path):
@@ -766,7 +772,7 @@ def test_evaluate_certify_bounds_match_clopper_pearson_by_hand(work, tmp_path, c
     # by hand: the model's drawn decisions, one exact interval per rate, alpha shared by the K distinct rates
     clf = rateopt.load(d / "model.npz")
     enc = json.loads((d / "model.rateopt.json").read_text())["encoding"]
-    dec = clf.predict(_encode_held_out(held, _data(), enc), random_state=0).astype(float)
+    dec = _drawn(clf, _encode_held_out(held, _data(), enc)).astype(float)
     y = held["label"] == "yes"
     K = 4  # tpr[group=A], tpr[group=B], tpr[all], and the objective's error[all]
     a = 0.1 / K
@@ -844,7 +850,7 @@ def test_fit_certify_reports_bounds_on_the_held_out_splits(tmp_path, capsys):
     cert = rep["certificates"]["test"]
     # by hand: the saved model's drawn decisions on the test file; two rates share alpha (ppr[all], error[all])
     enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
-    d = rateopt.load(tmp_path / "m.npz").predict(_encode_held_out(held, _data(600, seed=21), enc), random_state=0)
+    d = _drawn(rateopt.load(tmp_path / "m.npz"), _encode_held_out(held, _data(600, seed=21), enc))
     k, n, a = int(d.sum()), d.size, 0.1 / 2
     assert cert["goals"][0]["upper"] == pytest.approx(beta.ppf(1 - a / 2, k + 1, n - k) - 0.6, abs=1e-9)
     assert cert["goals"][0]["value"] == pytest.approx(d.mean() - 0.6, abs=1e-12)
@@ -1155,7 +1161,7 @@ class _RecordingModel:
 
     def predict(self, X, random_state=0, row_key=None):
         self.keys.append(np.asarray(row_key))
-        return self.clf.predict(X, random_state=random_state)
+        return predict_keyed(self.clf.predict, X, row_key, random_state=random_state)
 
 
 @pytest.mark.parametrize("command", ["predict", "evaluate-drawn", "evaluate-certify"])

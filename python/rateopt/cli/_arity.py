@@ -62,7 +62,7 @@ def _goal_label(spec, i, goal):
 class Arity:
     """What two-class runs do (:data:`TWO_CLASSES`); :class:`_KClasses` overrides what K classes do otherwise."""
 
-    #: Options of ``rateopt fit`` and ``evaluate`` this arity does not support (flag -> the args attribute).
+    #: Options of ``rateopt fit`` and ``evaluate`` this arity does not support (their flags).
     unsupported_fit = ()
     unsupported_evaluate = ()
     #: The heading of ``rateopt evaluate``'s per-group table.
@@ -105,7 +105,8 @@ class Arity:
             return clf.rule.predict_proba(clf.scores(X), groups=_rule_groups(clf.rule, groups))[:, 1]
         if isinstance(clf, ThresholdClassifier):
             return clf.predict_proba(scores_of(X), groups=_rule_groups(clf, groups))[:, 1]
-        return clf.predict_proba(X)
+        P = np.asarray(clf.predict_proba(X))
+        return P[:, 1] if P.ndim == 2 else P  # TODO(merge): (n, 2) at every level (helper K): keep column 1
 
     def draw_index(self, clf, X, groups, seed, row_key):
         """Each row's drawn decision as a class position (0 or 1), keyed on ``seed`` and the row's ``row_key``."""

@@ -107,7 +107,7 @@ def fit(args):
                            **{k: v for k, v in train_params.items()
                               if k not in ("eta_lambda", "update", "lambda_radius")})
         base_clf = base.solution("last")
-        before = {s: arity.group_table(tables[s], base_clf.predict_proba(tables[s].X)) for s in groups}
+        before = {s: arity.group_table(tables[s], arity.proba(base_clf, tables[s].X, tables[s].groups)) for s in groups}
     context = {"data": args.data, "format": fmt, "label": args.label, "classes": train_tab.classes,
                "rows": int(train_tab.X.shape[0]), "features": int(train_tab.X.shape[1])}
     if args.sweep:

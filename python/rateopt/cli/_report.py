@@ -55,7 +55,8 @@ def report(args):
             if enc is None:
                 raise InputError(f"--data needs the model file {stem}.npz next to the result")
             table = load_table(args.data, file_format(args.data), roles, encoding=enc, classes=meta["classes"])
-            groups["data"] = arity_for(meta["classes"]).group_table(table, clf.predict_proba(table.X))
+            arity = arity_for(meta["classes"])
+            groups["data"] = arity.group_table(table, arity.proba(clf, table.X, table.groups))
         ctx = dict((stored or {}).get("context", {}))
         rep = build_report(result, solution=kind, epsilon=epsilon, group_rates=groups,
                            seconds=meta.get("training_seconds"), seed=meta.get("seed"),
