@@ -65,3 +65,66 @@ def test_unlabeled_and_empty_class_give_nan():
 def test_bad_input_is_named(kwargs, message):
     with pytest.raises(rateopt.exceptions.RateoptError, match=message):
         rateopt.group_rates(**kwargs)
+
+
+def _brute_k(y, P, w, mask, classes):
+    """Per-class rates of one group by a loop over its rows."""
+    rows = [i for i in range(len(y)) if mask[i]]
+    W = sum(w[i] for i in rows)
+    out = {"count": len(rows), "weight": W,
+           "error": sum(w[i] * (1 - P[i][classes.index(y[i])]) for i in rows) / W}
+    for k, c in enumerate(classes):
+        of_c = [i for i in rows if y[i] == c]
+        Wc = sum(w[i] for i in of_c)
+        out[f"proportion[{c}]"] = sum(w[i] * P[i][k] for i in rows) / W
+        out[f"prevalence[{c}]"] = Wc / W
+        out[f"recall[{c}]"] = sum(w[i] * P[i][k] for i in of_c) / Wc if Wc else np.nan
+    return out
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_k_class_rates_match_brute_force(hard):
+    from rateopt._group_rates import class_rate_columns
+
+    rng = np.random.default_rng(5)
+    n, classes = 240, ["lo", "mid", "hi"]
+    y = rng.choice(classes, n)
+    y[:3] = "hi"
+    P = rng.dirichlet(np.ones(3), n)
+    if hard:  # one-hot decisions
+        P = np.eye(3)[rng.integers(0, 3, n)]
+    w = rng.random(n) * 2
+    g = rng.choice(["a", "b", "c"], n)
+    g[np.isin(y, ["lo", "mid"]) & (g == "c")] = "a"  # group c holds no row of class lo or mid: NaN recall
+    t = rateopt.group_rates(y, P, {"g": g}, sample_weight=w, classes=classes, as_frame=False)
+    assert list(zip(t["group"], t["value"])) == [("all", "all"), ("g", "a"), ("g", "b"), ("g", "c")]
+    assert set(class_rate_columns(classes)) <= set(t)
+    for i, m in enumerate([np.ones(n, bool), g == "a", g == "b", g == "c"]):
+        ref = _brute_k(y.tolist(), P.tolist(), w.tolist(), m, classes)
+        for c in class_rate_columns(classes):
+            if np.isnan(ref[c]):
+                assert np.isnan(t[c][i]), (i, c)
+            else:
+                assert t[c][i] == pytest.approx(ref[c], rel=1e-12, abs=1e-15), (i, c)
+    assert np.isnan(t["recall[lo]"][3]) and not np.isnan(t["recall[hi]"][3])
+
+
+def test_k_class_rates_as_frame_and_default_classes():
+    pd = pytest.importorskip("pandas")
+    P = np.array([[0.2, 0.8], [1.0, 0.0], [0.5, 0.5]])
+    t = rateopt.group_rates([1, 0, 0], P, {"g": ["a", "a", "b"]})
+    assert isinstance(t, pd.DataFrame) and list(t.index) == [("all", "all"), ("g", "a"), ("g", "b")]
+    assert t["recall[1]"].tolist()[:2] == pytest.approx([0.8, 0.8])
+    assert t["recall[0]"].tolist() == pytest.approx([0.75, 1.0, 0.5])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"y": [0, 1], "predictions": [[0.5, 0.6], [1, 0]]}, "sum to 1"),
+    ({"y": ["a", "q"], "predictions": np.eye(2), "classes": ["a", "b"]}, "not among classes"),
+    ({"y": [0, 1], "predictions": np.eye(2), "classes": ["a"]}, "classes must name"),
+    ({"y": [0, 1], "predictions": [0, 1], "classes": [0, 1]}, "2-D"),
+    ({"y": [0, 1], "predictions": np.ones((2, 1))}, "K >= 2"),
+])
+def test_k_class_bad_input_is_named(kwargs, message):
+    with pytest.raises(rateopt.exceptions.RateoptError, match=message):
+        rateopt.group_rates(**kwargs)

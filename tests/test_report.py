@@ -68,3 +68,53 @@ def test_unknown_report_suffix_is_refused(trained, tmp_path):
     result, *_ = trained
     with pytest.raises(rateopt.exceptions.RateoptError, match="report file ends with"):
         write_report(build_report(result), tmp_path / "r.pdf")
+
+
+@pytest.fixture(scope="module")
+def trained_k():
+    rng = np.random.default_rng(4)
+    n = 400
+    g = rng.choice(["a", "b"], n)
+    X = rng.normal(size=(n, 3)) + (g == "a")[:, None] * 0.5
+    y = np.digitize(X[:, 0] + rng.normal(scale=0.8, size=n), [-0.4, 0.8])
+    ds = rateopt.ClassDataset(X, y, groups={"g": g})
+    problem = rateopt.Problem(constraints=[rateopt.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
+    result = rateopt.train(problem, n_iter=60, learning_rate=0.1)
+    return result, problem, (X, y, g)
+
+
+def test_one_builder_for_k_classes(trained_k):
+    """A K-class report: values from the evaluation, the support from the mixture, the K-class group table as given."""
+    result, problem, (X, y, g) = trained_k
+    clf = result.solution("m-stochastic")
+    P = clf.predict_proba(X)
+    ev = problem.evaluate(P)
+    table = rateopt.group_rates(y, P, {"g": g}, classes=[0, 1, 2], as_frame=False)
+    rep = build_report(result, evaluations={"train": ev}, group_rates={"train": table}, seed=3,
+                       context={"classes": [0, 1, 2]})
+    assert rep["classes"] == [0, 1, 2] and list(rep["objective"]) == ["train"]
+    # the objective is the error of the expected decisions, counted here
+    assert rep["objective"]["train"] == pytest.approx(1 - P[np.arange(len(y)), y].mean(), abs=1e-12)
+    assert [x["name"] for x in rep["goals"]] == list(ev.constraints)
+    for x in rep["goals"]:
+        assert x["values"]["train"] == pytest.approx(ev.constraints[x["name"]], abs=1e-12)
+    q = result.mixture_weights("m-stochastic") if not hasattr(result, "mixture") else result.mixture("m-stochastic")
+    assert [s["probability"] for s in rep["solution"]["support"]] == pytest.approx(q[q > 0].tolist())
+    assert rep["group_rates"]["train"]["recall[1]"] == pytest.approx(table["recall[1]"].tolist())
+    md = render(rep, "markdown")
+    assert "Per-group rates (train)" in md and "proportion[2]" in md and "recall[0]" in md
+    html = render(rep, "html")
+    assert "recall[2]" in html
+
+
+def test_build_multiclass_report_is_a_deprecated_alias(trained_k):
+    from rateopt.report import build_multiclass_report
+
+    result, problem, (X, y, g) = trained_k
+    P = result.solution("m-stochastic").predict_proba(X)
+    table = rateopt.group_rates(y, P, {"g": g}, classes=[0, 1, 2], as_frame=False)
+    with pytest.warns(DeprecationWarning, match="build_report"):
+        old = build_multiclass_report(result, evaluations={"train": problem.evaluate(P)}, class_rates={"train": table})
+    new = build_report(result, evaluations={"train": problem.evaluate(P)}, group_rates={"train": table})
+    for key in ("goals", "objective", "solution", "group_rates", "trajectory"):
+        assert old[key] == new[key]

@@ -16,6 +16,7 @@ import html
 import json
 import os
 import platform
+import warnings
 from importlib.metadata import version
 
 import numpy as np
@@ -27,7 +28,7 @@ from ._utils._json import json_ready
 from ._version import __version__
 from .exceptions import RateoptError
 
-__all__ = ["build_report", "build_multiclass_report", "render", "write_report", "REPORT_FORMATS"]
+__all__ = ["build_report", "build_multiclass_report", "render", "write_report", "table_columns", "REPORT_FORMATS"]
 
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".json": "json"}
 
@@ -51,16 +52,22 @@ def _table_dict(t):
     return {k: (list(v) if not isinstance(v, np.ndarray) else v.tolist()) for k, v in t.items()}
 
 
+def _records(result):
+    """``(iterations, n_recorded, settings)`` of a result's recorded iterates."""
+    return np.asarray(result.iterations), int(len(result.objectives)), dict(result.settings or {})
+
+
 def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=None, group_rates=None,
                  group_rates_before=None, seconds=None, seed=None, tolerance=1e-9, title="rateopt report",
                  context=None, certificates=None, weights=None):
-    """The facts of a training run, as a JSON-ready dict.
+    """The facts of a training run (two classes or K classes), as a JSON-ready dict.
 
     Parameters
     ----------
     result : TrainResult
         The run (its records give the training values when ``evaluations``
         has no ``"train"`` entry, the solution's support and the trajectory).
+        A K-class run's ``evaluations`` must hold ``"train"``.
     solution : str, default="m-stochastic"
         The solution kind reported.
     epsilon : float, default=0.0
@@ -70,7 +77,8 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         ``"validation"``, ``"test"``), e.g. from :meth:`rateopt.Problem.evaluate`
         of the solution's expected decisions.
     group_rates : mapping of str to table, default=None
-        :func:`rateopt.group_rates` tables per split.
+        :func:`rateopt.group_rates` tables per split (two-class or K-class
+        columns).
     group_rates_before : mapping of str to table, default=None
         The same for a comparison model (e.g. unconstrained).
     seconds : float, default=None
@@ -82,7 +90,8 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
     title : str, default="rateopt report"
         The report's heading.
     context : dict, default=None
-        Further facts shown as is (data files, columns, the goals file).
+        Further facts shown as is (data files, columns, the goals file);
+        its ``"classes"`` are also the report's ``classes``.
     certificates : mapping of str to Certificate, default=None
         Held-out certificates per split (:class:`rateopt.Certificate`): each
         goal's high-confidence upper bound on its population value.
@@ -95,22 +104,21 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
     -------
     dict
         ``goals`` (name, values and met per split), ``objective`` per split,
-        ``all_met``, ``group_rates``, ``solution`` (kind, support iterates
-        and probabilities), ``trajectory``, ``training_seconds``, ``seed``,
-        ``versions``, ``settings`` and ``context``.
+        ``all_met``, ``classes``, ``group_rates``, ``solution`` (kind, support
+        iterates and probabilities), ``trajectory``, ``training_seconds``,
+        ``seed``, ``versions``, ``settings`` and ``context``.
     """
     q = np.asarray(result.mixture(solution, epsilon=epsilon) if weights is None else weights, dtype=float)
+    evaluations = dict(evaluations or {})
     names = list(result.constraint_names)
     values = {}
-    if evaluations and "train" in evaluations:
-        pass
-    else:
+    if "train" not in evaluations:
         obj, g = result.solution_values(solution, epsilon=epsilon)
         values["train"] = (float(obj), np.asarray(g, dtype=float))
         if result.val_constraints is not None and result.val_rate_map.metric is None \
                 and not result.val_rate_map.metric_constraints:
             values["validation"] = (float(q @ result.val_objectives), result.val_constraints.T @ q)
-    for split, ev in (evaluations or {}).items():
+    for split, ev in evaluations.items():
         values[split] = (float(ev.objective), np.array([ev.constraints[n] for n in names], dtype=float)
                          if set(names) <= set(ev.constraints) else np.array(list(ev.constraints.values()), float))
     splits = [s for s in ("train", "validation", "test") if s in values] + \
@@ -119,10 +127,12 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
     for i, n in enumerate(names):
         vals = {s: float(values[s][1][i]) for s in splits}
         goals.append({"name": n, "values": vals, "met": {s: bool(v <= tolerance) for s, v in vals.items()}})
+    iterations, n_recorded, settings = _records(result)
     support = np.flatnonzero(q > 0)
-    traj = {"iteration": result.iterations.tolist(), "objective": result.objectives.tolist(),
-            "constraints": result.constraints.tolist(), "multipliers": result.multipliers.tolist(),
-            "constraint_names": names}
+    traj = {"iteration": iterations.tolist(), "objective": np.asarray(result.objectives).tolist(),
+            "constraints": np.asarray(result.constraints).tolist(),
+            "multipliers": np.asarray(result.multipliers).tolist(), "constraint_names": names}
+    classes = (context or {}).get("classes")
     rep = {
         "title": title,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -130,11 +140,12 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         "seed": seed,
         "method": result.method,
         "n_iter": int(result.n_iter),
-        "n_recorded": int(result.weights.shape[0]),
+        "n_recorded": n_recorded,
         "training_seconds": seconds,
-        "settings": result.settings,
+        "settings": settings,
+        "classes": None if classes is None else list(classes),
         "solution": {"kind": solution, "epsilon": float(epsilon),
-                     "support": [{"iterate": int(t), "iteration": int(result.iterations[t]),
+                     "support": [{"iterate": int(t), "iteration": int(iterations[t]),
                                   "probability": float(q[t])} for t in support]},
         "tolerance": tolerance,
         "objective": {s: values[s][0] for s in splits},
@@ -151,81 +162,63 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
 
 def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations, class_rates=None,
                             seconds=None, seed=None, tolerance=1e-9, title="rateopt report", context=None):
-    """The facts of a K-class training run (a K-class :class:`~rateopt.TrainResult`), as a JSON-ready dict.
+    """Deprecated: :func:`build_report` builds K-class reports too (removed in the next release).
 
     Parameters
     ----------
     result : TrainResult
-        The training run.
+        The K-class training run.
     solution : str, default="m-stochastic"
-        The solution reported (one of ``result``'s).
+        The solution kind reported.
     epsilon : float, default=0.0
         The m-stochastic LP's allowed violation.
     evaluations : mapping of str to Evaluation
-        Objective and constraint values per split (the solution's expected decisions).
-    class_rates : mapping of str to dict, default=None
-        Per split, a table (column -> list): ``group``, ``value``, ``count``, and per class ``c`` the
-        predicted proportion ``proportion[c]`` and the recall ``recall[c]`` (None: no row of class ``c``).
+        Objective and constraint values per split (with ``"train"``).
+    class_rates : mapping of str to table, default=None
+        :func:`rateopt.group_rates` tables of K-class predictions per split
+        (:func:`build_report`'s ``group_rates``).
     seconds : float, default=None
-        Training time, as :func:`build_report`'s.
+        Training time.
     seed : int, default=None
-        The run's seed.
+        The run's random seed.
     tolerance : float, default=1e-9
-        A goal is met when its value is at most this.
+        A goal is met on a split when its value is ``<= tolerance``.
     title : str, default="rateopt report"
-        The report's title.
+        The report's heading.
     context : dict, default=None
-        Facts about the run's inputs, as :func:`build_report`'s.
+        Further facts shown as is.
 
     Returns
     -------
     dict
-        The keys of :func:`build_report`'s report (``group_rates`` empty) plus ``kind = "multiclass"``,
-        ``classes`` and ``class_rates``.
+        :func:`build_report`'s report.
     """
-    q = np.asarray(result.mixture(solution, epsilon=epsilon), dtype=float)
-    splits = [s for s in ("train", "validation", "test") if s in evaluations] + \
-             [s for s in evaluations if s not in ("train", "validation", "test")]
-    names = list(evaluations[splits[0]].constraints) if splits else []
-    goals = []
-    for n in names:
-        vals = {s: float(evaluations[s].constraints[n]) for s in splits if n in evaluations[s].constraints}
-        goals.append({"name": n, "values": vals, "met": {s: bool(v <= tolerance) for s, v in vals.items()}})
-    support = np.flatnonzero(q > 0)
-    iterations = np.asarray(result.iterations)
-    traj = {"iteration": iterations.tolist(), "objective": result.objectives.tolist(),
-            "constraints": result.constraints.tolist(), "multipliers": np.asarray(result.multipliers).tolist(),
-            "constraint_names": names}
-    rep = {
-        "kind": "multiclass",
-        "title": title,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "versions": _versions(),
-        "seed": seed,
-        "method": result.method,
-        "n_iter": int(result.n_iter),
-        "n_recorded": int(iterations.shape[0]),
-        "training_seconds": seconds,
-        "settings": {},
-        "classes": list(result.classes.tolist()),
-        "solution": {"kind": solution, "epsilon": float(epsilon),
-                     "support": [{"iterate": int(t), "iteration": int(iterations[t]), "probability": float(q[t])}
-                                 for t in support]},
-        "tolerance": tolerance,
-        "objective": {s: float(evaluations[s].objective) for s in splits},
-        "goals": goals,
-        "all_met": all(all(g["met"].values()) for g in goals),
-        "group_rates": {},
-        "group_rates_before": None,
-        "class_rates": dict(class_rates or {}),
-        "trajectory": traj,
-        "context": context or {},
-        "certificates": {},
-    }
-    return json_ready(rep)
+    warnings.warn("build_multiclass_report is deprecated: build_report builds K-class reports (class_rates= is "
+                  "its group_rates=)", DeprecationWarning, stacklevel=2)
+    return build_report(result, solution=solution, epsilon=epsilon, evaluations=evaluations, group_rates=class_rates,
+                        seconds=seconds, seed=seed, tolerance=tolerance, title=title, context=context)
 
 
 # --------------------------------------------------------------------------- rendering
+
+
+def table_columns(table):
+    """The columns of a :func:`rateopt.group_rates` table that reports and ``rateopt evaluate`` show.
+
+    Parameters
+    ----------
+    table : mapping
+        A table (column -> values) of two-class or K-class rates.
+
+    Returns
+    -------
+    list of str
+        Two classes: ``count``, ``positive_rate``, ``tpr``, ``fpr``, ``error``;
+        K classes: ``count``, then every ``proportion[c]`` and every ``recall[c]``.
+    """
+    if "positive_rate" in table:
+        return [c for c in ("count", "positive_rate", "tpr", "fpr", "error") if c in table]
+    return ["count"] + [c for c in table if c.startswith("proportion[")] + [c for c in table if c.startswith("recall[")]
 
 
 def _fmt(v, digits=4):
@@ -255,17 +248,10 @@ def _sections(rep):
     for label, tables in (("Per-group rates", rep["group_rates"]), ("Per-group rates, comparison model",
                                                                      rep.get("group_rates_before") or {})):
         for split, t in tables.items():
-            cols = [c for c in ("count", "positive_rate", "tpr", "fpr", "error") if c in t]
+            cols = table_columns(t)
             rows = [[f"{g}={v}" if g != "all" else "all"] + [_fmt(t[c][i], 0 if c == "count" else 4) for c in cols]
                     for i, (g, v) in enumerate(zip(t["group"], t["value"]))]
             out.append((f"{label} ({split})", ["group"] + cols, rows))
-    classes = rep.get("classes") or []
-    for split, t in (rep.get("class_rates") or {}).items():
-        cols = ["count"] + [f"proportion[{c}]" for c in classes] + [f"recall[{c}]" for c in classes]
-        rows = [[f"{g}={v}" if g != "all" else "all"] + [_fmt(t[c][i], 0 if c == "count" else 4) for c in cols]
-                for i, (g, v) in enumerate(zip(t["group"], t["value"]))]
-        out.append((f"Per-group predicted class proportions and per-class recall ({split})", ["group"] + cols,
-                    rows))
     sw = rep["context"].get("sweep")
     if sw:
         out.append((f"Trade-off: the goal retrained at each {sw['parameter']} (values on the training data)",
@@ -302,6 +288,8 @@ def _figures(rep):
     try:
         figs = [("Training trajectory", plot.plot_trajectory(rep["trajectory"]))]
         for split, t in rep["group_rates"].items():
+            if "positive_rate" not in t:  # K classes: no two-class rate to plot
+                break
             before = (rep.get("group_rates_before") or {}).get(split)
             for rate in ("positive_rate", "tpr"):
                 figs.append((f"{rate} per group ({split})",

@@ -9,6 +9,7 @@ brute force.
 """
 
 import csv
+import html
 import json
 import os
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 
 import rateopt
 from rateopt.cli import main
+from rateopt.cli._arity import predict_keyed
 
 N = 600
 
@@ -81,6 +83,11 @@ def _encode(cols, enc_json):
     return np.hstack(blocks)
 
 
+def _drawn(clf, X, seed=0):
+    """The decisions the command line draws for a file's rows: seeded, each row keyed on its row number."""
+    return predict_keyed(clf.predict, X, np.arange(X.shape[0]), random_state=seed)
+
+
 def _run(*args):
     return subprocess.run([sys.executable, "-m", "rateopt", "--quiet", *map(str, args)], capture_output=True,
                           text=True, timeout=300)
@@ -116,7 +123,7 @@ def test_pipeline_in_subprocesses_fit_gate_predict(tmp_path):
     enc = json.loads((tmp_path / "model.rateopt.json").read_text())["encoding"]
     X = _encode(cols, enc)
     np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X), atol=1e-12)
-    expected = np.where(clf.predict(X, random_state=0) == 1, "yes", "no")
+    expected = np.where(_drawn(clf, X) == 1, "yes", "no")
     assert [r["prediction"] for r in rows] == expected.tolist()
 
 
@@ -219,7 +226,7 @@ def test_libsvm_pipeline(tmp_path):
     with open(tmp_path / "p.csv") as f:
         rows = list(csv.DictReader(f))
     np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X), atol=1e-12)
-    assert [r["prediction"] for r in rows] == np.where(clf.predict(X, random_state=0) == 1, "1", "-1").tolist()
+    assert [r["prediction"] for r in rows] == np.where(_drawn(clf, X) == 1, "1", "-1").tolist()
 
 
 def test_parquet_pipeline_matches_csv(work, tmp_path):
@@ -315,16 +322,16 @@ def test_no_arguments_runs_the_demo(monkeypatch):
     from rateopt.cli import _commands
 
     calls = []
-    monkeypatch.setattr(_commands, "demo", lambda args: calls.append(args.command) or 0)
+    monkeypatch.setitem(_commands.COMMANDS, "demo", lambda args: calls.append(args.command) or 0)
     assert main([]) == 0 and calls == [None]
 
 
 def test_reproduce_names_the_available_scripts(capsys):
     assert main(["reproduce", "nonexistent"]) == 2
     err = capsys.readouterr().err
-    from rateopt.cli._commands import _bench_dir
+    from rateopt.cli._info import bench_dir
 
-    if os.path.isdir(_bench_dir()):  # an editable install: bench/ of the checkout beside the package
+    if os.path.isdir(bench_dir()):  # an editable install: bench/ of the checkout beside the package
         assert "available: " in err and "'cotter'" in err
     else:  # an installed copy: no bench/ beside it
         assert "source checkout" in err
@@ -511,14 +518,14 @@ def test_predict_of_an_empty_file_writes_a_valid_empty_parquet(work, tmp_path):
 
 
 def test_unwritable_outputs_are_refused_before_training(work, tmp_path, capsys, monkeypatch):
-    from rateopt.cli import _commands
+    from rateopt.cli import _arity
 
     d, _ = work
 
     def no_training(*a, **k):
         raise AssertionError("trained before checking the output paths")
 
-    monkeypatch.setattr(_commands, "run_game", no_training)
+    monkeypatch.setattr(_arity, "run_game", no_training)
     base = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals", str(d / "goals.toml")]
     missing = tmp_path / "nowhere"
     for extra, needle in ((["--out", str(missing / "m.npz")],
@@ -539,7 +546,7 @@ def test_unwritable_outputs_are_refused_before_training(work, tmp_path, capsys, 
 
 
 def test_a_failed_report_leaves_no_model_files(work, tmp_path, capsys, monkeypatch):
-    from rateopt.cli import _commands
+    from rateopt.cli import _fit, _report
 
     d, _ = work
     (tmp_path / "m.npz").write_bytes(b"an older model")
@@ -549,7 +556,8 @@ def test_a_failed_report_leaves_no_model_files(work, tmp_path, capsys, monkeypat
             f.write("<html>half")
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(_commands, "write_report", broken)
+    monkeypatch.setattr(_fit, "write_report", broken)
+    monkeypatch.setattr(_report, "write_report", broken)
     assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
                  str(d / "goals.toml"), "--out", str(tmp_path / "m.npz"), "--report", str(tmp_path / "r.html"),
                  "--n-iter", "20"]) == 2
@@ -764,7 +772,7 @@ def test_evaluate_certify_bounds_match_clopper_pearson_by_hand(work, tmp_path, c
     # by hand: the model's drawn decisions, one exact interval per rate, alpha shared by the K distinct rates
     clf = rateopt.load(d / "model.npz")
     enc = json.loads((d / "model.rateopt.json").read_text())["encoding"]
-    dec = clf.predict(_encode_held_out(held, _data(), enc), random_state=0).astype(float)
+    dec = _drawn(clf, _encode_held_out(held, _data(), enc)).astype(float)
     y = held["label"] == "yes"
     K = 4  # tpr[group=A], tpr[group=B], tpr[all], and the objective's error[all]
     a = 0.1 / K
@@ -842,7 +850,7 @@ def test_fit_certify_reports_bounds_on_the_held_out_splits(tmp_path, capsys):
     cert = rep["certificates"]["test"]
     # by hand: the saved model's drawn decisions on the test file; two rates share alpha (ppr[all], error[all])
     enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
-    d = rateopt.load(tmp_path / "m.npz").predict(_encode_held_out(held, _data(600, seed=21), enc), random_state=0)
+    d = _drawn(rateopt.load(tmp_path / "m.npz"), _encode_held_out(held, _data(600, seed=21), enc))
     k, n, a = int(d.sum()), d.size, 0.1 / 2
     assert cert["goals"][0]["upper"] == pytest.approx(beta.ppf(1 - a / 2, k + 1, n - k) - 0.6, abs=1e-9)
     assert cert["goals"][0]["value"] == pytest.approx(d.mean() - 0.6, abs=1e-12)
@@ -901,3 +909,305 @@ def test_fit_with_the_thresholded_solution_writes_a_model_that_loads(work, tmp_p
     capsys.readouterr()
     assert main(["report", str(tmp_path / "t.npz"), "--out", str(tmp_path / "r2.md"), "--epsilon", "0.01"]) == 2
     assert "re-fitted on the training data" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- one path for two and three classes
+
+K_GOALS = """objective = "error"
+
+[train]
+n_iter = 200
+learning_rate = 0.1
+
+[[goals]]
+recipe = "multiclass_demographic_parity"
+group = "group"
+slack = 0.05
+"""
+
+
+def _data_k(n=N, seed=0):
+    """Three classes (sorted: high, low, mid) with a group that shifts the features."""
+    rng = np.random.default_rng(seed)
+    g = np.where(rng.random(n) < 0.4, "A", "B")
+    Z = rng.normal(size=(n, 3)) + (g == "A")[:, None] * 0.6
+    y = np.digitize(Z[:, 0] + rng.normal(scale=0.7, size=n), [-0.3, 1.0])
+    return {"x1": Z[:, 0], "x2": Z[:, 1], "x3": Z[:, 2], "group": g, "label": np.array(["low", "mid", "high"])[y]}
+
+
+def _fit_run(K, tmp_path_factory):
+    """A model fitted by ``rateopt fit`` on ``K`` (2 or 3) classes: ``(dir, columns, classes)``."""
+    d = tmp_path_factory.mktemp(f"k{K}")
+    cols = _data() if K == 2 else _data_k()
+    _write_csv(d / "train.csv", cols)
+    (d / "goals.toml").write_text(GOALS if K == 2 else K_GOALS)
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "goals.toml"), "--out", str(d / "m.npz"), "--report", str(d / "r.json")]) == 0
+    return d, cols, sorted(set(cols["label"].tolist()))
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=["two-classes", "three-classes"])
+def arity(request, tmp_path_factory):
+    """The same run on two and on three classes."""
+    return _fit_run(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    """A three-class run, for what only K classes have (their goals, their refusals)."""
+    return _fit_run(3, tmp_path_factory)
+
+
+def _class_proba(d, cols, classes):
+    """The saved model's decision distribution (n, K) on the training rows, the features encoded here."""
+    clf = rateopt.load(d / "m.npz")
+    enc = json.loads((d / "m.rateopt.json").read_text())["encoding"]
+    P = clf.predict_proba(_encode(cols, enc))
+    return np.column_stack([1 - P, P]) if P.ndim == 1 else P
+
+
+def _brute_group_table(P, y, g, classes):
+    """The per-group table counted with pandas: (group, value) -> {column: value}, columns as rateopt names them."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"g": g, "y": y, **{f"p{k}": P[:, k] for k in range(len(classes))}})
+    out = {}
+    for key, part in [(("all", "all"), frame)] + [(("group", v), part) for v, part in frame.groupby("g")]:
+        row = {"count": len(part)}
+        for k, c in enumerate(classes):
+            row[f"proportion[{c}]"] = part[f"p{k}"].mean()
+            of_c = part[part["y"] == c]
+            row[f"recall[{c}]"] = of_c[f"p{k}"].mean() if len(of_c) else np.nan
+        row["error"] = 1 - np.mean([P_row for P_row in
+                                    part[[f"p{k}" for k in range(len(classes))]].to_numpy()[
+                                        np.arange(len(part)), [classes.index(v) for v in part["y"]]]])
+        if len(classes) == 2:  # the two-class names of the same counts
+            row.update(positive_rate=row[f"proportion[{classes[1]}]"], tpr=row[f"recall[{classes[1]}]"],
+                       fpr=1 - row[f"recall[{classes[0]}]"])
+        out[key] = row
+    return out
+
+
+def _assert_table(table, ref, columns):
+    keys = list(zip(table["group"], table["value"]))
+    assert keys == list(ref)
+    for i, key in enumerate(keys):
+        for c in columns:
+            want, got = ref[key][c], table[c][i]
+            if want != want:
+                assert got is None or got != got, (key, c)
+            else:
+                assert got == pytest.approx(want, abs=1e-12), (key, c)
+
+
+def _shown(classes):
+    if len(classes) == 2:
+        return ["count", "positive_rate", "tpr", "fpr", "error"]
+    return ["count"] + [f"proportion[{c}]" for c in classes] + [f"recall[{c}]" for c in classes] + ["error"]
+
+
+def test_fit_report_counts_match_brute_force(arity):
+    d, cols, classes = arity
+    rep = json.loads((d / "r.json").read_text())
+    meta = json.loads((d / "m.rateopt.json").read_text())
+    assert meta["classes"] == classes and meta["n_classes"] == len(classes) and rep["classes"] == classes
+    P = _class_proba(d, cols, classes)
+    y = cols["label"]
+    err = 1.0 - np.mean(P[np.arange(N), [classes.index(v) for v in y]])
+    assert rep["objective"]["train"] == pytest.approx(err, abs=1e-12)
+    _assert_table(rep["group_rates"]["train"], _brute_group_table(P, y, cols["group"], classes), _shown(classes))
+    assert rep["solution"]["support"] and sum(s["probability"] for s in rep["solution"]["support"]) == \
+        pytest.approx(1.0)
+    if len(classes) == 3:  # the goal, counted here: every class's rate within 0.05 of the overall rate per group
+        for k in range(3):
+            for v in ("A", "B"):
+                assert abs(P[cols["group"] == v, k].mean() - P[:, k].mean()) <= 0.05 + 1e-9
+
+
+@pytest.mark.parametrize("decisions", ["expected", "drawn"])
+def test_evaluate_values_and_group_table_match_brute_force(arity, tmp_path, capsys, decisions):
+    d, cols, classes = arity
+    capsys.readouterr()
+    assert main(["evaluate", str(d / "m.npz"), str(d / "train.csv"), "--json", str(tmp_path / "e.json"),
+                 "--decisions", decisions, "--tolerance", "1"]) == 0
+    out = capsys.readouterr().out
+    ev = json.loads((tmp_path / "e.json").read_text())
+    if decisions == "expected":
+        P = _class_proba(d, cols, classes)
+    else:  # the decisions `rateopt predict` draws for the same rows (keyed on the row numbers)
+        assert main(["--quiet", "predict", str(d / "m.npz"), str(d / "train.csv"), "--out",
+                     str(tmp_path / "p.csv")]) == 0
+        with open(tmp_path / "p.csv") as f:
+            drawn = [r["prediction"] for r in csv.DictReader(f)]
+        P = np.eye(len(classes))[[classes.index(v) for v in drawn]]
+    y = cols["label"]
+    assert ev["objective"] == pytest.approx(1.0 - np.mean(P[np.arange(N), [classes.index(v) for v in y]]), abs=1e-12)
+    ref = _brute_group_table(P, y, cols["group"], classes)
+    _assert_table(ev["group_rates"], ref, _shown(classes))
+    assert ev["classes"] == classes
+    if len(classes) == 3:  # parity values, counted: ppr(c)[g] - ppr(c)[all] - 0.05 and its mirror
+        for k, c in enumerate(classes):
+            for v in ("A", "B"):
+                gap = P[cols["group"] == v, k].mean() - P[:, k].mean()
+                assert ev["constraints"][f"ppr('{c}')[group={v}] <= ppr('{c}')[all] + 0.05"] == \
+                    pytest.approx(gap - 0.05, abs=1e-12)
+        assert "per-group predicted class proportions" in out and "recall[mid]" in out
+    else:
+        yes = y == "yes"
+        for v in ("A", "B"):
+            tpr = P[yes & (cols["group"] == v), 1].mean()
+            assert ev["constraints"][f"tpr[group={v}] >= tpr[all] - 0.05"] == \
+                pytest.approx(P[yes, 1].mean() - 0.05 - tpr, abs=1e-12)
+        assert "per-group rates" in out
+
+
+def test_predict_chunking_does_not_change_decisions(arity, tmp_path):
+    d, cols, classes = arity
+    for rows in (7, 100000):
+        assert main(["--quiet", "predict", str(d / "m.npz"), str(d / "train.csv"), "--out",
+                     str(tmp_path / f"p{rows}.csv"), "--proba", "--chunk-rows", str(rows), "--keep", "group"]) == 0
+    assert (tmp_path / "p7.csv").read_text() == (tmp_path / "p100000.csv").read_text()
+    with open(tmp_path / "p7.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == N and {r["prediction"] for r in rows} <= set(classes)
+    P = _class_proba(d, cols, classes)
+    if len(classes) == 2:
+        assert list(rows[0]) == ["group", "prediction", "proba"]
+        np.testing.assert_allclose([float(r["proba"]) for r in rows], P[:, 1], atol=1e-12)
+    else:
+        assert list(rows[0]) == ["group", "prediction"] + [f"proba_{c}" for c in classes]
+        np.testing.assert_allclose([[float(r[f"proba_{c}"]) for c in classes] for r in rows], P, atol=1e-12)
+    for r, p in zip(rows, P):  # a drawn class has positive probability
+        assert p[classes.index(r["prediction"])] > 0
+
+
+def test_predict_keys_draws_on_an_id_column(arity, tmp_path):
+    """With --id-column, a row's decision follows its id: a shuffled copy of the file gives each id the same class."""
+    d, cols, classes = arity
+    ids = np.array([f"r{i}" for i in range(N)])
+    order = np.random.default_rng(1).permutation(N)
+    _write_csv(tmp_path / "a.csv", {"id": ids, **cols})
+    _write_csv(tmp_path / "b.csv", {"id": ids[order], **{k: v[order] for k, v in cols.items()}})
+    for name, chunk in (("a", "13"), ("b", "100000")):
+        assert main(["--quiet", "predict", str(d / "m.npz"), str(tmp_path / f"{name}.csv"), "--out",
+                     str(tmp_path / f"p{name}.csv"), "--id-column", "id", "--keep", "id", "--chunk-rows", chunk]) == 0
+    got = {}
+    for name in ("a", "b"):
+        with open(tmp_path / f"p{name}.csv") as f:
+            got[name] = {r["id"]: r["prediction"] for r in csv.DictReader(f)}
+    assert got["a"] == got["b"] and len(got["a"]) == N
+
+
+def test_reports_in_each_format(arity, tmp_path):
+    d, _, classes = arity
+    rep = json.loads((d / "r.json").read_text())
+    for fmt in ("markdown", "html"):
+        text = rateopt.report.render(rep, fmt)
+        assert "Per-group rates (train)" in text
+        for c in _shown(classes)[:-1]:
+            assert c in text
+        for g in rep["goals"]:
+            assert (html.escape(g["name"]) if fmt == "html" else g["name"]) in text
+
+
+def test_two_class_goal_in_a_k_class_run(three, tmp_path, capsys):
+    d, _, _ = three
+    (tmp_path / "g.toml").write_text('[[goals]]\nrecipe = "demographic_parity"\ngroup = "group"\nslack = 0.05\n')
+    rc = main(["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+               str(tmp_path / "g.toml"), "--out", str(tmp_path / "m.npz"), "--quiet"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "two-class goal" in err and "3 classes" in err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_k_class_goal_in_a_two_class_run(tmp_path, capsys):
+    cols = _data_k()
+    two = dict(cols, label=np.where(cols["label"] == "high", "yes", "no"))
+    _write_csv(tmp_path / "two.csv", two)
+    (tmp_path / "k.toml").write_text(K_GOALS)
+    rc = main(["fit", str(tmp_path / "two.csv"), "--label", "label", "--groups", "group", "--goals",
+               str(tmp_path / "k.toml"), "--out", str(tmp_path / "m.npz"), "--quiet"])
+    assert rc == 2
+    assert "K-class goal" in capsys.readouterr().err
+    (tmp_path / "o.toml").write_text('objective = "macro_f1"\n')
+    rc = main(["fit", str(tmp_path / "two.csv"), "--label", "label", "--goals", str(tmp_path / "o.toml"),
+               "--out", str(tmp_path / "m.npz"), "--quiet"])
+    assert rc == 2
+    assert "K-class objective" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, text", [(["--sweep", "0.1,0.2"], "--sweep"), (["--certify", "0.9"], "--certify"),
+                                         (["--compare-unconstrained"], "--compare-unconstrained"),
+                                         (["--postprocess", "x1"], "--postprocess"),
+                                         (["--batch-size", "50"], "batch_size")])
+def test_unsupported_k_class_options_are_refused(three, tmp_path, capsys, flags, text):
+    d, _, _ = three
+    argv = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals", str(d / "goals.toml"),
+            "--out", str(tmp_path / "m.npz"), "--quiet"] + flags
+    assert main(argv) == 2
+    assert text in capsys.readouterr().err
+    assert not (tmp_path / "m.npz").exists()
+
+
+class _RecordingModel:
+    """A saved model wrapped to record the row keys its draws receive (the row_key= of contract 4)."""
+
+    def __init__(self, clf):
+        self.clf, self.keys = clf, []
+        self.classes_ = getattr(clf, "classes_", np.array([0, 1]))
+
+    def predict_proba(self, X):
+        return self.clf.predict_proba(X)
+
+    def predict(self, X, random_state=0, row_key=None):
+        self.keys.append(np.asarray(row_key))
+        return predict_keyed(self.clf.predict, X, row_key, random_state=random_state)
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate-drawn", "evaluate-certify"])
+def test_draws_are_keyed_on_the_row_number_or_the_id_column(arity, tmp_path, monkeypatch, command):
+    from rateopt.cli import _bundle, _evaluate, _predict
+
+    d, cols, _ = arity
+    ids = np.array([f"id{i}" for i in range(N)])
+    _write_csv(tmp_path / "ids.csv", {"rid": ids, **cols})
+    seen = []
+
+    def bundle(path):
+        clf, meta, enc, roles = _bundle.read_bundle(path)
+        seen.append(_RecordingModel(clf))
+        return seen[-1], meta, enc, roles
+
+    monkeypatch.setattr(_predict, "read_bundle", bundle)
+    monkeypatch.setattr(_evaluate, "read_bundle", bundle)
+    for data, extra, want in ((d / "train.csv", [], np.arange(N)), (tmp_path / "ids.csv", ["--id-column", "rid"], ids)):
+        if command == "predict":
+            argv = ["predict", str(d / "m.npz"), str(data), "--out", str(tmp_path / "p.csv"), "--chunk-rows", "7"]
+        else:
+            argv = ["evaluate", str(d / "m.npz"), str(data), "--tolerance", "1"] + (
+                ["--decisions", "drawn"] if command == "evaluate-drawn" else ["--certify", "0.9"])
+        status = main(["--quiet"] + argv + extra)
+        if command == "evaluate-certify" and len(arity[2]) == 3:
+            assert status == 2  # K-class certificates are not supported yet
+            return
+        assert status in (0, 1)
+        keys = seen[-1].keys
+        assert keys, "the model was never asked to draw"
+        if command == "predict":  # the chunks' keys are the rows' global keys, in file order
+            assert len(keys) == -(-N // 7) and np.concatenate(keys).tolist() == want.tolist()
+        else:  # every draw of the run sees every row's key, in file order
+            assert all(k.tolist() == want.tolist() for k in keys)
+
+
+def test_seed_makes_a_kernel_fit_reproducible(arity, tmp_path):
+    """--seed is the run's seed and the kernel model's landmark seed: the same seed gives the same model."""
+    d, cols, classes = arity
+    P = {}
+    for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
+        assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                     str(d / "goals.toml"), "--out", str(tmp_path / f"{name}.npz"), "--model", "kernel",
+                     "--n-components", "15", "--n-iter", "30", "--seed", seed]) == 0
+        enc = json.loads((tmp_path / f"{name}.rateopt.json").read_text())["encoding"]
+        P[name] = rateopt.load(tmp_path / f"{name}.npz").predict_proba(_encode(cols, enc))
+    np.testing.assert_array_equal(P["a"], P["b"])
+    assert not np.allclose(P["a"], P["c"])  # other landmarks: another model

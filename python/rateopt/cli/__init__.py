@@ -118,7 +118,7 @@ def build_parser():
     _add_columns(p)
     p.add_argument("--unknown", choices=("ignore", "error"), default="ignore",
                    help="categories unseen in training, at predict time: all-zero one-hot (ignore) or an error")
-    p.add_argument("--seed", type=int, default=0, help="random seed of training and of the stochastic draws")
+    p.add_argument("--seed", type=int, default=0, help="the run's random seed (rateopt.train's random_state; a kernel model's landmarks too)")
     p.add_argument("--threads", type=int, default=None, help="threads of the core (default: the OpenMP setting)")
     p.add_argument("--compare-unconstrained", action="store_true",
                    help="also train without goals and show its per-group rates in the report")
@@ -150,16 +150,24 @@ def build_parser():
                    help="treat DATA as held out: bound every goal's population value at this confidence "
                         "(e.g. 0.95) from the model's drawn decisions; the gate then also fails when a goal "
                         "is not certified")
+    p.add_argument("--id-column", metavar="NAME", default=None,
+                   help="a column of row ids: each row's drawn decision is keyed on its id (default: on its row "
+                        "number in DATA)")
     p.add_argument("--format", **fmt)
 
     p = command("predict", help="score a file in chunks")
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--out", required=True, help="predictions file (.csv or .parquet)")
-    p.add_argument("--proba", action="store_true", help="also write the probability of the positive class")
+    p.add_argument("--proba", action="store_true", help="also write the probability of the positive class (K "
+                   "classes: one probability column per class is always written)")
     p.add_argument("--seed", type=int, default=0, help="seed of a stochastic model's draws")
     p.add_argument("--keep", type=_csv_list, default=(), help="input columns copied to the output (e.g. an id)")
-    p.add_argument("--chunk-rows", type=int, default=100_000)
+    p.add_argument("--chunk-rows", type=int, default=100_000,
+                   help="rows read and scored at a time (decisions do not depend on it)")
+    p.add_argument("--id-column", metavar="NAME", default=None,
+                   help="a column of row ids: each row's drawn decision is keyed on its id (default: on its row "
+                        "number in DATA, so the same file gives the same decisions in any chunking)")
     p.add_argument("--format", **fmt)
 
     p = command("report", help="re-render a report from a saved training result")

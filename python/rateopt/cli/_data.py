@@ -33,6 +33,7 @@ class Table:
     path: str
     dropped: tuple = ()  # the columns left out of the features (beyond the roles' --drop)
     multiclass: bool = False
+    row_key: np.ndarray | None = None  # each row's id (--id-column): the key of its drawn decision
 
     def dataset(self, name="train"):
         if self.multiclass:
@@ -115,7 +116,7 @@ def side_columns(frame, roles):
 
 
 def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, positive=None, unknown="ignore",
-               require_label=True, keep_only=None, allow_multiclass=False):
+               require_label=True, keep_only=None, allow_multiclass=False, id_column=None):
     """Read and encode a whole data file.
 
     With ``encoding=None`` the encoding is learnt from the file (``fit``) and the
@@ -123,9 +124,13 @@ def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, po
     more than two values (``allow_multiclass`` and no ``positive``), or more than
     two training ``classes``, gives a K-class table. ``keep_only``
     names the one feature column to encode (every other column that plays no
-    role is dropped: a score column to post-process).
+    role is dropped: a score column to post-process). ``id_column`` names a
+    column of row ids read as the table's ``row_key`` (``--id-column``).
     """
     if fmt == "libsvm":
+        if id_column is not None:
+            raise InputError(f"{path}: --id-column names a column; a LIBSVM file has none (its rows are keyed on "
+                             "their row number)")
         return _load_libsvm(path, roles, encoding, classes, positive, allow_multiclass)
     frame = read_all(path, fmt)
     dropped = tuple(roles.drop)
@@ -154,7 +159,8 @@ def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, po
         else:
             y = labels_from_classes(values, classes, path, roles.label)
     groups, weight, baseline = side_columns(frame, roles)
-    return Table(X, y, classes, groups, weight, baseline, encoding, path, dropped, multiclass)
+    row_key = None if id_column is None else text_values(frame.column(id_column, "--id-column"))
+    return Table(X, y, classes, groups, weight, baseline, encoding, path, dropped, multiclass, row_key)
 
 
 def _load_libsvm(path, roles, encoding, classes, positive, allow_multiclass=False):
