@@ -14,9 +14,12 @@ import scipy.sparse as sp
 
 from rateopt.core import (
     AtomTable,
+    ClassCells,
     FeatureMatrix,
+    multiclass_pass,
     project_simplex,
     rate_kernel,
+    rate_kernel_multi,
     stationary_distribution,
     swap_regret_update,
     swap_regret_update_additive,
@@ -477,3 +480,62 @@ def test_from_membership_weights_of_a_whole_atom_sum_to_exactly_one():
         rows = np.repeat(np.arange(n), np.diff(t.indptr))
         got[rows[t.indices == a]] = t.weights[t.indices == a]
         np.testing.assert_allclose(got, np.where(member[:, a], w, 0.0) / w[member[:, a]].sum(), rtol=0, atol=4e-16)
+
+
+# --------------------------------------------------------------------------- issue 31: one set of validation
+# helpers for the validated tables (AtomTable, ClassCells) and the kernels' finite checks
+
+
+def _atom_table(ids, weights, n):
+    """An AtomTable with one membership per example (so ``ids``/``weights`` are per example, like ClassCells)."""
+    return AtomTable(np.arange(len(ids) + 1), np.asarray(ids), np.asarray(weights, float), n)
+
+
+def _class_cells(ids, weights, n):
+    return ClassCells(np.asarray(ids), np.asarray(weights, float), n)
+
+
+TABLES = [
+    pytest.param(_atom_table, "atoms.indices", "atom", "position", "atoms.weights", "n_atoms", id="AtomTable"),
+    pytest.param(_class_cells, "cells", "cell", "row", "weights", "n_cells", id="ClassCells"),
+]
+
+
+@pytest.mark.parametrize("make, ids_name, kind, at, w_name, n_name", TABLES)
+def test_validated_tables_share_one_message_per_defect(make, ids_name, kind, at, w_name, n_name):
+    # The same defect gets the same sentence from both tables: the argument, the value and its place.
+    with pytest.raises(ValueError, match=rf"^{ids_name} holds {kind} id 5 at {at} 2, outside \[0, {n_name}=3\)$"):
+        make([0, 1, 5, 2], [1.0] * 4, 3)
+    with pytest.raises(ValueError, match=rf"^{ids_name} holds {kind} id -1 at {at} 0, "):
+        make([-1, 1, 2, 2], [1.0] * 4, 3)
+    with pytest.raises(ValueError, match=rf"^{w_name} holds a non-finite value at {at} 3$"):
+        make([0, 1, 2, 2], [1.0, 1.0, 1.0, np.inf], 3)
+    with pytest.raises(ValueError, match=rf"^{w_name} holds a negative weight -0.25 at {at} 1$"):
+        make([0, 1, 2, 2], [1.0, -0.25, 1.0, 1.0], 3)
+    with pytest.raises((TypeError, ValueError), match=rf"{n_name} must be an integer, got True"):
+        make([0, 0], [1.0, 1.0], True)
+    with pytest.raises(ValueError, match=rf"{n_name} must be in \[\d, 2\*\*31\), got {2**31}"):
+        make([0, 0], [1.0, 1.0], 2**31)
+
+
+@pytest.mark.parametrize("make", [p.values[0] for p in TABLES])
+def test_validated_tables_read_sealed_int32_copies(make):
+    ids, w = np.array([0, 2, 1, 2], np.int64), np.array([1.0, 0.5, 2.0, 1.0])
+    t = make(ids, w, 3)
+    got_ids = t.indices if isinstance(t, AtomTable) else t.cells
+    assert got_ids.dtype == np.int32 and got_ids.tolist() == ids.tolist() and not got_ids.flags.writeable
+    assert t.weights.tolist() == w.tolist() and not t.weights.flags.writeable
+    ids[0], w[0] = 2, -1.0  # the caller's arrays change; the validated copies do not
+    assert got_ids[0] == 0 and t.weights[0] == 1.0
+
+
+def test_kernel_finite_checks_name_the_argument_and_the_place():
+    X = np.ones((3, 2))
+    atoms = AtomTable.from_membership(np.ones((3, 2), bool))
+    coefs = np.ones((2, 2))
+    coefs[1, 0] = np.nan
+    with pytest.raises(ValueError, match=r"^coefs holds a non-finite value \(NaN or inf\) at index \(1, 0\)$"):
+        rate_kernel_multi(X, np.zeros(2), 0.0, atoms, coefs)
+    with pytest.raises(ValueError, match=r"^intercept holds a non-finite value \(NaN or inf\) at position 1$"):
+        multiclass_pass(X, np.zeros((2, 3)), [0.0, -np.inf, 0.0], ClassCells([0, 0, 0], [1.0] * 3, 1),
+                        np.zeros((1, 3)), np.zeros((1, 3)))

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "fast_exp.hpp"
 #include "matrix_view.hpp"
 #include "parallel.hpp"
 
@@ -40,45 +41,6 @@ struct KernelParams {
     double degree = 3.0;
 };
 
-// exp(x) for -708 <= x <= 0 without calls, branches or double->int64
-// conversions, so that loops over it vectorize (AVX2 has no such conversion).
-// Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, a degree-13 Taylor
-// polynomial (truncation error < 1e-17 relative), and 2^k added to the
-// exponent bits. Agrees with std::exp to a few ulp. Callers clamp x.
-inline double exp_nonpositive(double x) {
-    const double log2e = 1.4426950408889634;
-    const double ln2_hi = 6.93147180369123816490e-01;
-    const double ln2_lo = 1.90821492927058770002e-10;
-    const double shifter = 6755399441055744.0;  // 1.5 * 2^52: rounds to nearest integer
-    // t's low mantissa bits hold k = round(x log2 e) in two's complement.
-    const double t = x * log2e + shifter;
-    const double kd = t - shifter;
-    const double r = (x - kd * ln2_hi) - kd * ln2_lo;
-    double p = 1.0 / 6227020800.0;  // 1/13!
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    std::uint64_t tbits, bits;
-    std::memcpy(&tbits, &t, sizeof tbits);
-    std::memcpy(&bits, &p, sizeof bits);
-    // (k + 2^51) << 52 == k << 52 modulo 2^64: adds k to the exponent of p.
-    bits += tbits << 52;
-    double out;
-    std::memcpy(&out, &bits, sizeof out);
-    return out;
-}
-
-constexpr double kMaxExpArg = 708.0;  // exp(-708) is still a normal double; beyond, std::exp
 
 // The RBF transform of one row of inner products, in three simple loops that
 // each vectorize (one fused loop with two clamps does not, with GCC): the

@@ -39,7 +39,7 @@
 // (about half as fast). The loops read coef, and write each thread's gradient,
 // through 64-byte aligned copies whose rows are padded to a multiple of 4
 // doubles (padded_stride), so that no vector access splits a cache line. The
-// softmax's exponentials are a vectorized exp (exp_clamped): per CSR row they
+// softmax's exponentials are a vectorized exp (fast_exp.hpp): per CSR row they
 // cost as much as the row's entries. Cost: O(K nnz(X)) per call (twice that
 // with the gradient), with X read once.
 //
@@ -62,6 +62,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fast_exp.hpp"
 #include "matrix_view.hpp"
 #include "parallel.hpp"
 
@@ -78,14 +79,8 @@
 #endif
 
 // The per-row terms are forced inline into the chunk loops, so that each clone
-// compiles them for its own ISA (an out-of-line copy is baseline code).
-#if defined(__GNUC__)
-#define ROPT_ALWAYS_INLINE inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define ROPT_ALWAYS_INLINE __forceinline
-#else
-#define ROPT_ALWAYS_INLINE inline
-#endif
+// compiles them for its own ISA (an out-of-line copy is baseline code):
+// ROPT_ALWAYS_INLINE (fast_exp.hpp) on functions, ROPT_LAMBDA_INLINE on lambdas.
 #if defined(__GNUC__)
 #define ROPT_LAMBDA_INLINE __attribute__((always_inline))
 #else
@@ -375,45 +370,6 @@ struct CellCosts {
     }
 };
 
-// exp(x) for x in [-708, 0], branch-free so that a loop over a row's K
-// classes vectorizes (the softmax's K exponentials are most of a CSR row's
-// own work). Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, then the
-// degree-13 Taylor polynomial of exp(r) (truncation < 1e-17 relative) and 2^n
-// built in the exponent bits: within a few ulp of exp(x). The caller clamps
-// x at -708 (exp(-708) ~ 3e-308: next to the row's largest term, exp(0) = 1,
-// such terms are below the last bit of the sum either way), in a loop of its
-// own: with the comparison inside, GCC does not vectorize the loop.
-ROPT_ALWAYS_INLINE double exp_clamped(double x) {
-    constexpr double log2e = 1.4426950408889634;
-    constexpr double ln2_hi = 6.93147180369123816490e-01;  // the high bits of ln 2 (n ln2_hi exact)
-    constexpr double ln2_lo = 1.90821492927058770002e-10;
-    constexpr double shifter = 6755399441055744.0;         // 1.5 * 2^52: rounds to an integer in the low bits
-    const double t = x * log2e + shifter;
-    const double n = t - shifter;  // round(x / ln 2), in [-1022, 0]
-    const double r = (x - n * ln2_hi) - n * ln2_lo;
-    double q = 1.0 / 6227020800.0;  // 1/13!
-    q = q * r + 1.0 / 479001600.0;
-    q = q * r + 1.0 / 39916800.0;
-    q = q * r + 1.0 / 3628800.0;
-    q = q * r + 1.0 / 362880.0;
-    q = q * r + 1.0 / 40320.0;
-    q = q * r + 1.0 / 5040.0;
-    q = q * r + 1.0 / 720.0;
-    q = q * r + 1.0 / 120.0;
-    q = q * r + 1.0 / 24.0;
-    q = q * r + 1.0 / 6.0;
-    q = q * r + 0.5;
-    q = q * r + 1.0;
-    q = q * r + 1.0;
-    std::int64_t bits_t, bits_shift;
-    std::memcpy(&bits_t, &t, 8);
-    std::memcpy(&bits_shift, &shifter, 8);
-    const std::int64_t scale_bits = (bits_t - bits_shift + 1023) << 52;  // 2^n
-    double scale;
-    std::memcpy(&scale, &scale_bits, 8);
-    return q * scale;
-}
-
 // The row's softmax quantities, computed at most once per row (both tables may
 // use them): logsumexp(s) = top + log(sum) (the log is taken later, a block of
 // rows at a time: see PendingProxy) and, when slopes are asked for, p = softmax(s).
@@ -439,7 +395,7 @@ struct SoftmaxRow {
                 p[k] = x < -708.0 ? -708.0 : x;
             }
         }
-        for (std::int64_t k = 0; k < K; ++k) p[k] = exp_clamped(p[k]);
+        for (std::int64_t k = 0; k < K; ++k) p[k] = exp_nonpositive(p[k]);  // clamped above
         sum = 0.0;
         for (std::int64_t k = 0; k < K; ++k) sum += p[k];
         if (want_p) {

@@ -30,11 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils._highs import quiet_highs
+from .._utils._highs import solve_lp
 from ..exceptions import RateoptError
 
 __all__ = [
@@ -405,10 +404,11 @@ class _Builder:
             cost[self.p_cols] = objective.coef
             lower[self.t_col] = upper[self.t_col] = 1.0
         options = _INCREMENT_OPTIONS if self.increments else _HIGHS_OPTIONS
-        status, x = _run_highs(A, cost, lower, upper, row_lo, row_hi, options)
-        if status != "optimal":
-            return status, None
-        return status, (x[-1] if minimize_violation else x)
+        sol = solve_lp(cost, A, row_lo, row_hi, col_lower=lower, col_upper=upper, options=options,
+                       what="the threshold LP")
+        if not sol.optimal:
+            return sol.status, None
+        return sol.status, (sol.x[-1] if minimize_violation else sol.x)
 
 
 def _height(row):
@@ -419,33 +419,3 @@ def _height(row):
 def _zeros(rows, cols):
     """An all-zero block for :func:`scipy.sparse.bmat` (None when a side is empty)."""
     return sp.csr_matrix((rows, cols))
-
-
-def _run_highs(A, cost, lower, upper, row_lo, row_hi, options):
-    inf = highspy.kHighsInf
-    A = A.tocsc()
-    A.sort_indices()
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-    lp.col_cost_ = np.asarray(cost, dtype=np.float64)
-    lp.col_lower_ = np.where(np.isinf(lower), -inf, lower)
-    lp.col_upper_ = np.where(np.isinf(upper), inf, upper)
-    lp.row_lower_ = np.where(np.isinf(row_lo), -inf, row_lo)
-    lp.row_upper_ = np.where(np.isinf(row_hi), inf, row_hi)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = A.shape[1], A.shape[0]
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data.astype(np.float64)
-    h = quiet_highs(options)
-    if h.passModel(lp) == highspy.HighsStatus.kError:
-        raise RateoptError("HiGHS rejected the threshold LP (passModel returned kError)")
-    h.run()
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kOptimal:
-        return "optimal", np.asarray(h.getSolution().col_value, dtype=np.float64)
-    if status in (highspy.HighsModelStatus.kInfeasible, highspy.HighsModelStatus.kUnboundedOrInfeasible):
-        return "infeasible", None
-    if status == highspy.HighsModelStatus.kUnbounded:
-        return "unbounded", None
-    return h.modelStatusToString(status), None

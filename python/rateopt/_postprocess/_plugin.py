@@ -30,11 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 
 from .._compiler import confusion_counts
-from .._utils._highs import quiet_highs
+from .._utils._highs import solve_mixture_lp
 from ..exceptions import RateoptError
 
 __all__ = ["PlugInRule", "PlugInFit", "fit_plugin_rule", "plugin_decisions"]
@@ -175,37 +174,11 @@ class PlugInFit:
 
 def _solve(f, G, rhs, *, with_z):
     """min f.p [+ z] s.t. G^T p [- z] <= rhs, sum p = 1; returns (x, row duals)."""
-    T, m = G.shape
-    n_col = T + int(with_z)
-    A = np.zeros((m + 1, n_col))
-    A[:m, :T] = G.T
-    A[m, :T] = 1.0
-    if with_z:
-        A[:m, T] = -1.0
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n_col, m + 1
-    lp.col_cost_ = np.concatenate((f, [1.0])) if with_z else np.asarray(f, dtype=np.float64)
-    lo = np.zeros(n_col)
-    if with_z:
-        lo[T] = -inf
-    lp.col_lower_, lp.col_upper_ = lo, np.full(n_col, inf)
-    lp.row_lower_ = np.concatenate((np.full(m, -inf), [1.0]))
-    lp.row_upper_ = np.concatenate((rhs, [1.0]))
-    cols, rows = np.nonzero(A.T != 0)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n_col, m + 1
-    lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum((A.T != 0).sum(axis=1)))).astype(np.int32)
-    lp.a_matrix_.index_ = rows.astype(np.int32)
-    lp.a_matrix_.value_ = A.T[cols, rows]
-    h = quiet_highs(_OPTIONS)
-    h.passModel(lp)
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise RateoptError("the plug-in LP did not solve: HiGHS status "
-                           f"{h.modelStatusToString(h.getModelStatus())!r}")
-    sol = h.getSolution()
-    return np.asarray(sol.col_value), np.asarray(sol.row_dual)
+    cost = np.concatenate((f, [1.0])) if with_z else f
+    sol = solve_mixture_lp(cost, G, rhs, with_z=with_z, options=_OPTIONS, what="the plug-in LP")
+    if not sol.optimal:
+        raise RateoptError(f"the plug-in LP did not solve: HiGHS status {sol.status!r}")
+    return sol.x, sol.row_dual
 
 
 def fit_plugin_rule(problem, proba, *, epsilon=0.0, max_rounds=500, tol=1e-10) -> PlugInFit:

@@ -32,11 +32,10 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 from scipy.stats import rankdata
 
-from .._utils._highs import quiet_highs
+from .._utils._highs import LpSolveError, solve_mixture_lp
 from .._utils._validation import as_numeric_array
 
 __all__ = [
@@ -162,7 +161,7 @@ def _check_epsilon(epsilon):
 
 
 def _solve_lp(cost, G, row_upper, *, with_z):
-    """Solve one shrinking-type LP with HiGHS' simplex.
+    """Solve one shrinking-type LP (:func:`~rateopt._utils._highs.solve_mixture_lp`).
 
     Columns are ``p`` (``T`` of them, ``p >= 0``) and, if ``with_z``, a free
     column ``z``. Rows are ``G^T p - [z] <= row_upper`` (``m`` rows) and
@@ -178,61 +177,15 @@ def _solve_lp(cost, G, row_upper, *, with_z):
     Raises
     ------
     RuntimeError
-        If HiGHS rejects the model or ends with any other model status.
+        If HiGHS rejects the model or ends with any other model status
+        (:class:`~rateopt._utils._highs.LpSolveError`, a RuntimeError).
     """
-    T, m = G.shape
-    n_col = T + int(with_z)
-    # Dense (m + 1) x n_col constraint matrix, stored column-wise without zeros.
-    A = np.zeros((m + 1, n_col))
-    A[:m, :T] = G.T
-    A[m, :T] = 1.0
-    if with_z:
-        A[:m, T] = -1.0
-    nz = A.T != 0  # (n_col, m + 1): column-major walk over A
-    cols, rows = np.nonzero(nz)
-    start = np.concatenate(([0], np.cumsum(nz.sum(axis=1))))
-
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_ = n_col
-    lp.num_row_ = m + 1
-    lp.col_cost_ = np.asarray(cost, dtype=np.float64)
-    lower = np.zeros(n_col)
-    upper = np.full(n_col, inf)
-    if with_z:
-        lower[T] = -inf
-    lp.col_lower_ = lower
-    lp.col_upper_ = upper
-    lp.row_lower_ = np.concatenate((np.full(m, -inf), [1.0]))
-    lp.row_upper_ = np.concatenate((np.asarray(row_upper, dtype=np.float64), [1.0]))
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_ = n_col
-    lp.a_matrix_.num_row_ = m + 1
-    lp.a_matrix_.start_ = start.astype(np.int32)
-    lp.a_matrix_.index_ = rows.astype(np.int32)
-    lp.a_matrix_.value_ = A.T[cols, rows]
-
-    h = quiet_highs(_HIGHS_OPTIONS)
-    if h.passModel(lp) == highspy.HighsStatus.kError:
-        raise RuntimeError("HiGHS rejected the shrinking LP (passModel returned kError)")
-    run_status = h.run()
-    model_status = h.getModelStatus()
-    if model_status == highspy.HighsModelStatus.kOptimal:
-        if run_status == highspy.HighsStatus.kError:  # pragma: no cover - defensive
-            raise RuntimeError("HiGHS reported an optimal model status but an error run status")
-        x = np.asarray(h.getSolution().col_value, dtype=np.float64)
-        return "optimal", x
+    sol = solve_mixture_lp(cost, G, row_upper, with_z=with_z, options=_HIGHS_OPTIONS, what="the shrinking LP")
     # The feasible region is bounded (p lies in the simplex; z is bounded below
     # by G^T p), so "unbounded or infeasible" can only mean infeasible.
-    if model_status in (
-        highspy.HighsModelStatus.kInfeasible,
-        highspy.HighsModelStatus.kUnboundedOrInfeasible,
-    ):
-        return "infeasible", None
-    raise RuntimeError(
-        "HiGHS ended the shrinking LP with unexpected model status "
-        f"{h.modelStatusToString(model_status)!r} ({model_status.name})"
-    )
+    if sol.status == "unbounded":  # pragma: no cover - defensive
+        raise LpSolveError("HiGHS ended the shrinking LP with unexpected model status 'Unbounded'")
+    return sol.status, sol.x
 
 
 def _pow2_scale(a, axis=None):

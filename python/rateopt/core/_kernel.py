@@ -17,7 +17,7 @@ import numpy as np
 
 from .._utils._validation import as_finite_scalar, as_float_vector, as_index_array, as_real_array
 from ..exceptions import NumericalError
-from ._matrix import AtomTable, FeatureMatrix
+from ._matrix import AtomTable, FeatureMatrix, check_finite
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
@@ -195,8 +195,7 @@ def _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights):
     coefs = as_real_array(coefs, "coefs")
     if coefs.ndim != 2 or coefs.shape[0] < 1 or coefs.shape[1] != atoms.n_atoms:
         raise ValueError(f"coefs must have shape (k >= 1, n_atoms = {atoms.n_atoms}), got {coefs.shape}")
-    if not np.all(np.isfinite(coefs)):
-        raise ValueError("coefs holds a non-finite value (NaN or inf)")
+    check_finite(coefs, "coefs")
     k = coefs.shape[0]
     codes = _proxy_codes(proxies, k)
     weights = np.ones(k) if grad_weights is None else as_float_vector(grad_weights, "grad_weights", ("k", k))
@@ -396,9 +395,7 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
     if offsets.ndim != 1:
         raise ValueError(f"offsets must be 1-D, got shape {offsets.shape}")
     offsets = np.ascontiguousarray(offsets, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(offsets))
-    if bad.size:
-        raise ValueError(f"offsets holds a non-finite value (NaN or inf) at position {int(bad[0])}")
+    check_finite(offsets, "offsets")
     ids = as_index_array(offset_ids, "offset_ids", np.int64)
     if ids.shape != (atoms.n_atoms,):
         raise ValueError(f"offset_ids must have shape (n_atoms = {atoms.n_atoms},), got {ids.shape}")

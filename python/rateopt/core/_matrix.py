@@ -48,6 +48,136 @@ def sealed(a, dtype):
     return out if a.ndim == 1 else out.reshape(a.shape)
 
 
+def checked_count(value, name, *, low, not_integer=TypeError):
+    """``value`` as an int in ``[low, 2**31)``: the size of a table the core indexes with int32 ids.
+
+    Parameters
+    ----------
+    value : int
+        The count (a bool is refused).
+    name : str
+        The argument's name in error messages.
+    low : int
+        The smallest count allowed.
+    not_integer : type, default=TypeError
+        The exception raised for a value that is not an integer.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    not_integer
+        If ``value`` is not an integer (or is a bool).
+    ValueError
+        If it is outside ``[low, 2**31)``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise not_integer(f"{name} must be an integer, got {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise not_integer(f"{name} must be an integer, got {value!r}") from None
+    if not low <= value <= np.iinfo(np.int32).max:
+        raise ValueError(f"{name} must be in [{low}, 2**31), got {value}")
+    return value
+
+
+def checked_ids(ids, name, n, *, n_name, kind, at="position"):
+    """Sealed int32 ids in ``[0, n)`` from a 1-D integer array (what was checked is what the core reads).
+
+    Parameters
+    ----------
+    ids : ndarray of int of shape (n_ids,)
+        1-D, of an integer dtype (the caller checks both, with its own messages).
+    name : str
+        The argument's name in error messages ("atoms.indices").
+    n : int
+        The number of ids' targets, < 2**31 (see :func:`checked_count`).
+    n_name : str
+        ``n``'s name in error messages ("n_atoms").
+    kind : str
+        What an id names ("atom"), in error messages.
+    at : str, default="position"
+        What an index of ``ids`` is called in error messages ("row").
+
+    Returns
+    -------
+    ndarray of int32 of shape (n_ids,)
+        Read-only (:func:`sealed`).
+
+    Raises
+    ------
+    ValueError
+        If an id is outside ``[0, n)``; the message names ``name``, the id and its place.
+    """
+    # int32 ids (what compiled tables hold) are sealed as they are; other integer dtypes go through
+    # int64 for the range check, then to the core's int32. Sealed before the check.
+    idx_dtype = np.int32 if ids.dtype == np.int32 else np.int64
+    ids = sealed(np.asarray(ids).astype(idx_dtype, copy=False), idx_dtype)
+    bad = _core.first_out_of_range(ids, n, _check_threads()) if ids.size else -1
+    if bad >= 0:
+        raise ValueError(f"{name} holds {kind} id {int(ids[bad])} at {at} {bad}, outside [0, {n_name}={n})")
+    return ids if ids.dtype == np.int32 else sealed(ids, np.int32)  # in range: ids < n < 2**31
+
+
+def checked_weights(weights, name, *, at="position"):
+    """Sealed float64 weights, each finite and non-negative (what was checked is what the core reads).
+
+    Parameters
+    ----------
+    weights : ndarray of real numbers of shape (n,)
+        1-D (the caller checks the shape and dtype, with its own messages).
+    name : str
+        The argument's name in error messages.
+    at : str, default="position"
+        What an index of ``weights`` is called in error messages ("row").
+
+    Returns
+    -------
+    ndarray of float64 of shape (n,)
+        Read-only (:func:`sealed`).
+
+    Raises
+    ------
+    ValueError
+        If a weight is not finite or is negative; the message names ``name`` and the place.
+    """
+    w = sealed(weights, np.float64)
+    threads = _check_threads()
+    bad = _core.first_nonfinite(w, threads)
+    if bad >= 0:
+        raise ValueError(f"{name} holds a non-finite value at {at} {bad}")
+    bad = _core.first_negative(w, threads)
+    if bad >= 0:
+        raise ValueError(f"{name} holds a negative weight {w[bad]} at {at} {bad}")
+    return w
+
+
+def check_finite(arr, name):
+    """Raise unless every entry of the float array ``arr`` is finite.
+
+    Parameters
+    ----------
+    arr : ndarray of float
+        The array to check (any shape).
+    name : str
+        The argument's name in the error message.
+
+    Raises
+    ------
+    ValueError
+        At the first NaN or inf, naming ``name`` and its place ("at position 3"
+        for a vector, "at index (1, 0)" otherwise).
+    """
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        where = np.unravel_index(int(bad[0]), arr.shape)
+        place = f"position {where[0]}" if arr.ndim == 1 else f"index {tuple(int(i) for i in where)}"
+        raise ValueError(f"{name} holds a non-finite value (NaN or inf) at {place}")
+
+
 def _is_sealed(a, dtype):
     """Whether ``a`` is a C-contiguous ``dtype`` array whose every base is read-only, ending in ``bytes``."""
     if not isinstance(a, np.ndarray) or a.dtype != dtype or not a.flags.c_contiguous:
@@ -352,39 +482,23 @@ class AtomTable:
         # ids and row pointers address memory; the weights are copied too, so the table a kernel reads
         # is the one that was validated, negative weights included).
         indptr = sealed(as_index_array(indptr, "atoms.indptr", np.int64), np.int64)
-        # int32 ids (what compiled tables hold) are copied as they are; other integer dtypes go
-        # through int64 for the range check, then to the core's int32.
         idx_dtype = np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64
-        indices = sealed(as_index_array(indices, "atoms.indices", idx_dtype), idx_dtype)
-        weights = sealed(as_real_array(weights, "atoms.weights"), np.float64)
-        try:
-            n_atoms = operator.index(n_atoms)
-        except TypeError:
-            raise TypeError(f"atoms.n_atoms must be an integer, got {n_atoms!r}") from None
-        if not 0 <= n_atoms <= np.iinfo(np.int32).max:
-            raise ValueError(f"atoms.n_atoms must be in [0, 2**31), got {n_atoms}")
+        indices = as_index_array(indices, "atoms.indices", idx_dtype)
+        weights = as_real_array(weights, "atoms.weights")
+        n_atoms = checked_count(n_atoms, "atoms.n_atoms", low=0)
         if indptr.shape[0] < 2:
             raise ValueError("atoms.indptr must have length n_samples + 1 >= 2")
         if weights.ndim != 1 or weights.shape[0] != indices.shape[0]:
             raise ValueError("atoms.weights must be 1-D with the same length as atoms.indices")
         if indptr[0] != 0 or indptr[-1] != indices.shape[0]:
             raise ValueError("atoms.indptr must start at 0 and end at len(atoms.indices)")
-        threads = _check_threads()
-        bad = _core.first_decrease(indptr, threads)
+        bad = _core.first_decrease(indptr, _check_threads())
         if bad >= 0:
             raise ValueError(f"atoms.indptr decreases at row {bad}")
-        bad = _core.first_out_of_range(indices, n_atoms, threads)
-        if bad >= 0:
-            raise ValueError(f"atoms.indices holds atom id {int(indices[bad])} outside [0, n_atoms={n_atoms})")
-        bad = _core.first_nonfinite(weights, threads)
-        if bad >= 0:
-            raise ValueError(f"atoms.weights holds a non-finite value at position {bad}")
-        bad = _core.first_negative(weights, threads)
-        if bad >= 0:
-            raise ValueError(f"atoms.weights holds a negative weight {weights[bad]} at position {bad}")
+        indices = checked_ids(indices, "atoms.indices", n_atoms, n_name="n_atoms", kind="atom")
+        weights = checked_weights(weights, "atoms.weights")
         self._indptr = indptr
-        # In range: ids < n_atoms < 2**31.
-        self._indices = indices if indices.dtype == np.int32 else sealed(indices, np.int32)
+        self._indices = indices
         self._weights = weights
         self._n_samples = indptr.shape[0] - 1
         self._n_atoms = n_atoms

@@ -11,14 +11,13 @@ made here on every call.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._utils._validation import as_real_array
 from ..exceptions import NumericalError
-from ._matrix import FeatureMatrix, sealed
+from ._matrix import FeatureMatrix, check_finite, checked_count, checked_ids, checked_weights
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
@@ -74,42 +73,19 @@ class ClassCells:
     __slots__ = ("_cells", "_weights", "_n_cells")
 
     def __init__(self, cells, weights, n_cells):
-        if isinstance(n_cells, (bool, np.bool_)):
-            raise ValueError(f"n_cells must be an integer, got {n_cells!r}")
-        try:
-            n_cells = operator.index(n_cells)
-        except TypeError:
-            raise ValueError(f"n_cells must be an integer, got {n_cells!r}") from None
-        if not 1 <= n_cells <= np.iinfo(np.int32).max:
-            raise ValueError(f"n_cells must be in [1, 2**31), got {n_cells}")
+        n_cells = checked_count(n_cells, "n_cells", low=1, not_integer=ValueError)
         ids = np.asarray(cells)
         if ids.ndim != 1:
             raise ValueError(f"cells must be 1-D (n_samples,), got shape {ids.shape}")
         if ids.size and ids.dtype.kind not in "iu":
             raise ValueError(f"cells must hold integers, got dtype {ids.dtype}")
-        # Sealed before the range check, so that what was checked is what the core reads; int32 ids are
-        # copied as they are, other integer dtypes go through int64 for the range check.
-        idx_dtype = np.int32 if ids.dtype == np.int32 else np.int64
-        ids = sealed(ids.astype(idx_dtype, copy=False), idx_dtype)
-        if ids.size:
-            bad = np.flatnonzero((ids < 0) | (ids >= n_cells))
-            if bad.size:
-                raise ValueError(f"cells holds cell id {int(ids[bad[0]])} at row {int(bad[0])}, outside "
-                                 f"[0, n_cells={n_cells})")
         w = np.asarray(weights)
         if w.dtype.kind not in "biuf":
             raise ValueError(f"weights must hold real numbers, got dtype {w.dtype}")
-        w = sealed(w, np.float64)
         if w.shape != ids.shape:
             raise ValueError(f"weights must have shape (n_samples={ids.shape[0]},), got {w.shape}")
-        bad = np.flatnonzero(~np.isfinite(w))
-        if bad.size:
-            raise ValueError(f"weights holds a non-finite value at row {int(bad[0])}")
-        bad = np.flatnonzero(w < 0)
-        if bad.size:
-            raise ValueError(f"weights holds a negative weight {w[bad[0]]} at row {int(bad[0])}")
-        self._cells = sealed(ids, np.int32)  # in range: ids < n_cells < 2**31
-        self._weights = w
+        self._cells = checked_ids(ids, "cells", n_cells, n_name="n_cells", kind="cell", at="row")
+        self._weights = checked_weights(w, "weights", at="row")
         self._n_cells = n_cells
 
     @property
@@ -183,8 +159,7 @@ def _finite_float_array(a, name, shape, spelled):
         raise ValueError(f"{name} must be an array of real numbers of shape {spelled} ({exc})") from None
     if arr.shape != shape:
         raise ValueError(f"{name} must have shape {spelled}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} holds a non-finite value (NaN or inf)")
+    check_finite(arr, name)
     return arr
 
 
