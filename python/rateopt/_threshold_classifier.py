@@ -25,8 +25,8 @@ from ._language._validation import check_weights
 from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule, fit_plugin_rule
 from ._postprocess._rule import ThresholdRule, cell_codes, fit_threshold_rule
+from ._predictors._draws import row_uniforms
 from ._utils._archive import write_archive
-from ._utils._hashing import row_uniforms
 from .exceptions import InfeasibleWarning, RateoptError
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from .goals import objective as objective_on
@@ -102,8 +102,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``predict_proba`` when it exists).
     random_state : int or None, default=None
         Seed of the per-row draws of :meth:`predict` (None means 0). A row's
-        draw is a hash of the seed and the row's content, so a row gets the
-        same decision in any batch.
+        draw is a hash of the seed and the row's id (``row_key``), or of its
+        content (features, or its score or probabilities when given directly)
+        and its occurrence among identical rows of the batch: the same input
+        gives the same decisions, and rows with equal scores draw independently.
 
     Attributes
     ----------
@@ -411,30 +413,34 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
         return np.column_stack([1.0 - p, p])
 
-    def predict(self, X, groups=None):
+    def predict(self, X, groups=None, row_key=None):
         """Predicted labels: a row is positive iff its hashed uniform draw is below its probability.
 
-        The draw is a function of the seed and the row, so a row's label is the
-        same in any batch and order (as rateopt's other stochastic classifiers).
+        The draw follows rateopt's one convention (:mod:`rateopt._predictors._draws`):
+        the same input gives the same labels; with ``row_key`` a row's label is
+        the same in any batch and order.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), or scores of shape (n_samples,)
         groups : DataFrame or dict of arrays, default=None
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (integers or strings) keying the draws. None: keyed on each
+            row's content and its occurrence among identical rows of the batch.
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "rule_")
-        seed = 0 if self.random_state is None else int(self.random_state)
+        seed = self.random_state
         if getattr(self, "plugin_", None) is not None:
             P = self._class_probabilities(X)
-            u = row_uniforms(self._uniform_features(X, P[:, 0]) if self.estimator_ is not None else P, seed)
+            u = row_uniforms(self._uniform_features(X, P[:, 0]) if self.estimator_ is not None else P, seed, row_key)
             return self.classes_[self.plugin_.decisions(P, self._plugin_codes(groups, P.shape[0]), u)]
         s = self._scores(X)
         p = self.rule_.probabilities(s, self._codes(groups, s.shape[0]))
-        u = row_uniforms(self._uniform_features(X, s), seed)
+        u = row_uniforms(self._uniform_features(X, s), seed, row_key)
         return self.classes_[(u < p).astype(np.int64)]
 
     # -- certificates --------------------------------------------------------------------

@@ -468,7 +468,7 @@ class TrainResult:
         Returns
         -------
         ThresholdedMixture
-            ``predict_proba`` gives the probability of a positive decision, shape (n_samples,).
+            ``predict_proba`` gives the probability of each decision, shape (n_samples, 2).
         """
         scorer = self._all_iterates()
         features = {name: ds.X for name, ds in problem.datasets.items()}
@@ -659,7 +659,7 @@ class TrainResult:
             if problem is None:
                 raise ValueError("the feasibility of the thresholded solution needs problem=: the training problem")
             clf = classifier if classifier is not None else self.thresholded(problem, epsilon=epsilon)
-            ev = problem.evaluate({name: clf.predict_proba(problem.datasets[name].X)
+            ev = problem.evaluate({name: clf.predict_proba(problem.datasets[name].X)[:, 1]
                                    for name in problem.compiled.datasets}, kind="probabilities")
             g = np.array([ev.constraints[n] for n in problem.constraint_names])
         elif kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:

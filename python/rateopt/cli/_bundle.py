@@ -83,7 +83,7 @@ class ChainedRule:
         """The base model's scores of the rows."""
         if hasattr(self.base, "decision_function"):
             return self.base.decision_function(X)
-        return self.base.predict_proba(X)
+        return self.base.predict_proba(X)[:, 1]
 
 
 def base_scores(model, X):

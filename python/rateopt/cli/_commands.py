@@ -177,7 +177,7 @@ def _proba(clf, X, groups):
         return clf.rule.predict_proba(clf.scores(X), groups=_rule_groups(clf.rule, groups))[:, 1]
     if isinstance(clf, ThresholdClassifier):
         return clf.predict_proba(_scores_of(X), groups=_rule_groups(clf, groups))[:, 1]
-    return clf.predict_proba(X)
+    return clf.predict_proba(X)[:, 1]
 
 
 def _draw(clf, X, groups, seed):
@@ -321,7 +321,7 @@ def fit(args):
         base = run_game(problem, model, "unconstrained", random_state=args.seed, n_threads=args.threads,
                         **{k: v for k, v in train_params.items() if k not in ("eta_lambda", "update", "lambda_radius")})
         base_clf = base.solution("last")
-        before = {s: _group_table(tables[s], base_clf.predict_proba(tables[s].X)) for s in groups}
+        before = {s: _group_table(tables[s], base_clf.predict_proba(tables[s].X)[:, 1]) for s in groups}
     sweep_points = None
     if args.sweep:
         if not 0 <= args.sweep_goal < len(spec.goals):
@@ -689,7 +689,7 @@ def report(args):
             if enc is None:
                 raise InputError(f"--data needs the model file {stem}.npz next to the result")
             table = load_table(args.data, file_format(args.data), roles, encoding=enc, classes=meta["classes"])
-            groups["data"] = _group_table(table, clf.predict_proba(table.X))
+            groups["data"] = _group_table(table, clf.predict_proba(table.X)[:, 1])
         ctx = dict((stored or {}).get("context", {}))
         rep = build_report(result, solution=kind, epsilon=epsilon, group_rates=groups,
                            seconds=meta.get("training_seconds"), seed=meta.get("seed"),
