@@ -128,7 +128,22 @@ def _ramp(rng, d=4):
     return ro.RampClassifier(0.4 * rng.normal(size=d), 0.1)
 
 
-MIXTURES = {"two-class": _stochastic, "K-class": _multiclass, "ramp": _ramp}
+def _estimator_mixture(rng, d=4):
+    X = rng.normal(size=(300, d))
+    trees = [DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, (X[:, j] > 0).astype(int)) for j in range(3)]
+    return ro.EstimatorMixture(trees, [0.2, 0.5, 0.3], d)
+
+
+def _thresholded(rng, d=4):
+    """Two scoring models, each followed by a randomized threshold rule (two bins: below and above 0)."""
+    from rateopt._postprocess._mixture import ThresholdedMixture
+
+    scorer = ro.StochasticClassifier(rng.normal(size=(2, d)), rng.normal(size=2), [0.5, 0.5])
+    return ThresholdedMixture(scorer, [0.4, 0.6], [0, 2, 4], [-np.inf, 0.0, -np.inf, 0.0], [0.2, 0.7, 0.1, 0.9])
+
+
+MIXTURES = {"two-class": _stochastic, "K-class": _multiclass, "ramp": _ramp, "estimator-mixture": _estimator_mixture,
+            "thresholded": _thresholded}
 
 
 def _classes(clf):
