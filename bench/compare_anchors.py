@@ -167,7 +167,7 @@ class RateoptSystem:
 
     @staticmethod
     def proba(clf, X):
-        return clf.predict_proba(X)
+        return clf.predict_proba(X)[:, 1]
 
     @staticmethod
     def size(clf, n_features):

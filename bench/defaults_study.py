@@ -114,7 +114,7 @@ class AnchorProblem:
     def score(self, clf):
         out = {}
         for name, s in (("train", self.data.train), ("val", self.data.val), ("test", self.data.test)):
-            ev = anchors.shared_evaluate(clf.predict_proba(s.X), s.y, s.groups, self.spec)
+            ev = anchors.shared_evaluate(clf.predict_proba(s.X)[:, 1], s.y, s.groups, self.spec)
             out[name] = (ev["error"], ev["max_violation"])
         return out
 
@@ -147,7 +147,7 @@ class BundleProblem:
     def score(self, clf):
         out = {}
         for name, rows in zip(("train", "val", "test"), self.idx):
-            p = clf.predict_proba(self.bundle.X[rows])
+            p = clf.predict_proba(self.bundle.X[rows])[:, 1]
             ev = self._problem(rows).evaluate(p, kind="probabilities")
             y = np.asarray(self.bundle.y[rows]).astype(bool)
             out[name] = (float(np.mean(np.where(y, 1.0 - p, p))), float(ev.max_violation))

@@ -81,7 +81,7 @@ def training(n, r, n_iter):
     clf = res.solution("m-stochastic")
     out["fit_s"] = time.perf_counter() - t0
     obj, g = res.solution_values("m-stochastic")
-    p = clf.predict_proba(X)
+    p = clf.predict_proba(X)[:, 1]
     out["train_error"] = float(np.mean(np.where(y == 1, 1 - p, p)))
     out["train_error_lp"] = obj
     out["train_max_violation"] = float(max(0.0, g.max()))

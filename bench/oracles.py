@@ -335,7 +335,7 @@ def part_b(datasets: dict, specs: dict, repeats: int, preds: dict) -> dict:
             reps = repeats if spec.data == "adult" else 1
             log(f"(b) {key}: {sysname} ({reps} fit(s)) ...")
             med, samples, (result, clf), loads = timed(fit, reps)
-            p_tr, p_te = clf.predict_proba(data.train.X), clf.predict_proba(data.test.X)
+            p_tr, p_te = clf.predict_proba(data.train.X)[:, 1], clf.predict_proba(data.test.X)[:, 1]
             ev_tr = anchors.shared_evaluate(p_tr, data.train.y, data.train.groups, spec)
             ev_te = anchors.shared_evaluate(p_te, data.test.y, data.test.groups, spec)
             entry[sysname] = {"fit_s": med, "fit_samples_s": samples, "external_cores": loads,
@@ -535,7 +535,7 @@ def part_d(datasets: dict, preds: dict, hedge_iter: int, group_opt_eps: float) -
             else:
                 res = rateopt.group_opt(losses, lambda L: np.max(L, axis=1), oracle, eps=group_opt_eps)
             el = time.perf_counter() - t0
-            p_tr, p_te = res.classifier.predict_proba(Xa_tr), res.classifier.predict_proba(Xa_te)
+            p_tr, p_te = res.classifier.predict_proba(Xa_tr)[:, 1], res.classifier.predict_proba(Xa_te)[:, 1]
             sc = _score_groups(p_tr, p_te, data, g_tr, g_te, values, el)
             diag = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in res.diagnostics.items()
                     if k != "constants"}

@@ -298,8 +298,8 @@ def ramp_point(data, dataset, u, max_iter):
     det, rand = res.classifier("deterministic"), res.classifier("randomized")
     p_det_te = det.predict(data.X_test).astype(np.float64)
     p_det_tr = det.predict(data.X_train).astype(np.float64)
-    p_rand_te = rand.predict_proba(data.X_test)
-    p_rand_tr = rand.predict_proba(data.X_train)
+    p_rand_te = rand.predict_proba(data.X_test)[:, 1]
+    p_rand_tr = rand.predict_proba(data.X_train)[:, 1]
     row = {"u": float(u),
            "det_test_error": error(p_det_te, data.y_test), "det_test_ratio": ratio(p_det_te, data.male_test),
            "rand_test_error": error(p_rand_te, data.y_test), "rand_test_ratio": ratio(p_rand_te, data.male_test),
@@ -324,8 +324,8 @@ def proxy_swap_point(data, dataset, u, n_iter, lam):
                         learning_rate=0.1, random_state=0, **_common.PAPER_SETTINGS)
     fit_s = time.perf_counter() - t0
     clf = res.solution("m-stochastic")
-    p_te = clf.predict_proba(data.X_test)
-    p_tr = clf.predict_proba(data.X_train)
+    p_te = clf.predict_proba(data.X_test)[:, 1]
+    p_tr = clf.predict_proba(data.X_train)[:, 1]
     return {"u": float(u), "test_error": error(p_te, data.y_test), "test_ratio": ratio(p_te, data.male_test),
             "train_error": error(p_tr, data.y_train), "train_ratio": ratio(p_tr, data.male_train), "fit_s": fit_s}
 
@@ -513,7 +513,7 @@ def run_churn(data, targets, *, max_iter=5, log=print):
         fit_s = time.perf_counter() - t0
         det, rand = res.classifier("deterministic"), res.classifier("randomized")
         p_det = {k: det.predict(data.Z[k]).astype(np.float64) for k in parts}
-        p_rand = {k: rand.predict_proba(data.Z[k]) for k in parts}
+        p_rand = {k: rand.predict_proba(data.Z[k])[:, 1] for k in parts}
         row = {"target": float(target), "fit_s": fit_s, "start": res.settings["start"],
                "det_train": churn_measures(data, p_det, ""), "det_test": churn_measures(data, p_det, "_test"),
                "rand_train": churn_measures(data, p_rand, ""), "rand_test": churn_measures(data, p_rand, "_test"),

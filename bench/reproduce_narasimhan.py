@@ -342,7 +342,7 @@ def coco(lr_model, split_data, p_train, p_valid, bound, args, seed):
     clf = c["res"].solution("T-stochastic")
 
     def decide(X, g):
-        return np.asarray(clf.predict_proba(with_group_column(X, g)), dtype=np.float64)
+        return np.asarray(clf.predict_proba(with_group_column(X, g)), dtype=np.float64)[:, 1]
     info = {"eta_lambda": c["eta"], "n_iter": args.n_iter_coco, "valid_objective": c["valid_obj"],
             "valid_violation": c["valid_viol"], "train_objective_library": c["train_obj_library"],
             "train_violation_library": c["train_viol_library"], "support": int(clf.n_models),
@@ -423,7 +423,7 @@ def decider(cand):
         clf = res.solution(cand["kind"])
 
     def decide(X, g):
-        return np.asarray(clf.predict_proba(X), dtype=np.float64)
+        return np.asarray(clf.predict_proba(X), dtype=np.float64)[:, 1]
     return decide
 
 
@@ -461,7 +461,7 @@ def run_split(name, data, group, rows, seed, args, preds):
         bound = ERROR_SLACK * unc_info["train_error"]
         out["error_bound"] = bound
         deciders = {"kld": {}, "f1_parity": {}}
-        d_unc = lambda X, g: unc.predict_proba(X)  # noqa: E731
+        d_unc = lambda X, g: unc.predict_proba(X)[:, 1]  # noqa: E731
         deciders["kld"]["unconstrained"] = deciders["f1_parity"]["unconstrained"] = d_unc
         out["choices"]["kld"]["unconstrained"] = out["choices"]["f1_parity"]["unconstrained"] = unc_info
         # Logistic-regression baselines.

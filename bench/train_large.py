@@ -177,7 +177,7 @@ def run_huge(args):
     # time (StochasticClassifier.predict_proba would hold all (n, n_models) scores at once).
     support = int(clf.n_models) if hasattr(clf, "n_models") else 1
     models = ([(clf.weights_[i], clf.biases_[i], clf.probabilities_[i]) for i in range(support)]
-              if hasattr(clf, "n_models") else [(clf.coef_, clf.intercept_, 1.0)])
+              if hasattr(clf, "n_models") else [(clf.coef_[0], clf.intercept_[0], 1.0)])
     p = np.zeros(n)
     for wk, bk, prob in models:
         p += prob * (rateopt.LinearClassifier(wk, bk).decision_function(X) >= 0)
@@ -265,7 +265,7 @@ def main(argv=None):
     shrink_s = time.perf_counter() - t1
     clf = res.solution("m-stochastic")
     obj, g = res.solution_values("m-stochastic")
-    ev = problem.evaluate(clf.predict_proba(X), kind="probabilities")
+    ev = problem.evaluate(clf.predict_proba(X)[:, 1], kind="probabilities")
     unc = rateopt.train(problem, method="unconstrained", n_iter=n_iter, learning_rate=0.05,
                         proxy=_common.PAPER_SETTINGS["proxy"])
     unc_obj, unc_g = unc.solution_values("last")

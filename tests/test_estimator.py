@@ -138,7 +138,7 @@ def test_deterministic_solution(data):
                                     solution="last", n_iter=200).fit(X, y, groups=groups)
     assert isinstance(est.classifier_, LinearClassifier)
     scores = est.decision_function(X)
-    np.testing.assert_allclose(scores, X.to_numpy() @ est.coef_ + est.intercept_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(scores, X.to_numpy() @ est.coef_[0] + est.intercept_[0], rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(est.predict(X), np.where(scores >= 0, "yes", "no"))
     np.testing.assert_array_equal(est.predict_proba(X)[:, 1], (scores >= 0).astype(float))
 
@@ -374,7 +374,7 @@ def test_groups_as_fit_params_and_through_metadata_routing(data):
 
 
 def test_predict_proba_shape_by_role(data):
-    """The scikit-learn estimator returns (n, 2); the lower-level classifiers the positive class only, (n,)."""
+    """The scikit-learn estimator and the lower-level classifiers return (n, 2): one column per class."""
     X, y, groups, w = data
     Xd = np.ascontiguousarray(X.to_numpy())
     goal = rateopt.goals.equal_opportunity("sex", slack=SLACK)
@@ -383,9 +383,9 @@ def test_predict_proba_shape_by_role(data):
         proba = est.predict_proba(X)
         assert proba.shape == (len(y), 2)
         low = est.classifier_.predict_proba(Xd)
-        assert low.shape == (len(y),)
-        np.testing.assert_array_equal(proba[:, 1], low)
-        np.testing.assert_array_equal(proba[:, 0], 1.0 - low)
+        assert low.shape == (len(y), 2)
+        np.testing.assert_array_equal(proba, low)
+        np.testing.assert_array_equal(proba[:, 0], 1.0 - low[:, 1])
     mixture = rateopt.EstimatorMixture
     from sklearn.tree import DecisionTreeClassifier
 
@@ -394,9 +394,9 @@ def test_predict_proba_shape_by_role(data):
         warnings.simplefilter("ignore", rateopt.exceptions.InfeasibleWarning)
         est.fit(X, y, groups=groups)
     assert isinstance(est.classifier_, mixture)
-    assert est.predict_proba(X).shape == (len(y), 2) and est.classifier_.predict_proba(Xd).shape == (len(y),)
+    assert est.predict_proba(X).shape == (len(y), 2) and est.classifier_.predict_proba(Xd).shape == (len(y), 2)
     ramp = rateopt.RampClassifier(np.ones(3), 0.0)
-    assert ramp.predict_proba(Xd).shape == (len(y),)
+    assert ramp.predict_proba(Xd).shape == (len(y), 2)
 
 
 # --------------------------------------------------------------------------- pandas' nullable dtypes

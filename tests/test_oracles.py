@@ -536,7 +536,7 @@ def test_the_plug_in_oracle_in_the_oracle_lagrangian_meets_theorem_2():
     assert isinstance(clf, rateopt.EstimatorMixture)
     assert all(isinstance(e, oracles.PlugInRule) for e in clf.estimators_)
     # The mixture's expected decisions, counted on the rows, give the reported values.
-    p = clf.predict_proba(X)
+    p = clf.predict_proba(X)[:, 1]
     np.testing.assert_allclose(problem.compiled.atom_rates({"train": p}) @ spec.c0 + spec.const0,
                                res.solution_values("m-stochastic")[0], atol=1e-12)
 

@@ -35,8 +35,8 @@ def test_trajectory_plots_the_records(setup):
 
 def test_group_rates_bars_are_the_table(setup):
     _, _, result, (X, y, g) = setup
-    after = rateopt.group_rates(y, result.solution().predict_proba(X), {"group": g}, as_frame=False)
-    before = rateopt.group_rates(y, result.solution("last").predict_proba(X), {"group": g}, as_frame=False)
+    after = rateopt.group_rates(y, result.solution().predict_proba(X)[:, 1], {"group": g}, as_frame=False)
+    before = rateopt.group_rates(y, result.solution("last").predict_proba(X)[:, 1], {"group": g}, as_frame=False)
     fig = plot.plot_group_rates(after, before, rate="tpr")
     ax = fig.axes[0]
     n = len(after["value"])

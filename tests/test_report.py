@@ -25,8 +25,8 @@ def trained():
 def test_report_values_come_from_the_result_and_the_evaluations(trained):
     result, problem, test, (X, y, g), (Xt, yt, gt) = trained
     clf = result.solution("m-stochastic")
-    ev_test = test.evaluate(clf.predict_proba(Xt), kind="probabilities")
-    groups = {"test": rateopt.group_rates(yt, clf.predict_proba(Xt), {"group": gt}, as_frame=False)}
+    ev_test = test.evaluate(clf.predict_proba(Xt)[:, 1], kind="probabilities")
+    groups = {"test": rateopt.group_rates(yt, clf.predict_proba(Xt)[:, 1], {"group": gt}, as_frame=False)}
     rep = build_report(result, evaluations={"test": ev_test}, group_rates=groups, seconds=1.5, seed=7)
     obj, gvals = result.solution_values("m-stochastic")
     assert list(rep["objective"]) == ["train", "test"]

@@ -76,7 +76,7 @@ def test_train_does_not_depend_on_the_weight_scale(scale):
     np.testing.assert_allclose(big.constraints, ref.constraints, rtol=0, atol=1e-12)
     clf, big_clf = ref.solution(), big.solution()
     np.testing.assert_array_equal(big_clf.predict(X, random_state=1), clf.predict(X, random_state=1))
-    proba = big_clf.predict_proba(X)
+    proba = big_clf.predict_proba(X)[:, 1]
     ev = big_problem.evaluate(proba, kind="probabilities")
     err, cov, _ = numpy_rates(proba, y, group, w)
     assert ev.objective == pytest.approx(err, abs=1e-12)

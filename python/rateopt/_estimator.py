@@ -200,8 +200,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Whether the chosen solution meets the training constraints, which it
         violates and by how much, and the smallest largest violation any
         mixture of the recorded iterates achieves.
-    coef_, intercept_ : ndarray, float
-        Only for deterministic solutions.
+    coef_, intercept_ : ndarray of shape (n_outputs, n_features), (n_outputs,)
+        Only for deterministic solutions: one output for two classes
+        (scikit-learn's convention), one per class for K classes.
 
     Examples
     --------
@@ -423,9 +424,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Probability of each class (for a mixture, over the draw of the support model).
 
-        scikit-learn's convention: one column per class of ``classes_``. (The
-        lower-level classifiers of :mod:`rateopt` -- ``classifier_`` among them --
-        return the positive class's probability only, shape (n_samples,).)
+        scikit-learn's convention: one column per class of ``classes_`` (as
+        every classifier of :mod:`rateopt`, ``classifier_`` among them).
 
         Parameters
         ----------
@@ -437,10 +437,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             Column ``k`` is the probability of ``classes_[k]``; rows sum to 1.
         """
         X = self._validated(X)
-        if getattr(self, "multiclass_", False):
-            return self.classifier_.predict_proba(X)
-        p = self.classifier_.predict_proba(X)
-        return np.column_stack([1.0 - p, p])
+        return self.classifier_.predict_proba(X)
 
     @available_if(_deterministic_solution)
     def decision_function(self, X):

@@ -29,9 +29,9 @@ from ._language._validation import check_weights
 from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule, fit_plugin_rule
 from ._postprocess._rule import ThresholdRule, cell_codes, fit_threshold_rule
+from ._predictors._draws import row_uniforms
 from ._utils._archive import write_archive
 from ._utils._group_columns import split_group_columns
-from ._utils._hashing import row_uniforms
 from .exceptions import InfeasibleWarning, RateoptError
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from .goals import objective as objective_on
@@ -132,8 +132,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``predict_proba`` when it exists).
     random_state : int or None, default=None
         Seed of the per-row draws of :meth:`predict` (None means 0). A row's
-        draw is a hash of the seed and the row's content, so a row gets the
-        same decision in any batch.
+        draw is a hash of the seed and the row's id (``row_key``), or of its
+        content (features, or its score or probabilities when given directly)
+        and its occurrence among identical rows of the batch: the same input
+        gives the same decisions, and rows with equal scores draw independently.
 
     Attributes
     ----------
@@ -380,14 +382,15 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
         return codes
 
-    def _decide(self, X, groups, expected):
+    def _decide(self, X, groups, expected, row_key=None):
         """The rule's decision distribution (n, n_classes), or its drawn class positions (n,)."""
         inputs = self._arity.inputs(self, X)
         codes = self._codes(groups, inputs.shape[0])
         if expected:
             return self.rule_.distribution(inputs, codes)
         seed = 0 if self.random_state is None else int(self.random_state)
-        return self.rule_.decisions(inputs, codes, row_uniforms(self._uniform_features(X, inputs), seed))
+        return self.rule_.decisions(inputs, codes, row_uniforms(self._uniform_features(X, inputs), seed,
+                                                                     row_key))
 
     def predict_proba(self, X, groups=None):
         """Probability of each class: the rule's decision distribution per row.
@@ -407,18 +410,20 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X, groups = self._split_groups(X, groups, predicting=True)
         return self._decide(X, groups, expected=True)
 
-    def predict(self, X, groups=None):
-        """Predicted labels, drawn per row from the rule's decision distribution.
+    def predict(self, X, groups=None, row_key=None):
+        """Predicted labels: a row is positive iff its hashed uniform draw is below its probability.
 
-        A two-class row is positive iff its hashed uniform draw is below its
-        probability; a K-class row's draw picks one rule of the mixture. The
-        draw is a function of the seed and the row, so a row's label is the
-        same in any batch and order (as rateopt's other stochastic classifiers).
+        The draw follows rateopt's one convention (:mod:`rateopt._predictors._draws`):
+        the same input gives the same labels; with ``row_key`` a row's label is
+        the same in any batch and order.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), or scores
         groups : DataFrame or dict of arrays, default=None
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (integers or strings) keying the draws. None: keyed on each
+            row's content and its occurrence among identical rows of the batch.
 
         Returns
         -------
@@ -426,7 +431,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "rule_")
         X, groups = self._split_groups(X, groups, predicting=True)
-        return self.classes_[self._decide(X, groups, expected=False)]
+        return self.classes_[self._decide(X, groups, expected=False, row_key=row_key)]
 
     # -- certificates --------------------------------------------------------------------
 

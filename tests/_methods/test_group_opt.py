@@ -167,7 +167,7 @@ def test_group_opt_and_hedge_against_the_lp_over_every_threshold_pair():
     assert res.value <= opt + 0.2
     assert len(res.probabilities) <= 3  # K + 1
     # The classifier's own expected errors, counted, are the reported losses.
-    p = res.classifier.predict_proba(X)
+    p = res.classifier.predict_proba(X)[:, 1]
     np.testing.assert_allclose([np.mean(np.abs(p[g == v] - y[g == v])) for v in (0, 1)], res.losses, atol=1e-12)
     T = 400
     hedge = G.minimax_group_loss(losses, oracle, n_iter=T)

@@ -332,7 +332,7 @@ def test_randomized_classifier_rates_are_the_ramp_rates(tmp_path):
     res = rateopt.ramp_mm(problem, max_iter=5)
     clf = res.classifier("randomized")
     assert isinstance(clf, rateopt.RampClassifier)
-    p = clf.predict_proba(ds.X)
+    p = clf.predict_proba(ds.X)[:, 1]
     s = ds.X @ res.weights[-1] + res.biases[-1]
     np.testing.assert_array_equal(p, rho(s))
     # exact expected rates: Problem-2 values of the last iterate
@@ -350,7 +350,7 @@ def test_randomized_classifier_rates_are_the_ramp_rates(tmp_path):
     clf.save(path)
     back = rateopt.load(path)
     assert isinstance(back, rateopt.RampClassifier)
-    np.testing.assert_array_equal(back.predict_proba(ds.X), p)
+    np.testing.assert_array_equal(back.predict_proba(ds.X)[:, 1], p)
     np.testing.assert_array_equal(back.predict(ds.X, random_state=3), clf.predict(ds.X, random_state=3))
     det = res.classifier("deterministic")
     np.testing.assert_array_equal(det.predict(ds.X), (s >= 0).astype(int))
@@ -363,7 +363,7 @@ def test_kernel_model_trains_unchanged():
     assert np.all(res.ramp_constraints <= res.settings["feas_tol"])
     assert np.all(np.diff(res.ramp_objectives + res.regularizers) <= 1e-12)
     clf = res.classifier("randomized")
-    ev = problem.evaluate(clf.predict_proba(ds.X), kind="probabilities")
+    ev = problem.evaluate(clf.predict_proba(ds.X)[:, 1], kind="probabilities")
     np.testing.assert_allclose(list(ev.constraints.values()), res.ramp_constraints[-1], atol=1e-9)
 
 
@@ -388,7 +388,7 @@ def test_ramp_result_save_load_keeps_the_ramp_records(tmp_path):
     back = rateopt.load(path)
     _assert_same_ramp_result(back, res, ds.X)
     # what the records are for: Problem 2's values (the randomized rule's exact expected rates)
-    ev = problem.evaluate(back.classifier("randomized").predict_proba(ds.X), kind="probabilities")
+    ev = problem.evaluate(back.classifier("randomized").predict_proba(ds.X)[:, 1], kind="probabilities")
     np.testing.assert_allclose(list(ev.constraints.values()), back.ramp_constraints[-1], atol=1e-12)
     # a plain TrainResult still loads as one
     plain = rateopt.train(problem, method="proxy-swap", n_iter=20)
@@ -509,7 +509,7 @@ def test_guide_ramp_example_runs(capsys):
     assert mm.multipliers[-1, 1] > 0  # the ratio binds
     assert "deterministic: error" in capsys.readouterr().out
     # the randomized rule's expected ratio constraint is the ramp value, by its probabilities
-    p = namespace["randomized"].predict_proba(X)
+    p = namespace["randomized"].predict_proba(X)[:, 1]
     assert ratio.evaluate(p, kind="probabilities").max_violation <= 1e-9
 
 

@@ -1,9 +1,10 @@
-"""Trained classifiers: mixtures, content-keyed sampling, save/load (``rateopt._predictors._linear``).
+"""Trained classifiers: mixtures, row-keyed sampling, save/load (``rateopt._predictors._linear``).
 
 Expected values are independent NumPy computations (decisions ``X @ w + b >= 0``
-and their probability-weighted mean); the sampled decisions are checked for
-batch-independence by predicting shuffled chunks and mapping them back, and
-for their distribution with a binomial tolerance.
+and their probability-weighted mean); ``predict_proba`` is ``[1 - p, p]``. The
+sampled decisions are checked for batch-independence (with ``row_key``, and
+for rows unique in their batch without it) by predicting shuffled chunks and
+mapping them back, and for their distribution with a binomial tolerance.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ def test_predict_proba_is_the_weighted_mean_of_support_decisions():
     clf = random_mixture(rng, k=5)
     X = rng.normal(size=(2000, N_FEATURES))
     expected = clf.probabilities_ @ support_decisions(X, clf)
-    np.testing.assert_allclose(clf.predict_proba(X), expected, rtol=0, atol=1e-15)
-    assert clf.predict_proba(X).shape == (2000,)
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], expected, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(clf.predict_proba(X)[:, 0], 1.0 - clf.predict_proba(X)[:, 1])
+    assert clf.predict_proba(X).shape == (2000, 2)
     np.testing.assert_allclose(clf.scores(X), X @ clf.weights_.T + clf.biases_, rtol=1e-12, atol=1e-12)
 
 
@@ -94,7 +96,7 @@ def test_trained_mixture_predict_proba(trained):
     clf = res.solution("m-stochastic")
     assert clf.n_models == 2
     expected = clf.probabilities_ @ support_decisions(X, clf)
-    np.testing.assert_allclose(clf.predict_proba(X), expected, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], expected, rtol=0, atol=1e-15)
     assert expected.mean() <= 0.3 + 1e-9
 
 
@@ -112,7 +114,7 @@ def test_predict_proba_of_a_uniform_mixture_of_1000_models_lies_in_0_1():
     positives = (X @ W.T + b >= 0).sum(axis=1)  # NumPy count of positive support models per row
     assert (positives == k).sum() >= 200 and (positives == 0).sum() >= 200
     assert ((positives > 0) & (positives < k)).sum() > 50  # the mixed rows are informative
-    proba = clf.predict_proba(X)
+    proba = clf.predict_proba(X)[:, 1]
     assert proba.min() >= 0.0 and proba.max() <= 1.0
     np.testing.assert_array_equal(proba[positives == k], 1.0)
     np.testing.assert_array_equal(proba[positives == 0], 0.0)
@@ -138,7 +140,7 @@ def test_predict_proba_of_every_trained_solution_lies_in_0_1(model, kind):
     res = train(problem, spec, n_iter=1000, record_every=1, eta_lambda=0.5)
     assert res.weights.shape[0] == 1000
     clf = res.solution(kind)
-    proba = clf.predict_proba(X)
+    proba = clf.predict_proba(X)[:, 1]
     assert proba.min() >= 0.0 and proba.max() <= 1.0
     if isinstance(clf, StochasticClassifier):  # independent reference: decisions of the support models
         S = clf.scores(X)
@@ -155,7 +157,7 @@ def test_sampled_decisions_match_predict_proba_in_distribution(random_state):
     rng = np.random.default_rng(1)
     clf = random_mixture(rng, k=3)
     X = rng.normal(size=(20000, N_FEATURES))
-    proba = clf.predict_proba(X)
+    proba = clf.predict_proba(X)[:, 1]
     pred = clf.predict(X, random_state=random_state)
     assert pred.dtype.kind == "i"
     assert set(np.unique(pred)) <= {0, 1}
@@ -193,28 +195,40 @@ def test_predict_is_consistent_per_row_across_batches(fmt):
     clf = random_mixture(rng, k=4)
     X64 = float32_exact(rng, 3000)
     X = as_format(X64, fmt)
+    ids = np.arange(X64.shape[0])
     whole = clf.predict(X, random_state=11)
+    keyed = clf.predict(X, random_state=11, row_key=ids)
+    unique = np.unique(X64, axis=0, return_index=True, return_counts=True)
+    once = np.zeros(X64.shape[0], dtype=bool)
+    once[unique[1][unique[2] == 1]] = True  # rows whose content is unique in the batch
+    assert 0 < once.sum() < X64.shape[0]  # X has repeated rows (all-zero ones) too
     # Shuffled chunks of unequal sizes, mapped back to the original rows.
     perm = rng.permutation(X64.shape[0])
     cuts = np.sort(rng.choice(np.arange(1, X64.shape[0]), size=6, replace=False))
-    out = np.empty_like(whole)
+    out, out_keyed = np.empty_like(whole), np.empty_like(whole)
     for chunk in np.split(perm, cuts):
         out[chunk] = clf.predict(X[chunk], random_state=11)
-    np.testing.assert_array_equal(out, whole)
+        out_keyed[chunk] = clf.predict(X[chunk], random_state=11, row_key=ids[chunk])
+    np.testing.assert_array_equal(out_keyed, keyed)  # with row_key: every row, in any batch and order
+    np.testing.assert_array_equal(out[once], whole[once])  # without: every row unique in the batch
     # Single rows too.
     for i in rng.choice(X64.shape[0], size=20, replace=False):
-        assert clf.predict(X[i:i + 1], random_state=11)[0] == whole[i]
+        assert clf.predict(X[i:i + 1], random_state=11, row_key=ids[i:i + 1])[0] == keyed[i]
+        if once[i]:
+            assert clf.predict(X[i:i + 1], random_state=11)[0] == whole[i]
     # The same values in any layout or precision give the same decisions.
     np.testing.assert_array_equal(whole, clf.predict(X64, random_state=11))
     np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(X64))
 
 
-def test_duplicate_rows_get_the_same_decision():
+def test_duplicate_rows_draw_independently():
     rng = np.random.default_rng(4)
-    clf = random_mixture(rng, k=3)
-    row = rng.normal(size=(1, N_FEATURES))
-    X = np.repeat(row, 50, axis=0)
-    assert len(set(clf.predict(X, random_state=5).tolist())) == 1
+    clf = StochasticClassifier([[1.0] * N_FEATURES, [-1.0] * N_FEATURES], [0.0, 0.0], [0.5, 0.5])
+    X = np.repeat(np.ones((1, N_FEATURES)), 400, axis=0)  # model 0 says positive, model 1 negative
+    pred = clf.predict(X, random_state=5)
+    np.testing.assert_array_equal(clf.predict_proba(X)[:, 1], 0.5)
+    assert abs(pred.sum() - 200) <= 4 * math.sqrt(400 * 0.25)  # binomial(400, 1/2), not all-or-nothing
+    np.testing.assert_array_equal(clf.predict(X, random_state=5), pred)  # the same input, the same decisions
 
 
 def test_csr_with_unsorted_and_explicit_zero_entries():
@@ -254,7 +268,9 @@ def test_linear_classifier(fmt):
     np.testing.assert_allclose(clf.decision_function(X), scores, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(clf.predict(X), (scores >= 0).astype(int))
     np.testing.assert_array_equal(clf.predict(X, random_state=9), clf.predict(X))
-    np.testing.assert_array_equal(clf.predict_proba(X), (scores >= 0).astype(float))
+    np.testing.assert_array_equal(clf.predict_proba(X)[:, 1], (scores >= 0).astype(float))
+    np.testing.assert_array_equal(clf.predict_proba(X)[:, 0], (scores < 0).astype(float))
+    assert clf.coef_.shape == (1, N_FEATURES) and clf.intercept_.shape == (1,)
     # A score of exactly 0 is positive.
     assert LinearClassifier(np.zeros(N_FEATURES), 0.0).predict(X64).min() == 1
 
@@ -273,7 +289,7 @@ def _same_classifier(a, b, X):
     assert type(a) is type(b)
     if isinstance(a, LinearClassifier):
         assert np.array_equal(a.coef_, b.coef_)
-        assert a.intercept_ == b.intercept_
+        assert np.array_equal(a.intercept_, b.intercept_)
         assert np.array_equal(a.decision_function(X), b.decision_function(X))
     else:
         assert np.array_equal(a.weights_, b.weights_)
@@ -570,7 +586,7 @@ def test_a_kernel_model_file_is_validated_at_load(tmp_path, field, change, match
     # Regression: gamma=NaN, landmarks of the wrong width, whitening of the wrong shape
     # or non-finite arrays loaded and failed only at predict time.
     X, meta, arrays = _kernel_model_file(tmp_path)
-    assert load(tmp_path / "kernel.npz").predict_proba(X).shape == (200,)  # the unmodified file loads
+    assert load(tmp_path / "kernel.npz").predict_proba(X).shape == (200, 2)  # the unmodified file loads
     fm = meta["feature_map"]
     if field in ("gamma", "degree", "coef0", "kernel", "dtype"):
         fm[field] = change
@@ -619,7 +635,7 @@ def test_float32_features_are_scored_without_a_float64_copy(kind, monkeypatch):
     time instead, with the same float64 sums as the float64 reference."""
     import tracemalloc
 
-    import rateopt._predictors._linear as C
+    import rateopt._predictors._scoring as C
 
     monkeypatch.setattr(C, "_SCORE_BLOCK_VALUES", 2000)  # many blocks, each far smaller than X
     X = _float32_features(kind)

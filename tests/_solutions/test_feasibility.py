@@ -80,7 +80,7 @@ def test_recall_floor_with_a_coverage_cap_warns_and_reports_the_min_max_violatio
     prevalence = y.mean()
     assert report.achievable_violation >= 0.99 - 1 / (1 + prevalence) - 1e-12
     # The chosen (m-stochastic) solution's values, recounted from its expected decisions.
-    tpr, ppr = expected_rates(res.solution("m-stochastic").predict_proba(X), y)
+    tpr, ppr = expected_rates(res.solution("m-stochastic").predict_proba(X)[:, 1], y)
     np.testing.assert_allclose(list(report.constraint_values.values()), [0.99 - tpr, ppr - 0.01],
                                rtol=0, atol=1e-12)
     assert list(report.violated) == ["tpr[all] >= 0.99", "ppr[all] <= 0.01"]
@@ -113,7 +113,7 @@ def test_contradictory_constraints_warn_and_report_the_min_max_violation():
     assert report.achievable_violation == pytest.approx(z, abs=1e-9)
     # max(0.6 - r, r - 0.4) >= 0.1 for every positive rate r.
     assert report.achievable_violation >= 0.1 - 1e-12
-    r = res.solution().predict_proba(X).mean()
+    r = res.solution().predict_proba(X)[:, 1].mean()
     np.testing.assert_allclose(list(report.constraint_values.values()), [0.6 - r, r - 0.4], rtol=0, atol=1e-12)
     assert set(report.violated) <= {"ppr[all] >= 0.6", "ppr[all] <= 0.4"}
     assert report.violated  # at least one side is violated by >= 0.1
@@ -129,7 +129,7 @@ def test_a_feasible_fit_does_not_warn_and_reports_feasible():
         res = train(problem, n_iter=300, eta_lambda=0.5)
     report = res.feasibility()
     assert report.feasible and report.violated == {} and report.achievable_violation == 0.0
-    ppr = res.solution().predict_proba(X).mean()
+    ppr = res.solution().predict_proba(X)[:, 1].mean()
     assert report.constraint_values["ppr[all] <= 0.3"] == pytest.approx(ppr - 0.3, abs=1e-12)
     assert ppr <= 0.3 + 1e-9
     assert linprog_min_max(res.constraints) <= 1e-9  # the reference agrees: some mixture is feasible
@@ -167,7 +167,7 @@ def test_tolerance_is_relative_to_the_constraint_scale():
     report = res.feasibility()
     name = problem.constraint_names[0]
     assert report.tolerances[name] == pytest.approx(1e-9 * max(1.0, np.abs(res.constraints[:, 0]).max()))
-    count = res.solution().predict_proba(X).sum()
+    count = res.solution().predict_proba(X)[:, 1].sum()
     assert report.constraint_values[name] == pytest.approx(count - 120, abs=1e-9)
     assert report.feasible == (count - 120 <= report.tolerances[name])
 

@@ -24,7 +24,7 @@ def f1_run():
 def test_thresholded_beats_every_iterate_with_its_best_threshold(f1_run):
     X, y, problem, result = f1_run
     mix = result.solution("thresholded", problem=problem, n_bins=None)
-    got = _f1(mix.predict_proba(X), y)  # the expected decisions' F1 (a ratio of expected counts)
+    got = _f1(mix.predict_proba(X)[:, 1], y)  # the expected decisions' F1 (a ratio of expected counts)
     # brute force: every recorded iterate, every threshold on its training scores
     best = 0.0
     for w, b in zip(result.weights, result.biases):
@@ -33,10 +33,10 @@ def test_thresholded_beats_every_iterate_with_its_best_threshold(f1_run):
             best = max(best, _f1((s >= t).astype(float), y))
     assert got >= best - 1e-9
     # and the training F1 the LP reports is the classifier's own
-    assert -problem.evaluate(mix.predict_proba(X), kind="probabilities").objective == pytest.approx(got, abs=1e-9)
+    assert -problem.evaluate(mix.predict_proba(X)[:, 1], kind="probabilities").objective == pytest.approx(got, abs=1e-9)
     # never worse than the m-stochastic mixture as trained
     m = result.solution("m-stochastic")
-    assert got >= -problem.evaluate(m.predict_proba(X), kind="probabilities").objective - 1e-9
+    assert got >= -problem.evaluate(m.predict_proba(X)[:, 1], kind="probabilities").objective - 1e-9
 
 
 def test_thresholded_predictions_are_per_row_draws(f1_run):
@@ -45,7 +45,7 @@ def test_thresholded_predictions_are_per_row_draws(f1_run):
     d = mix.predict(X, random_state=2)
     perm = np.random.default_rng(0).permutation(X.shape[0])
     np.testing.assert_array_equal(mix.predict(X[perm], random_state=2), d[perm])
-    p = mix.predict_proba(X)
+    p = mix.predict_proba(X)[:, 1]
     assert np.all(d[p == 0] == 0) and np.all(d[p == 1] == 1)
 
 

@@ -123,11 +123,11 @@ def test_k2_problem_matches_the_binary_path():
                     datasets=ro.ClassDataset(X, y, groups={"g": g}))
     rb = ro.train(binary, n_iter=500, random_state=0)
     rk = ro.train(k2, n_iter=500, random_state=0)
-    pb = rb.solution().predict_proba(X)
+    pb = rb.solution().predict_proba(X)  # (n, 2) at every level, as pk
     pk = rk.solution().predict_proba(X)
-    eb, ek = binary.evaluate(pb, kind="probabilities"), k2.evaluate(pk)
+    eb, ek = binary.evaluate(pb[:, 1], kind="probabilities"), k2.evaluate(pk)
     # each solution evaluated by the other path's problem gives the same values
-    assert k2.evaluate(np.column_stack([1 - pb, pb])).objective == pytest.approx(eb.objective, abs=1e-12)
+    assert k2.evaluate(pb).objective == pytest.approx(eb.objective, abs=1e-12)
     assert list(binary.evaluate(pk[:, 1], kind="probabilities").constraints.values()) == pytest.approx(
         list(ek.constraints.values()), abs=1e-12)
     assert eb.max_violation <= 1e-9 and ek.max_violation <= 1e-9

@@ -172,7 +172,7 @@ def test_solutions_and_prediction_on_partitions(data, problems):
     Xd = da.from_array(X, chunks=(CHUNK, D))
     np.testing.assert_array_equal(rd.predict(clf, Xd, random_state=3).compute(), clf.predict(X, random_state=3))
     np.testing.assert_allclose(rd.predict(clf, Xd, method="predict_proba").compute(), clf.predict_proba(X))
-    ev, ref = rd.evaluate(pr, clf), pl.evaluate(clf.predict_proba(X), kind="probabilities")
+    ev, ref = rd.evaluate(pr, clf), pl.evaluate(clf.predict_proba(X)[:, 1], kind="probabilities")
     assert ev.objective == pytest.approx(ref.objective, abs=1e-12)
     for name, value in ref.constraints.items():
         assert ev.constraints[name] == pytest.approx(value, abs=1e-12)

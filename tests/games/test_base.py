@@ -212,7 +212,7 @@ def test_mixture_is_the_one_source_of_every_solution():
             obj, g = res.solution_values(kind)
             # Values are the mixture of the iterates' values; the classifier's expected
             # decisions reproduce them through an independent NumPy count.
-            proba = res.solution(kind).predict_proba(X)
+            proba = res.solution(kind).predict_proba(X)[:, 1]
             assert obj == pytest.approx(np.mean(np.abs(proba - y)), abs=1e-12)
             np.testing.assert_allclose(res.solution_atom_rates(kind), res.atom_rates.T @ p, rtol=0, atol=0)
         res.summary(file=io.StringIO())

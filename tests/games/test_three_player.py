@@ -72,7 +72,7 @@ def test_gmean_beats_the_error_minimizer_and_mixtures_are_scored_exactly():
     unc_loss = _gmean_brute((X @ unc.weights[-1] + unc.biases[-1] >= 0).astype(float), y, w)[0]
     res = rateopt.train(rateopt.Problem(objective=metrics.g_mean(ctx)), n_iter=1500, eta_lambda=0.1)
     for kind in ("m-stochastic", "T-stochastic", "best", "last"):
-        proba = res.solution(kind).predict_proba(X)
+        proba = res.solution(kind).predict_proba(X)[:, 1]
         brute = _gmean_brute(proba, y, w)[0]  # psi of the expected rates
         assert res.solution_objective(kind) == pytest.approx(brute, abs=1e-12), kind
     best = res.solution_objective("best")
@@ -94,7 +94,7 @@ def test_kld_under_an_error_budget():
     unc_kld = kld.evaluate(d)
     res = rateopt.train(rateopt.Problem(objective=kld, constraints=[rateopt.error_rate(ctx) <= 1.1 * err]),
                         n_iter=2000, eta_lambda=0.5)
-    proba = res.solution("m-stochastic").predict_proba(X)
+    proba = res.solution("m-stochastic").predict_proba(X)[:, 1]
     assert kld.evaluate(proba, kind="probabilities") == pytest.approx(res.solution_objective(), abs=1e-12)
     assert float(np.sum(w * np.abs(proba - y)) / np.sum(w)) <= 1.1 * err + 1e-9  # the budget holds
     assert res.solution_objective() <= 0.4 * unc_kld, (res.solution_objective(), unc_kld)
@@ -198,7 +198,7 @@ def test_error_under_kl_constraints_on_both_groups():
     res = rateopt.train(problem, n_iter=2000, eta_lambda=0.5)
     assert res.method == "three-player"
     for kind in ("m-stochastic", "exact"):
-        proba = res.solution(kind).predict_proba(X)
+        proba = res.solution(kind).predict_proba(X)[:, 1]
         for k in klds:  # the mixture's own divergence, from its expected decisions
             assert k.evaluate(proba, kind="probabilities") <= 0.01 + 1e-9, kind
         assert res.feasibility(kind).feasible
@@ -215,7 +215,7 @@ def test_f1_objective_beats_the_error_minimizers_f1():
     unc = rateopt.train(rateopt.Problem(objective=rateopt.error_rate(ctx)), method="unconstrained", n_iter=1500)
     unc_f1 = f1.evaluate((X @ unc.weights[-1] + unc.biases[-1] >= 0).astype(float))
     res = rateopt.train(rateopt.Problem(objective=-f1), n_iter=2000, eta_lambda=0.05)
-    proba = res.solution("m-stochastic").predict_proba(X)
+    proba = res.solution("m-stochastic").predict_proba(X)[:, 1]
     got = f1.evaluate(proba, kind="probabilities")
     assert -res.solution_objective("m-stochastic") == pytest.approx(got, abs=1e-12)
     assert got >= unc_f1 + 0.005, (got, unc_f1)
@@ -229,7 +229,7 @@ def test_f1_parity_constraints_are_scored_on_the_mixtures_rates():
     with pytest.warns(rateopt.exceptions.InfeasibleWarning):  # a heuristic game: not met in 300 iterations
         res = rateopt.train(problem, n_iter=300, eta_lambda=0.2)
     for kind in ("m-stochastic", "T-stochastic"):
-        proba = res.solution(kind).predict_proba(X)
+        proba = res.solution(kind).predict_proba(X)[:, 1]
         gap = par.evaluate(proba, kind="probabilities")  # the parity of the mixture, a ratio of expectations
         np.testing.assert_allclose(res.solution_values(kind)[1], [gap - 0.05, -gap - 0.05], atol=1e-12)
 
@@ -265,7 +265,7 @@ def test_results_with_ratio_objectives_metric_sums_and_metric_constraints_round_
         assert back.solution_objective(kind) == res.solution_objective(kind)
         np.testing.assert_array_equal(back.solution(kind).predict_proba(X), res.solution(kind).predict_proba(X))
     # The saved psi still scores mixtures exactly: the loaded F1 is psi of the mixture's expected rates.
-    proba = back.solution("T-stochastic").predict_proba(X)
+    proba = back.solution("T-stochastic").predict_proba(X)[:, 1]
     assert -metrics.f_measure(ds.context()).evaluate(proba, kind="probabilities") == pytest.approx(
         back.solution_objective("T-stochastic"), abs=1e-12)
     np.testing.assert_array_equal(back.val_atom_rates, res.val_atom_rates)
@@ -317,7 +317,7 @@ def test_the_feasibility_report_of_metric_constraints_uses_the_exact_mixture():
         res = rateopt.train(problem, n_iter=300, eta_lambda=0.2)
     report = res.feasibility("m-stochastic")
     assert report.achieved_by == "exact"
-    proba = res.solution("exact").predict_proba(X)
+    proba = res.solution("exact").predict_proba(X)[:, 1]
     gap = par.evaluate(proba, kind="probabilities")  # the exact mixture's own parity, by counting
     exact_violation = max(gap - 0.05, -gap - 0.05)
     assert report.achievable_violation == pytest.approx(max(0.0, exact_violation), abs=1e-12) or (

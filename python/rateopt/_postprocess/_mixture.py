@@ -18,7 +18,7 @@ import numpy as np
 
 from .._predictors._linear import StochasticClassifier, classifier_from_file, map_arrays, map_meta
 from .._utils._archive import write_archive
-from .._utils._hashing import row_uniforms
+from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
 from ._rule import ThresholdRule, bin_edges
@@ -33,8 +33,8 @@ MIXTURE_FORMAT = "rateopt-thresholded-mixture"
 class ThresholdedMixture:
     """A mixture of scoring models, each followed by its own threshold rule.
 
-    ``predict_proba`` returns the probability of a positive decision,
-    shape ``(n_samples,)``, as rateopt's other low-level classifiers.
+    ``predict_proba`` returns the probability of each decision, shape
+    ``(n_samples, 2)``, as rateopt's other classifiers.
 
     Parameters
     ----------
@@ -87,31 +87,34 @@ class ThresholdedMixture:
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray of shape (n_samples, 2)
+            ``[1 - p, p]`` with ``p`` the probability of a positive decision.
         """
-        return self._model_probabilities(X) @ self.mu
+        p = self._model_probabilities(X) @ self.mu
+        return np.column_stack([1.0 - p, p])
 
-    def predict(self, X, random_state=0):
+    def predict(self, X, random_state=0, row_key=None):
         """0/1 decisions: a row draws a model by ``mu``, then its threshold, both from hashes of the row.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         random_state : int, default=0
-            Seed of the per-row draws (a row gets the same decision in any batch).
+            Seed of the per-row draws.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (integers or strings): a row's draws are keyed on its id, so
+            its decision is the same in any batch and order. None: keyed on the
+            row's content and its occurrence among identical rows of the batch
+            (:mod:`rateopt._predictors._draws`).
 
         Returns
         -------
         ndarray of shape (n_samples,) of int64
         """
         P = self._model_probabilities(X)
-        Xr = X if hasattr(X, "tocsr") else np.asarray(X, dtype=np.float64)
-        seed = 0 if random_state is None else int(random_state)
-        u_model = row_uniforms(Xr, seed)
-        u_rule = row_uniforms(Xr, seed + 1)
-        cum = np.cumsum(self.mu)
-        r = np.minimum(np.searchsorted(cum, u_model * cum[-1], side="right"), self.n_models - 1)
-        return (u_rule < P[np.arange(P.shape[0]), r]).astype(np.int64)
+        Xr = X if hasattr(X, "tocsr") else np.asarray(X)
+        r = pick_models(self.mu, row_uniforms(Xr, random_state, row_key))
+        return (row_uniforms(Xr, random_state, row_key, stream=1) < P[np.arange(P.shape[0]), r]).astype(np.int64)
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle); :func:`rateopt.load` reads it back.

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compiler import confusion_counts
+from .._predictors._draws import pick_models
 from .._utils._highs import solve_mixture_lp
 from ..exceptions import RateoptError
 
@@ -81,10 +82,7 @@ class PlugInRule:
     def decisions(self, proba, cells, uniforms) -> np.ndarray:
         """Class positions: each row's rule drawn by its uniform number (``uniforms``, (n,) in [0, 1))."""
         votes = np.stack([plugin_decisions(proba, cells, C) for C in self.costs], axis=1)
-        cdf = np.cumsum(self.probabilities)
-        cdf[-1] = 1.0
-        pick = np.minimum(np.searchsorted(cdf, uniforms, side="right"), len(cdf) - 1)
-        return votes[np.arange(proba.shape[0]), pick]
+        return votes[np.arange(proba.shape[0]), pick_models(self.probabilities, uniforms)]
 
     def distribution(self, proba, cells) -> np.ndarray:
         """The exact decision distribution (n, K) of the mixture."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linear import mixture_draws, mixture_proba
+from ._draws import mixture_draws, mixture_proba
+from ._linear import BINARY_CLASSES
 from .._language._predictions import positive_decisions
 from ..core import FeatureMatrix
 from ..exceptions import RateoptError
@@ -48,10 +49,6 @@ class ConstantClassifier:
 class EstimatorMixture:
     """A mixture of fitted classifiers (0/1 labels); each row is classified by one drawn model.
 
-    ``predict_proba`` returns the positive class's probability only, shape
-    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
-    is :class:`rateopt.RateConstrainedClassifier`'s.
-
     Parameters
     ----------
     estimators : sequence of fitted classifiers
@@ -63,14 +60,16 @@ class EstimatorMixture:
 
     Notes
     -----
-    :meth:`predict_proba` is the exact probability of a positive decision;
-    :meth:`predict` draws the support model of each row keyed on
-    ``random_state`` and the row's content (as :class:`~rateopt.StochasticClassifier`).
+    :meth:`predict_proba` is the exact probability of each decision, shape
+    (n_samples, 2); :meth:`predict` draws the support model of each row as
+    :class:`~rateopt.StochasticClassifier` does (keyed on ``random_state`` and
+    the row's id, or its content and occurrence in the batch).
     Saving needs pickle for arbitrary estimators, which rateopt's model files
     refuse: :meth:`save` raises; keep the estimators with their own format.
     """
 
     kind = "estimator-mixture"
+    classes_ = BINARY_CLASSES
 
     def __init__(self, estimators, probabilities, n_features):
         self.estimators_ = list(estimators)
@@ -99,7 +98,7 @@ class EstimatorMixture:
         return np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
 
     def predict_proba(self, X):
-        """Probability that the mixture labels each row positive (exact; unanimous rows are 0 or 1).
+        """Probability of each decision (exact; unanimous rows are 0 or 1).
 
         Parameters
         ----------
@@ -107,19 +106,21 @@ class EstimatorMixture:
 
         Returns
         -------
-        ndarray of shape (n_samples,)
-            The positive class's probability only (not scikit-learn's two columns).
+        ndarray of shape (n_samples, 2)
+            ``[1 - p, p]`` with ``p`` the probability of a positive decision.
         """
-        return mixture_proba(self.decisions(X) > 0, self.probabilities_)
+        return mixture_proba((self.decisions(X) > 0).astype(np.int64), self.probabilities_, 2)
 
-    def predict(self, X, random_state=0):
+    def predict(self, X, random_state=0, row_key=None):
         """Sampled 0/1 decisions, one support model drawn per row.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         random_state : int, default=0
-            Key of the draw (with the row's content).
+            Seed of the draws.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (see :meth:`StochasticClassifier.predict`).
 
         Returns
         -------
@@ -127,7 +128,7 @@ class EstimatorMixture:
         """
         Xm = self._features(X)
         D = np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
-        return mixture_draws(D > 0, self.probabilities_, Xm, random_state)
+        return mixture_draws((D > 0).astype(np.int64), self.probabilities_, Xm.data, random_state, row_key)
 
     def save(self, path):
         """Refused: rateopt's model files hold no pickle, and arbitrary estimators need it.

@@ -1,4 +1,4 @@
-"""Trained classifiers: deterministic linear models and stochastic mixtures.
+"""Two-class classifiers: deterministic linear models, their stochastic mixtures, and the ramp rule.
 
 A rate-constrained training run ends with either one model (the last or the
 best iterate) or a *mixture* of models (m-stochastic, T-stochastic): the
@@ -6,102 +6,57 @@ mixture classifies each example with one support model drawn with the mixture's
 probabilities. Its expected rates are the probability-weighted rates of the
 support models, which is what the constraints were met for.
 
-Both kinds save to a single ``.npz`` file holding NumPy arrays and one JSON
-metadata entry; nothing is pickled (``rateopt.load``, :mod:`rateopt._io`).
+Every classifier here follows rateopt's one convention (shared with
+:class:`~rateopt.MulticlassClassifier`): ``predict_proba`` is (n_samples,
+n_classes) (here ``[P(0), P(1)]``), ``coef_`` is (n_outputs, n_features) and
+``intercept_`` (n_outputs,) (here one output), scores come from
+:mod:`._scoring`, draws from :mod:`._draws` (``predict(X, random_state=...,
+row_key=None)``) and files from :mod:`._archive`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._utils._archive import damaged, meta_number, real_array, write_archive
-from .._utils._hashing import row_uniforms
-from .._utils._validation import check_seed
-from ..core import FeatureMatrix
+from .._utils._archive import damaged
 from ..exceptions import RateoptError
-from ._nystroem import KERNELS, NystroemMap
+from ._archive import feature_map_from_file, map_arrays, map_meta, read_model, write_model
+from ._draws import check_row_key, mixture_draws, mixture_proba, row_uniforms
+from ._scoring import linear_scores, raw_features
 
-__all__ = ["LinearClassifier", "StochasticClassifier", "RampClassifier", "FORMAT_NAME", "classifier_from_file",
-           "feature_map_from_file"]
+__all__ = ["LinearClassifier", "StochasticClassifier", "RampClassifier", "FORMAT_NAME", "BINARY_CLASSES",
+           "classifier_from_file", "feature_map_from_file", "map_meta", "map_arrays"]
 
 #: The format name of a saved classifier (``rateopt.load`` reads it).
 FORMAT_NAME = "rateopt-model"
 
-
-def _raw_features(X, n_features, feature_map):
-    """Validate X against the model's raw input width; returns the FeatureMatrix."""
-    Xm = FeatureMatrix(X)
-    want = feature_map.n_features_in_ if feature_map is not None else n_features
-    if Xm.n_features != want:
-        raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {want}")
-    return Xm
+#: The class labels of rateopt's two-class classifiers: column ``k`` of ``predict_proba`` is class ``k``.
+BINARY_CLASSES = np.array([0, 1])
 
 
-def _scores(Xm, weights, biases, feature_map=None):
-    """(n_samples, n_models) scores in float64.
-
-    For a kernel model the features are streamed: one chunk of kernel values
-    exists at a time.
-    """
-    W = np.asarray(weights, dtype=np.float64)
-    if feature_map is None:
-        if Xm.dtype == np.float64:
-            return np.asarray(Xm.data @ W.T, dtype=np.float64) + biases
-        # float32 X times float64 weights: NumPy and scipy upcast the whole of X
-        # to float64 first (a second, twice larger copy of the data); score a
-        # bounded block of rows at a time instead (same float64 sums per row).
-        S = np.empty((Xm.n_samples, W.shape[0]))
-        for start, stop in _row_blocks(Xm):
-            S[start:stop] = Xm.data[start:stop] @ W.T
-        return S + biases
-    S = np.empty((Xm.n_samples, W.shape[0]))
-    Wphi = feature_map.whitening @ W.T  # fold the whitening into the weights: K @ (U s^-1/2 W^T)
-    for start, stop, K in feature_map.iter_kernel_chunks(Xm):
-        S[start:stop] = K @ Wphi
-    return S + biases
-
-
-#: Stored values per block when float32 features are scored (a float64 copy of one block exists at a time).
-_SCORE_BLOCK_VALUES = 1 << 22
-
-
-def _row_blocks(Xm):
-    """``(start, stop)`` row ranges of about :data:`_SCORE_BLOCK_VALUES` stored values each."""
-    stored = Xm.data.nnz if Xm.is_sparse else Xm.n_samples * Xm.n_features
-    step = max(1, int(_SCORE_BLOCK_VALUES * Xm.n_samples // max(1, stored)))
-    return [(s, min(Xm.n_samples, s + step)) for s in range(0, Xm.n_samples, step)]
-
-
-def map_meta(feature_map):
-    """The JSON part of a saved kernel feature map (None for a linear model)."""
-    return None if feature_map is None else feature_map.params()
-
-
-def map_arrays(feature_map):
-    """The arrays of a saved kernel feature map (none for a linear model)."""
-    if feature_map is None:
-        return {}
-    return {"landmarks": feature_map.landmarks, "whitening": feature_map.whitening}
+def _two_columns(p):
+    """``[1 - p, p]``: the (n_samples, 2) decision distribution of a positive-decision probability."""
+    return np.column_stack([1.0 - p, p])
 
 
 class LinearClassifier:
     """A deterministic linear classifier: positive iff ``x . coef + intercept >= 0``.
 
-    ``predict_proba`` returns the positive class's probability only, shape
-    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
-    is :class:`rateopt.RateConstrainedClassifier`'s.
-
     Parameters
     ----------
-    coef : array-like of shape (n_features,)
+    coef : array-like of shape (n_features,) or (1, n_features)
         Weights.
-    intercept : float, default=0.0
+    intercept : float or array-like of shape (1,), default=0.0
         Bias.
+    feature_map : NystroemMap, default=None
+        The kernel feature map of a kernel model.
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-    intercept_ : float
+    coef_ : ndarray of shape (1, n_features)
+        The weights (one output, scikit-learn's binary convention).
+    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray ``[0, 1]``
     n_features_in_ : int
 
     Examples
@@ -111,19 +66,24 @@ class LinearClassifier:
     >>> clf = LinearClassifier([1.0, -1.0], 0.0)
     >>> clf.predict(np.array([[2.0, 1.0], [0.0, 3.0]])).tolist()
     [1, 0]
+    >>> clf.predict_proba(np.array([[2.0, 1.0]])).tolist()
+    [[0.0, 1.0]]
     """
 
     kind = "deterministic"
+    classes_ = BINARY_CLASSES
 
     def __init__(self, coef, intercept=0.0, feature_map=None):
-        self.coef_ = np.array(coef, dtype=np.float64).reshape(-1)
-        self.intercept_ = float(intercept)
-        if not (np.all(np.isfinite(self.coef_)) and np.isfinite(self.intercept_)):
+        self.coef_ = np.array(coef, dtype=np.float64).reshape(1, -1)
+        self.intercept_ = np.array(intercept, dtype=np.float64).reshape(-1)
+        if self.intercept_.shape != (1,):
+            raise ValueError(f"intercept must be one number, got shape {np.shape(intercept)}")
+        if not (np.all(np.isfinite(self.coef_)) and np.all(np.isfinite(self.intercept_))):
             raise ValueError("coef and intercept must be finite")
         self.feature_map = feature_map
-        if feature_map is not None and feature_map.n_components_ != self.coef_.shape[0]:
+        if feature_map is not None and feature_map.n_components_ != self.coef_.shape[1]:
             raise ValueError("coef must have one weight per kernel feature")
-        self.n_features_in_ = self.coef_.shape[0] if feature_map is None else feature_map.n_features_in_
+        self.n_features_in_ = self.coef_.shape[1] if feature_map is None else feature_map.n_features_in_
 
     def decision_function(self, X):
         """Compute the scores ``s = x . coef + intercept``.
@@ -138,10 +98,10 @@ class LinearClassifier:
         ndarray of shape (n_samples,)
             The scores.
         """
-        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
-        return _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0]
+        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        return linear_scores(Xm, self.coef_, self.intercept_, self.feature_map)[:, 0]
 
-    def predict(self, X, random_state=None):
+    def predict(self, X, random_state=None, row_key=None):
         """0/1 decisions (1 iff the score is >= 0). ``random_state`` is ignored.
 
         Parameters
@@ -149,15 +109,19 @@ class LinearClassifier:
         X : array-like or sparse matrix of shape (n_samples, n_features)
         random_state : ignored
             Accepted so deterministic and stochastic classifiers share a signature.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (checked, otherwise unused: the decisions draw nothing).
 
         Returns
         -------
         ndarray of int of shape (n_samples,)
         """
-        return (self.decision_function(X) >= 0).astype(np.int64)
+        d = (self.decision_function(X) >= 0).astype(np.int64)
+        check_row_key(row_key, d.shape[0])
+        return d
 
     def predict_proba(self, X):
-        """Probability of a positive decision (0 or 1 for a deterministic model).
+        """Probability of each decision (0 or 1 for a deterministic model).
 
         Parameters
         ----------
@@ -165,10 +129,10 @@ class LinearClassifier:
 
         Returns
         -------
-        ndarray of shape (n_samples,)
-            The positive class's probability only (not scikit-learn's two columns).
+        ndarray of shape (n_samples, 2)
+            Column ``k`` is the probability of decision ``k`` (``[:, 1]``: the positive one).
         """
-        return self.predict(X).astype(np.float64)
+        return _two_columns(self.predict(X).astype(np.float64))
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`.
@@ -178,9 +142,8 @@ class LinearClassifier:
         path : str or os.PathLike
             The file to write.
         """
-        meta = {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": map_meta(self.feature_map)}
-        write_archive(path, meta, {"weights": self.coef_[None, :], "biases": np.array([self.intercept_]),
-                                   "probabilities": np.ones(1), **map_arrays(self.feature_map)}, FORMAT_NAME)
+        write_model(path, {"kind": self.kind}, self.coef_, self.intercept_, np.ones(1), self.feature_map,
+                    FORMAT_NAME)
 
     def __repr__(self):
         return f"LinearClassifier(n_features={self.n_features_in_})"
@@ -188,10 +151,6 @@ class LinearClassifier:
 
 class StochasticClassifier:
     """A mixture of linear models; each example is classified by one drawn model.
-
-    ``predict_proba`` returns the positive class's probability only, shape
-    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
-    is :class:`rateopt.RateConstrainedClassifier`'s.
 
     Parameters
     ----------
@@ -201,21 +160,28 @@ class StochasticClassifier:
         Their intercepts.
     probabilities : array-like of shape (n_models,)
         Mixture probabilities (non-negative, summing to 1).
+    feature_map : NystroemMap, default=None
+        The kernel feature map of a kernel model.
 
     Attributes
     ----------
     weights_, biases_, probabilities_ : ndarray
+    classes_ : ndarray ``[0, 1]``
     n_features_in_ : int
 
     Notes
     -----
     :meth:`predict` draws the support model of each row from a uniform number
-    keyed on ``random_state`` and a hash of the row's content, so a row gets
-    the same decision whatever batch, order or sparse/dense layout it arrives in.
-    :meth:`predict_proba` is the exact probability of a positive decision.
+    keyed on ``random_state`` and either the row's id (``row_key``) or the
+    row's content and its occurrence among identical rows of the batch
+    (:mod:`rateopt._predictors._draws`): the same input gives the same
+    decisions, identical rows get independent draws, and with ``row_key`` a
+    row gets the same decision in any batch and order.
+    :meth:`predict_proba` is the exact probability of each decision.
     """
 
     kind = "stochastic"
+    classes_ = BINARY_CLASSES
 
     def __init__(self, weights, biases, probabilities, feature_map=None):
         W = np.array(weights, dtype=np.float64)
@@ -243,11 +209,11 @@ class StochasticClassifier:
 
     def scores(self, X):
         """Every support model's scores, shape (n_samples, n_models)."""
-        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
-        return _scores(Xm, self.weights_, self.biases_, self.feature_map)
+        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        return linear_scores(Xm, self.weights_, self.biases_, self.feature_map)
 
     def predict_proba(self, X):
-        """Probability that the mixture labels each row positive.
+        """Probability of each decision, over the draw of the support model.
 
         Parameters
         ----------
@@ -256,10 +222,10 @@ class StochasticClassifier:
 
         Returns
         -------
-        ndarray of shape (n_samples,)
-            The positive class's probability only (not scikit-learn's two
-            columns), in [0, 1]: exactly 1 (0) where every model of positive
-            probability says positive (negative).
+        ndarray of shape (n_samples, 2)
+            ``[1 - p, p]`` with ``p`` the probability of a positive decision,
+            in [0, 1]: exactly 1 (0) where every model of positive probability
+            says positive (negative).
 
         Notes
         -----
@@ -268,83 +234,36 @@ class StochasticClassifier:
         sum is clipped to [0, 1] and rows on which the support is unanimous get
         exactly 0 or 1.
         """
-        return mixture_proba(self.scores(X) >= 0, self.probabilities_)
+        return mixture_proba((self.scores(X) >= 0).astype(np.int64), self.probabilities_, 2)
 
-    def predict(self, X, random_state=0):
+    def predict(self, X, random_state=0, row_key=None):
         """Sampled 0/1 decisions, one support model drawn per row.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         random_state : int, default=0
-            Key of the draw. The draw for a row depends only on this key and the
-            row's content.
+            Seed of the draws.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (integers or strings): a row's draw is keyed on its id, so
+            its decision is the same in any batch and order. None: keyed on the
+            row's content and its occurrence among identical rows of the batch.
 
         Returns
         -------
         ndarray of int of shape (n_samples,)
         """
-        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
-        S = _scores(Xm, self.weights_, self.biases_, self.feature_map)
-        return mixture_draws(S >= 0, self.probabilities_, Xm, random_state)
+        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        S = linear_scores(Xm, self.weights_, self.biases_, self.feature_map)
+        return mixture_draws((S >= 0).astype(np.int64), self.probabilities_, Xm.data, random_state, row_key)
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
-        meta = {"kind": self.kind, "n_features": self.n_features_in_, "feature_map": map_meta(self.feature_map)}
-        write_archive(path, meta, {"weights": self.weights_, "biases": self.biases_,
-                                   "probabilities": self.probabilities_, **map_arrays(self.feature_map)}, FORMAT_NAME)
+        write_model(path, {"kind": self.kind}, self.weights_, self.biases_, self.probabilities_, self.feature_map,
+                    FORMAT_NAME)
 
     def __repr__(self):
         return f"StochasticClassifier(n_models={self.n_models}, n_features={self.n_features_in_})"
-
-
-def mixture_proba(positive, probabilities):
-    """Exact probability of a positive decision of a mixture, from every support model's decisions.
-
-    Parameters
-    ----------
-    positive : ndarray of bool of shape (n_samples, n_models)
-    probabilities : ndarray of shape (n_models,)
-
-    Returns
-    -------
-    ndarray of shape (n_samples,)
-        Clipped to [0, 1]; exactly 1 (0) where every model of positive
-        probability says positive (negative): 1000 models of probability
-        1/1000 sum to 1.0000000000000007.
-    """
-    p = np.clip(positive @ probabilities, 0.0, 1.0)
-    support = positive[:, probabilities > 0]
-    p[support.all(axis=1)] = 1.0
-    p[~support.any(axis=1)] = 0.0
-    return p
-
-
-def mixture_draws(positive, probabilities, Xm, random_state):
-    """Each row's decision by one support model, drawn from a uniform keyed on the row and the seed.
-
-    Parameters
-    ----------
-    positive : ndarray of bool of shape (n_samples, n_models)
-    probabilities : ndarray of shape (n_models,)
-    Xm : FeatureMatrix
-        The validated rows (their content keys the draws).
-    random_state : int or None
-
-    Returns
-    -------
-    ndarray of int of shape (n_samples,)
-    """
-    u = row_uniforms(Xm.data, _seed(random_state))
-    cdf = np.cumsum(probabilities)
-    cdf[-1] = 1.0
-    pick = np.minimum(np.searchsorted(cdf, u, side="right"), probabilities.shape[0] - 1)
-    return positive[np.arange(positive.shape[0]), pick].astype(np.int64)
-
-
-def _seed(random_state):
-    seed = check_seed("random_state", random_state)
-    return 0 if seed is None else seed
 
 
 def classifier_from_file(meta, arrays, path):
@@ -352,29 +271,8 @@ def classifier_from_file(meta, arrays, path):
     kind = meta.get("kind")
     if kind not in ("deterministic", "stochastic", "ramp-randomized"):
         raise RateoptError(f"{path!r} holds an unknown classifier kind {kind!r}")
-    n_features = meta.get("n_features")
-    if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
-        raise damaged(path, "metadata.n_features", f"is {n_features!r}, expected an integer >= 1")
-    W = real_array(arrays, "weights", 2, path)
-    if W.shape[0] < 1:
-        raise damaged(path, "weights", "holds no model")
+    W, b, p, fmap = read_model(meta, arrays, path, 2)
     n_models = W.shape[0]
-    b = real_array(arrays, "biases", 1, path)
-    p = real_array(arrays, "probabilities", 1, path)
-    for name, a in (("biases", b), ("probabilities", p)):
-        if a.shape[0] != n_models:
-            raise damaged(path, name, f"has {a.shape[0]} entries for {n_models} models (rows of 'weights')")
-    fmap = feature_map_from_file(meta.get("feature_map"), arrays, path)
-    if fmap is None:
-        if W.shape[1] != n_features:
-            raise damaged(path, "weights", f"has {W.shape[1]} columns but metadata.n_features is {n_features}")
-    else:
-        if fmap.n_features_in_ != n_features:
-            raise damaged(path, "landmarks", f"has {fmap.n_features_in_} columns but metadata.n_features is "
-                                              f"{n_features}")
-        if W.shape[1] != fmap.n_components_:
-            raise damaged(path, "weights", f"has {W.shape[1]} columns but the kernel model has "
-                                            f"{fmap.n_components_} features (columns of 'whitening')")
     if kind in ("deterministic", "ramp-randomized"):
         if n_models != 1:
             raise damaged(path, "weights", f"holds {n_models} models; a {kind} classifier has one")
@@ -387,44 +285,12 @@ def classifier_from_file(meta, arrays, path):
     return StochasticClassifier(W, b, p, feature_map=fmap)
 
 
-def feature_map_from_file(meta, arrays, path):
-    """The kernel feature map a file describes (None for a linear model; every field validated)."""
-    if meta is None:
-        for name in ("landmarks", "whitening"):
-            if name in arrays:
-                raise damaged(path, name, "is present but the metadata describe no kernel model")
-        return None
-    where = "metadata.feature_map"
-    if not isinstance(meta, dict) or meta.get("kind") != "nystroem":
-        raise damaged(path, where, f"is {meta!r}, expected a Nystroem kernel map")
-    if meta.get("kernel") not in KERNELS:
-        raise damaged(path, f"{where}.kernel", f"is {meta.get('kernel')!r}, expected one of {tuple(KERNELS)}")
-    gamma = meta_number(meta, "gamma", path, where=where, minimum=0.0, strict=True)
-    degree = meta_number(meta, "degree", path, where=where, minimum=0.0)
-    coef0 = meta_number(meta, "coef0", path, where=where)
-    dtype = meta.get("dtype", "float32")
-    if dtype not in ("float32", "float64"):
-        raise damaged(path, f"{where}.dtype", f"is {dtype!r}, expected 'float32' or 'float64'")
-    B = real_array(arrays, "landmarks", 2, path)
-    Wh = real_array(arrays, "whitening", 2, path)
-    if B.shape[0] < 1 or B.shape[1] < 1:
-        raise damaged(path, "landmarks", f"has shape {B.shape}, expected at least one landmark and one feature")
-    if Wh.shape[0] != B.shape[0] or Wh.shape[1] < 1:
-        raise damaged(path, "whitening", f"has shape {Wh.shape}, expected ({B.shape[0]}, n_components) "
-                                          "(one row per landmark)")
-    return NystroemMap(meta["kernel"], gamma, degree, coef0, B, Wh, np.dtype(dtype))
-
-
 class RampClassifier(LinearClassifier):
     """Seed 004's randomized rule: a linear score, positive with probability ``clip(1/2 + s, 0, 1)``.
 
     The expected rates of this classifier on a dataset are the ramp rates of
     its score (:func:`rateopt.core.ramp_rates`), so a model meeting ramp-loss
     constraints (:func:`rateopt.ramp_mm`) meets them in expectation exactly.
-
-    ``predict_proba`` returns the positive class's probability only, shape
-    (n_samples,) (a decision rule's convention); scikit-learn's (n_samples, 2)
-    is :class:`rateopt.RateConstrainedClassifier`'s.
 
     Parameters
     ----------
@@ -437,9 +303,9 @@ class RampClassifier(LinearClassifier):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
+    coef_ : ndarray of shape (1, n_features)
         The weights.
-    intercept_ : float
+    intercept_ : ndarray of shape (1,)
         The bias.
     n_features_in_ : int
         The raw input width.
@@ -447,17 +313,16 @@ class RampClassifier(LinearClassifier):
     Notes
     -----
     :meth:`predict` draws each row's decision from the uniform number
-    :class:`StochasticClassifier` uses (keyed on ``random_state`` and the row's
-    content): positive iff ``u < clip(1/2 + s, 0, 1)``, so a row gets the same
-    decision in any batch, order or layout, and :meth:`predict_proba` is its
-    exact probability.
+    :class:`StochasticClassifier` uses (keyed on ``random_state`` and the
+    row's id, or its content and occurrence in the batch): positive iff
+    ``u < clip(1/2 + s, 0, 1)``; :meth:`predict_proba` is its exact probability.
 
     Examples
     --------
     >>> import numpy as np
     >>> from rateopt import RampClassifier
     >>> clf = RampClassifier([1.0], 0.0)
-    >>> clf.predict_proba(np.array([[-1.0], [0.25], [2.0]])).tolist()
+    >>> clf.predict_proba(np.array([[-1.0], [0.25], [2.0]]))[:, 1].tolist()
     [0.0, 0.75, 1.0]
     """
 
@@ -473,13 +338,12 @@ class RampClassifier(LinearClassifier):
 
         Returns
         -------
-        ndarray of shape (n_samples,)
-            The positive class's probability only (not scikit-learn's two
-            columns), in [0, 1].
+        ndarray of shape (n_samples, 2)
+            ``[1 - p, p]`` with ``p = clip(1/2 + s, 0, 1)``.
         """
-        return np.clip(0.5 + self.decision_function(X), 0.0, 1.0)
+        return _two_columns(np.clip(0.5 + self.decision_function(X), 0.0, 1.0))
 
-    def predict(self, X, random_state=0):
+    def predict(self, X, random_state=0, row_key=None):
         """Sampled 0/1 decisions: positive iff the row's uniform number is below its probability.
 
         Parameters
@@ -487,17 +351,18 @@ class RampClassifier(LinearClassifier):
         X : array-like or sparse matrix of shape (n_samples, n_features)
             The rows to classify.
         random_state : int, default=0
-            Key of the draw; a row's draw depends only on this key and its content.
+            Seed of the draws.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (see :meth:`StochasticClassifier.predict`).
 
         Returns
         -------
         ndarray of int of shape (n_samples,)
             The decisions.
         """
-        Xm = _raw_features(X, self.n_features_in_, self.feature_map)
-        p = np.clip(0.5 + _scores(Xm, self.coef_[None, :], np.array([self.intercept_]), self.feature_map)[:, 0],
-                    0.0, 1.0)
-        return (row_uniforms(Xm.data, _seed(random_state)) < p).astype(np.int64)
+        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        p = np.clip(0.5 + linear_scores(Xm, self.coef_, self.intercept_, self.feature_map)[:, 0], 0.0, 1.0)
+        return (row_uniforms(Xm.data, random_state, row_key) < p).astype(np.int64)
 
     def __repr__(self):
         return f"RampClassifier(n_features={self.n_features_in_})"

@@ -5,43 +5,30 @@ A :class:`MulticlassClassifier` holds ``T >= 1`` multinomial linear models
 kernel model's Nystroem features when it has a feature map) and mixture
 probabilities over them. Each model predicts the class of its largest score
 (the lowest class position on ties). With one model the classifier is
-deterministic; with several, each row is classified by one model drawn from a
-uniform number keyed on the row's content and ``random_state`` (the same row
-gets the same model in any batch), and :meth:`~MulticlassClassifier.predict_proba`
-is the exact decision distribution ``sum_t p_t onehot(argmax_k s_tk(x))``.
+deterministic; with several, each row is classified by one model drawn by
+rateopt's one draw convention (:mod:`._draws`: keyed on ``random_state`` and
+the row's id, or its content and occurrence in the batch), and
+:meth:`~MulticlassClassifier.predict_proba` is the exact decision distribution
+``sum_t p_t onehot(argmax_k s_tk(x))``.
 
-The scores of all ``T x K`` columns come from one pass of the core
-(:func:`rateopt.core.multiclass_scores`); a kernel model's are computed one
-chunk of kernel values at a time, without its whole feature matrix.
+The scores of all ``T x K`` columns come from the shared scorer
+(:mod:`._scoring`, one product with the stacked weights; a kernel model's one
+chunk of kernel values at a time), and files from :mod:`._archive`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import core
-from .._utils._archive import damaged, real_array, write_archive
-from .._utils._hashing import row_uniforms
-from .._utils._validation import check_seed
-from ..core import FeatureMatrix
-from ..exceptions import RateoptError
-from ._linear import feature_map_from_file, map_arrays, map_meta
+from .._utils._archive import damaged
+from ._archive import class_labels_meta, read_model, write_model
+from ._draws import check_row_key, mixture_draws, mixture_proba
+from ._scoring import linear_scores, raw_features
 
 __all__ = ["MulticlassClassifier", "MULTICLASS_FORMAT", "multiclass_classifier_from_file", "class_labels_meta"]
 
 #: The format name of a saved K-class classifier (``rateopt.load`` reads it).
 MULTICLASS_FORMAT = "rateopt-multiclass-model"
-
-
-def class_labels_meta(classes) -> list:
-    """The class labels as JSON values (numbers, strings, booleans), for a file's metadata."""
-    out = []
-    for c in np.asarray(classes).tolist():
-        if not isinstance(c, (bool, int, float, str)):
-            raise RateoptError(f"cannot save class label {c!r} of type {type(c).__name__}: labels must be "
-                               "numbers, strings or booleans")
-        out.append(c)
-    return out
 
 
 class MulticlassClassifier:
@@ -99,8 +86,8 @@ class MulticlassClassifier:
         self.feature_map = feature_map
         self.n_models, self.n_classes = W.shape[0], W.shape[1]
         self.n_features_in_ = W.shape[2] if feature_map is None else feature_map.n_features_in_
-        # the (n_features, n_models * n_classes) layout of the core's pass: one gather per feature
-        self._stacked = np.ascontiguousarray(W.transpose(2, 0, 1).reshape(W.shape[2], -1))
+        # the (n_models * n_classes, n_features) outputs of the shared scorer
+        self._stacked = W.reshape(-1, W.shape[2])
 
     @property
     def kind(self) -> str:
@@ -125,21 +112,11 @@ class MulticlassClassifier:
                                  f"{self.n_models} models (see coefs_)")
 
     def _raw(self, X):
-        Xm = FeatureMatrix(X)
-        if Xm.n_features != self.n_features_in_:
-            raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {self.n_features_in_}")
-        return Xm
+        return raw_features(X, self.n_features_in_, self.feature_map)
 
     def _all_scores(self, Xm):
-        """The (n, n_models, n_classes) scores: one core pass over X, or a kernel model's features in chunks."""
-        if self.feature_map is None:
-            S = core.multiclass_scores(Xm, self._stacked, self.intercepts_.reshape(-1))
-        else:  # one chunk of kernel values at a time, the whitening folded into the weights (as _linear._scores)
-            S = np.empty((Xm.n_samples, self._stacked.shape[1]))
-            W = self.feature_map.whitening @ self._stacked
-            for start, stop, K in self.feature_map.iter_kernel_chunks(Xm):
-                S[start:stop] = K @ W
-            S += self.intercepts_.reshape(-1)
+        """The (n, n_models, n_classes) scores."""
+        S = linear_scores(Xm, self._stacked, self.intercepts_.reshape(-1), self.feature_map)
         return S.reshape(S.shape[0], self.n_models, self.n_classes)
 
     def decision_function(self, X):
@@ -156,14 +133,18 @@ class MulticlassClassifier:
         self._need_one("decision_function")
         return self._all_scores(self._raw(X))[:, 0, :]
 
-    def predict_index(self, X, random_state=None):
-        """Each row's predicted class position (a mixture draws one model per row, keyed on the row).
+    def predict_index(self, X, random_state=None, row_key=None):
+        """Each row's predicted class position (a mixture draws one model per row).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         random_state : int or None, default=None
-            Key of a mixture's draws; a row's draw depends only on this key and its content.
+            Seed of a mixture's draws (None means 0).
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (integers or strings): a row's draw is keyed on its id, so
+            its class is the same in any batch and order. None: keyed on the
+            row's content and its occurrence among identical rows of the batch.
 
         Returns
         -------
@@ -172,29 +153,27 @@ class MulticlassClassifier:
         Xm = self._raw(X)
         votes = np.argmax(self._all_scores(Xm), axis=2)  # (n, T)
         if self.n_models == 1:
+            check_row_key(row_key, votes.shape[0])
             return votes[:, 0].astype(np.int64)
-        seed = check_seed("random_state", random_state)
-        u = row_uniforms(Xm.data, 0 if seed is None else seed)
-        cdf = np.cumsum(self.probabilities_)
-        cdf[-1] = 1.0
-        pick = np.minimum(np.searchsorted(cdf, u, side="right"), self.n_models - 1)
-        return votes[np.arange(votes.shape[0]), pick].astype(np.int64)
+        return mixture_draws(votes, self.probabilities_, Xm.data, random_state, row_key)
 
-    def predict(self, X, random_state=None):
+    def predict(self, X, random_state=None, row_key=None):
         """The predicted class labels.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         random_state : int or None, default=None
-            Key of a mixture's per-row draws.
+            Seed of a mixture's per-row draws.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (see :meth:`predict_index`).
 
         Returns
         -------
         ndarray of shape (n_samples,)
             Labels from ``classes_``.
         """
-        return self.classes_[self.predict_index(X, random_state)]
+        return self.classes_[self.predict_index(X, random_state, row_key)]
 
     def predict_proba(self, X):
         """The exact decision distribution ``P(yhat = k | x)`` (one-hot for a deterministic classifier).
@@ -208,10 +187,7 @@ class MulticlassClassifier:
         ndarray of shape (n_samples, n_classes)
         """
         votes = np.argmax(self._all_scores(self._raw(X)), axis=2)
-        P = np.zeros((votes.shape[0], self.n_classes))
-        for t in range(self.n_models):
-            P[np.arange(votes.shape[0]), votes[:, t]] += self.probabilities_[t]
-        return P / P.sum(axis=1, keepdims=True)
+        return mixture_proba(votes, self.probabilities_, self.n_classes)
 
     def save(self, path):
         """Save to ``path`` (``.npz``, no pickle); :func:`rateopt.load` reads it back.
@@ -220,11 +196,8 @@ class MulticlassClassifier:
         ----------
         path : str or os.PathLike
         """
-        meta = {"kind": "multiclass", "n_features": self.n_features_in_, "classes": class_labels_meta(self.classes_),
-                "feature_map": map_meta(self.feature_map)}
-        write_archive(path, meta, {"weights": self.coefs_, "biases": self.intercepts_,
-                                   "probabilities": self.probabilities_, **map_arrays(self.feature_map)},
-                      MULTICLASS_FORMAT)
+        write_model(path, {"kind": "multiclass", "classes": class_labels_meta(self.classes_)}, self.coefs_,
+                    self.intercepts_, self.probabilities_, self.feature_map, MULTICLASS_FORMAT)
 
     def __repr__(self) -> str:
         return (f"MulticlassClassifier(n_models={self.n_models}, n_classes={self.n_classes}, "
@@ -236,20 +209,9 @@ def multiclass_classifier_from_file(meta, arrays, path):
     classes = meta.get("classes")
     if not isinstance(classes, list) or len(classes) < 2 or len(set(map(repr, classes))) != len(classes):
         raise damaged(path, "metadata.classes", f"is {classes!r}, expected a list of >= 2 distinct labels")
-    n_features = meta.get("n_features")
-    if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
-        raise damaged(path, "metadata.n_features", f"is {n_features!r}, expected an integer >= 1")
-    W = real_array(arrays, "weights", 3, path)
-    b = real_array(arrays, "biases", 2, path)
-    p = real_array(arrays, "probabilities", 1, path)
-    if W.shape[0] < 1 or W.shape[1] != len(classes):
+    W, b, p, fmap = read_model(meta, arrays, path, 3)
+    if W.shape[1] != len(classes):
         raise damaged(path, "weights", f"has shape {W.shape}, expected (n_models >= 1, {len(classes)}, n_features)")
-    if b.shape != W.shape[:2]:
-        raise damaged(path, "biases", f"has shape {b.shape}, expected {W.shape[:2]}")
-    if p.shape != (W.shape[0],) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+    if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
         raise damaged(path, "probabilities", f"must hold {W.shape[0]} non-negative numbers summing to 1")
-    fmap = feature_map_from_file(meta.get("feature_map"), arrays, path)
-    width = W.shape[2] if fmap is None else fmap.n_features_in_
-    if width != n_features or (fmap is not None and W.shape[2] != fmap.n_components_):
-        raise damaged(path, "weights", f"does not match metadata.n_features={n_features} and the feature map")
     return MulticlassClassifier(W, b, p, classes=np.array(classes), feature_map=fmap)

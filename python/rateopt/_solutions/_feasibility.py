@@ -133,7 +133,7 @@ def feasibility_report(result, kind="m-stochastic", *, epsilon=0.0, weighting="u
         if problem is None:
             raise ValueError("the feasibility of the thresholded solution needs problem=: the training problem")
         clf = classifier if classifier is not None else result.thresholded(problem, epsilon=epsilon)
-        ev = problem.evaluate({name: clf.predict_proba(problem.datasets[name].X)
+        ev = problem.evaluate({name: clf.predict_proba(problem.datasets[name].X)[:, 1]
                                for name in problem.compiled.datasets}, kind="probabilities")
         g = np.array([ev.constraints[n] for n in problem.constraint_names])
     elif kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:

@@ -389,7 +389,7 @@ class TrainResult:
         Returns
         -------
         ThresholdedMixture
-            ``predict_proba`` gives the probability of a positive decision, shape (n_samples,).
+            ``predict_proba`` gives the probability of each decision, shape (n_samples, 2).
         """
         scorer = self.iterates_scorer()
         features = {name: ds.X for name, ds in problem.datasets.items()}

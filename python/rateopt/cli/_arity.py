@@ -99,8 +99,7 @@ class Arity:
             return clf.rule.predict_proba(clf.scores(X), groups=_rule_groups(clf.rule, groups))[:, 1]
         if isinstance(clf, ThresholdClassifier):
             return clf.predict_proba(scores_of(X), groups=_rule_groups(clf, groups))[:, 1]
-        P = np.asarray(clf.predict_proba(X))
-        return P[:, 1] if P.ndim == 2 else P  # TODO(merge): (n, 2) at every level (helper K): keep column 1
+        return np.asarray(clf.predict_proba(X))[:, 1]
 
     def draw_index(self, clf, X, groups, seed, row_key):
         """Each row's drawn decision as a class position (0 or 1), keyed on ``seed`` and the row's ``row_key``."""

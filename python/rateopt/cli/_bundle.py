@@ -83,8 +83,7 @@ class ChainedRule:
         """The base model's scores of the rows."""
         if hasattr(self.base, "decision_function"):
             return self.base.decision_function(X)
-        P = self.base.predict_proba(X)
-        return P[:, 1] if getattr(P, "ndim", 1) == 2 else P  # TODO(merge): (n, 2) at every level (helper K)
+        return self.base.predict_proba(X)[:, 1]
 
 
 def base_scores(model, X):

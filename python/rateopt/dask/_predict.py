@@ -37,9 +37,11 @@ def _output_of(classifier, method, kwargs, n_features):
 def predict(classifier, X, *, method="predict", **kwargs):
     """Apply a fitted classifier to every partition of ``X``, lazily.
 
-    A stochastic classifier's draw for a row depends only on ``random_state``
-    and the row's content, so the partitioned predictions equal the in-memory
-    ones row for row.
+    A stochastic classifier's draw for a row depends on ``random_state`` and
+    the row's id (``row_key=``, passed in ``kwargs`` is not split by partition:
+    give ids through the classifier in memory instead), or else on its content
+    and its occurrence among identical rows of its partition: rows unique in
+    their partition get the in-memory decisions row for row.
 
     Parameters
     ----------
@@ -55,8 +57,8 @@ def predict(classifier, X, *, method="predict", **kwargs):
     -------
     dask array of shape (n_samples,) or (n_samples, k), or dask Series or DataFrame for a DataFrame
         Lazy: call ``.compute()`` (or keep it on the cluster with ``.persist()``). The shape and dtype are
-        the method's: ``RateConstrainedClassifier.predict_proba`` gives two columns (a DataFrame's are named
-        by ``classes_``), a rateopt classifier's ``predict_proba`` one (the positive class's probability).
+        the method's: ``predict_proba`` gives one column per class (a DataFrame's are named by
+        ``classes_``).
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
@@ -88,7 +90,7 @@ def _partition_atom_rates(block, classifier):
     """``V^T p`` on one partition: the atom rates of the classifier's expected decisions ``p``."""
     t = block.atoms
     V = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(t.n_samples, t.n_atoms))
-    return V.T @ np.asarray(classifier.predict_proba(block.X.data), dtype=np.float64)
+    return V.T @ np.asarray(classifier.predict_proba(block.X.data)[:, 1], dtype=np.float64)
 
 
 def evaluate(problem, classifier):

@@ -1,0 +1,155 @@
+"""The per-row draw of every stochastic classifier, and a mixture's exact decision distribution.
+
+A stochastic classifier (a mixture of models, a randomized threshold or
+plug-in rule, a ramp rule) reports the exact probability of each decision
+(``predict_proba``) and draws one decision per row (``predict``) from a uniform
+number ``u(row)``:
+
+* with ``row_key`` (one id per row, integers or strings), ``u`` is a hash of
+  the seed and the row's id: a row's decision is the same in any batch and
+  any order (give the same ids to the same rows);
+* without it, ``u`` is a hash of the seed, the row's content (its features,
+  or the scores or probabilities a rule reads) and the row's *occurrence*
+  among the rows of the batch with the same content (0 for the first, 1 for
+  the second, ...). Identical rows therefore get independent draws, so that
+  within a batch the drawn rates are within binomial noise of
+  ``predict_proba``'s, also on tied scores and repeated feature rows. The same
+  input gives the same decisions; a row whose content is unique in its batch
+  gets the same decision in any batch; reordering a batch permutes the
+  decisions among identical rows only (each distinct row keeps the same
+  multiset of decisions).
+
+A mixture picks the model of a row by its uniform number against the
+cumulative mixture probabilities (:func:`pick_models`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._utils._hashing import content_hashes, id_hashes, occurrence_keys, seeded_uniforms
+from .._utils._validation import check_seed
+
+__all__ = ["check_row_key", "row_uniforms", "pick_models", "mixture_proba", "mixture_draws"]
+
+
+def check_row_key(row_key, n_samples):
+    """``row_key`` as a 1-D array of ``n_samples`` integer or string ids (None stays None).
+
+    Parameters
+    ----------
+    row_key : array-like of shape (n_samples,) or None
+    n_samples : int
+
+    Returns
+    -------
+    ndarray or None
+
+    Raises
+    ------
+    ValueError
+        Naming ``row_key``: not one integer or string id per row.
+    """
+    if row_key is None:
+        return None
+    ids = np.asarray(row_key.to_numpy() if hasattr(row_key, "to_numpy") else row_key)
+    if ids.ndim != 1 or ids.shape[0] != n_samples:
+        raise ValueError(f"row_key must hold one id per row, shape ({n_samples},), got shape {ids.shape}")
+    if ids.dtype.kind not in "iuUSO":
+        raise ValueError(f"row_key must hold integer or string ids, got dtype {ids.dtype}")
+    return ids
+
+
+def row_uniforms(content, random_state, row_key=None, stream=0):
+    """Each row's uniform number in [0, 1) (the module's draw convention).
+
+    Parameters
+    ----------
+    content : ndarray of shape (n_samples, n_columns) or scipy.sparse matrix
+        What the draw of a row without ``row_key`` is keyed on (features,
+        scores or probabilities; finite numbers). Not read when ``row_key`` is given.
+    random_state : int or None
+        The seed (None means 0).
+    row_key : array-like of shape (n_samples,), default=None
+        Row ids (integers or strings): the draw of a row is then keyed on its id only.
+    stream : int, default=0
+        Further independent numbers for the same rows (``stream=1``, ...).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+    """
+    seed = check_seed("random_state", random_state)
+    seed = (0 if seed is None else seed) + stream
+    ids = check_row_key(row_key, content.shape[0])
+    keys = occurrence_keys(content_hashes(content)) if ids is None else id_hashes(ids)
+    return seeded_uniforms(keys, seed)
+
+
+def pick_models(probabilities, uniforms):
+    """The model each row is classified by: ``u`` against the cumulative mixture probabilities.
+
+    Parameters
+    ----------
+    probabilities : ndarray of shape (n_models,)
+    uniforms : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of int of shape (n_samples,)
+    """
+    cdf = np.cumsum(probabilities)
+    cdf[-1] = 1.0
+    return np.minimum(np.searchsorted(cdf, uniforms, side="right"), probabilities.shape[0] - 1)
+
+
+def mixture_proba(votes, probabilities, n_classes):
+    """The exact decision distribution of a mixture, from every model's class (position) per row.
+
+    Parameters
+    ----------
+    votes : ndarray of int of shape (n_samples, n_models)
+        The class position each model gives each row (0/1 for two classes).
+    probabilities : ndarray of shape (n_models,)
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        Column ``k`` is ``sum_t p_t [votes_t == k]`` clipped to [0, 1], exactly
+        1 (0) where every model of positive probability votes (does not vote)
+        ``k`` (1000 models of probability 1/1000 sum to 1.0000000000000007);
+        column 0 is ``1 - sum`` of the others (clipped), so two-class rows are
+        ``[1 - p, p]`` exactly.
+    """
+    P = np.empty((votes.shape[0], n_classes))
+    support = probabilities > 0
+    for k in range(1, n_classes):  # a loop over the classes, not the rows
+        hit = votes == k
+        p = np.clip(hit @ probabilities, 0.0, 1.0)
+        on_support = hit[:, support]
+        p[on_support.all(axis=1)] = 1.0
+        p[~on_support.any(axis=1)] = 0.0
+        P[:, k] = p
+    P[:, 0] = np.clip(1.0 - P[:, 1:].sum(axis=1), 0.0, 1.0)
+    return P
+
+
+def mixture_draws(votes, probabilities, content, random_state, row_key=None):
+    """Each row's class position, by one model drawn per row (:func:`row_uniforms`, :func:`pick_models`).
+
+    Parameters
+    ----------
+    votes : ndarray of int of shape (n_samples, n_models)
+    probabilities : ndarray of shape (n_models,)
+    content : ndarray or scipy.sparse matrix of shape (n_samples, n_columns)
+        What a row's draw is keyed on without ``row_key``.
+    random_state : int or None
+    row_key : array-like of shape (n_samples,), default=None
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_samples,)
+    """
+    pick = pick_models(probabilities, row_uniforms(content, random_state, row_key))
+    return votes[np.arange(votes.shape[0]), pick].astype(np.int64)

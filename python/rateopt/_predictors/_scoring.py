@@ -1,0 +1,80 @@
+"""Linear scores of every classifier: the raw input check and ``X @ W^T + b`` (on kernel features for a kernel model).
+
+One scorer for every linear model of rateopt: a two-class model is one
+output (``W`` of shape (1, n_features)), a mixture of ``T`` models ``T``
+outputs, a K-class mixture ``T * K`` outputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import FeatureMatrix
+
+__all__ = ["raw_features", "linear_scores"]
+
+#: Stored values per block when float32 features are scored (a float64 copy of one block exists at a time).
+_SCORE_BLOCK_VALUES = 1 << 22
+
+
+def raw_features(X, n_features, feature_map):
+    """Validate X against the model's raw input width; returns the FeatureMatrix.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    n_features : int
+        The width of a linear model's weights (ignored with a feature map).
+    feature_map : NystroemMap or None
+
+    Returns
+    -------
+    FeatureMatrix
+    """
+    Xm = FeatureMatrix(X)
+    want = feature_map.n_features_in_ if feature_map is not None else n_features
+    if Xm.n_features != want:
+        raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {want}")
+    return Xm
+
+
+def linear_scores(Xm, weights, biases, feature_map=None):
+    """(n_samples, n_outputs) scores in float64.
+
+    For a kernel model the features are streamed: one chunk of kernel values
+    exists at a time.
+
+    Parameters
+    ----------
+    Xm : FeatureMatrix
+    weights : ndarray of shape (n_outputs, n_features)
+    biases : ndarray of shape (n_outputs,)
+    feature_map : NystroemMap, default=None
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_outputs)
+    """
+    W = np.asarray(weights, dtype=np.float64)
+    if feature_map is None:
+        if Xm.dtype == np.float64:
+            return np.asarray(Xm.data @ W.T, dtype=np.float64) + biases
+        # float32 X times float64 weights: NumPy and scipy upcast the whole of X
+        # to float64 first (a second, twice larger copy of the data); score a
+        # bounded block of rows at a time instead (same float64 sums per row).
+        S = np.empty((Xm.n_samples, W.shape[0]))
+        for start, stop in _row_blocks(Xm):
+            S[start:stop] = Xm.data[start:stop] @ W.T
+        return S + biases
+    S = np.empty((Xm.n_samples, W.shape[0]))
+    Wphi = feature_map.whitening @ W.T  # fold the whitening into the weights: K @ (U s^-1/2 W^T)
+    for start, stop, K in feature_map.iter_kernel_chunks(Xm):
+        S[start:stop] = K @ Wphi
+    return S + biases
+
+
+def _row_blocks(Xm):
+    """``(start, stop)`` row ranges of about :data:`_SCORE_BLOCK_VALUES` stored values each."""
+    stored = Xm.data.nnz if Xm.is_sparse else Xm.n_samples * Xm.n_features
+    step = max(1, int(_SCORE_BLOCK_VALUES * Xm.n_samples // max(1, stored)))
+    return [(s, min(Xm.n_samples, s + step)) for s in range(0, Xm.n_samples, step)]
