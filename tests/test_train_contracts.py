@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import rateopt as ro
+from rateopt._compiler import is_class_problem
 from rateopt.exceptions import InfeasibleWarning
 
 ARITIES = [2, 3]
@@ -47,11 +48,11 @@ def _problem(K, seed=0, n=600, slack=0.05, **kwargs):
 
 def _recount(problem, clf, X):
     """The classifier's expected training values, evaluated by the problem from its predict_proba."""
-    proba = clf.predict_proba(X)
-    if proba.ndim == 1:  # two classes: the positive decision's probability
-        ev = problem.evaluate(proba, kind="probabilities")
-    else:
+    proba = clf.predict_proba(X)  # (n, n_classes) at every level
+    if is_class_problem(problem):
         ev = problem.evaluate(proba)
+    else:  # two classes: the positive decision's probability
+        ev = problem.evaluate(proba[:, 1], kind="probabilities")
     return ev.objective, np.array([ev.constraints[n] for n in problem.constraint_names])
 
 

@@ -122,7 +122,7 @@ def test_pipeline_in_subprocesses_fit_gate_predict(tmp_path):
     clf = rateopt.load(tmp_path / "model.npz")
     enc = json.loads((tmp_path / "model.rateopt.json").read_text())["encoding"]
     X = _encode(cols, enc)
-    np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X), atol=1e-12)
+    np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X)[:, 1], atol=1e-12)
     expected = np.where(_drawn(clf, X) == 1, "yes", "no")
     assert [r["prediction"] for r in rows] == expected.tolist()
 
@@ -225,7 +225,7 @@ def test_libsvm_pipeline(tmp_path):
     clf = rateopt.load(tmp_path / "m.npz")
     with open(tmp_path / "p.csv") as f:
         rows = list(csv.DictReader(f))
-    np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X), atol=1e-12)
+    np.testing.assert_allclose([float(r["proba"]) for r in rows], clf.predict_proba(X)[:, 1], atol=1e-12)
     assert [r["prediction"] for r in rows] == np.where(_drawn(clf, X) == 1, "1", "-1").tolist()
 
 
@@ -962,8 +962,7 @@ def _class_proba(d, cols, classes):
     """The saved model's decision distribution (n, K) on the training rows, the features encoded here."""
     clf = rateopt.load(d / "m.npz")
     enc = json.loads((d / "m.rateopt.json").read_text())["encoding"]
-    P = clf.predict_proba(_encode(cols, enc))
-    return np.column_stack([1 - P, P]) if P.ndim == 1 else P
+    return clf.predict_proba(_encode(cols, enc))
 
 
 def _brute_group_table(P, y, g, classes):
