@@ -116,7 +116,7 @@ class MulticlassClassifier:
 
     def _all_scores(self, Xm):
         """The (n, n_models, n_classes) scores."""
-        S = linear_scores(Xm, self._stacked, self.intercepts_.reshape(-1), self.feature_map)
+        S = linear_scores(Xm, self._stacked, self.intercepts_.reshape(-1), self.feature_map, core_pass=True)
         return S.reshape(S.shape[0], self.n_models, self.n_classes)
 
     def decision_function(self, X):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import FeatureMatrix
+from ..core import FeatureMatrix, multiclass_scores
 
 __all__ = ["raw_features", "linear_scores"]
 
@@ -38,7 +38,7 @@ def raw_features(X, n_features, feature_map):
     return Xm
 
 
-def linear_scores(Xm, weights, biases, feature_map=None):
+def linear_scores(Xm, weights, biases, feature_map=None, *, core_pass=False):
     """(n_samples, n_outputs) scores in float64.
 
     For a kernel model the features are streamed: one chunk of kernel values
@@ -50,12 +50,20 @@ def linear_scores(Xm, weights, biases, feature_map=None):
     weights : ndarray of shape (n_outputs, n_features)
     biases : ndarray of shape (n_outputs,)
     feature_map : NystroemMap, default=None
+    core_pass : bool, default=False
+        Score raw features with the core's multi-output pass
+        (:func:`rateopt.core.multiclass_scores`: OpenMP, the same per-row
+        arithmetic as the K-class training pass, so a prediction's argmax is
+        the one training counted). Two-class models keep the NumPy product,
+        whose sums their saved results were computed with.
 
     Returns
     -------
     ndarray of shape (n_samples, n_outputs)
     """
     W = np.asarray(weights, dtype=np.float64)
+    if feature_map is None and core_pass:
+        return multiclass_scores(Xm, W.T, np.asarray(biases, dtype=np.float64))
     if feature_map is None:
         if Xm.dtype == np.float64:
             return np.asarray(Xm.data @ W.T, dtype=np.float64) + biases
