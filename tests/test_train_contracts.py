@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -254,3 +255,28 @@ def test_validation_records_are_each_iterates_validation_values(K):
         obj, g = _recount(held, res.solution_of_iterate(t), X_val)
         assert res.val_objectives[t] == pytest.approx(obj, abs=1e-12)
         np.testing.assert_allclose(res.val_constraints[t], g, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_certify_and_select_certified_bound_the_drawn_decisions_on_held_out_data(K):
+    problem, _ = _problem(K, seed=0)
+    held, X_val = _problem(K, seed=1, n=400)
+    res = _train(problem)
+    clf = res.solution("m-stochastic")
+    cert = res.certify(held, random_state=3)
+    # the certificate's held-out values are the drawn decisions' values, recounted as one-hot decision rows
+    labels = clf.predict(X_val, random_state=3)
+    onehot = (np.asarray(labels)[:, None] == np.asarray(clf.classes_)[None, :]).astype(float)
+    ev = held.evaluate(onehot) if K > 2 else held.evaluate(onehot[:, 1], kind="probabilities")
+    assert len(cert.goals) == len(held.constraint_names)
+    for bound, name in zip(cert.goals, held.constraint_names):
+        assert bound.value == pytest.approx(ev.constraints[name], abs=1e-12)
+        assert bound.upper >= bound.value
+    with warnings.catch_warnings():  # none certified on 400 rows is allowed here: it warns, and returns the closest
+        warnings.simplefilter("ignore", InfeasibleWarning)
+        chosen, chosen_cert, label = res.select_certified(held)
+    assert label == "m-stochastic" or label.startswith("iterate ")
+    if label.startswith("iterate "):  # a deterministic iterate: its certificate is its own decisions'
+        t = int(label.split()[1])
+        again = res.certify(held, classifier=res.solution_of_iterate(t), confidence=chosen_cert.confidence)
+        assert [b.value for b in again.goals] == pytest.approx([b.value for b in chosen_cert.goals], abs=1e-12)

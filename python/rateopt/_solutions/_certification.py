@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .._language._classes import class_positions
 from .._postprocess._certify import certify_expressions
 from ..exceptions import InfeasibleWarning
 
@@ -35,9 +36,18 @@ def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
     -------
     rateopt.Certificate
     """
-    decisions = {name: np.asarray(classifier.predict(problem.datasets[name].X, random_state=random_state),
-                                  dtype=np.float64) for name in problem.compiled.datasets}
+    decisions = {name: _decisions(classifier, problem.datasets[name].X, random_state)
+                 for name in problem.datasets}
     return certify_expressions(problem.constraints, problem.objective, decisions, confidence=confidence)
+
+
+def _decisions(classifier, X, random_state):
+    """A classifier's drawn decisions as class positions: 0/1 for two classes, 0..K-1 for K."""
+    labels = np.asarray(classifier.predict(X, random_state=random_state))
+    classes = getattr(classifier, "classes_", None)
+    if classes is None:
+        return labels.astype(np.float64)
+    return class_positions(np.asarray(classes), labels, "the classifier's predictions").astype(np.float64)
 
 
 def select_certified(result, problem, *, confidence=0.95, epsilon=0.0, random_state=0):
@@ -48,14 +58,13 @@ def select_certified(result, problem, *, confidence=0.95, epsilon=0.0, random_st
     """
     if not (isinstance(confidence, (int, float)) and 0.0 < float(confidence) < 1.0):
         raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
-    scorer = result.iterates_scorer()
+    if result.models is not None:
+        result.iterates_scorer()  # refused, with the reason
     T = result.weights.shape[0]
     each = 1.0 - (1.0 - float(confidence)) / (T + 1)
-    scores = {name: scorer.scores(problem.datasets[name].X) for name in problem.compiled.datasets}
     candidates = []
-    for t in range(T):
-        decisions = {name: (S[:, t] >= 0).astype(np.float64) for name, S in scores.items()}
-        cert = certify_expressions(problem.constraints, problem.objective, decisions, confidence=each)
+    for t in range(T):  # an iterate is deterministic: its decisions need no seed
+        cert = certify_classifier(problem, result.solution_of_iterate(t), confidence=each)
         candidates.append((float(result.objectives[t]), f"iterate {t}", t, cert))
     mix = result.solution("m-stochastic", epsilon=epsilon)
     cert = certify_classifier(problem, mix, confidence=each, random_state=random_state)
@@ -68,7 +77,7 @@ def select_certified(result, problem, *, confidence=0.95, epsilon=0.0, random_st
         _, name, t, cert = min(candidates, key=lambda c: max([b.upper for b in c[3].goals] + [-np.inf]))
         warnings.warn(
             f"no recorded solution is certified at confidence {confidence:g} on the held-out data "
-            f"({problem.compiled.n_atoms} atoms): returning {name}, whose largest upper bound is the "
+            f"({len(problem.constraint_names)} goals): returning {name}, whose largest upper bound is the "
             "smallest; collect more held-out data, relax the goals or tighten training (epsilon < 0 "
             "margins)", InfeasibleWarning, stacklevel=3)
     clf = mix if t is None else result.solution_of_iterate(t)

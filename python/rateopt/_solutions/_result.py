@@ -352,9 +352,8 @@ class TrainResult:
             raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
                                "certificates of recorded solutions need linear or kernel iterates")
         if self.classes is not None:
-            raise RateoptError("the K-class 'thresholded' solution and certificates of K-class training results are "
-                               "not available yet (the K-class plug-in rule per iterate and K-class certification "
-                               "are separate work); use the m-stochastic, T-stochastic, best or last solution")
+            raise RateoptError("the K-class 'thresholded' solution is not available yet (the K-class plug-in rule "
+                               "per iterate); use the m-stochastic, T-stochastic, best or last solution")
         T = self.weights.shape[0]
         return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map)
 
@@ -421,8 +420,6 @@ class TrainResult:
         rateopt.Certificate
         """
         kind = canonical_kind(kind)
-        if classifier is None and self.classes is not None:
-            self.iterates_scorer()  # K classes: refused, with the reason
         if classifier is None:
             if kind in ("thresholded", "certified"):
                 raise ValueError(f"pass the {kind} solution as classifier= (it needs its own problem)")
