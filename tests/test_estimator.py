@@ -504,3 +504,22 @@ def test_k_class_estimator_meets_multiclass_parity_by_counting():
     assert list(est.feasibility_.constraint_values.values()) == pytest.approx(list(g), abs=1e-12)
     # a row's label does not depend on its batch
     np.testing.assert_array_equal(est.predict(X[:100]), est.predict(X)[:100])
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_predict_with_row_key_gives_each_row_its_decision_in_any_batch_and_order(K):
+    rng = np.random.default_rng(7)
+    n = 300
+    X = rng.normal(size=(n, 3))
+    g = rng.integers(0, 2, n)
+    y = (X[:, 0] + 0.5 * g + rng.normal(size=n) > 0).astype(int) + (K > 2) * (X[:, 1] > 0.5)
+    goal = (rateopt.goals.demographic_parity("g", slack=0.02) if K == 2
+            else rateopt.goals.multiclass_demographic_parity("g", slack=0.02))
+    est = RateConstrainedClassifier(goals=[goal], n_iter=40, random_state=0)
+    est.fit(X, y, groups={"g": g})
+    ids = np.array([f"row{i}" for i in range(n)])
+    full = est.predict(X, row_key=ids)
+    order = rng.permutation(n)[:120]
+    np.testing.assert_array_equal(est.predict(X[order], row_key=ids[order]), full[order])
+    # same input, same labels, with or without keys
+    np.testing.assert_array_equal(est.predict(X), est.predict(X))

@@ -20,7 +20,7 @@ from ._language._validation import check_weights, nullable_columns
 from ._utils._group_columns import split_group_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
 from ._compiler._problem import Problem
-from ._language._classes import ClassDataset
+from ._language._classes import ClassDataset, class_positions
 from ._predictors._multiclass import MulticlassClassifier
 from ._solutions._result import canonical_kind, warn_if_infeasible
 from ._train import run_game
@@ -398,28 +398,28 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         nullable_columns(X)
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
 
-    def _positive_decisions(self, X):
-        X = self._validated(X)  # before touching fitted attributes
-        seed = 0 if self.random_state is None else self.random_state
-        return self.classifier_.predict(X, random_state=seed)
-
-    def predict(self, X):
+    def predict(self, X, row_key=None):
         """Predicted labels (a stochastic solution draws one support model per row).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (integers or strings) keying the draws, so that a row's
+            label is the same in any batch and order. None: each row's draw
+            is keyed on its content and its occurrence among identical rows of
+            the batch (the same input gives the same labels).
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
-        if getattr(self, "multiclass_", False):
-            X = self._validated(X)
-            seed = 0 if self.random_state is None else self.random_state
-            return self.classifier_.predict(X, random_state=seed)
-        decisions = self._positive_decisions(X)  # checks fitted first
-        return self.classes_[decisions]
+        X = self._validated(X)  # before touching fitted attributes
+        seed = 0 if self.random_state is None else self.random_state
+        labels = np.asarray(self.classifier_.predict(X, random_state=seed, row_key=row_key))
+        classes = getattr(self.classifier_, "classes_", None)  # every rateopt classifier's but a thresholded mixture's
+        positions = labels if classes is None else class_positions(np.asarray(classes), labels, "predictions")
+        return self.classes_[positions]
 
     def predict_proba(self, X):
         """Probability of each class (for a mixture, over the draw of the support model).
