@@ -153,6 +153,10 @@ def _solve(f, G, rhs, *, with_z):
     return np.asarray(sol.col_value), np.asarray(sol.row_dual)
 
 
+#: The restricted LP of a column generation over rule mixtures (also :mod:`._class_mixture`'s).
+solve_mixture_lp = _solve
+
+
 def fit_plugin_rule(problem, proba, *, max_rounds=500, tol=1e-10) -> PlugInFit:
     """The optimal mixture of plug-in rules for a K-class problem read under ``proba``.
 
