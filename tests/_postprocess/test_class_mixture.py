@@ -171,10 +171,12 @@ def test_group_blind_needs_no_groups_and_is_a_linear_mixture(fitted):
 def test_classifier_from_iterates_predicts_and_draws(fitted):
     X, y, group, cells, problem, W, b, scores, fit = fitted
     T = W.shape[0]
-    clf, fit2, names = thresholded_from_iterates(problem, W, b, best=2, n_candidates=3)
-    assert "iterate 2" in names and names[fit2.reference] == "iterate 2"
+    extra = (W[:1] * 1.5, b[:1])
+    clf, fit2, names = thresholded_from_iterates(problem, W, b, best=2, n_candidates=3, extra_models=extra)
+    assert "iterate 2" in names and names[fit2.reference] == "iterate 2" and names[-1] == "extra 0"
     Wc, bc, names_c = iterate_candidates(W, b, n_candidates=3, include=(2,))
-    assert names == names_c and Wc.shape[0] == len(names)
+    assert names == names_c + ["extra 0"]
+    Wc, bc = np.concatenate((Wc, extra[0])), np.concatenate((bc, extra[1]))
     assert np.allclose(Wc[names.index(f"average 0:{T}")], W.mean(axis=0))
     cand_scores = [X @ Wc[r].T + bc[r] for r in range(Wc.shape[0])]
     P = fit2.rule.distribution(cand_scores, cells)
@@ -203,6 +205,8 @@ def test_bad_input_names_the_argument(fitted):
         fit_class_thresholded_mixture(problem, scores, rules=("trees",))
     with pytest.raises(ValueError, match="reference"):
         fit_class_thresholded_mixture(problem, scores, reference=len(scores))
+    with pytest.raises(ValueError, match="extra_models"):
+        thresholded_from_iterates(problem, W, b, extra_models=(W[:1, :2], b[:1, :2]))
     with pytest.raises(ValueError, match="include"):
         iterate_candidates(W, b, include=(W.shape[0],))
     f1 = _problem(X, y, group, objective="macro_f1")

@@ -563,8 +563,8 @@ def iterate_candidates(coefs, intercepts, *, n_candidates=N_CANDIDATES, averages
     return np.concatenate(Ws), np.concatenate(bs), names
 
 
-def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, classes=None, feature_map=None,
-                              n_candidates=N_CANDIDATES, averages=True, **options):
+def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, extra_models=None, classes=None,
+                              feature_map=None, n_candidates=N_CANDIDATES, averages=True, **options):
     """The K-class thresholded solution of a training run: candidates, scores, the mixture and its classifier.
 
     Parameters
@@ -578,6 +578,10 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, classes=
         The run's best iterate (its ``"best"`` solution): always a candidate,
         and the reference whose plug-in mixture the result never does worse
         than on the training data.
+    extra_models : tuple of ndarray, default=None
+        ``(coefs (R, K, d), intercepts (R, K))``: more candidates on the same
+        features, always kept (named ``"extra r"``), e.g. the last iterate of
+        an objective-only (unconstrained) run: see ``docs/defaults.md``, K classes.
     classes : array-like, default=None
         The class labels (default ``problem.classes``).
     feature_map : NystroemMap, default=None
@@ -601,6 +605,13 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, classes=
                                        include=include)
     if best is not None:
         options.setdefault("reference", names.index(f"iterate {int(best)}"))
+    if extra_models is not None:
+        We, be = (np.asarray(a, dtype=np.float64) for a in extra_models)
+        if We.ndim != 3 or We.shape[1:] != Wc.shape[1:] or be.shape != We.shape[:2]:
+            raise ValueError(f"extra_models must be (coefs (R, {Wc.shape[1]}, {Wc.shape[2]}), intercepts "
+                             f"(R, {Wc.shape[1]})), got {We.shape} and {be.shape}")
+        Wc, bc = np.concatenate((Wc, We)), np.concatenate((bc, be))
+        names = names + [f"extra {r}" for r in range(We.shape[0])]
     classes = problem.classes if classes is None else classes
     scorer = MulticlassClassifier(Wc, bc, np.full(Wc.shape[0], 1.0 / Wc.shape[0]), classes=classes,
                                   feature_map=feature_map)
