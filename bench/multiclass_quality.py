@@ -83,7 +83,16 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_common_args, emit_json_line, git_sha, machine_info, markdown_table, results_paths, utc_now, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    add_common_args,
+    emit_json_line,
+    git_sha,
+    machine_info,
+    markdown_table,
+    results_paths,
+    utc_now,
+    write_results,
+)
 
 NAME = "multiclass_quality"
 SEED = 0

@@ -52,7 +52,7 @@ models (the offsets folded into the intercepts, see
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -211,7 +211,6 @@ class ClassThresholdedFit:
     reference_plugin_objective: float | None
     n_columns: int
     n_rounds: int
-    history: list = field(default_factory=list, repr=False)
 
 
 def _check_scores(scores, n, K):
@@ -238,7 +237,8 @@ def _best_offsets(S, rowcost, cid, n_cid, o):
             Z = S + o[cid]
             Z[:, k] = -np.inf
             j = np.argmax(Z, axis=1)
-            # row i takes class k iff o[c, k] > t_i (ties go to the lower class: > for k > j, >= for k < j)
+            # row i takes class k once o[c, k] passes t_i (exact ties aside: the new offset is a midpoint,
+            # and every proposed rule is recounted exactly by argmax afterwards)
             t = Z[rows, j] - S[:, k]
             delta = rowcost[:, k] - rowcost[rows, j]  # cost change when the row switches to k
             order = np.lexsort((t, cid))
