@@ -172,9 +172,11 @@ def test_classifier_from_iterates_predicts_and_draws(fitted):
     X, y, group, cells, problem, W, b, scores, fit = fitted
     T = W.shape[0]
     extra = (W[:1] * 1.5, b[:1])
-    clf, fit2, names = thresholded_from_iterates(problem, W, b, best=2, n_candidates=3, extra_models=extra)
-    assert "iterate 2" in names and names[fit2.reference] == "iterate 2" and names[-1] == "extra 0"
-    Wc, bc, names_c = iterate_candidates(W, b, n_candidates=3, include=(2,))
+    clf, fit2, names = thresholded_from_iterates(problem, W, b, best=2, include=[4], n_candidates=3,
+                                                 extra_models=extra)
+    assert "iterate 2" in names and "iterate 4" in names and names[fit2.reference] == "iterate 2"
+    assert names[-1] == "extra 0"
+    Wc, bc, names_c = iterate_candidates(W, b, n_candidates=3, include=(2, 4))
     assert names == names_c + ["extra 0"]
     Wc, bc = np.concatenate((Wc, extra[0])), np.concatenate((bc, extra[1]))
     assert np.allclose(Wc[names.index(f"average 0:{T}")], W.mean(axis=0))

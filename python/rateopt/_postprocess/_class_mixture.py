@@ -563,7 +563,7 @@ def iterate_candidates(coefs, intercepts, *, n_candidates=N_CANDIDATES, averages
     return np.concatenate(Ws), np.concatenate(bs), names
 
 
-def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, extra_models=None, classes=None,
+def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=(), extra_models=None, classes=None,
                               feature_map=None, n_candidates=N_CANDIDATES, averages=True, **options):
     """The K-class thresholded solution of a training run: candidates, scores, the mixture and its classifier.
 
@@ -578,6 +578,10 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, extra_mo
         The run's best iterate (its ``"best"`` solution): always a candidate,
         and the reference whose plug-in mixture the result never does worse
         than on the training data.
+    include : sequence of int, default=()
+        More iterates kept as candidates, e.g. the m-stochastic solution's
+        support: the result is then never worse on the training data than
+        that mixture either.
     extra_models : tuple of ndarray, default=None
         ``(coefs (R, K, d), intercepts (R, K))``: more candidates on the same
         features, always kept (named ``"extra r"``), e.g. the last iterate of
@@ -600,7 +604,8 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, extra_mo
     names : list of str
         The candidates (:func:`iterate_candidates`).
     """
-    include = () if best is None else (int(best),)
+    include = tuple(int(i) for i in np.asarray(include, dtype=np.int64).reshape(-1))
+    include += () if best is None else (int(best),)
     Wc, bc, names = iterate_candidates(coefs, intercepts, n_candidates=n_candidates, averages=averages,
                                        include=include)
     if best is not None:
