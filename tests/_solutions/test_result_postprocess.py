@@ -107,3 +107,45 @@ def test_thresholded_mixture_round_trips_through_a_file(f1_run, tmp_path):
     np.testing.assert_array_equal(back.support, mix.support)
     # the support names recorded iterates: their weights reproduce the models
     np.testing.assert_array_equal(back.scorer.weights_, result.weights[mix.support])
+
+
+def _three_class_run(n=1200, seed=5, slack=0.02):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    g = rng.integers(0, 2, n)
+    logits = X @ rng.normal(size=(4, 3)) + np.outer(g, [1.2, 0.0, -1.2])
+    P = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    ds = ro.ClassDataset(X, y, groups={"g": np.where(g == 1, "b", "a")})
+    problem = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=slack)], datasets=ds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InfeasibleWarning)
+        res = ro.train(problem, n_iter=200, random_state=0)
+    return problem, res, X
+
+
+def test_k_class_thresholded_solutions_are_never_worse_than_the_m_stochastic_one_or_the_best_iterates_plugin(tmp_path):
+    from rateopt._postprocess._plugin import fit_plugin_rule
+
+    problem, res, X = _three_class_run()
+    m_obj = problem.evaluate(res.solution("m-stochastic").predict_proba(X)).objective
+    blind = res.solution("thresholded", problem=problem)
+    assert isinstance(blind, ro.MulticlassClassifier)  # group-blind: a mixture of linear models, no groups needed
+    ev_blind = problem.evaluate(blind.predict_proba(X))
+    assert ev_blind.max_violation <= 1e-9 and ev_blind.objective <= m_obj + 1e-9
+    blind.save(tmp_path / "blind.npz")  # saved and loaded as any model
+    np.testing.assert_array_equal(ro.load(tmp_path / "blind.npz").predict_proba(X), blind.predict_proba(X))
+    aware = res.thresholded(problem, group_blind=False)
+    cells = problem.compiled.cells
+    ev_aware = problem.evaluate(aware.predict_proba(X, cells))
+    assert ev_aware.max_violation <= 1e-9 and ev_aware.objective <= ev_blind.objective + 1e-9
+    # the exact plug-in rule of the best iterate (an independent solve), recounted on the true labels
+    best = res.solution("best").decision_function(X)
+    proba = np.exp(best - best.max(axis=1, keepdims=True))
+    proba /= proba.sum(axis=1, keepdims=True)
+    soft = ro.Problem(constraints=list(problem.constraints), datasets=problem.dataset, label_probabilities=proba)
+    rule = fit_plugin_rule(soft, proba).rule
+    plugin = problem.evaluate(rule.distribution(proba, cells))
+    if plugin.max_violation <= 1e-9:
+        assert ev_aware.objective <= plugin.objective + 1e-9
+    assert res.feasibility("thresholded", problem=problem, classifier=blind).feasible

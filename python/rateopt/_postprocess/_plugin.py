@@ -37,7 +37,7 @@ from .._predictors._draws import pick_models
 from .._utils._highs import solve_mixture_lp
 from ..exceptions import RateoptError
 
-__all__ = ["PlugInRule", "PlugInFit", "fit_plugin_rule", "plugin_decisions"]
+__all__ = ["PlugInRule", "PlugInFit", "fit_plugin_rule", "mixture_lp", "plugin_decisions"]
 
 _OPTIONS = {"output_flag": False, "solver": "simplex", "presolve": "off",
             "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -170,7 +170,7 @@ class PlugInFit:
     n_rounds: int
 
 
-def _solve(f, G, rhs, *, with_z):
+def mixture_lp(f, G, rhs, *, with_z):
     """min f.p [+ z] s.t. G^T p [- z] <= rhs, sum p = 1; returns (x, row duals)."""
     cost = np.concatenate((f, [1.0])) if with_z else f
     sol = solve_mixture_lp(cost, G, rhs, with_z=with_z, options=_OPTIONS, what="the plug-in LP")
@@ -225,7 +225,7 @@ def fit_plugin_rule(problem, proba, *, epsilon=0.0, max_rounds=500, tol=1e-10) -
         for rounds in range(1, max_rounds + 1):
             f = np.zeros(len(cols))
             G = np.stack([g for _, _, g in cols])
-            x, dual = _solve(f, G, np.full(m, epsilon), with_z=True)
+            x, dual = mixture_lp(f, G, np.full(m, epsilon), with_z=True)
             z = x[-1]
             if z <= 0:
                 break
@@ -241,7 +241,7 @@ def fit_plugin_rule(problem, proba, *, epsilon=0.0, max_rounds=500, tol=1e-10) -
         rounds += 1
         f = np.array([fc for _, fc, _ in cols])
         G = np.stack([g for _, _, g in cols]) if m else np.zeros((len(cols), 0))
-        x, dual = _solve(f, G, np.full(m, bound), with_z=False)
+        x, dual = mixture_lp(f, G, np.full(m, bound), with_z=False)
         mu = np.maximum(-dual[:m], 0.0)
         C = A0 + np.tensordot(mu, A, axes=1) if m else A0
         new = column(C)

@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from .._postprocess._class_mixture import thresholded_from_iterates
 from .._postprocess._mixture import fit_thresholded_mixture
 from .._predictors._ensembles import EstimatorMixture
 from .._predictors._linear import LinearClassifier, StochasticClassifier
@@ -352,12 +353,12 @@ class TrainResult:
             raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
                                "certificates of recorded solutions need linear or kernel iterates")
         if self.classes is not None:
-            raise RateoptError("the K-class 'thresholded' solution is not available yet (the K-class plug-in rule "
-                               "per iterate); use the m-stochastic, T-stochastic, best or last solution")
+            raise RateoptError("the iterates of a K-class run are scored per class: use thresholded() or "
+                               "solution_of_iterate(t)")
         T = self.weights.shape[0]
         return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map)
 
-    def thresholded(self, problem, *, n_bins="auto", epsilon=0.0):
+    def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind=True):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.
 
         Every recorded iterate's scores on the training data are cut into
@@ -384,16 +385,60 @@ class TrainResult:
             (at most m + 2) are then re-fitted exactly, every distinct score a bin.
         epsilon : float, default=0.0
             Allowed violation of each goal.
+        group_blind : bool, default=True
+            K classes only (two-class rules need no groups unless the groups
+            are features). True: each candidate's rule is a vector of class
+            score offsets shared by every row, so the solution is a mixture of
+            multinomial linear models (a :class:`~rateopt.MulticlassClassifier`:
+            no groups at prediction, saved like any model). False: each
+            candidate is followed by a per-cell rule (class score offsets per
+            cell, or the exact plug-in rule on its softmax), the K-class
+            equivalent of post-processing; its classifier needs each row's cell
+            at prediction (``predict_proba(X, cells)``, the problem's cell
+            numbering, ``problem.compiled.cells`` on the training rows).
 
         Returns
         -------
-        ThresholdedMixture
-            ``predict_proba`` gives the probability of each decision, shape (n_samples, 2).
+        ThresholdedMixture, MulticlassClassifier or ClassThresholdedMixture
+            Two classes: ``predict_proba`` gives the probability of each
+            decision, shape (n_samples, 2). K classes: the group-blind
+            mixture of linear models, or the group-aware mixture.
+
+        Notes
+        -----
+        K classes (:mod:`rateopt._postprocess._class_mixture`): the
+        candidates are evenly spaced recorded iterates, the run's best
+        iterate, the m-stochastic support and the averages of the iterates'
+        parameters (steadier scorers than single iterates of the oscillating
+        game: docs/defaults.md); one LP over the true training counts mixes
+        the candidates with their rules, by column generation. On the
+        training data the solution is never worse than the m-stochastic
+        solution, nor (group-aware) than the exact plug-in rule of the best
+        iterate.
         """
+        if self.classes is not None:
+            return self._class_thresholded(problem, epsilon=epsilon, group_blind=group_blind)
+        if group_blind is not True:
+            raise ValueError("group_blind=False is for K classes: a two-class thresholded solution needs no groups "
+                             "unless the groups are features")
         scorer = self.iterates_scorer()
         features = {name: ds.X for name, ds in problem.datasets.items()}
         mixture, _ = fit_thresholded_mixture(problem.compiled, scorer, features, n_bins=n_bins, epsilon=epsilon)
         return mixture
+
+    def _class_thresholded(self, problem, *, epsilon, group_blind):
+        """The K-class thresholded solution (see :meth:`thresholded`)."""
+        if self.models is not None:
+            self.iterates_scorer()  # refused, with the reason
+        best = int(np.flatnonzero(self.mixture("best"))[0])
+        support = self.shrink(epsilon).support
+        clf, fit, _ = thresholded_from_iterates(problem, self.weights, self.biases, best=best, include=support,
+                                                classes=self.classes, feature_map=self.feature_map,
+                                                epsilon=epsilon, group_blind=bool(group_blind))
+        if not group_blind:
+            return clf
+        W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_)
+        return MulticlassClassifier(W, b, clf.rule.probabilities, classes=self.classes, feature_map=self.feature_map)
 
     def certify(self, problem, *, kind="m-stochastic", confidence=0.95, epsilon=0.0, random_state=0,
                 classifier=None):

@@ -1,0 +1,624 @@
+"""K-class threshold re-fit over recorded iterates: the best mixture of (iterate, plug-in rule) pairs.
+
+The K-class twin of :mod:`rateopt._postprocess._mixture`. Every recorded
+iterate ``t`` gives each row ``K`` scores ``s_t(x)``. A *rule* on an iterate
+turns them into a class, with one of two forms:
+
+``"offsets"``
+    ``argmax_k s_tk(x) + o[c, k]``: per-class score offsets, one row of
+    offsets per cell ``c`` of the problem (or one row shared by every row in
+    the group-blind variant). With the cells' group indicators among the
+    features, such a rule is again a multinomial linear model (the offsets
+    move the intercepts), so it stays inside rateopt's model class.
+``"plugin"``
+    ``argmin_k sum_y eta_ty(x) C[c, y, k]`` with ``eta_t = softmax(s_t)``:
+    the plug-in rule of Narasimhan et al. (:mod:`rateopt._postprocess._plugin`)
+    on the iterate's softmax probabilities (per cell; group-aware only).
+
+Both forms contain the iterate as trained (zero offsets), so a mixture of
+rules is never worse on the training data than the m+1 shrink over the same
+iterates. The mixture weights come from one LP over rules whose rates are
+counted **on the true training labels** (exact 0-1 confusion counts), solved
+by column generation: the restricted LP's duals ``mu`` give the Lagrangian
+cost tensor ``C = A_0 + sum_i mu_i A_i``; for every candidate iterate the
+pricing step proposes the plug-in rule at ``C`` and the offsets that minimize
+the row-weighted Lagrangian by exact coordinate search (each class's offset in
+turn: a row switches to class ``k`` at one breakpoint, so one sort per class
+and cell finds the best offset); a rule enters while its reduced cost is
+negative. The pricing step is a heuristic over the offsets (the search is
+exact per coordinate, not jointly), so the LP is optimal over the rules found,
+which always include:
+
+* every candidate iterate as trained;
+* the plug-in mixture of the *reference* iterate (by default the candidate of
+  the best rank, seed 001 Eq. 18), fitted exactly as
+  :func:`~rateopt._postprocess._plugin.fit_plugin_rule` does (rates read in
+  expectation under its softmax probabilities), then recounted on the true
+  labels.
+
+Hence on the training data the result is never worse than the plug-in of the
+reference iterate whenever that plug-in meets the goals on the true labels
+(always, for goals that do not read the labels, such as demographic parity),
+and never worse than any single candidate as trained.
+
+**Groups at prediction.** A group-aware rule (the default) reads each row's
+cell, so it needs the goals' group columns at prediction time (the two-class
+thresholded solution does not, unless the groups are features). With
+``group_blind=True`` every rule is an offsets rule shared by all cells: no
+groups at prediction, and the mixture is a mixture of multinomial linear
+models (the offsets folded into the intercepts, see
+:meth:`ClassThresholdRule.linear_models`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._compiler import confusion_counts
+from .._predictors._draws import row_uniforms
+from .._predictors._multiclass import MulticlassClassifier
+from ..exceptions import RateoptError
+from ._plugin import mixture_lp, plugin_decisions
+
+__all__ = ["ClassThresholdRule", "ClassThresholdedFit", "ClassThresholdedMixture", "N_CANDIDATES",
+           "fit_class_thresholded_mixture", "iterate_candidates", "thresholded_from_iterates", "softmax"]
+
+#: Recorded iterates :func:`iterate_candidates` keeps by default (evenly spaced, the last always among them).
+N_CANDIDATES = 20
+#: Coordinate-search sweeps over the classes per pricing step.
+SWEEPS = 2
+#: Scores are clipped to this magnitude (log-probabilities of 0 are -inf).
+_SCORE_CAP = 1e6
+
+
+def softmax(scores) -> np.ndarray:
+    """Row-wise softmax of (n, K) scores (stable)."""
+    S = np.asarray(scores, dtype=np.float64)
+    E = np.exp(S - S.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def _rule_decisions(kind, params, scores, cells):
+    """The class positions (n,) of one rule on one iterate's (n, K) scores."""
+    if kind == "offsets":
+        o = params[0] if params.shape[0] == 1 else params[cells]
+        return np.argmax(scores + o, axis=1).astype(np.int64)
+    return plugin_decisions(softmax(scores), cells if params.shape[0] > 1 else np.zeros(scores.shape[0], np.int64),
+                            params)
+
+
+@dataclass(frozen=True)
+class ClassThresholdRule:
+    """A randomized mixture of per-iterate K-class rules.
+
+    Attributes
+    ----------
+    iterate : ndarray of int64 of shape (n_rules,)
+        The score array (iterate) each rule reads.
+    kinds : tuple of str
+        ``"offsets"`` or ``"plugin"`` per rule.
+    params : tuple of ndarray
+        Per rule: offsets (n_cells or 1, K), or plug-in costs (n_cells, K, K).
+    probabilities : ndarray of shape (n_rules,)
+    group_blind : bool
+        True when no rule reads the cells.
+    """
+
+    iterate: np.ndarray
+    kinds: tuple
+    params: tuple
+    probabilities: np.ndarray
+    group_blind: bool = False
+
+    @property
+    def n_rules(self) -> int:
+        """Rules of positive probability."""
+        return int(self.iterate.shape[0])
+
+    def _votes(self, scores, cells):
+        n = np.asarray(scores[0]).shape[0]
+        if not self.group_blind:
+            if cells is None:
+                raise ValueError("cells is required: the rules are per cell of the problem (fit with "
+                                 "group_blind=True for rules that need no groups)")
+            cells = np.asarray(cells, dtype=np.int64)
+            if cells.shape != (n,):
+                raise ValueError(f"cells must have shape ({n},), got {cells.shape}")
+        return np.stack([_rule_decisions(k, p, np.asarray(scores[t], dtype=np.float64), cells)
+                         for t, k, p in zip(self.iterate, self.kinds, self.params)], axis=1)
+
+    def distribution(self, scores, cells=None) -> np.ndarray:
+        """The exact decision distribution (n, K) of the mixture.
+
+        Parameters
+        ----------
+        scores : sequence of ndarray of shape (n_samples, K)
+            The scores of every iterate the rules read (indexed by ``iterate``).
+        cells : ndarray of int of shape (n_samples,), default=None
+            Each row's cell (required unless ``group_blind``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K)
+        """
+        votes = self._votes(scores, cells)
+        K = np.asarray(scores[self.iterate[0]]).shape[1]
+        P = np.zeros((votes.shape[0], K))
+        rows = np.arange(votes.shape[0])
+        for r, p in enumerate(self.probabilities):
+            P[rows, votes[:, r]] += p
+        return P / P.sum(axis=1, keepdims=True)
+
+    def decisions(self, scores, cells, uniforms) -> np.ndarray:
+        """Class positions (n,): each row's rule drawn by its uniform number in [0, 1)."""
+        votes = self._votes(scores, cells)
+        cdf = np.cumsum(self.probabilities)
+        cdf[-1] = 1.0
+        pick = np.minimum(np.searchsorted(cdf, np.asarray(uniforms), side="right"), self.n_rules - 1)
+        return votes[np.arange(votes.shape[0]), pick]
+
+    def linear_models(self, coefs, intercepts):
+        """A group-blind offsets mixture as multinomial linear models: the offsets folded into the intercepts.
+
+        Parameters
+        ----------
+        coefs : ndarray of shape (T, K, d)
+            The iterates' weights (indexed by ``iterate``).
+        intercepts : ndarray of shape (T, K)
+
+        Returns
+        -------
+        coefs : ndarray of shape (n_rules, K, d)
+        intercepts : ndarray of shape (n_rules, K)
+        """
+        if not self.group_blind or any(k != "offsets" for k in self.kinds):
+            raise ValueError("only a group-blind offsets mixture is a mixture of linear models")
+        W = np.asarray(coefs)[self.iterate]
+        b = np.asarray(intercepts)[self.iterate] + np.stack([p[0] for p in self.params])
+        return W, b
+
+
+@dataclass(frozen=True)
+class ClassThresholdedFit:
+    """What :func:`fit_class_thresholded_mixture` found.
+
+    Attributes
+    ----------
+    rule : ClassThresholdRule
+    objective : float
+        The mixture's training objective (exact expected value on the true labels).
+    constraint_values : ndarray of shape (m,)
+    max_violation : float
+        ``max(0, max_i g_i - epsilon)``: 0 when the goals are met.
+    counts : ndarray of shape (n_cells, K, K)
+        The mixture's expected confusion counts on the training data.
+    reference : int
+        The reference iterate whose plug-in mixture seeded the LP.
+    reference_plugin_objective : float or None
+        That plug-in mixture's objective recounted on the true labels (None in the group-blind variant).
+    n_columns, n_rounds : int
+    """
+
+    rule: ClassThresholdRule
+    objective: float
+    constraint_values: np.ndarray
+    max_violation: float
+    counts: np.ndarray
+    reference: int
+    reference_plugin_objective: float | None
+    n_columns: int
+    n_rounds: int
+
+
+def _check_scores(scores, n, K):
+    out = []
+    for t, S in enumerate(scores):
+        S = np.asarray(S, dtype=np.float64)
+        if S.shape != (n, K):
+            raise ValueError(f"scores[{t}] must have shape ({n}, {K}) (training rows x classes), got {S.shape}")
+        if np.isnan(S).any():
+            raise ValueError(f"scores[{t}] holds NaN")
+        out.append(np.clip(S, -_SCORE_CAP, _SCORE_CAP))
+    if not out:
+        raise ValueError("scores must hold at least one iterate's (n_samples, K) scores")
+    return out
+
+
+def _best_offsets(S, rowcost, cid, n_cid, o):
+    """Coordinate search: offsets (n_cid, K) lowering ``sum_i rowcost[i, argmax_k S[i,k] + o[cid[i], k]]``."""
+    n, K = S.shape
+    o = o.copy()
+    rows = np.arange(n)
+    for _ in range(SWEEPS):
+        for k in range(K):
+            Z = S + o[cid]
+            Z[:, k] = -np.inf
+            j = np.argmax(Z, axis=1)
+            # row i takes class k once o[c, k] passes t_i (exact ties aside: the new offset is a midpoint,
+            # and every proposed rule is recounted exactly by argmax afterwards)
+            t = Z[rows, j] - S[:, k]
+            delta = rowcost[:, k] - rowcost[rows, j]  # cost change when the row switches to k
+            order = np.lexsort((t, cid))
+            ts, ds, cs = t[order], delta[order], cid[order]
+            cut = np.flatnonzero(np.diff(cs)) + 1
+            for seg_t, seg_d, seg_c in zip(np.split(ts, cut), np.split(ds, cut), np.split(cs, cut)):
+                if not seg_t.size:
+                    continue
+                c = seg_c[0]
+                # o just above the p smallest t's switches those p rows to k (ties of t move together)
+                csum = np.concatenate(([0.0], np.cumsum(seg_d)))
+                last = np.concatenate((seg_t[1:] != seg_t[:-1], [True]))
+                valid = np.concatenate(([True], last))
+                csum = np.where(valid, csum, np.inf)
+                p = int(np.argmin(csum))
+                if p == 0:
+                    new = seg_t[0] - 1.0
+                elif p == seg_t.size:
+                    new = seg_t[-1] + 1.0
+                else:
+                    new = 0.5 * (seg_t[p - 1] + seg_t[p])
+                cur_cost = float(np.sum(seg_d[seg_t < o[c, k]]))
+                if csum[p] < cur_cost - 1e-15:
+                    o[c, k] = new
+        o -= o[:, :1]  # offsets are defined up to a shift per cell
+    return o
+
+
+def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=False, rules=("offsets", "plugin"),
+                                  reference=None, max_rounds=100, tol=1e-10) -> ClassThresholdedFit:
+    """The best mixture of recorded K-class iterates, each followed by its own plug-in rule.
+
+    Parameters
+    ----------
+    problem : MulticlassProblem
+        The training problem (a linear objective); its dataset's rows are the rows of ``scores``.
+    scores : sequence of array-like of shape (n_samples, K)
+        The candidate iterates' scores on the training rows (logits; any
+        scores whose argmax is the iterate's prediction, e.g. log-probabilities).
+    epsilon : float, default=0.0
+        Allowed violation of every constraint.
+    group_blind : bool, default=False
+        Only offsets rules shared by all cells (no groups at prediction).
+    rules : tuple of str, default=("offsets", "plugin")
+        The rule forms the pricing step proposes (``"plugin"`` only when not
+        ``group_blind``). Without ``"plugin"`` the reference iterate's plug-in
+        mixture is not added either.
+    reference : int, default=None
+        The iterate whose exact plug-in mixture seeds the LP (a training run
+        passes its best iterate; None: the candidate of least objective among
+        those meeting the goals, else of least largest violation). Ignored
+        when ``group_blind`` or without ``"plugin"`` rules.
+    max_rounds : int, default=100
+        A cap on the column-generation rounds.
+    tol : float, default=1e-10
+        A rule enters when its reduced cost is below ``-tol``.
+
+    Returns
+    -------
+    ClassThresholdedFit
+
+    Raises
+    ------
+    RateoptError
+        If the objective is not linear (macro-F1).
+    ValueError
+        On scores of the wrong shape, a negative ``epsilon`` or an out-of-range ``reference``.
+    """
+    c, ds = problem.compiled, problem.dataset
+    if c.objective is None:
+        raise RateoptError("the K-class thresholded mixture takes a linear objective (error, balanced_error or a "
+                           "linear rate expression), not macro-F1")
+    epsilon = float(epsilon)
+    if not np.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
+    rules = tuple(rules)
+    if not rules or any(r not in ("offsets", "plugin") for r in rules):
+        raise ValueError(f"rules must be a non-empty subset of ('offsets', 'plugin'), got {rules!r}")
+    use_plugin = "plugin" in rules and not group_blind
+    K, G, m = ds.n_classes, c.n_cells, c.n_constraints
+    n = ds.n_samples
+    S = _check_scores(scores, n, K)
+    T = len(S)
+    cells = np.asarray(c.cells, dtype=np.int64)
+    cid, n_cid = (np.zeros(n, dtype=np.int64), 1) if group_blind else (cells, G)
+    w, y = ds.weights, ds.label_index
+    A0, A, b = c.objective, c.constraints, c.offsets
+
+    def fg(N):
+        f = float(np.tensordot(A0, N, axes=3) + c.objective_constant)
+        g = (np.tensordot(A, N, axes=([1, 2, 3], [0, 1, 2])) - b) if m else np.zeros(0)
+        return f, g
+
+    def column(t, kind, params):
+        d = _rule_decisions(kind, params, S[t], cells)
+        N = confusion_counts(c, ds, d)
+        f, g = fg(N)
+        return {"t": t, "kind": kind, "params": params, "f": f, "g": g, "N": N}
+
+    zero = np.zeros((n_cid, K))
+    cols = [column(t, "offsets", zero) for t in range(T)]
+    state = [zero] * T  # each iterate's last offsets (the next search starts there)
+
+    ref_obj = None
+    if not use_plugin:
+        ref = -1 if reference is None else int(reference)
+    else:
+        if reference is None:
+            ref = _least_violating(np.array([col["f"] for col in cols]),
+                                   np.stack([col["g"] for col in cols]) if m else np.zeros((T, 0)), epsilon)
+        else:
+            ref = int(reference)
+            if not 0 <= ref < T:
+                raise ValueError(f"reference must index one of the {T} iterates, got {reference!r}")
+        eta = softmax(S[ref])
+
+        def soft_column(Ct):
+            N = confusion_counts(c, ds, plugin_decisions(eta, cells, Ct), soft_labels=eta)
+            f, g = fg(N)
+            return {"params": Ct, "f": f, "g": g}
+
+        soft = _generate([soft_column(A0)], lambda mu, lam0: [soft_column(lam0 * A0 + np.tensordot(mu, A, axes=1))
+                                                                if m else soft_column(A0)],
+                         m, epsilon, max_rounds, tol)[0]
+        plug = [(col, p) for col, p in zip(soft["cols"], soft["x"]) if p > 0]
+        true_cols = [column(ref, "plugin", col["params"]) for col, _ in plug]
+        ref_N = sum(p * tc["N"] for (_, p), tc in zip(plug, true_cols))
+        ref_obj = fg(ref_N)[0]
+        cols.extend(true_cols)
+
+    def price(mu, lam0):
+        C = lam0 * A0 + (np.tensordot(mu, A, axes=1) if m else 0.0)
+        rowcost = w[:, None] * C[cells, y]  # (n, K): each row's Lagrangian cost per predicted class
+        new = []
+        for t in range(T):
+            if "offsets" in rules:
+                state[t] = _best_offsets(S[t], rowcost, cid, n_cid, state[t])
+                new.append(column(t, "offsets", state[t]))
+            if use_plugin:
+                new.append(column(t, "plugin", C))
+        return new
+
+    out, rounds = _generate(cols, price, m, epsilon, max_rounds, tol)
+    x, cols = out["x"], out["cols"]
+    keep = np.flatnonzero(x)
+    p = x[keep]
+    N = np.tensordot(p, np.stack([cols[i]["N"] for i in keep]), axes=1)
+    f, g = fg(N)
+    rule = ClassThresholdRule(iterate=np.array([cols[i]["t"] for i in keep], dtype=np.int64),
+                              kinds=tuple(cols[i]["kind"] for i in keep),
+                              params=tuple(cols[i]["params"] for i in keep), probabilities=p,
+                              group_blind=group_blind)
+    return ClassThresholdedFit(rule=rule, objective=f, constraint_values=g,
+                               max_violation=float(max(0.0, (g - epsilon).max(initial=0.0))), counts=N,
+                               reference=ref, reference_plugin_objective=ref_obj, n_columns=len(cols),
+                               n_rounds=rounds)
+
+
+def _least_violating(f, G, epsilon):
+    """The candidate of least objective among those with every ``g_i <= epsilon``, else of least largest ``g_i``."""
+    v = np.maximum(G.max(axis=1, initial=-np.inf) - epsilon, 0.0) if G.shape[1] else np.zeros(f.shape[0])
+    return int(np.lexsort((f, v))[0])
+
+
+def _generate(cols, price, m, epsilon, max_rounds, tol):
+    """Column generation over ``cols`` (dicts with ``f`` and ``g``); ``price(mu, lam0)`` proposes new columns.
+
+    Phase 1 (when the restricted LP is infeasible) minimizes the largest
+    ``g_i - epsilon``; phase 2 minimizes ``f`` with every ``g_i`` at most
+    ``epsilon`` plus the smallest achievable excess. Returns ``({"x", "cols"}, rounds)``.
+    """
+    rounds = 0
+    z = 0.0
+    if m:
+        for rounds in range(1, max_rounds + 1):
+            G = np.stack([col["g"] for col in cols])
+            x, dual = mixture_lp(np.zeros(len(cols)), G, np.full(m, epsilon), with_z=True)
+            z = x[-1]
+            if z <= 0:
+                break
+            mu = np.maximum(-dual[:m], 0.0)
+            added = [col for col in price(mu, 0.0) if col["g"] @ mu - dual[m] < -tol]
+            if not added:
+                break
+            cols = cols + added
+    bound = epsilon + max(z, 0.0) + (1e-12 if z > 0 else 0.0)
+    scale = max(1.0, abs(cols[0]["f"]))
+    for _ in range(max_rounds):
+        rounds += 1
+        f = np.array([col["f"] for col in cols])
+        G = np.stack([col["g"] for col in cols]) if m else np.zeros((len(cols), 0))
+        x, dual = mixture_lp(f, G, np.full(m, bound), with_z=False)
+        mu = np.maximum(-dual[:m], 0.0)
+        added = [col for col in price(mu, 1.0)
+                 if col["f"] + (col["g"] @ mu if m else 0.0) - dual[m] < -tol * scale]
+        if not added:
+            break
+        cols = cols + added
+    x = np.asarray(x[:len(cols)], dtype=np.float64)
+    x = np.where(x > 1e-12, x, 0.0)
+    return {"x": x / x.sum(), "cols": cols}, rounds
+
+
+class ClassThresholdedMixture:
+    """A K-class thresholded mixture as a classifier: recorded iterates, each followed by its own rule.
+
+    Parameters
+    ----------
+    rule : ClassThresholdRule
+        Its ``iterate`` indexes the models of ``coefs``.
+    coefs : array-like of shape (n_models, n_classes, n_features)
+    intercepts : array-like of shape (n_models, n_classes)
+    classes : array-like of shape (n_classes,)
+    feature_map : NystroemMap, default=None
+
+    Notes
+    -----
+    A group-aware rule needs each row's cell (``cells=``, the problem's cell
+    numbering: ``problem.compiled.cells`` on the training rows) at prediction.
+    """
+
+    kind = "thresholded"
+
+    def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None):
+        used = np.unique(rule.iterate)
+        remap = np.full(int(used.max()) + 1, -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        self.rule = ClassThresholdRule(iterate=remap[rule.iterate], kinds=rule.kinds, params=rule.params,
+                                       probabilities=rule.probabilities, group_blind=rule.group_blind)
+        self.scorer = MulticlassClassifier(np.asarray(coefs)[used], np.asarray(intercepts)[used],
+                                           np.full(used.size, 1.0 / used.size), classes=classes,
+                                           feature_map=feature_map)
+        self.classes_ = self.scorer.classes_
+        self.n_features_in_ = self.scorer.n_features_in_
+
+    def _scores(self, X):
+        Xm = self.scorer._raw(X)
+        A = self.scorer._all_scores(Xm)
+        return Xm, [A[:, t, :] for t in range(A.shape[1])]
+
+    def predict_proba(self, X, cells=None):
+        """The exact decision distribution (n, n_classes).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        cells : ndarray of int of shape (n_samples,), default=None
+            Each row's cell (required for a group-aware rule).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self.rule.distribution(self._scores(X)[1], cells)
+
+    def predict(self, X, cells=None, random_state=0, row_key=None):
+        """The drawn class labels: each row draws one rule (rateopt's per-row draw, :mod:`rateopt._predictors._draws`).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        cells : ndarray of int of shape (n_samples,), default=None
+        random_state : int, default=0
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids keying the draws (the same decision in any batch and order).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        Xm, scores = self._scores(X)
+        u = row_uniforms(Xm.data, random_state, row_key)
+        return self.classes_[self.rule.decisions(scores, cells, u)]
+
+    def __repr__(self):
+        return f"ClassThresholdedMixture(n_rules={self.rule.n_rules}, group_blind={self.rule.group_blind})"
+
+
+def iterate_candidates(coefs, intercepts, *, n_candidates=N_CANDIDATES, averages=True, include=()):
+    """The candidate models of the thresholded mixture: evenly spaced recorded iterates and their averages.
+
+    The game's iterates oscillate (the multipliers chase the constraints), so
+    single iterates are poor scorers; the average of the iterates'
+    parameters is a steadier one and, being a multinomial linear model, stays
+    inside the model class (see ``docs/defaults.md``, K classes).
+
+    Parameters
+    ----------
+    coefs : ndarray of shape (T, K, d)
+    intercepts : ndarray of shape (T, K)
+    n_candidates : int, default=20
+        Recorded iterates kept (evenly spaced over ``0..T-1``, the last included).
+    averages : bool, default=True
+        Add the parameter averages over all iterates and over the second half.
+    include : sequence of int, default=()
+        Iterates kept in any case (e.g. the run's best iterate).
+
+    Returns
+    -------
+    coefs : ndarray of shape (R, K, d)
+    intercepts : ndarray of shape (R, K)
+    names : list of str
+        ``"iterate t"``, ``"average 0:T"`` or ``"average T/2:T"`` per candidate.
+    """
+    W, b = np.asarray(coefs, dtype=np.float64), np.asarray(intercepts, dtype=np.float64)
+    if W.ndim != 3 or b.shape != W.shape[:2] or W.shape[0] < 1:
+        raise ValueError(f"coefs must be (T, K, d) and intercepts (T, K), got {W.shape} and {b.shape}")
+    if int(n_candidates) < 1:
+        raise ValueError(f"n_candidates must be a positive integer, got {n_candidates!r}")
+    T = W.shape[0]
+    extra = np.asarray(include, dtype=np.int64).reshape(-1)
+    if np.any((extra < 0) | (extra >= T)):
+        raise ValueError(f"include must index the {T} iterates, got {list(extra)}")
+    idx = np.unique(np.concatenate((np.round(np.linspace(0, T - 1, min(int(n_candidates), T))).astype(np.int64),
+                                    extra)))
+    Ws, bs, names = [W[idx]], [b[idx]], [f"iterate {t}" for t in idx]
+    if averages and T > 1:
+        for a in sorted({0, T // 2}):
+            Ws.append(W[a:].mean(axis=0)[None])
+            bs.append(b[a:].mean(axis=0)[None])
+            names.append(f"average {a}:{T}")
+    return np.concatenate(Ws), np.concatenate(bs), names
+
+
+def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=(), extra_models=None, classes=None,
+                              feature_map=None, n_candidates=N_CANDIDATES, averages=True, **options):
+    """The K-class thresholded solution of a training run: candidates, scores, the mixture and its classifier.
+
+    Parameters
+    ----------
+    problem : MulticlassProblem
+        The training problem (its dataset's ``X`` is scored).
+    coefs : ndarray of shape (T, K, d)
+        The recorded iterates' weights.
+    intercepts : ndarray of shape (T, K)
+    best : int, default=None
+        The run's best iterate (its ``"best"`` solution): always a candidate,
+        and the reference whose plug-in mixture the result never does worse
+        than on the training data.
+    include : sequence of int, default=()
+        More iterates kept as candidates, e.g. the m-stochastic solution's
+        support: the result is then never worse on the training data than
+        that mixture either.
+    extra_models : tuple of ndarray, default=None
+        ``(coefs (R, K, d), intercepts (R, K))``: more candidates on the same
+        features, always kept (named ``"extra r"``), e.g. the last iterate of
+        an objective-only (unconstrained) run: see ``docs/defaults.md``, K classes.
+    classes : array-like, default=None
+        The class labels (default ``problem.classes``).
+    feature_map : NystroemMap, default=None
+        A kernel model's feature map.
+    n_candidates : int, default=20
+    averages : bool, default=True
+        See :func:`iterate_candidates`.
+    **options
+        Passed to :func:`fit_class_thresholded_mixture` (``epsilon``, ``group_blind``, ...).
+
+    Returns
+    -------
+    classifier : ClassThresholdedMixture
+    fit : ClassThresholdedFit
+        Its ``rule.iterate`` indexes the candidates.
+    names : list of str
+        The candidates (:func:`iterate_candidates`).
+    """
+    include = tuple(int(i) for i in np.asarray(include, dtype=np.int64).reshape(-1))
+    include += () if best is None else (int(best),)
+    Wc, bc, names = iterate_candidates(coefs, intercepts, n_candidates=n_candidates, averages=averages,
+                                       include=include)
+    if best is not None:
+        options.setdefault("reference", names.index(f"iterate {int(best)}"))
+    if extra_models is not None:
+        We, be = (np.asarray(a, dtype=np.float64) for a in extra_models)
+        if We.ndim != 3 or We.shape[1:] != Wc.shape[1:] or be.shape != We.shape[:2]:
+            raise ValueError(f"extra_models must be (coefs (R, {Wc.shape[1]}, {Wc.shape[2]}), intercepts "
+                             f"(R, {Wc.shape[1]})), got {We.shape} and {be.shape}")
+        Wc, bc = np.concatenate((Wc, We)), np.concatenate((bc, be))
+        names = names + [f"extra {r}" for r in range(We.shape[0])]
+    classes = problem.classes if classes is None else classes
+    scorer = MulticlassClassifier(Wc, bc, np.full(Wc.shape[0], 1.0 / Wc.shape[0]), classes=classes,
+                                  feature_map=feature_map)
+    A = scorer._all_scores(scorer._raw(problem.dataset.X))
+    fit = fit_class_thresholded_mixture(problem, [A[:, r, :] for r in range(A.shape[1])], **options)
+    return ClassThresholdedMixture(fit.rule, Wc, bc, classes=classes, feature_map=feature_map), fit, names
