@@ -5,8 +5,20 @@ For each case: the largest gap between the two groups' rates of
 (group, class) distance between the drawn rate and the mean of
 ``predict_proba`` over the group's rows, in binomial standard errors
 ``sqrt(sum p (1 - p)) / n_group`` (within 4 is sampling noise). The cases are
-those of ``tests/_predictors/test_draws.py``. Run: ``python bench/draw_realization.py``.
+those of ``tests/_predictors/test_draws.py``.
+
+The baseline, in the same run: the same classifiers drawn with a key that
+does not separate identical rows (``row_key`` = the index of the row's
+distinct content: rows with the same scores or features share one uniform,
+as every draw did before issue 31).
+
+Run: ``python bench/draw_realization.py [--quick] [--json]`` (results in
+``bench/results/draw_realization.{md,json}``, ``*_quick.*`` with ``--quick``).
 """
+
+import argparse
+import json
+import os
 
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
@@ -15,8 +27,29 @@ import rateopt as ro
 from rateopt.goals import demographic_parity, multiclass_demographic_parity
 
 
-def report(name, labels, P, classes, g):
-    """Print the parity gaps and the worst group/class distance in SE."""
+RESULTS = []
+
+
+def shared_key(content):
+    """The baseline key: one id per distinct row content (identical rows share their draw)."""
+    content = np.asarray(content).reshape(len(content), -1)
+    return np.unique(content, axis=0, return_inverse=True)[1].ravel()
+
+
+def worst_se(labels, P, classes, g):
+    """The worst (group, class) distance between drawn and expected rates, in binomial SE."""
+    worst = 0.0
+    for k, c in enumerate(classes):
+        for a in ("a", "b"):
+            p = P[g == a, k]
+            se = np.sqrt(np.sum(p * (1 - p))) / p.shape[0]
+            if se > 0:
+                worst = max(worst, abs(np.mean(labels[g == a] == c) - p.mean()) / se)
+    return float(worst)
+
+
+def report(name, labels, P, classes, g, baseline=None):
+    """Print the parity gaps and the worst group/class distance in SE (and the shared-key baseline's)."""
     worst, gap_drawn, gap_proba = 0.0, 0.0, 0.0
     for k, c in enumerate(classes):
         drawn = [np.mean(labels[g == a] == c) for a in ("a", "b")]
@@ -27,8 +60,11 @@ def report(name, labels, P, classes, g):
             se = np.sqrt(np.sum(p * (1 - p))) / p.shape[0]
             if se > 0:
                 worst = max(worst, abs(np.mean(labels[g == a] == c) - p.mean()) / se)
+    base = None if baseline is None else worst_se(baseline, P, classes, g)
+    RESULTS.append({"case": name, "parity_gap_proba": float(gap_proba), "parity_gap_drawn": float(gap_drawn),
+                    "worst_se": float(worst), "worst_se_shared_key": base})
     print(f"{name}: parity gap predict_proba {gap_proba:.4f}, drawn {gap_drawn:.4f}; "
-          f"worst group/class {worst:.1f} SE")
+          f"worst group/class {worst:.1f} SE" + ("" if base is None else f" (shared key: {base:.1f} SE)"))
 
 
 def tree_scores():
@@ -40,7 +76,7 @@ def tree_scores():
     s = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y).predict_proba(X)[:, 1]
     c = ro.ThresholdClassifier(goals=[demographic_parity("g", slack=0.01)]).fit(s, y, groups={"g": g})
     report("depth-3 tree's 8 scores, slack 0.01", c.predict(s, groups={"g": g}), c.predict_proba(s, groups={"g": g}),
-           c.classes_, g)
+           c.classes_, g, c.predict(s, groups={"g": g}, row_key=shared_key(s)))
 
 
 def integer_scores():
@@ -51,7 +87,7 @@ def integer_scores():
     y = (rng.random(n) < (s + 2 * (g == "a")) / 13).astype(int)
     c = ro.ThresholdClassifier(goals=[demographic_parity("g", slack=0.0)]).fit(s, y, groups={"g": g})
     report("integer scores 1..10, slack 0", c.predict(s, groups={"g": g}), c.predict_proba(s, groups={"g": g}),
-           c.classes_, g)
+           c.classes_, g, c.predict(s, groups={"g": g}, row_key=shared_key(s)))
 
 
 def plugin_rows():
@@ -66,7 +102,8 @@ def plugin_rows():
     rows = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y).predict_proba(X)
     c = ro.ThresholdClassifier(goals=[multiclass_demographic_parity("g", slack=0.0)]).fit(rows, y, groups={"g": g})
     report("K=3 plug-in rule on a tree's probability rows, slack 0", c.predict(rows, groups={"g": g}),
-           c.predict_proba(rows, groups={"g": g}), c.classes_, g)
+           c.predict_proba(rows, groups={"g": g}), c.classes_, g,
+           c.predict(rows, groups={"g": g}, row_key=shared_key(rows)))
 
 
 def repeated_rows():
@@ -76,14 +113,37 @@ def repeated_rows():
     X = X[rng.permutation(X.shape[0])]
     g = rng.choice(np.array(["a", "b"]), X.shape[0])
     P = clf.predict_proba(X)
-    P = P if P.ndim == 2 else np.column_stack([1 - P, P])  # (n,) before issue 31
+    key = shared_key(X)
     for seed in range(5):
         report(f"StochasticClassifier, 40 rows x 100 copies, random_state={seed}", clf.predict(X, random_state=seed),
-               P, [0, 1], g)
+               P, [0, 1], g, clf.predict(X, random_state=seed, row_key=key))
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the same cases (they take seconds); *_quick results")
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON object, last line")
+    args = parser.parse_args(argv)
     tree_scores()
     integer_scores()
     plugin_rows()
     repeated_rows()
+    out = {"cases": RESULTS, "max_worst_se": max(r["worst_se"] for r in RESULTS),
+           "max_worst_se_shared_key": max(r["worst_se_shared_key"] for r in RESULTS)}
+    stem = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                        "draw_realization" + ("_quick" if args.quick else ""))
+    with open(stem + ".json", "w", encoding="utf-8") as f:
+        json.dump(out, f, indent=1)
+    with open(stem + ".md", "w", encoding="utf-8") as f:
+        f.write("# Drawn decisions against their expected rates (bench/draw_realization.py)\n\n"
+                "| case | parity gap, predict_proba | parity gap, drawn | worst group/class (SE) | "
+                "shared key (SE) |\n|---|---|---|---|---|\n")
+        for r in RESULTS:
+            f.write(f"| {r['case']} | {r['parity_gap_proba']:.4f} | {r['parity_gap_drawn']:.4f} | "
+                    f"{r['worst_se']:.1f} | {r['worst_se_shared_key']:.1f} |\n")
+    if args.json:
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
