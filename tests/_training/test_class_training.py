@@ -161,8 +161,8 @@ def test_bad_arguments_are_named():
         ro.train(p, proxy="ramp")
     with pytest.raises(TypeError, match="must be a rateopt Problem"):
         ro.train(p, validation=object())
-    with pytest.raises(ro.exceptions.RateoptError, match="thresholded"):
-        ro.train(p, n_iter=5).solution("thresholded", problem=p)
+    with pytest.raises(ValueError, match="needs problem="):
+        ro.train(p, n_iter=5).solution("thresholded")
 
 
 def test_the_k_class_games_reproduce_the_reference_loop():
