@@ -93,7 +93,7 @@ def group_rates(y, predictions, groups=None, *, sample_weight=None, classes=None
         group has no positive, resp. negative, example). As a DataFrame the
         index is a MultiIndex ``(group, value)``; as a dict: ``{"group": list,
         "value": list, <column>: ndarray}``. On K classes the columns are
-        :func:`class_rate_columns`: per class ``c`` the (weighted) predicted
+        ``class_rate_columns(classes)``: per class ``c`` the (weighted) predicted
         proportion ``proportion[c]``, the recall ``recall[c]`` (the expected
         share of the group's rows of class ``c`` predicted ``c``; NaN when the
         group has none) and the prevalence ``prevalence[c]``, and the

@@ -596,7 +596,7 @@ class MulticlassProblem(metaclass=_DeprecatedAlias):
 
     ``MulticlassProblem(...)`` warns (``DeprecationWarning``) and returns
     ``Problem(...)``; ``isinstance(p, MulticlassProblem)`` is
-    :func:`is_class_problem` of a :class:`Problem`.
+    ``rateopt._compiler.is_class_problem`` of a :class:`Problem`.
 
     Parameters
     ----------
