@@ -109,3 +109,17 @@ def test_class_lists_that_collapse_or_change_type_are_refused(tmp_path, classes)
     with pytest.raises(RateoptError, match=r"field 'metadata\.classes' is .*expected") as info:
         ro.load(tmp_path / "bad.npz")
     assert "\n" not in str(info.value)
+
+
+def test_labels_that_would_not_read_back_are_refused_at_save(tmp_path):
+    # NumPy would read the saved [1, 2.5, 3] back as floats: save refuses instead of writing that file
+    clf, rng = _mixture(T=1, K=3)
+    mixed = ro.MulticlassClassifier(clf.coefs_, clf.intercepts_, clf.probabilities_,
+                                    classes=np.array([1, 2.5, 3], dtype=object))
+    with pytest.raises(RateoptError, match=r"cannot save the class labels \[1, 2\.5, 3\]: expected labels of one type"):
+        mixed.save(tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+    floats = ro.MulticlassClassifier(clf.coefs_, clf.intercepts_, clf.probabilities_, classes=[1.0, 2.5, 3.0])
+    floats.save(tmp_path / "f.npz")
+    back = ro.load(tmp_path / "f.npz").classes_
+    assert back.dtype == np.float64 and back.tolist() == [1.0, 2.5, 3.0]
