@@ -28,7 +28,8 @@ from ._language._data import Dataset
 from ._language._validation import check_weights
 from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule, fit_plugin_rule
-from ._postprocess._rule import ThresholdRule, cell_codes, fit_threshold_rule
+from ._postprocess._rule import ThresholdRule, cell_codes, checked_cells, fit_threshold_rule
+from ._predictors._archive import class_labels_meta, class_labels_problem
 from ._predictors._draws import row_uniforms
 from ._utils._archive import write_archive
 from ._utils._group_columns import split_group_columns
@@ -516,7 +517,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "model with its own format (e.g. skops) and post-process its scores with estimator=None")
         meta, arrays = self.rule_.to_arrays()
         meta.update(rule=self._arity.rule_kind, columns=list(self.cell_columns_),
-                    cells=[list(c) for c in self.cells_], classes=[_plain_label(c) for c in self.classes_],
+                    cells=[list(c) for c in self.cells_], classes=class_labels_meta(self.classes_, ordered=True),
                     random_state=self.random_state, group_blind=bool(self.group_blind), n_bins=self.n_bins,
                     epsilon=float(self.epsilon))
         if self.group_columns is not None:
@@ -693,13 +694,6 @@ _ARITIES = {a.rule_kind: a for a in (_TwoClasses, _KClasses)}
 _RULES = {"threshold": ThresholdRule, "plugin": PlugInRule}
 
 
-def _plain_label(c):
-    c = c.item() if isinstance(c, np.generic) else c
-    if not isinstance(c, (bool, int, float, str)):
-        raise RateoptError(f"the label {c!r} cannot be saved: labels must be numbers or strings")
-    return c
-
-
 def threshold_classifier_from_file(meta, arrays, path):
     """The :class:`ThresholdClassifier` of a saved file (the reader ``rateopt.load`` calls).
 
@@ -729,19 +723,13 @@ def threshold_classifier_from_file(meta, arrays, path):
     if kind not in _RULES:
         raise bad(f"'rule' must be one of {sorted(_RULES)}, got {kind!r}")
     arity = _ARITIES[kind]
-    columns, cells = meta.get("columns"), meta.get("cells")
-    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-        raise bad("'columns' must be a list of column names")
-    if not isinstance(cells, list) or not cells or not all(
-            isinstance(c, list) and len(c) == len(columns)
-            and all(isinstance(v, (bool, int, float, str)) for v in c) for c in cells):
-        raise bad("'cells' must be a non-empty list of value lists, one value per column")
+    columns, cells = checked_cells(meta, bad)
     rule = _RULES[kind].from_arrays(meta, arrays, path)
     n_classes = arity.check_rule(rule, cells, bad)
     classes = meta.get("classes")
-    if (not isinstance(classes, list) or len(classes) != n_classes or len(set(classes)) != len(classes)
-            or not all(isinstance(c, (bool, int, float, str)) for c in classes)):
-        raise bad(f"'classes' must be {n_classes} distinct labels (the {kind} rule's)")
+    problem = class_labels_problem(classes, n_classes, ordered=True)  # fit writes np.unique(y): ascending
+    if problem is not None:
+        raise bad(f"'classes' is {classes!r}, {problem} (the {kind} rule has {n_classes} classes)")
     seed = meta.get("random_state")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
         raise bad("bad 'random_state'")
@@ -760,7 +748,7 @@ def threshold_classifier_from_file(meta, arrays, path):
     clf._arity = arity
     clf.rule_ = rule
     clf.plugin_ = arity.plugin(rule)
-    clf.cell_columns_, clf.cells_ = tuple(columns), [tuple(c) for c in cells]
+    clf.cell_columns_, clf.cells_ = tuple(columns), cells
     clf.n_feature_columns_ = n_feature_columns
     clf.classes_ = np.asarray(classes)
     clf.violation_ = 0.0

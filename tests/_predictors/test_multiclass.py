@@ -1,5 +1,7 @@
 """MulticlassClassifier: scores, argmax, per-row draws of a mixture, exact decision distribution, files."""
 
+import json
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -91,3 +93,33 @@ def test_bad_arguments_and_damaged_files(tmp_path):
     np.savez(tmp_path / "bad.npz", **data)
     with pytest.raises(RateoptError, match="biases"):
         ro.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("classes", [["1", 1, 2], [1, 1.0, 2], [True, 1, 2], [None, "b", "c"], ["a", 1, 2],
+                                     [0, 1, float("nan")], [0, float("inf"), 2]])
+def test_class_lists_that_collapse_or_change_type_are_refused(tmp_path, classes):
+    clf, _ = _mixture(T=2, K=3)
+    clf.save(tmp_path / "m.npz")
+    data = dict(np.load(tmp_path / "m.npz"))
+    meta = json.loads(bytes(data["__rateopt_metadata__"]).decode())
+    assert len(meta["classes"]) == 3
+    meta["classes"] = classes  # json.dumps writes NaN and Infinity as the JSON extensions
+    data["__rateopt_metadata__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(RateoptError, match=r"field 'metadata\.classes' is .*expected") as info:
+        ro.load(tmp_path / "bad.npz")
+    assert "\n" not in str(info.value)
+
+
+def test_labels_that_would_not_read_back_are_refused_at_save(tmp_path):
+    # NumPy would read the saved [1, 2.5, 3] back as floats: save refuses instead of writing that file
+    clf, rng = _mixture(T=1, K=3)
+    mixed = ro.MulticlassClassifier(clf.coefs_, clf.intercepts_, clf.probabilities_,
+                                    classes=np.array([1, 2.5, 3], dtype=object))
+    with pytest.raises(RateoptError, match=r"cannot save the class labels \[1, 2\.5, 3\]: expected labels of one type"):
+        mixed.save(tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+    floats = ro.MulticlassClassifier(clf.coefs_, clf.intercepts_, clf.probabilities_, classes=[1.0, 2.5, 3.0])
+    floats.save(tmp_path / "f.npz")
+    back = ro.load(tmp_path / "f.npz").classes_
+    assert back.dtype == np.float64 and back.tolist() == [1.0, 2.5, 3.0]

@@ -137,3 +137,40 @@ def test_k_class_biases_of_the_wrong_shape_are_refused(saved_k_class, tmp_path):
     dst = _rewrite(saved_k_class, tmp_path / "bad.npz", biases=lambda b: b[:, :2])
     with pytest.raises(RateoptError, match=r"biases.*expected \(10, 3\)"):
         ro.load(dst)
+
+
+def _with_classes_text(src, dst, text):
+    """``src`` with ``metadata.classes`` replaced by raw JSON text (``NaN``, ``Infinity`` included)."""
+    data = dict(np.load(src))
+    meta = json.loads(bytes(data["__rateopt_metadata__"]).decode())
+    meta["classes"] = "@@"
+    data["__rateopt_metadata__"] = np.frombuffer(json.dumps(meta).replace('"@@"', text).encode(), dtype=np.uint8)
+    np.savez(dst, **data)
+    return dst
+
+
+@pytest.mark.parametrize("text", ['["1", 1, 2]', "[1, 1.0, 2]", "[true, 1, 2]", '[null, "b", "c"]', '["a", 1, 2]',
+                                  "[0, 1, NaN]", "[0, Infinity, 2]"])
+def test_k_class_lists_that_collapse_or_change_type_are_refused(saved_k_class, tmp_path, text):
+    assert ro.load(saved_k_class).classes.tolist() == [0, 1, 2]
+    dst = _with_classes_text(saved_k_class, tmp_path / "bad.npz", text)
+    with pytest.raises(RateoptError, match=r"field 'metadata\.classes' is .*expected") as info:
+        ro.load(dst)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("swap", [(2, 3), (0, 9), (4, 5)])
+def test_iterations_that_do_not_increase_are_refused(saved, tmp_path, swap):
+    its = np.asarray(ro.load(saved).iterations)
+    assert np.all(np.diff(its) > 0)  # as fit writes them
+    i, j = swap
+    bad = _rewrite(saved, tmp_path / "bad.npz", iterations=lambda a: a[np.r_[:i, j, i + 1:j, i, j + 1:a.size]])
+    with pytest.raises(RateoptError, match=rf"field 'iterations' does not increase: {its[j]} at index {i} ") as info:
+        ro.load(bad)
+    assert "\n" not in str(info.value)
+
+
+def test_repeated_iterations_are_refused(saved, tmp_path):
+    bad = _rewrite(saved, tmp_path / "bad.npz", iterations=lambda a: np.zeros_like(a))
+    with pytest.raises(RateoptError, match=r"field 'iterations' does not increase: 0 at index 0 is followed by 0"):
+        ro.load(bad)

@@ -24,7 +24,8 @@ import numpy as np
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
 
-__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "fit_threshold_rule", "merge_pure_runs"]
+__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "checked_cells", "checked_starts", "separating_edges",
+           "fit_threshold_rule", "merge_pure_runs"]
 
 
 def cell_codes(groups, columns, cells=None, *, where="groups"):
@@ -129,7 +130,10 @@ def bin_edges(scores, n_bins):
         first bin for scores below every edge). The first edge is the smallest
         score; every other edge lies halfway between two neighbouring distinct
         scores, so that a score recomputed with round-off (another BLAS call,
-        float32) falls in the same bin.
+        float32) falls in the same bin. Where no double lies strictly between
+        the two scores (neighbouring doubles) the edge is the upper score
+        itself, so every pair of distinct scores is separated; edges are finite
+        for all finite scores (no overflow at +-1.5e308).
     """
     distinct = np.unique(scores)
     if n_bins is None or distinct.size <= n_bins:
@@ -140,8 +144,105 @@ def bin_edges(scores, n_bins):
     edges = cuts.astype(np.float64, copy=True)
     if edges.size > 1:
         below = distinct[np.searchsorted(distinct, cuts[1:]) - 1]  # the largest distinct score under each cut
-        edges[1:] = below + (cuts[1:] - below) / 2
+        edges[1:] = separating_edges(below.astype(np.float64), edges[1:])
     return edges
+
+
+def separating_edges(below, above):
+    """Edges ``e`` with ``below < e <= above``: the midpoint where it separates, else ``above``.
+
+    Parameters
+    ----------
+    below, above : ndarray of float64
+        Finite scores, ``below < above`` entry by entry.
+
+    Returns
+    -------
+    ndarray of float64
+        A score ``s`` lies at or above its edge iff ``s >= above`` (for
+        ``s`` in ``{below, above}``). The midpoint ``below + (above - below) / 2``
+        rounds onto ``below`` for neighbouring doubles (1.0 and the next double;
+        0 and 5e-324), so the upper score is the edge there; where
+        ``above - below`` overflows (+-1.5e308) the midpoint is ``below / 2 + above / 2``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        mid = below + (above - below) / 2
+    wide = ~np.isfinite(mid)
+    mid[wide] = below[wide] / 2 + above[wide] / 2
+    return np.where((mid > below) & (mid <= above), mid, above)
+
+
+def checked_cells(meta, bad, *, distinct=True):
+    """A saved rule's ``columns`` and ``cells`` fields, checked.
+
+    Parameters
+    ----------
+    meta : dict
+        The file's metadata.
+    bad : callable
+        ``bad(what)`` gives the error for a problem ``what`` (naming the file).
+    distinct : bool, default=True
+        Refuse two equal cells (a row of the cell would silently take the
+        first one's tables).
+
+    Returns
+    -------
+    columns : list of str
+    cells : list of tuple
+
+    Raises
+    ------
+    RateoptError
+        ``bad(...)``, naming the field.
+    """
+    columns, cells = meta.get("columns"), meta.get("cells")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise bad("'columns' must be a list of column names")
+    if not isinstance(cells, list) or not cells or not all(
+            isinstance(c, list) and len(c) == len(columns)
+            and all(isinstance(v, (bool, int, float, str)) and not (isinstance(v, float) and not math.isfinite(v))
+                    for v in c) for c in cells):
+        raise bad("'cells' must be a non-empty list of value lists, one finite value or string per column")
+    cells = [tuple(c) for c in cells]
+    if distinct and len(set(cells)) != len(cells):
+        seen = set()
+        dup = next(c for c in cells if c in seen or seen.add(c))
+        raise bad(f"'cells' lists the cell {list(dup)!r} twice (1, 1.0 and true are one value)")
+    return columns, cells
+
+
+def checked_starts(start, n_chains, n_bins, bad, name="rule_start"):
+    """A saved ``start`` array (chain ``k``'s bins are ``start[k]:start[k+1]``), checked, as int64.
+
+    The bounds are checked on the stored integers before any arithmetic, so
+    that a ``uint64`` start such as ``[0, 2**63, n]`` cannot wrap around.
+
+    Parameters
+    ----------
+    start : ndarray
+    n_chains : int
+    n_bins : int
+        The number of bins (``start[-1]``).
+    bad : callable
+        ``bad(what)`` gives the error for a problem ``what``.
+    name : str, default="rule_start"
+
+    Returns
+    -------
+    ndarray of shape (n_chains + 1,) of int64
+
+    Raises
+    ------
+    RateoptError
+    """
+    if start.dtype.kind not in "iu" or start.shape != (n_chains + 1,):
+        raise bad(f"{name!r} must be {n_chains + 1} integers (one start per cell, then the number of bins)")
+    if not all(0 <= int(v) <= n_bins for v in start.tolist()):
+        raise bad(f"{name!r} holds a value outside [0, {n_bins}] (the number of bins)")
+    start = start.astype(np.int64)
+    if start[0] != 0 or np.any(np.diff(start) < 1) or start[-1] != n_bins:
+        raise bad(f"{name!r} must count at least one bin per cell")
+    return start
 
 
 class ThresholdRule:
@@ -305,22 +406,15 @@ class ThresholdRule:
         def bad(what):
             return RateoptError(f"{path!r} is not a valid rateopt threshold rule file: {what}")
 
-        columns, cells = meta.get("columns"), meta.get("cells")
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-            raise bad("'columns' must be a list of column names")
-        if not isinstance(cells, list) or not cells or not all(
-                isinstance(c, list) and len(c) == len(columns)
-                and all(isinstance(v, (bool, int, float, str)) for v in c) for c in cells):
-            raise bad("'cells' must be a non-empty list of value lists, one value per column")
+        # a mixture's chains are one per model, all of the empty cell: only a grouped rule's cells must differ
+        columns, cells = checked_cells(meta, bad, distinct=bool(meta.get("columns")))
         try:
             start = np.asarray(arrays["rule_start"])
             edges = np.asarray(arrays["rule_edges"])
             table = np.asarray(arrays["rule_table"])
         except KeyError as exc:
             raise bad(f"missing array {exc.args[0]!r}") from None
-        if start.dtype.kind not in "iu" or start.shape != (len(cells) + 1,) or start[0] != 0 or np.any(
-                np.diff(start) < 1) or start[-1] != edges.shape[0]:
-            raise bad("'rule_start' must count at least one bin per cell")
+        start = checked_starts(start, len(cells), edges.shape[0], bad)
         if edges.dtype.kind != "f" or table.dtype.kind != "f" or edges.shape != table.shape or edges.ndim != 1:
             raise bad("'rule_edges' and 'rule_table' must be float vectors of one length")
         if not (np.all(np.isfinite(edges)) and np.all((table >= 0) & (table <= 1))):

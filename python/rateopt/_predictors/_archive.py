@@ -9,13 +9,16 @@ model, the Nystroem map's ``landmarks`` and ``whitening``. Nothing is pickled
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._utils._archive import damaged, meta_number, real_array, write_archive
 from ..exceptions import RateoptError
 from ._nystroem import KERNELS, NystroemMap
 
-__all__ = ["map_meta", "map_arrays", "feature_map_from_file", "class_labels_meta", "write_model", "read_model"]
+__all__ = ["map_meta", "map_arrays", "feature_map_from_file", "class_labels_meta", "class_labels_from_meta",
+           "class_labels_problem", "write_model", "read_model"]
 
 
 def map_meta(feature_map):
@@ -30,15 +33,101 @@ def map_arrays(feature_map):
     return {"landmarks": feature_map.landmarks, "whitening": feature_map.whitening}
 
 
-def class_labels_meta(classes) -> list:
-    """The class labels as JSON values (numbers, strings, booleans), for a file's metadata."""
-    out = []
-    for c in np.asarray(classes).tolist():
-        if not isinstance(c, (bool, int, float, str)):
-            raise RateoptError(f"cannot save class label {c!r} of type {type(c).__name__}: labels must be "
-                               "numbers, strings or booleans")
-        out.append(c)
+def class_labels_problem(classes, n=None, *, ordered=False):
+    """What is wrong with a list of class labels as a file stores them (None: nothing).
+
+    Labels must be JSON scalars of one type (all strings, all integers, all
+    floats or all booleans), finite, distinct and, with ``ordered``, ascending
+    (the order ``np.unique`` gives, which ``fit`` writes). Mixed types are
+    refused because NumPy turns ``["a", 1, 2]`` into strings and ``[1, 2.5]``
+    into floats, so the loaded labels would not be the saved ones; ``1``,
+    ``1.0`` and ``true`` are equal and would collapse.
+
+    Parameters
+    ----------
+    classes : object
+        The labels (a list, as read from a file's JSON metadata).
+    n : int, default=None
+        The number of labels expected (None: at least 2).
+    ordered : bool, default=False
+        Require ascending order.
+
+    Returns
+    -------
+    str or None
+        A phrase for an error message ("expected ..."), or None.
+    """
+    if not isinstance(classes, list):
+        return "expected a list of class labels"
+    if len(classes) != n if n is not None else len(classes) < 2:
+        return f"expected {n if n is not None else 'at least 2'} class labels"
+    types = {type(c) for c in classes}
+    if not types <= {bool, int, float, str}:
+        return "expected labels that are numbers, strings or booleans (not null)"
+    if len(types) != 1:
+        return "expected labels of one type (all strings, all integers, all floats or all booleans)"
+    if float in types and not all(math.isfinite(c) for c in classes):
+        return "expected finite labels (not NaN or Infinity)"
+    if int in types and not all(-2**63 <= c < 2**63 for c in classes):
+        return "expected integer labels within the int64 range"
+    if len(set(classes)) != len(classes):
+        return "expected distinct labels"
+    if ordered and any(a >= b for a, b in zip(classes, classes[1:])):
+        return f"expected the labels in ascending order ({sorted(classes)!r}), the order fit writes"
+    return None
+
+
+def class_labels_meta(classes, *, ordered=False) -> list:
+    """The class labels as JSON values (numbers, strings, booleans), for a file's metadata.
+
+    Parameters
+    ----------
+    classes : array-like
+    ordered : bool, default=False
+        The reader requires ascending labels (see :func:`class_labels_problem`).
+
+    Returns
+    -------
+    list
+
+    Raises
+    ------
+    RateoptError
+        If the labels could not be read back as they are (see :func:`class_labels_problem`).
+    """
+    out = [c.item() if isinstance(c, np.generic) else c for c in np.asarray(classes).tolist()]
+    problem = class_labels_problem(out, ordered=ordered)
+    if problem is not None:
+        raise RateoptError(f"cannot save the class labels {out!r}: {problem}")
     return out
+
+
+def class_labels_from_meta(classes, path, *, field="metadata.classes", n=None, ordered=False):
+    """A file's class labels, checked (:func:`class_labels_problem`), as an array.
+
+    Parameters
+    ----------
+    classes : object
+        As read from the file's metadata.
+    path : str
+    field : str, default="metadata.classes"
+        Named in the error.
+    n : int, default=None
+    ordered : bool, default=False
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+
+    Raises
+    ------
+    RateoptError
+        One line naming the file and the field.
+    """
+    problem = class_labels_problem(classes, n, ordered=ordered)
+    if problem is not None:
+        raise damaged(path, field, f"is {classes!r}, {problem}")
+    return np.array(classes)
 
 
 def write_model(path, meta, weights, biases, probabilities, feature_map, format_name):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._utils._archive import damaged
-from ._archive import class_labels_meta, read_model, write_model
+from ._archive import class_labels_from_meta, class_labels_meta, read_model, write_model
 from ._draws import check_row_key, mixture_draws, mixture_proba
 from ._scoring import linear_scores, raw_features
 
@@ -206,12 +206,10 @@ class MulticlassClassifier:
 
 def multiclass_classifier_from_file(meta, arrays, path):
     """Rebuild a :class:`MulticlassClassifier` saved under :data:`MULTICLASS_FORMAT` (every field validated)."""
-    classes = meta.get("classes")
-    if not isinstance(classes, list) or len(classes) < 2 or len(set(map(repr, classes))) != len(classes):
-        raise damaged(path, "metadata.classes", f"is {classes!r}, expected a list of >= 2 distinct labels")
+    classes = class_labels_from_meta(meta.get("classes"), path)
     W, b, p, fmap = read_model(meta, arrays, path, 3)
     if W.shape[1] != len(classes):
         raise damaged(path, "weights", f"has shape {W.shape}, expected (n_models >= 1, {len(classes)}, n_features)")
     if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
         raise damaged(path, "probabilities", f"must hold {W.shape[0]} non-negative numbers summing to 1")
-    return MulticlassClassifier(W, b, p, classes=np.array(classes), feature_map=fmap)
+    return MulticlassClassifier(W, b, p, classes=classes, feature_map=fmap)

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._compiler._compiled import MetricConstraintRows, MetricRows
 from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
-from .._predictors._multiclass import class_labels_meta
+from .._predictors._archive import class_labels_from_meta, class_labels_meta
 from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
 from ..exceptions import RateoptError
 from ..metrics import metric_from_params
@@ -87,9 +87,8 @@ def _metric_arrays(rmap, prefix):
 def result_fields_from_file(meta, arrays, path):
     """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
     classes = meta.get("classes")
-    if classes is not None and (not isinstance(classes, list) or len(classes) < 2
-                                or len(set(map(repr, classes))) != len(classes)):
-        raise damaged(path, "metadata.classes", f"is {classes!r}, expected a list of >= 2 distinct labels")
+    if classes is not None:
+        classes = class_labels_from_meta(classes, path)
     W = real_array(arrays, "weights", 2 if classes is None else 3, path)
     T, d = W.shape[0], W.shape[-1]
     if T < 1:
@@ -175,6 +174,10 @@ def result_fields_from_file(meta, arrays, path):
     its = vec("iterations", T)
     if np.any(its != np.round(its)) or np.any(its < 0):
         raise damaged(path, "iterations", "holds a value that is not a whole number >= 0")
+    if np.any(np.diff(its) <= 0):  # the recorded iterates in the order they were run (a resume numbers on)
+        at = int(np.flatnonzero(np.diff(its) <= 0)[0])
+        raise damaged(path, "iterations", f"does not increase: {its[at]:.0f} at index {at} is followed by "
+                                          f"{its[at + 1]:.0f}")
     # A resumed fit starts from the last multipliers: Lagrange multipliers and the swap player's
     # distribution are never negative.
     lam = check_range(vec("multipliers", T, ndim=2), "multipliers", path, "multipliers >= 0", low=0.0)
@@ -186,7 +189,7 @@ def result_fields_from_file(meta, arrays, path):
                   atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                   feature_map=fmap, settings=settings,
                   offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None,
-                  classes=None if classes is None else np.array(classes))
+                  classes=classes)
     return fields
 
 
