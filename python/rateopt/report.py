@@ -35,10 +35,24 @@ TOLERANCE = 1e-9
 
 
 def goal_met(value, tolerance=TOLERANCE):
-    """Whether a goal of ``value`` is met: ``value <= tolerance`` (default: the round-off :data:`TOLERANCE`)."""
+    """Whether a goal of ``value`` is met: ``value <= tolerance``.
+
+    Parameters
+    ----------
+    value : float
+        The goal's value (``<= 0`` when it holds exactly).
+    tolerance : float, default=TOLERANCE
+        The allowed violation; the default is the round-off :data:`TOLERANCE` (1e-9).
+
+    Returns
+    -------
+    bool
+        True when ``value <= tolerance``.
+    """
     return bool(value <= tolerance)
 
-__all__ = ["TOLERANCE", "goal_met", "build_report", "build_multiclass_report", "render", "write_report", "table_columns", "REPORT_FORMATS"]
+__all__ = ["TOLERANCE", "goal_met", "build_report", "build_multiclass_report", "render", "write_report",
+           "table_columns", "REPORT_FORMATS"]
 
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".json": "json"}
 
@@ -273,8 +287,9 @@ def _sections(rep):
                 [[s["iterate"], s["iteration"], _fmt(s["probability"])] for s in sol["support"]]))
     facts = [["method", rep["method"]], ["iterations", rep["n_iter"]], ["recorded iterates", rep["n_recorded"]],
              ["training time (s)", _fmt(rep["training_seconds"], 2)], ["seed", rep["seed"]],
-             ["created", rep["created"]], ["tolerance (a goal is met when its value is <= it)",
-                                            f"{rep.get('tolerance', TOLERANCE):g}"]] + [[f"version of {k}", v] for k, v in rep["versions"].items()] + \
+             ["created", rep["created"]],
+             ["tolerance (a goal is met when its value is <= it)", f"{rep.get('tolerance', TOLERANCE):g}"]] + \
+            [[f"version of {k}", v] for k, v in rep["versions"].items()] + \
             [[k, v] for k, v in rep["context"].items() if not isinstance(v, (dict, list)) and k != "goals_toml"]
     out.append(("Run", ["fact", "value"], [[a, _fmt(b)] for a, b in facts]))
     return out

@@ -280,6 +280,7 @@ def test_a_killed_runs_temporaries_are_removed_and_a_live_writers_kept(two, tmp_
     assert proc.returncode == -9, proc.stderr
     stale = pathlib.Path(proc.stdout.strip())
     assert stale.exists() and stale.parent == tmp_path
+    assert re.fullmatch(r"\.p\.csv\.[A-Za-z0-9_]+-\d+\.[A-Za-z0-9_]+\.part\.csv", stale.name)  # as docs/cli.md says
     # a live concurrent writer (this process) holds a temporary file of the same target
     from rateopt._utils._atomic import AtomicFiles
 
@@ -334,3 +335,17 @@ def test_the_report_states_the_tolerance_it_judged_with(two, tmp_path):
     rep = json.loads((tmp_path / "m.rateopt.json").read_text())["report"]
     assert rep["tolerance"] == 1e-9
     assert all(g["met"]["train"] == (g["values"]["train"] <= 1e-9) for g in rep["goals"])
+
+
+def test_docs_state_what_the_code_does():
+    """docs/cli.md's claims of this module: the tolerance, the encoding file's version, the temporary files."""
+    from rateopt.cli import _bundle
+
+    doc = " ".join((ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split())  # line breaks as spaces
+    m = re.search(r"exit status 1 when a goal exceeds `T` \(default `([^`]+)`", doc)
+    assert m and float(m.group(1)) == rateopt.report.TOLERANCE
+    m = re.search(r"default `rateopt\.report\.TOLERANCE` = ([0-9e.-]+),", doc)
+    assert m and float(m.group(1)) == rateopt.report.TOLERANCE
+    assert f"format `rateopt-cli-model`, version {_bundle.SIDECAR_VERSION}:" in doc
+    assert "`.NAME.HOST-PID.RANDOM.part.SUFFIX`" in doc
+    assert "may leave a temporary file" in doc and "leaves no partial file and no temporary file" in doc
