@@ -349,3 +349,37 @@ def test_docs_state_what_the_code_does():
     assert f"format `rateopt-cli-model`, version {_bundle.SIDECAR_VERSION}:" in doc
     assert "`.NAME.HOST-PID.RANDOM.part.SUFFIX`" in doc
     assert "may leave a temporary file" in doc and "leaves no partial file and no temporary file" in doc
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "2", 3])
+def test_an_encoding_file_version_that_is_not_a_known_integer_is_refused(two, tmp_path, capsys, version):
+    """``true`` (== 1 in Python) must not pass for version 1, whose files are read without the hash check."""
+    d, _ = two
+    shutil.copy(d / "m.npz", tmp_path / "m.npz")
+    meta = json.loads((d / "m.rateopt.json").read_text())
+    meta["version"] = version
+    (tmp_path / "m.rateopt.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.npz"), str(d / "train.csv"), "--out", str(tmp_path / "p.csv")]) == 2
+    assert "encoding file version" in _one_line_error(capsys)
+
+
+def test_a_version_1_encoding_file_is_read_unchecked_and_a_version_2_without_its_hash_refused(two, tmp_path, capsys):
+    d, _ = two
+    shutil.copy(d / "m.npz", tmp_path / "m.npz")
+    meta = json.loads((d / "m.rateopt.json").read_text())
+    del meta["model_sha256"], meta["result_sha256"]
+    (tmp_path / "m.rateopt.json").write_text(json.dumps(dict(meta, version=1)))
+    assert main(["--quiet", "predict", str(tmp_path / "m.npz"), str(d / "train.csv"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    assert (tmp_path / "p.csv").read_bytes() == _predict_bytes(d, tmp_path)
+    (tmp_path / "m.rateopt.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.npz"), str(d / "train.csv"), "--out", str(tmp_path / "q.csv")]) == 2
+    assert "model_sha256" in _one_line_error(capsys)
+
+
+def _predict_bytes(d, tmp_path):
+    """The predictions of the run's own (version 2) files, as bytes."""
+    assert main(["--quiet", "predict", str(d / "m.npz"), str(d / "train.csv"), "--out", str(tmp_path / "ref.csv")]) == 0
+    return (tmp_path / "ref.csv").read_bytes()

@@ -69,7 +69,7 @@ def read_sidecar(path):
         raise InputError(f"{path}: the model's encoding file is not valid JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != SIDECAR_FORMAT:
         raise InputError(f"{path}: not a rateopt model encoding file (format {SIDECAR_FORMAT!r} expected)")
-    if meta.get("version") not in _READABLE_VERSIONS:
+    if type(meta.get("version")) is not int or meta["version"] not in _READABLE_VERSIONS:  # not true for 1
         raise InputError(f"{path}: encoding file version {meta.get('version')!r} (written by rateopt "
                          f"{meta.get('rateopt_version', '?')}); this rateopt reads versions "
                          f"{', '.join(map(str, _READABLE_VERSIONS))}")
