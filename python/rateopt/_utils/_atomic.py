@@ -72,8 +72,8 @@ def _host():
 
 def _alive(pid):
     """Whether a process ``pid`` runs on this host (a process of another user counts as running)."""
-    if pid <= 0:
-        return True  # never ours to judge: keep the file
+    if pid <= 0 or os.name == "nt":  # Windows: os.kill(pid, 0) would send CTRL_C_EVENT; keep the file
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
