@@ -28,7 +28,31 @@ from ._utils._json import json_ready
 from ._version import __version__
 from .exceptions import RateoptError
 
-__all__ = ["build_report", "build_multiclass_report", "render", "write_report", "table_columns", "REPORT_FORMATS"]
+#: The round-off allowance of a goal's value: a goal is met when its value is ``<= TOLERANCE``. Goal values are
+#: sums of rates in [0, 1], so this equals the rule ``value <= 1e-9 * max(1, |value|)``. ``rateopt fit``'s
+#: report, ``rateopt fit --postprocess``'s summary and ``rateopt evaluate``'s default ``--tolerance`` use it.
+TOLERANCE = 1e-9
+
+
+def goal_met(value, tolerance=TOLERANCE):
+    """Whether a goal of ``value`` is met: ``value <= tolerance``.
+
+    Parameters
+    ----------
+    value : float
+        The goal's value (``<= 0`` when it holds exactly).
+    tolerance : float, default=TOLERANCE
+        The allowed violation; the default is the round-off :data:`TOLERANCE` (1e-9).
+
+    Returns
+    -------
+    bool
+        True when ``value <= tolerance``.
+    """
+    return bool(value <= tolerance)
+
+__all__ = ["TOLERANCE", "goal_met", "build_report", "build_multiclass_report", "render", "write_report",
+           "table_columns", "REPORT_FORMATS"]
 
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".json": "json"}
 
@@ -58,7 +82,7 @@ def _records(result):
 
 
 def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=None, group_rates=None,
-                 group_rates_before=None, seconds=None, seed=None, tolerance=1e-9, title="rateopt report",
+                 group_rates_before=None, seconds=None, seed=None, tolerance=TOLERANCE, title="rateopt report",
                  context=None, certificates=None, weights=None):
     """The facts of a training run (two classes or K classes), as a JSON-ready dict.
 
@@ -126,7 +150,7 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
     goals = []
     for i, n in enumerate(names):
         vals = {s: float(values[s][1][i]) for s in splits}
-        goals.append({"name": n, "values": vals, "met": {s: bool(v <= tolerance) for s, v in vals.items()}})
+        goals.append({"name": n, "values": vals, "met": {s: goal_met(v, tolerance) for s, v in vals.items()}})
     iterations, n_recorded, settings = _records(result)
     support = np.flatnonzero(q > 0)
     traj = {"iteration": iterations.tolist(), "objective": np.asarray(result.objectives).tolist(),
@@ -161,7 +185,7 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
 
 
 def build_multiclass_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations, class_rates=None,
-                            seconds=None, seed=None, tolerance=1e-9, title="rateopt report", context=None):
+                            seconds=None, seed=None, tolerance=TOLERANCE, title="rateopt report", context=None):
     """Deprecated: :func:`build_report` builds K-class reports too (removed in the next release).
 
     Parameters
@@ -263,17 +287,26 @@ def _sections(rep):
                 [[s["iterate"], s["iteration"], _fmt(s["probability"])] for s in sol["support"]]))
     facts = [["method", rep["method"]], ["iterations", rep["n_iter"]], ["recorded iterates", rep["n_recorded"]],
              ["training time (s)", _fmt(rep["training_seconds"], 2)], ["seed", rep["seed"]],
-             ["created", rep["created"]]] + [[f"version of {k}", v] for k, v in rep["versions"].items()] + \
+             ["created", rep["created"]],
+             ["tolerance (a goal is met when its value is <= it)", f"{rep.get('tolerance', TOLERANCE):g}"]] + \
+            [[f"version of {k}", v] for k, v in rep["versions"].items()] + \
             [[k, v] for k, v in rep["context"].items() if not isinstance(v, (dict, list)) and k != "goals_toml"]
     out.append(("Run", ["fact", "value"], [[a, _fmt(b)] for a, b in facts]))
     return out
+
+
+def _tolerance_note(rep):
+    """The sentence that states the rule the report judged the goals with."""
+    tol = rep.get("tolerance", TOLERANCE)
+    return f"A goal is met when its value is <= {tol:g}" + (" (the round-off tolerance)." if tol == TOLERANCE
+                                                             else ".")
 
 
 def render_markdown(rep):
     """The report as Markdown text."""
     lines = [f"# {rep['title']}", "",
              ("All goals are met on every split reported." if rep["all_met"]
-              else "**Some goals are NOT met** (see the table)."), ""]
+              else "**Some goals are NOT met** (see the table).") + " " + _tolerance_note(rep), ""]
     for head, cols, rows in _sections(rep):
         lines += [f"## {head}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
@@ -315,7 +348,8 @@ def render_html(rep, figures=True):
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(rep['title'])}</title>"
              f"<style>{_CSS}</style></head><body><h1>{e(rep['title'])}</h1>",
              "<p class='ok'>All goals are met on every split reported.</p>" if rep["all_met"]
-             else "<p class='bad'>Some goals are NOT met (see the table).</p>"]
+             else "<p class='bad'>Some goals are NOT met (see the table).</p>",
+             f"<p>{e(_tolerance_note(rep))}</p>"]
     for head, cols, rows in _sections(rep):
         parts.append(f"<h2>{e(head)}</h2><table><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in cols) + "</tr>")
         for r in rows:

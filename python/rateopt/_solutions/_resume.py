@@ -29,6 +29,7 @@ import os
 import numpy as np
 
 from .._training._players import LagrangePlayer, SwapRegretPlayer
+from .._utils._atomic import fsync_rename
 from ..games import GAMES
 from ._result import TrainResult
 
@@ -138,12 +139,12 @@ def joined(previous, result):
 
 
 def write_checkpoint(path, result):
-    """Save ``result`` to ``path`` atomically (a temporary file beside it, then a rename)."""
+    """Save ``result`` to ``path`` atomically (a temporary file beside it, flushed to disk, then a rename)."""
     path = os.fspath(path)
     tmp = f"{path}.partial-{os.getpid()}"
     try:
         result.save(tmp)
-        os.replace(tmp, path)
+        fsync_rename(tmp, path)  # on disk before the rename, and the rename on disk after it
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)

@@ -3,9 +3,17 @@
 Every file rateopt writes (saved models and results, reports, the command
 line's predictions, encodings and evaluations) is written to a temporary file
 in the target's directory and renamed onto the target (``os.replace``, atomic
-on one file system) only once it is complete. On any failure (an exception,
+on one file system) only once it is complete. Each temporary file is flushed
+to disk (``fsync``) before its rename and the directory after it, so a power
+loss cannot leave a renamed but empty target. On any failure (an exception,
 ``KeyboardInterrupt``) the temporary files are deleted and an existing target
 is left as it was.
+
+A process killed outright (``SIGKILL``, power loss) cannot delete its
+temporary files. Their names carry the writing host and process id
+(``.NAME.HOST-PID.RANDOM.part.SUFFIX``), and the next write of the same target
+deletes those whose process no longer runs on this host; a live concurrent
+writer's temporary files are kept.
 
 * :func:`atomic_path` — one file: ``with atomic_path(target) as tmp: write(tmp)``;
 * :class:`AtomicFiles` — several files that appear together or not at all
@@ -18,12 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import socket
 import stat
 import tempfile
 
 from ..exceptions import RateoptError
 
-__all__ = ["AtomicFiles", "atomic_path", "check_writable"]
+__all__ = ["AtomicFiles", "atomic_path", "check_writable", "fsync_rename", "remove_stale_temporaries"]
 
 
 def check_writable(path, what="the output file"):
@@ -55,6 +65,77 @@ def _final_mode(path):
         return 0o666 & ~mask
 
 
+def _host():
+    """This host's name reduced to ``[A-Za-z0-9_]`` (it sits between dots and before ``-PID`` in a name)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname() or "host")[:40] or "host"
+
+
+def _alive(pid):
+    """Whether a process ``pid`` runs on this host (a process of another user counts as running)."""
+    if pid <= 0 or os.name == "nt":  # Windows: os.kill(pid, 0) would send CTRL_C_EVENT; keep the file
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists
+        return True
+    return True
+
+
+def remove_stale_temporaries(target):
+    """Delete ``target``'s temporary files left by killed processes of this host; return their paths.
+
+    A temporary file of :class:`AtomicFiles` is named ``.NAME.HOST-PID.RANDOM.part.SUFFIX``; one whose HOST
+    is this host and whose PID no longer runs is stale. Files of other hosts (a shared directory) and of
+    running processes are kept.
+    """
+    folder, name = os.path.split(os.path.abspath(os.fspath(target)))
+    suffix = os.path.splitext(name)[1]
+    pattern = re.compile(re.escape(f".{name}.{_host()}-") + r"(\d+)\.[A-Za-z0-9_]+" + re.escape(".part" + suffix)
+                         + "$")
+    removed = []
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.match(entry)
+        if m and not _alive(int(m.group(1))):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(folder, entry))
+                removed.append(os.path.join(folder, entry))
+    return removed
+
+
+def _fsync_file(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # a platform without directory handles (Windows): the rename is the best it offers
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a directory
+    finally:
+        os.close(fd)
+
+
+def fsync_rename(tmp, target):
+    """``fsync`` ``tmp``, rename it onto ``target``, then ``fsync`` the directory (the rename is durable)."""
+    _fsync_file(tmp)
+    os.replace(tmp, target)
+    _fsync_dir(os.path.dirname(os.path.abspath(os.fspath(target))))
+
+
 class AtomicFiles:
     """Temporary files beside their targets, renamed onto them together when the ``with`` block succeeds.
 
@@ -73,8 +154,10 @@ class AtomicFiles:
         target = os.fspath(target)
         folder, name = os.path.split(os.path.abspath(target))
         suffix = os.path.splitext(name)[1]
+        remove_stale_temporaries(target)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part" + suffix, dir=folder)
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.{_host()}-{os.getpid()}.", suffix=".part" + suffix,
+                                       dir=folder)
         except OSError as exc:  # name the file asked for, not the temporary one
             raise type(exc)(exc.errno, f"cannot write {target}: {exc.strerror}") from None
         os.close(fd)
@@ -82,12 +165,17 @@ class AtomicFiles:
         return tmp
 
     def commit(self):
-        """Rename every temporary file onto its target."""
+        """Flush every temporary file to disk, then rename each onto its target and flush its directory."""
         pending, self._pending = self._pending, []
+        i = 0
         try:
-            for i, (tmp, target) in enumerate(pending):
+            for tmp, target in pending:  # every file on disk first, so the renames follow each other closely
                 os.chmod(tmp, _final_mode(target))
+                _fsync_file(tmp)
+            for i, (tmp, target) in enumerate(pending):
                 os.replace(tmp, target)
+            for folder in dict.fromkeys(os.path.dirname(os.path.abspath(t)) for _, t in pending):
+                _fsync_dir(folder)
         except BaseException:
             self._pending = pending[i:]
             self.discard()

@@ -141,7 +141,8 @@ def build_parser():
     p.add_argument("model")
     p.add_argument("data")
     p.add_argument("--goals", help="goals file (default: the goals the model was trained with)")
-    p.add_argument("--tolerance", type=float, default=0.0, help="allowed violation before the gate fails")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="allowed violation before the gate fails (default: 1e-9, the report's round-off tolerance)")
     p.add_argument("--decisions", choices=("expected", "drawn"), default="expected",
                    help="score the expected decisions (probabilities) or one seeded draw")
     p.add_argument("--seed", type=int, default=0)

@@ -6,10 +6,19 @@
   text and the run's facts (seed, training time, versions) — JSON;
 * ``<stem>.result.npz``: the :class:`~rateopt.TrainResult` (recorded iterates),
   so ``rateopt report`` re-selects a solution without retraining.
+
+The encoding file (version 2) records the SHA-256 of the model file
+(``model_sha256``), of the result file (``result_sha256``) and, for a rule
+fitted with ``--postprocess MODEL.npz``, of that base model
+(``postprocess.model_sha256``). Every reader checks them, so a model beside an
+encoding file of another run (a ``fit`` killed between its renames, a base
+model retrained in place) is refused with a message naming both files.
+Version 1 files (no hashes) are still read, unchecked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -19,10 +28,11 @@ from ._encoding import ColumnRoles, Encoding
 from ._io import InputError
 
 __all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "ChainedRule", "base_scores", "sidecar_path", "result_path",
-           "write_sidecar", "read_bundle"]
+           "write_sidecar", "read_bundle", "file_sha256", "check_tied"]
 
 SIDECAR_FORMAT = "rateopt-cli-model"
-SIDECAR_VERSION = 1
+SIDECAR_VERSION = 2
+_READABLE_VERSIONS = (1, 2)  # version 1: written before the files were tied by their hashes
 
 
 def _stem(model_path):
@@ -59,10 +69,46 @@ def read_sidecar(path):
         raise InputError(f"{path}: the model's encoding file is not valid JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != SIDECAR_FORMAT:
         raise InputError(f"{path}: not a rateopt model encoding file (format {SIDECAR_FORMAT!r} expected)")
-    if meta.get("version") != SIDECAR_VERSION:
+    if type(meta.get("version")) is not int or meta["version"] not in _READABLE_VERSIONS:  # not true for 1
         raise InputError(f"{path}: encoding file version {meta.get('version')!r} (written by rateopt "
-                         f"{meta.get('rateopt_version', '?')}); this rateopt reads version {SIDECAR_VERSION}")
+                         f"{meta.get('rateopt_version', '?')}); this rateopt reads versions "
+                         f"{', '.join(map(str, _READABLE_VERSIONS))}")
     return meta
+
+
+def file_sha256(path):
+    """The SHA-256 of the file at ``path``, as 64 hexadecimal digits."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_tied(meta, field, sidecar, path, what, mismatch=None):
+    """Refuse ``path`` unless its SHA-256 is the one the encoding file ``sidecar`` records in ``meta[field]``.
+
+    ``field`` is a key of ``meta`` (or ``("postprocess", "model_sha256")``); a version 1 encoding file records
+    no hashes and is not checked. ``what`` names the file's part (``"model"``, ``"result"``, ``"base model"``);
+    ``mismatch``, when given, is the message of a mismatch.
+    """
+    holder, key = (meta, field) if isinstance(field, str) else (meta.get(field[0]) or {}, field[1])
+    recorded = holder.get(key)
+    if meta.get("version", SIDECAR_VERSION) < 2:
+        return
+    if not isinstance(recorded, str) or len(recorded) != 64:
+        raise InputError(f"{sidecar}: the field {'.'.join([field] if isinstance(field, str) else field)} (the "
+                         f"{what} file's SHA-256) is missing or not 64 hexadecimal digits")
+    try:
+        actual = file_sha256(path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the {what} file ({exc.strerror or exc})") from None
+    if actual != recorded.lower():
+        if mismatch is not None:
+            raise InputError(mismatch)
+        raise InputError(f"{path} does not match {sidecar}: the {what} file's SHA-256 differs from the one the "
+                         f"encoding file records (the two come from different runs of rateopt fit); refit, or put "
+                         f"the matching files together")
 
 
 class ChainedRule:
@@ -105,11 +151,16 @@ def read_bundle(model_path):
                          "rateopt fit --out (or use rateopt report for results)")
     path = sidecar_path(model_path)
     meta = read_sidecar(path)
+    check_tied(meta, "model_sha256", path, model_path, "model")
     base = (meta.get("postprocess") or {}).get("model")
     if base is not None:  # a threshold rule on another model's scores: that model scores the rows
         base_path = base if os.path.isabs(base) else os.path.join(os.path.dirname(os.path.abspath(model_path)), base)
         if not os.path.isfile(base_path):
             raise InputError(f"{model_path}: the threshold rule post-processes the model {base_path}, which is missing")
+        check_tied(meta, ("postprocess", "model_sha256"), path, base_path, "base model",
+                   f"{model_path}: the threshold rule was fitted on the scores of {base_path}, which has changed "
+                   f"since (its SHA-256 differs from the one {path} records); refit the rule with rateopt fit "
+                   f"--postprocess {base}")
         try:
             clf = ChainedRule(load(base_path), clf)
         except RateoptError as exc:

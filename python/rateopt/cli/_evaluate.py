@@ -1,5 +1,6 @@
 """``rateopt evaluate``: per-goal values and per-group rates of a saved model on a data file, as a pipeline gate
-(exit status 1 when a goal is violated beyond ``--tolerance``, or with ``--certify`` not certified).
+(exit status 1 when a goal is violated beyond ``--tolerance``, by default the report's round-off
+:data:`rateopt.report.TOLERANCE`, or with ``--certify`` not certified).
 
 Two and K classes share this path; :mod:`._arity` reads the model's decisions. Drawn decisions (``--decisions
 drawn``, ``--certify``) key each row's draw on its row number in the file, or on ``--id-column``.
@@ -16,6 +17,7 @@ import numpy as np
 from .._compiler._toml import RECIPES
 from .._postprocess._certify import certify_expressions
 from .._utils._json import json_ready
+from ..report import TOLERANCE
 from ._arity import arity_for
 from ._bundle import read_bundle
 from ._data import load_table
@@ -65,6 +67,10 @@ def held_out_certificate(arity, problem, clf, tables_by_name, confidence, seed):
 def evaluate(args):
     """``rateopt evaluate MODEL DATA``."""
     check_outputs(("--json", args.json_out))
+    if args.tolerance is None:
+        args.tolerance = TOLERANCE  # the report's round-off rule: a model passes on its own training data
+    if not np.isfinite(args.tolerance) or args.tolerance < 0:
+        raise InputError(f"--tolerance {args.tolerance:g}: give a finite number >= 0 (default {TOLERANCE:g})")
     clf, meta, enc, roles = read_bundle(args.model)
     fmt = file_format(args.data, args.format or (meta.get("input_format") if not os.path.splitext(args.data)[1]
                                                  else None))

@@ -19,7 +19,7 @@ from .._utils._atomic import AtomicFiles
 from .._version import __version__
 from ..report import build_report, write_report
 from ._arity import arity_of
-from ._bundle import result_path, sidecar_path, write_sidecar
+from ._bundle import file_sha256, result_path, sidecar_path, write_sidecar
 from ._data import load_table
 from ._encoding import ColumnRoles
 from ._evaluate import expected, held_out_certificate
@@ -130,9 +130,13 @@ def fit(args):
         "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": sol["solution"],
         "epsilon": sol["epsilon"], "seed": args.seed, "training_seconds": seconds, "report": rep}
     with AtomicFiles() as files:  # the model, its encoding, its result and the report: all or none
-        clf.save(files.path(args.out))
+        model_tmp = files.path(args.out)
+        clf.save(model_tmp)
+        sidecar["model_sha256"] = file_sha256(model_tmp)  # ties the files: a reader refuses another run's
         if saves_result:
-            result.save(files.path(result_path(args.out)))
+            result_tmp = files.path(result_path(args.out))
+            result.save(result_tmp)
+            sidecar["result_sha256"] = file_sha256(result_tmp)
         write_sidecar(files.path(sidecar_path(args.out)), sidecar)
         if args.report:
             write_report(rep, files.path(args.report))

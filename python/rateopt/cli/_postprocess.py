@@ -14,8 +14,9 @@ from .._threshold_classifier import ThresholdClassifier
 from .._utils._atomic import AtomicFiles
 from .._version import __version__
 from ..exceptions import InfeasibleWarning, RateoptError
+from ..report import TOLERANCE, goal_met
 from ._arity import TWO_CLASSES, arity_for, arity_of, scores_of
-from ._bundle import ChainedRule, base_scores, read_bundle, sidecar_path, write_sidecar
+from ._bundle import ChainedRule, base_scores, file_sha256, read_bundle, sidecar_path, write_sidecar
 from ._data import load_table
 from ._encoding import ColumnRoles
 from ._io import InputError
@@ -47,6 +48,7 @@ def fit_postprocess(args, spec, fmt, roles):
         raise InputError(f"--postprocess: goals on other dataset roles ({extra!r}) are not supported; the rule is "
                          "fitted on the training file's scores")
     if model_mode:
+        base_sha256 = file_sha256(column)  # before reading it: the rule is tied to these bytes
         base, base_meta, base_enc, base_roles = read_bundle(column)
         if isinstance(base, (ThresholdClassifier, ChainedRule)):
             raise InputError(f"--postprocess {column}: that file is already a threshold rule")
@@ -87,7 +89,8 @@ def fit_postprocess(args, spec, fmt, roles):
         "rateopt_version": __version__, "model_file": os.path.basename(args.out), "result_file": None,
         "input_format": fmt,
         "postprocess": ({"model": os.path.relpath(os.path.abspath(column),
-                                                  os.path.dirname(os.path.abspath(args.out)))}
+                                                  os.path.dirname(os.path.abspath(args.out))),
+                         "model_sha256": base_sha256}
                         if model_mode else {"score_column": column}) | {"cells": list(clf.rule_.columns)},
         "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
                   "baseline": roles.baseline, "drop": list(roles.drop if model_mode else train_tab.dropped)},
@@ -95,13 +98,16 @@ def fit_postprocess(args, spec, fmt, roles):
         "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": "threshold-rule",
         "epsilon": epsilon, "seed": args.seed, "training_seconds": seconds}
     with AtomicFiles() as files:  # the rule and its encoding: both or neither
-        clf.save(files.path(args.out))
+        rule_tmp = files.path(args.out)
+        clf.save(rule_tmp)
+        sidecar["model_sha256"] = file_sha256(rule_tmp)
         write_sidecar(files.path(sidecar_path(args.out)), sidecar)
     ev = clf.training_
     width = max([len(n) for n in ev.constraints] + [9])
     print(f"{'objective':<{width}}  {ev.objective:>10.6f}  (train, expected decisions)")
     for n, v in ev.constraints.items():
-        print(f"{n:<{width}}  {v:>+10.6f}  {'met' if v <= 1e-9 else 'VIOLATED'}")
+        print(f"{n:<{width}}  {v:>+10.6f}  {'met' if goal_met(v) else 'VIOLATED'}")
+    print(f"(a goal is met when its value is <= {TOLERANCE:g}, the round-off tolerance)")
     what = f"the scores of {column}" if model_mode else repr(column)
     print(f"wrote {args.out} (+ {os.path.basename(sidecar_path(args.out))}): a threshold rule on {what} over "
           f"{clf.rule_.n_cells} group cell(s), {clf.rule_.edges.size} score bins; fitted in {seconds:.2f} s")

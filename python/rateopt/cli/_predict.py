@@ -83,13 +83,27 @@ def predict(args):
     check_outputs(("--out", args.out))
     classes = np.array(meta["classes"], dtype=object)
     arity = arity_for(meta["classes"])
-    header = list(args.keep) + arity.header(meta["classes"], args.proba)
+    outputs = arity.header(meta["classes"], args.proba)
+    _check_keep(args.keep, outputs)
+    header = list(args.keep) + outputs
     bar = progress(None, "rateopt predict", args.quiet)
     with AtomicFiles() as files:  # the predictions appear only when every chunk is scored
         n = _score_chunks(args, arity, clf, enc, fmt, classes,
                           (_CsvSink if out_fmt == "csv" else _ParquetSink)(files.path(args.out), header), bar)
     print(f"wrote {n} predictions to {args.out}")
     return EXIT_OK
+
+
+def _check_keep(keep, outputs):
+    """Refuse a ``--keep`` column named like an output column, or given twice: each would shift the columns."""
+    seen = set()
+    for k in keep:
+        if k in outputs:
+            raise InputError(f"--keep {k}: the predictions file writes its own column {k!r} (its columns are "
+                             f"{', '.join(outputs)}); rename the input column or leave it out of --keep")
+        if k in seen:
+            raise InputError(f"--keep {k}: the column is given twice")
+        seen.add(k)
 
 
 def _score_chunks(args, arity, clf, enc, fmt, classes, sink, bar):

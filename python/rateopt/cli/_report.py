@@ -9,7 +9,7 @@ from .._utils._atomic import AtomicFiles
 from ..exceptions import RateoptError
 from ..report import build_report, write_report
 from ._arity import arity_for
-from ._bundle import read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
+from ._bundle import check_tied, file_sha256, read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import load_table
 from ._io import InputError, file_format
 from ._shared import EXIT_OK, check_outputs, check_report_suffix
@@ -36,6 +36,8 @@ def report(args):
     stem = path[: -len(".result.npz")] if path.endswith(".result.npz") else os.path.splitext(path)[0]
     side = stem + ".rateopt.json"
     meta = read_sidecar(side) if os.path.isfile(side) else {}
+    if meta and meta.get("result_file") is not None:
+        check_tied(meta, "result_sha256", side, path, "result")
     stored = meta.get("report")
     kind = args.solution or meta.get("solution", "m-stochastic")
     epsilon = args.epsilon if args.epsilon is not None else meta.get("epsilon", 0.0)
@@ -65,10 +67,12 @@ def report(args):
         write_report(rep, files.path(args.out))
         if args.model_out:
             clf = result.solution(kind, epsilon=epsilon)
-            clf.save(files.path(args.model_out))
+            model_tmp = files.path(args.model_out)
+            clf.save(model_tmp)
             if meta:
                 info = {k: v for k, v in meta.items() if k not in ("format", "version")}
-                info.update(solution=kind, epsilon=epsilon, model_file=os.path.basename(args.model_out), report=rep)
+                info.update(solution=kind, epsilon=epsilon, model_file=os.path.basename(args.model_out), report=rep,
+                            model_sha256=file_sha256(model_tmp))
                 write_sidecar(files.path(sidecar_path(args.model_out)), info)
     print(f"wrote {args.out} ({kind} solution, {len(rep['solution']['support'])} support model(s))")
     return EXIT_OK
