@@ -79,6 +79,10 @@ class MulticlassClassifier:
         cls = np.asarray(classes)
         if cls.shape != (W.shape[1],):
             raise ValueError(f"classes must hold {W.shape[1]} labels (one per score column), got shape {cls.shape}")
+        labels = cls.tolist()
+        if len(set(labels)) != len(labels):
+            repeated = sorted({repr(v) for v in labels if sum(u == v for u in labels) > 1})
+            raise ValueError(f"classes must be distinct labels, got repeated {', '.join(repeated)} in {labels!r}")
         if feature_map is not None and feature_map.n_components_ != W.shape[2]:
             raise ValueError("coefs must have one weight per kernel feature")
         self.coefs_, self.intercepts_, self.probabilities_ = W, b, p

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._postprocess._class_mixture import thresholded_from_iterates
 from .._postprocess._mixture import fit_thresholded_mixture
+from .._postprocess._rule import check_n_bins
 from .._predictors._ensembles import EstimatorMixture
 from .._predictors._linear import LinearClassifier, StochasticClassifier
 from .._predictors._multiclass import MulticlassClassifier
@@ -416,6 +417,7 @@ class TrainResult:
         solution, nor (group-aware) than the exact plug-in rule of the best
         iterate.
         """
+        check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
         if self.classes is not None:
             return self._class_thresholded(problem, epsilon=epsilon, group_blind=group_blind)
         if group_blind is not True:
