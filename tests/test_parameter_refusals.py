@@ -115,3 +115,59 @@ def test_class_dataset_keeps_whole_float_labels_and_explicit_classes():
     assert ds.classes.tolist() == [0.0, 1.0, 2.0] and ds.label_index.tolist() == [0, 1, 2, 1]
     ds = ro.ClassDataset(np.zeros((4, 1)), [0.5, 1.5, 2.5, 0.5], classes=[0.5, 1.5, 2.5])  # declared: kept
     assert ds.label_index.tolist() == [0, 1, 2, 0]
+
+
+# --------------------------------------------------------------------------- K-class DataFrame columns by name
+@pytest.fixture(scope="module")
+def frame_run():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    y = np.argmax(X.to_numpy() @ rng.normal(size=(3, 3)) + rng.normal(size=(300, 3)), axis=1)
+    ds = ro.ClassDataset(X, y, groups={"g": rng.choice(["u", "v"], 300)})
+    problem = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.1)], datasets=ds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return problem, ro.train(problem, n_iter=30, random_state=0), X
+
+
+def _frame_solutions(problem, result):
+    return {"best": result.solution("best"), "m-stochastic": result.solution("m-stochastic"),
+            "iterate": result.solution_of_iterate(0), "thresholded": result.solution("thresholded", problem=problem)}
+
+
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.DataCopyWarning")
+def test_k_class_solutions_refuse_permuted_dataframe_columns(frame_run):
+    problem, result, X = frame_run
+    assert result.feature_names == ("a", "b", "c")
+    for kind, clf in _frame_solutions(problem, result).items():
+        assert list(clf.feature_names_in_) == ["a", "b", "c"], kind
+        with pytest.raises(RateoptError, match=r"^X's columns differ from the training columns \['a', 'b', 'c'\] "
+                                               r"\(the same columns in another order: got \['c', 'a', 'b'\]\)"):
+            clf.predict_proba(X[["c", "a", "b"]])
+        with pytest.raises(RateoptError, match=r"missing \['b'\]; unexpected \['B'\]"):
+            clf.predict(X.rename(columns={"b": "B"}))
+
+
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.DataCopyWarning")
+def test_k_class_solution_reads_the_training_columns_as_the_numpy_reference(frame_run, tmp_path):
+    problem, result, X = frame_run
+    clf = result.solution("best")
+    # the NumPy reference: argmax of X @ W^T + b on the columns in the training order
+    t = int(np.flatnonzero(result.mixture("best"))[0])
+    want = np.argmax(X.to_numpy() @ result.weights[t].T + result.biases[t], axis=1)
+    np.testing.assert_array_equal(clf.predict_index(X), want)
+    np.testing.assert_array_equal(clf.predict_index(X.to_numpy()), want)  # an array is read by position
+    clf.save(tmp_path / "m.npz")
+    back = ro.load(tmp_path / "m.npz")
+    assert list(back.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(back.predict_index(X), want)
+    with pytest.raises(RateoptError, match="the same columns in another order"):
+        back.predict_index(X[["b", "a", "c"]])
+
+
+def test_multiclass_classifier_refuses_bad_feature_names():
+    W = np.zeros((1, 2, 2))
+    for names in (["a"], ["a", "a"], ["a", 1]):
+        with pytest.raises(ValueError, match=r"^feature_names must be 2 distinct strings"):
+            ro.MulticlassClassifier(W, np.zeros((1, 2)), classes=[0, 1], feature_names=names)
