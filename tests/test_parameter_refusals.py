@@ -171,3 +171,14 @@ def test_multiclass_classifier_refuses_bad_feature_names():
     for names in (["a"], ["a", "a"], ["a", 1]):
         with pytest.raises(ValueError, match=r"^feature_names must be 2 distinct strings"):
             ro.MulticlassClassifier(W, np.zeros((1, 2)), classes=[0, 1], feature_names=names)
+
+
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.DataCopyWarning")
+def test_group_aware_k_class_thresholded_solution_refuses_permuted_columns(frame_run):
+    problem, result, X = frame_run
+    clf = result.thresholded(problem, group_blind=False)
+    cells = problem.compiled.cells
+    assert list(clf.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(clf.predict_proba(X, cells), clf.predict_proba(X.to_numpy(), cells))
+    with pytest.raises(RateoptError, match="the same columns in another order"):
+        clf.predict_proba(X[["a", "c", "b"]], cells)

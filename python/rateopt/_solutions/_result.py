@@ -441,7 +441,8 @@ class TrainResult:
         support = self.shrink(epsilon).support
         clf, fit, _ = thresholded_from_iterates(problem, self.weights, self.biases, best=best, include=support,
                                                 classes=self.classes, feature_map=self.feature_map,
-                                                epsilon=epsilon, group_blind=bool(group_blind))
+                                                feature_names=self.feature_names, epsilon=epsilon,
+                                                group_blind=bool(group_blind))
         if not group_blind:
             return clf
         W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_)
