@@ -50,7 +50,7 @@ class MulticlassClassifier:
         strings). With them, a DataFrame given to any prediction method must
         have these columns in this order (a :class:`~rateopt.exceptions.RateoptError`
         names the missing, unexpected or reordered ones); arrays are read by
-        position. :meth:`TrainResult.solution` passes the training columns.
+        position. :meth:`~rateopt.TrainResult.solution` passes the training columns.
 
     Attributes
     ----------
