@@ -28,11 +28,12 @@ from ._language._data import Dataset
 from ._language._validation import check_weights
 from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule, fit_plugin_rule
-from ._postprocess._rule import ThresholdRule, cell_codes, checked_cells, fit_threshold_rule
+from ._postprocess._rule import ThresholdRule, cell_codes, check_n_bins, checked_cells, fit_threshold_rule
 from ._predictors._archive import class_labels_meta, class_labels_problem
 from ._predictors._draws import row_uniforms
 from ._utils._archive import write_archive
 from ._utils._group_columns import split_group_columns
+from ._utils._validation import UINT64_MAX, check_seed
 from .exceptions import InfeasibleWarning, RateoptError
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from .goals import objective as objective_on
@@ -132,7 +133,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Which method of ``estimator`` gives the scores (``"auto"``:
         ``predict_proba`` when it exists).
     random_state : int or None, default=None
-        Seed of the per-row draws of :meth:`predict` (None means 0). A row's
+        Seed of the per-row draws of :meth:`predict` (None means 0): an integer
+        in [0, 2**64 - 1] (a NumPy integer too; saved and loaded as given). A row's
         draw is a hash of the seed and the row's id (``row_key``), or of its
         content (features, or its score or probabilities when given directly)
         and its occurrence among identical rows of the batch: the same input
@@ -201,9 +203,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.response_method not in ("auto", "predict_proba", "decision_function"):
             raise ValueError("response_method must be 'auto', 'predict_proba' or 'decision_function', "
                              f"got {self.response_method!r}")
-        if self.n_bins is not None and (isinstance(self.n_bins, bool) or not isinstance(self.n_bins, (int, np.integer))
-                                        or self.n_bins < 1):
-            raise ValueError(f"n_bins must be a positive integer or None, got {self.n_bins!r}")
+        check_n_bins(self.n_bins)
+        check_seed("random_state", self.random_state)
         eps = self.epsilon
         if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 <= eps < np.inf):
             raise ValueError(f"epsilon must be a finite number >= 0, got {eps!r}")
@@ -389,7 +390,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         codes = self._codes(groups, inputs.shape[0])
         if expected:
             return self.rule_.distribution(inputs, codes)
-        seed = 0 if self.random_state is None else int(self.random_state)
+        seed = check_seed("random_state", self.random_state)
         return self.rule_.decisions(inputs, codes, row_uniforms(self._uniform_features(X, inputs), seed,
                                                                      row_key))
 
@@ -518,7 +519,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         meta, arrays = self.rule_.to_arrays()
         meta.update(rule=self._arity.rule_kind, columns=list(self.cell_columns_),
                     cells=[list(c) for c in self.cells_], classes=class_labels_meta(self.classes_, ordered=True),
-                    random_state=self.random_state, group_blind=bool(self.group_blind), n_bins=self.n_bins,
+                    random_state=check_seed("random_state", self.random_state), group_blind=bool(self.group_blind),
+                    n_bins=check_n_bins(self.n_bins),
                     epsilon=float(self.epsilon))
         if self.group_columns is not None:
             meta["group_columns"] = list(self.group_columns if isinstance(self.group_columns[0], str)
@@ -731,8 +733,8 @@ def threshold_classifier_from_file(meta, arrays, path):
     if problem is not None:
         raise bad(f"'classes' is {classes!r}, {problem} (the {kind} rule has {n_classes} classes)")
     seed = meta.get("random_state")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-        raise bad("bad 'random_state'")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= UINT64_MAX):
+        raise bad("'random_state' must be null or an integer in [0, 2**64 - 1]")
     group_columns = meta.get("group_columns")
     if group_columns is not None and (
             not isinstance(group_columns, list) or not group_columns

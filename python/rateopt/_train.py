@@ -28,6 +28,7 @@ import numpy as np
 from . import core
 from ._params import train_settings
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
+from ._predictors._scoring import feature_names_of
 from ._solutions._result import (
     FeasibilityReport,
     RateMap,
@@ -269,7 +270,18 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if bar is not None:
         bar.close()
     result = recorder.result(method, feature_map, settings)
-    return result if resume is None else joined(resume, result)
+    result = result if resume is None else joined(resume, result)
+    result.feature_names = _training_feature_names(problem)
+    return result
+
+
+def _training_feature_names(problem):
+    """The string column names of the problem's feature DataFrames (None for arrays, or columns that disagree)."""
+    datasets = getattr(problem, "datasets", None)
+    if not hasattr(datasets, "values"):
+        return None
+    names = {feature_names_of(ds.X) for ds in datasets.values() if getattr(ds, "X", None) is not None}
+    return names.pop() if len(names) == 1 else None
 
 
 def draw_rows(rng, n, batch):

@@ -123,3 +123,88 @@ def test_confidence_is_validated():
     with pytest.raises(ro.exceptions.RateoptError, match="confidence"):
         certify_expressions([ro.positive_prediction_rate(ds.context()) <= 0.5], None, {"h": np.ones(4)},
                             confidence=1.5)
+
+
+# --------------------------------------------------------------------------- the union bound counts distinct rates
+def _cp(k, n, alpha):
+    """The Clopper-Pearson interval written out from the Beta quantiles (independent of the module's)."""
+    from scipy.stats import beta
+    lo = 0.0 if k == 0 else beta.ppf(alpha / 2, k, n - k + 1)
+    hi = 1.0 if k == n else beta.ppf(1 - alpha / 2, k + 1, n - k)
+    return lo, hi
+
+
+def _three_groups(n=900, seed=3):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["a", "b", "c"], n)
+    y = rng.integers(0, 2, n)
+    d = (rng.random(n) < np.where(y == 1, 0.7, 0.3)).astype(float)
+    return g, y, d
+
+
+def test_a_rate_used_by_two_goals_is_one_rate_of_the_union_bound():
+    g, y, d = _three_groups()
+    ds = ro.Dataset(np.zeros((g.size, 1)), y, groups={"g": g}, name="h")
+    # two goals, each with its own leaf object for the same rate: one rate, so the full alpha goes to it
+    cons = [ro.positive_prediction_rate(ds.context()) <= 0.6, ro.positive_prediction_rate(ds.context()) >= 0.2]
+    cert = certify_expressions(cons, None, {"h": d}, confidence=0.9)
+    lo, hi = _cp(int(d.sum()), d.size, 0.1)
+    assert cert.goals[0].upper == pytest.approx(hi - 0.6, rel=1e-12)
+    assert cert.goals[1].upper == pytest.approx(0.2 - lo, rel=1e-12)
+
+
+def test_pairwise_equalized_odds_on_three_groups_spends_alpha_over_seven_rates():
+    from rateopt.goals import equalized_odds
+    g, y, d = _three_groups()
+    ds = ro.Dataset(np.zeros((g.size, 1)), y, groups={"g": g}, name="h")
+    ctx = ds.context()
+    alpha = 0.05 / 7  # tpr and fpr of 3 groups, and the error rate: 7 distinct rates (25 uses)
+    counts = {}
+    for grp in "abc":
+        for rate, label in (("tpr", 1), ("fpr", 0)):
+            rows = (g == grp) & (y == label)
+            counts[(rate, grp)] = _cp(int(d[rows].sum()), int(rows.sum()), alpha)
+    # the goal as the library builds it: the objective's interval shows the per-rate level
+    built = equalized_odds("g", slack=0.1, pairwise=True)._build(ds)
+    assert len(built) == 12
+    cert = certify_expressions(built, ro.error_rate(ctx), {"h": d})
+    err = int(np.sum(d != y))
+    assert cert.objective_interval == pytest.approx(_cp(err, d.size, alpha), rel=1e-12)
+    # the same goals written out by hand, every use a fresh leaf object
+    pairs = [(rate, a, b) for rate in ("tpr", "fpr") for a in "abc" for b in "abc" if a != b]
+    fn = {"tpr": ro.true_positive_rate, "fpr": ro.false_positive_rate}
+    cons = [fn[r](ctx.subset(group="g", value=a)) <= fn[r](ctx.subset(group="g", value=b)) + 0.1
+            for r, a, b in pairs]
+    cert = certify_expressions(cons, ro.error_rate(ctx), {"h": d})
+    for bound, (r, a, b) in zip(cert.goals, pairs):
+        assert bound.upper == pytest.approx(counts[(r, a)][1] - counts[(r, b)][0] - 0.1, rel=1e-12)
+
+
+def test_k_class_rates_shared_by_goals_are_counted_once():
+    rng = np.random.default_rng(11)
+    n = 1200
+    g = rng.choice(["a", "b"], n)
+    y = rng.integers(0, 3, n)
+    pred = np.where(rng.random(n) < 0.6, y, rng.integers(0, 3, n))  # class positions (classes 0, 1, 2)
+    ds = ro.ClassDataset(np.zeros((n, 1)), y, groups={"g": g}, name="h")
+    ctx = ds.context()
+    sub = {grp: ctx.subset(group="g", value=grp) for grp in "ab"}
+    cons = []
+    for k in range(3):  # both directions: every recall is used twice
+        cons.append(ro.class_recall(sub["a"], k) - ro.class_recall(sub["b"], k) <= 0.1)
+        cons.append(ro.class_recall(sub["b"], k) - ro.class_recall(sub["a"], k) <= 0.1)
+    alpha = 0.05 / 9  # 6 recalls and the 3 diagonal confusion entries of the error rate
+    cert = certify_expressions(cons, ro.multiclass_error_rate(ctx), {"h": pred.astype(np.int64)})
+    recall = {}
+    for grp in "ab":
+        for k in range(3):
+            rows = (g == grp) & (y == k)
+            recall[(grp, k)] = _cp(int(np.sum(pred[rows] == k)), int(rows.sum()), alpha)
+    for i, k in enumerate(range(3)):
+        assert cert.goals[2 * i].upper == pytest.approx(recall[("a", k)][1] - recall[("b", k)][0] - 0.1, rel=1e-12)
+        assert cert.goals[2 * i + 1].upper == pytest.approx(recall[("b", k)][1] - recall[("a", k)][0] - 0.1,
+                                                            rel=1e-12)
+    # the error rate is 1 minus three confusion entries, each with its own interval at alpha / 9
+    diag = [_cp(int(np.sum((pred == k) & (y == k))), n, alpha) for k in range(3)]
+    assert cert.objective_interval == pytest.approx((1 - sum(h for _, h in diag), 1 - sum(lo for lo, _ in diag)),
+                                                    rel=1e-12)

@@ -86,7 +86,9 @@ class ClassDataset(Dataset):
     ------
     RateoptError
         If ``y`` is missing, not 1-D, has missing values, fewer than two
-        classes, or a label outside ``classes``.
+        classes, or a label outside ``classes``; or, without ``classes``, if
+        ``y`` holds float labels that are not whole numbers (a continuous
+        target would otherwise make one class per distinct value).
 
     Examples
     --------
@@ -105,6 +107,7 @@ class ClassDataset(Dataset):
         if missing_mask(a).any():
             raise RateoptError("y contains missing values (NaN or None); drop or label them")
         if classes is None:
+            _check_categorical(a)
             cls = unique(a)
         else:
             cls = np.asarray(classes)
@@ -127,6 +130,16 @@ class ClassDataset(Dataset):
         if self.groups:
             parts.append(f"groups={list(self.groups)!r}")
         return f"ClassDataset({', '.join(parts)})"
+
+
+def _check_categorical(y):
+    """Refuse float labels that are not whole numbers: a continuous target, not K classes."""
+    if y.dtype.kind == "f":
+        frac = y[np.isfinite(y) & (y != np.round(y))]
+        if frac.size:
+            raise RateoptError(
+                f"y holds non-integral float labels (e.g. {frac[0]!r}): K-class labels are categories, not "
+                "a continuous target; bin or round y, or give the labels with classes=")
 
 
 def class_positions(classes, values, what) -> np.ndarray:

@@ -13,9 +13,11 @@ Hoeffding's inequality for a weighted mean of bounded values is used instead.
 A goal ``g = sum_l c_l r_l + c_0 <= 0`` (affine in its leaves with constant
 coefficients) gets the upper bound ``sum_l c_l (hi_l if c_l > 0 else lo_l) + c_0``.
 Every leaf's two-sided interval is taken at level ``alpha / K`` for the ``K``
-distinct leaves of all goals (and of the objective): by the union bound, all
-intervals hold at once with probability at least ``1 - alpha``, and then every
-goal's bound holds.
+distinct rates of all goals (and of the objective) that get an interval: by the
+union bound, all intervals hold at once with probability at least ``1 - alpha``,
+and then every goal's bound holds. A rate is counted once however many goals use
+it (pairwise equalized odds on 3 groups uses 24 leaves but 6 distinct rates):
+leaves are the same rate when they have the same kind and subset (:func:`_rate_key`).
 
 K-class rates (:class:`~rateopt._language._classes.ClassRate`: a class's
 prediction rate, recall, false-positive rate, a confusion entry) are such means
@@ -175,14 +177,33 @@ class Certificate:
         return "\n".join(lines)
 
 
+def _rate_key(leaf):
+    """What makes two leaf objects the same population rate: its kind and the subset it averages over.
+
+    Goals build a fresh leaf object for every use (pairwise parity builds
+    ``tpr(g_j)`` once per pair), so leaves are compared by this key, not by
+    identity: a rate used by several goals gets one interval and is counted
+    once in the union bound. A K-class rate is its class conditions on its
+    subset (its display name plays no part).
+    """
+    if isinstance(leaf, ClassRate):
+        return (ClassRate, leaf.context, leaf.predicted, leaf.label, leaf.denominator)
+    return (type(leaf), tuple(sorted((k, v) for k, v in leaf._state().items() if k != "args")))
+
+
 def _affine_terms(expression):
-    """``({leaf: coefficient}, constant)`` of an affine rate expression."""
+    """``({rate key: (leaf, coefficient)}, constant)`` of an affine rate expression.
+
+    Uses of one rate (by :func:`_rate_key`) are merged into one term.
+    """
     coefs, const = {}, 0.0
     for c, e in expression._terms():
         if isinstance(e, Constant):
             const += c * e.value
         else:
-            coefs[e] = coefs.get(e, 0.0) + c
+            key = _rate_key(e)
+            leaf, total = coefs.get(key, (e, 0.0))
+            coefs[key] = (leaf, total + c)
     return coefs, const
 
 
@@ -202,6 +223,12 @@ def _leaf_rows(leaf):
     if short in _MEAN_OVER_NEGATIVES:
         return mask & (ctx.dataset.y == 0)
     return None
+
+
+def _has_interval(leaf):
+    """Whether a leaf gets an interval: a mean over a fixed, non-empty subset of the held-out rows."""
+    rows = _leaf_rows(leaf)
+    return rows is not None and bool(rows.any())
 
 
 def _leaf_interval(leaf, decisions, alpha):
@@ -241,7 +268,7 @@ def _class_value(expression, decisions):
     """An affine expression of K-class rates: each rate the weighted mean of its per-row values."""
     coefs, const = _affine_terms(expression)
     total = const
-    for leaf, c in coefs.items():
+    for leaf, c in coefs.values():
         if not isinstance(leaf, ClassRate):
             raise RateoptError(f"{leaf} is not a K-class rate: a K-class certificate takes K-class rates only")
         rows = _leaf_rows(leaf)
@@ -319,23 +346,24 @@ def certify_expressions(constraints, objective, decisions, *, confidence=0.95):
     obj_form = None
     if objective is not None and hasattr(objective, "_terms") and not hasattr(objective, "terms"):
         obj_form = _affine_terms(objective)
+    # one interval per distinct rate (not per use), and the union bound over the rates that get one
     leaves = {}
     for coefs, _ in forms + ([obj_form] if obj_form else []):
-        for leaf in coefs:
-            leaves.setdefault(leaf, None)
-    K = max(len(leaves), 1)
-    methods = set()
-    for leaf in leaves:
-        if getattr(leaf, "depends_on_model", True) or _leaf_rows(leaf) is not None:
-            leaves[leaf] = _leaf_interval(leaf, decisions, alpha / K)
-            if leaves[leaf] is not None:
-                methods.add(leaves[leaf][2])
+        for key, (leaf, c) in coefs.items():
+            if c != 0.0:
+                leaves.setdefault(key, leaf)
+    bounded = [key for key, leaf in leaves.items() if _has_interval(leaf)]
+    n_rates = max(len(bounded), 1)
+    intervals = {key: _leaf_interval(leaves[key], decisions, alpha / n_rates) for key in bounded}
+    methods = {iv[2] for iv in intervals.values()}
 
     def bound(form, upper=True):
         coefs, const = form
         total = const
-        for leaf, c in coefs.items():
-            iv = leaves[leaf]
+        for key, (_, c) in coefs.items():
+            if c == 0.0:
+                continue
+            iv = intervals.get(key)
             if iv is None:
                 return float("nan")
             lo, hi, _ = iv

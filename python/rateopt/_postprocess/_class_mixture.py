@@ -452,6 +452,9 @@ class ClassThresholdedMixture:
     intercepts : array-like of shape (n_models, n_classes)
     classes : array-like of shape (n_classes,)
     feature_map : NystroemMap, default=None
+    feature_names : sequence of str, default=None
+        The training DataFrame's columns: a DataFrame given at prediction must
+        have them in this order (see :class:`~rateopt.MulticlassClassifier`).
 
     Notes
     -----
@@ -461,7 +464,7 @@ class ClassThresholdedMixture:
 
     kind = "thresholded"
 
-    def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None):
+    def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None, feature_names=None):
         used = np.unique(rule.iterate)
         remap = np.full(int(used.max()) + 1, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
@@ -469,8 +472,9 @@ class ClassThresholdedMixture:
                                        probabilities=rule.probabilities, group_blind=rule.group_blind)
         self.scorer = MulticlassClassifier(np.asarray(coefs)[used], np.asarray(intercepts)[used],
                                            np.full(used.size, 1.0 / used.size), classes=classes,
-                                           feature_map=feature_map)
+                                           feature_map=feature_map, feature_names=feature_names)
         self.classes_ = self.scorer.classes_
+        self.feature_names_in_ = self.scorer.feature_names_in_
         self.n_features_in_ = self.scorer.n_features_in_
 
     def _scores(self, X):
@@ -563,7 +567,8 @@ def iterate_candidates(coefs, intercepts, *, n_candidates=N_CANDIDATES, averages
 
 
 def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=(), extra_models=None, classes=None,
-                              feature_map=None, n_candidates=N_CANDIDATES, averages=True, **options):
+                              feature_map=None, feature_names=None, n_candidates=N_CANDIDATES, averages=True,
+                              **options):
     """The K-class thresholded solution of a training run: candidates, scores, the mixture and its classifier.
 
     Parameters
@@ -589,6 +594,8 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
         The class labels (default ``problem.classes``).
     feature_map : NystroemMap, default=None
         A kernel model's feature map.
+    feature_names : sequence of str, default=None
+        The training DataFrame's columns, checked by the classifier at prediction.
     n_candidates : int, default=20
     averages : bool, default=True
         See :func:`iterate_candidates`.
@@ -621,4 +628,5 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
                                   feature_map=feature_map)
     A = scorer._all_scores(scorer._raw(problem.dataset.X))
     fit = fit_class_thresholded_mixture(problem, [A[:, r, :] for r in range(A.shape[1])], **options)
-    return ClassThresholdedMixture(fit.rule, Wc, bc, classes=classes, feature_map=feature_map), fit, names
+    return ClassThresholdedMixture(fit.rule, Wc, bc, classes=classes, feature_map=feature_map,
+                                   feature_names=feature_names), fit, names

@@ -21,7 +21,7 @@ from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
-from ._rule import ThresholdRule, bin_edges
+from ._rule import ThresholdRule, bin_edges, check_n_bins
 
 __all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture", "fit_thresholded_mixture",
            "thresholded_mixture_from_file"]
@@ -197,9 +197,8 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         Restricted to the models of positive weight.
     solution : ThresholdLPSolution
     """
-    if isinstance(n_bins, str):
-        if n_bins != "auto":
-            raise ValueError(f"n_bins must be a positive integer, None or 'auto', got {n_bins!r}")
+    n_bins = check_n_bins(n_bins, auto=True)
+    if n_bins == "auto":
         rows = sum(np.asarray(features[n]).shape[0] if not hasattr(features[n], "nnz") else features[n].shape[0]
                    for n in compiled.datasets)
         n_bins = None if scorer.n_models * rows <= AUTO_EXACT_MAX else AUTO_BINS

@@ -24,8 +24,8 @@ import numpy as np
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
 
-__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "checked_cells", "checked_starts", "separating_edges",
-           "fit_threshold_rule", "merge_pure_runs"]
+__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
+           "separating_edges", "fit_threshold_rule", "merge_pure_runs"]
 
 
 def cell_codes(groups, columns, cells=None, *, where="groups"):
@@ -113,6 +113,34 @@ def _plain(v):
     if isinstance(v, (bool, int, float, str)):
         return v
     return str(v)
+
+
+def check_n_bins(n_bins, *, auto=False):
+    """Validate a number of score bins: a positive integer (not a bool), None, or ``"auto"`` where allowed.
+
+    Parameters
+    ----------
+    n_bins : object
+        The value given.
+    auto : bool, default=False
+        Whether ``"auto"`` is allowed.
+
+    Returns
+    -------
+    int, None or str
+        ``n_bins`` as a Python ``int`` (NumPy integers accepted), None, or ``"auto"``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_bins`` is none of these (0, -3, 2.5, True, "many", ...).
+    """
+    if n_bins is None or (auto and isinstance(n_bins, str) and n_bins == "auto"):
+        return n_bins
+    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        allowed = "a positive integer, None or 'auto'" if auto else "a positive integer or None"
+        raise ValueError(f"n_bins must be {allowed}, got {n_bins!r}")
+    return int(n_bins)
 
 
 def bin_edges(scores, n_bins):

@@ -23,7 +23,7 @@ import numpy as np
 from .._utils._archive import damaged
 from ._archive import class_labels_from_meta, class_labels_meta, read_model, write_model
 from ._draws import check_row_key, mixture_draws, mixture_proba
-from ._scoring import linear_scores, raw_features
+from ._scoring import check_feature_names, linear_scores, raw_features
 
 __all__ = ["MulticlassClassifier", "MULTICLASS_FORMAT", "multiclass_classifier_from_file", "class_labels_meta"]
 
@@ -45,6 +45,12 @@ class MulticlassClassifier:
         The class labels, in the score columns' order.
     feature_map : NystroemMap, default=None
         A kernel model's feature map (``n_features`` is then its number of components).
+    feature_names : sequence of str, default=None
+        The training DataFrame's column names (``n_features_in_`` distinct
+        strings). With them, a DataFrame given to any prediction method must
+        have these columns in this order (a :class:`~rateopt.exceptions.RateoptError`
+        names the missing, unexpected or reordered ones); arrays are read by
+        position. :meth:`~rateopt.TrainResult.solution` passes the training columns.
 
     Attributes
     ----------
@@ -53,6 +59,8 @@ class MulticlassClassifier:
     n_models, n_classes : int
     n_features_in_ : int
         The raw input width.
+    feature_names_in_ : ndarray of str or None
+        The training columns (``feature_names``), or None.
 
     Examples
     --------
@@ -64,7 +72,7 @@ class MulticlassClassifier:
     ['a', 'b', 'c']
     """
 
-    def __init__(self, coefs, intercepts, probabilities=None, *, classes, feature_map=None):
+    def __init__(self, coefs, intercepts, probabilities=None, *, classes, feature_map=None, feature_names=None):
         W = np.array(coefs, dtype=np.float64)
         b = np.array(intercepts, dtype=np.float64)
         if W.ndim != 3 or W.shape[0] < 1 or W.shape[1] < 2:
@@ -79,6 +87,10 @@ class MulticlassClassifier:
         cls = np.asarray(classes)
         if cls.shape != (W.shape[1],):
             raise ValueError(f"classes must hold {W.shape[1]} labels (one per score column), got shape {cls.shape}")
+        labels = cls.tolist()
+        if len(set(labels)) != len(labels):
+            repeated = sorted({repr(v) for v in labels if sum(u == v for u in labels) > 1})
+            raise ValueError(f"classes must be distinct labels, got repeated {', '.join(repeated)} in {labels!r}")
         if feature_map is not None and feature_map.n_components_ != W.shape[2]:
             raise ValueError("coefs must have one weight per kernel feature")
         self.coefs_, self.intercepts_, self.probabilities_ = W, b, p
@@ -86,6 +98,7 @@ class MulticlassClassifier:
         self.feature_map = feature_map
         self.n_models, self.n_classes = W.shape[0], W.shape[1]
         self.n_features_in_ = W.shape[2] if feature_map is None else feature_map.n_features_in_
+        self.feature_names_in_ = _check_names(feature_names, self.n_features_in_)
         # the (n_models * n_classes, n_features) outputs of the shared scorer
         self._stacked = W.reshape(-1, W.shape[2])
 
@@ -112,6 +125,7 @@ class MulticlassClassifier:
                                  f"{self.n_models} models (see coefs_)")
 
     def _raw(self, X):
+        check_feature_names(X, self.feature_names_in_)
         return raw_features(X, self.n_features_in_, self.feature_map)
 
     def _all_scores(self, Xm):
@@ -196,12 +210,27 @@ class MulticlassClassifier:
         ----------
         path : str or os.PathLike
         """
-        write_model(path, {"kind": "multiclass", "classes": class_labels_meta(self.classes_)}, self.coefs_,
+        meta = {"kind": "multiclass", "classes": class_labels_meta(self.classes_)}
+        if self.feature_names_in_ is not None:
+            meta["feature_names"] = self.feature_names_in_.tolist()
+        write_model(path, meta, self.coefs_,
                     self.intercepts_, self.probabilities_, self.feature_map, MULTICLASS_FORMAT)
 
     def __repr__(self) -> str:
         return (f"MulticlassClassifier(n_models={self.n_models}, n_classes={self.n_classes}, "
                 f"n_features={self.n_features_in_})")
+
+
+def _check_names(names, n_features):
+    """``feature_names`` as an object array of ``n_features`` distinct strings, or None."""
+    if names is None:
+        return None
+    arr = np.asarray(list(names) if not isinstance(names, str) else [names], dtype=object)
+    if (arr.ndim != 1 or arr.shape[0] != n_features or not all(isinstance(c, str) for c in arr)
+            or len(set(arr.tolist())) != arr.shape[0]):
+        raise ValueError(f"feature_names must be {n_features} distinct strings (one per input column), "
+                         f"got {list(arr.reshape(-1)) if arr.ndim else names!r}")
+    return arr
 
 
 def multiclass_classifier_from_file(meta, arrays, path):
@@ -212,4 +241,9 @@ def multiclass_classifier_from_file(meta, arrays, path):
         raise damaged(path, "weights", f"has shape {W.shape}, expected (n_models >= 1, {len(classes)}, n_features)")
     if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
         raise damaged(path, "probabilities", f"must hold {W.shape[0]} non-negative numbers summing to 1")
-    return MulticlassClassifier(W, b, p, classes=classes, feature_map=fmap)
+    names = meta.get("feature_names")
+    n_in = W.shape[2] if fmap is None else fmap.n_features_in_
+    if names is not None and (not isinstance(names, list) or len(names) != n_in
+                              or not all(isinstance(c, str) for c in names) or len(set(names)) != len(names)):
+        raise damaged(path, "metadata.feature_names", f"is {names!r}, expected {n_in} distinct column names")
+    return MulticlassClassifier(W, b, p, classes=classes, feature_map=fmap, feature_names=names)

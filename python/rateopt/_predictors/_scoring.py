@@ -10,11 +10,66 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import FeatureMatrix, multiclass_scores
+from ..exceptions import RateoptError
 
-__all__ = ["raw_features", "linear_scores"]
+__all__ = ["raw_features", "linear_scores", "feature_names_of", "check_feature_names"]
 
 #: Stored values per block when float32 features are scored (a float64 copy of one block exists at a time).
 _SCORE_BLOCK_VALUES = 1 << 22
+
+
+def feature_names_of(X):
+    """The column names of a DataFrame-like ``X`` (all strings), else None.
+
+    Parameters
+    ----------
+    X : object
+        Anything with ``.columns`` (pandas, ...) or an array.
+
+    Returns
+    -------
+    tuple of str or None
+        None for arrays, sparse matrices and frames with a non-string column name
+        (scikit-learn's rule for ``feature_names_in_``).
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or hasattr(X, "nnz"):
+        return None
+    names = [c for c in columns]
+    return tuple(names) if names and all(isinstance(c, str) for c in names) else None
+
+
+def check_feature_names(X, names):
+    """Refuse a DataFrame whose columns are not the training columns in the training order.
+
+    Parameters
+    ----------
+    X : object
+        The input to score.
+    names : sequence of str or None
+        The training columns (None: the model was trained on an array; nothing to check).
+
+    Raises
+    ------
+    RateoptError
+        If ``X`` has string column names that differ from ``names`` (missing,
+        unexpected or reordered columns, each named).
+    """
+    if names is None:
+        return
+    got = feature_names_of(X)
+    if got is None or tuple(got) == tuple(names):
+        return
+    want = list(names)
+    missing = [c for c in want if c not in got]
+    extra = [c for c in got if c not in want]
+    if missing or extra:
+        what = "; ".join(part for part in (f"missing {missing!r}" if missing else "",
+                                           f"unexpected {extra!r}" if extra else "") if part)
+    else:
+        what = f"the same columns in another order: got {list(got)!r}"
+    raise RateoptError(f"X's columns differ from the training columns {want!r} ({what}); "
+                       "select them in the training order, e.g. X[model.feature_names_in_]")
 
 
 def raw_features(X, n_features, feature_map):

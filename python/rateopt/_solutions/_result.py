@@ -31,6 +31,7 @@ import numpy as np
 
 from .._postprocess._class_mixture import thresholded_from_iterates
 from .._postprocess._mixture import fit_thresholded_mixture
+from .._postprocess._rule import check_n_bins
 from .._predictors._ensembles import EstimatorMixture
 from .._predictors._linear import LinearClassifier, StochasticClassifier
 from .._predictors._multiclass import MulticlassClassifier
@@ -111,6 +112,10 @@ class TrainResult:
         ``N[cell, true class, predicted class]``, flattened and divided by the
         total row weight; its solutions are
         :class:`~rateopt.MulticlassClassifier` objects.
+    feature_names : sequence of str, default=None
+        The training DataFrame's columns (:func:`rateopt.train` records them
+        when the training X has string column names); the K-class solutions
+        then check a DataFrame's columns by name. Not saved with the result.
 
     Attributes
     ----------
@@ -141,7 +146,7 @@ class TrainResult:
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
                  val_atom_rates=None, val_rate_map=None, feature_map=None, settings=None, offsets=None,
-                 models=None, classes=None):
+                 models=None, classes=None, feature_names=None):
         self.method = method
         self.weights = weights
         self.biases = biases
@@ -157,6 +162,7 @@ class TrainResult:
         self.offsets = offsets  # (n_recorded, n_offsets): trainable thresholds (ROC-AUC slices), or None
         self.models = models  # the fitted classifiers of an estimator oracle (weights are then empty), or None
         self.classes = None if classes is None else np.asarray(classes)
+        self.feature_names = None if feature_names is None else tuple(feature_names)
         self.objectives = rate_map.objectives(atom_rates)
         self.constraints = rate_map.constraints(atom_rates)
         if val_atom_rates is not None:
@@ -330,7 +336,7 @@ class TrainResult:
             return EstimatorMixture([self.models[t] for t in s], p[s], n_features)
         if self.classes is not None:
             return MulticlassClassifier(self.weights[s], self.biases[s], p[s], classes=self.classes,
-                                        feature_map=self.feature_map)
+                                        feature_map=self.feature_map, feature_names=self.feature_names)
         return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
 
     def solution_of_iterate(self, t):
@@ -344,7 +350,7 @@ class TrainResult:
             return EstimatorMixture([self.models[t]], [1.0], self.models[t].n_features_in_)
         if self.classes is not None:
             return MulticlassClassifier(self.weights[t:t + 1], self.biases[t:t + 1], np.ones(1), classes=self.classes,
-                                        feature_map=self.feature_map)
+                                        feature_map=self.feature_map, feature_names=self.feature_names)
         return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
 
     def iterates_scorer(self):
@@ -416,6 +422,7 @@ class TrainResult:
         solution, nor (group-aware) than the exact plug-in rule of the best
         iterate.
         """
+        check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
         if self.classes is not None:
             return self._class_thresholded(problem, epsilon=epsilon, group_blind=group_blind)
         if group_blind is not True:
@@ -434,11 +441,13 @@ class TrainResult:
         support = self.shrink(epsilon).support
         clf, fit, _ = thresholded_from_iterates(problem, self.weights, self.biases, best=best, include=support,
                                                 classes=self.classes, feature_map=self.feature_map,
-                                                epsilon=epsilon, group_blind=bool(group_blind))
+                                                feature_names=self.feature_names, epsilon=epsilon,
+                                                group_blind=bool(group_blind))
         if not group_blind:
             return clf
         W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_)
-        return MulticlassClassifier(W, b, clf.rule.probabilities, classes=self.classes, feature_map=self.feature_map)
+        return MulticlassClassifier(W, b, clf.rule.probabilities, classes=self.classes, feature_map=self.feature_map,
+                                        feature_names=self.feature_names)
 
     def certify(self, problem, *, kind="m-stochastic", confidence=0.95, epsilon=0.0, random_state=0,
                 classifier=None):
