@@ -158,6 +158,11 @@ def test_a_string_column_left_in_X_points_to_group_columns():
     obj = df.astype({"sex": object})
     _one_line_data_error(lambda: ro.RateConstrainedClassifier(goals, n_iter=5).fit(obj, Y),
                          "X column 'sex'", "group_columns=['sex']")
+    _one_line_data_error(lambda: ro.ThresholdClassifier(LogisticRegression(), goals=goals).fit(df, Y),
+                         "X column 'sex'", "group_columns=['sex']")
+    # named there, the column is a group and the fit runs
+    fitted = ro.ThresholdClassifier(LogisticRegression(), goals=goals, group_columns=["sex"]).fit(df, Y)
+    assert fitted.cell_columns_ == ("sex",)
 
 
 @pytest.mark.parametrize("fit", [

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset
 from ._language._data import Dataset
-from ._language._validation import check_weights, class_labels
+from ._language._validation import check_weights, class_labels, text_columns
 from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule, fit_plugin_rule
 from ._postprocess._rule import ThresholdRule, cell_codes, fit_threshold_rule
@@ -344,7 +344,16 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.estimator_ = self.estimator
         else:
             kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-            self.estimator_ = clone(self.estimator).fit(X, y, **kwargs)
+            try:
+                self.estimator_ = clone(self.estimator).fit(X, y, **kwargs)
+            except ValueError as exc:
+                text = text_columns(X)
+                if not text:
+                    raise
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise RateoptError(f"the estimator could not fit X ({reason}): X column {text[0]!r} holds text; if "
+                                   f"it holds groups, name it in group_columns=[{text[0]!r}] (it is then taken out "
+                                   "of X), else encode it") from exc
 
     def _class_probabilities(self, X, where="X"):
         """A K-class model's class probabilities (n, K) in ``classes_`` order, or ``X`` itself without a model."""

@@ -14,7 +14,7 @@ import numpy as np
 from rateopt.exceptions import RateoptError
 
 __all__ = ["readonly", "missing_mask", "unique", "as_1d", "check_weights", "parse_labels", "parse_weights",
-           "parse_groups", "parse_baseline", "nullable_columns", "class_labels"]
+           "parse_groups", "parse_baseline", "nullable_columns", "class_labels", "text_columns"]
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -74,6 +74,30 @@ def nullable_columns(X, what: str = "X") -> list:
             raise RateoptError(f"{what} column {col!r} holds a missing value (pd.NA) at row {row} "
                                f"({int(missing.sum())} missing): impute or drop it")
         out.append(col)
+    return out
+
+
+def text_columns(X) -> list:
+    """The columns of a DataFrame ``X`` that hold text (a string dtype, or objects among which a string).
+
+    Parameters
+    ----------
+    X : object
+        Anything; only a DataFrame has such columns.
+
+    Returns
+    -------
+    list
+        The column names, in order ([] for anything but a DataFrame).
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or isinstance(X, np.ndarray) or not hasattr(X, "columns") or getattr(X, "ndim", 2) != 2:
+        return []
+    out = []
+    for pos, (col, dt) in enumerate(zip(X.columns, dtypes)):
+        kind = dt.kind if isinstance(dt, np.dtype) else getattr(dt, "kind", "O")
+        if kind in "US" or (kind == "O" and any(isinstance(v, (str, bytes)) for v in X.iloc[:, pos])):
+            out.append(col)
     return out
 
 
