@@ -11,12 +11,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._predictors._linear import LinearClassifier
 from ._language._data import Dataset
-from ._language._validation import check_weights, nullable_columns
+from ._language._validation import check_weights, class_labels, nullable_columns
 from ._utils._group_columns import split_group_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
 from ._compiler._problem import Problem
@@ -180,6 +179,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     loop : {"auto", "core", "python"}, default="auto"
         Where the training iterations run (see :func:`rateopt.train`): the
         core's loop for the built-in games, or the Python driver.
+    classes : array-like or None, default=None
+        Every class (None: the distinct labels of ``y``). Give it where a
+        sample may miss a class, as a cross-validation fold may, so that the
+        fit keeps the full class list (K-class goals stay K-class).
 
     Attributes
     ----------
@@ -226,7 +229,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  n_iter=_D["n_iter"], batch_size=_D["batch_size"], margin=_D["margin"], proxy=_D["proxy"],
                  record_every=_D["record_every"], stop_tol=_D["stop_tol"], stop_patience=_D["stop_patience"],
                  epsilon=_D["epsilon"], random_state=_D["random_state"], n_threads=_D["n_threads"],
-                 verbose=_D["verbose"], oracle=_D["oracle"], loop=_D["loop"]):
+                 verbose=_D["verbose"], oracle=_D["oracle"], loop=_D["loop"], classes=None):
         self.goals = goals
         self.group_columns = group_columns
         self.objective = objective
@@ -259,6 +262,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.stop_patience = stop_patience
         self.epsilon = epsilon
         self.random_state = random_state
+        self.classes = classes
         self.n_threads = n_threads
         self.verbose = verbose
         self.oracle = oracle
@@ -330,10 +334,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         method = self.method
         X, groups = self._split_groups(X, groups)
         nullable_columns(X)  # pd.NA in a nullable column: refused naming the column, as Dataset does
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+        column = np.asarray(y).ndim == 2  # a column vector: validate_data warns (DataConversionWarning) as usual
+        y, self.classes_ = class_labels(y, self.classes)
+        X, y = validate_data(self, X, y[:, None] if column else y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=False)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
         self.multiclass_ = self.classes_.shape[0] > 2
         solution = validate(SOLUTION_PARAMS, params)
         solution["solution"] = canonical_kind(solution["solution"])
@@ -344,8 +348,6 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError("estimator= trains its own model class: leave model='linear'")
             train_params["oracle"] = EstimatorOracle(self.estimator)
             method = "oracle-proxy" if method == "auto" else method
-        if self.classes_.shape[0] < 2:
-            raise ValueError("y holds only 1 class: a classifier needs two classes to learn")
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)
             if sample_weight.shape != (X.shape[0],):

@@ -19,13 +19,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset
 from ._language._data import Dataset
-from ._language._validation import check_weights
+from ._language._validation import check_weights, class_labels, text_columns
 from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule, fit_plugin_rule
 from ._postprocess._rule import ThresholdRule, cell_codes, check_n_bins, checked_cells, fit_threshold_rule
@@ -139,6 +138,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         content (features, or its score or probabilities when given directly)
         and its occurrence among identical rows of the batch: the same input
         gives the same decisions, and rows with equal scores draw independently.
+    classes : array-like or None, default=None
+        Every class (None: the distinct labels of ``y``). Give it where a
+        sample may miss a class, as a cross-validation fold may, so that the
+        rule keeps the full class list (and its arity).
 
     Attributes
     ----------
@@ -180,7 +183,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator=None, goals=(), *, objective=None, prefit=False, group_blind=False,
                  group_columns=None, cell_columns=None, n_bins=None, epsilon=0.0, response_method="auto",
-                 random_state=None):
+                 random_state=None, classes=None):
         self.estimator = estimator
         self.goals = goals
         self.objective = objective
@@ -192,6 +195,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.epsilon = epsilon
         self.response_method = response_method
         self.random_state = random_state
+        self.classes = classes
 
     # -- validation ------------------------------------------------------------------
 
@@ -228,12 +232,12 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if s.ndim == 2 and s.shape[1] == 1:
                 s = s[:, 0]
             if s.ndim != 1:
-                raise ValueError(f"{where} must hold scores of shape (n_samples,) or (n_samples, 1) when "
-                                 f"estimator is None, got shape {s.shape}")
+                raise RateoptError(f"{where} must hold scores of shape (n_samples,) or (n_samples, 1) when "
+                                   f"estimator is None, got shape {s.shape}")
             try:
                 s = s.astype(np.float64)
             except (TypeError, ValueError):
-                raise ValueError(f"{where} must hold numeric scores when estimator is None") from None
+                raise RateoptError(f"{where} must hold numeric scores when estimator is None") from None
         else:
             method = self.response_method
             if method == "auto":
@@ -246,9 +250,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 out = out[:, classes.index(self.classes_[1])] if out.ndim == 2 else out
             s = out.ravel() if out.ndim == 2 and out.shape[1] == 1 else out
             if s.ndim != 1:
-                raise ValueError(f"estimator's {method} returned shape {out.shape}; expected one score per row")
+                raise RateoptError(f"estimator's {method} returned shape {out.shape}; expected one score per row")
         if not np.all(np.isfinite(s)):
-            raise ValueError(f"the scores of {where} must be finite")
+            raise RateoptError(f"the scores of {where} must be finite")
         return s
 
     def _uniform_features(self, X, inputs):
@@ -306,11 +310,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         X, groups = self._split_groups(X, groups, predicting=False)
         self.n_feature_columns_ = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
-        y = np.asarray(y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.shape[0] < 2:
-            raise ValueError(f"y must hold at least two classes, got {self.classes_.shape[0]}")
+        y, self.classes_ = class_labels(y, self.classes)
         n = y.shape[0]
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
@@ -320,7 +320,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._fit_estimator(X, y, sample_weight)
         inputs = self._arity.inputs(self, X)
         if inputs.shape[0] != n:
-            raise ValueError(f"X has {inputs.shape[0]} rows but y has {n}")
+            raise RateoptError(f"X has {inputs.shape[0]} rows but y has {n}")
         violation = self._arity.fit(self, inputs, y, groups, sample_weight, baseline, extra_datasets)
         self.violation_ = violation
         if violation > self._arity.tolerance:
@@ -336,10 +336,26 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.estimator_ = None
         elif self.prefit:
             check_is_fitted(self.estimator)
+            fitted = getattr(self.estimator, "classes_", None)
+            if fitted is not None and (len(fitted) != len(self.classes_)
+                                       or any(a != b for a, b in zip(sorted(fitted), self.classes_))):
+                raise RateoptError(
+                    f"the prefit estimator was fitted on classes {np.asarray(fitted).tolist()!r} but y holds "
+                    f"{self.classes_.tolist()!r}: give y the estimator's labels, refit the estimator on y, or "
+                    "pass classes= listing the estimator's classes")
             self.estimator_ = self.estimator
         else:
             kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-            self.estimator_ = clone(self.estimator).fit(X, y, **kwargs)
+            try:
+                self.estimator_ = clone(self.estimator).fit(X, y, **kwargs)
+            except ValueError as exc:
+                text = text_columns(X)
+                if not text:
+                    raise
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise RateoptError(f"the estimator could not fit X ({reason}): X column {text[0]!r} holds text; if "
+                                   f"it holds groups, name it in group_columns=[{text[0]!r}] (it is then taken out "
+                                   "of X), else encode it") from exc
 
     def _class_probabilities(self, X, where="X"):
         """A K-class model's class probabilities (n, K) in ``classes_`` order, or ``X`` itself without a model."""
@@ -354,9 +370,11 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             order = [list(self.estimator_.classes_).index(c) for c in self.classes_]
             P = out[:, order]
         if P.ndim != 2 or P.shape[1] != K:
-            raise ValueError(f"{where} must give class probabilities of shape (n_samples, {K})")
+            raise RateoptError(f"{where} must give class probabilities of shape (n_samples, {K}) because y holds "
+                               f"{K} classes {self.classes_.tolist()!r}, got shape {P.shape}: for two-class "
+                               "rules on one score per row, y must hold two labels (drop stray labels)")
         if not np.all(np.isfinite(P)) or np.any(P < 0) or np.any(np.abs(P.sum(axis=1) - 1) > 1e-6):
-            raise ValueError(f"the class probabilities of {where} must be finite, non-negative rows summing to 1")
+            raise RateoptError(f"the class probabilities of {where} must be finite, non-negative rows summing to 1")
         return P
 
     def _cell_columns(self, group_names):
@@ -378,7 +396,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return np.zeros(n, dtype=np.int64)
         if groups is None:
             where = "groups (or X's group_columns)" if self.group_columns is not None else "groups"
-            raise ValueError(f"{where} is required: the rule is per value of {list(self.cell_columns_)!r}"
+            raise RateoptError(f"{where} is required: the rule is per value of {list(self.cell_columns_)!r}"
                              + self._arity.without_groups)
         table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
         codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
@@ -480,10 +498,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = np.asarray(y)
         unknown = set(np.unique(y)) - set(self.classes_)
         if unknown:
-            raise ValueError(f"y holds labels the classifier was not fitted on: {sorted(unknown)!r}")
+            raise RateoptError(f"y holds labels the classifier was not fitted on: {sorted(unknown)!r}")
         inputs = self._arity.inputs(self, X)
         if inputs.shape[0] != y.shape[0]:
-            raise ValueError(f"X has {inputs.shape[0]} rows but y has {y.shape[0]}")
+            raise RateoptError(f"X has {inputs.shape[0]} rows but y has {y.shape[0]}")
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), y.shape[0], "sample_weight")
         goals = self.goals if goals is None else goals

@@ -512,7 +512,10 @@ class Problem:
             holds neither a newline nor ``=``).
         datasets : Dataset or mapping of str to Dataset
             The datasets by role; the file's ``[datasets]`` paths are for the
-            command line and are not read here.
+            command line and are not read here. The file's ``[train]`` table is
+            parsed but not checked here: its entries are ``rateopt fit``'s
+            training parameters, which the command line checks (from Python,
+            pass them to :func:`rateopt.train`, which checks its arguments).
 
         Returns
         -------
@@ -521,7 +524,10 @@ class Problem:
         Raises
         ------
         rateopt._compiler._toml.GoalsFileError
-            If the file is invalid (the message names the line and key).
+            If the file is not valid TOML (nesting too deep included), has an
+            unknown key or recipe, or a goal or objective the recipes refuse
+            (the message names the line and key). An invalid ``[train]`` entry
+            is not refused here (see ``datasets``).
 
         Examples
         --------

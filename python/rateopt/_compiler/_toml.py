@@ -226,6 +226,9 @@ def read_goals(source, check_train=None):
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise GoalsFileError(f"{path or '<goals>'}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise GoalsFileError(f"{path or '<goals>'}: not a goals file: arrays or inline tables nested too deeply "
+                             "to read (a goals file nests a few levels)") from None
 
     def fail(msg, line=None, key=None):
         raise GoalsFileError(f"{_where(path, line, key)}: {msg}")

@@ -256,6 +256,12 @@ class Dataset:
         try:
             return self.groups[column]
         except (KeyError, TypeError):
+            if not self.groups:
+                raise RateoptError(
+                    f"dataset {self.name!r} has no group column {column!r}: no groups were given; pass "
+                    f"groups={{{column!r}: values}} (a dict of arrays or a DataFrame), or name a column of X in "
+                    f"group_columns=[{column!r}] on the estimator"
+                ) from None
             raise RateoptError(
                 f"dataset {self.name!r} has no group column {column!r}; "
                 f"columns: {list(self.groups)!r}"

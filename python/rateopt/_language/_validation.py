@@ -14,7 +14,7 @@ import numpy as np
 from rateopt.exceptions import RateoptError
 
 __all__ = ["readonly", "missing_mask", "unique", "as_1d", "check_weights", "parse_labels", "parse_weights",
-           "parse_groups", "parse_baseline", "nullable_columns"]
+           "parse_groups", "parse_baseline", "nullable_columns", "class_labels", "text_columns"]
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -63,9 +63,11 @@ def nullable_columns(X, what: str = "X") -> list:
     out = []
     for pos, (col, dt) in enumerate(zip(X.columns, dtypes)):
         if isinstance(dt, np.dtype):
+            if dt.kind in "US" or (dt.kind == "O" and any(isinstance(v, (str, bytes)) for v in X.iloc[:, pos])):
+                raise RateoptError(_text_column(what, col, dt))
             continue
         if getattr(dt, "kind", "O") not in "biuf":
-            raise RateoptError(f"{what} column {col!r} has dtype {dt}: features must be numbers")
+            raise RateoptError(_text_column(what, col, dt))
         missing = np.asarray(X.iloc[:, pos].isna(), dtype=bool)
         if missing.any():
             row = int(np.flatnonzero(missing)[0])
@@ -73,6 +75,36 @@ def nullable_columns(X, what: str = "X") -> list:
                                f"({int(missing.sum())} missing): impute or drop it")
         out.append(col)
     return out
+
+
+def text_columns(X) -> list:
+    """The columns of a DataFrame ``X`` that hold text (a string dtype, or objects among which a string).
+
+    Parameters
+    ----------
+    X : object
+        Anything; only a DataFrame has such columns.
+
+    Returns
+    -------
+    list
+        The column names, in order ([] for anything but a DataFrame).
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or isinstance(X, np.ndarray) or not hasattr(X, "columns") or getattr(X, "ndim", 2) != 2:
+        return []
+    out = []
+    for pos, (col, dt) in enumerate(zip(X.columns, dtypes)):
+        kind = dt.kind if isinstance(dt, np.dtype) else getattr(dt, "kind", "O")
+        if kind in "US" or (kind == "O" and any(isinstance(v, (str, bytes)) for v in X.iloc[:, pos])):
+            out.append(col)
+    return out
+
+
+def _text_column(what, col, dt) -> str:
+    """The refusal of a non-numeric feature column, pointing to ``group_columns=`` for a column of groups."""
+    return (f"{what} column {col!r} has dtype {dt}: features must be numbers; if it holds groups, name it in "
+            f"group_columns=[{col!r}] (it is then taken out of the features), else encode it as numbers")
 
 
 def _group_column(values) -> np.ndarray:
@@ -96,6 +128,71 @@ def unique(a: np.ndarray) -> np.ndarray:
         return np.unique(a)
     except TypeError:
         return np.array(list(dict.fromkeys(a.tolist())), dtype=object)
+
+
+def class_labels(y, classes=None, what: str = "y"):
+    """An estimator's labels and class list: ``(y, classes)``, every refusal a one-line :class:`RateoptError`.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels (a pandas ``boolean`` or ``Int64`` column without missing values is read as its values).
+    classes : array-like, default=None
+        The full class list (as a cross-validation fold that misses a class
+        must keep it); None: the sorted distinct labels of ``y``.
+    what : str, default="y"
+        The argument's name, for the messages.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+    classes : ndarray
+        Sorted, distinct, at least two.
+
+    Raises
+    ------
+    RateoptError
+        If ``y`` is empty, not 1-D, holds a missing label (``NaN``, ``None``,
+        ``pd.NA``), holds continuous values, has fewer than two classes, or a
+        label outside ``classes``.
+    """
+    if y is None:
+        raise RateoptError(f"{what} is None: fitting requires y to be passed, but the target y is None")
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy(dtype=object) if getattr(y, "hasnans", False) else y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise RateoptError(f"{what} must be 1-D (one label per row), got shape {y.shape}")
+    if y.shape[0] == 0:
+        raise RateoptError(f"{what} has no rows: fitting needs labelled rows")
+    missing = missing_mask(y)
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise RateoptError(f"{what} holds {int(missing.sum())} missing label(s) (NaN, None or pd.NA; first at "
+                           f"row {i}): drop those rows or fill them before fitting")
+    if y.dtype.kind == "O":  # e.g. a nullable boolean column: plain Python values of one type
+        kinds = {type(v) for v in y.tolist()}
+        if len(kinds) == 1:
+            y = np.asarray(y.tolist())
+    if y.dtype.kind == "f" and not np.all(y == np.round(y)):
+        raise RateoptError(f"{what} holds continuous values (e.g. {y[y != np.round(y)][0]!r}): it must hold "
+                           "class labels")
+    if classes is None:
+        classes = unique(y)
+    else:
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or unique(classes).shape[0] != classes.shape[0]:
+            raise RateoptError(f"classes must be a 1-D list of distinct labels, got {classes.tolist()!r}")
+        classes = unique(classes)
+        unknown = [v for v in unique(y).tolist() if v not in set(classes.tolist())]
+        if unknown:
+            raise RateoptError(f"{what} holds labels {unknown!r} that are not in classes={classes.tolist()!r}")
+    if classes.shape[0] < 2:
+        raise RateoptError(f"{what} holds only {classes.shape[0]} class ({classes.tolist()!r}): a classifier "
+                           "needs two classes; pass classes= to keep a class that this sample misses")
+    return y, classes
 
 
 def check_weights(weights, n_samples: int, what: str) -> np.ndarray:

@@ -125,7 +125,7 @@ class ClassThresholdRule:
                                  "group_blind=True for rules that need no groups)")
             cells = np.asarray(cells, dtype=np.int64)
             if cells.shape != (n,):
-                raise ValueError(f"cells must have shape ({n},), got {cells.shape}")
+                raise RateoptError(f"cells must have shape ({n},), got {cells.shape}")
         return np.stack([_rule_decisions(k, p, np.asarray(scores[t], dtype=np.float64), cells)
                          for t, k, p in zip(self.iterate, self.kinds, self.params)], axis=1)
 
@@ -217,9 +217,9 @@ def _check_scores(scores, n, K):
     for t, S in enumerate(scores):
         S = np.asarray(S, dtype=np.float64)
         if S.shape != (n, K):
-            raise ValueError(f"scores[{t}] must have shape ({n}, {K}) (training rows x classes), got {S.shape}")
+            raise RateoptError(f"scores[{t}] must have shape ({n}, {K}) (training rows x classes), got {S.shape}")
         if np.isnan(S).any():
-            raise ValueError(f"scores[{t}] holds NaN")
+            raise RateoptError(f"scores[{t}] holds NaN")
         out.append(np.clip(S, -_SCORE_CAP, _SCORE_CAP))
     if not out:
         raise ValueError("scores must hold at least one iterate's (n_samples, K) scores")

@@ -210,7 +210,7 @@ class RemoteBlock:
             local_rows, scales = self._split_rows(np.asarray(rows, dtype=np.int64))
         theta = np.asarray(theta, dtype=np.float64)
         members_blocks = [[self.blocks[i] for i in members] for members in self.groups]
-        where = holders(self.client, members_blocks)  # now: a lost worker's partitions are recomputed elsewhere
+        where = holders(self.client, members_blocks, self.name)  # now: a lost worker's partitions are recomputed elsewhere
         futures = []
         for g, members in enumerate(self.groups):
             r = None if local_rows is None else [local_rows[i] for i in members]

@@ -19,7 +19,7 @@ from .._version import __version__
 from ..exceptions import RateoptError
 
 __all__ = ["PINNED_PREFIX", "check_workers", "gather", "get_client", "holders", "lift_lost_pins", "lost_partitions_error",
-           "submit_on"]
+           "lost_cluster_error", "scheduler_lost_error", "submit_on"]
 
 #: Key prefix of the tasks pinned to a partition's worker (the only pins the scheduler plugin lifts).
 PINNED_PREFIX = "rateopt-pinned-"
@@ -135,7 +135,7 @@ def lift_lost_pins(client):
     client.register_plugin(_lift_lost_pins_plugin())
 
 
-def holders(client, futures):
+def holders(client, futures, dataset=None):
     """The worker holding each future now (the first in address order), None where none holds it yet.
 
     Parameters
@@ -144,13 +144,23 @@ def holders(client, futures):
         The cluster's client.
     futures : list of distributed.Future
         Partitions, or lists of partitions that one task reads (held by one worker, else None).
+    dataset : str, default=None
+        The dataset's name, for the errors.
 
     Returns
     -------
     list of (str or None)
+
+    Raises
+    ------
+    RateoptError
+        If the connection to the scheduler was lost (or the partitions with a worker).
     """
     flat = [f for x in futures for f in (x if isinstance(x, list) else [x])]
-    who = client.who_has(flat)
+    try:
+        who = client.who_has(flat)
+    except (CancelledError, OSError) as exc:  # OSError: distributed's CommClosedError
+        raise lost_cluster_error(client, dataset, exc) from None
     out = []
     for x in futures:
         common = None
@@ -208,6 +218,52 @@ def lost_partitions_error(dataset, exc):
     )
 
 
+def scheduler_lost_error(dataset, exc):
+    """The error raised where the client lost its connection to the scheduler (killed, or the network gone).
+
+    Parameters
+    ----------
+    dataset : str or None
+        The dataset's name.
+    exc : Exception
+        Dask's error.
+
+    Returns
+    -------
+    RateoptError
+    """
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    where = "" if dataset is None else f" while working on dataset {dataset!r}"
+    return RateoptError(
+        f"the connection to the Dask scheduler was lost{where} ({type(exc).__name__}: "
+        f"{reason}); the cluster's partitions are gone with it: start a new cluster and client, build the dataset "
+        "again, and resume the fit from its last checkpoint: rateopt.train(problem, ..., "
+        "resume=rateopt.load(path)) where the interrupted fit ran with checkpoint=path"
+    )
+
+
+def lost_cluster_error(client, dataset, exc):
+    """The error for a cancelled task or a closed connection: the scheduler lost, or partitions lost with a worker.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    dataset : str or None
+        The dataset's name.
+    exc : Exception
+        Dask's error (a cancellation, or ``CommClosedError``, an ``OSError``).
+
+    Returns
+    -------
+    RateoptError
+    """
+    if isinstance(exc, OSError) or "scheduler-connection-lost" in str(exc) or getattr(client, "status", "running") \
+            not in ("running", "newly-created"):
+        return scheduler_lost_error(dataset, exc)
+    return lost_partitions_error(dataset, exc)
+
+
 def gather(client, futures, dataset):
     """``client.gather(futures)``, a cancellation (partitions lost with a worker) raised as a clear error.
 
@@ -228,9 +284,10 @@ def gather(client, futures, dataset):
     Raises
     ------
     RateoptError
-        If a task was cancelled because data it reads are gone from the cluster.
+        If a task was cancelled because data it reads are gone from the cluster, or the connection to the
+        scheduler was lost.
     """
     try:
         return client.gather(futures)
-    except CancelledError as exc:
-        raise lost_partitions_error(dataset, exc) from None
+    except (CancelledError, OSError) as exc:  # OSError: distributed's CommClosedError
+        raise lost_cluster_error(client, dataset, exc) from None

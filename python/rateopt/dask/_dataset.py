@@ -17,7 +17,7 @@ from rateopt.exceptions import RateoptError
 
 from . import _partitions as P
 from ._blocks import RemoteBlock
-from ._cluster import check_workers, gather, get_client, holders, lift_lost_pins, lost_partitions_error, submit_on
+from ._cluster import check_workers, gather, get_client, holders, lift_lost_pins, lost_cluster_error, submit_on
 from ._compile import PartitionedData, PartitionedTable, SubsetStats, partition_block, subset_stats
 
 __all__ = ["Dataset"]
@@ -258,13 +258,14 @@ class Dataset(LocalDataset):
         from distributed import wait
 
         try:
-            wait(futures)
-        except CancelledError as exc:
-            raise lost_partitions_error(self.name, exc) from None
+            with self.client.as_current():  # distributed.wait uses the current client: make it this dataset's
+                wait(futures)
+        except (CancelledError, OSError) as exc:  # OSError: distributed's CommClosedError
+            raise lost_cluster_error(self.client, self.name, exc) from None
 
     def _submit_on_partitions(self, fn, *args):
         """``fn(partition, *args)`` for every partition, each pinned to the worker holding it (futures)."""
-        where = holders(self.client, self.partitions)
+        where = holders(self.client, self.partitions, self.name)
         return [submit_on(self.client, w, fn, p, *args) for p, w in zip(self.partitions, where)]
 
     def _on_partitions(self, fn, *args):

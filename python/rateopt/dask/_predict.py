@@ -119,7 +119,7 @@ def evaluate(problem, classifier):
         if not isinstance(t, PartitionedTable):
             raise TypeError("problem is not stated on rateopt.dask.Dataset datasets: use problem.evaluate")
         client = problem.datasets[name].client
-        where = holders(client, t.blocks)
+        where = holders(client, t.blocks, name)
         parts = gather(client, [submit_on(client, w, _partition_atom_rates, b, classifier)
                                 for b, w in zip(t.blocks, where)], name)
         acc = np.zeros(t.n_atoms)
