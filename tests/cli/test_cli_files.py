@@ -274,7 +274,8 @@ def test_a_killed_runs_temporaries_are_removed_and_a_live_writers_kept(two, tmp_
     code = ("import os, signal, sys; from rateopt._utils._atomic import AtomicFiles; f = AtomicFiles(); "
             "p = f.path(sys.argv[1]); open(p, 'w').write('half'); print(p, flush=True); "
             "os.kill(os.getpid(), signal.SIGKILL)")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    here = str(pathlib.Path(rateopt.__file__).resolve().parent.parent)  # the rateopt this test imports
+    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, env=env,
                           timeout=120)
     assert proc.returncode == -9, proc.stderr
