@@ -419,9 +419,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         X = self._validated(X)  # before touching fitted attributes
         seed = 0 if self.random_state is None else self.random_state
         labels = np.asarray(self.classifier_.predict(X, random_state=seed, row_key=row_key))
-        classes = getattr(self.classifier_, "classes_", None)  # every rateopt classifier's but a thresholded mixture's
-        positions = labels if classes is None else class_positions(np.asarray(classes), labels, "predictions")
-        return self.classes_[positions]
+        return self.classes_[class_positions(np.asarray(self.classifier_.classes_), labels, "predictions")]
 
     def predict_proba(self, X):
         """Probability of each class (for a mixture, over the draw of the support model).

@@ -18,6 +18,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from _csv_files import write_csv as _write_csv
 
 import rateopt
 from rateopt.cli import main
@@ -25,14 +26,6 @@ from rateopt.cli._arity import predict_keyed
 
 N = 600
 
-
-def _write_csv(path, cols):
-    names = list(cols)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(names)
-        for row in zip(*(cols[n] for n in names)):
-            w.writerow([repr(float(v)) if isinstance(v, float) else v for v in row])
 
 
 def _data(n=N, seed=0):

@@ -10,7 +10,6 @@
 Every command runs through :func:`rateopt.cli.main`, the console script's entry point.
 """
 
-import csv
 import json
 import os
 import pathlib
@@ -21,20 +20,13 @@ import sys
 
 import numpy as np
 import pytest
+from _csv_files import write_csv as _write_csv
 
 import rateopt
 from rateopt.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
-def _write_csv(path, cols):
-    names = list(cols)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(names)
-        for row in zip(*(cols[n] for n in names)):
-            w.writerow([repr(float(v)) if isinstance(v, float) else v for v in row])
 
 
 def _data(n=400, seed=0, k=2):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._predictors._linear import StochasticClassifier, classifier_from_file, map_arrays, map_meta
+from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file, map_arrays, map_meta
 from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
@@ -53,6 +53,8 @@ class ThresholdedMixture:
     """
 
     kind = "thresholded"
+
+    classes_ = BINARY_CLASSES
 
     def __init__(self, scorer, mu, start, edges, table, support=None):
         self.scorer = scorer

@@ -44,8 +44,8 @@ def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
 def _decisions(classifier, X, random_state):
     """A classifier's drawn decisions as class positions: 0/1 for two classes, 0..K-1 for K."""
     labels = np.asarray(classifier.predict(X, random_state=random_state))
-    classes = getattr(classifier, "classes_", None)
-    if classes is None:
+    classes = getattr(classifier, "classes_", None)  # a user's classifier (certify(classifier=...)) may have none
+    if classes is None:  # then its predictions are 0/1 decisions, as documented
         return labels.astype(np.float64)
     return class_positions(np.asarray(classes), labels, "the classifier's predictions").astype(np.float64)
 
