@@ -10,6 +10,7 @@
 Every command runs through :func:`rateopt.cli.main`, the console script's entry point.
 """
 
+import csv
 import json
 import os
 import pathlib
