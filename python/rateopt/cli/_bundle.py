@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 
 from .._io import load
@@ -28,7 +29,7 @@ from ._encoding import ColumnRoles, Encoding
 from ._io import InputError
 
 __all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "ChainedRule", "base_scores", "sidecar_path", "result_path",
-           "write_sidecar", "read_bundle", "file_sha256", "check_tied"]
+           "write_sidecar", "read_bundle", "file_sha256", "check_tied", "check_matching"]
 
 SIDECAR_FORMAT = "rateopt-cli-model"
 SIDECAR_VERSION = 2
@@ -137,6 +138,59 @@ def base_scores(model, X):
     return ChainedRule(model, None).scores(X)
 
 
+def _checked_classes(meta, sidecar):
+    """The encoding file's ``classes`` field: a list of at least two distinct labels (strings or finite numbers)."""
+    classes = meta.get("classes")
+    if (not isinstance(classes, list) or len(classes) < 2
+            or not all(isinstance(c, (str, int, float)) and (not isinstance(c, float) or math.isfinite(c))
+                       for c in classes)):
+        raise InputError(f"{sidecar}: the field classes must list at least two class labels (strings or finite "
+                         f"numbers), not {_short(classes)}; refit the model with rateopt fit")
+    if len(set(classes)) != len(classes):
+        raise InputError(f"{sidecar}: the field classes lists one class twice ({_short(classes)}; 1, 1.0 and true are "
+                         "one value); refit the model with rateopt fit")
+    return classes
+
+
+def _short(value, limit=80):
+    text = json.dumps(value) if isinstance(value, (list, dict, str, int, float, bool, type(None))) else repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def check_matching(clf, meta, enc, sidecar, model_path):
+    """Refuse a model beside an encoding file it does not fit: a number of classes, a kind of model (a threshold
+    rule of ``fit --postprocess`` or a trained model) or a number of features other than the file records.
+
+    The hashes tie the files of one run; this catches what they cannot: a version 1 encoding file (no hashes),
+    or an edited one.
+    """
+    from .._threshold_classifier import ThresholdClassifier
+
+    classes = _checked_classes(meta, sidecar)
+    rule = clf.rule if isinstance(clf, ChainedRule) else clf
+    is_rule = isinstance(rule, ThresholdClassifier)
+    post = meta.get("postprocess")
+    if is_rule != (post is not None):
+        raise InputError(f"{model_path} does not match {sidecar}: the model file holds "
+                         f"{'a threshold rule' if is_rule else 'a trained model'}, but the field postprocess says "
+                         f"{'a trained model (it is absent)' if post is None else 'a threshold rule'}; put the "
+                         "matching files together, or refit")
+    model_classes = list(getattr(rule, "classes_", ()))
+    if len(model_classes) != len(classes):
+        raise InputError(f"{model_path} does not match {sidecar}: the model has {len(model_classes)} classes, the "
+                         f"field classes lists {len(classes)} ({_short(classes)}); put the matching files together, "
+                         "or refit")
+    if len(classes) > 2 and [str(c) for c in model_classes] != [str(c) for c in classes]:
+        raise InputError(f"{model_path} does not match {sidecar}: the model's classes "
+                         f"{_short([str(c) for c in model_classes])} differ from the field classes {_short(classes)}; "
+                         "put the matching files together, or refit")
+    scorer = clf.base if isinstance(clf, ChainedRule) else None if is_rule else clf
+    width = 1 if scorer is None else getattr(scorer, "n_features_in_", None)
+    if width is not None and int(width) != enc.n_features:
+        raise InputError(f"{model_path} does not match {sidecar}: the model reads {int(width)} feature(s), the "
+                         f"field encoding makes {enc.n_features}; put the matching files together, or refit")
+
+
 def read_bundle(model_path):
     """``(classifier, meta, encoding, roles)`` of a model written by ``rateopt fit``."""
     model_path = os.fspath(model_path)
@@ -151,8 +205,13 @@ def read_bundle(model_path):
                          "rateopt fit --out (or use rateopt report for results)")
     path = sidecar_path(model_path)
     meta = read_sidecar(path)
+    for field in ("postprocess", "roles", "report"):  # objects when present
+        if meta.get(field) is not None and not isinstance(meta[field], dict):
+            raise InputError(f"{path}: the field {field} must be a JSON object, not {_short(meta[field])}")
     check_tied(meta, "model_sha256", path, model_path, "model")
     base = (meta.get("postprocess") or {}).get("model")
+    if base is not None and (not isinstance(base, str) or not base):
+        raise InputError(f"{path}: the field postprocess.model must be the base model's path, not {_short(base)}")
     if base is not None:  # a threshold rule on another model's scores: that model scores the rows
         base_path = base if os.path.isabs(base) else os.path.join(os.path.dirname(os.path.abspath(model_path)), base)
         if not os.path.isfile(base_path):
@@ -166,6 +225,7 @@ def read_bundle(model_path):
         except RateoptError as exc:
             raise InputError(str(exc)) from None
     enc = Encoding.from_json(meta.get("encoding"), path)
+    check_matching(clf, meta, enc, path, model_path)
     r = meta.get("roles") or {}
     roles = ColumnRoles(label=r.get("label"), groups=tuple(r.get("groups") or ()), weight=r.get("weight"),
                         baseline=r.get("baseline"), drop=tuple(r.get("drop") or ()))

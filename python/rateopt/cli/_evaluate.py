@@ -74,7 +74,8 @@ def evaluate(args):
     clf, meta, enc, roles = read_bundle(args.model)
     fmt = file_format(args.data, args.format or (meta.get("input_format") if not os.path.splitext(args.data)[1]
                                                  else None))
-    spec = goals_file(args.goals if args.goals else meta.get("goals_toml", ""), meta.get("goals_dir"))
+    spec = (goals_file(args.goals) if args.goals
+            else goals_file(meta.get("goals_toml", ""), meta.get("goals_dir"), meta.get("goals_file")))
     table = load_table(args.data, fmt, roles, encoding=enc, classes=meta["classes"], id_column=args.id_column)
     classes = list(meta["classes"])
     arity = arity_for(classes)
@@ -82,7 +83,7 @@ def evaluate(args):
                  classes)
     arity.check_goals(spec, table)
     others = role_tables(spec, roles, enc, meta["classes"], fmt_of(None), splits=False)
-    problem, skipped = evaluable_problem(spec, others, table, trained_groups(meta))
+    problem, skipped = evaluable_problem(spec, others, table, trained_groups(meta, clf))
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
     ev = expected(arity, problem, clf, by_name, args.decisions, args.seed)
     proba = (arity.proba(clf, table.X, table.groups) if args.decisions == "expected"

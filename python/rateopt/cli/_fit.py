@@ -127,6 +127,7 @@ def fit(args):
                   "baseline": roles.baseline, "drop": list(roles.drop)},
         "classes": train_tab.classes, "n_classes": len(train_tab.classes),
         "encoding": train_tab.encoding.to_json(), "goals_toml": goals_text,
+        "goals_file": os.path.basename(args.goals),
         "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": sol["solution"],
         "epsilon": sol["epsilon"], "seed": args.seed, "training_seconds": seconds, "report": rep}
     with AtomicFiles() as files:  # the model, its encoding, its result and the report: all or none

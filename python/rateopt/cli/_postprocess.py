@@ -95,6 +95,7 @@ def fit_postprocess(args, spec, fmt, roles):
         "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
                   "baseline": roles.baseline, "drop": list(roles.drop if model_mode else train_tab.dropped)},
         "classes": train_tab.classes, "encoding": train_tab.encoding.to_json(), "goals_toml": goals_text,
+        "goals_file": os.path.basename(args.goals),
         "goals_dir": os.path.dirname(os.path.abspath(args.goals)), "solution": "threshold-rule",
         "epsilon": epsilon, "seed": args.seed, "training_seconds": seconds}
     with AtomicFiles() as files:  # the rule and its encoding: both or neither

@@ -9,9 +9,11 @@ import os
 from .._compiler._problem import Problem
 from .._compiler._toml import read_goals
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model
+from .._threshold_classifier import ThresholdClassifier
 from .._utils._atomic import AtomicFiles, check_writable
 from ..exceptions import ConstantConstraintError, EmptySubsetError, RateoptError
 from ..report import REPORT_FORMATS, table_columns
+from ._bundle import ChainedRule
 from ._data import load_table
 from ._io import InputError, file_format
 from ._train_table import check_train_entry
@@ -23,11 +25,16 @@ __all__ = ["EXIT_OK", "EXIT_VIOLATED", "goals_file", "role_tables", "check_goal_
 EXIT_OK, EXIT_VIOLATED = 0, 1
 
 
-def goals_file(source, base_dir=None):
-    """The goals file ``source`` (a path or its text), its ``[train]`` checked against the parameter table."""
+def goals_file(source, base_dir=None, name=None):
+    """The goals file ``source`` (a path or its text), its ``[train]`` checked against the parameter table.
+
+    Text (the goals a model's encoding file records) is named ``name`` (the file ``fit`` read, in ``base_dir``),
+    so that messages and the ``[datasets]`` paths refer to that file; an encoding file that does not record the
+    name gives ``name=None``, and messages say the goals are the recorded ones.
+    """
     spec = read_goals(source, check_train=check_train_entry)
     if spec.path is None and base_dir is not None:
-        spec.path = os.path.join(base_dir, "goals.toml")
+        spec.path = os.path.join(base_dir, name if name else "(the goals recorded in the model's encoding file)")
     return spec
 
 
@@ -122,13 +129,18 @@ def evaluable_problem(spec, tables, main, trained):
     return build_problem(spec, tables, main, kept), skipped
 
 
-def trained_groups(meta):
-    """Group column -> its values in the training data, from the report saved beside a model."""
+def trained_groups(meta, clf=None):
+    """Group column -> its values in the training data: from the report saved beside a model, else (a threshold
+    rule of ``fit --postprocess``, which saves no report) from the rule's group cells."""
     table = ((meta.get("report") or {}).get("group_rates") or {}).get("train") or {}
     out = {}
     for g, v in zip(table.get("group", ()), table.get("value", ())):
         if g != "all":
             out.setdefault(g, []).append(str(v))
+    rule = clf.rule if isinstance(clf, ChainedRule) else clf
+    if not out and isinstance(rule, ThresholdClassifier):
+        for j, c in enumerate(rule.rule_.columns):
+            out[c] = sorted({str(cell[j]) for cell in rule.rule_.cells})
     return out
 
 
