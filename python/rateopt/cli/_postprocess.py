@@ -22,10 +22,36 @@ from ._encoding import ColumnRoles
 from ._io import InputError
 from ._shared import EXIT_OK, split_params
 
-__all__ = ["fit_postprocess"]
+__all__ = ["fit_postprocess", "ranking_auc"]
 
 _K_HINT = ("it fits a two-class threshold rule (the K-class plug-in rule is rateopt.ThresholdClassifier in "
            "Python)")
+
+
+def ranking_auc(scores, y, weight=None):
+    """The (weighted) ROC AUC of ``scores`` for the labels ``y`` (0/1): the probability that a positive row
+    scores above a negative one, ties counting one half; NaN when a class is absent."""
+    w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=np.float64)
+    values, idx = np.unique(np.asarray(scores, dtype=np.float64), return_inverse=True)
+    pos = np.bincount(idx, w * (y == 1), minlength=values.size)
+    neg = np.bincount(idx, w * (y == 0), minlength=values.size)
+    total = pos.sum() * neg.sum()
+    if not total > 0:
+        return float("nan")
+    below = np.cumsum(neg) - neg
+    return float(np.sum(pos * (below + 0.5 * neg)) / total)
+
+
+def _warn_if_reversed(scores, table, column):
+    """Warn when ``--positive`` made a class positive that the score column ranks lower (AUC below 1/2): the rule
+    treats a higher score as more likely positive, so the column most likely scores the other class."""
+    auc = ranking_auc(scores, table.y, table.weight)
+    if auc < 0.5:
+        negative, positive = table.classes
+        warnings.warn(f"--positive {positive!r}: the score column {column!r} ranks that class lower (ROC AUC "
+                      f"{auc:.3f} < 0.5), but the rule takes a higher score as more likely positive; if {column!r} "
+                      f"scores {negative!r} (e.g. its probability), give the column negated (1 - p, or -score), or "
+                      "leave --positive out", UserWarning, stacklevel=3)
 
 
 def fit_postprocess(args, spec, fmt, roles):
@@ -55,6 +81,11 @@ def fit_postprocess(args, spec, fmt, roles):
         roles = ColumnRoles(label=roles.label or base_roles.label, groups=roles.groups or base_roles.groups,
                             weight=roles.weight, baseline=roles.baseline, drop=base_roles.drop)
         arity_for(base_meta["classes"]).refuse([(f"--postprocess {column}", True)], base_meta["classes"], _K_HINT)
+        if args.positive is not None and str(args.positive) != str(base_meta["classes"][1]):
+            warnings.warn(f"--positive {args.positive!r} is ignored: the rule reads the scores of {column}, whose "
+                          f"positive class is {base_meta['classes'][1]!r} (a higher score, more likely "
+                          f"{base_meta['classes'][1]!r}); leave --positive out, or refit {column} with it",
+                          UserWarning, stacklevel=2)
         train_tab = load_table(args.data, fmt, roles, encoding=base_enc, classes=base_meta["classes"])
         scores = np.asarray(base_scores(base, train_tab.X), dtype=np.float64)
     else:
@@ -67,6 +98,8 @@ def fit_postprocess(args, spec, fmt, roles):
             raise InputError(f"--postprocess {column}: the score column must hold numbers (it was read as "
                              f"{cols[0]['type'] if cols else 'missing'})")
         scores = scores_of(train_tab.X)
+        if args.positive is not None:
+            _warn_if_reversed(scores, train_tab, column)
     _, _, _, sol = split_params(spec, args)
     epsilon = validate(SOLUTION_PARAMS, sol)["epsilon"]
     objective = spec.objective if isinstance(spec.objective, str) else None
