@@ -166,6 +166,62 @@ def test_k_class_solution_reads_the_training_columns_as_the_numpy_reference(fram
         back.predict_index(X[["b", "a", "c"]])
 
 
+@pytest.fixture(scope="module", params=["linear", "kernel"])
+def two_class_frame_run(request):
+    """A two-class run on a DataFrame of named columns (a linear or a kernel model)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    y = (X["a"] - 0.8 * X["b"] + 0.3 * X["c"] + rng.normal(scale=0.5, size=300) > 0).astype(int).to_numpy()
+    ds = ro.Dataset(X, y, groups={"g": rng.choice(["u", "v"], 300)})
+    problem = ro.Problem(constraints=[ro.goals.demographic_parity("g", slack=0.1)], datasets=ds)
+    model = None if request.param == "linear" else ro.KernelModel(n_components=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return problem, ro.train(problem, model, n_iter=20, random_state=0), X
+
+
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.DataCopyWarning")
+def test_two_class_solutions_refuse_permuted_dataframe_columns_and_read_named_ones_as_arrays(two_class_frame_run,
+                                                                                             tmp_path):
+    """Issue 32 item 13: every two-class classifier (linear, mixture, kernel, thresholded, and each loaded from
+    its file) records the training columns and refuses a DataFrame whose columns are permuted or renamed;
+    in the training order it predicts exactly what the array of the same values gives."""
+    problem, result, X = two_class_frame_run
+    assert result.feature_names == ("a", "b", "c")
+    made = {"best": result.solution("best"), "m-stochastic": result.solution("m-stochastic"),
+            "iterate": result.solution_of_iterate(0), "thresholded": result.solution("thresholded", problem=problem)}
+    for kind, clf in list(made.items()):
+        clf.save(tmp_path / f"{kind}.npz")
+        made[kind + " (loaded)"] = ro.load(tmp_path / f"{kind}.npz")
+    A = X.to_numpy()
+    if result.feature_map is None:  # the NumPy reference of the best iterate: 1 iff x . w + b >= 0
+        t = int(np.flatnonzero(result.mixture("best"))[0])
+        np.testing.assert_array_equal(made["best"].predict(X), (A @ result.weights[t] + result.biases[t] >= 0))
+    for kind, clf in made.items():
+        assert list(clf.feature_names_in_) == ["a", "b", "c"], kind
+        np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(A))
+        np.testing.assert_array_equal(clf.predict(X, random_state=3), clf.predict(A, random_state=3))
+        with pytest.raises(RateoptError, match=r"^X's columns differ from the training columns \['a', 'b', 'c'\] "
+                                               r"\(the same columns in another order: got \['c', 'a', 'b'\]\)"):
+            clf.predict_proba(X[["c", "a", "b"]])
+        with pytest.raises(RateoptError, match=r"missing \['b'\]; unexpected \['B'\]"):
+            clf.predict(X.rename(columns={"b": "B"}))
+        with pytest.raises(RateoptError, match=r"missing \['c'\]"):
+            clf.predict_proba(X[["a", "b"]])
+
+
+def test_two_class_classifiers_take_feature_names_and_refuse_bad_ones():
+    W = np.array([[1.0, -1.0]])
+    for make in (lambda **kw: ro.LinearClassifier(W[0], 0.0, **kw), lambda **kw: ro.RampClassifier(W[0], 0.0, **kw),
+                 lambda **kw: ro.StochasticClassifier(W, [0.0], [1.0], **kw)):
+        assert make().feature_names_in_ is None
+        assert list(make(feature_names=("p", "q")).feature_names_in_) == ["p", "q"]
+        for names in (["a"], ["a", "a"], ["a", 1]):
+            with pytest.raises(ValueError, match=r"^feature_names must be 2 distinct strings"):
+                make(feature_names=names)
+
+
 def test_multiclass_classifier_refuses_bad_feature_names():
     W = np.zeros((1, 2, 2))
     for names in (["a"], ["a", "a"], ["a", 1]):

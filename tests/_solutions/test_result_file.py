@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 import rateopt as ro
-from rateopt.exceptions import RateoptError
+from rateopt.exceptions import DataCopyWarning, RateoptError
 
 
 def _trained_with_validation(n_iter=20):
@@ -174,3 +175,61 @@ def test_repeated_iterations_are_refused(saved, tmp_path):
     bad = _rewrite(saved, tmp_path / "bad.npz", iterations=lambda a: np.zeros_like(a))
     with pytest.raises(RateoptError, match=r"field 'iterations' does not increase: 0 at index 0 is followed by 0"):
         ro.load(bad)
+
+
+# --------------------------------------------------------------------------- issue 32 item 13: the training columns
+
+
+@pytest.fixture(scope="module")
+def saved_named(tmp_path_factory):
+    pd = pytest.importorskip("pandas")
+    X, y, g = ro.make_groups_dataset(300, random_state=2)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    problem = ro.Problem(constraints=[ro.goals.demographic_parity("group", slack=0.1)],
+                         datasets=ro.Dataset(frame, y, groups={"group": g}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataCopyWarning)  # a DataFrame is copied into the core's layout
+        r = ro.train(problem, n_iter=10, random_state=0)
+    path = tmp_path_factory.mktemp("named") / "r.npz"
+    r.save(path)
+    return path, r, frame
+
+
+def _meta(path):
+    return json.loads(bytes(np.load(path)["__rateopt_metadata__"]).decode())
+
+
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.DataCopyWarning")
+def test_the_training_columns_are_saved_and_loaded(saved_named):
+    path, r, frame = saved_named
+    names = [f"f{j}" for j in range(frame.shape[1])]
+    assert r.feature_names == tuple(names)
+    assert _meta(path)["feature_names"] == names  # in the file's own metadata, read with json
+    back = ro.load(path)
+    assert back.feature_names == tuple(names)
+    clf = back.solution("best")
+    assert list(clf.feature_names_in_) == names
+    np.testing.assert_array_equal(clf.predict(frame), r.solution("best").predict(frame.to_numpy()))
+    with pytest.raises(RateoptError, match="the same columns in another order"):
+        clf.predict(frame[names[::-1]])
+
+
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.DataCopyWarning")
+def test_a_result_file_without_the_training_columns_still_loads(saved_named, tmp_path):
+    path, r, frame = saved_named
+    old = _rewrite(path, tmp_path / "old.npz", lambda m: m.pop("feature_names"))  # a file written before
+    back = ro.load(old)
+    assert back.feature_names is None and back.solution("best").feature_names_in_ is None
+    np.testing.assert_array_equal(back.solution("best").predict(frame.to_numpy()),
+                                  r.solution("best").predict(frame.to_numpy()))
+
+
+@pytest.mark.parametrize("names", [["f0"], "f0", ["f0", "f0", "f1", "f2", "f3"], [1, 2, 3, 4, 5], {"f0": 1}])
+def test_impossible_training_columns_are_refused_naming_the_field(saved_named, tmp_path, names):
+    path, _, frame = saved_named
+    n = frame.shape[1]
+    names = names if not isinstance(names, list) or len(names) != 5 else names[:n]  # n columns, but not distinct/str
+    bad = _rewrite(path, tmp_path / "bad.npz", lambda m: m.__setitem__("feature_names", names))
+    with pytest.raises(RateoptError, match=r"metadata\.feature_names") as info:
+        ro.load(bad)
+    assert "\n" not in str(info.value)

@@ -21,6 +21,7 @@ import sys
 
 import numpy as np
 import pytest
+from _cli_support import cli_data, one_line_error
 from _csv_files import write_csv as _write_csv
 
 import rateopt
@@ -29,16 +30,8 @@ from rateopt.cli import main
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-
 def _data(n=400, seed=0, k=2):
-    rng = np.random.default_rng(seed)
-    g = np.where(rng.random(n) < 0.4, "A", "B")
-    Z = rng.normal(size=(n, 2)) + (g == "A")[:, None] * 0.5
-    if k == 2:
-        label = np.where(Z[:, 0] + rng.normal(scale=0.8, size=n) > 0.3, "yes", "no")
-    else:
-        label = np.array(["low", "mid", "high"])[np.digitize(Z[:, 0] + rng.normal(scale=0.7, size=n), [-0.3, 1.0])]
-    return {"x1": Z[:, 0], "x2": Z[:, 1], "group": g, "label": label}
+    return cli_data(n, seed, k)
 
 
 GOALS = """objective = "error"
@@ -69,11 +62,7 @@ def _fit(d, out, seed=0, data="train.csv", extra=()):
                  str(d / "goals.toml"), "--out", str(out), "--seed", str(seed), *extra]) == 0
 
 
-def _one_line_error(capsys):
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rateopt: error:") and "Traceback" not in err, err
-    return lines[0]
+_one_line_error = one_line_error
 
 
 @pytest.fixture(scope="module")

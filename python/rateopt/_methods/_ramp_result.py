@@ -79,9 +79,9 @@ class RampMMResult(TrainResult):
         """
         w, b = self.weights[iterate], float(self.biases[iterate])
         if kind == "deterministic":
-            return LinearClassifier(w, b, feature_map=self.feature_map)
+            return LinearClassifier(w, b, feature_map=self.feature_map, feature_names=self.feature_names)
         if kind == "randomized":
-            return RampClassifier(w, b, feature_map=self.feature_map)
+            return RampClassifier(w, b, feature_map=self.feature_map, feature_names=self.feature_names)
         raise ValueError(f"kind must be 'deterministic' or 'randomized', got {kind!r}")
 
     def save(self, path):

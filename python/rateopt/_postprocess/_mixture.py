@@ -65,6 +65,7 @@ class ThresholdedMixture:
         self.support = (np.arange(self.mu.shape[0], dtype=np.int64) if support is None
                         else np.asarray(support, dtype=np.int64))
         self.n_features_in_ = scorer.n_features_in_
+        self.feature_names_in_ = scorer.feature_names_in_  # the scorer checks a DataFrame's columns
 
     @property
     def n_models(self) -> int:
@@ -129,6 +130,8 @@ class ThresholdedMixture:
         sc = self.scorer
         meta = {"kind": "stochastic", "n_features": sc.n_features_in_, "feature_map": map_meta(sc.feature_map),
                 "columns": [], "cells": [[] for _ in range(self.n_models)]}
+        if sc.feature_names_in_ is not None:
+            meta["feature_names"] = sc.feature_names_in_.tolist()
         write_archive(path, meta, {"weights": sc.weights_, "biases": sc.biases_, "probabilities": self.mu,
                                    "rule_start": self.start, "rule_edges": self.edges, "rule_table": self.table,
                                    "support": self.support, **map_arrays(sc.feature_map)}, MIXTURE_FORMAT)
@@ -244,6 +247,7 @@ def _fit(compiled, scorer, features, n_bins, epsilon):
         new_edges.append(edges_all[a:b])
         new_table.append(sol.x[a:b])
         new_start.append(new_start[-1] + (b - a))
-    models = type(scorer)(scorer.weights_[keep], scorer.biases_[keep], mu, feature_map=scorer.feature_map)
+    models = type(scorer)(scorer.weights_[keep], scorer.biases_[keep], mu, feature_map=scorer.feature_map,
+                         feature_names=scorer.feature_names_in_)
     return ThresholdedMixture(models, mu, new_start, np.concatenate(new_edges), np.concatenate(new_table),
                               keep), sol

@@ -18,7 +18,7 @@ from ..exceptions import RateoptError
 from ._nystroem import KERNELS, NystroemMap
 
 __all__ = ["map_meta", "map_arrays", "feature_map_from_file", "class_labels_meta", "class_labels_from_meta",
-           "class_labels_problem", "write_model", "read_model"]
+           "class_labels_problem", "write_model", "read_model", "feature_names_from_meta"]
 
 
 def map_meta(feature_map):
@@ -130,7 +130,7 @@ def class_labels_from_meta(classes, path, *, field="metadata.classes", n=None, o
     return np.array(classes)
 
 
-def write_model(path, meta, weights, biases, probabilities, feature_map, format_name):
+def write_model(path, meta, weights, biases, probabilities, feature_map, format_name, feature_names=None):
     """Write a linear model (or mixture) file: ``meta`` plus the arrays of the module docstring.
 
     Parameters
@@ -141,9 +141,13 @@ def write_model(path, meta, weights, biases, probabilities, feature_map, format_
     weights, biases, probabilities : ndarray
     feature_map : NystroemMap or None
     format_name : str
+    feature_names : sequence of str, default=None
+        The training columns (``feature_names_in_``), saved as ``metadata.feature_names`` when given.
     """
     n_features = weights.shape[-1] if feature_map is None else feature_map.n_features_in_
     meta = {**meta, "n_features": int(n_features), "feature_map": map_meta(feature_map)}
+    if feature_names is not None:
+        meta["feature_names"] = [str(c) for c in feature_names]
     write_archive(path, meta, {"weights": weights, "biases": biases, "probabilities": probabilities,
                                **map_arrays(feature_map)}, format_name)
 
@@ -218,3 +222,19 @@ def feature_map_from_file(meta, arrays, path):
         raise damaged(path, "whitening", f"has shape {Wh.shape}, expected ({B.shape[0]}, n_components) "
                                           "(one row per landmark)")
     return NystroemMap(meta["kernel"], gamma, degree, coef0, B, Wh, np.dtype(dtype))
+
+
+def feature_names_from_meta(meta, n_features, path):
+    """A file's ``metadata.feature_names``: None (absent: files written before names were saved) or a list of
+    ``n_features`` distinct strings.
+
+    Raises
+    ------
+    RateoptError
+        One line naming the file and the field.
+    """
+    names = meta.get("feature_names")
+    if names is not None and (not isinstance(names, list) or len(names) != n_features
+                              or not all(isinstance(c, str) for c in names) or len(set(names)) != len(names)):
+        raise damaged(path, "metadata.feature_names", f"is {names!r}, expected {n_features} distinct column names")
+    return names

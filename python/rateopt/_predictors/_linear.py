@@ -20,9 +20,9 @@ import numpy as np
 
 from .._utils._archive import damaged
 from ..exceptions import RateoptError
-from ._archive import feature_map_from_file, map_arrays, map_meta, read_model, write_model
+from ._archive import feature_map_from_file, feature_names_from_meta, map_arrays, map_meta, read_model, write_model
 from ._draws import check_row_key, mixture_draws, mixture_proba, row_uniforms
-from ._scoring import linear_scores, raw_features
+from ._scoring import checked_feature_names, linear_scores, raw_features
 
 __all__ = ["LinearClassifier", "StochasticClassifier", "RampClassifier", "FORMAT_NAME", "BINARY_CLASSES",
            "classifier_from_file", "feature_map_from_file", "map_meta", "map_arrays"]
@@ -50,6 +50,9 @@ class LinearClassifier:
         Bias.
     feature_map : NystroemMap, default=None
         The kernel feature map of a kernel model.
+    feature_names : sequence of str, default=None
+        The training columns, in order (a model trained on a DataFrame); a
+        DataFrame to score must then have these columns in this order.
 
     Attributes
     ----------
@@ -58,6 +61,8 @@ class LinearClassifier:
     intercept_ : ndarray of shape (1,)
     classes_ : ndarray ``[0, 1]``
     n_features_in_ : int
+    feature_names_in_ : ndarray of str or None
+        The training columns (``feature_names``), or None.
 
     Examples
     --------
@@ -73,7 +78,7 @@ class LinearClassifier:
     kind = "deterministic"
     classes_ = BINARY_CLASSES
 
-    def __init__(self, coef, intercept=0.0, feature_map=None):
+    def __init__(self, coef, intercept=0.0, feature_map=None, *, feature_names=None):
         self.coef_ = np.array(coef, dtype=np.float64).reshape(1, -1)
         self.intercept_ = np.array(intercept, dtype=np.float64).reshape(-1)
         if self.intercept_.shape != (1,):
@@ -84,6 +89,7 @@ class LinearClassifier:
         if feature_map is not None and feature_map.n_components_ != self.coef_.shape[1]:
             raise ValueError("coef must have one weight per kernel feature")
         self.n_features_in_ = self.coef_.shape[1] if feature_map is None else feature_map.n_features_in_
+        self.feature_names_in_ = checked_feature_names(feature_names, self.n_features_in_)
 
     def decision_function(self, X):
         """Compute the scores ``s = x . coef + intercept``.
@@ -98,7 +104,7 @@ class LinearClassifier:
         ndarray of shape (n_samples,)
             The scores.
         """
-        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        Xm = raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
         return linear_scores(Xm, self.coef_, self.intercept_, self.feature_map)[:, 0]
 
     def predict(self, X, random_state=None, row_key=None):
@@ -143,7 +149,7 @@ class LinearClassifier:
             The file to write.
         """
         write_model(path, {"kind": self.kind}, self.coef_, self.intercept_, np.ones(1), self.feature_map,
-                    FORMAT_NAME)
+                    FORMAT_NAME, self.feature_names_in_)
 
     def __repr__(self):
         return f"LinearClassifier(n_features={self.n_features_in_})"
@@ -162,12 +168,16 @@ class StochasticClassifier:
         Mixture probabilities (non-negative, summing to 1).
     feature_map : NystroemMap, default=None
         The kernel feature map of a kernel model.
+    feature_names : sequence of str, default=None
+        The training columns, in order (see :class:`LinearClassifier`).
 
     Attributes
     ----------
     weights_, biases_, probabilities_ : ndarray
     classes_ : ndarray ``[0, 1]``
     n_features_in_ : int
+    feature_names_in_ : ndarray of str or None
+        The training columns (``feature_names``), or None.
 
     Notes
     -----
@@ -183,7 +193,7 @@ class StochasticClassifier:
     kind = "stochastic"
     classes_ = BINARY_CLASSES
 
-    def __init__(self, weights, biases, probabilities, feature_map=None):
+    def __init__(self, weights, biases, probabilities, feature_map=None, *, feature_names=None):
         W = np.array(weights, dtype=np.float64)
         if W.ndim != 2 or W.shape[0] == 0:
             raise ValueError("weights must be a non-empty 2-D array (n_models, n_features)")
@@ -201,6 +211,7 @@ class StochasticClassifier:
         if feature_map is not None and feature_map.n_components_ != W.shape[1]:
             raise ValueError("weights must have one column per kernel feature")
         self.n_features_in_ = W.shape[1] if feature_map is None else feature_map.n_features_in_
+        self.feature_names_in_ = checked_feature_names(feature_names, self.n_features_in_)
 
     @property
     def n_models(self):
@@ -209,7 +220,7 @@ class StochasticClassifier:
 
     def scores(self, X):
         """Every support model's scores, shape (n_samples, n_models)."""
-        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        Xm = raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
         return linear_scores(Xm, self.weights_, self.biases_, self.feature_map)
 
     def predict_proba(self, X):
@@ -253,14 +264,14 @@ class StochasticClassifier:
         -------
         ndarray of int of shape (n_samples,)
         """
-        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        Xm = raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
         S = linear_scores(Xm, self.weights_, self.biases_, self.feature_map)
         return mixture_draws((S >= 0).astype(np.int64), self.probabilities_, Xm.data, random_state, row_key)
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
         write_model(path, {"kind": self.kind}, self.weights_, self.biases_, self.probabilities_, self.feature_map,
-                    FORMAT_NAME)
+                    FORMAT_NAME, self.feature_names_in_)
 
     def __repr__(self):
         return f"StochasticClassifier(n_models={self.n_models}, n_features={self.n_features_in_})"
@@ -272,6 +283,7 @@ def classifier_from_file(meta, arrays, path):
     if kind not in ("deterministic", "stochastic", "ramp-randomized"):
         raise RateoptError(f"{path!r} holds an unknown classifier kind {kind!r}")
     W, b, p, fmap = read_model(meta, arrays, path, 2)
+    names = feature_names_from_meta(meta, W.shape[1] if fmap is None else fmap.n_features_in_, path)
     n_models = W.shape[0]
     if kind in ("deterministic", "ramp-randomized"):
         if n_models != 1:
@@ -279,10 +291,10 @@ def classifier_from_file(meta, arrays, path):
         if p[0] != 1.0:
             raise damaged(path, "probabilities", f"is {p.tolist()}; a {kind} classifier has [1.0]")
         cls = LinearClassifier if kind == "deterministic" else RampClassifier
-        return cls(W[0], float(b[0]), feature_map=fmap)
+        return cls(W[0], float(b[0]), feature_map=fmap, feature_names=names)
     if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
         raise damaged(path, "probabilities", f"must be non-negative and sum to 1 (sum {p.sum()!r})")
-    return StochasticClassifier(W, b, p, feature_map=fmap)
+    return StochasticClassifier(W, b, p, feature_map=fmap, feature_names=names)
 
 
 class RampClassifier(LinearClassifier):
@@ -300,6 +312,8 @@ class RampClassifier(LinearClassifier):
         Bias.
     feature_map : NystroemMap, default=None
         The kernel feature map of a kernel model.
+    feature_names : sequence of str, default=None
+        The training columns, in order (see :class:`LinearClassifier`).
 
     Attributes
     ----------
@@ -309,6 +323,8 @@ class RampClassifier(LinearClassifier):
         The bias.
     n_features_in_ : int
         The raw input width.
+    feature_names_in_ : ndarray of str or None
+        The training columns (``feature_names``), or None.
 
     Notes
     -----
@@ -360,7 +376,7 @@ class RampClassifier(LinearClassifier):
         ndarray of int of shape (n_samples,)
             The decisions.
         """
-        Xm = raw_features(X, self.n_features_in_, self.feature_map)
+        Xm = raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
         p = np.clip(0.5 + linear_scores(Xm, self.coef_, self.intercept_, self.feature_map)[:, 0], 0.0, 1.0)
         return (row_uniforms(Xm.data, random_state, row_key) < p).astype(np.int64)
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._utils._archive import damaged
-from ._archive import class_labels_from_meta, class_labels_meta, read_model, write_model
+from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta, read_model, write_model
 from ._draws import check_row_key, mixture_draws, mixture_proba
-from ._scoring import check_feature_names, linear_scores, raw_features
+from ._scoring import checked_feature_names, linear_scores, raw_features
 
 __all__ = ["MulticlassClassifier", "MULTICLASS_FORMAT", "multiclass_classifier_from_file", "class_labels_meta"]
 
@@ -98,7 +98,7 @@ class MulticlassClassifier:
         self.feature_map = feature_map
         self.n_models, self.n_classes = W.shape[0], W.shape[1]
         self.n_features_in_ = W.shape[2] if feature_map is None else feature_map.n_features_in_
-        self.feature_names_in_ = _check_names(feature_names, self.n_features_in_)
+        self.feature_names_in_ = checked_feature_names(feature_names, self.n_features_in_)
         # the (n_models * n_classes, n_features) outputs of the shared scorer
         self._stacked = W.reshape(-1, W.shape[2])
 
@@ -125,8 +125,7 @@ class MulticlassClassifier:
                                  f"{self.n_models} models (see coefs_)")
 
     def _raw(self, X):
-        check_feature_names(X, self.feature_names_in_)
-        return raw_features(X, self.n_features_in_, self.feature_map)
+        return raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
 
     def _all_scores(self, Xm):
         """The (n, n_models, n_classes) scores."""
@@ -211,26 +210,12 @@ class MulticlassClassifier:
         path : str or os.PathLike
         """
         meta = {"kind": "multiclass", "classes": class_labels_meta(self.classes_)}
-        if self.feature_names_in_ is not None:
-            meta["feature_names"] = self.feature_names_in_.tolist()
-        write_model(path, meta, self.coefs_,
-                    self.intercepts_, self.probabilities_, self.feature_map, MULTICLASS_FORMAT)
+        write_model(path, meta, self.coefs_, self.intercepts_, self.probabilities_, self.feature_map,
+                    MULTICLASS_FORMAT, self.feature_names_in_)
 
     def __repr__(self) -> str:
         return (f"MulticlassClassifier(n_models={self.n_models}, n_classes={self.n_classes}, "
                 f"n_features={self.n_features_in_})")
-
-
-def _check_names(names, n_features):
-    """``feature_names`` as an object array of ``n_features`` distinct strings, or None."""
-    if names is None:
-        return None
-    arr = np.asarray(list(names) if not isinstance(names, str) else [names], dtype=object)
-    if (arr.ndim != 1 or arr.shape[0] != n_features or not all(isinstance(c, str) for c in arr)
-            or len(set(arr.tolist())) != arr.shape[0]):
-        raise ValueError(f"feature_names must be {n_features} distinct strings (one per input column), "
-                         f"got {list(arr.reshape(-1)) if arr.ndim else names!r}")
-    return arr
 
 
 def multiclass_classifier_from_file(meta, arrays, path):
@@ -241,9 +226,5 @@ def multiclass_classifier_from_file(meta, arrays, path):
         raise damaged(path, "weights", f"has shape {W.shape}, expected (n_models >= 1, {len(classes)}, n_features)")
     if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
         raise damaged(path, "probabilities", f"must hold {W.shape[0]} non-negative numbers summing to 1")
-    names = meta.get("feature_names")
-    n_in = W.shape[2] if fmap is None else fmap.n_features_in_
-    if names is not None and (not isinstance(names, list) or len(names) != n_in
-                              or not all(isinstance(c, str) for c in names) or len(set(names)) != len(names)):
-        raise damaged(path, "metadata.feature_names", f"is {names!r}, expected {n_in} distinct column names")
+    names = feature_names_from_meta(meta, W.shape[2] if fmap is None else fmap.n_features_in_, path)
     return MulticlassClassifier(W, b, p, classes=classes, feature_map=fmap, feature_names=names)

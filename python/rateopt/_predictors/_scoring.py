@@ -12,7 +12,7 @@ import numpy as np
 from ..core import FeatureMatrix, multiclass_scores
 from ..exceptions import RateoptError
 
-__all__ = ["raw_features", "linear_scores", "feature_names_of", "check_feature_names"]
+__all__ = ["raw_features", "linear_scores", "feature_names_of", "check_feature_names", "checked_feature_names"]
 
 #: Stored values per block when float32 features are scored (a float64 copy of one block exists at a time).
 _SCORE_BLOCK_VALUES = 1 << 22
@@ -72,8 +72,43 @@ def check_feature_names(X, names):
                        "select them in the training order, e.g. X[model.feature_names_in_]")
 
 
-def raw_features(X, n_features, feature_map):
-    """Validate X against the model's raw input width; returns the FeatureMatrix.
+def checked_feature_names(names, n_features):
+    """A classifier's ``feature_names`` argument as its ``feature_names_in_``: an object array of ``n_features``
+    distinct strings, or None.
+
+    Parameters
+    ----------
+    names : sequence of str or None
+        The training columns, in order.
+    n_features : int
+        The classifier's raw input width.
+
+    Returns
+    -------
+    ndarray of object or None
+
+    Raises
+    ------
+    ValueError
+        If ``names`` is not ``n_features`` distinct strings.
+    """
+    if names is None:
+        return None
+    arr = np.asarray(list(names) if not isinstance(names, str) else [names], dtype=object)
+    if (arr.ndim != 1 or arr.shape[0] != n_features or not all(isinstance(c, str) for c in arr)
+            or len(set(arr.tolist())) != arr.shape[0]):
+        raise ValueError(f"feature_names must be {n_features} distinct strings (one per input column), "
+                         f"got {list(arr.reshape(-1)) if arr.ndim else names!r}")
+    return arr
+
+
+def raw_features(X, n_features, feature_map, feature_names=None):
+    """Validate X against the model's raw input (its width, and its column names when it has them); returns
+    the FeatureMatrix.
+
+    Every classifier reads its input through this function, so a DataFrame's
+    columns are checked against the training columns (:func:`check_feature_names`)
+    in one place.
 
     Parameters
     ----------
@@ -81,11 +116,15 @@ def raw_features(X, n_features, feature_map):
     n_features : int
         The width of a linear model's weights (ignored with a feature map).
     feature_map : NystroemMap or None
+    feature_names : sequence of str, default=None
+        The training columns (the classifier's ``feature_names_in_``); None:
+        no names to check.
 
     Returns
     -------
     FeatureMatrix
     """
+    check_feature_names(X, feature_names)
     Xm = FeatureMatrix(X)
     want = feature_map.n_features_in_ if feature_map is not None else n_features
     if Xm.n_features != want:

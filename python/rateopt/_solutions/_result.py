@@ -337,7 +337,8 @@ class TrainResult:
         if self.classes is not None:
             return MulticlassClassifier(self.weights[s], self.biases[s], p[s], classes=self.classes,
                                         feature_map=self.feature_map, feature_names=self.feature_names)
-        return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map)
+        return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map,
+                                    feature_names=self.feature_names)
 
     def solution_of_iterate(self, t):
         """The deterministic classifier of recorded iterate ``t``.
@@ -351,7 +352,8 @@ class TrainResult:
         if self.classes is not None:
             return MulticlassClassifier(self.weights[t:t + 1], self.biases[t:t + 1], np.ones(1), classes=self.classes,
                                         feature_map=self.feature_map, feature_names=self.feature_names)
-        return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map)
+        return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map,
+                                feature_names=self.feature_names)
 
     def iterates_scorer(self):
         """Every recorded (two-class) iterate as one scorer: ``scores(X)`` is (n_samples, n_recorded)."""
@@ -362,7 +364,8 @@ class TrainResult:
             raise RateoptError("the iterates of a K-class run are scored per class: use thresholded() or "
                                "solution_of_iterate(t)")
         T = self.weights.shape[0]
-        return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map)
+        return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map,
+                                    feature_names=self.feature_names)
 
     def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind=True):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.

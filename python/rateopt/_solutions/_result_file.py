@@ -20,7 +20,7 @@ import numpy as np
 
 from .._compiler._compiled import MetricConstraintRows, MetricRows
 from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
-from .._predictors._archive import class_labels_from_meta, class_labels_meta
+from .._predictors._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
 from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
 from ..exceptions import RateoptError
 from ..metrics import metric_from_params
@@ -54,6 +54,8 @@ def result_payload(result):
             **_metric_meta(result.rate_map)}
     if result.classes is not None:
         meta["classes"] = class_labels_meta(result.classes)
+    if result.feature_names is not None:
+        meta["feature_names"] = [str(c) for c in result.feature_names]
     arrays = {"weights": result.weights, "biases": result.biases, "iterations": result.iterations,
               "multipliers": result.multipliers, "atom_rates": result.atom_rates, "c0": result.rate_map.c0,
               "C": result.rate_map.C, "kappa": result.rate_map.kappa, **map_arrays(result.feature_map),
@@ -189,7 +191,8 @@ def result_fields_from_file(meta, arrays, path):
                   atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                   feature_map=fmap, settings=settings,
                   offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None,
-                  classes=classes)
+                  classes=classes,
+                  feature_names=feature_names_from_meta(meta, d if fmap is None else fmap.n_features_in_, path))
     return fields
 
 
