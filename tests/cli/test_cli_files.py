@@ -366,3 +366,98 @@ def _predict_bytes(d, tmp_path):
     """The predictions of the run's own (version 2) files, as bytes."""
     assert main(["--quiet", "predict", str(d / "m.npz"), str(d / "train.csv"), "--out", str(tmp_path / "ref.csv")]) == 0
     return (tmp_path / "ref.csv").read_bytes()
+
+
+# --------------------------------------------------------------------------- item 10: a bundle whose parts disagree
+
+
+@pytest.fixture(scope="module")
+def kinds(two, tmp_path_factory):
+    """A two-class model, a K-class model and a --postprocess rule, each with its encoding file."""
+    d2, _ = two
+    d = tmp_path_factory.mktemp("kinds")
+    shutil.copy(d2 / "train.csv", d / "train.csv")
+    for name in ("m.npz", "m.rateopt.json"):
+        shutil.copy(d2 / name, d / ("two" + name[1:]))
+    _write_csv(d / "train3.csv", _data(k=3))
+    (d / "goals.toml").write_text(K_GOALS)
+    _fit(d, d / "k.npz", data="train3.csv")
+    cols = _data()
+    cols["score"] = cols["x1"]
+    _write_csv(d / "scored.csv", cols)
+    (d / "dp.toml").write_text(DP)
+    assert main(["--quiet", "fit", str(d / "scored.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(d / "dp.toml"), "--out", str(d / "rule.npz"), "--postprocess", "score"]) == 0
+    return d
+
+
+def _pair(kinds, tmp_path, model, sidecar, edit=None, version=1):
+    """``model``'s file beside ``sidecar``'s encoding file (version 1: read without the hash check; version 2:
+    the model's hash edited in), the sidecar edited by ``edit``."""
+    shutil.copy(kinds / f"{model}.npz", tmp_path / "m.npz")
+    meta = json.loads((kinds / f"{sidecar}.rateopt.json").read_text())
+    if version == 1:
+        meta = {k: v for k, v in meta.items() if not k.endswith("sha256")} | {"version": 1}
+    else:
+        import hashlib
+
+        meta["model_sha256"] = hashlib.sha256((tmp_path / "m.npz").read_bytes()).hexdigest()
+    if edit is not None:
+        edit(meta)
+    (tmp_path / "m.rateopt.json").write_text(json.dumps(meta))
+    return tmp_path / "m.npz", tmp_path / "m.rateopt.json"
+
+
+def _refused_by_both_commands(kinds, tmp_path, capsys, model, data, *words):
+    """``predict`` and ``evaluate`` exit 2 with one line holding every one of ``words``; nothing is written."""
+    for argv in (["predict", str(model), str(kinds / data), "--out", str(tmp_path / "p.csv")],
+                 ["evaluate", str(model), str(kinds / data)]):
+        capsys.readouterr()
+        assert main(argv) == 2
+        line = _one_line_error(capsys)
+        assert all(str(w) in line for w in words), (words, line)
+    assert not (tmp_path / "p.csv").exists()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("model, sidecar, data, says", [
+    ("k", "two", "train.csv", "the model has 3 classes, the field classes lists 2"),
+    ("two", "k", "train3.csv", "the model has 2 classes, the field classes lists 3"),
+    ("rule", "two", "train.csv", "the model file holds a threshold rule, but the field postprocess says a trained"),
+    ("two", "rule", "scored.csv", "the model file holds a trained model, but the field postprocess says a threshold"),
+    ("k", "rule", "scored.csv", "the model file holds a trained model, but the field postprocess says a threshold"),
+])
+def test_a_model_beside_an_encoding_file_of_another_kind_is_refused_naming_both(kinds, tmp_path, capsys, version,
+                                                                                 model, sidecar, data, says):
+    m, side = _pair(kinds, tmp_path, model, sidecar, version=version)
+    _refused_by_both_commands(kinds, tmp_path, capsys, m, data, m, side, says)
+
+
+def test_a_model_beside_an_encoding_of_another_width_is_refused(kinds, tmp_path, capsys):
+    def wider(meta):
+        meta["encoding"]["columns"].append({"name": "x3", "type": "numeric", "mean": 0.0, "scale": 1.0})
+        meta["encoding"]["n_features"] += 1
+
+    m, side = _pair(kinds, tmp_path, "two", "two", wider)
+    n = json.loads((kinds / "two.rateopt.json").read_text())["encoding"]["n_features"]
+    _refused_by_both_commands(kinds, tmp_path, capsys, m, "train.csv", m, side,
+                              f"the model reads {n} feature(s), the field encoding makes {n + 1}")
+
+
+@pytest.mark.parametrize("classes", [["yes"], [], "yes", None, ["no", "no"], [1, True], ["no", None], [0.5, 1e999]])
+def test_an_encoding_file_without_two_distinct_classes_is_refused_naming_the_field(kinds, tmp_path, capsys,
+                                                                                      classes):
+    m, side = _pair(kinds, tmp_path, "two", "two", lambda meta: meta.__setitem__("classes", classes))
+    _refused_by_both_commands(kinds, tmp_path, capsys, m, "train.csv", side, "the field classes")
+
+
+@pytest.mark.parametrize("field, value", [("postprocess", "score"), ("roles", ["label"]), ("report", 3)])
+def test_an_encoding_file_field_of_the_wrong_type_is_refused_naming_it(kinds, tmp_path, capsys, field, value):
+    m, side = _pair(kinds, tmp_path, "two", "two", lambda meta: meta.__setitem__(field, value))
+    _refused_by_both_commands(kinds, tmp_path, capsys, m, "train.csv", side, f"the field {field} must be a JSON "
+                                                                             "object")
+
+
+def test_a_rule_whose_base_model_field_is_not_a_path_is_refused(kinds, tmp_path, capsys):
+    m, side = _pair(kinds, tmp_path, "rule", "rule", lambda meta: meta["postprocess"].__setitem__("model", 7))
+    _refused_by_both_commands(kinds, tmp_path, capsys, m, "scored.csv", side, "the field postprocess.model")

@@ -24,6 +24,7 @@ import math
 import os
 
 from .._io import load
+from .._threshold_classifier import ThresholdClassifier
 from ..exceptions import RateoptError
 from ._encoding import ColumnRoles, Encoding
 from ._io import InputError
@@ -164,8 +165,6 @@ def check_matching(clf, meta, enc, sidecar, model_path):
     The hashes tie the files of one run; this catches what they cannot: a version 1 encoding file (no hashes),
     or an edited one.
     """
-    from .._threshold_classifier import ThresholdClassifier
-
     classes = _checked_classes(meta, sidecar)
     rule = clf.rule if isinstance(clf, ChainedRule) else clf
     is_rule = isinstance(rule, ThresholdClassifier)
