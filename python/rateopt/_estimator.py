@@ -8,6 +8,8 @@ same checks when :meth:`RateConstrainedClassifier.fit` runs.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
@@ -24,6 +26,7 @@ from ._predictors._multiclass import MulticlassClassifier
 from ._solutions._result import canonical_kind, warn_if_infeasible
 from ._train import run_game
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
+from .exceptions import RateoptError
 from .oracles import EstimatorOracle
 from .goals import objective as objective_on
 from .games import get_game
@@ -36,6 +39,21 @@ _D = defaults(MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS)
 def _deterministic_solution(est):
     return est.solution in ("best", "last") and est.estimator is None
 
+
+
+def _validate_data(estimator, *args, **kwargs):
+    """scikit-learn's ``validate_data``, its data errors as one-line :class:`~rateopt.exceptions.RateoptError`.
+
+    scikit-learn's messages span lines (advice, lists of column names, a dump
+    of the array): the dump is left out and the rest joined on one line.
+    """
+    try:
+        return validate_data(estimator, *args, **kwargs)
+    except RateoptError:
+        raise
+    except ValueError as exc:
+        text = re.sub(r"array=(\[.*?\]|\S+)", "", str(exc), flags=re.S)
+        raise RateoptError(" ".join(text.split())) from None
 
 class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     """Linear classifier trained under rate constraints (fairness, coverage, churn, ...).
@@ -336,8 +354,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         nullable_columns(X)  # pd.NA in a nullable column: refused naming the column, as Dataset does
         column = np.asarray(y).ndim == 2  # a column vector: validate_data warns (DataConversionWarning) as usual
         y, self.classes_ = class_labels(y, self.classes)
-        X, y = validate_data(self, X, y[:, None] if column else y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             order="C", y_numeric=False)
+        X, y = _validate_data(self, X, y[:, None] if column else y, accept_sparse="csr",
+                              dtype=[np.float64, np.float32], order="C", y_numeric=False)
         self.multiclass_ = self.classes_.shape[0] > 2
         solution = validate(SOLUTION_PARAMS, params)
         solution["solution"] = canonical_kind(solution["solution"])
@@ -351,7 +369,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)
             if sample_weight.shape != (X.shape[0],):
-                raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected ({X.shape[0]},)")
+                raise RateoptError(f"sample_weight has shape {sample_weight.shape}, expected ({X.shape[0]},)")
             sample_weight = check_weights(sample_weight, X.shape[0], "sample_weight")
         if self.multiclass_:  # the one branch on the number of classes: the dataset type
             if baseline is not None or extra_datasets:
@@ -398,7 +416,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         _refuse_dask(fit=False, X=X)
         X, _ = self._split_groups(X, predicting=True)
         nullable_columns(X)
-        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
+        return _validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", reset=False)
 
     def predict(self, X, row_key=None):
         """Predicted labels (a stochastic solution draws one support model per row).

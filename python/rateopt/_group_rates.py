@@ -48,6 +48,9 @@ def _groups_dict(groups, n):
         out = {str(k): np.asarray(v) for k, v in groups.items()}
     else:
         arr = np.asarray(groups)
+        if arr.ndim not in (1, 2):
+            raise RateoptError(f"group_rates: groups must be a DataFrame, a dict of columns or a 1-D or 2-D array, "
+                               f"got {type(groups).__name__} of shape {arr.shape}")
         out = {"group": arr} if arr.ndim == 1 else {f"group{i}": arr[:, i] for i in range(arr.shape[1])}
     for k, v in out.items():
         if v.shape != (n,):
@@ -120,7 +123,11 @@ def group_rates(y, predictions, groups=None, *, sample_weight=None, classes=None
     >>> t["recall[x]"].tolist(), t["error"].tolist()
     ([0.5, 1.0, 0.0], [0.375, 0.0, 0.75])
     """
-    p = np.asarray(predictions, dtype=np.float64)
+    try:
+        p = np.asarray(predictions, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise RateoptError("group_rates: predictions must be 0/1 decisions or probabilities in [0, 1], got "
+                           f"values that are not numbers ({type(predictions).__name__})") from None
     if p.ndim not in (1, 2):
         raise RateoptError(f"group_rates: predictions must be 1-D (two classes) or 2-D (n, K), got shape {p.shape}")
     n = p.shape[0]
@@ -164,7 +171,10 @@ def group_rates(y, predictions, groups=None, *, sample_weight=None, classes=None
 
 
 def _weights(sample_weight, n):
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    try:
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        w = np.full(n + 1, np.nan)  # not numbers: refused below
     if w.shape != (n,) or not np.all(np.isfinite(w)) or (n and w.min() < 0):
         raise RateoptError(f"group_rates: sample_weight must be {n} finite non-negative numbers")
     return w

@@ -86,6 +86,8 @@ def load(path):
         or encrypted zip archive, missing members), has an unsupported format
         version, or any field is invalid (the message names the field).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or an os.PathLike, got {type(path).__name__}")
     meta, arrays = read_archive(path, _known_array)
     path = os.fspath(path)
     formats = {fmt for fmt, _ in READERS}

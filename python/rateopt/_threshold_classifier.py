@@ -228,16 +228,23 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _scores(self, X, where="X"):
         """The scores of ``X`` (the fitted estimator's, or ``X`` itself), a finite float vector."""
         if self.estimator_ is None:
-            s = np.asarray(X)
+            try:
+                s = np.asarray(X)
+            except (TypeError, ValueError) as exc:  # ragged rows
+                raise RateoptError(f"{where} could not be read as an array of scores: "
+                                   f"{' '.join(str(exc).split())}") from None
             if s.ndim == 2 and s.shape[1] == 1:
                 s = s[:, 0]
             if s.ndim != 1:
                 raise RateoptError(f"{where} must hold scores of shape (n_samples,) or (n_samples, 1) when "
                                    f"estimator is None, got shape {s.shape}")
             try:
+                if s.dtype.kind not in "biufO":  # complex, text, dates: not scores
+                    raise TypeError(s.dtype)
                 s = s.astype(np.float64)
             except (TypeError, ValueError):
-                raise RateoptError(f"{where} must hold numeric scores when estimator is None") from None
+                raise RateoptError(f"{where} must hold numeric scores when estimator is None (real numbers, got "
+                                   f"dtype {s.dtype})") from None
         else:
             method = self.response_method
             if method == "auto":

@@ -25,6 +25,7 @@ with one sparse pass over each membership table.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -174,6 +175,9 @@ class Problem:
         self.regularization = regularization
         # The dataset type chooses the statistics: K-class confusion counts of cells on a ClassDataset,
         # two-class atoms otherwise. Everything else below is shared.
+        if datasets is not None and not (isinstance(datasets, (Mapping, list, tuple)) or hasattr(datasets, "name")):
+            raise TypeError(f"datasets must be a Dataset, a ClassDataset or a mapping of names to them, got "
+                            f"{type(datasets).__name__}")
         classes = is_multiclass_data(datasets)
         train = class_dataset(datasets) if classes else None
         self.label_probabilities = self._label_probabilities(label_probabilities, train)

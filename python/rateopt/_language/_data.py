@@ -176,7 +176,10 @@ class Dataset:
         if not (isinstance(X, np.ndarray) or sp.issparse(X)):
             shape = getattr(X, "shape", None)
             if shape is None or len(shape) != 2:
-                X = np.asarray(X)
+                try:
+                    X = np.asarray(X)
+                except (TypeError, ValueError) as exc:  # ragged rows
+                    raise RateoptError(f"X could not be read as a 2-D array: {' '.join(str(exc).split())}") from None
             elif nullable_columns(X):  # pandas' Float64 / Int64 / boolean columns, no pd.NA: numbers
                 X = np.ascontiguousarray(X.to_numpy(dtype=np.float64))
         if len(X.shape) != 2:

@@ -76,6 +76,12 @@ def canonical_kind(kind):
     return kind
 
 
+def _check_problem(problem):
+    """Refuse a ``problem=`` argument that is not a :class:`~rateopt.Problem` (by name, before any use)."""
+    if not (hasattr(problem, "compiled") and hasattr(problem, "datasets")):
+        raise TypeError(f"problem must be a rateopt.Problem, got {type(problem).__name__}")
+
+
 def result_from_file(meta, arrays, path):
     """Rebuild a :class:`TrainResult` from a loaded archive (fields validated; see ``rateopt.load``)."""
     return TrainResult(**result_fields_from_file(meta, arrays, path))
@@ -239,6 +245,8 @@ class TrainResult:
             Non-negative weights summing to 1 (one-hot for the deterministic kinds).
         """
         kind = canonical_kind(kind)
+        if weighting not in ("uniform", "lambda"):
+            raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
         T = self.weights.shape[0]
         if kind == "last":
             return np.eye(T)[-1]
@@ -425,6 +433,7 @@ class TrainResult:
         solution, nor (group-aware) than the exact plug-in rule of the best
         iterate.
         """
+        _check_problem(problem)
         check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
         if self.classes is not None:
             return self._class_thresholded(problem, epsilon=epsilon, group_blind=group_blind)
@@ -477,6 +486,9 @@ class TrainResult:
         rateopt.Certificate
         """
         kind = canonical_kind(kind)
+        _check_problem(problem)
+        if classifier is not None and not hasattr(classifier, "predict_proba"):
+            raise TypeError(f"classifier must be a classifier (with predict_proba), got {type(classifier).__name__}")
         if classifier is None:
             if kind in ("thresholded", "certified"):
                 raise ValueError(f"pass the {kind} solution as classifier= (it needs its own problem)")
@@ -513,6 +525,7 @@ class TrainResult:
         name : str
             ``"iterate <t>"`` or ``"m-stochastic"``.
         """
+        _check_problem(problem)
         return select_certified(self, problem, confidence=confidence, epsilon=epsilon, random_state=random_state)
 
     def solution_values(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform"):

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from .._utils._validation import as_index_array, as_real_array
 from .._utils._weights import exact_normalized
-from ..exceptions import DataCopyWarning
+from ..exceptions import DataCopyWarning, RateoptError
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
@@ -118,7 +118,7 @@ def checked_ids(ids, name, n, *, n_name, kind, at="position"):
     ids = sealed(np.asarray(ids).astype(idx_dtype, copy=False), idx_dtype)
     bad = _core.first_out_of_range(ids, n, _check_threads()) if ids.size else -1
     if bad >= 0:
-        raise ValueError(f"{name} holds {kind} id {int(ids[bad])} at {at} {bad}, outside [0, {n_name}={n})")
+        raise RateoptError(f"{name} holds {kind} id {int(ids[bad])} at {at} {bad}, outside [0, {n_name}={n})")
     return ids if ids.dtype == np.int32 else sealed(ids, np.int32)  # in range: ids < n < 2**31
 
 
@@ -148,10 +148,10 @@ def checked_weights(weights, name, *, at="position"):
     threads = _check_threads()
     bad = _core.first_nonfinite(w, threads)
     if bad >= 0:
-        raise ValueError(f"{name} holds a non-finite value at {at} {bad}")
+        raise RateoptError(f"{name} holds a non-finite value at {at} {bad}")
     bad = _core.first_negative(w, threads)
     if bad >= 0:
-        raise ValueError(f"{name} holds a negative weight {w[bad]} at {at} {bad}")
+        raise RateoptError(f"{name} holds a negative weight {w[bad]} at {at} {bad}")
     return w
 
 
@@ -175,7 +175,7 @@ def check_finite(arr, name):
     if bad.size:
         where = np.unravel_index(int(bad[0]), arr.shape)
         place = f"position {where[0]}" if arr.ndim == 1 else f"index {tuple(int(i) for i in where)}"
-        raise ValueError(f"{name} holds a non-finite value (NaN or inf) at {place}")
+        raise RateoptError(f"{name} holds a non-finite value (NaN or inf) at {place}")
 
 
 def _is_sealed(a, dtype):
@@ -201,18 +201,18 @@ def _check_csr_indices(indptr, indices, n_values, n, d):
     """Raise ValueError unless ``indptr``/``indices`` describe a valid CSR matrix of shape (n, d)."""
     threads = _check_threads()
     if indptr.shape[0] != n + 1:
-        raise ValueError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
+        raise RateoptError(f"X.indptr has length {indptr.shape[0]}, expected n_samples + 1 = {n + 1}")
     if indices.shape[0] != n_values:
-        raise ValueError("X.indices and X.data have different lengths")
+        raise RateoptError("X.indices and X.data have different lengths")
     if indptr[0] != 0 or indptr[-1] > indices.shape[0]:
-        raise ValueError("X.indptr must start at 0 and end at most at len(X.indices)")
+        raise RateoptError("X.indptr must start at 0 and end at most at len(X.indices)")
     bad = _core.first_decrease(indptr, threads)
     if bad >= 0:
-        raise ValueError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
+        raise RateoptError(f"X.indptr decreases at row {bad}: not a valid CSR matrix")
     nnz = int(indptr[-1])
     bad = _core.first_out_of_range(indices[:nnz], d, threads)
     if bad >= 0:
-        raise ValueError(f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})")
+        raise RateoptError(f"X.indices holds column {int(indices[bad])} at position {bad}, outside [0, n_features={d})")
 
 
 def _warn_copy(name, why):
@@ -291,19 +291,19 @@ class FeatureMatrix:
             try:
                 arr = np.asarray(X)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"X could not be read as a numeric 2-D array: {exc}") from None
+                raise RateoptError(f"X could not be read as a numeric 2-D array: {exc}") from None
         else:
             arr = X
         if arr.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_samples, n_features), got an array with ndim={arr.ndim}")
+            raise RateoptError(f"X must be 2-D (n_samples, n_features), got an array with ndim={arr.ndim}")
         if arr.dtype.kind not in "biuf":
-            raise ValueError(f"X must hold real numbers, got dtype {arr.dtype}")
+            raise RateoptError(f"X must hold real numbers, got dtype {arr.dtype}")
         if converted or arr.dtype not in _FLOATS or not arr.flags.c_contiguous:
             dtype = arr.dtype if arr.dtype in _FLOATS else np.float64
             arr = np.ascontiguousarray(arr, dtype=dtype)
             _warn_copy("X", f"a C-contiguous {np.dtype(dtype).name} NumPy array")
         if arr.shape[0] == 0:
-            raise ValueError("X has no rows (n_samples == 0)")
+            raise RateoptError("X has no rows (n_samples == 0)")
         # A read-only view, not a copy: the core takes the shape from this view, never from the caller's
         # array, so a later edit of the caller's values changes numbers only (a NaN written after validation
         # is still caught: the kernels count non-finite scores).
@@ -311,7 +311,7 @@ class FeatureMatrix:
         bad = _core.first_nonfinite(arr.reshape(-1), _check_threads())
         if bad >= 0:
             i, j = divmod(int(bad), arr.shape[1])
-            raise ValueError(f"X holds a non-finite value (NaN or inf) at row {i}, column {j}")
+            raise RateoptError(f"X holds a non-finite value (NaN or inf) at row {i}, column {j}")
         self._data = arr
         self._n_samples, self._n_features = arr.shape
         self._dtype = arr.dtype
@@ -320,12 +320,12 @@ class FeatureMatrix:
 
     def _init_sparse(self, X):
         if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got a sparse array with ndim={X.ndim}")
+            raise RateoptError(f"X must be 2-D, got a sparse array with ndim={X.ndim}")
         if X.format != "csr":
             X = X.tocsr()
             _warn_copy("X", "CSR format")
         if X.dtype.kind not in "biuf":
-            raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
+            raise RateoptError(f"X must hold real numbers, got dtype {X.dtype}")
         if X.dtype not in _FLOATS:
             X = X.astype(np.float64)
             _warn_copy("X", "float64 data")
@@ -340,7 +340,7 @@ class FeatureMatrix:
             _warn_copy("X", f"CSR with contiguous {X.indices.dtype.name} indices")
         n, d = X.shape
         if n == 0:
-            raise ValueError("X has no rows (n_samples == 0)")
+            raise RateoptError("X has no rows (n_samples == 0)")
         # Checked here on read-only views of the caller's arrays (no copy: a FeatureMatrix that only
         # scores rows in NumPy/scipy never needs one). The core trusts indptr and indices (they address
         # memory), so what it reads (csr_arrays) are sealed copies of them, made and checked again the
@@ -355,7 +355,7 @@ class FeatureMatrix:
         bad = _core.first_nonfinite(data[:nnz], threads)
         if bad >= 0:
             row = int(np.searchsorted(indptr, bad, side="right") - 1)
-            raise ValueError(f"X holds a non-finite value (NaN or inf) at row {row}, column {int(indices[bad])}")
+            raise RateoptError(f"X holds a non-finite value (NaN or inf) at row {row}, column {int(indices[bad])}")
         # The matrix callers see holds these read-only views (scipy may convert arrays when it builds a
         # matrix, so they are set afterwards); the core never reads this object's attributes (csr_arrays).
         M = type(X)((data, indices, indptr), shape=(n, d), copy=False)
@@ -561,9 +561,9 @@ class AtomTable:
         else:
             w = as_real_array(sample_weight, "sample_weight")
             if w.shape != (n,):
-                raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+                raise RateoptError(f"sample_weight has shape {w.shape}, expected ({n},)")
             if not np.all(np.isfinite(w)) or np.any(w < 0):
-                raise ValueError("sample_weight must be finite and non-negative")
+                raise RateoptError("sample_weight must be finite and non-negative")
         rows = np.repeat(np.arange(n), np.diff(M.indptr))
         cols = M.indices
         # Normalized weights do not change when an atom's weights are scaled:
