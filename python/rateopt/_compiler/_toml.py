@@ -143,7 +143,7 @@ def _is_path(source):
 
 
 def _source(source):
-    if isinstance(source, str) and not source.strip():
+    if isinstance(source, str) and source == "":
         raise GoalsFileError("the goals source is an empty string: give a goals file's path or its TOML text")
     if isinstance(source, str) and "\x00" in source:
         raise GoalsFileError("the goals source holds a NUL character: give a goals file's path or its TOML text")

@@ -46,6 +46,12 @@ def _rule_groups(clf, groups):
     if missing:
         raise InputError(f"the threshold rule needs the group column(s) {missing!r}: give them with --groups "
                          "at fit time and in the data")
+    for c in clf.rule_.columns:
+        values = np.asarray(groups[c], dtype=object)
+        empty = np.flatnonzero([v is None or v == "" for v in values.tolist()])
+        if empty.size:
+            raise InputError(f"group column {c!r} has no value at data row {int(empty[0]) + 1}: the threshold rule "
+                             "decides per group, so every row needs its group")
     return {c: groups[c] for c in clf.rule_.columns} or None
 
 

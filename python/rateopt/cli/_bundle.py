@@ -226,6 +226,12 @@ def read_bundle(model_path):
     enc = Encoding.from_json(meta.get("encoding"), path)
     check_matching(clf, meta, enc, path, model_path)
     r = meta.get("roles") or {}
+    for field in ("label", "weight", "baseline"):
+        if r.get(field) is not None and not isinstance(r[field], str):
+            raise InputError(f"{path}: the field roles.{field} must be a column name, not {_short(r[field])}")
+    for field in ("groups", "drop"):
+        if r.get(field) is not None and not (isinstance(r[field], list) and all(isinstance(c, str) for c in r[field])):
+            raise InputError(f"{path}: the field roles.{field} must be a list of column names, not {_short(r[field])}")
     roles = ColumnRoles(label=r.get("label"), groups=tuple(r.get("groups") or ()), weight=r.get("weight"),
                         baseline=r.get("baseline"), drop=tuple(r.get("drop") or ()))
     return clf, meta, enc, roles

@@ -19,7 +19,7 @@ from .._postprocess._certify import certify_expressions
 from .._utils._json import json_ready
 from ..report import TOLERANCE
 from ._arity import arity_for
-from ._bundle import read_bundle
+from ._bundle import read_bundle, sidecar_path
 from ._data import load_table
 from ._io import InputError, file_format
 from ._shared import (
@@ -29,6 +29,7 @@ from ._shared import (
     evaluable_problem,
     fmt_of,
     goals_file,
+    recorded_goals,
     print_group_table,
     role_tables,
     trained_groups,
@@ -74,16 +75,17 @@ def evaluate(args):
     clf, meta, enc, roles = read_bundle(args.model)
     fmt = file_format(args.data, args.format or (meta.get("input_format") if not os.path.splitext(args.data)[1]
                                                  else None))
-    spec = (goals_file(args.goals) if args.goals
-            else goals_file(meta.get("goals_toml", ""), meta.get("goals_dir"), meta.get("goals_file")))
+    spec = goals_file(args.goals) if args.goals else recorded_goals(meta, sidecar_path(args.model))
     table = load_table(args.data, fmt, roles, encoding=enc, classes=meta["classes"], id_column=args.id_column)
+    if table.X.shape[0] == 0:
+        raise InputError(f"{args.data}: no data rows (a goal's rates need rows to be measured on)")
     classes = list(meta["classes"])
     arity = arity_for(classes)
     arity.refuse([(flag, getattr(args, flag[2:].replace("-", "_"), None)) for flag in arity.unsupported_evaluate],
                  classes)
     arity.check_goals(spec, table)
     others = role_tables(spec, roles, enc, meta["classes"], fmt_of(None), splits=False)
-    problem, skipped = evaluable_problem(spec, others, table, trained_groups(meta, clf))
+    problem, skipped = evaluable_problem(spec, others, table, trained_groups(meta, clf, sidecar_path(args.model)))
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
     ev = expected(arity, problem, clf, by_name, args.decisions, args.seed)
     proba = (arity.proba(clf, table.X, table.groups) if args.decisions == "expected"

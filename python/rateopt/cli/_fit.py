@@ -16,6 +16,7 @@ import numpy as np
 from .._methods._sweep import sweep
 from .._params import SOLUTION_PARAMS, validate
 from .._utils._atomic import AtomicFiles
+from .._utils._validation import check_int
 from .._version import __version__
 from ..report import build_report, write_report
 from ._arity import arity_of
@@ -72,8 +73,11 @@ def fit(args):
                          "solution than \"thresholded\" with --sweep")
     problem = build_problem(spec, others, train_tab)
     model = seeded_model(model_params, args.seed)
-    n_iter = train_params.get("n_iter")
-    bar = progress(None if n_iter is None else int(n_iter), "rateopt fit", args.quiet)
+    try:
+        n_iter = check_int("n_iter", train_params.get("n_iter"), 1, allow_none=True)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    bar = progress(n_iter, "rateopt fit", args.quiet)
     last = [0]
 
     def callback(t, *_):

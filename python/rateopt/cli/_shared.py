@@ -7,7 +7,7 @@ import json
 import os
 
 from .._compiler._problem import Problem
-from .._compiler._toml import read_goals
+from .._compiler._toml import GoalsFileError, read_goals
 from .._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model
 from .._threshold_classifier import ThresholdClassifier
 from .._utils._atomic import AtomicFiles, check_writable
@@ -18,7 +18,7 @@ from ._data import load_table
 from ._io import InputError, file_format
 from ._train_table import check_train_entry
 
-__all__ = ["EXIT_OK", "EXIT_VIOLATED", "goals_file", "role_tables", "check_goal_groups", "build_problem",
+__all__ = ["EXIT_OK", "EXIT_VIOLATED", "goals_file", "recorded_goals", "role_tables", "check_goal_groups", "build_problem",
            "evaluable_problem", "trained_groups", "check_outputs", "check_report_suffix", "split_params",
            "seeded_model", "fmt_of", "print_goals", "print_group_table", "write_json"]
 
@@ -33,9 +33,25 @@ def goals_file(source, base_dir=None, name=None):
     name gives ``name=None``, and messages say the goals are the recorded ones.
     """
     spec = read_goals(source, check_train=check_train_entry)
-    if spec.path is None and base_dir is not None:
+    if spec.path is None and base_dir is not None and isinstance(base_dir, str):
         spec.path = os.path.join(base_dir, name if name else "(the goals recorded in the model's encoding file)")
     return spec
+
+
+def recorded_goals(meta, sidecar):
+    """The goals a model's encoding file ``sidecar`` records (its fields ``goals_toml``, ``goals_dir`` and
+    ``goals_file``), read as TOML text."""
+    text, folder, name = meta.get("goals_toml"), meta.get("goals_dir"), meta.get("goals_file")
+    for field, value, kinds in (("goals_toml", text, (str,)), ("goals_dir", folder, (str, type(None))),
+                                ("goals_file", name, (str, type(None)))):
+        if not isinstance(value, kinds):
+            raise InputError(f"{sidecar}: the field {field} must be {'text' if field == 'goals_toml' else 'a path'}, "
+                             f"not {type(value).__name__}; give the goals with --goals")
+    try:
+        return goals_file(text + "\n", folder, name)  # a newline: read as the text it is, never as a path
+    except GoalsFileError as exc:
+        raise InputError(f"{sidecar}: the field goals_toml is not a valid goals file ({exc}); give the goals with "
+                         "--goals") from None
 
 
 def role_tables(spec, roles, encoding, classes, fmt_of, skip=("train",), splits=True):
@@ -129,12 +145,19 @@ def evaluable_problem(spec, tables, main, trained):
     return build_problem(spec, tables, main, kept), skipped
 
 
-def trained_groups(meta, clf=None):
+def trained_groups(meta, clf=None, where="the model's encoding file"):
     """Group column -> its values in the training data: from the report saved beside a model, else (a threshold
     rule of ``fit --postprocess``, which saves no report) from the rule's group cells."""
-    table = ((meta.get("report") or {}).get("group_rates") or {}).get("train") or {}
+    table = ((meta.get("report") or {}).get("group_rates") or {})
+    table = table.get("train") if isinstance(table, dict) else None
+    groups, values = ((table or {}).get("group", ()), (table or {}).get("value", ())) if isinstance(table, dict) \
+        else (None, None)
+    if table is not None and not (isinstance(groups, list) and isinstance(values, list) and len(groups) == len(values)
+                                  and all(isinstance(g, str) for g in groups)):
+        raise InputError(f"{where}: the field report.group_rates.train must hold lists 'group' and 'value' of one "
+                         "length")
     out = {}
-    for g, v in zip(table.get("group", ()), table.get("value", ())):
+    for g, v in zip(groups or (), values or ()):
         if g != "all":
             out.setdefault(g, []).append(str(v))
     rule = clf.rule if isinstance(clf, ChainedRule) else clf
