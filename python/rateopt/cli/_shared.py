@@ -18,7 +18,8 @@ from ._data import load_table
 from ._io import InputError, file_format
 from ._train_table import check_train_entry
 
-__all__ = ["EXIT_OK", "EXIT_VIOLATED", "goals_file", "recorded_goals", "role_tables", "check_goal_groups", "build_problem",
+__all__ = ["EXIT_OK", "EXIT_VIOLATED", "goals_file", "recorded_goals", "role_tables", "check_goal_groups",
+           "build_problem",
            "evaluable_problem", "trained_groups", "check_outputs", "check_report_suffix", "split_params",
            "seeded_model", "fmt_of", "print_goals", "print_group_table", "write_json"]
 
