@@ -445,3 +445,35 @@ def test_the_datasets_listing_runs_offline(capsys):
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
     assert "adult" in out
+
+
+# --------------------------------------------------------------------------- rateopt.dask.Dataset
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0")
+    client = distributed.Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.mark.parametrize("case", ["NaN in X", "3-D X", "short y", "negative weight"])
+def test_a_dask_dataset_of_hostile_partitions_is_a_one_line_rateopt_error(dask_client, case):
+    da = pytest.importorskip("dask.array")
+    import rateopt.dask as rd
+
+    Xc, yc, wc = X.copy(), Y.copy(), W.copy()
+    words = {"NaN in X": ("partition 0 of dataset 'train'", "X holds a non-finite value (NaN or inf) at row 3"),
+             "3-D X": ("X must be 2-D",), "short y": ("partition 1 of y has 19 rows",),
+             "negative weight": ("partition 0 of dataset 'train'", "weights must be non-negative")}[case]
+    if case == "NaN in X":
+        Xc[3, 1] = np.nan
+    if case == "negative weight":
+        wc[2] = -1.0
+    Xd = da.from_array(Xc[:, :, None] if case == "3-D X" else Xc, chunks=20)
+    yd = da.from_array(yc[:-1] if case == "short y" else yc, chunks=20)
+    with pytest.raises(RateoptError) as info:
+        rd.Dataset(Xd, yd, weights=da.from_array(wc, chunks=20), client=dask_client)
+    _one_line(info, *words)
