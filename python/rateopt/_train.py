@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from . import core
-from ._params import train_settings
+from ._params import TRAIN_PARAMS, defaults, train_settings
 from ._predictors._boosting import BoostingModel
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._predictors._scoring import feature_names_of
@@ -376,7 +376,8 @@ def _boosting_params(model, game_cls, class_problem, params):
         raise ValueError(f"method={game_cls.name!r} does not train a model player on the proxy Lagrangian: "
                          "BoostingModel trains with 'proxy-swap' (the default), 'proxy-external', 'lagrangian', "
                          "'three-player' or 'unconstrained'")
-    given = sorted(name for name in _BOOSTING_REFUSED if params.get(name) is not None)
+    table = defaults(TRAIN_PARAMS)
+    given = sorted(name for name in _BOOSTING_REFUSED if params.get(name, table[name]) != table[name])
     if given:
         raise ValueError(f"BoostingModel does not use {given}: "
                          + "; ".join(f"{name}: {_BOOSTING_REFUSED[name]}" for name in given))

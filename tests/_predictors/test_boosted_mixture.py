@@ -67,3 +67,15 @@ def test_damaged_files_are_refused(tmp_path, edit, field):
     np.savez(tmp_path / "bad.npz", **members)
     with pytest.raises(RateoptError, match=f"field '{field}'"):
         rateopt.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_boosted_training_result_saves_and_loads(backend, tmp_path):
+    result, X = _result(backend)
+    result.save(tmp_path / "r.result.npz")
+    back = rateopt.load(tmp_path / "r.result.npz")
+    assert [m.n_trees for m in back.models] == [m.n_trees for m in result.models]
+    for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+        a, b = result.solution(kind), back.solution(kind)
+        assert np.array_equal(a.prefix_lengths_, b.prefix_lengths_)
+        assert np.array_equal(a.predict_proba(X), b.predict_proba(X))

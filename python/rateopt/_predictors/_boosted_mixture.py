@@ -25,7 +25,8 @@ from ..core import FeatureMatrix
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
-__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "boosted_mixture_from_file", "models_mixture"]
+__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
+           "booster_of", "models_mixture", "prefix_lengths_from_file"]
 
 #: The format name of a boosted model file.
 BOOSTED_FORMAT = "rateopt-boosted-model"
@@ -134,11 +135,9 @@ class BoostedMixture:
         ----------
         path : str or os.PathLike
         """
-        trees = self.booster.to_bytes(int(self.prefix_lengths_.max()))
-        meta = {"kind": self.kind, "backend": self.backend, "n_features": self.n_features_in_,
-                "booster_sha256": hashlib.sha256(trees).hexdigest()}
-        write_archive(path, meta, {"booster": np.frombuffer(trees, dtype=np.uint8),
-                                   "prefix_lengths": self.prefix_lengths_, "probabilities": self.probabilities_},
+        meta, arrays = booster_payload(self.booster, int(self.prefix_lengths_.max()), self.n_features_in_)
+        write_archive(path, {"kind": self.kind, **meta},
+                      {**arrays, "prefix_lengths": self.prefix_lengths_, "probabilities": self.probabilities_},
                       BOOSTED_FORMAT)
 
     def __repr__(self):
@@ -146,47 +145,80 @@ class BoostedMixture:
                 f"prefix_lengths={self.prefix_lengths_.tolist()})")
 
 
-def boosted_mixture_from_file(meta, arrays, path):
-    """Rebuild a :class:`BoostedMixture` saved under :data:`BOOSTED_FORMAT` (every field validated)."""
-    if meta.get("kind") != BoostedMixture.kind:
-        raise RateoptError(f"{path!r} holds an unknown boosted model kind {meta.get('kind')!r}")
+def booster_payload(booster, n_trees, n_features):
+    """The metadata and arrays that store a booster's first ``n_trees`` trees (read by :func:`booster_from_file`)."""
+    trees = booster.to_bytes(n_trees)
+    meta = {"backend": booster.backend, "n_features": int(n_features),
+            "booster_sha256": hashlib.sha256(trees).hexdigest()}
+    return meta, {"booster": np.frombuffer(trees, dtype=np.uint8)}
+
+
+def booster_from_file(meta, arrays, path, where="metadata."):
+    """``(booster, n_features)`` of :func:`booster_payload`'s fields, every one validated before the backend
+    parses the trees."""
     backend = meta.get("backend")
     if backend not in BACKENDS:
-        raise damaged(path, "metadata.backend", f"is {backend!r}, expected one of {sorted(BACKENDS)}")
+        raise damaged(path, where + "backend", f"is {backend!r}, expected one of {sorted(BACKENDS)}")
     n_features = meta.get("n_features")
     if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
-        raise damaged(path, "metadata.n_features", f"is {n_features!r}, expected an integer >= 1")
-    for name in ("booster", "prefix_lengths", "probabilities"):
-        if name not in arrays:
-            raise damaged(path, name, "is missing")
+        raise damaged(path, where + "n_features", f"is {n_features!r}, expected an integer >= 1")
+    if "booster" not in arrays:
+        raise damaged(path, "booster", "is missing")
     raw = arrays["booster"]
     if raw.dtype != np.uint8 or raw.ndim != 1 or raw.shape[0] == 0:
         raise damaged(path, "booster", "must be a non-empty 1-D array of bytes")
     trees = raw.tobytes()
     if hashlib.sha256(trees).hexdigest() != meta.get("booster_sha256"):
-        raise damaged(path, "booster", "does not match metadata.booster_sha256 (the trees were changed or cut)")
-    lengths, p = arrays["prefix_lengths"], arrays["probabilities"]
-    if lengths.dtype.kind not in "iu" or lengths.ndim != 1 or lengths.shape[0] < 1:
-        raise damaged(path, "prefix_lengths", "must be a non-empty 1-D array of integers")
-    if p.dtype.kind != "f" or p.shape != lengths.shape or not np.all(np.isfinite(p)) or np.any(p < 0) \
-            or abs(float(p.sum()) - 1.0) > 1e-9:
-        raise damaged(path, "probabilities", "must be finite, non-negative, sum to 1 and have one entry per prefix")
+        raise damaged(path, "booster", f"does not match {where}booster_sha256 (the trees were changed or cut)")
     try:
         booster = BOOSTERS[backend].from_bytes(trees)
     except RateoptError:
         raise
     except Exception as exc:  # the backend's own parse error, whatever its type
         raise damaged(path, "booster", f"is not a {backend} model ({type(exc).__name__})") from None
+    return booster, n_features
+
+
+def prefix_lengths_from_file(arrays, path, booster, n=None):
+    """Validated prefix lengths: integers in [0, the booster's trees], ``n`` of them when given."""
+    if "prefix_lengths" not in arrays:
+        raise damaged(path, "prefix_lengths", "is missing")
+    lengths = arrays["prefix_lengths"]
+    if lengths.dtype.kind not in "iu" or lengths.ndim != 1 or lengths.shape[0] < 1 \
+            or (n is not None and lengths.shape[0] != n):
+        raise damaged(path, "prefix_lengths", "must be a 1-D array of integers, one per model"
+                      + ("" if n is None else f" ({n})"))
     if np.any(lengths < 0) or np.any(lengths > booster.n_trees):
         raise damaged(path, "prefix_lengths", f"must be in [0, {booster.n_trees}] (the trees in the file)")
-    return BoostedMixture(booster, lengths.astype(np.int64), p, n_features)
+    return lengths.astype(np.int64)
+
+
+def boosted_mixture_from_file(meta, arrays, path):
+    """Rebuild a :class:`BoostedMixture` saved under :data:`BOOSTED_FORMAT` (every field validated)."""
+    if meta.get("kind") != BoostedMixture.kind:
+        raise RateoptError(f"{path!r} holds an unknown boosted model kind {meta.get('kind')!r}")
+    booster, n_features = booster_from_file(meta, arrays, path)
+    lengths = prefix_lengths_from_file(arrays, path, booster)
+    p = arrays.get("probabilities")
+    if p is None:
+        raise damaged(path, "probabilities", "is missing")
+    if p.dtype.kind != "f" or p.shape != lengths.shape or not np.all(np.isfinite(p)) or np.any(p < 0) \
+            or abs(float(p.sum()) - 1.0) > 1e-9:
+        raise damaged(path, "probabilities", "must be finite, non-negative, sum to 1 and have one entry per prefix")
+    return BoostedMixture(booster, lengths, p, n_features)
 
 
 def models_mixture(models, probabilities):
     """The mixture of classifier iterates: a :class:`BoostedMixture` of prefixes of one booster, or else an
     :class:`~rateopt._predictors._ensembles.EstimatorMixture` of fitted estimators."""
-    boosters = {id(m.booster) for m in models if isinstance(m, BoosterPrefix)}
-    if len(boosters) == 1 and all(isinstance(m, BoosterPrefix) for m in models):
+    if booster_of(models) is not None:
         return BoostedMixture(models[0].booster, [m.n_trees for m in models], probabilities,
                               models[0].n_features_in_)
     return EstimatorMixture(models, probabilities, models[0].n_features_in_)
+
+
+def booster_of(models):
+    """The one booster whose prefixes ``models`` all are, or None (fitted estimators, or several boosters)."""
+    if models and all(isinstance(m, BoosterPrefix) for m in models) and len({id(m.booster) for m in models}) == 1:
+        return models[0].booster
+    return None
