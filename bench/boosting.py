@@ -65,8 +65,12 @@ def _acs():
     ana = pd.read_parquet(os.path.join(data, "employment_MA_analysis.pq")).merge(
         pd.read_parquet(os.path.join(data, "employment_MA_analysis_target.pq")), on="id")
     df = pd.concat([ref, ana], ignore_index=True)
-    race = np.select([df["RAC1P"] == 1, df["RAC1P"] == 2, df["RAC1P"] == 6], ["white", "black", "asian"], "other")
-    return df[ACS_FEATURES].to_numpy(np.float64), df["employed"].to_numpy(np.int64), race.astype(str), "race"
+    X = np.column_stack([df[c].astype(str).astype(np.float64).to_numpy() for c in ACS_FEATURES])  # coded categories
+    code = X[:, ACS_FEATURES.index("RAC1P")]
+    race = np.select([code == 1, code == 2, code == 6], ["white", "black", "asian"], "other")
+    if len(set(race)) != 4:
+        raise SystemExit(f"acs-race: expected 4 race groups, got {sorted(set(race))}")
+    return X, df["employed"].astype(np.int64).to_numpy(), race.astype(str), "race"
 
 
 def _data(name):
@@ -160,18 +164,59 @@ def run_case(name, goal, seed, rounds, slack, fairgbm_python=None):
     return rows
 
 
+def collapse_count(datasets, n_seeds, rounds, slack, fairgbm_python):
+    """Seeds at defaults where a system loses > 2 pp of test accuracy beyond group-aware post-processing."""
+    out = []
+    for name in datasets:
+        for seed in range(n_seeds):
+            rows = run_case(name, "equal_opportunity", seed, rounds, slack, fairgbm_python)
+            post = next(r["test_error"] for r in rows if r["system"] == "post-aware")
+            plain = next(r["test_error"] for r in rows if r["system"] == "lightgbm")
+            for r in rows:
+                if r["system"].startswith(("rateopt-lightgbm", "fairgbm-mlr0.1")):
+                    # the accuracy lost to plain LightGBM, beyond what group-aware post-processing loses
+                    excess = (r["test_error"] - plain) - (post - plain)
+                    out.append({"dataset": name, "seed": seed, "system": r["system"], "excess_loss": excess,
+                                "collapsed": bool(excess > 0.02)})
+            print(f"collapse {name} seed {seed}: done", flush=True)
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(parser)
     parser.add_argument("--fairgbm-python", default=str(Path(__file__).resolve().parent / ".fairgbm-venv" / "bin"
                                                          / "python"),
                         help="the interpreter of FairGBM's venv (bench/requirements-fairgbm.txt); skipped if absent")
+    parser.add_argument("--collapse", type=int, default=0, metavar="N",
+                        help="instead: N seeds at defaults, equal opportunity, counting collapses (> 2 pp of test "
+                             "accuracy lost beyond group-aware post-processing) of rateopt and FairGBM")
     parser.add_argument("--datasets", default=None, help="comma-separated subset of adult-sex, bank-age, acs-race")
     args = parser.parse_args(argv)
     seeds = [0] if args.quick else [0, 1, 2]
     rounds = 50 if args.quick else ROUNDS
     datasets = (args.datasets.split(",") if args.datasets else
                 ["adult-sex"] if args.quick else ["adult-sex", "bank-age", "acs-race"])
+    if args.collapse:
+        runs = collapse_count(datasets, args.collapse, rounds, 0.02, args.fairgbm_python)
+        counts = {s: sum(r["collapsed"] for r in runs if r["system"] == s) for s in {r["system"] for r in runs}}
+        worst = {s: max(r["excess_loss"] for r in runs if r["system"] == s) for s in counts}
+        out = {"bench": "boosting-collapse", "date": utc_now(), "seeds": args.collapse, "rounds": rounds,
+               "datasets": datasets, "counts": counts, "worst_excess_loss": worst, "runs": runs,
+               "machine": machine_info(("numpy", "lightgbm"))}
+        md = (f"# Collapses at defaults (bench/boosting.py --collapse {args.collapse})\n\n"
+              f"{args.collapse} seeds per dataset ({', '.join(datasets)}), equal opportunity at 0.02, {rounds} trees. "
+              "A collapse: more than 2 pp of test accuracy lost beyond what group-aware post-processing of "
+              "LightGBM loses.\n\n" + markdown_table(
+                  ["system", "collapses", "runs", "worst excess loss"],
+                  [[s, counts[s], sum(r["system"] == s for r in runs), f"{worst[s]:+.4f}"] for s in sorted(counts)])
+              + "\n")
+        json_path, md_path = results_paths("boosting_collapse", quick=args.quick, out=args.out)
+        write_results(out, md, json_path, md_path)
+        print(md)
+        if args.json:
+            emit_json_line({k: out[k] for k in ("bench", "seeds", "counts", "worst_excess_loss")})
+        return
     rows = []
     for name in datasets:
         for goal in ("equal_opportunity", "demographic_parity"):
