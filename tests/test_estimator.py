@@ -542,3 +542,27 @@ def test_k_class_thresholded_solution_meets_the_goals_and_beats_the_m_stochastic
     assert ev_thr.max_violation <= 1e-9 and thr.feasibility_.feasible
     assert thr.feasibility_.solution == "thresholded"
     assert ev_thr.objective <= ev_mst.objective + 1e-9  # the m-stochastic support is among its candidates
+
+
+@pytest.mark.parametrize("backend", ["lightgbm", "xgboost"])
+def test_boosting_model_meets_parity_and_takes_learning_rate_as_shrinkage(backend):
+    pytest.importorskip(backend)
+    rng = np.random.default_rng(4)
+    n = 1500
+    g = np.where(rng.random(n) < 0.4, "b", "a")
+    X = np.column_stack([rng.normal(size=n), rng.normal(size=n), g == "b"])
+    y = (X[:, 0] + 0.8 * X[:, 2] + rng.normal(scale=0.5, size=n) > 0.5).astype(int)
+    est = RateConstrainedClassifier(goals=[rateopt.goals.demographic_parity("group", slack=0.02)], model="boosting",
+                                    backend=backend, n_iter=50, learning_rate=0.3, max_depth=3)
+    est.fit(X, y, groups={"group": g})
+    assert isinstance(est.classifier_, rateopt.BoostedMixture) and est.feasibility_.feasible
+    p = est.predict_proba(X)[:, 1]
+    assert abs(y[g == "a"].mean() - y[g == "b"].mean()) > 0.1  # the goal binds
+    for v in ("a", "b"):  # recounted: each group's expected positive rate within 0.02 of the overall one
+        assert abs(p[g == v].mean() - p.mean()) <= 0.02 + 1e-9
+    booster = est.result_.models[-1].booster
+    config = booster.booster.params if backend == "lightgbm" else __import__("json").loads(
+        booster.booster.save_config())["learner"]["gradient_booster"]["tree_train_param"]
+    assert float(config["learning_rate" if backend == "lightgbm" else "eta"]) == pytest.approx(0.3, rel=1e-7)  # float32
+    with pytest.raises(ValueError, match="l2, radius and fit_intercept are for linear and kernel models"):
+        RateConstrainedClassifier(model="boosting", l2=0.1).fit(X, y)

@@ -14,6 +14,7 @@ from ._io import load
 from ._predictors._linear import LinearClassifier, RampClassifier, StochasticClassifier
 from .core._config import get_config, show_config
 from ._demo import make_groups_dataset
+from ._predictors._boosted_mixture import BoostedMixture
 from ._predictors._ensembles import EstimatorMixture
 from ._methods._group_opt import (
     FoldedObjective,
@@ -38,6 +39,7 @@ from ._estimator import RateConstrainedClassifier
 from ._threshold_classifier import ThresholdClassifier
 from ._postprocess._certify import Certificate, GoalBound
 from ._postprocess._rule import ThresholdRule
+from ._predictors._boosting import BoostingModel
 from ._predictors._specs import KernelModel, LinearModel
 from ._compiler import CompiledProblem, Evaluation, MulticlassProblem, Problem
 from .metrics import MacroF1
@@ -146,6 +148,7 @@ __all__ = [
     # training
     "LinearModel",
     "KernelModel",
+    "BoostingModel",
     "kernel_block",
     "train",
     "TrainResult",
@@ -155,6 +158,7 @@ __all__ = [
     "LinearClassifier",
     "StochasticClassifier",
     "EstimatorMixture",
+    "BoostedMixture",
     "ThresholdClassifier",
     "ThresholdRule",
     "Certificate",

@@ -19,7 +19,7 @@ from ._predictors._linear import LinearClassifier
 from ._language._data import Dataset
 from ._language._validation import check_weights, class_labels, nullable_columns
 from ._utils._group_columns import split_group_columns
-from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, validate
+from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, train_params_for, validate
 from ._compiler._problem import Problem
 from ._language._classes import ClassDataset, class_positions
 from ._predictors._multiclass import MulticlassClassifier
@@ -123,9 +123,11 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         worse there than the iterates or any of them with a tuned threshold
         (exactly on small problems, up to 256 score bins per iterate when
         iterates x rows exceeds a million).
-    model : {"linear", "kernel"}, default="linear"
-        A linear model, or a kernel model (:class:`rateopt.KernelModel`) with
-        the parameters below.
+    model : {"linear", "kernel", "boosting"}, default="linear"
+        A linear model, a kernel model (:class:`rateopt.KernelModel`) with
+        the parameters below, or boosted trees (:class:`rateopt.BoostingModel`:
+        one tree per iteration, ``n_iter`` trees; ``learning_rate`` is then the
+        trees' shrinkage, default 0.1).
     fit_intercept : bool, default=True
         Whether the model has a trained intercept.
     radius : float, default=None
@@ -144,6 +146,14 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         ``n_components >= n_samples``: the exact kernel model).
     landmarks : {"uniform", "kmeans++"}, default="uniform"
         How landmarks are chosen.
+    backend : {"lightgbm", "xgboost"}, default="lightgbm"
+        Boosting library of ``model="boosting"`` (``pip install "rateopt[boosting]"``).
+    max_depth : int, default=6
+        Largest tree depth of ``model="boosting"``.
+    num_leaves : int, default=31
+        Largest number of leaves per tree of ``model="boosting"``.
+    min_child_weight : float, default=1e-3
+        Smallest Hessian sum in a leaf of ``model="boosting"``.
     l2 : float or "auto", default=0.0
         L2 regularization of the weights (the RKHS norm for kernel models);
         ``"auto"``: ``1 / (n ln 2)``, scikit-learn's ``LogisticRegression(C=1)``
@@ -240,7 +250,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, goals=(), *, group_columns=None, objective=None, method="auto", estimator=None,
                  solution=_D["solution"], model=_D["model"],
                  kernel=_D["kernel"], gamma=_D["gamma"], degree=_D["degree"], coef0=_D["coef0"],
-                 n_components=_D["n_components"], landmarks=_D["landmarks"], l2=_D["l2"],
+                 n_components=_D["n_components"], landmarks=_D["landmarks"], backend=_D["backend"],
+                 max_depth=_D["max_depth"], num_leaves=_D["num_leaves"], min_child_weight=_D["min_child_weight"],
+                 l2=_D["l2"],
                  fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
                  learning_rate=_D["learning_rate"], eta_lambda=_D["eta_lambda"], update=_D["update"],
                  lambda_init=_D["lambda_init"], lambda_floor=_D["lambda_floor"], lambda_radius=_D["lambda_radius"],
@@ -261,6 +273,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.n_components = n_components
         self.landmarks = landmarks
+        self.backend = backend
+        self.max_depth = max_depth
+        self.num_leaves = num_leaves
+        self.min_child_weight = min_child_weight
         self.l2 = l2
         self.fit_intercept = fit_intercept
         self.radius = radius
@@ -348,7 +364,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
         model = build_model(params, random_state=self.random_state)
-        train_params = {p.name: params[p.name] for p in TRAIN_PARAMS}
+        train_params = train_params_for(model, params)
         method = self.method
         X, groups = self._split_groups(X, groups)
         nullable_columns(X)  # pd.NA in a nullable column: refused naming the column, as Dataset does

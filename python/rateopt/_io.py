@@ -14,6 +14,7 @@ import os
 import re
 
 from ._methods._ramp_result import RAMP_RESULT_KIND, ramp_result_from_file
+from ._predictors._boosted_mixture import BOOSTED_FORMAT, boosted_mixture_from_file
 from ._predictors._linear import FORMAT_NAME, classifier_from_file
 from ._predictors._multiclass import MULTICLASS_FORMAT, multiclass_classifier_from_file
 from ._solutions._result import RESULT_FORMAT, result_from_file
@@ -38,6 +39,7 @@ READERS = {
     (RESULT_FORMAT, RAMP_RESULT_KIND): _ramp_result,  # seed 004's MM iterates carry their ramp records too
     (THRESHOLD_FORMAT, None): threshold_classifier_from_file,
     (MIXTURE_FORMAT, None): thresholded_mixture_from_file,
+    (BOOSTED_FORMAT, None): boosted_mixture_from_file,
 }
 
 #: The array members a reader may use; any other member of an archive is ignored.
@@ -45,7 +47,7 @@ _ARRAYS = frozenset((
     "weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers", "offsets",
     "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0",
     "val_Z", "val_z0", "ramp_atom_rates", "regularizers", "rule_start", "rule_edges", "rule_table", "support",
-    "plugin_costs", "plugin_probabilities"))
+    "plugin_costs", "plugin_probabilities", "booster", "prefix_lengths"))
 #: The compiled rows of metric constraint j (and of its validation copy): ``[val_]mc<j>_Z`` / ``_z0``.
 _METRIC_ARRAY = re.compile(r"(val_)?mc[0-9]{1,6}_(Z|z0)")
 
@@ -74,9 +76,10 @@ def load(path):
 
     Returns
     -------
-    LinearClassifier or StochasticClassifier or RampClassifier or TrainResult or RampMMResult
+    LinearClassifier or StochasticClassifier or RampClassifier or BoostedMixture or TrainResult or RampMMResult
         The classifier, with its kernel feature map for a kernel model, or the
-        training result.
+        training result. A :class:`~rateopt.BoostedMixture` needs its backend
+        (``rateopt[boosting]``) to load.
 
     Raises
     ------

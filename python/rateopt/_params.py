@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
+from ._predictors._boosting import BACKENDS, BoostingModel
 from ._predictors._nystroem import KERNELS
 from ._predictors._specs import KernelModel, LinearModel, check_l2
 from ._solutions._result import SOLUTION_ALIASES, SOLUTION_KINDS
@@ -133,8 +134,9 @@ def _check_oracle(name, value):
 
 
 MODEL_PARAMS = (
-    Param("model", "linear", lambda n, v: check_choice(n, v, ("linear", "kernel")),
-          "A linear model, or a kernel model (Nystroem features) with the parameters below."),
+    Param("model", "linear", lambda n, v: check_choice(n, v, ("linear", "kernel", "boosting")),
+          "A linear model, a kernel model (Nystroem features), or boosted trees (one tree per iteration; "
+          "learning_rate is then the trees' shrinkage, default 0.1), with the parameters below."),
     Param("kernel", "rbf", lambda n, v: check_choice(n, v, KERNELS), "Kernel of model='kernel'."),
     Param("gamma", None, lambda n, v: check_positive(n, v, allow_none=True),
           "Kernel width (None: 1 / n_features)."),
@@ -144,6 +146,11 @@ MODEL_PARAMS = (
           "Landmarks of the Nystroem approximation (all rows when >= n_samples: the exact kernel model)."),
     Param("landmarks", "uniform", lambda n, v: check_choice(n, v, ("uniform", "kmeans++")),
           "How landmarks are chosen."),
+    Param("backend", "lightgbm", lambda n, v: check_choice(n, v, tuple(BACKENDS)),
+          "Boosting library of model='boosting' (the rateopt[boosting] extra)."),
+    Param("max_depth", 6, lambda n, v: check_int(n, v, -1), "Largest tree depth of model='boosting'."),
+    Param("num_leaves", 31, lambda n, v: check_int(n, v, 2), "Largest number of leaves per tree of model='boosting'."),
+    Param("min_child_weight", 1e-3, check_nonnegative, "Smallest Hessian sum in a leaf of model='boosting'."),
     Param("l2", 0.0, lambda n, v: _check_l2(n, v),
           "L2 regularization of the weights (the RKHS norm for kernel models); 'auto': 1 / (n ln 2), n the "
           "training rows (scikit-learn's LogisticRegression(C=1) strength for rateopt's logistic loss in bits)."),
@@ -173,13 +180,33 @@ def validate(table, values):
 
 
 def build_model(values, random_state=None):
-    """A :class:`LinearModel` or :class:`KernelModel` from :data:`MODEL_PARAMS` values (validated here)."""
+    """A :class:`LinearModel`, :class:`KernelModel` or :class:`BoostingModel` from :data:`MODEL_PARAMS` values.
+
+    ``values`` are validated here. For ``model="boosting"`` the training parameter ``learning_rate``
+    (in ``values``, None: 0.1) is the trees' shrinkage: :func:`train_params_for` leaves it out of the
+    training parameters.
+    """
     v = validate(MODEL_PARAMS, values)
+    if v["model"] == "boosting":
+        if v["l2"] != 0.0 or v["radius"] is not None or not v["fit_intercept"]:
+            raise ValueError("l2, radius and fit_intercept are for linear and kernel models: model='boosting' "
+                             "regularizes with its trees' parameters")
+        rate = values.get("learning_rate")
+        return BoostingModel(v["backend"], learning_rate=0.1 if rate is None else rate, max_depth=v["max_depth"],
+                             num_leaves=v["num_leaves"], min_child_weight=v["min_child_weight"])
     if v["model"] == "kernel":
         return KernelModel(kernel=v["kernel"], gamma=v["gamma"], degree=v["degree"], coef0=v["coef0"],
                            n_components=v["n_components"], landmarks=v["landmarks"], l2=v["l2"],
                            fit_intercept=v["fit_intercept"], radius=v["radius"], random_state=random_state)
     return LinearModel(l2=v["l2"], fit_intercept=v["fit_intercept"], radius=v["radius"])
+
+
+def train_params_for(model, values):
+    """The training parameters in ``values`` (a dict of :data:`TRAIN_PARAMS` names) for ``model``: all of
+    them, but a boosted model's ``learning_rate``, which is its shrinkage (:func:`build_model`)."""
+    train_names = {p.name for p in TRAIN_PARAMS}
+    return {k: v for k, v in values.items() if k in train_names
+            and not (k == "learning_rate" and isinstance(model, BoostingModel))}
 
 
 #: The parameters every game's training reads (the driver's); the others are

@@ -26,7 +26,8 @@ import dataclasses
 import numpy as np
 
 from . import core
-from ._params import train_settings
+from ._params import TRAIN_PARAMS, defaults, train_settings
+from ._predictors._boosting import BoostingModel
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._predictors._scoring import feature_names_of
 from ._solutions._result import (
@@ -38,6 +39,7 @@ from ._solutions._result import (
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
 from ._compiler import is_class_problem
+from ._training._boosting import BoostingPass, BoostingPlayer
 from ._training._class_spec import class_spec_from_problem
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
@@ -219,6 +221,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     """
     method, game_cls = _resolve_method(problem, method)
     model = resolve_model(problem, model)
+    boosting = isinstance(model, BoostingModel)
+    if boosting:
+        params = _boosting_params(model, game_cls, is_class_problem(problem), params)
     settings = train_settings(game_cls, model, class_problem=is_class_problem(problem), **params)
     spec, val_spec, feature_map = prepare_specs(problem, validation, model, settings.n_threads)
     if settings.l2 == "auto":
@@ -238,6 +243,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
                              "linear models")
         check_resumable(resume, game_cls, spec)
     game = game_cls(players_spec, settings)
+    if boosting:
+        _refuse_for_boosting(spec, val_spec, init=init, resume=resume, checkpoint=checkpoint)
+        game.model_player = BoostingPlayer(players_spec, model, settings)  # one tree per step
     if init is not None:
         _warm_start(game, init)
     if resume is not None:
@@ -262,7 +270,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
                              "rateopt's pickle-free files cannot store")
         callback = Checkpoint(checkpoint, lambda: recorder.result(method, feature_map, settings), resume, callback)
     bar = _progress(settings.verbose, settings.n_iter)
-    if settings.loop != "python" and refusal is None:
+    if boosting:
+        _run_boosting_loop(game, settings, recorder, callback, bar)
+    elif settings.loop != "python" and refusal is None:
         _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar)
     else:
         _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, recorder, callback, bar,
@@ -321,6 +331,77 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
         if stop:
             break
         game.step(result)
+
+
+def _run_boosting_loop(game, settings, recorder, callback, bar):
+    """The driver for a :class:`~rateopt.BoostingModel`: iterate ``t`` is the ensemble of the first ``t`` trees.
+
+    Each iteration measures the current ensemble's 0-1 rates from the scores its
+    player keeps, records the prefix (recording costs no copy of the trees),
+    and lets the game step: the multipliers on the rates, the model player by
+    one tree on the proxy Lagrangian's per-row derivatives. ``n_iter`` trees
+    give ``n_iter + 1`` iterates, from the empty ensemble (every score 0) to
+    the whole booster.
+    """
+    player, T = game.model_player, settings.n_iter
+    for t in range(T + 1):
+        rates = player.rates()
+        stop = False
+        if t % settings.record_every == 0 or t == T:
+            info = recorder.record(t, np.zeros(0), 0.0, game.multipliers(), rates, model=player.prefix())
+            stop = callback is not None and bool(callback(t, info))
+        if bar is not None and t:
+            bar.update(1)
+        if stop or t == T:
+            break
+        game.step(BoostingPass(rates, player.derivatives(game.combinations())))
+
+
+#: The training parameters of a linear model player that a boosted model sets on itself, or does without.
+_BOOSTING_REFUSED = {
+    "learning_rate": "set BoostingModel(learning_rate=...): the trees' shrinkage",
+    "optimizer": "trees are grown by the backend, not by a gradient optimizer",
+    "margin": "the trees train on the logistic proxy, which has no margin",
+    "proxy": "the trees train on the logistic proxy (a Hessian is needed)",
+    "batch_size": "every tree is grown on all training rows",
+}
+
+
+def _boosting_params(model, game_cls, class_problem, params):
+    """``params`` for a boosted model: ``n_iter`` from ``n_rounds``, every iterate recorded, refusals."""
+    if class_problem:
+        raise ValueError("BoostingModel trains two-class problems only; K-class goals train a LinearModel or "
+                         "a KernelModel")
+    if "oracle" in game_cls.reads:
+        raise ValueError(f"method={game_cls.name!r} does not train a model player on the proxy Lagrangian: "
+                         "BoostingModel trains with 'proxy-swap' (the default), 'proxy-external', 'lagrangian', "
+                         "'three-player' or 'unconstrained'")
+    table = defaults(TRAIN_PARAMS)
+    given = sorted(name for name in _BOOSTING_REFUSED if params.get(name, table[name]) != table[name])
+    if given:
+        raise ValueError(f"BoostingModel does not use {given}: "
+                         + "; ".join(f"{name}: {_BOOSTING_REFUSED[name]}" for name in given))
+    params = dict(params)
+    if model.n_rounds is not None:
+        if params.get("n_iter") is not None and params["n_iter"] != model.n_rounds:
+            raise ValueError(f"n_iter={params['n_iter']!r} and BoostingModel(n_rounds={model.n_rounds}) disagree: "
+                             "one tree is grown per iteration; give the number once")
+        params["n_iter"] = model.n_rounds
+    if params.get("record_every") is None:
+        params["record_every"] = 1  # a prefix is free to record, and its rates are measured anyway
+    return params
+
+
+def _refuse_for_boosting(spec, val_spec, *, init, resume, checkpoint):
+    """What the boosted model player cannot do, refused before any tree is grown."""
+    if init is not None or resume is not None or checkpoint is not None:
+        raise ValueError("BoostingModel: init, resume and checkpoint are for linear models (a booster is not "
+                         "stored in rateopt's result files)")
+    if spec.n_offsets:
+        raise ValueError("BoostingModel cannot train the thresholds of ROC-AUC goals (offset atoms)")
+    remote = [blk.name for blk in spec.blocks if type(blk) is not Block]
+    if remote:
+        raise ValueError(f"BoostingModel trains on rows in this process; the datasets {remote} are not")
 
 
 #: Minibatch rows drawn per core call (the rows of later iterations are drawn before the next call).
@@ -524,8 +605,11 @@ def resolve_model(problem, model):
     reg = getattr(problem, "regularization", None)
     if model is None:
         return LinearModel(l2=reg or 0.0)
-    if not isinstance(model, (LinearModel, KernelModel)):
-        raise TypeError(f"model must be a LinearModel or a KernelModel, got {type(model).__name__}")
+    if not isinstance(model, (LinearModel, KernelModel, BoostingModel)):
+        raise TypeError(f"model must be a LinearModel, a KernelModel or a BoostingModel, got {type(model).__name__}")
+    if reg is not None and isinstance(model, BoostingModel):
+        raise ValueError(f"problem.regularization={reg!r} is an L2 strength for linear models: regularize a "
+                         "BoostingModel with its backend's params (e.g. lambda_l2)")
     if reg is not None and model.l2 != reg:
         raise ValueError(f"problem.regularization={reg!r} and model.l2={model.l2!r} disagree: "
                          "state the L2 strength once (on the model, or on the problem with model=None)")

@@ -1203,3 +1203,24 @@ def test_seed_makes_a_kernel_fit_reproducible(arity, tmp_path):
         P[name] = rateopt.load(tmp_path / f"{name}.npz").predict_proba(_encode(cols, enc))
     np.testing.assert_array_equal(P["a"], P["b"])
     assert not np.allclose(P["a"], P["c"])  # other landmarks: another model
+
+
+def test_fit_boosting_from_the_goals_file_and_predict(work, tmp_path, capsys):
+    pytest.importorskip("lightgbm")
+    d, cols = work
+    (tmp_path / "b.toml").write_text('objective = "error"\n\n[train]\nmodel = "boosting"\nn_iter = 40\n'
+                                     'learning_rate = 0.2\nmax_depth = 3\n\n[[goals]]\n'
+                                     'recipe = "demographic_parity"\ngroup = "group"\nslack = 0.02\n')
+    assert main(["--quiet", "fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                 str(tmp_path / "b.toml"), "--out", str(tmp_path / "m.npz")]) == 0
+    clf = rateopt.load(tmp_path / "m.npz")
+    assert isinstance(clf, rateopt.BoostedMixture) and max(clf.prefix_lengths_) <= 40
+    assert clf.booster.booster.params["learning_rate"] == 0.2  # [train]'s learning_rate is the trees' shrinkage
+    assert main(["--quiet", "predict", str(tmp_path / "m.npz"), str(d / "train.csv"), "--out",
+                 str(tmp_path / "p.csv"), "--proba"]) == 0
+    with open(tmp_path / "p.csv") as f:
+        got = np.array([float(r["proba"]) for r in csv.DictReader(f)])
+    enc = json.loads((tmp_path / "m.rateopt.json").read_text())["encoding"]
+    np.testing.assert_allclose(got, clf.predict_proba(_encode(cols, enc))[:, 1], atol=1e-12)
+    for g in ("A", "B"):  # the goal, recounted from the written probabilities
+        assert abs(got[cols["group"] == g].mean() - got.mean()) <= 0.02 + 1e-9

@@ -32,7 +32,7 @@ import numpy as np
 from .._postprocess._class_mixture import thresholded_from_iterates
 from .._postprocess._mixture import fit_thresholded_mixture
 from .._postprocess._rule import check_n_bins
-from .._predictors._ensembles import EstimatorMixture
+from .._predictors._boosted_mixture import models_mixture
 from .._predictors._linear import LinearClassifier, StochasticClassifier
 from .._predictors._multiclass import MulticlassClassifier
 from ..exceptions import RateoptError
@@ -319,13 +319,15 @@ class TrainResult:
 
         Returns
         -------
-        LinearClassifier, StochasticClassifier, MulticlassClassifier or EstimatorMixture
+        LinearClassifier, StochasticClassifier, MulticlassClassifier, EstimatorMixture or BoostedMixture
             A linear classifier for ``"best"`` and ``"last"``; a mixture of the
             support models otherwise (every iterate for ``"T-stochastic"``).
             K classes: a :class:`~rateopt.MulticlassClassifier` (of one model
             for ``"best"`` and ``"last"``). When the iterates are fitted
             estimators (an estimator oracle), an :class:`~rateopt.EstimatorMixture`
-            (of one model for ``"best"`` and ``"last"``).
+            (of one model for ``"best"`` and ``"last"``); when they are prefixes
+            of one booster (a :class:`~rateopt.BoostingModel`), a
+            :class:`~rateopt.BoostedMixture`.
         """
         kind = canonical_kind(kind)
         if kind in ("thresholded", "certified"):
@@ -340,8 +342,7 @@ class TrainResult:
             return self.solution_of_iterate(int(np.flatnonzero(p)[0]))
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
         if self.models is not None:
-            n_features = self.models[0].n_features_in_
-            return EstimatorMixture([self.models[t] for t in s], p[s], n_features)
+            return models_mixture([self.models[t] for t in s], p[s])
         if self.classes is not None:
             return MulticlassClassifier(self.weights[s], self.biases[s], p[s], classes=self.classes,
                                         feature_map=self.feature_map, feature_names=self.feature_names)
@@ -353,10 +354,10 @@ class TrainResult:
 
         Returns
         -------
-        LinearClassifier, MulticlassClassifier or EstimatorMixture
+        LinearClassifier, MulticlassClassifier, EstimatorMixture or BoostedMixture
         """
         if self.models is not None:
-            return EstimatorMixture([self.models[t]], [1.0], self.models[t].n_features_in_)
+            return models_mixture([self.models[t]], [1.0])
         if self.classes is not None:
             return MulticlassClassifier(self.weights[t:t + 1], self.biases[t:t + 1], np.ones(1), classes=self.classes,
                                         feature_map=self.feature_map, feature_names=self.feature_names)

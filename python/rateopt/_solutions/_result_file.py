@@ -19,6 +19,8 @@ import math
 import numpy as np
 
 from .._compiler._compiled import MetricConstraintRows, MetricRows
+from .._predictors._boosted_mixture import booster_from_file, booster_of, booster_payload, prefix_lengths_from_file
+from .._predictors._boosting import BoosterPrefix
 from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
 from .._predictors._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
 from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
@@ -38,7 +40,8 @@ def write_result(path, meta, arrays):
 
 def result_payload(result):
     """The JSON metadata and the arrays a :class:`~rateopt.TrainResult` saves."""
-    if result.models is not None:
+    booster = None if result.models is None else booster_of(result.models)
+    if result.models is not None and booster is None:
         raise RateoptError("this result's iterates are scikit-learn estimators (an estimator oracle), which "
                            "rateopt's pickle-free files cannot store; save the estimators with their own format")
     for rmap in (result.rate_map, result.val_rate_map):
@@ -62,6 +65,10 @@ def result_payload(result):
               **_metric_arrays(result.rate_map, "")}
     if result.offsets is not None:
         arrays["offsets"] = result.offsets
+    if booster is not None:  # a boosted run: its iterates are prefixes of one booster, stored once
+        lengths = np.array([m.n_trees for m in result.models], dtype=np.int64)
+        meta["boosting"], trees = booster_payload(booster, int(lengths.max()), result.models[0].n_features_in_)
+        arrays.update(trees, prefix_lengths=lengths)
     if result.val_rate_map is not None:
         arrays.update(val_atom_rates=result.val_atom_rates, val_c0=result.val_rate_map.c0,
                       val_C=result.val_rate_map.C, val_kappa=result.val_rate_map.kappa,
@@ -191,8 +198,16 @@ def result_fields_from_file(meta, arrays, path):
                   atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                   feature_map=fmap, settings=settings,
                   offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None,
-                  classes=classes,
-                  feature_names=feature_names_from_meta(meta, d if fmap is None else fmap.n_features_in_, path))
+                  classes=classes)
+    n_columns = d if fmap is None else fmap.n_features_in_
+    boosting = meta.get("boosting")
+    if boosting is not None:  # the iterates are prefixes of the stored booster
+        if not isinstance(boosting, dict):
+            raise damaged(path, "metadata.boosting", f"is {boosting!r}, expected a dict")
+        booster, n_columns = booster_from_file(boosting, arrays, path, where="metadata.boosting.")
+        lengths = prefix_lengths_from_file(arrays, path, booster, n=T)
+        fields["models"] = [BoosterPrefix(booster, t, n_columns) for t in lengths]
+    fields["feature_names"] = feature_names_from_meta(meta, n_columns, path)
     return fields
 
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from .._methods._sweep import sweep
-from .._params import SOLUTION_PARAMS, validate
+from .._params import SOLUTION_PARAMS, train_params_for, validate
 from .._utils._atomic import AtomicFiles
 from .._utils._validation import check_int
 from .._version import __version__
@@ -72,7 +72,8 @@ def fit(args):
         raise InputError("--sweep retrains at each value and reports mixtures of the records; use another "
                          "solution than \"thresholded\" with --sweep")
     problem = build_problem(spec, others, train_tab)
-    model = seeded_model(model_params, args.seed)
+    model = seeded_model({**model_params, **{k: v for k, v in train_params.items() if k == "learning_rate"}}, args.seed)
+    train_params = train_params_for(model, train_params)  # a boosted model's learning_rate is its shrinkage
     try:
         n_iter = check_int("n_iter", train_params.get("n_iter"), 1, allow_none=True)
     except ValueError as exc:

@@ -1,0 +1,224 @@
+"""The solution of a boosted run: a mixture of prefixes of one booster, saved with the trees it needs.
+
+A :class:`BoostedMixture` classifies each row by one prefix of the booster,
+drawn with the same row-keyed uniforms as every rateopt mixture
+(:mod:`rateopt._predictors._draws`), so a row's decision does not depend on its
+batch. Its file (format :data:`BOOSTED_FORMAT`) holds the first
+``max(prefix_lengths)`` trees in the backend's own text or JSON model format,
+the prefix lengths and the probabilities; the metadata record the SHA-256 of
+the trees, checked on load, so a truncated or edited file is refused before
+the backend parses it. Nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._boosting import BACKENDS, BOOSTERS, BoosterPrefix
+from ._draws import mixture_draws, mixture_proba
+from ._ensembles import EstimatorMixture
+from ._linear import BINARY_CLASSES
+from ..core import FeatureMatrix
+from .._utils._archive import damaged, write_archive
+from ..exceptions import RateoptError
+
+__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
+           "booster_of", "models_mixture", "prefix_lengths_from_file"]
+
+#: The format name of a boosted model file.
+BOOSTED_FORMAT = "rateopt-boosted-model"
+
+
+class BoostedMixture:
+    """A mixture of prefixes of one boosted ensemble; each row is classified by one drawn prefix.
+
+    Parameters
+    ----------
+    booster : object
+        The backend's booster adapter (``raw_scores(X, n_trees)``, ``to_bytes(n_trees)``).
+    prefix_lengths : array-like of int of shape (n_models,)
+        The number of trees of each support prefix (0: the empty ensemble,
+        whose score is 0 and whose decision is positive).
+    probabilities : array-like of shape (n_models,)
+        Mixture probabilities (non-negative, summing to 1).
+    n_features : int
+        Width of the inputs.
+
+    Notes
+    -----
+    A prefix decides positive iff its raw score is ``>= 0``.
+    :meth:`predict_proba` is the exact probability of each decision;
+    :meth:`predict` draws one prefix per row.
+    """
+
+    kind = "boosted-mixture"
+    classes_ = BINARY_CLASSES
+
+    def __init__(self, booster, prefix_lengths, probabilities, n_features):
+        lengths = np.asarray(prefix_lengths)
+        p = np.array(probabilities, dtype=np.float64).reshape(-1)
+        if lengths.ndim != 1 or lengths.shape[0] < 1 or lengths.dtype.kind not in "iu":
+            raise ValueError("prefix_lengths must be a non-empty 1-D array of integers")
+        if np.any(lengths < 0) or np.any(lengths > booster.n_trees):
+            raise ValueError(f"prefix_lengths must be in [0, {booster.n_trees}] (the booster's trees)")
+        if p.shape != lengths.shape:
+            raise ValueError("prefix_lengths and probabilities must describe the same number of models")
+        if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+            raise ValueError("probabilities must be finite, non-negative and sum to 1")
+        self.booster = booster
+        self.prefix_lengths_ = lengths.astype(np.int64)
+        self.probabilities_ = p
+        self.n_features_in_ = int(n_features)
+
+    @property
+    def backend(self):
+        """The boosting library: ``"lightgbm"`` or ``"xgboost"``."""
+        return self.booster.backend
+
+    @property
+    def n_models(self):
+        """Number of support prefixes."""
+        return int(self.prefix_lengths_.shape[0])
+
+    def _features(self, X):
+        Xm = FeatureMatrix(X)
+        if Xm.n_features != self.n_features_in_:
+            raise RateoptError(f"X has {Xm.n_features} features, but the model was trained with "
+                               f"{self.n_features_in_}")
+        return Xm
+
+    def decision_function(self, X):
+        """Every support prefix's raw score, shape (n_samples, n_models)."""
+        data = self._features(X).data
+        data = sp.csr_matrix(data) if sp.issparse(data) else data
+        return np.column_stack([self.booster.raw_scores(data, int(t)) for t in self.prefix_lengths_])
+
+    def predict_proba(self, X):
+        """Probability of each decision (exact; unanimous rows are 0 or 1).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            ``[1 - p, p]`` with ``p`` the probability of a positive decision.
+        """
+        return mixture_proba((self.decision_function(X) >= 0).astype(np.int64), self.probabilities_, 2)
+
+    def predict(self, X, random_state=0, row_key=None):
+        """Sampled 0/1 decisions, one support prefix drawn per row.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        random_state : int, default=0
+            Seed of the draws.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (see :meth:`rateopt.StochasticClassifier.predict`).
+
+        Returns
+        -------
+        ndarray of int of shape (n_samples,)
+        """
+        votes = (self.decision_function(X) >= 0).astype(np.int64)
+        return mixture_draws(votes, self.probabilities_, self._features(X).data, random_state, row_key)
+
+    def save(self, path):
+        """Save to ``path`` (``.npz``; no pickle): the trees up to the longest prefix. See :func:`rateopt.load`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        """
+        meta, arrays = booster_payload(self.booster, int(self.prefix_lengths_.max()), self.n_features_in_)
+        write_archive(path, {"kind": self.kind, **meta},
+                      {**arrays, "prefix_lengths": self.prefix_lengths_, "probabilities": self.probabilities_},
+                      BOOSTED_FORMAT)
+
+    def __repr__(self):
+        return (f"BoostedMixture(backend={self.backend!r}, n_models={self.n_models}, "
+                f"prefix_lengths={self.prefix_lengths_.tolist()})")
+
+
+def booster_payload(booster, n_trees, n_features):
+    """The metadata and arrays that store a booster's first ``n_trees`` trees (read by :func:`booster_from_file`)."""
+    trees = booster.to_bytes(n_trees)
+    meta = {"backend": booster.backend, "n_features": int(n_features),
+            "booster_sha256": hashlib.sha256(trees).hexdigest()}
+    return meta, {"booster": np.frombuffer(trees, dtype=np.uint8)}
+
+
+def booster_from_file(meta, arrays, path, where="metadata."):
+    """``(booster, n_features)`` of :func:`booster_payload`'s fields, every one validated before the backend
+    parses the trees."""
+    backend = meta.get("backend")
+    if backend not in BACKENDS:
+        raise damaged(path, where + "backend", f"is {backend!r}, expected one of {sorted(BACKENDS)}")
+    n_features = meta.get("n_features")
+    if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
+        raise damaged(path, where + "n_features", f"is {n_features!r}, expected an integer >= 1")
+    if "booster" not in arrays:
+        raise damaged(path, "booster", "is missing")
+    raw = arrays["booster"]
+    if raw.dtype != np.uint8 or raw.ndim != 1 or raw.shape[0] == 0:
+        raise damaged(path, "booster", "must be a non-empty 1-D array of bytes")
+    trees = raw.tobytes()
+    if hashlib.sha256(trees).hexdigest() != meta.get("booster_sha256"):
+        raise damaged(path, "booster", f"does not match {where}booster_sha256 (the trees were changed or cut)")
+    try:
+        booster = BOOSTERS[backend].from_bytes(trees)
+    except RateoptError:
+        raise
+    except Exception as exc:  # the backend's own parse error, whatever its type
+        raise damaged(path, "booster", f"is not a {backend} model ({type(exc).__name__})") from None
+    return booster, n_features
+
+
+def prefix_lengths_from_file(arrays, path, booster, n=None):
+    """Validated prefix lengths: integers in [0, the booster's trees], ``n`` of them when given."""
+    if "prefix_lengths" not in arrays:
+        raise damaged(path, "prefix_lengths", "is missing")
+    lengths = arrays["prefix_lengths"]
+    if lengths.dtype.kind not in "iu" or lengths.ndim != 1 or lengths.shape[0] < 1 \
+            or (n is not None and lengths.shape[0] != n):
+        raise damaged(path, "prefix_lengths", "must be a 1-D array of integers, one per model"
+                      + ("" if n is None else f" ({n})"))
+    if np.any(lengths < 0) or np.any(lengths > booster.n_trees):
+        raise damaged(path, "prefix_lengths", f"must be in [0, {booster.n_trees}] (the trees in the file)")
+    return lengths.astype(np.int64)
+
+
+def boosted_mixture_from_file(meta, arrays, path):
+    """Rebuild a :class:`BoostedMixture` saved under :data:`BOOSTED_FORMAT` (every field validated)."""
+    if meta.get("kind") != BoostedMixture.kind:
+        raise RateoptError(f"{path!r} holds an unknown boosted model kind {meta.get('kind')!r}")
+    booster, n_features = booster_from_file(meta, arrays, path)
+    lengths = prefix_lengths_from_file(arrays, path, booster)
+    p = arrays.get("probabilities")
+    if p is None:
+        raise damaged(path, "probabilities", "is missing")
+    if p.dtype.kind != "f" or p.shape != lengths.shape or not np.all(np.isfinite(p)) or np.any(p < 0) \
+            or abs(float(p.sum()) - 1.0) > 1e-9:
+        raise damaged(path, "probabilities", "must be finite, non-negative, sum to 1 and have one entry per prefix")
+    return BoostedMixture(booster, lengths, p, n_features)
+
+
+def models_mixture(models, probabilities):
+    """The mixture of classifier iterates: a :class:`BoostedMixture` of prefixes of one booster, or else an
+    :class:`~rateopt._predictors._ensembles.EstimatorMixture` of fitted estimators."""
+    if booster_of(models) is not None:
+        return BoostedMixture(models[0].booster, [m.n_trees for m in models], probabilities,
+                              models[0].n_features_in_)
+    return EstimatorMixture(models, probabilities, models[0].n_features_in_)
+
+
+def booster_of(models):
+    """The one booster whose prefixes ``models`` all are, or None (fitted estimators, or several boosters)."""
+    if models and all(isinstance(m, BoosterPrefix) for m in models) and len({id(m.booster) for m in models}) == 1:
+        return models[0].booster
+    return None

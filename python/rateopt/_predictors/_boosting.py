@@ -1,0 +1,278 @@
+"""Boosted trees as a model kind: :class:`BoostingModel`, its backends, and the prefixes it records.
+
+The rate-constrained game runs *inside* boosting (FairGBM's setting, Cruz et al.,
+ICLR 2023, on the proxy-Lagrangian game of Cotter et al., JMLR 2019): each
+iteration of :func:`rateopt.train` grows one tree on the per-row gradient and
+Hessian of the proxy Lagrangian, through the backend's custom-objective entry
+point (LightGBM's ``Booster.update(fobj=...)``, XGBoost's ``Booster.boost``).
+The iterates are the booster's prefixes: iterate ``t`` is the ensemble of its
+first ``t`` trees, which either backend predicts without copying the model
+(``num_iteration=t``, ``iteration_range=(0, t)``). A solution mixes at most
+m+1 prefixes of one booster.
+
+The backends are optional (``pip install "rateopt[boosting]"``) and imported
+only when a :class:`BoostingModel` starts training.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import RateoptError
+
+__all__ = ["BoostingModel", "BoosterPrefix", "BACKENDS", "BOOSTERS"]
+
+#: The supported backends and the package each needs.
+BACKENDS = {"lightgbm": "lightgbm", "xgboost": "xgboost"}
+
+
+def _import_backend(backend):
+    try:
+        return __import__(BACKENDS[backend])
+    except ImportError:
+        raise RateoptError(f"BoostingModel(backend={backend!r}) needs the {BACKENDS[backend]} package: "
+                           'python -m pip install "rateopt[boosting]"') from None
+
+
+def _seed(random_state):
+    """The backend's 31-bit seed of a run's ``random_state`` (None: 0, the backends' own default)."""
+    return 0 if random_state is None else int(random_state) % (2**31)
+
+
+class BoostingModel:
+    """Gradient-boosted trees trained by the rate-constrained game, one tree per iteration.
+
+    Pass it as ``rateopt.train(problem, BoostingModel(...))``. Each training
+    iteration grows one tree on the gradient and Hessian of the proxy
+    Lagrangian (the objective and the multiplier-weighted constraints, each
+    rate's indicator replaced by the logistic upper bound, so that the
+    Hessian exists), while the multipliers see the true 0-1 rates of the
+    current ensemble. This differs from ``oracle=EstimatorOracle(LGBMClassifier())``,
+    which retrains a whole model at every step: here the game costs one
+    boosting run.
+
+    Parameters
+    ----------
+    backend : {"lightgbm", "xgboost"}, default="lightgbm"
+        The boosting library.
+    n_rounds : int or None, default=None
+        Number of trees, one per iteration: sets ``n_iter`` of
+        :func:`rateopt.train` (giving both with different values is refused).
+        None: the training method's ``n_iter``. The run records ``n_rounds + 1``
+        iterates: iterate ``t`` is the ensemble of the first ``t`` trees (the
+        first is the empty ensemble, every score 0).
+    learning_rate : float, default=0.1
+        The shrinkage of each tree (the backend's ``learning_rate``/``eta``).
+    max_depth : int, default=6
+        Largest tree depth (``-1``: no limit, LightGBM only).
+    num_leaves : int, default=31
+        Largest number of leaves per tree (LightGBM's ``num_leaves``; XGBoost's
+        ``max_leaves``).
+    min_child_weight : float, default=1e-3
+        Smallest Hessian sum in a leaf.
+    params : dict or None, default=None
+        Further backend parameters, passed through unchanged (e.g.
+        ``{"feature_fraction": 0.8}``); they may not set the objective.
+
+    Notes
+    -----
+    The model has no L2 penalty on a weight vector (``l2 = 0``); regularize
+    with the backend's own parameters (``lambda_l2``/``lambda``). Training
+    needs the groups only on the training data: prediction is group-blind
+    unless the groups are features.
+    """
+
+    #: A boosted model has no weight vector to penalize or project (the driver's model fields).
+    l2 = 0.0
+    radius = None
+    fit_intercept = True
+
+    def __init__(self, backend="lightgbm", n_rounds=None, *, learning_rate=0.1, max_depth=6, num_leaves=31,
+                 min_child_weight=1e-3, params=None):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
+        if n_rounds is not None and (isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer))
+                                     or n_rounds < 1):
+            raise ValueError(f"n_rounds must be a positive integer or None, got {n_rounds!r}")
+        if not (isinstance(learning_rate, (int, float, np.floating)) and not isinstance(learning_rate, bool)
+                and 0 < float(learning_rate) <= 1):
+            raise ValueError(f"learning_rate must be in (0, 1], got {learning_rate!r}")
+        if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or not (
+                max_depth >= 1 or (max_depth == -1 and backend == "lightgbm")):
+            raise ValueError(f"max_depth must be a positive integer (or -1 with lightgbm), got {max_depth!r}")
+        if isinstance(num_leaves, bool) or not isinstance(num_leaves, (int, np.integer)) or num_leaves < 2:
+            raise ValueError(f"num_leaves must be an integer >= 2, got {num_leaves!r}")
+        if not (isinstance(min_child_weight, (int, float, np.floating)) and not isinstance(min_child_weight, bool)
+                and np.isfinite(min_child_weight) and min_child_weight >= 0):
+            raise ValueError(f"min_child_weight must be a finite number >= 0, got {min_child_weight!r}")
+        params = {} if params is None else dict(params)
+        taken = {"objective", "obj", "objective_type", "application", "app", "loss", "fobj"} & set(params)
+        if taken:
+            raise ValueError(f"params may not set {sorted(taken)}: the objective is the game's proxy Lagrangian")
+        self.backend = backend
+        self.n_rounds = None if n_rounds is None else int(n_rounds)
+        self.learning_rate = float(learning_rate)
+        self.max_depth = int(max_depth)
+        self.num_leaves = int(num_leaves)
+        self.min_child_weight = float(min_child_weight)
+        self.params = params
+
+    def __repr__(self):
+        return (f"BoostingModel(backend={self.backend!r}, n_rounds={self.n_rounds}, learning_rate="
+                f"{self.learning_rate}, max_depth={self.max_depth}, num_leaves={self.num_leaves}, "
+                f"min_child_weight={self.min_child_weight}, params={self.params})")
+
+    def start(self, X, *, n_threads, random_state):
+        """A booster with no tree on the training rows ``X`` (the backend's adapter in :data:`BOOSTERS`)."""
+        return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state)
+
+
+class _LightGBMBooster:
+    """A LightGBM booster: grown a tree at a time from given gradients and Hessians, or loaded."""
+
+    backend = "lightgbm"
+
+    def __init__(self, booster):
+        self.booster = booster
+        self.n_trees = booster.current_iteration()
+
+    @classmethod
+    def start(cls, model, X, *, n_threads, random_state):
+        """A booster with no tree on the training rows ``X``."""
+        lgb = _import_backend("lightgbm")
+        params = {"objective": "none", "learning_rate": model.learning_rate, "max_depth": model.max_depth,
+                  "num_leaves": model.num_leaves, "min_sum_hessian_in_leaf": model.min_child_weight,
+                  "num_threads": int(n_threads), "seed": _seed(random_state), "deterministic": True,
+                  "verbosity": -1, "boost_from_average": False, **model.params}
+        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0]), params={"verbosity": -1}, free_raw_data=False)
+        return cls(lgb.Booster(params=params, train_set=train_set))
+
+    @classmethod
+    def from_bytes(cls, data):
+        """A booster from :meth:`to_bytes`'s output (LightGBM's text model format)."""
+        lgb = _import_backend("lightgbm")
+        return cls(lgb.Booster(model_str=bytes(data).decode("utf-8")))
+
+    def to_bytes(self, n_trees):
+        """The first ``n_trees`` trees in LightGBM's text model format."""
+        return self.booster.model_to_string(num_iteration=max(int(n_trees), 1)).encode("utf-8")
+
+    def add_tree(self, grad, hess):
+        """Grow one tree; return the ensemble's scores on every training row.
+
+        The scores are LightGBM's own running sums on the training rows, read
+        through ``eval_train`` (which hands them to an evaluation function):
+        no re-scoring of the rows, and the sums a fresh prediction forms.
+        """
+        self.booster.update(fobj=lambda preds, data: (grad, hess))
+        self.n_trees += 1
+        box = []
+
+        def capture(preds, data):
+            box.append(np.array(preds, dtype=np.float64))
+            return "scores", 0.0, False
+
+        self.booster.eval_train(feval=capture)
+        return box[0]
+
+    def raw_scores(self, X, n_trees):
+        """The raw scores of the first ``n_trees`` trees on ``X``."""
+        if n_trees == 0:
+            return np.zeros(X.shape[0])
+        return self.booster.predict(X, num_iteration=n_trees, raw_score=True)
+
+
+class _XGBoostBooster:
+    """An XGBoost booster: grown a tree at a time from given gradients and Hessians, or loaded."""
+
+    backend = "xgboost"
+
+    def __init__(self, booster, dtrain=None):
+        self.xgb = _import_backend("xgboost")
+        self.booster = booster
+        self.dtrain = dtrain
+        self.n_trees = booster.num_boosted_rounds()
+
+    @classmethod
+    def start(cls, model, X, *, n_threads, random_state):
+        """A booster with no tree on the training rows ``X``."""
+        xgb = _import_backend("xgboost")
+        params = {"eta": model.learning_rate, "max_depth": model.max_depth, "max_leaves": model.num_leaves,
+                  "min_child_weight": model.min_child_weight, "nthread": int(n_threads),
+                  "seed": _seed(random_state), "base_score": 0.0, "tree_method": "hist",
+                  "verbosity": 0, **model.params}
+        if model.max_depth == -1:
+            params["max_depth"] = 0
+        dtrain = xgb.DMatrix(X)
+        return cls(xgb.Booster(params, [dtrain]), dtrain)
+
+    @classmethod
+    def from_bytes(cls, data):
+        """A booster from :meth:`to_bytes`'s output (XGBoost's JSON model format)."""
+        xgb = _import_backend("xgboost")
+        booster = xgb.Booster()
+        booster.load_model(bytearray(data))
+        return cls(booster)
+
+    def to_bytes(self, n_trees):
+        """The first ``n_trees`` trees in XGBoost's JSON model format."""
+        booster = self.booster[0:int(n_trees)] if 0 < n_trees < self.n_trees else self.booster
+        return bytes(booster.save_raw("json"))
+
+    def add_tree(self, grad, hess):
+        """Grow one tree; return the ensemble's scores on every training row.
+
+        XGBoost sums its trees in float32: the scores come from its prediction
+        cache of the training rows (one pass, no re-scoring of the earlier
+        trees), whose sums are the ones a fresh prediction forms.
+        """
+        self.booster.boost(self.dtrain, self.n_trees, grad=grad, hess=hess)
+        self.n_trees += 1
+        return self.booster.predict(self.dtrain, output_margin=True).astype(np.float64)
+
+    def raw_scores(self, X, n_trees):
+        """The raw scores of the first ``n_trees`` trees on ``X``."""
+        if n_trees == 0:
+            return np.zeros(X.shape[0])
+        data = X if isinstance(X, self.xgb.DMatrix) else self.xgb.DMatrix(X)
+        return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)
+
+
+#: The booster adapter of each backend.
+BOOSTERS = {"lightgbm": _LightGBMBooster, "xgboost": _XGBoostBooster}
+
+
+class BoosterPrefix:
+    """Iterate ``t`` of a boosted run: the first ``n_trees`` trees of one booster (no copy of the trees).
+
+    Parameters
+    ----------
+    booster : object
+        The run's booster (it keeps growing; the prefix reads only its first
+        ``n_trees`` trees).
+    n_trees : int
+        The prefix length.
+    n_features : int
+        Width of the inputs.
+    """
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, booster, n_trees, n_features):
+        self.booster = booster
+        self.n_trees = int(n_trees)
+        self.n_features_in_ = int(n_features)
+
+    def decision_function(self, X):
+        """The prefix's raw score of every row (positive decision iff the score is >= 0)."""
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        return self.booster.raw_scores(X, self.n_trees)
+
+    def predict(self, X):
+        """0/1 decisions ``1[score >= 0]``."""
+        return (self.decision_function(X) >= 0).astype(np.int64)
+
+    def __repr__(self):
+        return f"BoosterPrefix(n_trees={self.n_trees})"

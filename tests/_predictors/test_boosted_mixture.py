@@ -1,0 +1,81 @@
+"""BoostedMixture: exact probabilities, draws, and files that round-trip and refuse damage."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import rateopt
+from rateopt._predictors._boosted_mixture import BoostedMixture
+from rateopt.exceptions import RateoptError
+
+BACKENDS = [pytest.param(b, marks=pytest.mark.skipif(importlib.util.find_spec(b) is None,
+                                                     reason=f"{b} not installed")) for b in ("lightgbm", "xgboost")]
+
+
+def _result(backend, n=600, seed=0, rounds=12):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + rng.normal(scale=0.5, size=n) > 0).astype(int)
+    g = np.where(X[:, 1] > 0, "a", "b")
+    problem = rateopt.Problem(constraints=[rateopt.goals.demographic_parity("g", slack=0.02)],
+                              datasets=rateopt.Dataset(X, y, groups={"g": g}))
+    return rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=rounds)), X
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_probabilities_are_the_mixture_of_prefix_decisions(backend):
+    result, X = _result(backend)
+    clf = BoostedMixture(result.models[-1].booster, [0, 4, 12], [0.2, 0.3, 0.5], 3)
+    votes = np.column_stack([(result.models[t].decision_function(X) >= 0) for t in (0, 4, 12)]).astype(float)
+    expected = votes @ np.array([0.2, 0.3, 0.5])  # NumPy recount from each prefix's own decisions
+    assert np.allclose(clf.predict_proba(X)[:, 1], expected, atol=1e-15)
+    assert np.all(votes[:, 0] == 1)  # the empty ensemble scores 0: positive
+    draws = clf.predict(X, random_state=3)
+    assert np.all((draws == 1) <= (expected > 0)) and np.all((draws == 0) <= (expected < 1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_save_load_round_trip(backend, tmp_path):
+    result, X = _result(backend)
+    clf = result.solution("T-stochastic")
+    assert isinstance(clf, BoostedMixture)
+    path = tmp_path / "m.npz"
+    clf.save(path)
+    back = rateopt.load(path)
+    assert isinstance(back, BoostedMixture) and back.backend == backend
+    assert np.array_equal(back.prefix_lengths_, clf.prefix_lengths_)
+    assert np.array_equal(back.predict_proba(X), clf.predict_proba(X))
+    assert np.array_equal(back.predict(X, random_state=7), clf.predict(X, random_state=7))
+
+
+@pytest.mark.parametrize("edit, field", [
+    ({"booster": lambda b: b[: len(b) // 2]}, "booster"),
+    ({"booster": lambda b: np.concatenate([b[:-1], np.array([b[-1] ^ 1], dtype=np.uint8)])}, "booster"),
+    ({"prefix_lengths": lambda p: p + 10_000}, "prefix_lengths"),
+    ({"probabilities": lambda p: p * 2}, "probabilities"),
+])
+def test_damaged_files_are_refused(tmp_path, edit, field):
+    pytest.importorskip("lightgbm")
+    result, _ = _result("lightgbm")
+    path = tmp_path / "m.npz"
+    result.solution("T-stochastic").save(path)
+    with np.load(path) as z:  # every member, the metadata included, rewritten with one array changed
+        members = {k: z[k] for k in z.files}
+    (name, change), = edit.items()
+    members[name] = change(members[name])
+    np.savez(tmp_path / "bad.npz", **members)
+    with pytest.raises(RateoptError, match=f"field '{field}'"):
+        rateopt.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_boosted_training_result_saves_and_loads(backend, tmp_path):
+    result, X = _result(backend)
+    result.save(tmp_path / "r.result.npz")
+    back = rateopt.load(tmp_path / "r.result.npz")
+    assert [m.n_trees for m in back.models] == [m.n_trees for m in result.models]
+    for kind in ("m-stochastic", "T-stochastic", "best", "last"):
+        a, b = result.solution(kind), back.solution(kind)
+        assert np.array_equal(a.prefix_lengths_, b.prefix_lengths_)
+        assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
