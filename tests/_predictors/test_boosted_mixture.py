@@ -79,3 +79,23 @@ def test_a_boosted_training_result_saves_and_loads(backend, tmp_path):
         a, b = result.solution(kind), back.solution(kind)
         assert np.array_equal(a.prefix_lengths_, b.prefix_lengths_)
         assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+@pytest.mark.filterwarnings("ignore::rateopt.exceptions.DataCopyWarning")  # a DataFrame is copied to a NumPy array
+def test_dataframe_columns_are_checked_and_saved(tmp_path):
+    pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
+    y = (X["a"] + rng.normal(scale=0.5, size=400) > 0).astype(int).to_numpy()
+    g = np.where(X["b"] > 0, "u", "v")
+    problem = rateopt.Problem(constraints=[rateopt.goals.demographic_parity("g", slack=0.05)],
+                              datasets=rateopt.Dataset(X, y, groups={"g": g}))
+    clf = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=8)).solution()
+    assert list(clf.feature_names_in_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="feature names"):
+        clf.predict_proba(X[["c", "a", "b"]])
+    clf.save(tmp_path / "m.npz")
+    back = rateopt.load(tmp_path / "m.npz")
+    assert list(back.feature_names_in_) == ["a", "b", "c"]
+    assert np.array_equal(back.predict_proba(X), clf.predict_proba(X.to_numpy()))

@@ -21,7 +21,8 @@ from ._boosting import BACKENDS, BOOSTERS, BoosterPrefix
 from ._draws import mixture_draws, mixture_proba
 from ._ensembles import EstimatorMixture
 from ._linear import BINARY_CLASSES
-from ..core import FeatureMatrix
+from ._archive import feature_names_from_meta
+from ._scoring import checked_feature_names, raw_features
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
@@ -46,6 +47,8 @@ class BoostedMixture:
         Mixture probabilities (non-negative, summing to 1).
     n_features : int
         Width of the inputs.
+    feature_names : sequence of str, default=None
+        The training columns: a DataFrame's columns are checked against them.
 
     Notes
     -----
@@ -57,7 +60,7 @@ class BoostedMixture:
     kind = "boosted-mixture"
     classes_ = BINARY_CLASSES
 
-    def __init__(self, booster, prefix_lengths, probabilities, n_features):
+    def __init__(self, booster, prefix_lengths, probabilities, n_features, *, feature_names=None):
         lengths = np.asarray(prefix_lengths)
         p = np.array(probabilities, dtype=np.float64).reshape(-1)
         if lengths.ndim != 1 or lengths.shape[0] < 1 or lengths.dtype.kind not in "iu":
@@ -72,6 +75,7 @@ class BoostedMixture:
         self.prefix_lengths_ = lengths.astype(np.int64)
         self.probabilities_ = p
         self.n_features_in_ = int(n_features)
+        self.feature_names_in_ = checked_feature_names(feature_names, self.n_features_in_)
 
     @property
     def backend(self):
@@ -84,11 +88,7 @@ class BoostedMixture:
         return int(self.prefix_lengths_.shape[0])
 
     def _features(self, X):
-        Xm = FeatureMatrix(X)
-        if Xm.n_features != self.n_features_in_:
-            raise RateoptError(f"X has {Xm.n_features} features, but the model was trained with "
-                               f"{self.n_features_in_}")
-        return Xm
+        return raw_features(X, self.n_features_in_, None, self.feature_names_in_)
 
     def decision_function(self, X):
         """Every support prefix's raw score, shape (n_samples, n_models)."""
@@ -136,6 +136,8 @@ class BoostedMixture:
         path : str or os.PathLike
         """
         meta, arrays = booster_payload(self.booster, int(self.prefix_lengths_.max()), self.n_features_in_)
+        if self.feature_names_in_ is not None:
+            meta["feature_names"] = [str(c) for c in self.feature_names_in_]
         write_archive(path, {"kind": self.kind, **meta},
                       {**arrays, "prefix_lengths": self.prefix_lengths_, "probabilities": self.probabilities_},
                       BOOSTED_FORMAT)
@@ -205,15 +207,16 @@ def boosted_mixture_from_file(meta, arrays, path):
     if p.dtype.kind != "f" or p.shape != lengths.shape or not np.all(np.isfinite(p)) or np.any(p < 0) \
             or abs(float(p.sum()) - 1.0) > 1e-9:
         raise damaged(path, "probabilities", "must be finite, non-negative, sum to 1 and have one entry per prefix")
-    return BoostedMixture(booster, lengths, p, n_features)
+    return BoostedMixture(booster, lengths, p, n_features,
+                          feature_names=feature_names_from_meta(meta, n_features, path))
 
 
-def models_mixture(models, probabilities):
+def models_mixture(models, probabilities, feature_names=None):
     """The mixture of classifier iterates: a :class:`BoostedMixture` of prefixes of one booster, or else an
     :class:`~rateopt._predictors._ensembles.EstimatorMixture` of fitted estimators."""
     if booster_of(models) is not None:
         return BoostedMixture(models[0].booster, [m.n_trees for m in models], probabilities,
-                              models[0].n_features_in_)
+                              models[0].n_features_in_, feature_names=feature_names)
     return EstimatorMixture(models, probabilities, models[0].n_features_in_)
 
 

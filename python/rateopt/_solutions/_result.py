@@ -342,7 +342,7 @@ class TrainResult:
             return self.solution_of_iterate(int(np.flatnonzero(p)[0]))
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
         if self.models is not None:
-            return models_mixture([self.models[t] for t in s], p[s])
+            return models_mixture([self.models[t] for t in s], p[s], self.feature_names)
         if self.classes is not None:
             return MulticlassClassifier(self.weights[s], self.biases[s], p[s], classes=self.classes,
                                         feature_map=self.feature_map, feature_names=self.feature_names)
@@ -357,7 +357,7 @@ class TrainResult:
         LinearClassifier, MulticlassClassifier, EstimatorMixture or BoostedMixture
         """
         if self.models is not None:
-            return models_mixture([self.models[t]], [1.0])
+            return models_mixture([self.models[t]], [1.0], self.feature_names)
         if self.classes is not None:
             return MulticlassClassifier(self.weights[t:t + 1], self.biases[t:t + 1], np.ones(1), classes=self.classes,
                                         feature_map=self.feature_map, feature_names=self.feature_names)
