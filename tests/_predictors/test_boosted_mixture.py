@@ -93,7 +93,7 @@ def test_dataframe_columns_are_checked_and_saved(tmp_path):
                               datasets=rateopt.Dataset(X, y, groups={"g": g}))
     clf = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=8)).solution()
     assert list(clf.feature_names_in_) == ["a", "b", "c"]
-    with pytest.raises(ValueError, match="feature names"):
+    with pytest.raises(ValueError, match="differ from the training columns"):
         clf.predict_proba(X[["c", "a", "b"]])
     clf.save(tmp_path / "m.npz")
     back = rateopt.load(tmp_path / "m.npz")
