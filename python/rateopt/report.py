@@ -381,6 +381,17 @@ def _rates_of(name):
     return out
 
 
+def _rows_of(rep, rate, table):
+    """The table rows a rate's figure shows: ``all`` and the group columns its constraints name (all rows when
+    they name none the table has)."""
+    columns = set()
+    for g in rep["goals"]:
+        if rate in _rates_of(g["name"]):
+            columns |= {ctx.split("=", 1)[0] for ctx in re.findall(r"\[([^\[\]]*)\]", g["name"]) if "=" in ctx}
+    keep = [i for i, grp in enumerate(table["group"]) if grp == "all" or grp in columns]
+    return keep if len(keep) > 1 else list(range(len(table["group"])))
+
+
 def _rate_values(table, rate):
     """``rate``'s value per row of a per-group table, or None when the table does not give it."""
     m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\((.*)\)", rate)
@@ -424,6 +435,12 @@ def constrained_rates(rep):
     return plotted, [r for r in rates if r not in plotted]
 
 
+def _rate_table(t, rate, rows):
+    """The rows ``rows`` of a per-group table, with the one column ``rate``."""
+    values = _rate_values(t, rate)
+    return {"group": [t["group"][i] for i in rows], "value": [t["value"][i] for i in rows], rate: values[rows]}
+
+
 def _verdict(rep, rate, split):
     """The caption's judgement of the goals on ``rate`` on ``split``, stating the tolerance rule."""
     tol = rep.get("tolerance", TOLERANCE)
@@ -452,11 +469,11 @@ def _figures(rep):
             for rate in plotted:
                 figs = []
                 for split, t in rep["group_rates"].items():
-                    mine = {"group": t["group"], "value": t["value"], rate: _rate_values(t, rate)}
+                    rows = _rows_of(rep, rate, t)
+                    mine = _rate_table(t, rate, rows)
                     before = before_all.get(split)
                     if before is not None:
-                        before = {"group": before["group"], "value": before["value"],
-                                  rate: _rate_values(before, rate)}
+                        before = _rate_table(before, rate, rows)
                     fig = plot.plot_group_rates(mine, before=before, rate=rate, labels=labels, split=split)
                     figs.append((split, _verdict(rep, rate, split), plot.to_png(fig)))
                 per_rate.append((rate, figs))

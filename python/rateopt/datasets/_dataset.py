@@ -120,6 +120,8 @@ class BenchmarkDataset:
     weights: np.ndarray | None = None
     notes: str = field(default="", repr=False)
     file_order_split: bool = False
+    frame: object = field(default=None, repr=False)
+    frame_roles: dict | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.file_order_split and (self.paper_split is None or sum(self.paper_split) != self.n_samples):
@@ -195,16 +197,17 @@ class BenchmarkDataset:
         -------
         BenchmarkDataset
             With ``paper_split`` and ``file_order_split`` cleared (its default
-            split is then 70/10/20).
+            split is then 70/10/20); ``frame`` holds the same rows.
         """
         idx = np.asarray(indices, dtype=np.int64)
         X = self.X[idx]
         y = _readonly(np.array(self.y[idx]))
         w = None if self.weights is None else _readonly(np.array(self.weights[idx]))
         groups = self.groups.iloc[idx].reset_index(drop=True)
+        frame = None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True)
         return BenchmarkDataset(name=self.name, X=X, y=y, groups=groups, feature_names=self.feature_names,
                                 source=self.source, label=self.label, paper_split=None, weights=w,
-                                notes=self.notes)
+                                notes=self.notes, frame=frame, frame_roles=self.frame_roles)
 
     def to_dataset(self, indices=None, *, name="train", groups=None):
         """A :class:`rateopt.Dataset` of some rows, ready for goals and :func:`rateopt.train`.
