@@ -286,7 +286,8 @@ def _sections(rep):
                     [[g["name"], _fmt(g["value"]), _fmt(g["upper"]),
                       "n/a" if g["certified"] is None else _fmt(bool(g["certified"]))] for g in cert["goals"]]))
     for label, tables in (("Per-group rates", rep["group_rates"]),
-                          (f"Per-group rates of the {_comparison(rep)}, for comparison", rep.get("group_rates_before") or {})):
+                          (f"Per-group rates of the {_comparison(rep)}, for comparison",
+                           rep.get("group_rates_before") or {})):
         for split, t in tables.items():
             cols = table_columns(t)
             rows = [[f"{g}={v}" if g != "all" else "all"] + [_fmt(t[c][i], 0 if c == "count" else 4) for c in cols]

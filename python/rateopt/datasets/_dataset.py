@@ -100,6 +100,24 @@ class BenchmarkDataset:
         ``paper_split[1]`` validate and the last ``paper_split[2]`` test (a
         split shipped with the data, e.g. UCI Adult's ``adult.data`` /
         ``adult.test``); ``random_state`` is then not used.
+    frame : pandas.DataFrame or None, default=None
+        With ``as_frame=True`` (else None): one DataFrame, row ``i`` being row
+        ``i`` of ``X``, ``y``, ``groups`` and ``weights`` (the same order), with
+        the raw feature columns in ``X``'s order (numerics unscaled,
+        categoricals as their labels, before the one-hot encoding; ``X`` is
+        their encoding; ``load_adult(source="uci")``: the numbers ``X``
+        bins), then each group column that is not already one of them (named as in ``groups``, or ``<name>_group`` when a raw column has
+        that name but other values, e.g. Adult's numeric ``age`` and its
+        buckets ``age_group``), the label ``"label"`` (0/1, ``y``) and, where
+        the data has weights, ``"weight"``. ``rateopt datasets export`` writes
+        it to a file ``rateopt fit`` reads.
+    frame_roles : dict or None, default=None
+        With ``as_frame=True``: which of ``frame``'s columns is what:
+        ``label`` (``"label"``), ``groups`` (group name -> its column),
+        ``weight`` (``"weight"`` or None), ``features`` (the raw feature
+        columns) and ``drop`` (the group columns that are not features).
+        ``rateopt fit --label label --groups <columns> --drop <drop>`` then
+        trains on the features ``X`` encodes.
 
     Attributes
     ----------
