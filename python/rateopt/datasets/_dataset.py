@@ -106,9 +106,10 @@ class BenchmarkDataset:
         the raw feature columns in ``X``'s order (numerics unscaled,
         categoricals as their labels, before the one-hot encoding; ``X`` is
         their encoding; ``load_adult(source="uci")``: the numbers ``X``
-        bins), then each group column that is not already one of them (named as in ``groups``, or ``<name>_group`` when a raw column has
-        that name but other values, e.g. Adult's numeric ``age`` and its
-        buckets ``age_group``), the label ``"label"`` (0/1, ``y``) and, where
+        bins), then each group column that is not already one of them (named
+        as in ``groups``, or ``<name>_group`` when a raw column has that name
+        but other values, e.g. Adult's numeric ``age`` and its buckets
+        ``age_group``), the label ``"label"`` (0/1, ``y``) and, where
         the data has weights, ``"weight"``. ``rateopt datasets export`` writes
         it to a file ``rateopt fit`` reads.
     frame_roles : dict or None, default=None
