@@ -160,8 +160,14 @@ def test_constrained_rates_are_every_rate_the_goals_name(odds_report):
 
     rep, _ = odds_report
     assert constrained_rates(rep) == (["tpr", "fpr", "ppr", "precision"], [])
-    shown = dict(rep, goals=rep["goals"] + [{"name": "churn[group=a[1]] <= 0.1", "values": {}, "met": {}}])
+    churn = {"name": "churn[group=a[1]] <= 0.1", "values": {s: -0.1 for s in rep["objective"]},
+             "met": {s: True for s in rep["objective"]}}
+    shown = dict(rep, goals=rep["goals"] + [churn])
     assert constrained_rates(shown) == (["tpr", "fpr", "ppr", "precision"], ["churn"])  # a value's "[" is no rate
+    assert "Constrained rates not plotted (the per-group tables do not give them): churn." in render(shown, "html")
+    bare = dict(rep, group_rates={}, group_rates_before=None)
+    assert constrained_rates(bare) == ([], ["tpr", "fpr", "ppr", "precision"])
+    assert "(the report has no per-group table): tpr, fpr, ppr, precision." in render(bare, "html")
 
 
 def test_every_constrained_rate_is_plotted_on_every_split_with_the_comparison(odds_report, monkeypatch):

@@ -549,7 +549,9 @@ def render_html(rep, figures=True):
             parts += _html_rate_figures(e, rep, per_rate)
             _, others = constrained_rates(rep)
             if figures and others:
-                parts.append(f"<p>Not plotted (the per-group tables do not give them): {e(', '.join(others))}.</p>")
+                why = ("the per-group tables do not give them" if rep["group_rates"] else
+                       "the report has no per-group table")
+                parts.append(f"<p>Constrained rates not plotted ({why}): {e(', '.join(others))}.</p>")
     for caption, png in trajectory + tradeoff:
         data = base64.b64encode(png).decode("ascii")
         parts.append(f"<h2>{e(caption)}</h2><img alt='{e(caption)}' src='data:image/png;base64,{data}'>")
