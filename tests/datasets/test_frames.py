@@ -81,7 +81,9 @@ def test_frame_is_the_encoded_data_row_for_row(loader):
     scaling = "unit-variance" if data.name == "census_kdd" else "standard"
     for c in roles["features"]:
         raw = frame[c].to_numpy()
+        assert (str(frame[c].dtype) == "category") == (c in roles["categorical"]), c
         if c in names:  # numeric: the raw values scaled with the whole file's statistics
+            assert c not in roles["categorical"]
             j = names.index(c)
             seen.add(j)
             np.testing.assert_allclose(X[:, j].toarray().ravel(), _scaled(raw, scaling), rtol=1e-12, atol=1e-12)
@@ -91,7 +93,7 @@ def test_frame_is_the_encoded_data_row_for_row(loader):
         for j in block:
             seen.add(j)
             value = names[j][len(c) + 1:]
-            numeric = raw.dtype.kind in "iuf"  # UCI Adult's numbers, one-hot in X by bin
+            numeric = c not in roles["categorical"]  # UCI Adult's numbers, one-hot in X by bin
             expected = _in_bin(raw, value) if numeric else np.asarray(raw, dtype=object).astype(str) == value
             np.testing.assert_array_equal(X[:, j].toarray().ravel(), expected.astype(float), err_msg=names[j])
         covered = np.asarray(X[:, block].sum(axis=1)).ravel()

@@ -68,6 +68,8 @@ def export(args):
     if args.split != "all":
         idx = data.split(random_state=args.seed)[EXPORT_SPLITS.index(args.split) - 1]
         frame = frame.iloc[idx]
+    text = [c for c in frame.columns if str(frame[c].dtype) == "category"]
+    frame = frame.astype({c: object for c in text})  # the labels as text cells, in either format
     with atomic_path(args.out) as tmp:
         if fmt == "csv":
             frame.to_csv(tmp, index=False)
@@ -82,4 +84,16 @@ def export(args):
     print(f"wrote {args.out}: {args.name}, {args.split} rows ({len(frame):,} of {data.n_samples:,}"
           + (f", split seed {args.seed}" if args.split != "all" else "") + f"), {frame.shape[1]} columns")
     print(f"train on it with: rateopt fit {args.out} {flags} --goals GOALS.toml --out MODEL.npz")
+    coded = [c for c in roles["categorical"] if _all_numbers(frame[c])]
+    if coded:
+        print(f"note: rateopt fit reads a column of numbers as numeric, so these categorical columns of codes are "
+              f"numeric features there, not one-hot as in the loader's X: {', '.join(coded)}")
     return EXIT_OK
+
+
+def _all_numbers(column):
+    try:
+        column.astype(float)
+    except (TypeError, ValueError):
+        return False
+    return True

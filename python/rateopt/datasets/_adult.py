@@ -173,8 +173,8 @@ def _build_adult_uci():
             cats = sorted(set(values[:n_train].tolist()) - {"?"})  # a test-only value raises
             columns.append(("cat", c, values, cats, "?"))
     X, names = encode(columns, n, None)
-    raw = {c: df[c].astype(np.int64).to_numpy() if c in _UCI_ADULT_BINNED else df[c].to_numpy(dtype=object)
-           for c in _UCI_ADULT_COLUMNS[:-1]}  # the numerics as numbers, not their bins
+    raw = {c: ("num", df[c].astype(np.int64).to_numpy()) if c in _UCI_ADULT_BINNED
+           else ("cat", df[c].to_numpy(dtype=object)) for c in _UCI_ADULT_COLUMNS[:-1]}  # numbers, not their bins
     sex = df["sex"].to_numpy(dtype=object)
     race = df["race"].to_numpy(dtype=object)
     return {

@@ -40,7 +40,7 @@ def _cached(build, options, with_raw=False):
     out = build(*options)
     raw = out.pop("raw")
     if with_raw:
-        out["raw"] = {k: readonly(np.asarray(v)) for k, v in raw.items()}
+        out["raw"] = {k: (kind, readonly(np.asarray(v))) for k, (kind, v) in raw.items()}
     out["y"] = readonly(np.asarray(out["y"], dtype=np.int8))
     if out.get("weights") is not None:
         out["weights"] = readonly(np.asarray(out["weights"], dtype=np.float64))

@@ -104,9 +104,9 @@ class BenchmarkDataset:
         With ``as_frame=True`` (else None): one DataFrame, row ``i`` being row
         ``i`` of ``X``, ``y``, ``groups`` and ``weights`` (the same order), with
         the raw feature columns in ``X``'s order (numerics unscaled,
-        categoricals as their labels, before the one-hot encoding; ``X`` is
-        their encoding; ``load_adult(source="uci")``: the numbers ``X``
-        bins), then each group column that is not already one of them (named
+        categoricals as their labels, of pandas' ``category`` dtype, before
+        the one-hot encoding; ``X`` is their encoding;
+        ``load_adult(source="uci")``: the numbers ``X`` bins), then each group column that is not already one of them (named
         as in ``groups``, or ``<name>_group`` when a raw column has that name
         but other values, e.g. Adult's numeric ``age`` and its buckets
         ``age_group``), the label ``"label"`` (0/1, ``y``) and, where
@@ -116,7 +116,8 @@ class BenchmarkDataset:
         With ``as_frame=True``: which of ``frame``'s columns is what:
         ``label`` (``"label"``), ``groups`` (group name -> its column),
         ``weight`` (``"weight"`` or None), ``features`` (the raw feature
-        columns) and ``drop`` (the group columns that are not features).
+        columns), ``categorical`` (those of them that are categorical) and
+        ``drop`` (the group columns that are not features).
         ``rateopt fit --label label --groups <columns> --drop <drop>`` then
         trains on the features ``X`` encodes.
 

@@ -140,12 +140,12 @@ def encode(columns, n, scaling):
 
 
 def raw_columns(columns):
-    """The columns of :func:`encode`'s specs before encoding: name -> values, in ``X``'s order.
+    """The columns of :func:`encode`'s specs before encoding: name -> ``(kind, values)``, in ``X``'s order.
 
-    Numerics are the file's values (unscaled), categoricals their labels (a
-    missing-value token as it is in the file).
+    ``kind`` is the spec's (``"num"`` or ``"cat"``); numerics are the file's values (unscaled), categoricals
+    their labels (a missing-value token as it is in the file).
     """
-    return {spec[1]: spec[2] for spec in columns}
+    return {spec[1]: (spec[0], spec[2]) for spec in columns}
 
 
 def decode_onehot(df, prefix, rename=None):
@@ -204,7 +204,7 @@ _AS_FRAME_DOC = """as_frame : bool, default=False
         Also return the data as one pandas DataFrame, ``frame`` (as
         scikit-learn's ``fetch_openml(as_frame=True)``'s ``Bunch.frame``): the
         raw feature columns (numerics unscaled, categoricals as their labels,
-        before one-hot encoding), the group columns, the label (column
+        of ``category`` dtype, before one-hot encoding), the group columns, the label (column
         ``"label"``, 0/1) and the weights where the data has some; row ``i`` is
         row ``i`` of ``X``, ``y`` and ``groups`` (same order). ``frame_roles``
         names the columns' parts (see :class:`BenchmarkDataset`). The file is

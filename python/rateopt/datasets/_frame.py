@@ -2,7 +2,8 @@
 
 The layout (documented on :class:`~rateopt.datasets.BenchmarkDataset`):
 
-1. the raw feature columns, in ``X``'s order (numerics unscaled, categoricals as their labels);
+1. the raw feature columns, in ``X``'s order (numerics unscaled, categoricals as their labels, of pandas'
+   ``category`` dtype, as scikit-learn's ``fetch_openml(as_frame=True)`` gives nominal features);
 2. each group column that is not already a raw column with the same values, named as in ``groups``, or
    ``<name>_group`` when a raw column has that name but other values (e.g. Adult's numeric ``age`` and
    its buckets ``age_group``);
@@ -36,8 +37,9 @@ def build_frame(raw, groups, y, weights):
 
     Parameters
     ----------
-    raw : dict of str to ndarray
-        The raw feature columns, in ``X``'s order.
+    raw : dict of str to (str, ndarray)
+        The raw feature columns, in ``X``'s order: name -> ``(kind, values)``,
+        ``kind`` ``"num"`` or ``"cat"``.
     groups : dict of str to ndarray
         The group columns.
     y : ndarray
@@ -52,20 +54,21 @@ def build_frame(raw, groups, y, weights):
     roles : dict
         ``label`` (the label column), ``groups`` (group name -> its column),
         ``weight`` (the weight column or None), ``features`` (the raw feature
-        columns) and ``drop`` (the group columns that are not features: give
+        columns), ``categorical`` (those of them that are categorical) and ``drop`` (the group columns that are not features: give
         them to ``rateopt fit --drop`` to train on the features ``X`` encodes).
     """
     pd = require_pandas()
-    data = {name: np.array(v, copy=True) for name, v in raw.items()}
-    roles = {"label": LABEL_COLUMN, "groups": {}, "weight": None, "features": list(raw), "drop": []}
+    data = {name: pd.Categorical(v) if kind == "cat" else np.array(v, copy=True) for name, (kind, v) in raw.items()}
+    roles = {"label": LABEL_COLUMN, "groups": {}, "weight": None, "features": list(raw),
+             "categorical": [name for name, (kind, _) in raw.items() if kind == "cat"], "drop": []}
     for g, values in groups.items():
-        if g in raw and _same(raw[g], values):
+        if g in raw and _same(raw[g][1], values):
             roles["groups"][g] = g
             continue
         column = g if g not in data else f"{g}_group"
         if column in data or column in (LABEL_COLUMN, WEIGHT_COLUMN):  # pragma: no cover - no dataset has it
             raise ValueError(f"as_frame: the group column {g!r} has no free name in the frame")
-        data[column] = np.array(values, dtype=object)
+        data[column] = pd.Categorical(np.asarray(values, dtype=object))
         roles["groups"][g] = column
         roles["drop"].append(column)
     if LABEL_COLUMN in data or WEIGHT_COLUMN in data:  # pragma: no cover - no dataset has it
