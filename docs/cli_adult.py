@@ -1,8 +1,9 @@
 """Build the committed Adult examples: ``docs/report_adult.html`` and ``docs/tradeoff_adult.png``.
 
 The report is what ``rateopt fit ... --report`` writes for UCI Adult (from
-``rateopt.datasets.load_adult()``, exported to CSV files with the categorical
-columns as text, so the command line one-hot encodes them itself), under
+``rateopt.datasets.load_adult()``, exported to CSV files by ``rateopt datasets
+export`` with the categorical columns as text, so the command line one-hot
+encodes them itself), under
 equal opportunity between the sexes, with ``--sweep`` (``rateopt.sweep``
 over the goal's slack, warm-started) and ``--compare-unconstrained``; the
 trade-off plot is drawn from that sweep. Run from
@@ -11,17 +12,13 @@ the repository root (needs the ``datasets`` and ``plot`` extras)::
     python docs/cli_adult.py
 """
 
-import csv
 import json
 import os
 import sys
 import tempfile
 
-import numpy as np
-
 from rateopt.cli import main
-from rateopt.datasets import load_adult
-from rateopt.plot import plot_tradeoff, to_png
+from rateopt.plot import _unmanaged, plot_tradeoff, to_png
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOALS = """# UCI Adult, income > 50K: equal opportunity between the sexes.
@@ -45,31 +42,6 @@ sides = "lower"
 SLACKS = [0.2, 0.1, 0.05, 0.02, 0.01, 0.0]
 
 
-def export(data, idx, path):
-    """The rows ``idx`` as CSV: numeric columns, categorical blocks decoded to text, sex, race, income."""
-    X = data.X[idx].toarray()
-    names = list(data.feature_names)
-    blocks = {}
-    for j, n in enumerate(names):
-        base, _, value = n.partition("=")
-        blocks.setdefault(base, []).append((j, value))
-    cols = {}
-    for base, members in blocks.items():
-        if len(members) == 1 and members[0][1] == "":
-            cols[base] = [repr(float(v)) for v in X[:, members[0][0]]]
-        else:
-            js = [j for j, _ in members]
-            hot = X[:, js]
-            cols[base] = [members[k][1] if hot[i, k] > 0 else "?" for i, k in enumerate(hot.argmax(axis=1))]
-    cols["sex"] = data.groups["sex"].to_numpy()[idx].tolist()
-    cols["race"] = data.groups["race"].to_numpy()[idx].tolist()
-    cols["income"] = np.where(data.y[idx] == 1, ">50K", "<=50K").tolist()
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(list(cols))
-        w.writerows(zip(*cols.values()))
-
-
 def tradeoff(report):
     """The trade-off plot from the sweep ``fit --sweep`` ran, with the unconstrained model as an anchor."""
     sw = report["context"]["sweep"]
@@ -78,8 +50,9 @@ def tradeoff(report):
     tpr_all = before["tpr"][rows[("all", "all")]]
     gap = max(tpr_all - before["tpr"][i] for (g, _), i in rows.items() if g == "sex")
     anchors = {"unconstrained": (gap, before["error"][rows[("all", "all")]])}
-    fig = plot_tradeoff(sw, anchors=anchors, xlabel="largest TPR shortfall of a sex vs all (training)",
-                        ylabel="training error")
+    with _unmanaged():  # a script: no pyplot figure to show or close
+        fig = plot_tradeoff(sw, anchors=anchors, xlabel="largest TPR shortfall of a sex vs all (training)",
+                            ylabel="training error")
     fig.axes[0].set_title("UCI Adult: error vs equal-opportunity gap (rateopt fit --sweep)")
     with open(os.path.join(HERE, "tradeoff_adult.png"), "wb") as f:
         f.write(to_png(fig))
@@ -90,25 +63,26 @@ def tradeoff(report):
 
 
 def main_():
-    data = load_adult()
-    train_idx, valid_idx, test_idx = data.split(random_state=0)
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)  # the report names the files as given: adult_train.csv, not a temporary path
         try:
-            return _fit_and_plot(data, train_idx, valid_idx, test_idx, tmp)
+            return _fit_and_plot(tmp)
         finally:
             os.chdir(here)
 
 
-def _fit_and_plot(data, train_idx, valid_idx, test_idx, tmp):
-    for name, idx in (("adult_train.csv", train_idx), ("adult_valid.csv", valid_idx), ("adult_test.csv", test_idx)):
-        export(data, idx, os.path.join(tmp, name))
+def _fit_and_plot(tmp):
+    for name, split in (("adult_train.csv", "train"), ("adult_valid.csv", "validation"), ("adult_test.csv", "test")):
+        status = main(["--quiet", "datasets", "export", "adult", name, "--split", split, "--seed", "0"])
+        if status:
+            return status
     with open(os.path.join(tmp, "adult_goals.toml"), "w") as f:
         f.write(GOALS)
-    status = main(["--quiet", "fit", "adult_train.csv", "--label", "income", "--groups", "sex,race", "--goals",
-                   "adult_goals.toml", "--out", "adult.npz", "--report", os.path.join(HERE, "report_adult.html"),
-                   "--compare-unconstrained", "--seed", "0", "--sweep", ",".join(map(str, SLACKS))])
+    status = main(["--quiet", "fit", "adult_train.csv", "--label", "label", "--groups", "sex,race,age_group",
+                   "--drop", "age_group", "--goals", "adult_goals.toml", "--out", "adult.npz", "--report",
+                   os.path.join(HERE, "report_adult.html"), "--compare-unconstrained", "--seed", "0",
+                   "--sweep", ",".join(map(str, SLACKS))])
     if status:
         return status
     with open(os.path.join(tmp, "adult.rateopt.json")) as f:

@@ -24,7 +24,7 @@ fair.result_.summary()  # prints the chosen solution's per-constraint values
 
 # %%
 # The true positive rate of each group, before and after.
-fig = plot_group_rates(after, before, rate="tpr", labels=("unconstrained", "equal opportunity"))
+fig = plot_group_rates(after, before=before, rate="tpr", labels=("unconstrained", "equal opportunity"))
 plt.show()
 
 # %%

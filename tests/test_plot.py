@@ -1,12 +1,22 @@
 """Plots: the data behind each figure is the data it claims to show (read back from the artists)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import rateopt
 
 pytest.importorskip("matplotlib")
+import matplotlib.pyplot as plt  # noqa: E402
+
 from rateopt import plot  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +47,7 @@ def test_group_rates_bars_are_the_table(setup):
     _, _, result, (X, y, g) = setup
     after = rateopt.group_rates(y, result.solution().predict_proba(X)[:, 1], {"group": g}, as_frame=False)
     before = rateopt.group_rates(y, result.solution("last").predict_proba(X)[:, 1], {"group": g}, as_frame=False)
-    fig = plot.plot_group_rates(after, before, rate="tpr")
+    fig = plot.plot_group_rates(after, before=before, rate="tpr")
     ax = fig.axes[0]
     n = len(after["value"])
     heights = [p.get_height() for p in ax.patches]
@@ -98,13 +108,13 @@ def test_group_rates_zoom_onto_small_gaps_and_label_every_bar():
     assert "not from 0" in ax.get_ylabel() and ax.get_title() == "tpr per group (test data)"
     assert [t.get_text() for t in ax.texts] == ["0.90030", "0.90010", "0.90120"]  # the values, told apart
     # Gaps that are large beside the values: the axis starts at 0 and says nothing of zooming.
-    ax = plot.plot_group_rates(_table([0.5, 0.2, 0.8]), _table([0.45, 0.3, 0.6])).axes[0]
+    ax = plot.plot_group_rates(_table([0.5, 0.2, 0.8]), before=_table([0.45, 0.3, 0.6])).axes[0]
     assert ax.get_ylim()[0] == 0.0 and ax.get_ylabel() == "tpr"
     assert [t.get_text() for t in ax.texts] == ["0.450", "0.300", "0.600", "0.500", "0.200", "0.800"]
 
 
 def test_legends_cover_no_data():
-    fig = plot.plot_group_rates(_table([0.5, 0.2, 0.8]), _table([0.45, 0.3, 0.6]))
+    fig = plot.plot_group_rates(_table([0.5, 0.2, 0.8]), before=_table([0.45, 0.3, 0.6]))
     ax = fig.axes[0]
     legend, axes_box, fig_box = *_boxes(fig, ax.get_legend(), ax), fig.bbox
     assert legend.x0 >= axes_box.x1 and legend.x1 <= fig_box.x1  # beside the axes, inside the figure
@@ -124,3 +134,54 @@ def test_tradeoff_says_which_data_it_shows():
     assert "training data" in ax.get_xlabel() and "training data" in ax.get_ylabel()
     ax = plot.plot_tradeoff(sweep, split="test", ylabel="error").axes[0]
     assert ax.get_title() == "trade-off, measured on the test data" and "test data" in ax.get_xlabel()
+
+
+_SWEEP = {"parameter": "slack", "values": [0.2, 0.1], "objective": [0.14, 0.15], "disparity": [0.2, 0.1],
+          "solution": "m-stochastic"}
+
+
+def _every_plot(result):
+    return {"trajectory": lambda: plot.plot_trajectory(result),
+            "group_rates": lambda: plot.plot_group_rates(_table([0.5, 0.2, 0.8]), before=_table([0.4, 0.3, 0.6])),
+            "tradeoff": lambda: plot.plot_tradeoff(_SWEEP)}
+
+
+def test_every_figure_is_managed_by_pyplot(setup):
+    """plt.show() and sphinx-gallery see the figures: pyplot knows them; plt.close() lets them go."""
+    plt.close("all")
+    for name, make in _every_plot(setup[2]).items():
+        fig = make()
+        assert fig.number in plt.get_fignums(), name
+        assert plt.gcf() is fig, name  # the current figure, as after plt.subplots()
+        plt.close(fig)
+        assert fig.number not in plt.get_fignums(), name
+    assert plt.get_fignums() == []
+
+
+def test_unmanaged_figures_stay_off_pyplot(setup):
+    """The reports' figures: drawn and encoded on the Agg canvas, none left open in pyplot."""
+    plt.close("all")
+    with plot._unmanaged():
+        figs = [make() for make in _every_plot(setup[2]).values()]
+    assert plt.get_fignums() == []
+    for fig in figs:
+        assert plot.to_png(fig)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plt.get_fignums() == []
+    assert plot.plot_tradeoff(_SWEEP).number in plt.get_fignums()  # the switch is undone on leaving
+
+
+def test_group_rates_old_positional_order_is_deprecated_and_keeps_its_meaning():
+    after, before = _table([0.5, 0.2, 0.8]), _table([0.4, 0.3, 0.6])
+    with pytest.warns(DeprecationWarning, match="before="):
+        old = plot.plot_group_rates(after, before, labels=("unconstrained", "fair"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = plot.plot_group_rates(before=before, after=after, labels=("unconstrained", "fair"))
+    for fig in (old, new):  # before's bars first (left), then after's; the labels in the same order
+        ax = fig.axes[0]
+        heights = [p.get_height() for p in ax.patches]
+        assert heights == pytest.approx([0.4, 0.3, 0.6, 0.5, 0.2, 0.8])
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["unconstrained", "fair"]
+        assert ax.containers[0].get_label() == "unconstrained" and ax.containers[1].get_label() == "fair"
+    with pytest.raises(TypeError, match="before="):
+        plot.plot_group_rates(after, before, before=before)

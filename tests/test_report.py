@@ -118,3 +118,119 @@ def test_build_multiclass_report_is_a_deprecated_alias(trained_k):
     new = build_report(result, evaluations={"train": problem.evaluate(P)}, group_rates={"train": table})
     for key in ("goals", "objective", "solution", "group_rates", "trajectory"):
         assert old[key] == new[key]
+
+
+# --------------------------------------------------------------------------- the figures of the constrained rates
+
+
+@pytest.fixture(scope="module")
+def odds_report():
+    """Equalized odds (TPR and FPR), a coverage budget (PPR) and a precision floor, with train and test tables and
+    an unconstrained comparison."""
+    X, y, g = rateopt.make_groups_dataset(1200, random_state=5)
+    Xt, yt, gt = rateopt.make_groups_dataset(700, random_state=6)
+    ds = rateopt.Dataset(X, y, groups={"group": g})
+    goals = [rateopt.goals.equalized_odds("group", slack=0.1), rateopt.goals.coverage_budget(0.6),
+             rateopt.goals.precision_floor(0.3)]
+    problem = rateopt.Problem(constraints=goals, datasets=ds)
+    result = rateopt.train(problem, n_iter=400, learning_rate=0.05, eta_lambda=0.5, random_state=0)
+    test = rateopt.Problem(constraints=goals, datasets=rateopt.Dataset(Xt, yt, groups={"group": gt}))
+    clf, base = result.solution("m-stochastic"), result.solution("last")
+    p, pt = clf.predict_proba(X)[:, 1], clf.predict_proba(Xt)[:, 1]
+    q, qt = base.predict_proba(X)[:, 1], base.predict_proba(Xt)[:, 1]
+    tables = {"train": rateopt.group_rates(y, p, {"group": g}, as_frame=False),
+              "test": rateopt.group_rates(yt, pt, {"group": gt}, as_frame=False)}
+    before = {"train": rateopt.group_rates(y, q, {"group": g}, as_frame=False),
+              "test": rateopt.group_rates(yt, qt, {"group": gt}, as_frame=False)}
+    rep = build_report(result, evaluations={"test": test.evaluate(pt, kind="probabilities")}, group_rates=tables,
+                       group_rates_before=before, comparison="unconstrained model")
+    data = {"train": (y, p, q, g), "test": (yt, pt, qt, gt)}
+    return rep, data
+
+
+def _reference_rate(rate, y, p, mask):
+    """A rate of expected decisions ``p`` on the rows ``mask``, counted directly."""
+    y, p = y[mask], p[mask]
+    return {"tpr": p[y == 1].mean(), "fpr": p[y == 0].mean(), "ppr": p.mean(),
+            "precision": (p * y).sum() / p.sum()}[rate]
+
+
+def test_constrained_rates_are_every_rate_the_goals_name(odds_report):
+    from rateopt.report import constrained_rates
+
+    rep, _ = odds_report
+    assert constrained_rates(rep) == (["tpr", "fpr", "ppr", "precision"], [])
+    churn = {"name": "churn[group=a[1]] <= 0.1", "values": {s: -0.1 for s in rep["objective"]},
+             "met": {s: True for s in rep["objective"]}}
+    shown = dict(rep, goals=rep["goals"] + [churn])
+    assert constrained_rates(shown) == (["tpr", "fpr", "ppr", "precision"], ["churn"])  # a value's "[" is no rate
+    assert "Constrained rates not plotted (the per-group tables do not give them): churn." in render(shown, "html")
+    bare = dict(rep, group_rates={}, group_rates_before=None)
+    assert constrained_rates(bare) == ([], ["tpr", "fpr", "ppr", "precision"])
+    assert "(the report has no per-group table): tpr, fpr, ppr, precision." in render(bare, "html")
+
+
+def test_every_constrained_rate_is_plotted_on_every_split_with_the_comparison(odds_report, monkeypatch):
+    """The bars are the rates of the decisions on each split (counted here), the comparison's bars its own."""
+    import rateopt.report as report_module
+
+    rep, data = odds_report
+    calls = []
+    real = report_module.plot.plot_group_rates
+
+    def spy(after, *, before=None, rate, labels, split):
+        calls.append((rate, split, after, before, labels))
+        return real(after, before=before, rate=rate, labels=labels, split=split)
+
+    monkeypatch.setattr(report_module.plot, "plot_group_rates", spy)
+    html = render(rep, "html")
+    assert [(c[0], c[1]) for c in calls] == [(r, s) for r in ("tpr", "fpr", "ppr", "precision")
+                                             for s in ("train", "test")]
+    for rate, split, after, before, labels in calls:
+        y, p, q, g = data[split]
+        masks = [np.ones(len(y), bool)] + [g == v for v in after["value"][1:]]
+        assert after["value"][1:] == sorted(set(g.tolist()))
+        np.testing.assert_allclose(after[rate], [_reference_rate(rate, y, p, m) for m in masks], rtol=1e-12)
+        np.testing.assert_allclose(before[rate], [_reference_rate(rate, y, q, m) for m in masks], rtol=1e-12)
+        assert labels == ("unconstrained model", "rateopt (with the goals)")
+        assert f"alt='{rate} per group ({split} data)'" in html
+    assert html.count("<figure>") == 8 and "it is not held to the goals" in html
+
+
+def test_figure_captions_judge_with_the_tolerance_rule(odds_report):
+    rep, _ = odds_report
+    rep = json.loads(json.dumps(rep))
+    fpr_goal = next(i for i, g in enumerate(rep["goals"]) if g["name"].startswith("fpr"))
+    for value, tolerance, verdict in ((0.004, 0.01, ": met"), (0.004, 1e-9, ": NOT met")):
+        for g in rep["goals"]:  # every other constraint comfortably met
+            g["values"]["test"] = -0.5
+        rep["goals"][fpr_goal]["values"]["test"] = value
+        rep["tolerance"] = tolerance
+        html = render(rep, "html")
+        captions = re.findall(r"<figcaption class='(\w*)'>test: ([^<]*) on fpr;([^<]*)</figcaption>", html)
+        assert len(captions) == 1
+        cls, _, text = captions[0]
+        assert f"largest value on the test data {value:+.4g}{verdict}" in text
+        assert f"met when its value is &lt;= {tolerance:g}" in text and cls == ("ok" if verdict == ": met" else "bad")
+
+
+def test_reports_leave_no_pyplot_figure_open(odds_report):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    rep, _ = odds_report
+    plt.close("all")
+    for _ in range(3):
+        assert "data:image/png;base64," in render(rep, "html")
+    assert plt.get_fignums() == []
+
+
+def test_k_class_reports_plot_the_class_rates(trained_k):
+    pytest.importorskip("matplotlib")
+    result, problem, (X, y, g) = trained_k
+    P = result.solution("m-stochastic").predict_proba(X)
+    table = rateopt.group_rates(y, P, {"g": g}, classes=[0, 1, 2], as_frame=False)
+    rep = build_report(result, evaluations={"train": problem.evaluate(P)}, group_rates={"train": table})
+    from rateopt.report import constrained_rates
+
+    assert constrained_rates(rep) == (["ppr(0)", "ppr(1)", "ppr(2)"], [])
+    html = render(rep, "html")
+    assert [f"alt='ppr({c}) per group (train data)'" in html for c in range(3)] == [True] * 3

@@ -1,4 +1,4 @@
-"""Plots of training and results (matplotlib, headless): ``pip install "rateopt[plot]"``.
+"""Plots of training and results (matplotlib): ``pip install "rateopt[plot]"``.
 
 * :func:`plot_trajectory`: a training run's recorded objective, constraint
   values and multipliers against the iteration;
@@ -6,14 +6,20 @@
 * :func:`plot_tradeoff`: error against disparity over a slack sweep
   (:func:`rateopt.sweep`), the style of fairlearn's and TFCO's trade-off plots.
 
-Each returns a matplotlib ``Figure`` drawn on the Agg backend (no display
-needed); :func:`to_png` gives its PNG bytes. The plotted values are exactly the
-inputs' (the tests read them back from the figure's artists).
+Each returns a matplotlib ``Figure`` created by ``matplotlib.pyplot`` on the
+user's backend, so ``plt.show()``, notebooks and sphinx-gallery see it (close it
+with ``plt.close(fig)`` when done); :func:`to_png` gives its PNG bytes. The
+reports draw the same figures off pyplot (on the Agg canvas, no display, nothing
+left open). The plotted values are exactly the inputs' (the tests read them back
+from the figure's artists).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
+import warnings
 
 import numpy as np
 
@@ -22,25 +28,41 @@ from .exceptions import RateoptError
 __all__ = ["plot_trajectory", "plot_group_rates", "plot_tradeoff", "to_png"]
 
 
-def _pyplot():
+#: False inside ``_unmanaged()``: figures are then plain ``Figure`` objects on the Agg canvas, unknown to pyplot.
+_MANAGED = contextvars.ContextVar("rateopt_plot_managed", default=True)
+
+
+def _require_matplotlib():
     try:
         import matplotlib
     except ImportError:
         raise RateoptError("plots need matplotlib: python -m pip install \"rateopt[plot]\"") from None
-    from matplotlib.figure import Figure
+    return matplotlib
 
-    del matplotlib
-    return Figure
+
+@contextlib.contextmanager
+def _unmanaged():
+    """Within it, the plot functions make figures pyplot does not manage (headless: the reports use it)."""
+    token = _MANAGED.set(False)
+    try:
+        yield
+    finally:
+        _MANAGED.reset(token)
 
 
 def _figure(nrows=1, ncols=1, size=(7.0, 4.0)):
-    Figure = _pyplot()
+    _require_matplotlib()
+    if _MANAGED.get():
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(nrows, ncols, squeeze=False, figsize=size, layout="constrained")
+        return fig, axes
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     fig = Figure(figsize=size, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    return fig, axes
+    return fig, fig.subplots(nrows, ncols, squeeze=False)
 
 
 def _legend_outside(ax, **kwargs):
@@ -129,8 +151,17 @@ def _table(t):
     return {k: (list(v) if k in ("group", "value") else np.asarray(v, dtype=float)) for k, v in t.items()}
 
 
-def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after"), split=None):
+def _row_names(t):
+    return [f"{g}={v}" if g != "all" else "all" for g, v in zip(t["group"], t["value"])]
+
+
+def plot_group_rates(after, *args, before=None, rate="tpr", labels=("before", "after"), split=None):
     """Per-group rates, side by side before and after (bars), each labelled with its value.
+
+    The comparison is the keyword ``before=``; ``labels`` name ``before``'s
+    bars then ``after``'s, in the order they are drawn (left, right). E.g.
+    ``plot_group_rates(fair, before=unconstrained, labels=("unconstrained",
+    "fair"))``.
 
     The value axis starts at 0 unless the values differ by little beside their
     size (less than a quarter of the largest): then it is zoomed onto them, so
@@ -140,13 +171,18 @@ def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after
     Parameters
     ----------
     after : DataFrame or dict
-        A :func:`rateopt.group_rates` table.
+        A :func:`rateopt.group_rates` table (the model shown).
+    *args : DataFrame or dict
+        Deprecated: ``before`` given as the second positional argument (the
+        order of rateopt 0.x, opposite to ``labels``); it still works this
+        release, with a ``DeprecationWarning``. Pass ``before=`` instead.
     before : DataFrame or dict, default=None
-        Another table with the same rows (e.g. the unconstrained model's).
+        Another table with the same rows (e.g. the unconstrained model's),
+        drawn first (left bar of each group). Keyword only.
     rate : str, default="tpr"
         The column plotted (``"positive_rate"``, ``"tpr"``, ``"fpr"``, ``"error"``, ...).
     labels : tuple of str, default=("before", "after")
-        Legend labels of ``before`` and ``after``.
+        Legend labels of ``before`` and ``after``, in that order.
     split : str, default=None
         The data the rates were measured on (``"train"``, ``"test"``, ...),
         shown in the title.
@@ -156,17 +192,24 @@ def plot_group_rates(after, before=None, *, rate="tpr", labels=("before", "after
     matplotlib.figure.Figure
         One bar per row of the table (``group=value``) and per table.
     """
+    if args:
+        if len(args) > 1 or before is not None:
+            raise TypeError("plot_group_rates takes one positional table (after) and the comparison as before=")
+        warnings.warn("plot_group_rates(after, before) is deprecated: pass the comparison as before= "
+                      "(plot_group_rates(after, before=before)); the positional form goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        before = args[0]
     a = _table(after)
     if rate not in a:
         raise RateoptError(f"plot_group_rates: no rate column {rate!r}; columns: {[c for c in a if c not in ('group', 'value')]}")
-    rows = [f"{g}={v}" if g != "all" else "all" for g, v in zip(a["group"], a["value"])]
+    rows = _row_names(a)
     fig, axes = _figure(size=(max(6.0, 0.7 * len(rows) + 3.5), 4.0))
     ax = axes[0, 0]
     x = np.arange(len(rows))
     tables = [(labels[1], a)]
     if before is not None:
         b = _table(before)
-        if [f"{g}={v}" if g != "all" else "all" for g, v in zip(b["group"], b["value"])] != rows:
+        if _row_names(b) != rows:
             raise RateoptError("plot_group_rates: before and after must have the same rows")
         tables.insert(0, (labels[0], b))
     width = 0.8 / len(tables)

@@ -6,6 +6,15 @@ whether each is met, per-group rates (:func:`rateopt.group_rates`), the chosen
 solution (its support iterates and probabilities), the trajectory, training
 time, versions and seed. :func:`render` writes it as Markdown, HTML (plots
 embedded as base64 PNG when matplotlib is installed) or JSON.
+
+The HTML report plots every rate the goals constrain (:func:`constrained_rates`:
+e.g. equalized odds constrains ``tpr`` and ``fpr``) per group, on every split
+that has a per-group table (train, validation, test), beside the comparison
+model's bars when there is one (``rateopt fit --compare-unconstrained``: the
+same model trained without goals, labelled as such). Each figure's caption
+judges the goals on that rate and split with the report's tolerance rule
+(:func:`goal_met`) and states it. The figures are drawn off pyplot (nothing is
+left open when many reports are written in one process).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import html
 import json
 import os
 import platform
+import re
 import warnings
 from importlib.metadata import version
 
@@ -52,7 +62,7 @@ def goal_met(value, tolerance=TOLERANCE):
     return bool(value <= tolerance)
 
 __all__ = ["TOLERANCE", "goal_met", "build_report", "build_multiclass_report", "render", "write_report",
-           "table_columns", "REPORT_FORMATS"]
+           "table_columns", "constrained_rates", "REPORT_FORMATS"]
 
 REPORT_FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".json": "json"}
 
@@ -83,7 +93,7 @@ def _records(result):
 
 def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=None, group_rates=None,
                  group_rates_before=None, seconds=None, seed=None, tolerance=TOLERANCE, title="rateopt report",
-                 context=None, certificates=None, weights=None):
+                 context=None, certificates=None, weights=None, comparison="comparison model"):
     """The facts of a training run (two classes or K classes), as a JSON-ready dict.
 
     Parameters
@@ -123,12 +133,17 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         The solution's weights over the recorded iterates (default:
         ``result.mixture(solution, epsilon=epsilon)``; give them for a solution
         the result cannot rebuild alone, e.g. ``"thresholded"``).
+    comparison : str, default="comparison model"
+        What ``group_rates_before`` measured: the label of its bars and tables
+        (``rateopt fit --compare-unconstrained`` gives ``"unconstrained
+        model"``).
 
     Returns
     -------
     dict
         ``goals`` (name, values and met per split), ``objective`` per split,
-        ``all_met``, ``classes``, ``group_rates``, ``solution`` (kind, support
+        ``all_met``, ``classes``, ``group_rates``, ``group_rates_before`` and
+        ``comparison`` (its label), ``solution`` (kind, support
         iterates and probabilities), ``trajectory``, ``training_seconds``,
         ``seed``, ``versions``, ``settings`` and ``context``.
     """
@@ -177,6 +192,7 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         "all_met": all(all(g["met"].values()) for g in goals),
         "group_rates": {k: _table_dict(v) for k, v in (group_rates or {}).items()},
         "group_rates_before": {k: _table_dict(v) for k, v in (group_rates_before or {}).items()} or None,
+        "comparison": str(comparison),
         "trajectory": traj,
         "context": context or {},
         "certificates": {k: c.to_dict() for k, c in (certificates or {}).items()},
@@ -269,8 +285,9 @@ def _sections(rep):
                     ["goal", f"{split} value", "upper bound", "certified"],
                     [[g["name"], _fmt(g["value"]), _fmt(g["upper"]),
                       "n/a" if g["certified"] is None else _fmt(bool(g["certified"]))] for g in cert["goals"]]))
-    for label, tables in (("Per-group rates", rep["group_rates"]), ("Per-group rates, comparison model",
-                                                                     rep.get("group_rates_before") or {})):
+    for label, tables in (("Per-group rates", rep["group_rates"]),
+                          (f"Per-group rates of the {_comparison(rep)}, for comparison",
+                           rep.get("group_rates_before") or {})):
         for split, t in tables.items():
             cols = table_columns(t)
             rows = [[f"{g}={v}" if g != "all" else "all"] + [_fmt(t[c][i], 0 if c == "count" else 4) for c in cols]
@@ -305,8 +322,7 @@ def _tolerance_note(rep):
 def render_markdown(rep):
     """The report as Markdown text."""
     lines = [f"# {rep['title']}", "",
-             ("All goals are met on every split reported." if rep["all_met"]
-              else "**Some goals are NOT met** (see the table).") + " " + _tolerance_note(rep), ""]
+             (_banner(rep) if rep["all_met"] else f"**{_banner(rep)}**") + " " + _tolerance_note(rep), ""]
     for head, cols, rows in _sections(rep):
         lines += [f"## {head}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
@@ -316,30 +332,207 @@ def render_markdown(rep):
     return "\n".join(lines)
 
 
+def _comparison(rep):
+    return rep.get("comparison") or "comparison model"
+
+
+def _column(t, name):
+    """A table column as floats (a JSON table's missing values, None, as NaN)."""
+    return np.array([np.nan if v is None else v for v in t[name]], dtype=float)
+
+
+def _two_class(column, transform=None):
+    def values(t):
+        v = _column(t, column)
+        return v if transform is None else transform(v, t)
+    return values
+
+
+#: Two-class rates of the goals' constraint names (the rate language's short names) that a per-group table gives:
+#: short name -> the function of the table that computes it.
+_TABLE_RATES = {
+    "ppr": _two_class("positive_rate"),
+    "npr": _two_class("positive_rate", lambda v, t: 1.0 - v),
+    "tpr": _two_class("tpr"), "fpr": _two_class("fpr"), "fnr": _two_class("fnr"), "tnr": _two_class("tnr"),
+    "error": _two_class("error"),
+    "accuracy": _two_class("error", lambda v, t: 1.0 - v),
+    "prevalence": _two_class("prevalence"),
+    "tp_prop": _two_class("tpr", lambda v, t: v * _column(t, "prevalence")),
+    "fn_prop": _two_class("fnr", lambda v, t: v * _column(t, "prevalence")),
+    "fp_prop": _two_class("fpr", lambda v, t: v * (1.0 - _column(t, "prevalence"))),
+    "tn_prop": _two_class("tnr", lambda v, t: v * (1.0 - _column(t, "prevalence"))),
+    "precision": _two_class("tpr", lambda v, t: v * _column(t, "prevalence") / _column(t, "positive_rate")),
+}
+#: K-class rates ``name(c)`` -> the table column of class ``c``.
+_CLASS_RATES = {"ppr": "proportion[{}]", "recall": "recall[{}]"}
+_BRACKETS = re.compile(r"\[[^\[\]]*\]")
+_RATE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\([^()]*\))?\x00")
+
+
+def _rates_of(name):
+    """The rates a constraint's name mentions (``"tpr[group=A] >= tpr[all] - 0.05"`` -> ``["tpr"]``)."""
+    prev = None
+    while prev != name:  # each context "[...]" (innermost first) becomes one mark: a group value is no rate
+        prev, name = name, _BRACKETS.sub("\x00", name)
+    out = []
+    for m in _RATE.finditer(name):
+        rate = m.group(1) + (m.group(2) or "")
+        if rate not in out:
+            out.append(rate)
+    return out
+
+
+def _rows_of(rep, rate, table):
+    """The table rows a rate's figure shows: ``all`` and the group columns its constraints name (all rows when
+    they name none the table has)."""
+    columns = set()
+    for g in rep["goals"]:
+        if rate in _rates_of(g["name"]):
+            columns |= {ctx.split("=", 1)[0] for ctx in re.findall(r"\[([^\[\]]*)\]", g["name"]) if "=" in ctx}
+    keep = [i for i, grp in enumerate(table["group"]) if grp == "all" or grp in columns]
+    return keep if len(keep) > 1 else list(range(len(table["group"])))
+
+
+def _rate_values(table, rate):
+    """``rate``'s value per row of a per-group table, or None when the table does not give it."""
+    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\((.*)\)", rate)
+    if m:
+        column = _CLASS_RATES.get(m.group(1), "").format(m.group(2))
+        return _column(table, column) if column and column in table else None
+    if rate in _TABLE_RATES and "positive_rate" in table:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _TABLE_RATES[rate](table)
+    return None
+
+
+def constrained_rates(rep):
+    """The rates the report's goals constrain, and whether its per-group tables give each.
+
+    Parameters
+    ----------
+    rep : dict
+        A report from :func:`build_report`.
+
+    Returns
+    -------
+    plotted : list of str
+        The rates (short names of the rate language, e.g. ``"tpr"``, ``"fpr"``,
+        ``"ppr(2)"``) in the order the goals first name them, that the
+        per-group tables give (two classes: ``ppr``, ``npr``, ``tpr``, ``fpr``,
+        ``fnr``, ``tnr``, ``error``, ``accuracy``, ``precision``,
+        ``prevalence`` and the ``*_prop`` proportions; K classes: ``ppr(c)``
+        and ``recall(c)``).
+    others : list of str
+        The rates the goals name that the tables do not give (e.g. churn,
+        counts, a confusion cell), which the report lists without a plot.
+    """
+    rates = []
+    for g in rep["goals"]:
+        rates += [r for r in _rates_of(g["name"]) if r not in rates]
+    tables = list(rep["group_rates"].values())
+    if not tables:
+        return [], rates
+    plotted = [r for r in rates if _rate_values(tables[0], r) is not None]
+    return plotted, [r for r in rates if r not in plotted]
+
+
+def _rate_table(t, rate, rows):
+    """The rows ``rows`` of a per-group table, with the one column ``rate``."""
+    values = _rate_values(t, rate)
+    return {"group": [t["group"][i] for i in rows], "value": [t["value"][i] for i in rows], rate: values[rows]}
+
+
+def _verdict(rep, rate, split):
+    """The caption's judgement of the goals on ``rate`` on ``split``, stating the tolerance rule."""
+    tol = rep.get("tolerance", TOLERANCE)
+    on = [g for g in rep["goals"] if rate in _rates_of(g["name"])]
+    vals = [g["values"][split] for g in on if g["values"].get(split) is not None]
+    if not vals:
+        return f"{len(on)} constraint(s) on {rate}; not evaluated on the {split} data."
+    worst = max(vals)
+    met = all(goal_met(v, tol) for v in vals)
+    return (f"{len(on)} constraint(s) on {rate}; largest value on the {split} data {worst:+.4g}: "
+            + ("met" if met else "NOT met") + f" (a goal is met when its value is <= {tol:g}).")
+
+
 def _figures(rep):
-    """``[(caption, png bytes)]``; empty when matplotlib is missing."""
+    """``(trajectory, [(rate, [(split, caption, png)])], tradeoff)``: PNG figures; empty without matplotlib.
+
+    Drawn off pyplot (``plot._unmanaged``): a batch of reports leaves no figure open.
+    """
+    per_rate = []
     try:
-        figs = [("Training trajectory", plot.plot_trajectory(rep["trajectory"]))]
-        for split, t in rep["group_rates"].items():
-            if "positive_rate" not in t:  # K classes: no two-class rate to plot
-                break
-            before = (rep.get("group_rates_before") or {}).get(split)
-            for rate in ("positive_rate", "tpr"):
-                figs.append((f"{rate} per group ({split})",
-                             plot.plot_group_rates(t, before, rate=rate, labels=("comparison", "rateopt"),
-                                                   split=split)))
-            break
-        if rep["context"].get("sweep"):
-            figs.append(("Trade-off (training data)", plot.plot_tradeoff(rep["context"]["sweep"], split="train")))
+        with plot._unmanaged():
+            trajectory = [("Training trajectory", plot.to_png(plot.plot_trajectory(rep["trajectory"])))]
+            plotted, _ = constrained_rates(rep)
+            before_all = rep.get("group_rates_before") or {}
+            labels = (_comparison(rep), "rateopt (with the goals)")
+            for rate in plotted:
+                figs = []
+                for split, t in rep["group_rates"].items():
+                    rows = _rows_of(rep, rate, t)
+                    mine = _rate_table(t, rate, rows)
+                    before = before_all.get(split)
+                    if before is not None:
+                        before = _rate_table(before, rate, rows)
+                    fig = plot.plot_group_rates(mine, before=before, rate=rate, labels=labels, split=split)
+                    figs.append((split, _verdict(rep, rate, split), plot.to_png(fig)))
+                per_rate.append((rate, figs))
+            tradeoff = []
+            if rep["context"].get("sweep"):
+                tradeoff = [("Trade-off (training data)",
+                             plot.to_png(plot.plot_tradeoff(rep["context"]["sweep"], split="train")))]
     except RateoptError:
-        return []
-    return [(c, plot.to_png(f)) for c, f in figs]
+        return [], [], []
+    return trajectory, per_rate, tradeoff
 
 
-_CSS = ("body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:80em;margin:2em auto;padding:0 1em;color:#222}"
         "table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:0.25em 0.6em;"
         "text-align:left}th{background:#f2f2f2}.bad{color:#b00;font-weight:bold}.ok{color:#070}"
-        "img{max-width:100%}pre{background:#f6f6f6;padding:0.6em}")
+        "img{max-width:100%}pre{background:#f6f6f6;padding:0.6em}"
+        ".figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(30em,1fr));gap:1em}"
+        "figure{margin:0}figcaption{font-size:0.9em;margin-top:0.3em}")
+
+
+def _banner(rep):
+    """The report's verdict: all met, or how many constraints are not met on which split."""
+    if rep["all_met"]:
+        return "All goals are met on every split reported."
+    splits = list(rep["objective"])
+    failed = {s: sum(not g["met"].get(s, True) for g in rep["goals"]) for s in splits}
+    where = ", ".join(f"{n} of {len(rep['goals'])} on the {s} data" for s, n in failed.items() if n)
+    return f"Some goals are NOT met ({where}; see the table)."
+
+
+def _html_table(e, head, cols, rows):
+    out = [f"<h2>{e(head)}</h2><table><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in cols) + "</tr>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td class='bad'>{e(str(c))}</td>" if c == "NO" else f"<td>{e(str(c))}</td>"
+                                    for c in r) + "</tr>")
+    out.append("</table>")
+    return out
+
+
+def _html_rate_figures(e, rep, per_rate):
+    """The section of the constrained rates' figures: one heading per rate, one figure per split."""
+    if not per_rate:
+        return []
+    compared = (f"The bars labelled &ldquo;{e(_comparison(rep))}&rdquo; are that model's, for comparison: it is not "
+                "held to the goals. ") if rep.get("group_rates_before") else ""
+    parts = ["<h2>Constrained rates per group</h2>"
+             f"<p>Every rate the goals constrain, per group, on every split with a per-group table "
+             f"({e(', '.join(rep['group_rates']))}). {compared}{e(_tolerance_note(rep))}</p>"]
+    for rate, figs in per_rate:
+        parts.append(f"<h3>{e(rate)}</h3><div class='figs'>")
+        for split, caption, png in figs:
+            data = base64.b64encode(png).decode("ascii")
+            cls = "bad" if "NOT met" in caption else "ok" if ": met" in caption else ""
+            parts.append(f"<figure><img alt='{e(rate)} per group ({e(split)} data)' "
+                         f"src='data:image/png;base64,{data}'><figcaption class='{cls}'>{e(split)}: "
+                         f"{e(caption)}</figcaption></figure>")
+        parts.append("</div>")
+    return parts
 
 
 def render_html(rep, figures=True):
@@ -347,19 +540,21 @@ def render_html(rep, figures=True):
     e = html.escape
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(rep['title'])}</title>"
              f"<style>{_CSS}</style></head><body><h1>{e(rep['title'])}</h1>",
-             "<p class='ok'>All goals are met on every split reported.</p>" if rep["all_met"]
-             else "<p class='bad'>Some goals are NOT met (see the table).</p>",
+             f"<p class='{'ok' if rep['all_met'] else 'bad'}'>{e(_banner(rep))}</p>",
              f"<p>{e(_tolerance_note(rep))}</p>"]
+    trajectory, per_rate, tradeoff = _figures(rep) if figures else ([], [], [])
     for head, cols, rows in _sections(rep):
-        parts.append(f"<h2>{e(head)}</h2><table><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in cols) + "</tr>")
-        for r in rows:
-            parts.append("<tr>" + "".join(f"<td class='bad'>{e(str(c))}</td>" if c == "NO" else f"<td>{e(str(c))}</td>"
-                                          for c in r) + "</tr>")
-        parts.append("</table>")
-    if figures:
-        for caption, png in _figures(rep):
-            data = base64.b64encode(png).decode("ascii")
-            parts.append(f"<h2>{e(caption)}</h2><img alt='{e(caption)}' src='data:image/png;base64,{data}'>")
+        parts += _html_table(e, head, cols, rows)
+        if head == "Objective":  # the figures of the goals' rates right below the goals and the objective
+            parts += _html_rate_figures(e, rep, per_rate)
+            _, others = constrained_rates(rep)
+            if figures and others:
+                why = ("the per-group tables do not give them" if rep["group_rates"] else
+                       "the report has no per-group table")
+                parts.append(f"<p>Constrained rates not plotted ({why}): {e(', '.join(others))}.</p>")
+    for caption, png in trajectory + tradeoff:
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f"<h2>{e(caption)}</h2><img alt='{e(caption)}' src='data:image/png;base64,{data}'>")
     if rep["context"].get("goals_toml"):
         parts.append(f"<h2>Goals file</h2><pre>{e(rep['context']['goals_toml'])}</pre>")
     parts.append("</body></html>")

@@ -179,7 +179,15 @@ def build_parser():
     p.add_argument("--data", help="data to recompute per-group rates on (a file in the model's format)")
     p.add_argument("--model-out", help="write the re-selected classifier here (with its encoding)")
 
-    command("datasets", help="list the offline benchmark datasets")
+    p = command("datasets", help="list the offline benchmark datasets, or export one to a data file (export)")
+    dsub = p.add_subparsers(dest="datasets_command", parser_class=_Parser)
+    p = dsub.add_parser("export", parents=[common], help="write a dataset's raw columns, groups and label to a "
+                        "file rateopt fit reads (its as_frame=True table)")
+    p.add_argument("name", help="the dataset (as listed by rateopt datasets)")
+    p.add_argument("out", help="the file to write: .csv or .parquet")
+    p.add_argument("--split", choices=("all", "train", "validation", "test"), default="all",
+                   help="the rows to write: all, or one part of the dataset's default split (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="the split's random_state (default: 0)")
     p = command("reproduce", help="run a paper reproduction (bench/reproduce_NAME.py of a source checkout)")
     p.add_argument("name")
     p.add_argument("args", nargs=argparse.REMAINDER, help="passed to the script (e.g. --quick)")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ._datasets import datasets
 from ._evaluate import evaluate
 from ._fit import fit
-from ._info import datasets, demo, reproduce, selfcheck
+from ._info import demo, reproduce, selfcheck
 from ._predict import predict
 from ._report import report
 

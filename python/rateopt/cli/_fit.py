@@ -121,7 +121,8 @@ def fit(args):
         goals_text = f.read()
     context["goals_toml"] = goals_text
     rep = build_report(result, solution=sol["solution"], epsilon=sol["epsilon"], evaluations=evaluations,
-                       group_rates=groups, group_rates_before=before, seconds=seconds, seed=args.seed,
+                       group_rates=groups, group_rates_before=before, comparison="unconstrained model",
+                       seconds=seconds, seed=args.seed,
                        title=f"rateopt report: {os.path.basename(args.data)}", context=context,
                        certificates=certificates, weights=_support_weights(result, clf))
     saves_result = hasattr(result, "save")  # TODO(merge): one TrainResult (helper D) saves for both arities

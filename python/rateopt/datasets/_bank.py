@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, document_scaling, encode, require_pandas
+from ._encoding import check_scaling, document_scaling, encode, raw_columns, require_pandas
 from ._packages import locate
 
 __all__ = ["load_bank"]
@@ -25,6 +25,7 @@ def _build_bank(scaling):
     columns += [("cat", "age", age, ["<=21", "22-64", ">=65"]), ("cat", "marital", marital)]
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "bank", "X": X, "feature_names": names, "source": source, "label": "subscribed a term deposit",
         "y": (df["__y__subscription"].to_numpy(dtype=object) == "yes"),
         "groups": {"age": age, "marital": marital},
@@ -36,12 +37,13 @@ def _build_bank(scaling):
 
 
 @document_scaling("standard")
-def load_bank(*, scaling="standard"):
+def load_bank(*, scaling="standard", as_frame=False):
     """UCI Bank Marketing (bank-full), 45,203 rows: the seed 000/001 Bank experiment.
 
     Parameters
     ----------
     {scaling}
+    {as_frame}
 
     Returns
     -------
@@ -63,4 +65,4 @@ def load_bank(*, scaling="standard"):
     has age bucketed into 3 groups, so the paper's 5 age quintiles cannot be
     rebuilt. ``day`` is kept numeric.
     """
-    return cached_dataset(_build_bank, check_scaling(scaling))
+    return cached_dataset(_build_bank, check_scaling(scaling), as_frame=as_frame)

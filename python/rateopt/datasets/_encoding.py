@@ -139,6 +139,15 @@ def encode(columns, n, scaling):
     return X, tuple(names)
 
 
+def raw_columns(columns):
+    """The columns of :func:`encode`'s specs before encoding: name -> ``(kind, values)``, in ``X``'s order.
+
+    ``kind`` is the spec's (``"num"`` or ``"cat"``); numerics are the file's values (unscaled), categoricals
+    their labels (a missing-value token as it is in the file).
+    """
+    return {spec[1]: (spec[0], spec[2]) for spec in columns}
+
+
 def decode_onehot(df, prefix, rename=None):
     """One categorical (strings) from a shipped one-hot block ``prefix*``, and its column order."""
     block = [c for c in df.columns if c.startswith(prefix)]
@@ -191,8 +200,19 @@ _SCALING_DOC = """scaling : {{"standard", "unit-variance", "minmax", None}}, def
         zeros, so sparsity is kept); ``"minmax"`` onto [0, 1]; None: raw values."""
 
 
+_AS_FRAME_DOC = """as_frame : bool, default=False
+        Also return the data as one pandas DataFrame, ``frame`` (as
+        scikit-learn's ``fetch_openml(as_frame=True)``'s ``Bunch.frame``): the
+        raw feature columns (numerics unscaled, categoricals as their labels,
+        of ``category`` dtype, before one-hot encoding), the group columns, the label (column
+        ``"label"``, 0/1) and the weights where the data has some; row ``i`` is
+        row ``i`` of ``X``, ``y`` and ``groups`` (same order). ``frame_roles``
+        names the columns' parts (see :class:`BenchmarkDataset`). The file is
+        parsed once more for it (cached separately)."""
+
+
 def document_scaling(default):
-    """Decorator: put the ``scaling`` parameter's description, with its default, in a loader's docstring.
+    """Decorator: put the ``scaling`` and ``as_frame`` parameters' descriptions in a loader's docstring.
 
     Parameters
     ----------
@@ -202,10 +222,12 @@ def document_scaling(default):
     Returns
     -------
     callable
-        ``fill(loader) -> loader``: replaces the ``{scaling}`` placeholder of
-        the docstring and returns the loader itself.
+        ``fill(loader) -> loader``: replaces the ``{scaling}`` and
+        ``{as_frame}`` placeholders of the docstring and returns the loader
+        itself.
     """
     def fill(loader):
-        loader.__doc__ = loader.__doc__.replace("{scaling}", _SCALING_DOC.format(default=default))
+        loader.__doc__ = loader.__doc__.replace("{scaling}", _SCALING_DOC.format(default=default)).replace(
+            "{as_frame}", _AS_FRAME_DOC)
         return loader
     return fill

