@@ -268,7 +268,11 @@ def resolve_metrics(metrics, inp):
     elif isinstance(metrics, str) or callable(metrics):
         items = [(_label_of(metrics), metrics)]
     else:
-        items = [(_label_of(m), m) for m in metrics]
+        try:
+            items = [(_label_of(m), m) for m in metrics]
+        except TypeError:
+            raise RateoptError(f"assess: metrics must be names, rate-language functions or callables (or a sequence "
+                               f"or dict of them), got {type(metrics).__name__}") from None
     if not items:
         raise RateoptError("assess: metrics is empty")
     out = [x for label, m in items for x in _one(label, m, inp)]
