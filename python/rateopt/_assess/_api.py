@@ -184,16 +184,25 @@ def compute(inp, resolved, cells, *, ci, simultaneous=False, n_boot=1000, random
         if not boot:
             continue
         for j in boot:
-            values[i, j] = _value(resolved[j], inp, rows, None, weighted)
+            values[i, j] = resolved[j].value(inp, rows, weighted=weighted) if len(rows) else np.nan
             n_eff[i, j] = effective_count(inp.w[rows])
         if a_level is None or len(rows) == 0:
             continue
         rng = np.random.default_rng([seed, i])
         draws = np.full((len(boot), n_boot), np.nan)
-        for r in range(n_boot):
-            counts = np.bincount(rng.integers(0, len(rows), len(rows)), minlength=len(rows))
-            for t, j in enumerate(boot):
-                draws[t, r] = _value(resolved[j], inp, rows, counts, weighted)
+        m = len(rows)
+        chunk = max(1, min(n_boot, 2_000_000 // m))
+        for start in range(0, n_boot, chunk):
+            # resample r: m row positions drawn with replacement, in order (what bincount-then-repeat would give)
+            picks = np.sort(rng.integers(0, m, (min(chunk, n_boot - start), m)), axis=1)
+            for r, pick in enumerate(picks, start=start):
+                counts = None
+                for t, j in enumerate(boot):
+                    if resolved[j].takes_counts:
+                        counts = np.bincount(pick, minlength=m) if counts is None else counts
+                        draws[t, r] = resolved[j].value(inp, rows, counts)
+                    else:
+                        draws[t, r] = resolved[j].value(inp, rows[pick], weighted=weighted)
         for t, j in enumerate(boot):
             lower[i, j], upper[i, j] = percentile_interval(draws[t], a_level)
     insufficient = ~np.isfinite(values) | (n_eff < min_count)
@@ -205,9 +214,3 @@ def compute(inp, resolved, cells, *, ci, simultaneous=False, n_boot=1000, random
         overall_upper=upper[0], overall_n_eff=n_eff[0], overall_count=inp.n,
         overall_weight=float(inp.w.sum()), insufficient=insufficient[1:],
         confidence=None if ci is None else float(ci), simultaneous=bool(simultaneous), min_count=min_count)
-
-
-def _value(metric, inp, rows, counts, weighted):
-    if len(rows) == 0:
-        return np.nan
-    return metric.value(inp, rows, counts, weighted=weighted)

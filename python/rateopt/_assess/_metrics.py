@@ -127,6 +127,7 @@ class ExpressionMetric:
 
     method = "bootstrap"
     needs_labels = False
+    takes_counts = True  # a resample is the cell's rows, each weighted by its count
 
     def __init__(self, name, fn):
         self.name, self.fn = name, fn
@@ -157,16 +158,22 @@ class CallableMetric:
 
     method = "bootstrap"
     needs_labels = False
+    takes_counts = False  # a resample is its rows, repeated
 
     def __init__(self, name, fn):
         self.name, self.fn = name, fn
+        self._arrays = None
 
     def value(self, inp, rows, counts=None, weighted=False):
-        """The value on ``rows`` (resampled rows repeat; ``weighted``: pass ``sample_weight=``)."""
+        """The value on ``rows`` (a resample repeats rows; ``weighted``: pass ``sample_weight=``)."""
         if counts is not None:
             rows = np.repeat(rows, counts)
-        y = None if inp.y_given is None else np.asarray(inp.y_given)[rows]
-        pred = np.asarray(inp.predictions_given)[rows]
+        if self._arrays is None or self._arrays[0] is not inp:
+            self._arrays = (inp, None if inp.y_given is None else np.asarray(inp.y_given),
+                            np.asarray(inp.predictions_given))
+        _, y_all, pred_all = self._arrays
+        y = None if y_all is None else y_all[rows]
+        pred = pred_all[rows]
         try:
             out = self.fn(y, pred, sample_weight=inp.w[rows]) if weighted else self.fn(y, pred)
             return float(out)
