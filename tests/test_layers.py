@@ -191,6 +191,8 @@ OPTIONAL = frozenset({"pandas", "matplotlib", "tqdm", "dask", "distributed", "py
 #: Function-level imports of other modules that must stay where they are, with the reason.
 LAZY_BY_DESIGN = {
     ("rateopt.dask._cluster", "importlib"): "the worker probe is shipped by value and imports rateopt there",
+    ("rateopt._assess._intervals", "scipy"): "scipy.special (~0.4 s) loads when an interval is computed, not with "
+                                             "import rateopt",
 }
 
 

@@ -24,7 +24,6 @@ quantiles of the finite values are the interval.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaincinv
 
 __all__ = ["clopper_pearson", "effective_count", "percentile_interval"]
 
@@ -65,6 +64,8 @@ def clopper_pearson(rate, n_eff, alpha):
         The lower and upper bounds; ``(nan, nan)`` when ``n_eff`` is 0 or the
         rate is NaN.
     """
+    from scipy.special import betaincinv  # lazy: scipy.special takes ~0.4 s to import, see tests/test_layers.py
+
     if not n_eff > 0 or not np.isfinite(rate):
         return np.nan, np.nan
     x = min(max(rate * n_eff, 0.0), n_eff)
