@@ -144,7 +144,8 @@ class Assessment:
                 "weight": self._weights.copy(), "values": per_metric(self._values), "lower": per_metric(self._lower),
                 "upper": per_metric(self._upper), "effective_count": per_metric(self._n_eff),
                 "insufficient": per_metric(self._insufficient),
-                "overall": {"count": ov[4], "weight": ov[5], **{m: float(ov[0][j]) for j, m in enumerate(self._metrics)}}}
+                "overall": {"count": ov[4], "weight": ov[5],
+                            **{m: float(ov[0][j]) for j, m in enumerate(self._metrics)}}}
 
     def to_frame(self):
         """One table: per cell, for each metric its value, bounds, effective count and flag.
