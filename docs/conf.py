@@ -64,6 +64,7 @@ TOPICS = {
     "Classifiers": [
         "RateConstrainedClassifier", "LinearClassifier", "StochasticClassifier", "EstimatorMixture"],
     "Post-processing": ["ThresholdClassifier", "ThresholdRule", "Certificate", "GoalBound"],
+    "Assessment": ["assess", "Assessment"],
     "Group objectives (GroupOpt) and ramp losses": [
         "group_opt", "fold_constraints", "FoldedObjective", "group_opt_constants", "GroupOptResult",
         "minimax_group_loss", "ramp_mm", "RampMMResult", "RampClassifier"],

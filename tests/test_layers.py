@@ -39,7 +39,8 @@ LAYERS = (
     ("rateopt._params",),
     ("rateopt._train",),
     ("rateopt._methods",),
-    ("rateopt._estimator", "rateopt._threshold_classifier", "rateopt._io", "rateopt._demo", "rateopt._group_rates", "rateopt.datasets"),
+    ("rateopt._estimator", "rateopt._threshold_classifier", "rateopt._io", "rateopt._demo", "rateopt._group_rates", "rateopt._assess",
+     "rateopt.datasets"),
     ("rateopt.plot",),
     ("rateopt.report",),
     ("rateopt.cli", "rateopt.dask"),
@@ -190,6 +191,8 @@ OPTIONAL = frozenset({"pandas", "matplotlib", "tqdm", "dask", "distributed", "py
 #: Function-level imports of other modules that must stay where they are, with the reason.
 LAZY_BY_DESIGN = {
     ("rateopt.dask._cluster", "importlib"): "the worker probe is shipped by value and imports rateopt there",
+    ("rateopt._assess._intervals", "scipy"): "scipy.special (~0.4 s) loads when an interval is computed, not with "
+                                             "import rateopt",
 }
 
 

@@ -152,7 +152,7 @@ def test_guide_python_examples_run(page, capsys):
 
 @pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
 def test_every_guide_page_with_python_code_is_run_by_a_test():
-    others = {"guide/ramp.md", "guide/dask.md", "guide/datasets.md"}  # their layer's tests run them
+    others = {"guide/ramp.md", "guide/dask.md", "guide/datasets.md", "guide/assess.md"}  # their layer's tests run them
     # The design notes (docs/*.md but the front page) sketch code; the guide's pages run.
     pages = {str(p.relative_to(DOCS)) for p in [DOCS / "index.md", *(DOCS / "guide").glob("*.md")]
              if code_blocks(p)}

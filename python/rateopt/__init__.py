@@ -81,6 +81,7 @@ from ._solutions._shrink import ShrinkResult, best_iterate
 from ._methods._ramp import ramp_mm
 from ._methods._ramp_result import RampMMResult
 from ._methods._sweep import SweepResult, sweep
+from ._assess import Assessment, assess
 from ._group_rates import group_rates
 from ._train import train
 from ._version import __version__
@@ -181,6 +182,8 @@ __all__ = [
     "RampClassifier",
     # per-group rates and slack sweeps (reports and plots: rateopt.report, rateopt.plot, rateopt.cli)
     "group_rates",
+    "assess",
+    "Assessment",
     "sweep",
     "SweepResult",
 ]
