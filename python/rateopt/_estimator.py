@@ -91,7 +91,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         ``fit`` takes ``sample_weight`` (e.g. ``HistGradientBoostingClassifier()``;
         regressors and other non-classifiers are refused),
         refitted each round on the cost-sensitive problem the multipliers pose
-        (:class:`rateopt.oracles.EstimatorOracle`, seed 001 Algorithm 2 by
+        (:class:`rateopt.oracles.EstimatorOracle`, Cotter et al. (2019) Algorithm 2 by
         default). The solution is a :class:`rateopt.EstimatorMixture` of at most
         m+1 fitted models (for ``"m-stochastic"``), which cannot be saved with
         rateopt's pickle-free files.
