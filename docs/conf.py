@@ -159,7 +159,7 @@ def setup(app):
 
 
 # --------------------------------------------------------------------------- Markdown
-myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 # Pages with ``file_format: mystnb`` front matter run their ``{code-cell}`` blocks when the site is built
 # (fresh every build, no cache), so the rendered page shows what the code prints and plots; a cell that

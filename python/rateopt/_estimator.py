@@ -38,8 +38,12 @@ def _deterministic_solution(est):
 
 
 class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
-    """Linear classifier trained under rate constraints (fairness, coverage, churn, ...).
+    """Classifier trained under rate constraints: fairness, coverage, churn, recall, metrics.
 
+    The model is linear (``model="linear"``, the default), a kernel model
+    (``model="kernel"``: RBF, Laplacian or polynomial on Nystroem features),
+    or any scikit-learn classifier that takes ``sample_weight``
+    (``estimator=``, trained through an oracle, :mod:`rateopt.oracles`).
     The goals (see :mod:`rateopt.goals`) are bound to the data passed to
     :meth:`fit`; the model is trained with the chosen game
     (:func:`rateopt.train`) and the final classifier is built from the recorded

@@ -34,9 +34,12 @@ oracle over a model class minimizes that sum over the class.
 
 References
 ----------
-.. [1] A. Cotter, H. Jiang, K. Sridharan. "Two-Player Games for Efficient
-   Non-Convex Constrained Optimization". ALT 2019 / JMLR 2019,
-   Definition 1, Algorithms 1 and 2.
+.. [1] A. Cotter, H. Jiang, M. Gupta, S. Wang, T. Narayan, S. You,
+   K. Sridharan. "Optimization with Non-Differentiable Constraints with
+   Applications to Fairness, Recall, Churn, and Other Goals". JMLR 20(172),
+   2019, Definition 1, Algorithms 1 and 2 (the oracle games first appeared
+   in A. Cotter, H. Jiang, K. Sridharan, "Two-Player Games for Efficient
+   Non-Convex Constrained Optimization", ALT 2019).
 .. [2] ``../shared/papers/notes/methods_spec.md`` §1.3, §D.2-D.4.
 """
 
