@@ -34,23 +34,26 @@ same = np.array_equal(served.predict(X[order], random_state=0, row_key=ids[order
 print(f"a row's decision is the same in another batch and order: {same}")
 
 # %%
-# The expected true-positive rate of each group (from ``predict_proba``) against the rate of the
-# drawn decisions, for 30 values of ``random_state``: the draws scatter around the expectation with
-# the binomial standard deviation (the bars: two standard deviations).
+# For each group: the expected true-positive rate (from ``predict_proba``, the dashed line), the
+# band of two binomial standard deviations around it, and the rate of the drawn decisions for 30
+# values of ``random_state`` (the dots), which scatter inside the band.
 p = served.predict_proba(X)[:, 1]
-fig, ax = plt.subplots(figsize=(6, 3.4))
-for k, g in enumerate(np.unique(group)):
+names = np.unique(group)
+fig, axes = plt.subplots(1, len(names), figsize=(7, 3.2))
+for ax, g in zip(axes, names):
     rows = (group == g) & (y == 1)
     expected = p[rows].mean()
     drawn = [served.predict(X[rows], random_state=s, row_key=ids[rows]).mean() for s in range(30)]
     sd = np.sqrt(np.sum(p[rows] * (1 - p[rows]))) / rows.sum()
-    ax.errorbar(k, expected, yerr=2 * sd, fmt="o", color="black", capsize=6,
-                label="expected +- 2 sd" if k == 0 else None)
-    ax.scatter(np.full(30, k) + np.linspace(-0.15, 0.15, 30), drawn, s=10, color=f"C{k}", alpha=0.7)
+    ax.axhspan(expected - 2 * sd, expected + 2 * sd, color="tab:blue", alpha=0.15, label="expected +- 2 sd")
+    ax.axhline(expected, color="tab:blue", ls="--", lw=1)
+    ax.plot(range(30), drawn, "o", color="black", ms=3, label="drawn, one per random_state")
+    ax.set_title(f"group {g}")
+    ax.set_xlabel("random_state")
+    ax.ticklabel_format(axis="y", useOffset=False)
     print(f"group {g}: expected TPR {expected:.4f}, drawn {np.mean(drawn):.4f} +- {np.std(drawn):.4f}"
           f" (binomial sd {sd:.4f})")
-ax.set_xticks(range(len(np.unique(group))), [f"group {g}" for g in np.unique(group)])
-ax.set_ylabel("true-positive rate")
-ax.legend()
+axes[0].set_ylabel("true-positive rate")
+axes[0].legend(fontsize=7, loc="lower left")
 fig.tight_layout()
 plt.show()

@@ -239,6 +239,14 @@ def test_every_guide_page_with_python_code_is_run_by_a_test():
     assert pages <= set(GUIDE_CHECKS) | others, pages - set(GUIDE_CHECKS) - others
 
 
+@pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
+def test_every_guide_page_links_the_api():
+    # Each page of the guide and the quickstart links at least one API entry ({py:func}`rateopt.train`, ...).
+    pages = [DOCS / "quickstart.md", *(p for p in (DOCS / "guide").glob("*.md") if p.name != "index.md")]
+    unlinked = [str(p.relative_to(DOCS)) for p in pages if not re.search(r"\{py:(func|class|meth|mod|data|attr)\}`", p.read_text())]
+    assert not unlinked, unlinked
+
+
 def _pyproject():
     try:
         import tomllib
