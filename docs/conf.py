@@ -214,8 +214,10 @@ html_title = f"rateopt {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    # The on-page table of contents, except on the pages whose wide tables need the room.
-    "secondary_sidebar_items": {"**": ["page-toc"], "guide/which_method": []},
+    # The on-page table of contents, except on the guide pages whose wide tables and executed code
+    # need the room (at 1200 px, both sidebars leave code about 65 characters).
+    "secondary_sidebar_items": {"**": ["page-toc"], "guide/which_method": [], "guide/concepts": [],
+                                "guide/faq": []},
     "footer_start": ["copyright"],
     "footer_end": [],
 }

@@ -240,6 +240,19 @@ def test_every_guide_page_with_python_code_is_run_by_a_test():
 
 
 @pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
+def test_quickstart_tasks_are_short():
+    # Issue 34's target: each quickstart task is one block of at most 15 non-blank lines; for the command
+    # line task, the shell commands plus the goals file.
+    def lines(blocks):
+        return sum(1 for block in blocks for line in block.splitlines() if line.strip())
+
+    page = DOCS / "quickstart.md"
+    python = code_blocks(page)
+    assert len(python) == 2 and all(lines([b]) <= 15 for b in python), [lines([b]) for b in python]
+    assert lines(code_blocks(page, "toml") + code_blocks(page, "bash")) <= 15
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
 def test_every_guide_page_links_the_api():
     # Each page of the guide and the quickstart links at least one API entry ({py:func}`rateopt.train`, ...).
     pages = [DOCS / "quickstart.md", *(p for p in (DOCS / "guide").glob("*.md") if p.name != "index.md")]
