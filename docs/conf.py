@@ -161,10 +161,12 @@ def setup(app):
 # --------------------------------------------------------------------------- Markdown
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
-# Pages with ``file_format: mystnb`` front matter run their ``{code-cell}`` blocks when the site is built
+# Pages with ``file_format: mystnb`` front matter (the quickstart and the guide pages whose code runs in
+# a few seconds; metrics.md and oracles.md stay static) run their ``{code-cell}`` blocks when the site is built
 # (fresh every build, no cache), so the rendered page shows what the code prints and plots; a cell that
 # raises fails the build. Other Markdown pages are plain MyST.
 nb_execution_mode = "force"
+nb_execution_in_temp = True  # files a page's code writes go to a temporary folder, not into docs/
 nb_execution_timeout = 180
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
@@ -214,10 +216,10 @@ html_title = f"rateopt {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    # The on-page table of contents, except on the guide pages whose wide tables and executed code
-    # need the room (at 1200 px, both sidebars leave code about 65 characters).
-    "secondary_sidebar_items": {"**": ["page-toc"], "guide/which_method": [], "guide/concepts": [],
-                                "guide/faq": []},
+    # The on-page table of contents, except on the guide's pages, whose tables and executed code need
+    # the room (at 1200 px, both sidebars leave code about 65 characters; the guide's code is wider).
+    "secondary_sidebar_items": {"*": ["page-toc"], "api/**": ["page-toc"], "auto_examples/*": ["page-toc"],
+                                "guide/*": []},
     "footer_start": ["copyright"],
     "footer_end": [],
 }
