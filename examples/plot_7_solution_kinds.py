@@ -1,12 +1,12 @@
 """
 Six ways to turn a training run into a classifier
 =================================================
-A run of :func:`rateopt.train` records many models; :meth:`rateopt.TrainResult.solution` builds
-the final classifier from them in six ways: the randomized mixtures ``"m-stochastic"`` (the
-default: at most m+1 models, from the shrinking LP), ``"T-stochastic"`` (every recorded model) and
-``"exact"``, the deterministic single models ``"best"`` and ``"last"``, and ``"thresholded"`` (the
-mixture's thresholds re-fitted exactly). Each is scored on the training rows and on fresh rows
-with :meth:`rateopt.Problem.evaluate`.
+A run of :func:`rateopt.train` records many models; :meth:`rateopt.TrainResult.solution` builds the
+final classifier from them in six ways: the randomized mixtures ``"m-stochastic"`` (the default: at
+most m+1 models, from the shrinking LP), ``"T-stochastic"`` (every recorded model) and ``"exact"``,
+the deterministic single models ``"best"`` and ``"last"``, and ``"thresholded"`` (the mixture's
+thresholds re-fitted exactly, here on 100 score bins per model). Each is scored on the training rows
+and on fresh rows with :meth:`rateopt.Problem.evaluate`.
 """
 
 import matplotlib.pyplot as plt
@@ -23,7 +23,7 @@ result = rateopt.train(problem, random_state=0)
 kinds = ["m-stochastic", "T-stochastic", "exact", "best", "last", "thresholded"]
 points = {}
 for kind in kinds:
-    clf = result.solution(kind, problem=problem)
+    clf = result.solution(kind, problem=problem, n_bins=100)  # n_bins: of "thresholded" only
     train_eval = problem.evaluate(clf.predict_proba(X)[:, 1], kind="probabilities")
     held_eval = held_out.evaluate(clf.predict_proba(Xh)[:, 1], kind="probabilities")
     points[kind] = [(e.objective, max(e.max_violation, 0.0)) for e in (train_eval, held_eval)]
