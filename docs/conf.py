@@ -27,11 +27,11 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.mathjax",
     "numpydoc",
-    "myst_parser",
+    "myst_nb",  # MyST Markdown (myst-parser) plus executed code cells on the guide pages
     "sphinx_gallery.gen_gallery",
 ]
 
-source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
 root_doc = "index"
 exclude_patterns = ["_build", "build", "**/.ipynb_checkpoints", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5", "sg_execution_times.rst"]
@@ -135,6 +135,10 @@ def _api_pages(app, config):
                         body = f".. autofunction:: {target}\n"
                     else:
                         body = f".. autodata:: {target}\n   :no-value:\n"
+                    # "Examples using this": the gallery examples that call it (sphinx-gallery's
+                    # backreferences; nothing is shown when none does).
+                    body += (f"\n.. minigallery:: {target}\n   :add-heading: Examples using ``{n}``\n"
+                             "   :heading-level: -\n")
                     _write(out / "generated" / f"{target}.rst",
                            f"{target}\n{'=' * len(target)}\n\n.. currentmodule:: {name}\n\n{body}")
                 lines += [f"   * - :obj:`~{target}`", f"     - {_summary(obj)}"]
@@ -156,8 +160,18 @@ def setup(app):
 
 
 # --------------------------------------------------------------------------- Markdown
-myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+# Pages with ``file_format: mystnb`` front matter (the quickstart and the guide pages whose code runs in
+# a few seconds; metrics.md and oracles.md stay static) run their ``{code-cell}`` blocks when the site is built
+# (fresh every build, no cache), so the rendered page shows what the code prints and plots; a cell that
+# raises fails the build. Other Markdown pages are plain MyST.
+nb_execution_mode = "force"
+nb_execution_in_temp = True  # files a page's code writes go to a temporary folder, not into docs/
+nb_execution_timeout = 180
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
 
 # --------------------------------------------------------------------------- gallery
 sphinx_gallery_conf = {
@@ -169,6 +183,11 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
+    # Backreferences: which examples use each public name, listed on its API page (the minigallery
+    # that _api_pages appends to every page).
+    "doc_module": ("rateopt",),
+    "backreferences_dir": "api/generated/backreferences",
+    "reference_url": {"rateopt": None},
 }
 
 # --------------------------------------------------------------------------- nitpicky
@@ -198,11 +217,16 @@ html_title = f"rateopt {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # The on-page table of contents, except on the guide's pages, whose tables and executed code need
+    # the room (at 1200 px, both sidebars leave code about 65 characters; the guide's code is wider).
+    "secondary_sidebar_items": {"*": ["page-toc"], "api/**": ["page-toc"], "auto_examples/*": ["page-toc"],
+                                "guide/*": []},
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["rateopt.css"]
 html_show_sourcelink = False
 # Pages without sub-pages have no section navigation: no empty left sidebar.
-html_sidebars = {page: [] for page in ("index", "install", "papers", "development")}
+html_sidebars = {page: [] for page in ("index", "install", "quickstart", "papers", "glossary", "changelog",
+                                       "development")}

@@ -14,11 +14,16 @@ DOCS = ROOT / "docs"
 
 
 def code_blocks(path: pathlib.Path, language: str = "python", section: str | None = None) -> list[str]:
-    """The fenced ``language`` blocks of a Markdown file, or of its ``## section`` alone."""
+    """The fenced ``language`` blocks of a Markdown file, or of its ``## section`` alone.
+
+    For ``python``, the executed cells of a myst-nb page (```` ```{code-cell} ipython3 ````) count too,
+    in page order with the plain blocks.
+    """
     text = path.read_text()
     if section is not None:
         text = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
-    return re.findall(rf"```{language}\n(.*?)\n```", text, flags=re.DOTALL)
+    fence = r"python|\{code-cell\} ipython3" if language == "python" else re.escape(language)
+    return re.findall(rf"```(?:{fence})\n(.*?)\n```", text, flags=re.DOTALL)
 
 
 def run_blocks(path: pathlib.Path, language: str = "python", section: str | None = None) -> dict:

@@ -124,6 +124,82 @@ def _check_front_page(namespace, out):
     assert "tpr[group=B] >= tpr[all] - 0.05" in out
 
 
+def _rates_by_group(p, y, groups, rows=None):
+    """Expected positive rate, TPR and FPR of decision probabilities ``p``, overall and per group (NumPy)."""
+    p, y, groups = np.asarray(p, float), np.asarray(y), np.asarray(groups)
+    rows = np.ones(len(y), bool) if rows is None else rows
+    out = {}
+    for g in ["all", *np.unique(groups[rows])]:
+        m = rows if g == "all" else rows & (groups == g)
+        out[g] = {"ppr": p[m].mean(), "tpr": p[m & (y == 1)].mean(), "fpr": p[m & (y == 0)].mean()}
+    return out
+
+
+def _check_quickstart(namespace, out):
+    # (a) Equalized odds between the sexes, pairwise, slack 0.05: the expected TPR and FPR of women and
+    # men on the training rows, counted here, differ by at most 0.05.
+    est, y_tr, g_tr = namespace["est"], namespace["y_tr"], namespace["g_tr"]
+    rates = _rates_by_group(est.predict_proba(namespace["X_tr"])[:, 1], y_tr, g_tr["sex"])
+    for rate in ("tpr", "fpr"):
+        assert abs(rates["Female"][rate] - rates["Male"][rate]) <= 0.05 + 1e-6
+    # (b) Every goal certified, and each sex's expected positive rate on the test rows, counted here, is
+    # within the requirement's 0.05 of the overall one (the value the certificate bounds from above).
+    assert "all goals certified" in out
+    X, y, sex, test = namespace["X"], namespace["y"], namespace["sex"], namespace["test"]
+    p = namespace["post"].predict_proba(X[test], groups=sex.iloc[test])[:, 1]
+    rates = _rates_by_group(p, y[test], sex["sex"].to_numpy()[test])
+    for g in ("Female", "Male"):
+        assert abs(rates[g]["ppr"] - rates["all"]["ppr"]) <= 0.05
+
+
+def _check_concepts(namespace, out):
+    # The page's claim, counted here: without pairwise each sex is within 0.05 of the whole data while
+    # the sexes are further apart than 0.05 on at least one rate; with pairwise=True they are within 0.05.
+    adult = namespace["adult"]
+    sex = adult.groups["sex"].to_numpy()
+    gaps = {}
+    for pairwise, est in namespace["models"].items():
+        rates = _rates_by_group(est.predict_proba(adult.X)[:, 1], adult.y, sex)
+        for rate in ("tpr", "fpr"):
+            for g in ("Female", "Male"):
+                assert abs(rates[g][rate] - rates["all"][rate]) <= 0.05 + 1e-6
+        gaps[pairwise] = max(abs(rates["Female"][r] - rates["Male"][r]) for r in ("tpr", "fpr"))
+    assert gaps[False] > 0.05
+    assert gaps[True] <= 0.05 + 1e-6
+    # A row keeps its drawn decision in another batch and order when it has a row_key.
+    clf = namespace["clf"]
+    keys = np.arange(200)
+    first = clf.predict(adult.X[:200], random_state=0, row_key=keys)
+    again = clf.predict(adult.X[:200][::-1], random_state=0, row_key=keys[::-1])[::-1]
+    assert np.array_equal(first, again)
+
+
+def _check_which_method(namespace, out):
+    # The m-stochastic mixture meets equal opportunity (lower side, 0.05) on the training rows, counted
+    # here; "best" and "last" are single deterministic models.
+    result, problem, X, y, group = (namespace[k] for k in ("result", "problem", "X", "y", "group"))
+    rates = _rates_by_group(result.solution("m-stochastic").predict_proba(X)[:, 1], y, group)
+    for g in ("A", "B"):
+        assert rates[g]["tpr"] >= rates["all"]["tpr"] - 0.05 - 1e-6
+    for kind in ("best", "last"):
+        p = result.solution(kind).predict_proba(X)[:, 1]
+        assert set(np.unique(p)) <= {0.0, 1.0}
+    assert out.count("training error") == 6
+
+
+def _check_faq(namespace, out):
+    # The goals contradict each other: with a fraction q of positive rows, recall >= 0.99 needs a positive
+    # rate >= 0.99 q, above the 0.05 budget; training warns and reports the violation.
+    y = namespace["y"]
+    assert 0.99 * np.mean(y) > 0.05
+    assert issubclass(namespace["caught"][0].category, rateopt.exceptions.InfeasibleWarning)
+    report = namespace["report"]
+    assert not report.feasible and report.max_violation > 0
+    p = namespace["est"].predict_proba(namespace["X"])[:, 1]
+    recall, ppr = p[y == 1].mean(), p.mean()
+    assert recall < 0.99 - 1e-9 or ppr > 0.05 + 1e-9
+
+
 #: The pages whose python blocks run here, with what their output must show. The ramp-loss page
 #: (tests/_methods/test_ramp.py), the ROC-AUC section of the training page (tests/test_train_auc.py)
 #: and the Dask page (tests/dask/test_dask.py) are checked by their layer's tests.
@@ -137,13 +213,26 @@ GUIDE_CHECKS = {
     "guide/postprocessing.md": _check_postprocessing,
     "guide/metrics.md": _check_metrics,
     "guide/multiclass.md": _check_multiclass,
+    "quickstart.md": _check_quickstart,
+    "guide/concepts.md": _check_concepts,
+    "guide/which_method.md": _check_which_method,
+    "guide/faq.md": _check_faq,
 }
+#: Pages that load UCI Adult (skipped where its data package is not installed).
+NEEDS_ADULT = {"quickstart.md", "guide/concepts.md"}
 
 
 @pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
 @pytest.mark.parametrize("page", sorted(GUIDE_CHECKS))
 def test_guide_python_examples_run(page, capsys):
     pytest.importorskip("sklearn")
+    if page in NEEDS_ADULT:
+        from rateopt.datasets import DataPackageNotFoundError, load_adult
+
+        try:
+            load_adult()
+        except DataPackageNotFoundError as e:
+            pytest.skip(str(e))
     namespace = run_blocks(DOCS / page)
     check = GUIDE_CHECKS[page]
     if check is not None:
@@ -157,6 +246,27 @@ def test_every_guide_page_with_python_code_is_run_by_a_test():
     pages = {str(p.relative_to(DOCS)) for p in [DOCS / "index.md", *(DOCS / "guide").glob("*.md")]
              if code_blocks(p)}
     assert pages <= set(GUIDE_CHECKS) | others, pages - set(GUIDE_CHECKS) - others
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
+def test_quickstart_tasks_are_short():
+    # Issue 34's target: each quickstart task is one block of at most 15 non-blank lines; for the command
+    # line task, the shell commands plus the goals file.
+    def lines(blocks):
+        return sum(1 for block in blocks for line in block.splitlines() if line.strip())
+
+    page = DOCS / "quickstart.md"
+    python = code_blocks(page)
+    assert len(python) == 2 and all(lines([b]) <= 15 for b in python), [lines([b]) for b in python]
+    assert lines(code_blocks(page, "toml") + code_blocks(page, "bash")) <= 15
+
+
+@pytest.mark.skipif(not DOCS.exists(), reason="not run from a source checkout")
+def test_every_guide_page_links_the_api():
+    # Each page of the guide and the quickstart links at least one API entry ({py:func}`rateopt.train`, ...).
+    pages = [DOCS / "quickstart.md", *(p for p in (DOCS / "guide").glob("*.md") if p.name != "index.md")]
+    unlinked = [str(p.relative_to(DOCS)) for p in pages if not re.search(r"\{py:(func|class|meth|mod|data|attr)\}`", p.read_text())]
+    assert not unlinked, unlinked
 
 
 def _pyproject():

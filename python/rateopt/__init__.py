@@ -176,7 +176,7 @@ __all__ = [
     "FeatureMatrix",
     "AtomTable",
     "rate_kernel",
-    # seed 004: ramp-loss dataset constraints by majorization-minimization
+    # Goh et al. (2016): ramp-loss dataset constraints by majorization-minimization
     "ramp_mm",
     "RampMMResult",
     "RampClassifier",

@@ -1,7 +1,7 @@
 """The demo behind ``python -m rateopt``: fairness constraints on generated data.
 
 :func:`make_groups_dataset` generates the embedded default problem: the
-four-Gaussian mixture of seed 001's Figure 2, scaled up, with a group column.
+four-Gaussian mixture of Cotter et al. (2019)'s Figure 2, scaled up, with a group column.
 Group ``"B"`` is a minority whose positive examples sit closer to the
 negatives, so an unconstrained linear classifier recalls far fewer of them.
 :func:`run_demo` trains an unconstrained and an equal-opportunity-constrained
@@ -22,7 +22,7 @@ __all__ = ["make_groups_dataset", "run_demo"]
 
 
 def make_groups_dataset(n_samples=20000, *, minority=0.3, random_state=0):
-    """Generate a two-group binary problem (a scaled-up seed 001 Figure 2 mixture).
+    """Generate a two-group binary problem (a scaled-up Cotter et al. (2019) Figure 2 mixture).
 
     Parameters
     ----------

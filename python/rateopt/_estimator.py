@@ -56,8 +56,12 @@ def _validate_data(estimator, *args, **kwargs):
         raise RateoptError(" ".join(text.split())) from None
 
 class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
-    """Linear classifier trained under rate constraints (fairness, coverage, churn, ...).
+    """Classifier trained under rate constraints: fairness, coverage, churn, recall, metrics.
 
+    The model is linear (``model="linear"``, the default), a kernel model
+    (``model="kernel"``: RBF, Laplacian or polynomial on Nystroem features),
+    or any scikit-learn classifier that takes ``sample_weight``
+    (``estimator=``, trained through an oracle, :mod:`rateopt.oracles`).
     The goals (see :mod:`rateopt.goals`) are bound to the data passed to
     :meth:`fit`; the model is trained with the chosen game
     (:func:`rateopt.train`) and the final classifier is built from the recorded
@@ -109,7 +113,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         ``fit`` takes ``sample_weight`` (e.g. ``HistGradientBoostingClassifier()``;
         regressors and other non-classifiers are refused),
         refitted each round on the cost-sensitive problem the multipliers pose
-        (:class:`rateopt.oracles.EstimatorOracle`, seed 001 Algorithm 2 by
+        (:class:`rateopt.oracles.EstimatorOracle`, Cotter et al. (2019) Algorithm 2 by
         default). The solution is a :class:`rateopt.EstimatorMixture` of at most
         m+1 fitted models (for ``"m-stochastic"``), which cannot be saved with
         rateopt's pickle-free files.

@@ -36,7 +36,7 @@ READERS = {
     (FORMAT_NAME, None): classifier_from_file,
     (MULTICLASS_FORMAT, None): multiclass_classifier_from_file,
     (RESULT_FORMAT, None): result_from_file,
-    (RESULT_FORMAT, RAMP_RESULT_KIND): _ramp_result,  # seed 004's MM iterates carry their ramp records too
+    (RESULT_FORMAT, RAMP_RESULT_KIND): _ramp_result,  # Goh et al. (2016)'s MM iterates carry their ramp records too
     (THRESHOLD_FORMAT, None): threshold_classifier_from_file,
     (MIXTURE_FORMAT, None): thresholded_mixture_from_file,
     (BOOSTED_FORMAT, None): boosted_mixture_from_file,

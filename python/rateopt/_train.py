@@ -76,20 +76,20 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         A registered game (``rateopt.games.GAMES``); ``"auto"`` means
         ``"three-player"`` when the objective is a non-linear metric
         (:mod:`rateopt.metrics`) and ``"proxy-swap"`` otherwise.
-        ``"three-player"``: seed 003's Algorithm 2 (a slack player's closed-form
+        ``"three-player"``: Narasimhan et al. (2019)'s Algorithm 2 (a slack player's closed-form
         best responses, multipliers on the 0-1 rates, the model on hinge
         proxies); it also takes affine objectives.
-        ``"proxy-swap"``: the proxy-Lagrangian game of seed 001, Algorithm 3 (the
+        ``"proxy-swap"``: the proxy-Lagrangian game of Cotter et al. (2019), Algorithm 3 (the
         model steps on proxies, the multipliers on the (m+1)-simplex see
         the true 0-1 constraint values and minimize swap regret).
         ``"proxy-external"``: Algorithm 4 (model on proxies, Lagrange multipliers
         ``lambda >= 0`` on the 0-1 values, external regret).
         ``"lagrangian-hinge"``: Algorithm 5 with hinge proxies for both players
         (the "Hinge" baseline). ``"unconstrained"``: the objective's proxy only.
-        ``"oracle-lagrangian"`` and ``"oracle-proxy"``: seed 001's Algorithms 1
+        ``"oracle-lagrangian"`` and ``"oracle-proxy"``: Cotter et al. (2019)'s Algorithms 1
         and 2, whose model player is the best response of ``oracle=``
         (:mod:`rateopt.oracles`) to the multipliers' combination of rates;
-        ``"three-player-oracle"``: seed 003's Algorithm 1 (the three-player
+        ``"three-player-oracle"``: Narasimhan et al. (2019)'s Algorithm 1 (the three-player
         game with that best response as its model player).
     validation : Problem or GameSpec, default=None
         Also record the atom rates of every recorded iterate on this problem

@@ -1,4 +1,4 @@
-"""Oracles: models that minimize a weighted sum of atom rates (seed 001 Definition 1).
+"""Oracles: models that minimize a weighted sum of atom rates (Cotter et al., 2019, Definition 1).
 
 Given a coefficient for every atom of a compiled problem, an oracle returns a
 model ``(theta, bias)`` that (approximately) minimizes
@@ -7,7 +7,7 @@ model ``(theta, bias)`` that (approximately) minimizes
 
 the positive-prediction rates of the atoms weighted by ``coef``: a
 cost-sensitive classification problem. The oracle games (``"oracle-lagrangian"``,
-seed 001 Algorithm 1 [1]_; ``"oracle-proxy"``, Algorithm 2) call one each round with
+Cotter et al. (2019) Algorithm 1 [1]_; ``"oracle-proxy"``, Algorithm 2) call one each round with
 the current Lagrangian's coefficients [2]_. An :class:`Oracle` holds only its
 parameters; :meth:`Oracle.bind` prepares it for one problem (its data and atom
 tables) and returns a callable ``coef, warm_start -> (theta, bias)``.
@@ -18,25 +18,28 @@ Every rate is linear in a model's decisions, so the objective is
 oracle over a model class minimizes that sum over the class.
 
 * :class:`PoolOracle` -- exact over a finite set of linear models (for tests and
-  for checking the theorems: seed 001 Theorems 2 and 6 hold with rho = 0).
+  for checking the theorems: Cotter et al. (2019) Theorems 2 and 6 hold with rho = 0).
 * :class:`ThresholdOracle` -- exact over the thresholds of a fixed linear score,
   one threshold overall or one per group when one-hot group columns of ``X``
   partition the rows.
 * :class:`HingeOracle` -- the exact minimizer of the net-hinge proxy (plus the
   L2 term) over linear models, by the core's SDCA solver: exact for the
-  proxy-Lagrangian's model player (seed 001 Algorithm 2), a convex surrogate
+  proxy-Lagrangian's model player (Cotter et al., 2019, Algorithm 2), a convex surrogate
   for the 0-1 games.
 * :class:`EstimatorOracle` -- any scikit-learn classifier with ``sample_weight``,
   fitted on the cost-sensitive reduction.
 * :class:`PlugInOracle` -- the Bayes rule under a class-probability estimate
-  (counterfactual memberships; seed 003's COCO baseline with
+  (counterfactual memberships; Narasimhan et al. (2019)'s COCO baseline with
   ``method="three-player-oracle"``): a per-group rule on ``eta_hat``.
 
 References
 ----------
-.. [1] A. Cotter, H. Jiang, K. Sridharan. "Two-Player Games for Efficient
-   Non-Convex Constrained Optimization". ALT 2019 / JMLR 2019 (seed 001),
-   Definition 1, Algorithms 1 and 2.
+.. [1] A. Cotter, H. Jiang, M. Gupta, S. Wang, T. Narayan, S. You,
+   K. Sridharan. "Optimization with Non-Differentiable Constraints with
+   Applications to Fairness, Recall, Churn, and Other Goals". JMLR 20(172),
+   2019, Definition 1, Algorithms 1 and 2 (the oracle games first appeared
+   in A. Cotter, H. Jiang, K. Sridharan, "Two-Player Games for Efficient
+   Non-Convex Constrained Optimization", ALT 2019).
 .. [2] ``../shared/papers/notes/methods_spec.md`` §1.3, §D.2-D.4.
 """
 
@@ -396,7 +399,7 @@ class PlugInOracle(Oracle):
     eta_hat : fitted classifier or callable
         A fitted scikit-learn classifier with ``predict_proba`` (the column of
         class 1 is used), or a callable ``X -> P(y = 1 | x)`` of shape (n,).
-        Seed 003's COCO uses a logistic regression fit on the training data.
+        Narasimhan et al. (2019)'s COCO uses a logistic regression fit on the training data.
     group_columns : sequence of int, default=None
         One-hot group indicator columns of ``X`` (as :class:`ThresholdOracle`'s:
         a 1 in column ``c_k`` is group ``k + 1``, none is group 0). Every atom's

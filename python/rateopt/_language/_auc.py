@@ -2,7 +2,7 @@
 
 Two parts:
 
-* **Exact evaluation**, :func:`roc_auc_lj`: Eq. 10 of seed 000,
+* **Exact evaluation**, :func:`roc_auc_lj`: Eq. 10 of Cotter et al. (2018),
   ``AUC_{L,J} = (1/L) sum_{l=1..L} max_{j: FPR(alpha_j) <= l/L} TPR(alpha_j)``,
   from the thresholded 0-1 rates ``TPR(a) = p+_a(D[y=1])``,
   ``FPR(a) = p+_a(D[y=0])`` with ``p+_a(S)`` the weighted fraction of ``S``
@@ -303,7 +303,7 @@ def _as_labels(y, n):
 
 
 def roc_auc_lj(scores, y, L, J=None, *, thresholds=None, sample_weight=None):
-    """``AUC_{L,J}`` of seed 000 Eq. 10: the L-slice ROC-AUC from thresholded 0-1 rates (exact).
+    """``AUC_{L,J}`` of Cotter et al. (2018) Eq. 10: the L-slice ROC-AUC from thresholded 0-1 rates (exact).
 
     ``AUC_{L,J} = (1/L) sum_{l=1..L} max {TPR(a) : a in A, FPR(a) <= l/L}``
     (an empty max is 0), where ``TPR(a)`` and ``FPR(a)`` are the weighted

@@ -28,7 +28,7 @@ model's decision ``1[h(x) >= 0]``):
   all weights are 1): ``tp_count = W(S1) p+(S1)``, ...;
 * against the baseline: ``churn = sum_{S} w [pred != b] / W(S)``, wins
   (``pred = y != b``), losses (``pred != y = b``), loss-only churn
-  (``losses / W(S)``, seed 000 Eq. 13, or ``losses / W(S[b=y])``).
+  (``losses / W(S)``, Cotter et al. (2018) Eq. 13, or ``losses / W(S[b=y])``).
 """
 
 from __future__ import annotations
@@ -495,7 +495,7 @@ churn_rate = _make_function(
     "Churn against the baseline: the weighted fraction of changed decisions.",
     "``churn(S) = sum_{j in S} w_j 1[pred_j != b_j] / W(S)\n"
     "    = P(b=1) (1 - p+(S[b=1])) + P(b=0) p+(S[b=0])`` with weighted\n"
-    "    ``P(b=k) = W(S[b=k]) / W(S)`` (seed 000 Eq. 12 divided by ``|D|``).\n"
+    "    ``P(b=k) = W(S[b=k]) / W(S)`` (Cotter et al., 2018, Eq. 12 divided by ``|D|``).\n"
     "    Needs no labels.",
     _NEEDS_BASELINE)
 win_rate = _make_function(
@@ -539,7 +539,7 @@ baseline_accuracy = _make_function(
 
 
 def loss_only_churn_rate(context, normalize="all"):
-    """Loss-only churn against the baseline (seed 000 Eq. 13).
+    """Loss-only churn against the baseline (Cotter et al., 2018, Eq. 13).
 
     The weighted fraction of examples whose decision changes *and* on which
     the baseline was right:
@@ -550,7 +550,7 @@ def loss_only_churn_rate(context, normalize="all"):
     context : Context or Dataset
         The subset ``S`` (a dataset means all of it).
     normalize : {"all", "baseline_correct"}, default="all"
-        The denominator. ``"all"``: ``W(S)``, as in seed 000 Eq. 13 (then the
+        The denominator. ``"all"``: ``W(S)``, as in Cotter et al. (2018) Eq. 13 (then the
         rate equals :func:`loss_rate`). ``"baseline_correct"``:
         ``W(S[b=y])``, the examples the baseline got right, as in the paper's
         Table 1 and its Filtering experiment.

@@ -1,4 +1,4 @@
-"""Methods built on the driver: GroupOpt (seed 002), ramp-loss MM and cutting planes (seed 004), slack sweeps.
+"""Methods built on the driver: GroupOpt (Alabi et al., 2018), ramp-loss MM and cutting planes (Goh et al., 2016), slack sweeps.
 
 They import :mod:`rateopt._train` and below (docs/architecture.md, "Layers").
 """

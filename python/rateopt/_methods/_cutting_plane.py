@@ -1,4 +1,4 @@
-"""Seed 004's cutting planes: Algorithm 2 over the multipliers, Algorithm 3 over the intercept.
+"""Goh et al. (2016)'s cutting planes: Algorithm 2 over the multipliers, Algorithm 3 over the intercept.
 
 Both maximize (or minimize) a concave (convex) function known only through
 exact cuts, each cut one weighted SVM solve of :mod:`._ramp_majorizer`:
@@ -92,7 +92,7 @@ def localization_polygon(cuts, V, L, U):
 
 
 def cutting_plane(oracle, cuts, V, *, tol=1e-7, max_cuts=60, chooser=None, v_start=None):
-    """Seed 004 Algorithm 2: maximize the concave ``F(v) = min_w Psi(w, v)`` over ``[0, V]^m``.
+    """Goh et al. (2016) Algorithm 2: maximize the concave ``F(v) = min_w Psi(w, v)`` over ``[0, V]^m``.
 
     Parameters
     ----------
@@ -169,7 +169,7 @@ def _min_of_max_lines(lines, R):
 
 
 def bias_cutting_plane(solve_at, R, *, tol=1e-8, max_cuts=60, b_start=0.0):
-    """Seed 004 Algorithm 3: minimize the convex ``G(b) = min_w Psi(w, b)`` over ``[-R, R]``.
+    """Goh et al. (2016) Algorithm 3: minimize the convex ``G(b) = min_w Psi(w, b)`` over ``[-R, R]``.
 
     Each query solves the SVM at a fixed bias; its dual value is a linear
     function of ``b`` (the slope is ``sum_j xi_j / n``) that lower-bounds

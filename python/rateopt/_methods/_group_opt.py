@@ -1,4 +1,4 @@
-"""Group objectives through a linear optimizer: GroupOpt (seed 002) and minimax by Hedge.
+"""Group objectives through a linear optimizer: GroupOpt (Alabi et al., 2018) and minimax by Hedge.
 
 Minimize ``f(l_1(c), ..., l_K(c))`` over (mixtures of) classifiers ``c``, where
 the ``l_k`` are K group losses (rate expressions, possibly overlapping groups,
@@ -8,7 +8,7 @@ a *linear optimizer*: an oracle (:mod:`rateopt.oracles`) that minimizes
 ``w . l(c)`` for a weight vector ``w`` (the atom coefficients ``Lmat^T w``).
 
 * :func:`group_opt` -- Alabi, Immorlica and Kalai's Algorithm 1 (COLT 2018,
-  seed 002). For every point ``r`` of a grid over ``[0, 1]^K`` in increasing
+  Alabi et al. (2018)). For every point ``r`` of a grid over ``[0, 1]^K`` in increasing
   ``f(r)``, Frank-Wolfe with step ``1/t`` drives the running average of the
   oracle's loss vectors toward ``r`` (toward its upward closure when ``f`` is
   monotone); the first ``r`` it gets within ``3 beta`` of wins, and its
@@ -24,7 +24,7 @@ a *linear optimizer*: an oracle (:mod:`rateopt.oracles`) that minimizes
 * :func:`fold_constraints` -- the paper's eq. (3): a constraint ``g <= 0`` on
   the losses folded into the objective as ``f + Gamma max(0, g)``.
 * :func:`minimax_group_loss` -- for ``f = max_k l_k`` (Rawlsian maximin, and
-  seed 001 §2.3's robust optimization ``min max_i g_i``): Hedge over the groups
+  Cotter et al. (2019) §2.3's robust optimization ``min max_i g_i``): Hedge over the groups
   against the oracle's best responses, then the min-max LP over the iterates
   (at most K + 1 models). With an exact oracle,
   ``max_k l_k(uniform mixture) <= min max + sqrt(ln K / (2T))``.
@@ -35,7 +35,7 @@ exactly (Caratheodory), as a classifier.
 References
 ----------
 .. [1] J. Alabi, N. Immorlica, A. Kalai. "Unleashing Linear Optimizers for
-   Group-Fair Learning and Optimization". COLT 2018 (seed 002), Algorithm 1,
+   Group-Fair Learning and Optimization". COLT 2018, Algorithm 1,
    Theorem 4.3, Lemma 8.1.
 .. [2] ``../shared/papers/notes/methods_spec.md`` part B.
 """
@@ -78,7 +78,7 @@ class _GroupOptRun:
 
 @dataclass(frozen=True)
 class GroupOptConstants:
-    """The constants of seed 002 Algorithm 1 for K groups and accuracy eps (f 1-Lipschitz).
+    """The constants of Alabi et al. (2018) Algorithm 1 for K groups and accuracy eps (f 1-Lipschitz).
 
     Attributes
     ----------
@@ -108,7 +108,7 @@ class GroupOptConstants:
 
 
 def group_opt_constants(K, eps):
-    """Seed 002 Algorithm 1's constants (methods_spec §B.3's table).
+    """Alabi et al. (2018) Algorithm 1's constants (methods_spec §B.3's table).
 
     Parameters
     ----------
@@ -246,7 +246,7 @@ def _monotone(f, grid, q, K, pts):
 
 
 def group_opt(losses, f, oracle, *, eps=0.5, lipschitz=1.0, monotone="auto", mode="fast", n_threads=None):
-    """Minimize ``f(l_1, ..., l_K)`` over mixtures with a linear optimizer (seed 002, Algorithm 1).
+    """Minimize ``f(l_1, ..., l_K)`` over mixtures with a linear optimizer (Alabi et al., 2018, Algorithm 1).
 
     Parameters
     ----------
@@ -494,12 +494,12 @@ class FoldedObjective:
 
     def violation_bound(self, eps):
         """``(eps + R) / Gamma``: the largest ``g`` of any mixture whose folded value is within ``eps`` of the
-        constrained optimum (seed 002, after eq. (3))."""
+        constrained optimum (Alabi et al., 2018, after eq. (3))."""
         return (float(eps) + self.f_range) / self.gamma
 
 
 def fold_constraints(f, g, gamma, *, f_lipschitz=1.0, g_lipschitz=1.0, f_range=None, K=None):
-    """Fold constraints ``g(l) <= 0`` on the group losses into the objective: seed 002's eq. (3).
+    """Fold constraints ``g(l) <= 0`` on the group losses into the objective: Alabi et al. (2018)'s eq. (3).
 
     ``h = f + Gamma max(0, g)`` is Lipschitz with ``L_f + Gamma L_g``, and a
     mixture with ``h <= opt + eps``, where opt is the optimum of ``f`` subject

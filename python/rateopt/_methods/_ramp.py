@@ -1,4 +1,4 @@
-"""Seed 004: dataset constraints with ramp losses, by majorization-minimization (``rateopt.ramp_mm``).
+"""Goh et al. (2016): dataset constraints with ramp losses, by majorization-minimization (``rateopt.ramp_mm``).
 
 Problem 2 of Goh et al. (2016) replaces every indicator ``1[s >= 0]`` of a
 compiled problem by the ramp ``rho(s) = clip(1/2 + s, 0, 1)``:
@@ -142,7 +142,7 @@ def _feasible_start(data, step_kwargs, feas_tol, names):
 def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, tol=1e-6, max_cuts=60,
             cut_tol=1e-7, multiplier_box=None, lam=None, bias="regularized", bias_scale=1.0, inner_tol=1e-8,
             max_epochs=10_000, start=None, feas_tol=1e-9, n_threads=None, random_state=0, callback=None):
-    """Train a linear or kernel model under ramp-loss dataset constraints by MM (seed 004).
+    """Train a linear or kernel model under ramp-loss dataset constraints by MM (Goh et al., 2016).
 
     Solves Problem 2 of Goh et al. (2016), the compiled problem with every
     indicator replaced by the ramp ``rho(s) = clip(1/2 + s, 0, 1)``, plus the
@@ -249,7 +249,7 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
     model = resolve_model(problem, model)
     spec, _, feature_map = prepare_specs(problem, None, model, n_threads)
     if spec.metric is not None or spec.metric_constraints:
-        raise ValueError("ramp_mm trains affine objectives and constraints (seed 004); the problem has non-linear "
+        raise ValueError("ramp_mm trains affine objectives and constraints (Goh et al., 2016); the problem has non-linear "
                          "metrics: use rateopt.train(method='three-player')")
     if spec.n_offsets:
         raise ValueError("ramp_mm cannot train the thresholds of ROC-AUC goals (offset atoms)")

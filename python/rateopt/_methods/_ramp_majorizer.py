@@ -1,4 +1,4 @@
-"""Seed 004's majorizer: the ramp problem's data and one MM step's weighted SVMs.
+"""Goh et al. (2016)'s majorizer: the ramp problem's data and one MM step's weighted SVMs.
 
 :class:`RampData` stacks the rows of every dataset with the per-row
 coefficient pairs ``(P, N)`` of each function (row 0 the objective) by the

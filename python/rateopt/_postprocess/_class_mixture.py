@@ -31,7 +31,7 @@ which always include:
 
 * every candidate iterate as trained;
 * the plug-in mixture of the *reference* iterate (by default the candidate of
-  the best rank, seed 001 Eq. 18), fitted exactly as
+  the best rank, Cotter et al. (2019) Eq. 18), fitted exactly as
   :func:`~rateopt._postprocess._plugin.fit_plugin_rule` does (rates read in
   expectation under its softmax probabilities), then recounted on the true
   labels.

@@ -20,7 +20,7 @@ number of groups. A mixture over ``R`` records puts mass ``mu_r`` on record
 linear in the pair), with ``sum_r mu_r = 1``.
 
 Objectives: an affine rate objective ``c0 . p``, or one ratio
-``c * (zN . p + n0) / (zD . p + d0)`` (an F-measure, a precision; seed 003's
+``c * (zN . p + n0) / (zD . p + d0)`` (an F-measure, a precision; Narasimhan et al. (2019)'s
 ratio metrics with one term), made linear by the Charnes-Cooper
 substitution ``(x, p, mu) -> t (x, p, mu)``, ``t = 1 / (zD . p + d0)``:
 the optimum of the fractional program is the optimum of one LP, exactly.

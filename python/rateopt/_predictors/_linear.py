@@ -298,7 +298,7 @@ def classifier_from_file(meta, arrays, path):
 
 
 class RampClassifier(LinearClassifier):
-    """Seed 004's randomized rule: a linear score, positive with probability ``clip(1/2 + s, 0, 1)``.
+    """Goh et al. (2016)'s randomized rule: a linear score, positive with probability ``clip(1/2 + s, 0, 1)``.
 
     The expected rates of this classifier on a dataset are the ramp rates of
     its score (:func:`rateopt.core.ramp_rates`), so a model meeting ramp-loss

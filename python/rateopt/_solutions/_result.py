@@ -226,7 +226,7 @@ class TrainResult:
         Parameters
         ----------
         kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
-            ``"m-stochastic"``: the shrinking LP (seed 001, Lemma 5) with HiGHS:
+            ``"m-stochastic"``: the shrinking LP (Cotter et al., 2019, Lemma 5) with HiGHS:
             at most m+1 nonzeros; if no mixture meets the constraints within
             ``epsilon``, the one with the smallest largest violation, then the
             best objective at that violation. ``"T-stochastic"``: every
@@ -557,7 +557,7 @@ class TrainResult:
 
         For an affine objective it equals the mixture of the iterates'
         objectives (``solution_values``); for a non-linear metric it is the
-        metric of the mixture's expected rates (seed 003), which the mixture of
+        metric of the mixture's expected rates (Narasimhan et al., 2019), which the mixture of
         the iterates' values only bounds (from above, for a convex metric).
 
         Returns

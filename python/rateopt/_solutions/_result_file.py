@@ -5,7 +5,7 @@
 :func:`result_fields_from_file` reads them back, every field validated, as
 the result's constructor arguments (``rateopt.load`` builds the result with
 :func:`rateopt._solutions._result.result_from_file`; a subclass's reader,
-e.g. seed 004's ramp results, adds its own fields). Two-class results hold
+e.g. Goh et al. (2016)'s ramp results, adds its own fields). Two-class results hold
 (n_recorded, n_features) weights; K-class results (n_recorded, K, n_features)
 weights, (n_recorded, K) biases and the class labels in ``metadata.classes``
 (files without ``classes`` are two-class results, as every file written

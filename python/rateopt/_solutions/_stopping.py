@@ -1,7 +1,7 @@
 """The optional stopping rule of :func:`rateopt.train` (``stop_tol``, ``stop_patience``).
 
 The solution a training run returns is the m-stochastic mixture of its recorded
-iterates: the shrinking LP's optimum over the records (seed 001, Lemma 5). Over
+iterates: the shrinking LP's optimum over the records (Cotter et al., 2019, Lemma 5). Over
 a growing set of records that optimum can only improve -- once some mixture is
 feasible the objective never rises, and before that the smallest achievable
 largest violation never rises -- so "has it stopped improving?" is a

@@ -9,7 +9,7 @@ The compiled tensors map them affinely, like atom rates: the objective is
 the games, the recorder and :class:`~rateopt.TrainResult` (feasibility, the
 m+1 shrink, summaries, files) treat both arities alike. A non-linear
 objective (macro-F1) is a :class:`ClassObjective` in ``metric``; the games
-linearize it at the running average of the iterates' statistics (seed 003's
+linearize it at the running average of the iterates' statistics (Narasimhan et al. (2019)'s
 Frank-Wolfe objective player).
 
 :meth:`ClassGameSpec.run_pass` is the K-class iteration: one fused core pass

@@ -4,8 +4,8 @@
   or K score columns) and takes (sub)gradient steps on the proxy Lagrangian: plain, Adagrad or Adam steps,
   L2 regularization ``l2/2 ||theta||^2`` (the bias is not regularized), and an
   optional projection onto the L2 ball ``||theta|| <= radius``.
-* :class:`SwapRegretPlayer` is the proxy-Lagrangian multiplier player of seed
-  001, Algorithm 3: a left-stochastic ``(m+1, m+1)`` matrix ``M``, the
+* :class:`SwapRegretPlayer` is the proxy-Lagrangian multiplier player of
+  Cotter et al. (2019), Algorithm 3: a left-stochastic ``(m+1, m+1)`` matrix ``M``, the
   multipliers ``lambda = M lambda`` on the (m+1)-simplex, updated with the 0-1
   constraint values (multiplicative in log space, or additive).
 * :class:`LagrangePlayer` is the Lagrangian multiplier vector of Algorithms 4
@@ -115,7 +115,7 @@ class ModelPlayer:
 
 
 class SwapRegretPlayer:
-    """Swap-regret multiplier player on the (m+1)-simplex (seed 001, Algorithm 3).
+    """Swap-regret multiplier player on the (m+1)-simplex (Cotter et al., 2019, Algorithm 3).
 
     Parameters
     ----------

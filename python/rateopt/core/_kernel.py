@@ -212,7 +212,7 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
     (``u max(0, margin + s)`` for ``u > 0``, ``|u| max(0, margin - s) - |u|``
     for ``u < 0``), ``"logistic"`` (the same with ``log2(1 + e^{+-s})``: on the
     error rate, logistic regression's loss in bits) or ``"ramp"``
-    (``u clip(1/2 + s, 0, 1)``, seed 004). Hinge and logistic are upper bounds
+    (``u clip(1/2 + s, 0, 1)``, Goh et al. (2016)). Hinge and logistic are upper bounds
     of the 0-1 value; ramp is not.
 
     Parameters
@@ -427,7 +427,7 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
                               values=values, grad=grad, grad_bias=grad_bias, grad_offsets=grad_offsets)
 
 
-# --- ramp rates (seed 004): the kernel's "ramp" proxy on one combination per atom ---
+# --- ramp rates (Goh et al., 2016): the kernel's "ramp" proxy on one combination per atom ---
 
 
 @dataclass(frozen=True)
@@ -453,7 +453,7 @@ class RampRates:
 
 
 def ramp_rates(X, theta, bias, atoms, *, rows=None, n_threads=None):
-    """Per-atom ramp rates and 0-1 rates in one pass over the data (seed 004).
+    """Per-atom ramp rates and 0-1 rates in one pass over the data (Goh et al., 2016).
 
     The fused kernel's ``"ramp"`` proxy is exact for either sign of a row's
     net coefficient (``rho(s) + rho(-s) = 1``), so one ramp combination per

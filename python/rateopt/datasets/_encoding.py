@@ -9,7 +9,7 @@ ship one-hot blocks are decoded back to one categorical per block with
 rows, before any split: a mild, documented look at test rows that only
 affects the scale), categoricals one-hot in the file's order of blocks
 (categories sorted, or in the file's column order for shipped one-hot
-blocks); protected attributes stay in ``X``, as in the paper (seed 001
+blocks); protected attributes stay in ``X``, as in the paper (Cotter et al., 2019,
 Table 5, "constraint group in x? Y").
 
 The ``scaling`` option every loader takes is checked by :func:`check_scaling`

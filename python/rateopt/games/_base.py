@@ -122,7 +122,7 @@ class Game:
             l2=settings.l2, radius=settings.radius, fit_intercept=settings.fit_intercept,
             n_offsets=spec.n_offsets, n_classes=len(spec.classes) if spec.class_problem else None)
         # A non-linear K-class objective (macro-F1) is linearized at the running average of the
-        # iterates' statistics (seed 003's Frank-Wolfe objective player); None: the objective is affine.
+        # iterates' statistics (Narasimhan et al. (2019)'s Frank-Wolfe objective player); None: the objective is affine.
         lin = spec.metric if spec.class_problem else None
         self._linearization = None if lin is None else [lin, lin.start(), 0]
 

@@ -1,4 +1,4 @@
-"""Lagrangian games (seed 001, Algorithms 4 and 5).
+"""Lagrangian games (Cotter et al., 2019, Algorithms 4 and 5).
 
 * ``"proxy-external"``: the model steps on the proxy Lagrangian; Lagrange
   multipliers ``lambda >= 0`` (``||lambda||_1 <= R``) ascend on the true 0-1

@@ -1,4 +1,4 @@
-"""Oracle games (seed 001, Algorithms 1 and 2; seed 003, Algorithm 1): the model player is a best response.
+"""Oracle games (Cotter et al., 2019, Algorithms 1 and 2; Narasimhan et al., 2019, Algorithm 1): the model player is a best response.
 
 Each round the multipliers fix a combination of the rates and an oracle
 (:mod:`rateopt.oracles`, ``train(..., oracle=...)``) returns a model minimizing
@@ -88,7 +88,7 @@ class _OracleGame(Game):
 
 @register
 class OracleLagrangianGame(_OracleGame):
-    """``method="oracle-lagrangian"``: seed 001 Algorithm 1 (Lagrangian with an oracle)."""
+    """``method="oracle-lagrangian"``: Cotter et al. (2019) Algorithm 1 (Lagrangian with an oracle)."""
 
     name = "oracle-lagrangian"
     reads = _OracleGame.reads | {"eta_lambda", "lambda_radius"}
@@ -128,7 +128,7 @@ class OracleLagrangianGame(_OracleGame):
 
 @register
 class OracleProxyGame(_OracleGame):
-    """``method="oracle-proxy"``: seed 001 Algorithm 2 (proxy-Lagrangian with an oracle, swap regret)."""
+    """``method="oracle-proxy"``: Cotter et al. (2019) Algorithm 2 (proxy-Lagrangian with an oracle, swap regret)."""
 
     name = "oracle-proxy"
     reads = _OracleGame.reads | {"eta_lambda", "update"}
@@ -149,7 +149,7 @@ class OracleProxyGame(_OracleGame):
 
 @register
 class ThreePlayerOracleGame(ThreePlayerGame):
-    """``method="three-player-oracle"``: seed 003 Algorithm 1 (three players, the model a best response).
+    """``method="three-player-oracle"``: Narasimhan et al. (2019) Algorithm 1 (three players, the model a best response).
 
     The slack and multiplier players are those of ``"three-player"``
     (closed-form slack best responses for convex metrics, projected ascent on
@@ -157,7 +157,7 @@ class ThreePlayerOracleGame(ThreePlayerGame):
     combination of rates they pose (``sum_k s_k lam_k z_k + nu . C p + ...``).
     With the plug-in oracle (:class:`~rateopt.oracles.PlugInOracle`, whose
     iterates are fitted rules, as an estimator oracle's) this is the COCO
-    baseline of seed 003's Table 3;
+    baseline of Narasimhan et al. (2019)'s Table 3;
     with an exact oracle, Theorem 1's ``O(1/sqrt(T)) + rho`` bound holds for
     the uniform mixture.
     """

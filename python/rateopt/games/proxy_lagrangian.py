@@ -1,4 +1,4 @@
-"""The proxy-Lagrangian game with swap regret (seed 001, Algorithm 3; ``"proxy-swap"``).
+"""The proxy-Lagrangian game with swap regret (Cotter et al., 2019, Algorithm 3; ``"proxy-swap"``).
 
 The model player steps on the proxy Lagrangian ``lambda_0 g~0 + sum_i lambda_i g~i``;
 the multiplier player lives on the (m+1)-simplex, sees the true 0-1 constraint

@@ -1,4 +1,4 @@
-"""Three players for non-linear rate metrics (seed 003, Algorithms 2 and 3; ``"three-player"``).
+"""Three players for non-linear rate metrics (Narasimhan et al., 2019, Algorithms 2 and 3; ``"three-player"``).
 
 For ``min psi(z(theta))`` subject to linear rate constraints ``C p - kappa <= 0``
 and metric constraints ``psi_j(z^j(theta)) <= b_j``, where every ``z = Z p + z0``
@@ -16,7 +16,7 @@ metric gets a *slack block*, and the game has three kinds of players:
   moved by projected gradient steps inside each expression's affine range;
 * the model player takes a gradient step on the hinge proxy of one combination
   of atom rates collected from every block (and ``nu C``): the fused kernel's
-  net per-example rule (seed 003 §A.4);
+  net per-example rule (Narasimhan et al., 2019, §A.4);
 * the multipliers (``lam``, the ratio blocks' ``lamN``, ``lamD``, ``nu`` of the
   rows of ``C``, ``mu`` of the metric constraints) ascend on the **0-1** rates of
   the same pass (Remark 3: never on surrogates), projected onto ``>= 0`` (and the
@@ -47,7 +47,7 @@ __all__ = ["ThreePlayerGame"]
 
 @register
 class ThreePlayerGame(Game):
-    """``method="three-player"``: metric objectives and constraints (seed 003, Algorithms 2 and 3)."""
+    """``method="three-player"``: metric objectives and constraints (Narasimhan et al., 2019, Algorithms 2 and 3)."""
 
     name = "three-player"
     accepts_metric = True

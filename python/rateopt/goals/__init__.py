@@ -13,7 +13,7 @@ pair of values when ``pairwise=True``. Two-sided goals (``sides="both"``) give,
 per group, the ``<=`` constraint then the ``>=`` one; goals with several rates
 (equalized odds: TPR then FPR) give all groups for the first rate first.
 
-Slack is additive by default (seed 001 Sec. 3.7): ``rate(g) >= rate(all) -
+Slack is additive by default (Cotter et al., 2019, Sec. 3.7): ``rate(g) >= rate(all) -
 slack``. With ``multiplicative=True`` the slack is a relative shortfall, the
 ratio ``r = 1 - slack``: ``rate(g) >= r * rate(all)`` and ``r * rate(g) <=
 rate(all)``; e.g. the "80% rule" is ``demographic_parity(group, slack=0.2,
@@ -26,7 +26,7 @@ coverage budget :class:`CoverageBudget`; no lost benefits
 opportunity :class:`EqualOpportunity`; equalized odds
 :class:`EqualizedOdds`; equal accuracy :class:`EqualAccuracy`; minimum
 accuracy :class:`MinimumAccuracy`; not worse off :class:`NotWorseOff`; recall
-floor :class:`RecallFloor`; precision floor (seed 000 Eq. 9)
+floor :class:`RecallFloor`; precision floor (Cotter et al., 2018, Eq. 9)
 :class:`PrecisionFloor`; win-loss ratio floor (Eq. 11)
 :class:`WinLossRatioFloor`; churn cap (Eq. 12) :class:`ChurnCap`; loss-only
 churn cap (Eq. 13) :class:`LossOnlyChurnCap`; steering/egregious examples

@@ -1,8 +1,8 @@
 """Floors and caps: a bound on one rate per group (or on the whole dataset).
 
 Coverage, accuracy, recall, churn, and the linear forms of the precision,
-win-loss and win-change ratio floors (seed 000 Eqs. 9 to 13, seed 001 Table 3,
-seed 004 Table 4). Each recipe is a :class:`~rateopt.goals._base.BoundGoal`
+win-loss and win-change ratio floors (Cotter et al., 2018, Eqs. 9 to 13, Cotter et al. (2019) Table 3,
+Goh et al. (2016) Table 4). Each recipe is a :class:`~rateopt.goals._base.BoundGoal`
 declared by :func:`~rateopt.goals._base.bound_goal` with its bound's name; the
 
 
@@ -33,7 +33,7 @@ def _fmt(x: float) -> str:
 class MinimumCoverage(BoundGoal):
     __doc__ = f"""Minimum coverage: ``ppr(D_k) >= min_rate`` for every group.
 
-    Seed 001 Table 3. Needs no labels (use an unlabeled dataset role if you like).
+    Cotter et al. (2019) Table 3. Needs no labels (use an unlabeled dataset role if you like).
 
     Parameters
     ----------
@@ -75,7 +75,7 @@ class CoverageBudget(BoundGoal):
 class MinimumAccuracy(BoundGoal):
     __doc__ = f"""Minimum accuracy: ``accuracy(D_k) >= min_accuracy`` for every group.
 
-    Seed 001 Table 3. Needs labels.
+    Cotter et al. (2019) Table 3. Needs labels.
 
     Parameters
     ----------
@@ -97,7 +97,7 @@ class MinimumAccuracy(BoundGoal):
 class RecallFloor(BoundGoal):
     __doc__ = f"""Recall floor: ``tpr(D_k) >= min_recall``.
 
-    Seed 001 Sec. 3.2 (e.g. 95% recall); seed 004 Neyman-Pearson. Needs labels.
+    Cotter et al. (2019) Sec. 3.2 (e.g. 95% recall); Goh et al. (2016), Neyman-Pearson. Needs labels.
 
     Parameters
     ----------
@@ -117,7 +117,7 @@ class RecallFloor(BoundGoal):
 
 @bound_goal("min_precision")
 class PrecisionFloor(BoundGoal):
-    __doc__ = f"""Precision floor in the linear form of seed 000 Eq. 9.
+    __doc__ = f"""Precision floor in the linear form of Cotter et al. (2018) Eq. 9.
 
     ``precision >= k`` is written ``c+(D[y=1]) - k c+(D) >= 0``; divided by
     ``W(D)`` it is ``tp_prop(D) - k ppr(D) >= 0``, affine in the atoms. The
@@ -145,7 +145,7 @@ class PrecisionFloor(BoundGoal):
 
 @bound_goal("min_ratio", hi=None)
 class WinLossRatioFloor(BoundGoal):
-    __doc__ = f"""Win-loss ratio floor in the linear form of seed 000 Eq. 11.
+    __doc__ = f"""Win-loss ratio floor in the linear form of Cotter et al. (2018) Eq. 11.
 
     ``wins / losses >= k`` against the baseline is written ``wins - k losses >=
     0``; divided by ``W(D)``: ``win_rate(D) - k loss_rate(D) >= 0``. Named
@@ -171,7 +171,7 @@ class WinLossRatioFloor(BoundGoal):
 
 @bound_goal("max_churn")
 class ChurnCap(BoundGoal):
-    __doc__ = f"""Churn cap (seed 000 Eq. 12): ``churn(D_k) <= max_churn``.
+    __doc__ = f"""Churn cap (Cotter et al., 2018, Eq. 12): ``churn(D_k) <= max_churn``.
 
     ``c+(D[b=0]) + c-(D[b=1]) <= k |D|`` divided by ``W(D)``; constraining
     churn per slice (``group=``) is suggested in the paper. Needs baseline
@@ -196,7 +196,7 @@ class ChurnCap(BoundGoal):
 
 @bound_goal("max_churn", options_first=True)
 class LossOnlyChurnCap(BoundGoal):
-    __doc__ = """Loss-only churn cap (seed 000 Eq. 13): ``loss_churn(D_k) <= max_churn``.
+    __doc__ = """Loss-only churn cap (Cotter et al., 2018, Eq. 13): ``loss_churn(D_k) <= max_churn``.
 
     Only changes away from a correct baseline decision count. With
     ``normalize="all"`` (Eq. 13) the count is divided by ``W(D)``; with
@@ -243,7 +243,7 @@ class SteeringAccuracy(BoundGoal):
     """Minimum accuracy on a steering (or egregious-examples) dataset.
 
     ``accuracy(D_steer) >= min_accuracy`` on a small expert-labeled dataset,
-    while the objective is trained on large noisy data (seed 001 Sec. 3.5).
+    while the objective is trained on large noisy data (Cotter et al., 2019, Sec. 3.5).
 
     Parameters
     ----------
@@ -268,7 +268,7 @@ class DecisionRulePrior(BoundGoal):
 
     Label a (typically large, unlabeled) dataset with a decision rule and
     constrain the accuracy against those labels: ``accuracy(D_rule) >=
-    min_accuracy`` (seed 001 Sec. 3.5).
+    min_accuracy`` (Cotter et al., 2019, Sec. 3.5).
 
     Parameters
     ----------
@@ -289,7 +289,7 @@ class DecisionRulePrior(BoundGoal):
 
 @bound_goal("min_ratio")
 class WinChangeRatioFloor(BoundGoal):
-    __doc__ = f"""Win-change ratio floor (seed 004 Table 4), linear: ``wins / changes >= k``.
+    __doc__ = f"""Win-change ratio floor (Goh et al., 2016, Table 4), linear: ``wins / changes >= k``.
 
     Against the baseline, every change of a binary decision is a win or a
     loss, so ``wins >= k (wins + losses)`` is ``(1 - k) win_rate(D) - k

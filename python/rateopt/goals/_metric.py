@@ -1,8 +1,8 @@
 """Goals on non-linear metrics: F-measure and predictive parity, KL divergence, G-mean and F-measure floors, ROC-AUC.
 
 Parities of ratio metrics and bounds on convex metrics bind to metric
-constraints of :mod:`rateopt.metrics`, trained by the three-player game (seed
-003, Algorithms 2 and 3); an F-measure floor and a ROC-AUC floor bind to linear
+constraints of :mod:`rateopt.metrics`, trained by the three-player game
+(Narasimhan et al., 2019, Algorithms 2 and 3); an F-measure floor and a ROC-AUC floor bind to linear
 rate constraints.
 """
 
@@ -96,10 +96,10 @@ _METRIC_PARITY_PARAMS = """group : str or tuple of str
 class FMeasureParity(_MetricParityGoal):
     __doc__ = f"""F-measure parity: each group's F-measure within ``slack`` of the whole dataset's.
 
-    A difference of ratios (seed 003 Table 1, "F-measure parity"), trained by
+    A difference of ratios (Narasimhan et al., 2019, Table 1, "F-measure parity"), trained by
     the three-player game (Algorithm 3); the constraints are
     :class:`rateopt.metrics.MetricConstraint` s on
-    :func:`rateopt.metrics.f_measure_parity`. Seed 003's Experiment 2 is
+    :func:`rateopt.metrics.f_measure_parity`. Narasimhan et al. (2019)'s Experiment 2 is
     ``f_measure_parity("sex", slack=0.02, values=("Female", "Male"),
     pairwise=True)`` (one of the two ordered pairs bounds the protected
     group from below). Needs labels.
@@ -125,7 +125,7 @@ class FMeasureParity(_MetricParityGoal):
 class PredictiveParity(_MetricParityGoal):
     __doc__ = f"""Predictive parity: each group's precision within ``slack`` of the whole dataset's.
 
-    A difference of ratios (seed 003 Table 1), trained by the three-player game
+    A difference of ratios (Narasimhan et al., 2019, Table 1), trained by the three-player game
     (Algorithm 3). Needs labels.
 
     Parameters
@@ -141,7 +141,7 @@ class PredictiveParity(_MetricParityGoal):
 class KLDivergenceCap(BoundGoal):
     __doc__ = f"""Demographic parity as a divergence: ``KL(p || ppr(D_k)) <= max_divergence`` per group.
 
-    ``p`` is the dataset's label prevalence (or ``target``); seed 003's KLD
+    ``p`` is the dataset's label prevalence (or ``target``); Narasimhan et al. (2019)'s KLD
     (Table 1). Convex: trained by the three-player game (Algorithm 2). With
     ``total=True`` one constraint bounds the sum over the groups.
 
@@ -185,7 +185,7 @@ class GMeanFloor(BoundGoal):
     __doc__ = f"""G-mean floor: ``sqrt(TPR * TNR) >= min_gmean`` (per group or overall).
 
     Stated on the convex loss (``1 - G-mean <= 1 - min_gmean``), trained by the
-    three-player game (seed 003 Algorithm 2). Needs labels.
+    three-player game (Narasimhan et al., 2019, Algorithm 2). Needs labels.
 
     Parameters
     ----------
@@ -209,8 +209,8 @@ class FMeasureFloor(BoundGoal):
 
     ``(1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP) >= min_f`` is rewritten
     ``(1 + b^2) TP >= min_f ((1 + b^2) TP + b^2 FN + FP)`` (equivalent whenever
-    the subset has a positive example), so every game trains it (seed 004's
-    F-measure floor; seed 003 remarks the same rewrite). Needs labels.
+    the subset has a positive example), so every game trains it (Goh et al. (2016)'s
+    F-measure floor; Narasimhan et al., 2019, remarks the same rewrite). Needs labels.
 
     Parameters
     ----------

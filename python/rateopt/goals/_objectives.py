@@ -17,8 +17,8 @@ __all__ = ["OBJECTIVES", "MULTICLASS_OBJECTIVES", "objective"]
 #: Objectives the estimator takes by name: what each minimizes on the training data.
 OBJECTIVES = {
     "error": "the error rate (the default)",
-    "f_measure": "minus the F1 score (maximizes F1; seed 003 Algorithm 3)",
-    "g_mean": "1 - G-mean of TPR and TNR (seed 003 Algorithm 2)",
+    "f_measure": "minus the F1 score (maximizes F1; Narasimhan et al., 2019, Algorithm 3)",
+    "g_mean": "1 - G-mean of TPR and TNR (Narasimhan et al., 2019, Algorithm 2)",
     "h_mean": "1 - H-mean of TPR and TNR",
     "q_mean": "the Q-mean of FPR and FNR",
     "balanced_error": "the mean of FPR and FNR (linear)",

@@ -107,8 +107,8 @@ _PARITY_PARAMS = """group : str or tuple of str
 class DemographicParity(_ParityGoal):
     __doc__ = f"""Statistical (demographic) parity: equal positive prediction rates.
 
-    ``ppr(D_k)`` within ``slack`` of ``ppr(D)`` for every group ``k`` (seed 001
-    Table 3, "statistical parity"; seed 004 "fairness constraint"), or of every
+    ``ppr(D_k)`` within ``slack`` of ``ppr(D)`` for every group ``k`` (Cotter et al., 2019,
+    Table 3, "statistical parity"; Goh et al., 2016, "fairness constraint"), or of every
     other group when ``pairwise``. Needs no labels.
 
     Parameters
@@ -136,7 +136,7 @@ class DemographicParity(_ParityGoal):
 class EqualOpportunity(_ParityGoal):
     __doc__ = f"""Equal opportunity: equal true positive rates across groups.
 
-    ``tpr(D_k)`` within ``slack`` of ``tpr(D)`` for every group ``k`` (seed 001
+    ``tpr(D_k)`` within ``slack`` of ``tpr(D)`` for every group ``k`` (Cotter et al., 2019,
     Table 3; Hardt et al. 2016). Needs labels.
 
     Parameters
@@ -157,7 +157,7 @@ class EqualizedOdds(_ParityGoal):
     __doc__ = f"""Equalized odds: equal true and false positive rates across groups.
 
     The constraints of equal opportunity on ``tpr`` followed by the same on
-    ``fpr`` (seed 001 Table 3, "equal odds"). Needs labels.
+    ``fpr`` (Cotter et al., 2019, Table 3, "equal odds"). Needs labels.
 
     Parameters
     ----------
@@ -175,7 +175,7 @@ class EqualizedOdds(_ParityGoal):
 class EqualAccuracy(_ParityGoal):
     __doc__ = f"""Equal accuracy across groups.
 
-    ``accuracy(D_k)`` within ``slack`` of ``accuracy(D)`` (seed 001 Table 3).
+    ``accuracy(D_k)`` within ``slack`` of ``accuracy(D)`` (Cotter et al., 2019, Table 3).
     Needs labels.
 
     Parameters
@@ -239,7 +239,7 @@ class NoLostBenefits(_RelativeGoal):
     __doc__ = f"""No lost benefits: no group gets fewer positives than from the baseline.
 
     Each group is classified positive at least as often as by the baseline model:
-    ``ppr(D_k) >= baseline_ppr(D_k) - slack`` (seed 001 Table 3), where
+    ``ppr(D_k) >= baseline_ppr(D_k) - slack`` (Cotter et al., 2019, Table 3), where
     ``baseline_ppr`` is the baseline's weighted positive rate on the group (a
     data constant). Needs baseline decisions, not labels.
 
@@ -256,7 +256,7 @@ class NoLostBenefits(_RelativeGoal):
 class NotWorseOff(_RelativeGoal):
     __doc__ = f"""Not worse off: each group's accuracy is at least the baseline model's.
 
-    ``accuracy(D_k) >= baseline_accuracy(D_k) - slack`` (seed 001 Table 3).
+    ``accuracy(D_k) >= baseline_accuracy(D_k) - slack`` (Cotter et al., 2019, Table 3).
     Needs labels and baseline decisions.
 
     Parameters
@@ -273,7 +273,7 @@ class AccurateCoverage(_RelativeGoal):
     __doc__ = f"""Accurate coverage: each group's positive rate matches its label prevalence.
 
     ``ppr(D_k)`` within ``slack`` of ``prevalence(D_k) = W(D_k[y=1]) / W(D_k)``
-    (seed 001 Table 3), both inequalities. Needs labels.
+    (Cotter et al., 2019, Table 3), both inequalities. Needs labels.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Non-linear rate metrics: convex functions ``psi`` of a few rates (seed 003, Table 1).
+"""Non-linear rate metrics: convex functions ``psi`` of a few rates (Narasimhan et al., 2019, Table 1).
 
 A :class:`Metric` is a function ``psi(z)`` of K rate expressions ``z_k`` (each
 an affine :class:`~rateopt.Expression` of atoms): the KL divergence of a
@@ -11,7 +11,7 @@ What a metric provides is what the three-player game of Narasimhan, Cotter and
 Gupta (NeurIPS 2019, Algorithm 2) [1]_ needs from it, and what evaluation needs:
 
 * :meth:`Metric.value` -- ``psi(z)``; for a stochastic classifier it is
-  ``psi`` of the *expected* rates (seed 003 §2), which is what evaluating the
+  ``psi`` of the *expected* rates (Narasimhan et al., 2019, §2), which is what evaluating the
   mixture's probabilities gives (:meth:`Metric.evaluate`);
 * :meth:`Metric.best_response` -- the slack player's closed-form best response
   ``argmin_{xi in [0,1]^K} psi(xi) - <s * lam, xi>`` where ``s_k = +1`` if psi
@@ -28,7 +28,7 @@ thresholded rates lives in the rate language (:mod:`rateopt._language._auc`).
 References
 ----------
 .. [1] H. Narasimhan, A. Cotter, M. Gupta. "Optimizing Generalized Rate
-   Metrics with Three Players". NeurIPS 2019 (seed 003), Table 1 and §3.
+   Metrics with Three Players". NeurIPS 2019, Table 1 and §3.
    Best responses: ``../shared/papers/notes/methods_spec.md`` §A.2 (verified
    there on a 1001 x 1001 grid; here against a grid in the tests).
 """

@@ -218,7 +218,7 @@ class Metric:
         Returns
         -------
         ndarray of shape (K,)
-            A minimizer in the box (closed forms of seed 003 Table 1; among
+            A minimizer in the box (closed forms of Narasimhan et al. (2019) Table 1; among
             several minimizers of a homogeneous metric, one of them).
         """
         raise NotImplementedError
@@ -228,7 +228,7 @@ class Metric:
 
         For probabilities (the expected decisions of a stochastic classifier)
         the rates are expected rates, so this is ``psi`` of the expected rates
-        (seed 003's definition for a mixture), not the mixture of ``psi``.
+        (Narasimhan et al. (2019)'s definition for a mixture), not the mixture of ``psi``.
 
         Parameters
         ----------

@@ -1,4 +1,4 @@
-"""Convex metrics with closed-form best responses (seed 003 Table 1), and their sums.
+"""Convex metrics with closed-form best responses (Narasimhan et al., 2019, Table 1), and their sums.
 
 The KL divergence of a group's positive rate from a target prevalence, and the
 G-mean, H-mean and Q-mean losses of TPR and TNR (or FPR and FNR): one class
@@ -38,7 +38,7 @@ class ConvexMetric(Metric):
     mean_name: ClassVar[str | None] = None
 
     def __add__(self, other):
-        # The sum of convex metrics is convex (seed 003's sum of KL divergences over groups).
+        # The sum of convex metrics is convex (Narasimhan et al. (2019)'s sum of KL divergences over groups).
         if isinstance(other, ConvexMetric):
             return MetricSum([self, other])
         self._no_algebra()
@@ -272,7 +272,7 @@ def _q_edge(lam):
 
 
 def kl_divergence(ctx, target=None):
-    """``KL(p || ppr(ctx))`` of a subset's positive rate from a target prevalence (seed 003).
+    """``KL(p || ppr(ctx))`` of a subset's positive rate from a target prevalence (Narasimhan et al., 2019).
 
     ``psi(z) = p log(p / z1) + (1 - p) log((1 - p) / z2)`` with
     ``z1 = ppr(ctx)``, ``z2 = npr(ctx)``: 0 when the subset's positive rate is
@@ -309,7 +309,7 @@ def kl_divergence(ctx, target=None):
 
 
 def g_mean(ctx):
-    """``1 - sqrt(TPR * TNR)`` (seed 003 Table 1): the G-mean loss, for imbalanced classes.
+    """``1 - sqrt(TPR * TNR)`` (Narasimhan et al., 2019, Table 1): the G-mean loss, for imbalanced classes.
 
     Parameters
     ----------
@@ -326,7 +326,7 @@ def g_mean(ctx):
 
 
 def h_mean(ctx):
-    """``1 - 2 TPR TNR / (TPR + TNR)`` (seed 003 Table 1): the H-mean loss.
+    """``1 - 2 TPR TNR / (TPR + TNR)`` (Narasimhan et al., 2019, Table 1): the H-mean loss.
 
     Parameters
     ----------
@@ -343,7 +343,7 @@ def h_mean(ctx):
 
 
 def q_mean(ctx):
-    """``sqrt((FPR^2 + FNR^2) / 2)`` (seed 003 Table 1): the Q-mean loss.
+    """``sqrt((FPR^2 + FNR^2) / 2)`` (Narasimhan et al., 2019, Table 1): the Q-mean loss.
 
     Parameters
     ----------

@@ -4,7 +4,7 @@
 confusion counts ``N[g, y, k]`` of a K-class problem's cells (see
 :mod:`rateopt._compiler._confusion`) and gives its value and its gradient in
 ``N``, which K-class training uses to linearize it at the running average of
-the iterates (the Frank-Wolfe player of seed 003).
+the iterates (the Frank-Wolfe player of Narasimhan et al. (2019)).
 
 It is not registered in :data:`~rateopt.metrics._base.METRIC_KINDS`: a
 :class:`~rateopt.metrics.Metric` is a function ``psi(z)`` of a few affine rate
@@ -28,9 +28,9 @@ class MacroF1:
 
     ``F1_k = 2 P(yhat=k, y=k) / (P(yhat=k) + P(y=k))``: a ratio of two
     linear functions of the confusion counts, so ``1 - macro-F1`` is a
-    non-linear function of the rates (seed 003's metrics). Training
+    non-linear function of the rates (Narasimhan et al. (2019)'s metrics). Training
     linearizes it at the running average of the iterates' counts (the
-    Frank-Wolfe player of seed 003, ``lambda_t = grad psi(R_{t-1})``).
+    Frank-Wolfe player of Narasimhan et al. (2019), ``lambda_t = grad psi(R_{t-1})``).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Ratio metrics: sums of ratios of affine rate expressions (seed 003, P3 / Algorithm 3).
+"""Ratio metrics: sums of ratios of affine rate expressions (Narasimhan et al., 2019, P3 / Algorithm 3).
 
 The F-measure, precision, their differences between groups (F-measure parity,
 predictive parity) and the win-loss ratio: :class:`RatioMetric` and its
@@ -23,7 +23,7 @@ __all__ = ["RatioMetric", "f_measure", "f_measure_parity", "precision", "predict
 
 
 class RatioMetric(Metric):
-    """A sum of ratios of affine rate expressions plus an affine term (seed 003, P3 / Algorithm 3).
+    """A sum of ratios of affine rate expressions plus an affine term (Narasimhan et al., 2019, P3 / Algorithm 3).
 
     ``psi = sum_m c_m N_m / D_m + A`` with ``N_m``, ``D_m`` and ``A`` affine
     :class:`~rateopt.Expression` s (a term whose denominator is 0 counts as 0,
@@ -379,7 +379,7 @@ def predictive_parity(ctx_a, ctx_b):
 
 
 def win_loss_ratio(ctx):
-    """``win_rate / loss_rate`` against the dataset's baseline (seed 000 Eq. 11), a :class:`RatioMetric`.
+    """``win_rate / loss_rate`` against the dataset's baseline (Cotter et al., 2018, Eq. 11), a :class:`RatioMetric`.
 
     ``win_loss_ratio(ctx) >= k`` is rewritten to the linear ``win - k loss >= 0``
     (as :func:`rateopt.goals.win_loss_ratio_floor`); differences between groups
