@@ -14,8 +14,8 @@ HiGHS import them when they solve.
 """
 
 import importlib as _importlib
+import typing as _typing
 import warnings as _warnings
-from typing import TYPE_CHECKING
 
 from . import core, exceptions, games, goals, metrics, oracles
 from ._predictors._linear import LinearClassifier, RampClassifier, StochasticClassifier
@@ -99,7 +99,7 @@ _LAZY = {
     "make_groups_dataset": "._demo",
 }
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._demo import make_groups_dataset
     from ._estimator import RateConstrainedClassifier
     from ._io import load
