@@ -290,7 +290,7 @@ def test_cibuildwheel_tests_need_only_what_the_test_extra_declares():
     cibw = project["tool"]["cibuildwheel"]
     assert set(cibw["test-requires"]) <= set(project["project"]["optional-dependencies"]["test"])
     assert any("selfcheck" in c for c in cibw["test-command"])
-    assert cibw["build"] == ["cp310-*", "cp311-*", "cp312-*", "cp313-*"]
+    assert cibw["build"] == ["cp310-*", "cp311-*", "cp312-*", "cp313-*", "cp314-*"]
 
 
 @pytest.mark.skipif(not (ROOT / ".github").exists(), reason="not run from a source checkout")
@@ -298,8 +298,22 @@ def test_wheel_workflow_builds_every_platform_and_the_sdist():
     yaml = pytest.importorskip("yaml")
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "wheels.yml").read_text())
     jobs = workflow["jobs"]
-    assert set(jobs) == {"wheels", "sdist"}
+    assert set(jobs) == {"wheels", "sdist", "release", "publish-pypi", "publish-testpypi"}
     matrix = jobs["wheels"]["strategy"]["matrix"]["include"]
     assert {m["archs"] for m in matrix} == {"x86_64", "aarch64", "arm64", "AMD64"}
     assert any(s.get("uses", "").startswith("pypa/cibuildwheel@") for s in jobs["wheels"]["steps"])
     assert any("build --sdist" in s.get("run", "") for s in jobs["sdist"]["steps"])
+    # Publishing: on tags only, after every wheel and the sdist, by trusted publishing (an OIDC token, no
+    # secret), pre-releases to TestPyPI and releases to PyPI.
+    assert "tags" in workflow[True]["push"]  # YAML 1.1 reads the key `on` as True
+    assert "refs/tags/v" in jobs["release"]["if"]
+    for name, prerelease, index in (("publish-pypi", "false", None), ("publish-testpypi", "true", "test.pypi.org")):
+        job = jobs[name]
+        assert set(job["needs"]) == {"release", "wheels", "sdist"}
+        assert job["if"] == f"needs.release.outputs.prerelease == '{prerelease}'"
+        assert job["permissions"] == {"id-token": "write"}
+        publish = [s for s in job["steps"] if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@")]
+        assert len(publish) == 1 and "password" not in publish[0].get("with", {})
+        assert (index is None) == ("repository-url" not in publish[0].get("with", {}))
+        if index:
+            assert index in publish[0]["with"]["repository-url"]

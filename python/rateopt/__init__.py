@@ -5,15 +5,21 @@ State goals as rates (:class:`Dataset`, contexts and subsets, rate functions,
 :func:`train` (or the scikit-learn estimator :class:`RateConstrainedClassifier`).
 The compiled core lives in the private module :mod:`rateopt._core` and is
 reached through :mod:`rateopt.core`.
+
+``import rateopt`` loads neither scikit-learn, pandas, matplotlib, scipy.stats,
+scipy.optimize nor highspy: the names of ``_LAZY`` (the scikit-learn estimators,
+which subclass its classes, and the functions that build or read them) are
+imported on first access (PEP 562), and the modules that solve with scipy or
+HiGHS import them when they solve.
 """
 
+import importlib as _importlib
+import typing as _typing
 import warnings as _warnings
 
 from . import core, exceptions, games, goals, metrics, oracles
-from ._io import load
 from ._predictors._linear import LinearClassifier, RampClassifier, StochasticClassifier
 from .core._config import get_config, show_config
-from ._demo import make_groups_dataset
 from ._predictors._boosted_mixture import BoostedMixture
 from ._predictors._ensembles import EstimatorMixture
 from ._methods._group_opt import (
@@ -35,8 +41,6 @@ from ._language._classes import (
     multiclass_error_rate,
 )
 from ._predictors._multiclass import MulticlassClassifier
-from ._estimator import RateConstrainedClassifier
-from ._threshold_classifier import ThresholdClassifier
 from ._postprocess._certify import Certificate, GoalBound
 from ._postprocess._rule import ThresholdRule
 from ._predictors._boosting import BoostingModel
@@ -87,6 +91,22 @@ from ._train import train
 from ._version import __version__
 from .core._kernel_block import kernel_block
 from .core import AtomTable, FeatureMatrix, rate_kernel
+
+#: Public names loaded on first access (module ``__getattr__``), each with the module that defines it: their
+#: modules import scikit-learn at the top. A new lazily loaded public name goes here, in ``__all__`` and in the
+#: ``TYPE_CHECKING`` block below (what type checkers and IDEs read).
+_LAZY = {
+    "RateConstrainedClassifier": "._estimator",
+    "ThresholdClassifier": "._threshold_classifier",
+    "load": "._io",
+    "make_groups_dataset": "._demo",
+}
+
+if _typing.TYPE_CHECKING:
+    from ._demo import make_groups_dataset
+    from ._estimator import RateConstrainedClassifier
+    from ._io import load
+    from ._threshold_classifier import ThresholdClassifier
 
 __all__ = [
     "__version__",
@@ -190,10 +210,18 @@ __all__ = [
 
 
 def __getattr__(name):
-    """Deprecated names, kept for one release."""
+    """The lazily loaded names of ``_LAZY`` (imported and cached on first access), and deprecated names."""
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # the next access is a plain attribute lookup
+        return value
     if name == "MulticlassResult":
         _warnings.warn("rateopt.MulticlassResult is deprecated and will be removed in the next release: K-class "
                       "training returns a rateopt.TrainResult", DeprecationWarning, stacklevel=2)
         return TrainResult
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+def __dir__():
+    """The module's attributes, the lazily loaded names included (before their first access too)."""
+    return sorted(set(globals()) | set(_LAZY))

@@ -50,9 +50,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
-from sklearn.utils import get_tags
-from sklearn.utils.validation import has_fit_parameter
 
 from . import core
 from ._language._predictions import positive_decisions
@@ -564,6 +561,8 @@ class HingeOracle(Oracle):
 
 def _is_classifier(estimator):
     """scikit-learn's tags say a classifier; without tags, it has ``predict_proba`` or ``decision_function``."""
+    from sklearn.utils import get_tags  # lazy: `import rateopt` loads no scikit-learn
+
     try:
         kind = get_tags(estimator).estimator_type
     except (AttributeError, TypeError):  # no __sklearn_tags__: a duck-typed model
@@ -618,6 +617,8 @@ class EstimatorOracle(Oracle):
     returns_estimators = True
 
     def __init__(self, estimator):
+        from sklearn.utils.validation import has_fit_parameter  # lazy: `import rateopt` loads no scikit-learn
+
         if not (hasattr(estimator, "fit") and hasattr(estimator, "predict")) or not _is_classifier(estimator):
             raise TypeError(f"estimator must be a scikit-learn classifier, got {type(estimator).__name__}")
         if not has_fit_parameter(estimator, "sample_weight"):
@@ -631,6 +632,7 @@ class EstimatorOracle(Oracle):
         X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
         d = spec.n_features
         warned = []
+        from sklearn.base import clone  # lazy: `import rateopt` loads no scikit-learn
 
         def best(coef, warm_start=None):
             u = np.concatenate(net_coefficients(spec, coef))

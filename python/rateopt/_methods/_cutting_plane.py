@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import linprog
 
 __all__ = ["cutting_plane", "bias_cutting_plane", "localization_polygon", "polygon_centroid"]
 
@@ -35,6 +34,7 @@ __all__ = ["cutting_plane", "bias_cutting_plane", "localization_polygon", "polyg
 
 def _cut_model_max(cuts, V):
     """``max_{0 <= v <= V} min_s (f_s + g_s . v)`` and its maximizer (an LP through HiGHS)."""
+    from scipy.optimize import linprog  # lazy: `import rateopt` loads no scipy.optimize
     F = np.array([c[0] for c in cuts])
     G = np.array([c[1] for c in cuts]).reshape(len(cuts), V.shape[0])
     m = V.shape[0]

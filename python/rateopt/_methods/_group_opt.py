@@ -48,7 +48,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import nnls
 
 from .._compiler._problem import Problem
 from .._language import _rates as R
@@ -371,6 +370,7 @@ def _project(V, r, N):
     """The mixture ``q`` of the rows of ``V`` nearest to ``r`` -- ``min ||V^T q - r||`` (N = 0), or to its
     upward closure, ``min ||(V^T q - r)_+||`` (N = 1) -- by NNLS, and its exact ``lhat = max(V^T q, N r)``
     and distance ``||lhat - r||`` (the solve may be approximate; the distance is that of the returned q)."""
+    from scipy.optimize import nnls  # lazy: `import rateopt` loads no scipy.optimize
     n, K = V.shape
     heavy = 1e3  # the row that keeps sum(q) = 1 (q is renormalized after)
     A = np.vstack([V.T, np.full((1, n), heavy)])

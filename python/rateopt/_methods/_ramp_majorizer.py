@@ -25,7 +25,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 
 from .._training._row_coefficients import problem_row_coefficients, row_coefficients
 from ..core import FeatureMatrix, sdca_two_sided_hinge
@@ -134,6 +133,8 @@ class MMStep:
         if d.bias_mode == "unregularized":
             return self._solve_free_bias(A, B, v_full)
         regularized = d.bias_mode == "regularized"
+        from sklearn.exceptions import ConvergenceWarning  # lazy: `import rateopt` loads no scikit-learn
+
         with warnings.catch_warnings():
             # An inexact solve is counted, not raised: its dual value is still a valid lower bound,
             # and the step's primal recovery keeps descent and feasibility whatever the candidates.
@@ -150,6 +151,8 @@ class MMStep:
 
     def _fixed_bias_svm(self, A, B, b):
         d = self.d
+        from sklearn.exceptions import ConvergenceWarning  # lazy: `import rateopt` loads no scikit-learn
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = sdca_two_sided_hinge(d.X, A, B, lam=d.lam, tau=0.5, beta=b, bias="fixed", xi0=self.xi,

@@ -38,7 +38,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 
 from .._language._classes import ClassRate
 from .._language._evaluation import expression_value
@@ -69,6 +68,7 @@ def clopper_pearson(k, n, alpha):
     (float, float)
         ``(lo, hi)``: ``P(p in [lo, hi]) >= 1 - alpha`` for every ``p``.
     """
+    from scipy.stats import beta  # lazy: `import rateopt` loads no scipy.stats
     lo = 0.0 if k <= 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k >= n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
     return lo, hi

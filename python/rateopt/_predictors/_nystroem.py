@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.cluster import kmeans_plusplus
 
 from ..core import FeatureMatrix
 from ..core._kernel_block import (
@@ -92,6 +91,7 @@ class NystroemMap:
         -------
         NystroemMap
         """
+        from sklearn.cluster import kmeans_plusplus  # lazy: `import rateopt` loads no scikit-learn
         Xm = X if isinstance(X, FeatureMatrix) else FeatureMatrix(X)
         check_kernel(kernel)
         g = resolve_gamma(gamma, Xm.n_features)

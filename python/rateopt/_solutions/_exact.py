@@ -12,7 +12,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize
 
 from . import _shrink
 
@@ -21,6 +20,7 @@ __all__ = ["exact_mixture"]
 
 def exact_mixture(result, epsilon):
     """See :meth:`TrainResult.exact_mixture`."""
+    from scipy.optimize import minimize  # lazy: `import rateopt` loads no scipy.optimize
     start = result.shrink(epsilon).weights
     rows = result.rate_map.metric
     bounded = result.rate_map.metric_constraints

@@ -33,7 +33,6 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from .._utils._highs import LpSolveError, solve_mixture_lp
 from .._utils._validation import as_numeric_array
@@ -490,6 +489,7 @@ def best_iterate(objectives, constraints):
     >>> best_iterate([0.10, 0.20, 0.30], [[0.05], [0.0], [-0.1]])
     1
     """
+    from scipy.stats import rankdata  # lazy: `import rateopt` loads no scipy.stats
     f = _check_objectives(objectives)
     T = f.size
     G = _check_constraints(constraints, T)

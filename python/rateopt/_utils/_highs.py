@@ -30,7 +30,6 @@ import sys
 import threading
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 
@@ -53,6 +52,7 @@ def _flush_c_stdio():
 
 def _construct_silenced():
     """A ``highspy.Highs()`` built with file descriptor 1 on the null device (its banner discarded)."""
+    import highspy  # lazy: `import rateopt` loads no highspy
     fd = 1  # HiGHS prints with printf, whatever sys.stdout is
     try:
         saved = os.dup(fd)
@@ -97,6 +97,7 @@ def quiet_highs(options=None):
     ValueError
         If HiGHS refuses an option (unknown name or invalid value).
     """
+    import highspy  # lazy: `import rateopt` loads no highspy
     global _first_done
     with _lock:
         if _first_done:
@@ -168,6 +169,7 @@ def _as_bounds(value, n, name):
 
 def _highs_bounds(b):
     """``b`` with +-inf written as HiGHS' infinity."""
+    import highspy  # lazy: `import rateopt` loads no highspy
     inf = highspy.kHighsInf
     return np.where(np.isposinf(b), inf, np.where(np.isneginf(b), -inf, b))
 
@@ -223,6 +225,7 @@ def solve_lp(cost, A, row_lower, row_upper, *, col_lower=0.0, col_upper=np.inf, 
         If HiGHS rejects the model or ends with a status other than optimal,
         infeasible or unbounded (the message names ``what`` and the status).
     """
+    import highspy  # lazy: `import rateopt` loads no highspy
     M = _as_csc(A)
     n_rows, n_cols = M.shape
     try:

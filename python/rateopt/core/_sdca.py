@@ -7,7 +7,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from .._utils._validation import as_finite_scalar, as_float_vector
 from ..exceptions import NumericalError
@@ -240,6 +239,8 @@ def sdca_two_sided_hinge(X, A, B, *, lam, tau=1.0, beta=0.0, bias="fixed", bias_
                              "or increase lam")
     converged = status == "converged"
     if not converged and max_epochs > 0:
+        from sklearn.exceptions import ConvergenceWarning  # lazy: `import rateopt` loads no scikit-learn
+
         warnings.warn(f"SDCA stopped after max_epochs={max_epochs} epochs with duality gap {gap:.3g} "
                       f"(tolerance {tol:g} x max(1, |P| = {abs(primal):.3g})): increase max_epochs or lam",
                       ConvergenceWarning, stacklevel=2)
