@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 
 from .._predictors._boosting import BoosterPrefix
 
@@ -78,6 +77,8 @@ def logistic_row_derivatives(u, scores, scale):
     -------
     RowDerivatives
     """
+    from scipy.special import expit  # noqa: PLC0415 - scipy.special loads only when a boosted model trains
+
     sigma = expit(scores)
     grad = u * np.where(u > 0, sigma, 1.0 - sigma) * scale
     hess = np.abs(u) * sigma * (1.0 - sigma) * scale
