@@ -190,7 +190,7 @@ def test_no_function_level_import_of_the_package():
 OPTIONAL = frozenset({"pandas", "matplotlib", "tqdm", "dask", "distributed", "pyarrow"})
 #: The required dependencies (or parts of them) that are slow to import: imported inside the functions that
 #: need them, so that ``import rateopt`` stays fast (issue 34; tests/test_lazy_imports.py checks the result).
-SLOW_TO_IMPORT = frozenset({"sklearn", "highspy", "scipy.stats", "scipy.optimize"})
+SLOW_TO_IMPORT = frozenset({"sklearn", "highspy", "scipy.stats", "scipy.optimize", "scipy.special"})
 #: Function-level imports of other modules that must stay where they are, with the reason.
 LAZY_BY_DESIGN = {
     ("rateopt.dask._cluster", "importlib"): "the worker probe is shipped by value and imports rateopt there",
