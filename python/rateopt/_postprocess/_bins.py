@@ -187,18 +187,32 @@ def separating_edges(below, above):
 
 
 def _quantile_cuts(s, distinct, chain_first, n_bins):
-    """Cuts at ``n_bins`` quantiles (``inverted_cdf``) of every chain with more distinct scores than that."""
+    """Cuts at ``n_bins`` quantiles of every chain with more distinct scores than that.
+
+    The quantiles are NumPy's ``inverted_cdf`` ones (scores of the data), found
+    by their positions in the sorted chain as :func:`numpy.quantile` finds them
+    (index ``floor(m q - 1)``, plus one where that is not whole), for all
+    chains at once; the cut is the first row of the quantile's score.
+    """
     cut = distinct.copy()
     firsts = np.flatnonzero(chain_first)
     ends = np.append(firsts[1:], s.size)
     n_distinct = np.add.reduceat(distinct.astype(np.int64), firsts)
+    wide = np.flatnonzero(n_distinct > n_bins)
+    if wide.size == 0:
+        return cut
     probs = np.arange(n_bins) / n_bins
-    for k in np.flatnonzero(n_distinct > n_bins):
-        a, b = firsts[k], ends[k]
-        seg = s[a:b]
-        q = np.quantile(seg, probs, method="inverted_cdf")  # scores of the data: each is a distinct score's value
-        cut[a:b] = distinct[a:b] & np.isin(seg, q)
-        cut[a] = True
+    index = (ends[wide] - firsts[wide])[:, None] * probs[None, :] - 1
+    below = np.floor(index)
+    pos = np.where(index - below == 0, below, below + 1).astype(np.intp)
+    pos[pos < 0] = 0
+    pos += firsts[wide][:, None]
+    distinct_pos = np.flatnonzero(distinct)
+    is_wide = np.zeros(firsts.size, dtype=bool)
+    is_wide[wide] = True
+    cut[np.repeat(is_wide, ends - firsts)] = False
+    cut[distinct_pos[np.searchsorted(distinct_pos, pos.ravel(), side="right") - 1]] = True
+    cut[firsts] = True
     return cut
 
 
@@ -211,8 +225,9 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     chain : ndarray of shape (n_rows,) of int64
         Every row's chain in ``0..n_chains-1``; every chain has rows.
     n_chains : int
-    atoms, weights : ndarray of shape (n_rows, r)
-        Every row's atoms and entry weights (:func:`row_atoms`).
+    atoms, weights : ndarray of shape (n_rows, r) or (n_rows / R, r)
+        Every row's atoms and entry weights (:func:`row_atoms`); row ``i`` reads
+        row ``i % len(atoms)`` (the rows of ``R`` records scored by ``R`` models).
     n_atoms : int
     n_bins : int or None, default=None
         None: a bin per distinct score of a chain; ``K``: a chain with more than
@@ -238,9 +253,16 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     distinct = chain_first.copy()
     distinct[1:] |= s[1:] != s[:-1]
     cut = distinct if n_bins is None else _quantile_cuts(s, distinct, chain_first, n_bins)
-    A = atoms[order]
-    W = weights[order]
-    same = np.all(A[1:] == A[:-1], axis=1) if A.shape[1] else np.ones(max(n - 1, 0), dtype=bool)
+    m, r = atoms.shape
+    rows = order if m == n else order % m
+    keys = _pattern_keys(atoms, n_atoms)
+    if keys is not None:
+        pk = keys[rows]
+        same = pk[1:] == pk[:-1]
+        del pk
+    else:
+        A = atoms[rows]
+        same = np.all(A[1:] == A[:-1], axis=1)
     cut_pos = np.flatnonzero(cut)
     bin_of = np.cumsum(cut) - 1
     if merge:
@@ -264,32 +286,63 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     if np.any(lower):
         edges[lower] = separating_edges(s[first_pos[lower] - 1].astype(np.float64), edges[lower])
     start = np.append(var[chain_first], n_vars).astype(np.int64)
-    # atom rates per bin: one sum per run of rows of one bin and one pattern (a pure bin is one run)
-    run = np.empty(n, dtype=bool)
-    run[:1] = True
-    if n > 1:
+    if r == 0 or n == 0:
+        a = v = np.zeros(0, dtype=np.int64)
+        val = np.zeros(0)
+    elif n_vars * n_atoms <= max(4 * n * r, 1 << 22):
+        # few (bin, atom) pairs: count every entry into a dense (bin, atom) table, rows in their own order
+        var_of_row = np.empty(n, dtype=np.int64)
+        var_of_row[order] = var
+        key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
+        wv = np.broadcast_to(weights, (n // m, m, r)).ravel()
+        if np.any(atoms < 0):
+            valid = np.broadcast_to(atoms >= 0, (n // m, m, r)).ravel()
+            key, wv = key[valid], wv[valid]
+        size = n_vars * n_atoms
+        sums = np.bincount(key, weights=wv, minlength=size)
+        key = np.flatnonzero(np.bincount(key, minlength=size))
+        v, a = np.divmod(key, n_atoms)
+        val = sums[key]
+    else:
+        # many: one sum per run of rows of one bin and one pattern (a pure bin is one run)
+        run = np.empty(n, dtype=bool)
+        run[:1] = True
         run[1:] = (var[1:] != var[:-1]) | ~same
-    run_pos = np.flatnonzero(run)
-    r = A.shape[1]
-    if r and n:
-        sums = np.add.reduceat(W, run_pos, axis=0)
-        ids = A[run_pos]
+        run_pos = np.flatnonzero(run)
+        sums = np.add.reduceat(weights[rows], run_pos, axis=0)
+        ids = atoms[rows[run_pos]]
         col = np.repeat(var[run_pos], r).reshape(-1, r)
         valid = ids >= 0
         a, v, val = ids[valid], col[valid], sums[valid]
-    else:
-        a = v = np.zeros(0, dtype=np.int64)
-        val = np.zeros(0)
     M = _csc(a, v, val, n_atoms, n_vars)
     return BinnedChains(start=start, edges=edges, order=order, bin_of_sorted=var, M=M)
+
+
+def _pattern_keys(atoms, n_atoms):
+    """One int64 per row that is equal for two rows iff their atoms are (None when it would overflow)."""
+    m, r = atoms.shape
+    if r == 0:
+        return np.zeros(m, dtype=np.int64)
+    if r * np.log2(n_atoms + 1.0) >= 62:
+        return None
+    keys = np.zeros(m, dtype=np.int64)
+    for j in range(r):  # mixed radix, digits atom + 1 (0 for the padding -1)
+        keys *= n_atoms + 1
+        keys += atoms[:, j] + 1
+    return keys
 
 
 def _csc(a, v, val, n_atoms, n_vars):
     """The (n_atoms, n_vars) CSC matrix of entries sorted by bin, duplicates summed."""
     key = v.astype(np.int64) * n_atoms + a
     if key.size > 1 and not np.all(key[1:] > key[:-1]):  # repeated (bin, atom): bins with several patterns
-        key, inverse = np.unique(key, return_inverse=True)
-        val = np.bincount(inverse.reshape(-1), weights=val, minlength=key.size)
+        if n_vars * n_atoms <= max(4 * key.size, 1 << 22):  # a dense count is cheaper than a sort
+            sums = np.bincount(key, weights=val, minlength=n_vars * n_atoms)
+            key = np.flatnonzero(np.bincount(key, minlength=n_vars * n_atoms))
+            val = sums[key]
+        else:
+            key, inverse = np.unique(key, return_inverse=True)
+            val = np.bincount(inverse.reshape(-1), weights=val, minlength=key.size)
         v, a = np.divmod(key, n_atoms)
     indptr = np.zeros(n_vars + 1, dtype=np.int64)
     np.cumsum(np.bincount(v, minlength=n_vars), out=indptr[1:])
