@@ -35,6 +35,7 @@ from rateopt._language._predicates import (
     wrap,
 )
 from rateopt._language._validation import (
+    factorize,
     as_1d,
     missing_mask,
     nullable_columns,
@@ -191,6 +192,7 @@ class Dataset:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["groups"] = dict(self.groups)
+        state.pop("_factorized", None)  # a cache, rebuilt on demand
         return state
 
     def __setstate__(self, state):
@@ -249,8 +251,33 @@ class Dataset:
         RateoptError
             If there is no such column.
         """
-        col = self._group_column(column)
-        return unique(col[~missing_mask(col)])
+        return self.group_factorization(column)[0]
+
+    def group_factorization(self, column):
+        """A group column's distinct values and every row's index among them, computed once per column.
+
+        Parameters
+        ----------
+        column : str
+            Name of a group column.
+
+        Returns
+        -------
+        values : ndarray
+            As :meth:`group_values`.
+        codes : ndarray of shape (n_samples,) of int64
+            Every row's index into ``values`` (-1 for a missing value); read-only.
+
+        Raises
+        ------
+        RateoptError
+            If there is no such column.
+        """
+        cache = self.__dict__.setdefault("_factorized", {})
+        if column not in cache:
+            values, codes = factorize(self._group_column(column))
+            cache[column] = (readonly(values), readonly(codes))
+        return cache[column]
 
     def _group_column(self, column) -> np.ndarray:
         try:

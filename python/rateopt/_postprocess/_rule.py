@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .._language._validation import factorize
 from ..exceptions import RateoptError
 from ._bins import bin_chains, row_atoms, separating_edges
 from ._lp import Chains, solve_threshold_lp
@@ -29,7 +30,7 @@ __all__ = ["ThresholdRule", "bin_edges", "cell_codes", "check_n_bins", "checked_
            "separating_edges", "fit_threshold_rule"]
 
 
-def cell_codes(groups, columns, cells=None, *, where="groups"):
+def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
     """Each row's group cell: the combination of its values in ``columns``.
 
     Parameters
@@ -42,6 +43,10 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
         Known cells (their index is the code); None: the cells found, sorted.
     where : str, default="groups"
         Names the argument in error messages.
+    factorized : callable, default=None
+        ``factorized(column) -> (values, codes)``, a column's factorization when
+        the caller has it (a dataset's ``group_factorization``); None: each
+        column is factorized here (:func:`rateopt._language._validation.factorize`).
 
     Returns
     -------
@@ -52,7 +57,7 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
     Raises
     ------
     RateoptError
-        If a column is missing, or a row's cell is not among ``cells``.
+        If a column is missing, a value is missing, or a row's cell is not among ``cells``.
     """
     if not columns:
         n = next((len(np.asarray(v)) for v in groups.values()), None) if groups else None
@@ -61,16 +66,26 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
     for c in columns:
         if c not in groups:
             raise RateoptError(f"{where} has no column {c!r}: the rule's cells are defined by {list(columns)!r}")
-        col = np.asarray(groups[c], dtype=object)
-        uniq, inverse = _unique_inverse(col)
-        per_column.append(([_plain(v) for v in uniq], inverse.astype(np.int64)))
+        values, inverse = factorized(c) if factorized is not None else factorize(np.asarray(groups[c]))
+        if inverse.size and inverse.min() < 0:
+            _plain(None)  # a missing value: refused with its message
+        per_column.append(([_plain(v) for v in values.tolist()], inverse.astype(np.int64)))
     n = per_column[0][1].shape[0]
-    # one code per distinct combination of the columns' codes (mixed radix), then the combinations' cells
-    combined = np.zeros(n, dtype=np.int64)
-    for values, inverse in per_column:
-        combined = combined * len(values) + inverse
-    combos, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    keys = [tuple(values[inv[i]] for values, inv in per_column) for i in first]
+    if len(per_column) == 1:  # one column: its codes are the combinations already
+        values, combined = per_column[0]
+        present = np.bincount(combined, minlength=len(values)) > 0
+        first = np.full(len(values), -1, dtype=np.int64)
+        first[combined[::-1]] = np.arange(n - 1, -1, -1)
+        keys = [(values[j],) for j in np.flatnonzero(present)]
+        first = first[present]
+        inverse = np.cumsum(present)[combined] - 1
+    else:
+        # one code per distinct combination of the columns' codes (mixed radix), then the combinations' cells
+        combined = np.zeros(n, dtype=np.int64)
+        for values, inv in per_column:
+            combined = combined * len(values) + inv
+        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        keys = [tuple(values[inv[i]] for values, inv in per_column) for i in first]
     if cells is None:
         cells = sorted(set(keys), key=lambda k: tuple((type(v).__name__, v) for v in k))
     index = {k: i for i, k in enumerate(cells)}
@@ -85,24 +100,6 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
                 "that ignores groups)")
         lookup[j] = code
     return lookup[inverse.reshape(-1)], list(cells)
-
-
-def _unique_inverse(col):
-    """Distinct values of an object column and each row's index among them (missing values refused)."""
-    if col.size and all(isinstance(v, str) for v in col[:1]):
-        try:  # all strings: a fixed-width string array sorts several times faster than Python objects
-            text = col.astype(str)
-            if np.array_equal(text, col):
-                return np.unique(text, return_inverse=True)
-        except (TypeError, ValueError):
-            pass
-    try:
-        return np.unique(col, return_inverse=True)
-    except TypeError:  # values that do not sort together (e.g. str and int): by first appearance
-        index, inverse = {}, np.empty(col.shape[0], dtype=np.int64)
-        for i, v in enumerate(col):  # pragma: no cover - mixed-type group columns are rare
-            inverse[i] = index.setdefault(v, len(index))
-        return np.array(list(index), dtype=object), inverse
 
 
 def _plain(v):
