@@ -69,14 +69,17 @@ def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
         values, inverse = factorized(c) if factorized is not None else factorize(np.asarray(groups[c]))
         if inverse.size and inverse.min() < 0:
             _plain(None)  # a missing value: refused with its message
-        per_column.append(([_plain(v) for v in values.tolist()], inverse.astype(np.int64)))
+        per_column.append((_plain_values(values), inverse.astype(np.int64)))
     n = per_column[0][1].shape[0]
     if len(per_column) == 1:  # one column: its codes are the combinations already
         values, combined = per_column[0]
         present = np.bincount(combined, minlength=len(values)) > 0
+        if cells is None and present.all() and len({type(v) for v in values}) == 1:
+            # the factorization's values are sorted and of one type: they are the cells, in order
+            return combined, [(v,) for v in values]
         first = np.full(len(values), -1, dtype=np.int64)
         first[combined[::-1]] = np.arange(n - 1, -1, -1)
-        keys = [(values[j],) for j in np.flatnonzero(present)]
+        keys = [(values[j],) for j in np.flatnonzero(present).tolist()]
         first = first[present]
         inverse = np.cumsum(present)[combined] - 1
     else:
@@ -100,6 +103,18 @@ def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
                 "that ignores groups)")
         lookup[j] = code
     return lookup[inverse.reshape(-1)], list(cells)
+
+
+def _plain_values(values):
+    """:func:`_plain` of every value of a factorization (no call per value for text and numbers)."""
+    if values.dtype.kind in "Uiub":
+        return values.tolist()
+    if values.dtype.kind == "f" and np.all(np.isfinite(values)):
+        return values.tolist()
+    out = values.tolist()
+    if values.dtype.kind == "O" and all(type(v) is str for v in out):
+        return out
+    return [_plain(v) for v in out]
 
 
 def _plain(v):
