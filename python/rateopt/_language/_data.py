@@ -192,7 +192,8 @@ class Dataset:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["groups"] = dict(self.groups)
-        state.pop("_factorized", None)  # a cache, rebuilt on demand
+        state.pop("_factorized", None)  # caches, rebuilt on demand
+        state.pop("_positions", None)
         return state
 
     def __setstate__(self, state):
@@ -277,6 +278,26 @@ class Dataset:
         if column not in cache:
             values, codes = factorize(self._group_column(column))
             cache[column] = (readonly(values), readonly(codes))
+        return cache[column]
+
+    def group_positions(self, column):
+        """``{value: index into group_values(column)}``, computed once per column.
+
+        Parameters
+        ----------
+        column : str
+            Name of a group column.
+
+        Returns
+        -------
+        dict
+        """
+        cache = self.__dict__.setdefault("_positions", {})
+        if column not in cache:
+            position: dict = {}
+            for i, v in enumerate(self.group_factorization(column)[0].tolist()):
+                position.setdefault(v, i)
+            cache[column] = position
         return cache[column]
 
     def _group_column(self, column) -> np.ndarray:

@@ -101,7 +101,16 @@ class GroupIs(Predicate):
         if factorized is None:
             return self._members(col)
         values, codes = factorized(self.column)  # one factorization per column, an integer compare per group
-        hit = np.flatnonzero(self._members(values))
+        position = getattr(ds, "group_positions", None)
+        where = position(self.column) if position is not None else None
+        try:
+            found = None if where is None else [where.get(v) for v in self.values]
+        except TypeError:  # an unhashable value: compare it
+            found = None
+        if found is not None and all(f is not None for f in found):
+            hit = np.unique(np.array(found, dtype=np.int64))
+        else:
+            hit = np.flatnonzero(self._members(values))
         if hit.size == 1:
             return codes == hit[0]
         return np.isin(codes, hit)
