@@ -291,6 +291,7 @@ class Dataset:
         Returns
         -------
         dict
+            Each distinct value's index (the first of values equal under ``==``).
         """
         cache = self.__dict__.setdefault("_positions", {})
         if column not in cache:
