@@ -160,7 +160,16 @@ else:  # groups
     out["samples"] = samples
     out["p"] = clf.predict_proba(s, groups={"g": g})[:, 1].tolist()
     out["objective"] = float(clf.training_.objective)
-out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _hwm_mib():  # this process's own peak RSS (ru_maxrss would include the parent's, inherited over exec)
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["peak_rss_mib"] = _hwm_mib()
 print("RESULT " + json.dumps(out))
 '''
 

@@ -255,14 +255,17 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     cut = distinct if n_bins is None else _quantile_cuts(s, distinct, chain_first, n_bins)
     m, r = atoms.shape
     rows = order if m == n else order % m
-    keys = _pattern_keys(atoms, n_atoms)
-    if keys is not None:
-        pk = keys[rows]
-        same = pk[1:] == pk[:-1]
-        del pk
-    else:
+
+    def same_atoms():
+        """Whether each sorted row has the atoms of the row before it."""
+        keys = _pattern_keys(atoms, n_atoms)
+        if keys is not None:
+            pk = keys[rows]
+            return pk[1:] == pk[:-1]
         A = atoms[rows]
-        same = np.all(A[1:] == A[:-1], axis=1)
+        return np.all(A[1:] == A[:-1], axis=1)
+
+    same = same_atoms() if merge else None
     cut_pos = np.flatnonzero(cut)
     bin_of = np.cumsum(cut) - 1
     if merge:
@@ -300,14 +303,17 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
             key, wv = key[valid], wv[valid]
         size = n_vars * n_atoms
         sums = np.bincount(key, weights=wv, minlength=size)
-        key = np.flatnonzero(np.bincount(key, minlength=size))
+        if np.all(weights[atoms >= 0] > 0):  # positive entries: a pair is present iff its sum is positive
+            key = np.flatnonzero(sums > 0)
+        else:  # zero weights: keep their (bin, atom) pairs as the entries they are
+            key = np.flatnonzero(np.bincount(key, minlength=size))
         v, a = np.divmod(key, n_atoms)
         val = sums[key]
     else:
         # many: one sum per run of rows of one bin and one pattern (a pure bin is one run)
         run = np.empty(n, dtype=bool)
         run[:1] = True
-        run[1:] = (var[1:] != var[:-1]) | ~same
+        run[1:] = (var[1:] != var[:-1]) | ~(same if same is not None else same_atoms())
         run_pos = np.flatnonzero(run)
         sums = np.add.reduceat(weights[rows], run_pos, axis=0)
         ids = atoms[rows[run_pos]]

@@ -224,8 +224,9 @@ def _fit(compiled, scorer, features, n_bins, epsilon):
     by_model = np.ascontiguousarray(pooled.T)  # model r's scores of every row are rows r*n .. r*n + n - 1
     order = (np.argsort(by_model, axis=1) + (np.arange(R, dtype=np.int64) * n)[:, None]).ravel()
     atoms, weights = row_atoms(compiled.tables, names)
+    # quantile bins hold rows of every membership pattern: merging runs would find next to nothing to merge
     binned = bin_chains(by_model.ravel(), np.repeat(np.arange(R, dtype=np.int64), n), R, atoms, weights,
-                        compiled.n_atoms, n_bins=n_bins, order=order)
+                        compiled.n_atoms, n_bins=n_bins, order=order, merge=n_bins is None)
     start, edges_all = binned.start, binned.edges
     chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=binned.M)
     sol = solve_threshold_lp(compiled, chains, epsilon=epsilon)
