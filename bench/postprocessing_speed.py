@@ -408,7 +408,7 @@ def markdown(result):
     agree = [(k, rec["agreement"]) for k, rec in cases.items() if rec.get("agreement")]
     if agree:
         lines += ["## Agreement with the reference", "",
-                  markdown_table(["case", "max |p - p_ref| (training rows)", "|objective - objective_ref|"],
+                  markdown_table(["case", "max abs(p - p_ref), training rows", "abs(objective - objective_ref)"],
                                  [[k, a["max_abs_p_diff"], a["objective_diff"]] for k, a in agree]), ""]
     lines += ["## Targets", "", markdown_table(
         ["target", "value", "bound", "met"],
