@@ -619,11 +619,12 @@ class _TwoClasses:
                                datasets=datasets)
         columns = clf._cell_columns(train.group_names)
         by_name = {ds.name: ds for ds in clf.problem_.datasets.values()}
-        codes, cells = cell_codes(train.groups, columns, where="groups")
+        codes, cells = cell_codes(train.groups, columns, where="groups", factorized=train.group_factorization)
         all_codes = {"train": codes if codes is not None else np.zeros(n, dtype=np.int64)}
         for name in clf.problem_.compiled.datasets:
             if name != "train":
-                c, _ = cell_codes(by_name[name].groups, columns, cells, where=f"dataset {name!r}'s groups")
+                c, _ = cell_codes(by_name[name].groups, columns, cells, where=f"dataset {name!r}'s groups",
+                                  factorized=getattr(by_name[name], "group_factorization", None))
                 all_codes[name] = c if c is not None else np.zeros(by_name[name].n_samples, dtype=np.int64)
         clf.rule_, solution = fit_threshold_rule(
             clf.problem_.compiled, {k: scored[k] for k in clf.problem_.compiled.datasets},
@@ -699,7 +700,8 @@ class _KClasses:
         clf.problem_ = Problem(objective=clf.objective, constraints=list(clf.goals), datasets=train,
                                 label_probabilities=P)
         columns = clf._cell_columns(train.group_names)
-        codes, cells = cell_codes(train.groups, columns, where="groups")
+        codes, cells = cell_codes(train.groups, columns, where="groups",
+                                  factorized=getattr(train, "group_factorization", None))
         codes = np.zeros(n, dtype=np.int64) if codes is None else codes
         pattern = clf.problem_.compiled.cells
         # a rule's cells must decide every subset of the goals: one membership pattern per cell

@@ -68,9 +68,9 @@ def _problem(s, y, g, w, slack, objective=None):
     return ro.Problem(objective=obj, constraints=cons, datasets=ds)
 
 
-def _fit(problem, s, g):
+def _fit(problem, s, g, merge=True):
     codes, cells = cell_codes({"g": g}, ["g"])
-    rule, sol = fit_threshold_rule(problem.compiled, {"train": s}, {"train": codes}, cells, ["g"])
+    rule, sol = fit_threshold_rule(problem.compiled, {"train": s}, {"train": codes}, cells, ["g"], merge=merge)
     return rule, sol, codes
 
 
@@ -170,7 +170,7 @@ def test_infeasible_goals_give_the_least_violation():
 
 
 @pytest.mark.parametrize("objective", [None, "f_measure"])
-def test_merging_runs_of_one_membership_keeps_the_optimum(monkeypatch, objective):
+def test_merging_runs_of_one_membership_keeps_the_optimum(objective):
     # continuous scores, weights, a parity goal: the merged LP has far fewer bins and the same optimum
     rng = np.random.default_rng(11)
     n = 3000
@@ -180,10 +180,7 @@ def test_merging_runs_of_one_membership_keeps_the_optimum(monkeypatch, objective
     w = rng.uniform(0.5, 2.0, n)
     problem = _problem(s, y, g, w, 0.02, objective=objective)
     rule, sol, _ = _fit(problem, s, g)
-    import rateopt._postprocess._rule as rule_module
-
-    monkeypatch.setattr(rule_module, "merge_pure_runs", lambda compiled, start, edges, bins: (start, edges, bins))
-    full_rule, full, _ = _fit(problem, s, g)
+    full_rule, full, _ = _fit(problem, s, g, merge=False)
     assert rule.edges.size < full_rule.edges.size / 1.5
     assert sol.objective == pytest.approx(full.objective, abs=1e-9)
 

@@ -35,6 +35,7 @@ from rateopt._language._predicates import (
     wrap,
 )
 from rateopt._language._validation import (
+    factorize,
     as_1d,
     missing_mask,
     nullable_columns,
@@ -194,6 +195,8 @@ class Dataset:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["groups"] = dict(self.groups)
+        state.pop("_factorized", None)  # caches, rebuilt on demand
+        state.pop("_positions", None)
         return state
 
     def __setstate__(self, state):
@@ -252,8 +255,54 @@ class Dataset:
         RateoptError
             If there is no such column.
         """
-        col = self._group_column(column)
-        return unique(col[~missing_mask(col)])
+        return self.group_factorization(column)[0]
+
+    def group_factorization(self, column):
+        """A group column's distinct values and every row's index among them, computed once per column.
+
+        Parameters
+        ----------
+        column : str
+            Name of a group column.
+
+        Returns
+        -------
+        values : ndarray
+            As :meth:`group_values`.
+        codes : ndarray of shape (n_samples,) of int64
+            Every row's index into ``values`` (-1 for a missing value); read-only.
+
+        Raises
+        ------
+        RateoptError
+            If there is no such column.
+        """
+        cache = self.__dict__.setdefault("_factorized", {})
+        if column not in cache:
+            values, codes = factorize(self._group_column(column))
+            cache[column] = (readonly(values), readonly(codes))
+        return cache[column]
+
+    def group_positions(self, column):
+        """``{value: index into group_values(column)}``, computed once per column.
+
+        Parameters
+        ----------
+        column : str
+            Name of a group column.
+
+        Returns
+        -------
+        dict
+            Each distinct value's index (the first of values equal under ``==``).
+        """
+        cache = self.__dict__.setdefault("_positions", {})
+        if column not in cache:
+            position: dict = {}
+            for i, v in enumerate(self.group_factorization(column)[0].tolist()):
+                position.setdefault(v, i)
+            cache[column] = position
+        return cache[column]
 
     def _group_column(self, column) -> np.ndarray:
         try:

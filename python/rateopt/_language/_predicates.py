@@ -96,9 +96,30 @@ class GroupIs(Predicate):
         self.values = values
 
     def evaluate(self, ds):
+        factorized = getattr(ds, "group_factorization", None)
         col = ds.groups[self.column]
+        if factorized is None:
+            return self._members(col)
+        values, codes = factorized(self.column)  # one factorization per column, an integer compare per group
+        position = getattr(ds, "group_positions", None)
+        where = position(self.column) if position is not None else None
+        try:
+            found = None if where is None else [where.get(v) for v in self.values]
+        except TypeError:  # an unhashable value: compare it
+            found = None
+        if found is not None and all(f is not None for f in found):
+            hit = np.unique(np.array(found, dtype=np.int64))
+        else:
+            hit = np.flatnonzero(self._members(values))
+        if hit.size == 1:
+            return codes == hit[0]
+        return np.isin(codes, hit)
+
+    def _members(self, col):
+        """Which entries of ``col`` equal one of the values (elementwise ``==``)."""
         if len(self.values) == 1:
-            return np.asarray(col == self.values[0], dtype=bool)
+            hits = np.asarray(col == self.values[0], dtype=bool)
+            return hits if hits.shape == col.shape else np.broadcast_to(hits, col.shape).copy()
         return np.isin(col, np.array(self.values, dtype=object if col.dtype.kind == "O" else None))
 
     def describe(self):

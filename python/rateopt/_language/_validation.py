@@ -6,6 +6,7 @@ Every function checks one argument and returns a private, read-only NumPy copy
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Mapping
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from rateopt.exceptions import RateoptError
 
-__all__ = ["readonly", "missing_mask", "unique", "as_1d", "check_weights", "parse_labels", "parse_weights",
+__all__ = ["readonly", "missing_mask", "unique", "factorize", "as_1d", "check_weights", "parse_labels", "parse_weights",
            "parse_groups", "parse_baseline", "nullable_columns", "class_labels", "text_columns"]
 
 
@@ -128,6 +129,70 @@ def unique(a: np.ndarray) -> np.ndarray:
         return np.unique(a)
     except TypeError:
         return np.array(list(dict.fromkeys(a.tolist())), dtype=object)
+
+
+def factorize(col: np.ndarray):
+    """A group column's distinct non-missing values and every row's index among them, in one pass.
+
+    Parameters
+    ----------
+    col : ndarray of shape (n,)
+
+    Returns
+    -------
+    values : ndarray
+        The distinct non-missing values, ordered as :func:`unique` orders them
+        (sorted; first appearance for values that cannot be sorted).
+    codes : ndarray of shape (n,) of int64
+        ``values[codes[i]] == col[i]``; -1 for a missing entry (``None``, NaN, ``pd.NA``).
+
+    Notes
+    -----
+    An object column is factorized with one hash table over its rows (Python
+    equality, as ``col == value`` compares), then only its distinct values are
+    sorted; other dtypes with one :func:`numpy.unique`.
+    """
+    col = np.asarray(col)
+    keys = None
+    if col.dtype.kind == "O":
+        index: dict = {}
+        rows = col.reshape(-1).tolist()
+        try:  # each row's value -> the row of its first appearance (a C-level loop over the rows)
+            first = np.fromiter(map(index.setdefault, rows, itertools.count()), dtype=np.int64, count=len(rows))
+        except TypeError:  # unhashable values: sort them instead
+            index = None
+        if index is not None:
+            keys = np.empty(len(index), dtype=object)
+            keys[:] = list(index)
+            renumber = np.empty(len(rows), dtype=np.int64)
+            renumber[np.fromiter(index.values(), dtype=np.int64, count=len(index))] = np.arange(len(index))
+            codes = renumber[first]
+    if keys is None:
+        keys, codes = unique_inverse(col)
+    missing = missing_mask(keys)
+    values = unique(keys[~missing])
+    if keys.dtype.kind != "O" and np.array_equal(values, keys[~missing]):
+        lookup = np.where(missing, -1, np.cumsum(~missing) - 1)
+    else:
+        position = {}
+        for i, v in enumerate(values.tolist()):
+            position.setdefault(v, i)
+        lookup = np.array([-1 if m else position.get(k, -1) for k, m in zip(keys.tolist(), missing.tolist())],
+                          dtype=np.int64)
+    return values, lookup[codes]
+
+
+def unique_inverse(col: np.ndarray):
+    """``np.unique(col, return_inverse=True)`` with a flat inverse; first appearance for unorderable objects."""
+    try:
+        keys, codes = np.unique(col, return_inverse=True)
+        return keys, codes.reshape(-1).astype(np.int64)
+    except TypeError:
+        index: dict = {}
+        codes = np.array([index.setdefault(v, len(index)) for v in col.tolist()], dtype=np.int64)
+        keys = np.empty(len(index), dtype=object)
+        keys[:] = list(index)
+        return keys, codes
 
 
 def class_labels(y, classes=None, what: str = "y"):

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from .._utils._highs import solve_lp
 from ..exceptions import RateoptError
+from ._bins import segment_accumulate
 
 __all__ = [
     "Chains",
@@ -52,6 +53,11 @@ _HIGHS_OPTIONS = {
 #: The increment form has a handful of rows and many bounded columns: the primal simplex without presolve
 #: solves it in a fraction of the time presolve alone takes (34k bins, 8 constraints: 0.07 s against 0.57 s).
 _INCREMENT_OPTIONS = dict(_HIGHS_OPTIONS, solver="simplex", simplex_strategy=4, presolve="off")
+#: With many chains the increment form has a cap row per chain, and the simplex method without presolve slows
+#: down with the rows (10^4 one-row cells: 0.76 s, 10^5: 106 s); presolve turns a one-bin chain's cap into a
+#: bound (10^4: 0.1 s). It is used from this many chains on.
+_PRESOLVE_MIN_CHAINS = 1024
+_INCREMENT_PRESOLVE_OPTIONS = dict(_INCREMENT_OPTIONS, presolve="on")
 
 
 @dataclass(frozen=True)
@@ -66,14 +72,19 @@ class Chains:
         The record (iterate) each chain belongs to, in ``0..n_records-1``.
     n_records : int
         Number of records (1 for a threshold classifier).
-    bins : mapping of str to ndarray of shape (n_records, n_samples) of int64
-        Per dataset name, the variable every row falls in, for every record.
+    bins : mapping of str to ndarray of shape (n_records, n_samples) of int64, default=None
+        Per dataset name, the variable every row falls in, for every record
+        (needed unless ``M`` is given).
+    M : scipy.sparse matrix of shape (n_atoms, n_vars), default=None
+        Every atom rate as a sum over bins, when the caller has it
+        (:func:`rateopt._postprocess._bins.bin_chains`); None: summed from ``bins``.
     """
 
     start: np.ndarray
     record: np.ndarray
     n_records: int
-    bins: dict
+    bins: dict = None
+    M: object = None
 
     @property
     def n_vars(self) -> int:
@@ -161,7 +172,9 @@ def objective_of(compiled):
 
 
 def _bin_matrix(compiled, chains):
-    """``M`` (n_atoms, n_vars): every atom rate as a sum over bins, ``p = M x``."""
+    """``M`` (n_atoms, n_vars), CSC: every atom rate as a sum over bins, ``p = M x``."""
+    if chains.M is not None:
+        return sp.csc_matrix(chains.M)
     atoms, var, weight = [], [], []
     for name in compiled.datasets:
         table = compiled.tables[name]
@@ -173,7 +186,7 @@ def _bin_matrix(compiled, chains):
             weight.append(table.weights)
     M = sp.coo_matrix((np.concatenate(weight), (np.concatenate(atoms), np.concatenate(var))),
                       shape=(compiled.n_atoms, chains.n_vars))
-    return M.tocsr()
+    return M.tocsc()
 
 
 def _refuse_unsupported(compiled):
@@ -237,12 +250,12 @@ def _solution(builder, sol, compiled, chains, objective, M, slack):
     mu = mu / mu.sum()
     # Each chain's table divided by its record's mass is a rule in [0, 1]; clean round-off
     # (monotone, within [0, 1]) so that predictions are exactly a mixture of threshold rules.
-    for k in range(chains.start.size - 1):
-        a, b = chains.start[k], chains.start[k + 1]
-        m = mu[chains.record[k]]
-        seg = np.clip(x[a:b] / m, 0.0, 1.0) if m > 0 else np.zeros(b - a)
-        x[a:b] = np.maximum.accumulate(seg) + 0.0  # + 0.0: no negative zeros
-    y = x * mu[chains.record[np.searchsorted(chains.start, np.arange(n_vars), side="right") - 1]]
+    m = mu[chains.record[np.repeat(np.arange(chains.start.size - 1), np.diff(chains.start))]]
+    seg = np.zeros(n_vars)
+    np.divide(x, m, out=seg, where=m > 0)
+    np.clip(seg, 0.0, 1.0, out=seg)
+    x = segment_accumulate(np.maximum, seg, chains.start) + 0.0  # + 0.0: no negative zeros
+    y = x * m
     p = M @ y
     if isinstance(objective, LinearObjective):
         value = float(objective.coef @ p + objective.constant)
@@ -257,35 +270,106 @@ _INCREMENT_FORM_MAX_NNZ = 4_000_000
 
 
 def _increment_matrix(M, chains):
-    """``D`` (n_atoms, n_vars): atom rates as sums over increments, ``p = D delta``, or None when too dense.
+    """``D`` (n_atoms, n_vars), CSR: atom rates as sums over increments, ``p = D delta``, or None when too dense.
 
     With ``x_v = sum of delta over the chain's bins up to v``, the coefficient of
     ``delta_k`` is the sum of ``M``'s columns from ``k`` to the chain's end: a
     reverse cumulative sum within the chain, dense for every atom the chain
-    touches up to its last bin.
+    touches up to its last bin. The entries of ``M`` are grouped by (atom,
+    chain) in one stable sort, the suffix sums taken per group (the sums a
+    dense reversed cumulative sum gives), and every sum is spread over the
+    bins it covers, atom by atom: the rows come out sorted.
     """
-    M = M.tocsc()
-    blocks, total = [], 0
-    for k in range(chains.start.size - 1):
-        a, b = int(chains.start[k]), int(chains.start[k + 1])
-        atoms = np.unique(M.indices[M.indptr[a]:M.indptr[b]])
-        total += atoms.size * (b - a)
-        if total > _INCREMENT_FORM_MAX_NNZ:
-            return None
-        blocks.append((a, b, atoms))
-    rows, cols, vals = [], [], []
-    for a, b, atoms in blocks:
-        if atoms.size == 0:
-            continue
-        dense = M[:, a:b][atoms].toarray()
-        rev = np.cumsum(dense[:, ::-1], axis=1)[:, ::-1]
-        r, c = np.nonzero(rev)
-        rows.append(atoms[r])
-        cols.append(a + c)
-        vals.append(rev[r, c])
-    if not rows:
+    M = sp.csc_matrix(M)
+    n_atoms, n_vars = M.shape
+    start = chains.start
+    n_chain = start.size - 1
+    chain_of_var = np.repeat(np.arange(n_chain), np.diff(start))
+    v = np.repeat(np.arange(n_vars), np.diff(M.indptr))
+    a = M.indices.astype(np.int64)
+    k = chain_of_var[v]
+    group = a * n_chain + k
+    order = np.argsort(group, kind="stable")  # within a group, bins stay ascending
+    group, a, v, k, val = group[order], a[order], v[order], k[order], M.data[order]
+    first = np.ones(group.size, dtype=bool)
+    first[1:] = group[1:] != group[:-1]
+    # the dense (atom, chain) blocks of the increment form: the chain's atoms times its bins
+    total = int(np.bincount(k[first], minlength=n_chain) @ np.diff(start))
+    if total > _INCREMENT_FORM_MAX_NNZ:
+        return None
+    if group.size == 0:
         return sp.csr_matrix(M.shape)
-    return sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=M.shape).tocsr()
+    bounds = np.append(np.flatnonzero(first), group.size)
+    suffix = segment_accumulate(np.add, val[::-1], (group.size - bounds)[::-1])[::-1]
+    lo = np.empty_like(v)
+    lo[first] = start[k[first]]
+    lo[~first] = v[np.flatnonzero(~first) - 1] + 1
+    length = v - lo + 1
+    keep = suffix != 0.0
+    length, lo, a, suffix = length[keep], lo[keep], a[keep], suffix[keep]
+    rows = np.repeat(a, length)
+    offsets = np.arange(rows.size) - np.repeat(np.cumsum(length) - length, length)
+    cols = np.repeat(lo, length) + offsets
+    indptr = np.zeros(n_atoms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_atoms), out=indptr[1:])
+    D = sp.csr_matrix((np.repeat(suffix, length), cols.astype(np.int32), indptr), shape=(n_atoms, n_vars))
+    D.has_sorted_indices = True
+    return D
+
+
+def _increment_rows(D, compiled, chains):
+    """The increment form's constraint matrix, CSR, rows and columns in :class:`_Builder`'s order.
+
+    Rows: atoms (``p_a - D_a delta = 0``), constraints (``C p - kappa t``),
+    caps (the chain's increments ``- mu_r``), mass (``sum mu - t``); every
+    row's entries by ascending column. The constraint rows keep an entry in the
+    ``t`` column even where ``kappa`` is 0 (the slack is added there).
+    """
+    n_atoms, n_vars = D.shape
+    R = chains.n_records
+    start = chains.start
+    n_chain = start.size - 1
+    p0, mu0, t = n_vars, n_vars + n_atoms, n_vars + n_atoms + R
+    ind, dat, cnt = [], [], []
+    # atom rows: -D then the atom's own p column
+    d_cnt = np.diff(D.indptr)
+    slot = np.arange(D.nnz) + np.repeat(np.arange(n_atoms), d_cnt)
+    idx = np.empty(D.nnz + n_atoms, dtype=np.int64)
+    val = np.empty(D.nnz + n_atoms)
+    idx[slot], val[slot] = D.indices, -D.data
+    own = np.cumsum(d_cnt + 1) - 1
+    idx[own], val[own] = p0 + np.arange(n_atoms), 1.0
+    ind.append(idx), dat.append(val), cnt.append(d_cnt + 1)
+    # constraint rows: C p - kappa t
+    C = np.asarray(compiled.C, dtype=np.float64)
+    if C.shape[0]:
+        r, c = np.nonzero(C)
+        c_cnt = np.bincount(r, minlength=C.shape[0]) + 1
+        slot = np.arange(r.size) + r
+        idx = np.empty(r.size + C.shape[0], dtype=np.int64)
+        val = np.empty(r.size + C.shape[0])
+        idx[slot], val[slot] = p0 + c, C[r, c]
+        last = np.cumsum(c_cnt) - 1
+        idx[last], val[last] = t, -np.asarray(compiled.kappa, dtype=np.float64)
+        ind.append(idx), dat.append(val), cnt.append(c_cnt)
+    # cap rows: the chain's increments, minus its record's mass
+    lengths = np.diff(start)
+    slot = np.arange(n_vars) + np.repeat(np.arange(n_chain), lengths)
+    idx = np.empty(n_vars + n_chain, dtype=np.int64)
+    val = np.ones(n_vars + n_chain)
+    idx[slot] = np.arange(n_vars)
+    last = np.cumsum(lengths + 1) - 1
+    idx[last], val[last] = mu0 + chains.record, -1.0
+    ind.append(idx), dat.append(val), cnt.append(lengths + 1)
+    # mass row
+    ind.append(np.append(mu0 + np.arange(R), t)), dat.append(np.append(np.ones(R), -1.0)), cnt.append([R + 1])
+    counts = np.concatenate(cnt)
+    indptr = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    A = sp.csr_matrix((np.concatenate(dat), np.concatenate(ind).astype(np.int32), indptr),
+                      shape=(counts.size, t + 1))
+    A.has_sorted_indices = True
+    return A
 
 
 class _Builder:
@@ -312,43 +396,15 @@ class _Builder:
         self.compiled, self.chains, self.M = compiled, chains, M
         n_vars, n_atoms, R = chains.n_vars, compiled.n_atoms, chains.n_records
         self.n_cols = n_vars + n_atoms + R + 1
-        C = sp.csr_matrix(np.asarray(compiled.C, dtype=np.float64))
-        self.n_c = C.shape[0]
-        starts, ends = chains.start[:-1], chains.start[1:]
-        n_chain = starts.size
-        chain_of_var = np.repeat(np.arange(n_chain), ends - starts)
+        self.n_c = np.asarray(compiled.C).shape[0]
+        n_chain = chains.start.size - 1
         D = _increment_matrix(M, chains)
         self.increments = D is not None
-        z = _zeros
-        cap_mu = sp.coo_matrix((-np.ones(n_chain), (np.arange(n_chain), chains.record)), shape=(n_chain, R))
-        kappa = sp.csr_matrix(-np.asarray(compiled.kappa, float)[:, None])
-        mass = [z(1, n_vars), z(1, n_atoms), sp.csr_matrix(np.ones((1, R))), sp.csr_matrix([[-1.0]])]
         if self.increments:
-            cap_x = sp.coo_matrix((np.ones(n_vars), (chain_of_var, np.arange(n_vars))), shape=(n_chain, n_vars))
-            blocks = [
-                [-D, sp.identity(n_atoms, format="csr"), z(n_atoms, R), z(n_atoms, 1)],
-                [z(self.n_c, n_vars), C, z(self.n_c, R), kappa],
-                [cap_x, z(n_chain, n_atoms), cap_mu, z(n_chain, 1)],
-                mass,
-            ]
+            self.A = _increment_rows(D, compiled, chains).tocsc()
             n_mono = 0
         else:
-            inner = np.ones(n_vars, dtype=bool)
-            inner[ends - 1] = False  # the last bin of a chain has no upper neighbour
-            lo = np.flatnonzero(inner)
-            n_mono = lo.size
-            mono = sp.coo_matrix((np.concatenate([np.ones(n_mono), -np.ones(n_mono)]),
-                                  (np.concatenate([np.arange(n_mono)] * 2), np.concatenate([lo, lo + 1]))),
-                                 shape=(n_mono, n_vars))
-            cap_x = sp.coo_matrix((np.ones(n_chain), (np.arange(n_chain), ends - 1)), shape=(n_chain, n_vars))
-            blocks = [
-                [-M, sp.identity(n_atoms, format="csr"), z(n_atoms, R), z(n_atoms, 1)],
-                [z(self.n_c, n_vars), C, z(self.n_c, R), kappa],
-                [mono, z(n_mono, n_atoms), z(n_mono, R), z(n_mono, 1)],
-                [cap_x, z(n_chain, n_atoms), cap_mu, z(n_chain, 1)],
-                mass,
-            ]
-        self.A = sp.bmat([row for row in blocks if _height(row)], format="csc")
+            self.A, n_mono = _table_rows(M, compiled, chains)
         self.n_rows = self.A.shape[0]
         self.row_lo = np.concatenate([np.zeros(n_atoms), np.full(self.n_c, -np.inf), np.full(n_mono, -np.inf),
                                       np.full(n_chain, -np.inf), [0.0]])
@@ -362,31 +418,48 @@ class _Builder:
         v = sol[: self.chains.n_vars]
         if not self.increments:
             return v.copy()
-        out = np.empty_like(v)
-        for k in range(self.chains.start.size - 1):
-            a, b = self.chains.start[k], self.chains.start[k + 1]
-            out[a:b] = np.cumsum(v[a:b])
+        return segment_accumulate(np.add, v, self.chains.start)
+
+    def _matrix(self, slack, minimize_violation):
+        """The rows with ``kappa + slack`` in the ``t`` column (and the column ``z`` for the violation phase)."""
+        A = self.A
+        c_lo = self.compiled.n_atoms
+        a, b = A.indptr[self.t_col], A.indptr[self.t_col + 1]
+        t_rows = A.indices[a:b]
+        t_vals = A.data[a:b].copy()
+        c_rows = (t_rows >= c_lo) & (t_rows < c_lo + self.n_c)
+        t_vals[c_rows] -= slack  # slack enters as kappa + slack: the t column holds -kappa there
+        missing = np.setdiff1d(np.arange(c_lo, c_lo + self.n_c), t_rows[c_rows])
+        if missing.size:  # a zero kappa the table form dropped: the slack needs its entry
+            t_rows = np.concatenate([t_rows, missing])
+            t_vals = np.concatenate([t_vals, np.full(missing.size, -float(slack))])
+            o = np.argsort(t_rows, kind="stable")
+            t_rows, t_vals = t_rows[o], t_vals[o]
+        indices = [A.indices[:a], t_rows]
+        data = [A.data[:a], t_vals]
+        ends = [A.indptr[: self.t_col + 1], [a + t_rows.size]]
+        n_cols = self.n_cols
+        if minimize_violation:
+            indices.append(np.arange(c_lo, c_lo + self.n_c))
+            data.append(np.full(self.n_c, -1.0))
+            ends.append([a + t_rows.size + self.n_c])
+            n_cols += 1
+        out = sp.csc_matrix((np.concatenate(data), np.concatenate(indices).astype(np.int32),
+                             np.concatenate(ends).astype(np.int64)), shape=(self.n_rows, n_cols))
+        out.has_sorted_indices = True
         return out
 
     def solve(self, objective, *, slack, minimize_violation=False):
         """``(status, column values)``; the value of ``z`` instead for ``minimize_violation``."""
-        A = self.A.tocsc(copy=True)
+        A = self._matrix(slack, minimize_violation)
         n_cols = self.n_cols
-        row_lo, row_hi = self.row_lo.copy(), self.row_hi.copy()
-        c_rows = slice(self.compiled.n_atoms, self.compiled.n_atoms + self.n_c)
-        # slack enters as kappa + slack: the t column holds -kappa in the constraint rows
-        t_col = A[:, self.t_col].toarray().ravel()
-        t_col[c_rows] -= slack
-        A = sp.hstack([A[:, : self.t_col], sp.csc_matrix(t_col[:, None])], format="csc")
+        row_lo, row_hi = self.row_lo, self.row_hi
         cost = np.zeros(n_cols)
         lower = np.zeros(n_cols)
         upper = np.full(n_cols, np.inf)
         lower[self.p_cols] = -np.inf
         ratio = isinstance(objective, RatioObjective)
         if minimize_violation:
-            zcol = np.zeros(self.n_rows)
-            zcol[c_rows] = -1.0
-            A = sp.hstack([A, sp.csc_matrix(zcol[:, None])], format="csc")
             cost = np.concatenate([cost, [1.0]])
             lower = np.concatenate([lower, [-np.inf]])
             upper = np.concatenate([upper, [np.inf]])
@@ -403,12 +476,48 @@ class _Builder:
         else:
             cost[self.p_cols] = objective.coef
             lower[self.t_col] = upper[self.t_col] = 1.0
-        options = _INCREMENT_OPTIONS if self.increments else _HIGHS_OPTIONS
+        if not self.increments:
+            options = _HIGHS_OPTIONS
+        elif self.chains.start.size - 1 >= _PRESOLVE_MIN_CHAINS:
+            options = _INCREMENT_PRESOLVE_OPTIONS
+        else:
+            options = _INCREMENT_OPTIONS
         sol = solve_lp(cost, A, row_lo, row_hi, col_lower=lower, col_upper=upper, options=options,
                        what="the threshold LP")
         if not sol.optimal:
             return sol.status, None
         return sol.status, (sol.x[-1] if minimize_violation else sol.x)
+
+
+def _table_rows(M, compiled, chains):
+    """The table form's constraint matrix (CSC) and its number of monotone rows."""
+    n_vars, n_atoms, R = chains.n_vars, compiled.n_atoms, chains.n_records
+    C = sp.csr_matrix(np.asarray(compiled.C, dtype=np.float64))
+    n_c = C.shape[0]
+    starts, ends = chains.start[:-1], chains.start[1:]
+    n_chain = starts.size
+    z = _zeros
+    cap_mu = sp.coo_matrix((-np.ones(n_chain), (np.arange(n_chain), chains.record)), shape=(n_chain, R))
+    kappa = sp.csr_matrix(-np.asarray(compiled.kappa, float)[:, None])
+    mass = [z(1, n_vars), z(1, n_atoms), sp.csr_matrix(np.ones((1, R))), sp.csr_matrix([[-1.0]])]
+    inner = np.ones(n_vars, dtype=bool)
+    inner[ends - 1] = False  # the last bin of a chain has no upper neighbour
+    lo = np.flatnonzero(inner)
+    n_mono = lo.size
+    mono = sp.coo_matrix((np.concatenate([np.ones(n_mono), -np.ones(n_mono)]),
+                          (np.concatenate([np.arange(n_mono)] * 2), np.concatenate([lo, lo + 1]))),
+                         shape=(n_mono, n_vars))
+    cap_x = sp.coo_matrix((np.ones(n_chain), (np.arange(n_chain), ends - 1)), shape=(n_chain, n_vars))
+    blocks = [
+        [-M, sp.identity(n_atoms, format="csr"), z(n_atoms, R), z(n_atoms, 1)],
+        [z(n_c, n_vars), C, z(n_c, R), kappa],
+        [mono, z(n_mono, n_atoms), z(n_mono, R), z(n_mono, 1)],
+        [cap_x, z(n_chain, n_atoms), cap_mu, z(n_chain, 1)],
+        mass,
+    ]
+    A = sp.bmat([row for row in blocks if _height(row)], format="csc")
+    A.sort_indices()
+    return A, n_mono
 
 
 def _height(row):

@@ -21,7 +21,8 @@ from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
-from ._rule import ThresholdRule, bin_edges, check_n_bins
+from ._bins import bin_chains, row_atoms
+from ._rule import ThresholdRule, check_n_bins
 
 __all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture", "fit_thresholded_mixture",
            "thresholded_mixture_from_file"]
@@ -219,25 +220,18 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
 
 
 def _fit(compiled, scorer, features, n_bins, epsilon):
+    """One LP over every model's bins: the rows sorted once per model, bins merged where no goal separates them."""
     names = compiled.datasets
-    scores = {n: np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names}
-    R = next(iter(scores.values())).shape[1]
-    pooled = np.concatenate([scores[n] for n in names], axis=0)
-    edges, start = [], [0]
-    for r in range(R):
-        e = bin_edges(pooled[:, r], n_bins)
-        edges.append(e)
-        start.append(start[-1] + e.size)
-    start = np.asarray(start, dtype=np.int64)
-    edges_all = np.concatenate(edges)
-    bins = {}
-    for n in names:
-        out = np.empty((R, scores[n].shape[0]), dtype=np.int64)
-        for r in range(R):
-            pos = np.clip(np.searchsorted(edges[r], scores[n][:, r], side="right") - 1, 0, edges[r].size - 1)
-            out[r] = start[r] + pos
-        bins[n] = out
-    chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, bins=bins)
+    pooled = np.concatenate([np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names], axis=0)
+    n, R = pooled.shape
+    by_model = np.ascontiguousarray(pooled.T)  # model r's scores of every row are rows r*n .. r*n + n - 1
+    order = (np.argsort(by_model, axis=1) + (np.arange(R, dtype=np.int64) * n)[:, None]).ravel()
+    atoms, weights = row_atoms(compiled.tables, names)
+    # quantile bins hold rows of every membership pattern: merging runs would find next to nothing to merge
+    binned = bin_chains(by_model.ravel(), np.repeat(np.arange(R, dtype=np.int64), n), R, atoms, weights,
+                        compiled.n_atoms, n_bins=n_bins, order=order, merge=n_bins is None)
+    start, edges_all = binned.start, binned.edges
+    chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=binned.M)
     sol = solve_threshold_lp(compiled, chains, epsilon=epsilon)
     keep = np.flatnonzero(sol.mu > 1e-12)
     mu = sol.mu[keep] / sol.mu[keep].sum()

@@ -21,14 +21,16 @@ import math
 
 import numpy as np
 
+from .._language._validation import factorize
 from ..exceptions import RateoptError
+from ._bins import bin_chains, row_atoms, separating_edges
 from ._lp import Chains, solve_threshold_lp
 
 __all__ = ["ThresholdRule", "bin_edges", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
-           "separating_edges", "fit_threshold_rule", "merge_pure_runs"]
+           "separating_edges", "fit_threshold_rule"]
 
 
-def cell_codes(groups, columns, cells=None, *, where="groups"):
+def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
     """Each row's group cell: the combination of its values in ``columns``.
 
     Parameters
@@ -41,6 +43,10 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
         Known cells (their index is the code); None: the cells found, sorted.
     where : str, default="groups"
         Names the argument in error messages.
+    factorized : callable, default=None
+        ``factorized(column) -> (values, codes)``, a column's factorization when
+        the caller has it (a dataset's ``group_factorization``); None: each
+        column is factorized here (:func:`rateopt._language._validation.factorize`).
 
     Returns
     -------
@@ -51,7 +57,7 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
     Raises
     ------
     RateoptError
-        If a column is missing, or a row's cell is not among ``cells``.
+        If a column is missing, a value is missing, or a row's cell is not among ``cells``.
     """
     if not columns:
         n = next((len(np.asarray(v)) for v in groups.values()), None) if groups else None
@@ -60,16 +66,29 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
     for c in columns:
         if c not in groups:
             raise RateoptError(f"{where} has no column {c!r}: the rule's cells are defined by {list(columns)!r}")
-        col = np.asarray(groups[c], dtype=object)
-        uniq, inverse = _unique_inverse(col)
-        per_column.append(([_plain(v) for v in uniq], inverse.astype(np.int64)))
+        values, inverse = factorized(c) if factorized is not None else factorize(np.asarray(groups[c]))
+        if inverse.size and inverse.min() < 0:
+            _plain(None)  # a missing value: refused with its message
+        per_column.append((_plain_values(values), inverse.astype(np.int64)))
     n = per_column[0][1].shape[0]
-    # one code per distinct combination of the columns' codes (mixed radix), then the combinations' cells
-    combined = np.zeros(n, dtype=np.int64)
-    for values, inverse in per_column:
-        combined = combined * len(values) + inverse
-    combos, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    keys = [tuple(values[inv[i]] for values, inv in per_column) for i in first]
+    if len(per_column) == 1:  # one column: its codes are the combinations already
+        values, combined = per_column[0]
+        present = np.bincount(combined, minlength=len(values)) > 0
+        if cells is None and present.all() and len({type(v) for v in values}) == 1:
+            # the factorization's values are sorted and of one type: they are the cells, in order
+            return combined, [(v,) for v in values]
+        first = np.full(len(values), -1, dtype=np.int64)
+        first[combined[::-1]] = np.arange(n - 1, -1, -1)
+        keys = [(values[j],) for j in np.flatnonzero(present).tolist()]
+        first = first[present]
+        inverse = np.cumsum(present)[combined] - 1
+    else:
+        # one code per distinct combination of the columns' codes (mixed radix), then the combinations' cells
+        combined = np.zeros(n, dtype=np.int64)
+        for values, inv in per_column:
+            combined = combined * len(values) + inv
+        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        keys = [tuple(values[inv[i]] for values, inv in per_column) for i in first]
     if cells is None:
         cells = sorted(set(keys), key=lambda k: tuple((type(v).__name__, v) for v in k))
     index = {k: i for i, k in enumerate(cells)}
@@ -86,22 +105,16 @@ def cell_codes(groups, columns, cells=None, *, where="groups"):
     return lookup[inverse.reshape(-1)], list(cells)
 
 
-def _unique_inverse(col):
-    """Distinct values of an object column and each row's index among them (missing values refused)."""
-    if col.size and all(isinstance(v, str) for v in col[:1]):
-        try:  # all strings: a fixed-width string array sorts several times faster than Python objects
-            text = col.astype(str)
-            if np.array_equal(text, col):
-                return np.unique(text, return_inverse=True)
-        except (TypeError, ValueError):
-            pass
-    try:
-        return np.unique(col, return_inverse=True)
-    except TypeError:  # values that do not sort together (e.g. str and int): by first appearance
-        index, inverse = {}, np.empty(col.shape[0], dtype=np.int64)
-        for i, v in enumerate(col):  # pragma: no cover - mixed-type group columns are rare
-            inverse[i] = index.setdefault(v, len(index))
-        return np.array(list(index), dtype=object), inverse
+def _plain_values(values):
+    """:func:`_plain` of every value of a factorization (no call per value for text and numbers)."""
+    if values.dtype.kind in "Uiub":
+        return values.tolist()
+    if values.dtype.kind == "f" and np.all(np.isfinite(values)):
+        return values.tolist()
+    out = values.tolist()
+    if values.dtype.kind == "O" and all(type(v) is str for v in out):
+        return out
+    return [_plain(v) for v in out]
 
 
 def _plain(v):
@@ -174,30 +187,6 @@ def bin_edges(scores, n_bins):
         below = distinct[np.searchsorted(distinct, cuts[1:]) - 1]  # the largest distinct score under each cut
         edges[1:] = separating_edges(below.astype(np.float64), edges[1:])
     return edges
-
-
-def separating_edges(below, above):
-    """Edges ``e`` with ``below < e <= above``: the midpoint where it separates, else ``above``.
-
-    Parameters
-    ----------
-    below, above : ndarray of float64
-        Finite scores, ``below < above`` entry by entry.
-
-    Returns
-    -------
-    ndarray of float64
-        A score ``s`` lies at or above its edge iff ``s >= above`` (for
-        ``s`` in ``{below, above}``). The midpoint ``below + (above - below) / 2``
-        rounds onto ``below`` for neighbouring doubles (1.0 and the next double;
-        0 and 5e-324), so the upper score is the edge there; where
-        ``above - below`` overflows (+-1.5e308) the midpoint is ``below / 2 + above / 2``.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        mid = below + (above - below) / 2
-    wide = ~np.isfinite(mid)
-    mid[wide] = below[wide] / 2 + above[wide] / 2
-    return np.where((mid > below) & (mid <= above), mid, above)
 
 
 def checked_cells(meta, bad, *, distinct=True):
@@ -457,8 +446,13 @@ class ThresholdRule:
         return f"ThresholdRule(columns={self.columns!r}, n_cells={self.n_cells}, n_bins={self.edges.size})"
 
 
-def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, epsilon=0.0):
+def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, epsilon=0.0, merge=True):
     """The best randomized per-cell threshold rule for a compiled problem.
+
+    The rows of every dataset are pooled and sorted once by (cell, score)
+    (:func:`rateopt._postprocess._bins.bin_chains`): the bins, their edges,
+    the merged runs and the bins' atom rates come from passes over the sorted
+    rows, and the LP is built from them once.
 
     Parameters
     ----------
@@ -475,90 +469,30 @@ def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, 
         Bins per cell (None: every distinct score; see the module's exactness note).
     epsilon : float, default=0.0
         Allowed violation of each constraint.
+    merge : bool, default=True
+        Merge neighbouring bins whose rows all belong to the same atoms (the
+        optimum is unchanged; False keeps every bin, for comparisons).
 
     Returns
     -------
     rule : ThresholdRule
     solution : ThresholdLPSolution
+
+    Raises
+    ------
+    RateoptError
+        If a cell has no rows.
     """
     n_cells = len(cells)
     names = compiled.datasets
-    pooled = np.concatenate([scores[n] for n in names])
-    pooled_codes = np.concatenate([codes[n] for n in names])
-    edges, start = [], [0]
-    for k in range(n_cells):
-        e = bin_edges(pooled[pooled_codes == k], n_bins)
-        if e.size == 0:
-            raise RateoptError(f"the group cell {dict(zip(columns, cells[k]))!r} has no rows")
-        edges.append(e)
-        start.append(start[-1] + e.size)
-    edges = np.concatenate(edges)
-    start = np.asarray(start, dtype=np.int64)
-    probe = ThresholdRule(columns, cells, start, edges, np.zeros(edges.size))
-    bins = {n: probe.bins(scores[n], codes[n]) for n in names}
-    start, edges, bins = merge_pure_runs(compiled, start, edges, bins)
-    chains = Chains(start=start, record=np.zeros(n_cells, dtype=np.int64), n_records=1,
-                    bins={n: b[None, :] for n, b in bins.items()})
+    pooled = np.concatenate([np.asarray(scores[n], dtype=np.float64) for n in names])
+    pooled_codes = np.concatenate([np.asarray(codes[n], dtype=np.int64) for n in names])
+    empty = np.flatnonzero(np.bincount(pooled_codes, minlength=n_cells) == 0)
+    if empty.size:
+        raise RateoptError(f"the group cell {dict(zip(columns, cells[int(empty[0])]))!r} has no rows")
+    atoms, weights = row_atoms(compiled.tables, names)
+    binned = bin_chains(pooled, pooled_codes, n_cells, atoms, weights, compiled.n_atoms, n_bins=n_bins,
+                        merge=merge)
+    chains = Chains(start=binned.start, record=np.zeros(n_cells, dtype=np.int64), n_records=1, M=binned.M)
     solution = solve_threshold_lp(compiled, chains, epsilon=epsilon)
-    return ThresholdRule(columns, cells, start, edges, solution.x), solution
-
-
-def _row_signatures(compiled, names):
-    """Two independent 64-bit hashes per row of the set of atoms it belongs to (its dataset's atoms)."""
-    rng = np.random.default_rng(0x5EED)
-    keys = rng.integers(1, 2**63, size=(2, compiled.n_atoms), dtype=np.int64).astype(np.uint64)
-    out = {}
-    for name in names:
-        table = compiled.tables[name]
-        atom = table.offset + table.indices.astype(np.int64)
-        sig = np.empty((2, table.n_samples), dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for h in range(2):
-                csum = np.concatenate(([np.uint64(0)], np.cumsum(keys[h][atom], dtype=np.uint64)))
-                sig[h] = csum[table.indptr[1:]] - csum[table.indptr[:-1]]
-        out[name] = sig
-    return out
-
-
-def merge_pure_runs(compiled, start, edges, bins):
-    """Merge neighbouring bins of a chain whose rows all belong to the same atoms: the LP's optimum is unchanged.
-
-    Every row adds ``w / W_a`` to each atom ``a`` it belongs to, so the rows of
-    a run of bins with one membership pattern add a common direction times
-    their weight. Thresholds inside the run reach exactly the atom rates a
-    single randomized bin over the run reaches (its probability ranges over the
-    same interval between its neighbours'), so merging the run changes the
-    rule's randomization inside it, not the optimum. Sorted scores of labeled
-    data form long runs of one label, so this shrinks exact LPs several-fold.
-
-    Parameters
-    ----------
-    compiled : CompiledProblem
-    start : ndarray of shape (n_chains + 1,)
-    edges : ndarray of shape (n_bins,)
-    bins : mapping of str to ndarray of shape (n_samples,)
-        Every row's bin, per dataset.
-
-    Returns
-    -------
-    start, edges, bins
-        The merged chains (the first edge of each run) and every row's merged bin.
-    """
-    names = list(bins)
-    sigs = _row_signatures(compiled, names)
-    n_bins = edges.size
-    b = np.concatenate([bins[n] for n in names])
-    sig = np.concatenate([sigs[n] for n in names], axis=1)
-    lo = np.full((2, n_bins), np.iinfo(np.uint64).max, dtype=np.uint64)
-    hi = np.zeros((2, n_bins), dtype=np.uint64)
-    for h in range(2):
-        np.minimum.at(lo[h], b, sig[h])
-        np.maximum.at(hi[h], b, sig[h])
-    pure = np.all(lo == hi, axis=0)
-    same = np.zeros(n_bins, dtype=bool)
-    same[1:] = pure[1:] & pure[:-1] & np.all(lo[:, 1:] == lo[:, :-1], axis=0)
-    same[start[:-1]] = False  # a chain's first bin starts a run
-    new_id = np.cumsum(~same) - 1
-    keep = ~same
-    new_start = np.concatenate((new_id[start[:-1]], [int(keep.sum())])).astype(np.int64)
-    return new_start, edges[keep], {n: new_id[bins[n]] for n in names}
+    return ThresholdRule(columns, cells, binned.start, binned.edges, solution.x), solution

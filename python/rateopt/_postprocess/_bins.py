@@ -1,0 +1,357 @@
+"""Score bins of every chain from one sort: edges, merged runs and the bins' atom rates.
+
+The threshold LP (:mod:`rateopt._postprocess._lp`) has a variable per score bin
+of every chain (a group cell's rows, or one recorded iterate's scores), and
+needs every atom's rate as a sum over bins. :func:`bin_chains` computes all of
+it from one sort of the rows by (chain, score), in passes over the sorted rows:
+
+- a bin is a run of rows of one chain between two cuts; a cut is every distinct
+  score (``n_bins=None``), or a quantile of the chain's scores (``n_bins=K``);
+- the bins' lower edges lie halfway between neighbouring distinct scores
+  (:func:`separating_edges`);
+- neighbouring bins whose rows all belong to one set of atoms are merged: no
+  goal can separate them (a row adds ``w / W_a`` to each of its atoms, so a
+  run of one membership pattern adds one direction times its weight), and the
+  LP's optimum is unchanged;
+- the merged bins' atom rates are summed per run of one pattern, so the matrix
+  ``M`` (atoms x bins) comes out sorted, with no (nnz,)-sized sort.
+
+Every row's atoms are read as a padded (rows, r) array of atom ids (r the
+most atoms of one row, -1 for none), compared exactly between neighbours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["BinnedChains", "bin_chains", "row_atoms", "segment_accumulate", "separating_edges", "sorted_by_chain"]
+
+
+@dataclass(frozen=True)
+class BinnedChains:
+    """The merged bins of every chain, the bin of every row, and every atom's rate per bin.
+
+    Parameters
+    ----------
+    start : ndarray of shape (n_chains + 1,) of int64
+        The bins of chain ``k`` are ``start[k]:start[k+1]``, by ascending score.
+    edges : ndarray of shape (n_bins,)
+        Each bin's lower score edge.
+    order : ndarray of shape (n_rows,) of int64
+        The rows sorted by (chain, score).
+    bin_of_sorted : ndarray of shape (n_rows,) of int64
+        The bin of the row ``order[i]``.
+    M : scipy.sparse.csc_matrix of shape (n_atoms, n_bins)
+        Every atom's rate as a sum over bins (``p = M x`` for tables ``x``).
+    """
+
+    start: np.ndarray
+    edges: np.ndarray
+    order: np.ndarray
+    bin_of_sorted: np.ndarray
+    M: sp.csc_matrix
+
+    def bins(self):
+        """The bin of every row, in row order.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,) of int64
+        """
+        out = np.empty_like(self.bin_of_sorted)
+        out[self.order] = self.bin_of_sorted
+        return out
+
+
+def sorted_by_chain(scores, chain, n_chains):
+    """The rows sorted by (chain, score): one sort of the scores, then a stable sort of the chain codes.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,)
+    chain : ndarray of shape (n,) of int64
+        Every row's chain, in ``0..n_chains-1``.
+    n_chains : int
+
+    Returns
+    -------
+    ndarray of shape (n,) of int64
+        The stable sort of the codes is a radix sort for up to 65,536 chains.
+    """
+    order = np.argsort(scores)
+    if n_chains > 1:
+        key = chain[order]
+        if n_chains <= 1 << 16:
+            key = key.astype(np.uint16)
+        order = order[np.argsort(key, kind="stable")]
+    return order
+
+
+def row_atoms(tables, names):
+    """Every row's atoms (global ids, ascending, -1 padded) and entry weights, the datasets' rows pooled.
+
+    Parameters
+    ----------
+    tables : mapping of str to MembershipTable
+    names : sequence of str
+        The datasets, in pooling order.
+
+    Returns
+    -------
+    atoms : ndarray of shape (n_rows, r) of int64
+    weights : ndarray of shape (n_rows, r) of float64
+        0 where ``atoms`` is -1.
+    """
+    r = 0
+    for name in names:
+        t = tables[name]
+        if t.n_samples:
+            r = max(r, int(np.max(np.diff(t.indptr))))
+    parts_a, parts_w = [], []
+    for name in names:
+        t = tables[name]
+        n = t.n_samples
+        counts = np.diff(t.indptr)
+        ids = t.offset + t.indices.astype(np.int64)
+        if n and np.all(counts == r):
+            parts_a.append(ids.reshape(n, r))
+            parts_w.append(np.asarray(t.weights, dtype=np.float64).reshape(n, r))
+            continue
+        a = np.full((n, r), -1, dtype=np.int64)
+        w = np.zeros((n, r), dtype=np.float64)
+        row = np.repeat(np.arange(n), counts)
+        slot = np.arange(ids.size) - np.repeat(t.indptr[:-1], counts)
+        a[row, slot] = ids
+        w[row, slot] = t.weights
+        parts_a.append(a)
+        parts_w.append(w)
+    return np.concatenate(parts_a, axis=0), np.concatenate(parts_w, axis=0)
+
+
+def segment_accumulate(ufunc, x, start):
+    """``ufunc.accumulate`` within every segment ``x[start[k]:start[k+1]]``, as one call per segment computes it.
+
+    Segments of one length are stacked and accumulated along their rows, so the
+    loop is over the distinct lengths, not the segments, and every value is the
+    one a call per segment gives (the same sequential sums).
+
+    Parameters
+    ----------
+    ufunc : numpy.ufunc
+        E.g. ``np.add`` (a cumulative sum per segment) or ``np.maximum``.
+    x : ndarray of shape (n,)
+    start : ndarray of shape (n_segments + 1,) of int64
+        Ascending, ``start[0] == 0`` and ``start[-1] == n``; every segment non-empty.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    out = np.empty_like(x)
+    lengths = np.diff(start)
+    for length in np.unique(lengths):
+        first = start[:-1][lengths == length]
+        if length == 1:
+            out[first] = x[first]
+            continue
+        idx = first[:, None] + np.arange(length)
+        out[idx] = ufunc.accumulate(x[idx], axis=1)
+    return out
+
+
+def separating_edges(below, above):
+    """Edges ``e`` with ``below < e <= above``: the midpoint where it separates, else ``above``.
+
+    Parameters
+    ----------
+    below, above : ndarray of float64
+        Finite scores, ``below < above`` entry by entry.
+
+    Returns
+    -------
+    ndarray of float64
+        A score ``s`` lies at or above its edge iff ``s >= above`` (for
+        ``s`` in ``{below, above}``). The midpoint ``below + (above - below) / 2``
+        rounds onto ``below`` for neighbouring doubles (1.0 and the next double;
+        0 and 5e-324), so the upper score is the edge there; where
+        ``above - below`` overflows (+-1.5e308) the midpoint is ``below / 2 + above / 2``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        mid = below + (above - below) / 2
+    wide = ~np.isfinite(mid)
+    mid[wide] = below[wide] / 2 + above[wide] / 2
+    return np.where((mid > below) & (mid <= above), mid, above)
+
+
+def _quantile_cuts(s, distinct, chain_first, n_bins):
+    """Cuts at ``n_bins`` quantiles of every chain with more distinct scores than that.
+
+    The quantiles are NumPy's ``inverted_cdf`` ones (scores of the data), found
+    by their positions in the sorted chain as :func:`numpy.quantile` finds them
+    (index ``floor(m q - 1)``, plus one where that is not whole), for all
+    chains at once; the cut is the first row of the quantile's score.
+    """
+    cut = distinct.copy()
+    firsts = np.flatnonzero(chain_first)
+    ends = np.append(firsts[1:], s.size)
+    n_distinct = np.add.reduceat(distinct.astype(np.int64), firsts)
+    wide = np.flatnonzero(n_distinct > n_bins)
+    if wide.size == 0:
+        return cut
+    probs = np.arange(n_bins) / n_bins
+    index = (ends[wide] - firsts[wide])[:, None] * probs[None, :] - 1
+    below = np.floor(index)
+    pos = np.where(index - below == 0, below, below + 1).astype(np.intp)
+    pos[pos < 0] = 0
+    pos += firsts[wide][:, None]
+    distinct_pos = np.flatnonzero(distinct)
+    is_wide = np.zeros(firsts.size, dtype=bool)
+    is_wide[wide] = True
+    cut[np.repeat(is_wide, ends - firsts)] = False
+    cut[distinct_pos[np.searchsorted(distinct_pos, pos.ravel(), side="right") - 1]] = True
+    cut[firsts] = True
+    return cut
+
+
+def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None, merge=True, order=None):
+    """Bin every chain's rows by score, merge runs no goal separates, and sum the atom rates per bin.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_rows,) of float64
+    chain : ndarray of shape (n_rows,) of int64
+        Every row's chain in ``0..n_chains-1``; every chain has rows.
+    n_chains : int
+    atoms, weights : ndarray of shape (n_rows, r) or (n_rows / R, r)
+        Every row's atoms and entry weights (:func:`row_atoms`); row ``i`` reads
+        row ``i % len(atoms)`` (the rows of ``R`` records scored by ``R`` models).
+    n_atoms : int
+    n_bins : int or None, default=None
+        None: a bin per distinct score of a chain; ``K``: a chain with more than
+        ``K`` distinct scores is cut at ``K`` quantiles of its scores.
+    merge : bool, default=True
+        Merge neighbouring bins whose rows all belong to the same atoms.
+    order : ndarray of shape (n_rows,), default=None
+        The rows sorted by (chain, score), when the caller has it
+        (None: :func:`sorted_by_chain`).
+
+    Returns
+    -------
+    BinnedChains
+    """
+    n = scores.shape[0]
+    if order is None:
+        order = sorted_by_chain(scores, chain, n_chains)
+    s = scores[order]
+    c = chain[order]
+    chain_first = np.empty(n, dtype=bool)
+    chain_first[:1] = True
+    np.not_equal(c[1:], c[:-1], out=chain_first[1:])
+    distinct = chain_first.copy()
+    distinct[1:] |= s[1:] != s[:-1]
+    cut = distinct if n_bins is None else _quantile_cuts(s, distinct, chain_first, n_bins)
+    m, r = atoms.shape
+    rows = order if m == n else order % m
+
+    def same_atoms():
+        """Whether each sorted row has the atoms of the row before it."""
+        keys = _pattern_keys(atoms, n_atoms)
+        if keys is not None:
+            pk = keys[rows]
+            return pk[1:] == pk[:-1]
+        A = atoms[rows]
+        return np.all(A[1:] == A[:-1], axis=1)
+
+    same = same_atoms() if merge else None
+    cut_pos = np.flatnonzero(cut)
+    bin_of = np.cumsum(cut) - 1
+    if merge:
+        impure = np.zeros(cut_pos.size, dtype=bool)
+        impure[bin_of[1:][~same & ~cut[1:]]] = True  # the pattern changes inside the bin
+        pure = ~impure
+        join = np.zeros(cut_pos.size, dtype=bool)
+        inner = np.flatnonzero(~chain_first[cut_pos])  # bins that are not a chain's first
+        p = cut_pos[inner]
+        join[inner] = pure[inner] & pure[inner - 1] & same[p - 1]
+        keep = ~join
+        var_of_bin = np.cumsum(keep) - 1
+        var = var_of_bin[bin_of]
+        first_pos = cut_pos[keep]
+    else:
+        var = bin_of
+        first_pos = cut_pos
+    n_vars = first_pos.size
+    edges = s[first_pos].astype(np.float64, copy=True)
+    lower = ~chain_first[first_pos]
+    if np.any(lower):
+        edges[lower] = separating_edges(s[first_pos[lower] - 1].astype(np.float64), edges[lower])
+    start = np.append(var[chain_first], n_vars).astype(np.int64)
+    if r == 0 or n == 0:
+        a = v = np.zeros(0, dtype=np.int64)
+        val = np.zeros(0)
+    elif n_vars * n_atoms <= max(4 * n * r, 1 << 22):
+        # few (bin, atom) pairs: count every entry into a dense (bin, atom) table, rows in their own order
+        var_of_row = np.empty(n, dtype=np.int64)
+        var_of_row[order] = var
+        key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
+        wv = np.broadcast_to(weights, (n // m, m, r)).ravel()
+        if np.any(atoms < 0):
+            valid = np.broadcast_to(atoms >= 0, (n // m, m, r)).ravel()
+            key, wv = key[valid], wv[valid]
+        size = n_vars * n_atoms
+        sums = np.bincount(key, weights=wv, minlength=size)
+        if np.all(weights[atoms >= 0] > 0):  # positive entries: a pair is present iff its sum is positive
+            key = np.flatnonzero(sums > 0)
+        else:  # zero weights: keep their (bin, atom) pairs as the entries they are
+            key = np.flatnonzero(np.bincount(key, minlength=size))
+        v, a = np.divmod(key, n_atoms)
+        val = sums[key]
+    else:
+        # many: one sum per run of rows of one bin and one pattern (a pure bin is one run)
+        run = np.empty(n, dtype=bool)
+        run[:1] = True
+        run[1:] = (var[1:] != var[:-1]) | ~(same if same is not None else same_atoms())
+        run_pos = np.flatnonzero(run)
+        sums = np.add.reduceat(weights[rows], run_pos, axis=0)
+        ids = atoms[rows[run_pos]]
+        col = np.repeat(var[run_pos], r).reshape(-1, r)
+        valid = ids >= 0
+        a, v, val = ids[valid], col[valid], sums[valid]
+    M = _csc(a, v, val, n_atoms, n_vars)
+    return BinnedChains(start=start, edges=edges, order=order, bin_of_sorted=var, M=M)
+
+
+def _pattern_keys(atoms, n_atoms):
+    """One int64 per row that is equal for two rows iff their atoms are (None when it would overflow)."""
+    m, r = atoms.shape
+    if r == 0:
+        return np.zeros(m, dtype=np.int64)
+    if r * np.log2(n_atoms + 1.0) >= 62:
+        return None
+    keys = np.zeros(m, dtype=np.int64)
+    for j in range(r):  # mixed radix, digits atom + 1 (0 for the padding -1)
+        keys *= n_atoms + 1
+        keys += atoms[:, j] + 1
+    return keys
+
+
+def _csc(a, v, val, n_atoms, n_vars):
+    """The (n_atoms, n_vars) CSC matrix of entries sorted by bin, duplicates summed."""
+    key = v.astype(np.int64) * n_atoms + a
+    if key.size > 1 and not np.all(key[1:] > key[:-1]):  # repeated (bin, atom): bins with several patterns
+        if n_vars * n_atoms <= max(4 * key.size, 1 << 22):  # a dense count is cheaper than a sort
+            sums = np.bincount(key, weights=val, minlength=n_vars * n_atoms)
+            key = np.flatnonzero(np.bincount(key, minlength=n_vars * n_atoms))
+            val = sums[key]
+        else:
+            key, inverse = np.unique(key, return_inverse=True)
+            val = np.bincount(inverse.reshape(-1), weights=val, minlength=key.size)
+        v, a = np.divmod(key, n_atoms)
+    indptr = np.zeros(n_vars + 1, dtype=np.int64)
+    np.cumsum(np.bincount(v, minlength=n_vars), out=indptr[1:])
+    M = sp.csc_matrix((val, a.astype(np.int32), indptr), shape=(n_atoms, n_vars))
+    M.has_sorted_indices = True
+    return M

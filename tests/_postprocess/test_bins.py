@@ -1,0 +1,182 @@
+"""Bins from one sort (``_bins.bin_chains``) against the per-cell reference it replaced.
+
+The reference below is the binning the threshold LP used before (a copy kept
+here as the independent reference): per cell, ``np.unique`` of the cell's
+scores (or ``np.quantile(..., method="inverted_cdf")`` cuts), edges halfway
+between neighbouring distinct scores, every row's bin by ``searchsorted``,
+runs of bins whose rows share one atom set (found by hashing each row's atom
+set) merged, and the atom-by-bin matrix summed by ``scipy.sparse`` from one
+entry per (row, atom). ``bin_chains`` must give the same bins, edges and rows'
+bins exactly, and the same matrix up to the order of the sums.
+"""
+
+import numpy as np
+import pytest
+import rateopt as ro
+import scipy.sparse as sp
+from rateopt._language._validation import factorize
+from rateopt._postprocess._bins import bin_chains, row_atoms, segment_accumulate, separating_edges
+from rateopt._postprocess._lp import Chains, _increment_matrix
+from rateopt._postprocess._rule import cell_codes, fit_threshold_rule
+
+# ----------------------------------------------------------------------------- the reference (per cell)
+
+
+def _ref_edges(scores, n_bins):
+    distinct = np.unique(scores)
+    if n_bins is None or distinct.size <= n_bins:
+        cuts = distinct
+    else:
+        q = np.quantile(scores, np.arange(n_bins) / n_bins, method="inverted_cdf")
+        cuts = np.unique(np.concatenate([[distinct[0]], q]))
+    edges = cuts.astype(np.float64, copy=True)
+    if edges.size > 1:
+        below = distinct[np.searchsorted(distinct, cuts[1:]) - 1]
+        edges[1:] = separating_edges(below.astype(np.float64), edges[1:])
+    return edges
+
+
+def _ref_bins(compiled, scores, codes, n_cells, n_bins, merge):
+    edges, start = [], [0]
+    for k in range(n_cells):
+        e = _ref_edges(scores[codes == k], n_bins)
+        edges.append(e)
+        start.append(start[-1] + e.size)
+    edges = np.concatenate(edges)
+    start = np.asarray(start)
+    bins = np.empty(scores.size, dtype=np.int64)
+    for k in range(n_cells):
+        rows = np.flatnonzero(codes == k)
+        a, b = start[k], start[k + 1]
+        bins[rows] = a + np.clip(np.searchsorted(edges[a:b], scores[rows], side="right") - 1, 0, b - a - 1)
+    table = compiled.tables["train"]
+    atom = table.offset + table.indices.astype(np.int64)
+    row = np.repeat(np.arange(table.n_samples), np.diff(table.indptr))
+    if merge:
+        sets = [frozenset(atom[table.indptr[i]:table.indptr[i + 1]].tolist()) for i in range(scores.size)]
+        per_bin = [set() for _ in range(edges.size)]
+        for i, b in enumerate(bins):
+            per_bin[b].add(sets[i])
+        same = np.zeros(edges.size, dtype=bool)
+        for b in range(1, edges.size):
+            same[b] = len(per_bin[b]) == 1 and per_bin[b] == per_bin[b - 1]
+        same[start[:-1]] = False
+        new_id = np.cumsum(~same) - 1
+        start = np.concatenate((new_id[start[:-1]], [int((~same).sum())]))
+        edges, bins = edges[~same], new_id[bins]
+    M = sp.coo_matrix((table.weights, (atom, bins[row])), shape=(compiled.n_atoms, edges.size)).toarray()
+    return start, edges, bins, M
+
+
+def _problem(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 400))
+    k = int(rng.integers(2, 6))
+    g = rng.choice([f"g{i}" for i in range(k)], n)
+    g[:k] = [f"g{i}" for i in range(k)]  # every cell has rows
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.normal(size=n) + y, int(rng.integers(0, 3)))  # many ties at 0 decimals
+    w = rng.uniform(0.2, 3.0, n) if seed % 2 else None
+    goal = [ro.goals.demographic_parity("g", slack=0.02), ro.goals.equalized_odds("g", slack=0.05),
+            ro.goals.equal_opportunity("g", slack=0.01)][seed % 3]
+    ds = ro.Dataset(s[:, None], y, weights=w, groups={"g": g})
+    problem = ro.Problem(constraints=[goal], datasets={"train": ds})
+    codes, cells = cell_codes({"g": g}, ["g"])
+    return problem.compiled, s, codes, len(cells), cells
+
+
+@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("n_bins", [None, 4])
+@pytest.mark.parametrize("merge", [True, False])
+def test_one_sort_gives_the_per_cell_bins_edges_and_rates(seed, n_bins, merge):
+    compiled, s, codes, n_cells, _ = _problem(seed)
+    start, edges, bins, M = _ref_bins(compiled, s, codes, n_cells, n_bins, merge)
+    atoms, weights = row_atoms(compiled.tables, ["train"])
+    got = bin_chains(s, codes, n_cells, atoms, weights, compiled.n_atoms, n_bins=n_bins, merge=merge)
+    np.testing.assert_array_equal(got.start, start)
+    np.testing.assert_array_equal(got.edges, edges)
+    np.testing.assert_array_equal(got.bins(), bins)
+    np.testing.assert_allclose(got.M.toarray(), M, rtol=1e-13, atol=1e-16)
+
+
+def test_merging_only_joins_runs_of_one_atom_set():
+    # 3 rows per score value; a bin whose rows differ in label is never merged, a pure run is one bin
+    compiled, s, codes, n_cells, _ = _problem(5)
+    atoms, weights = row_atoms(compiled.tables, ["train"])
+    merged = bin_chains(s, codes, n_cells, atoms, weights, compiled.n_atoms)
+    full = bin_chains(s, codes, n_cells, atoms, weights, compiled.n_atoms, merge=False)
+    assert merged.edges.size < full.edges.size
+    # merging sums columns: the rates of every merged bin are the sums of its members
+    fine_to_merged = np.zeros(full.edges.size, dtype=np.int64)
+    fine_to_merged[full.bins()] = merged.bins()
+    summed = np.zeros((compiled.n_atoms, merged.edges.size))
+    np.add.at(summed.T, fine_to_merged, full.M.toarray().T)
+    np.testing.assert_allclose(merged.M.toarray(), summed, rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.maximum])
+def test_segment_accumulate_is_one_accumulate_per_segment(ufunc):
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(1, 9, 40)
+    start = np.concatenate([[0], np.cumsum(lengths)])
+    x = rng.normal(size=start[-1])
+    ref = np.concatenate([ufunc.accumulate(x[a:b]) for a, b in zip(start[:-1], start[1:])])
+    np.testing.assert_array_equal(segment_accumulate(ufunc, x, start), ref)  # bit for bit
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_increment_matrix_is_the_reverse_cumulative_sum_per_chain(seed):
+    compiled, s, codes, n_cells, _ = _problem(seed)
+    atoms, weights = row_atoms(compiled.tables, ["train"])
+    b = bin_chains(s, codes, n_cells, atoms, weights, compiled.n_atoms)
+    D = _increment_matrix(b.M, Chains(start=b.start, record=np.zeros(n_cells, dtype=np.int64), n_records=1))
+    M = b.M.toarray()
+    ref = np.zeros_like(M)
+    for k in range(n_cells):
+        a, e = b.start[k], b.start[k + 1]
+        ref[:, a:e] = np.cumsum(M[:, a:e][:, ::-1], axis=1)[:, ::-1]
+    np.testing.assert_array_equal(D.toarray(), ref)
+    assert D.has_sorted_indices and np.all(D.data != 0)
+
+
+@pytest.mark.parametrize("col", [
+    np.array(["b", "a", "b", None, "c", "a"], dtype=object),
+    np.array([2.5, np.nan, 1.0, 2.5, -3.0]),
+    np.array(["x", "y", "x", "z"]),
+    np.array([3, 1, 3, 2, 1]),
+    np.array([1, "a", 1, "a", None], dtype=object),  # unorderable: first appearance
+    np.array([], dtype=object),
+])
+def test_factorize_against_unique_and_equality(col):
+    values, codes = factorize(col)
+    missing = np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in col.tolist()], dtype=bool)
+    assert codes.shape == col.shape and np.all(codes[missing] == -1)
+    kept = col[~missing]
+    for i, v in enumerate(kept.tolist()):
+        assert values[codes[~missing][i]] == v
+    assert len(values) == len(set(kept.tolist()))
+    try:
+        ref = np.unique(kept)
+    except TypeError:
+        return
+    np.testing.assert_array_equal(values, ref)
+
+
+def test_many_one_row_groups_reach_zero_error():
+    # one row per cell and no goal: every row can be decided by its label, so the best error is exactly 0;
+    # 3,000 cells take the LP's presolve path (a cap row per cell)
+    rng = np.random.default_rng(0)
+    n = 3000
+    y = rng.integers(0, 2, n)
+    s = rng.random(n)
+    g = np.array([f"g{i}" for i in range(n)])
+    w = rng.uniform(0.5, 2.0, n)
+    clf = ro.ThresholdClassifier().fit(s, y, groups={"g": g}, sample_weight=w)
+    assert clf.training_.objective == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(s, groups={"g": g})[:, 1], y, atol=1e-12)
+
+
+def test_fit_threshold_rule_refuses_an_empty_cell():
+    compiled, s, codes, n_cells, cells = _problem(2)
+    with pytest.raises(ro.exceptions.RateoptError, match="has no rows"):
+        fit_threshold_rule(compiled, {"train": s}, {"train": codes}, cells + [("zz",)], ["g"])
