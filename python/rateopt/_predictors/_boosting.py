@@ -124,7 +124,7 @@ class BoostingModel:
                 f"min_child_weight={self.min_child_weight}, params={self.params})")
 
     def start(self, X, *, n_threads, random_state):
-        """A booster with no tree on the training rows ``X`` (the backend's adapter in :data:`BOOSTERS`)."""
+        """A booster with no tree on the training rows ``X`` (the backend's adapter in ``BOOSTERS``)."""
         return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state)
 
 
