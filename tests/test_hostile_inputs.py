@@ -385,7 +385,7 @@ CLI_ERRORS = [
                                            "--epsilon", "nan"], "epsilon"),
     ("report", "NaN in --data", lambda d: ["report", str(d / "m.result.npz"), "--out", str(d / "r.md"), "--data",
                                            str(d / "nan_x.csv")], "column 'x1'"),
-    ("datasets", "unknown argument", lambda d: ["datasets", "bogus"], "unrecognized arguments: bogus"),
+    ("datasets", "unknown argument", lambda d: ["datasets", "bogus"], "invalid choice: 'bogus'"),
 ]
 
 
