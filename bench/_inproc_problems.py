@@ -15,7 +15,8 @@ tiny-cell
     A synthetic recidivism-like problem with 6 groups, two of them tiny: 4
     training rows with 1 positive and 16 rows with 2 positives. Features: 3
     Gaussian covariates and the group one-hot; ``P(y = 1) = sigmoid(x . w +
-    a_g)`` with a per-group shift. Goal: equal opportunity over the 6 groups at
+    a_g - 2.2)`` with a per-group shift ``a_g`` (about 15 % positives, so that
+    the always-negative rule is a competitive feasible reference). Goal: equal opportunity over the 6 groups at
     slack 0.05 (both sides). Train and test are drawn independently (the tiny
     groups keep 4 and 16 rows with exactly 1 and 2 positives in each split).
 
@@ -106,7 +107,7 @@ def simulate_tiny(seed: int) -> Split:
     Xs, ys, gs = [], [], []
     for k, (name, n, pos, shift) in enumerate(_TINY_GROUPS):
         x = rng.normal(size=(n, 3))
-        logit = x @ _TINY_W + shift - 0.7
+        logit = x @ _TINY_W + shift - 2.2
         if pos is None:
             y = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(np.int64)
         else:  # exactly `pos` positives: the rows of largest log-odds plus noise
