@@ -22,7 +22,7 @@ DemographicParity(difference_bound=0.05))`` on the FICO and tiny-cell problems
 fairlearn is importable (``/work/venv-fl`` has 0.15.0; rateopt runs there with
 ``PYTHONPATH=python``). The problems are described in ``bench/_inproc_problems.py``;
 COMPAS (equalized odds on race, 0.05) and, without ``--quick``, Adult
-(equalized odds on sex) and Bank (demographic parity on age group) come from
+(equalized odds on sex) and Bank (demographic parity on the three age groups) come from
 :mod:`rateopt.datasets` with their seeded ``split(0)``.
 
 Targets (issue 36): FICO both goals, default (T = 250) training error within
@@ -78,7 +78,7 @@ class Data:
 
         loader, goal = {"compas_eo": (D.load_compas, lambda: goals.equalized_odds("race", slack=0.05)),
                         "adult_eo": (D.load_adult, lambda: goals.equalized_odds("sex", slack=0.05)),
-                        "bank_dp": (D.load_bank, lambda: goals.demographic_parity("age_group", slack=0.05))}[key]
+                        "bank_dp": (D.load_bank, lambda: goals.demographic_parity("age", slack=0.05))}[key]
         b = loader()
         tr, _, te = b.split(0)
         self.goal = None
