@@ -160,8 +160,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         ``"logistic"`` for ``proxy-swap``, ``"hinge"`` for the other games.
     record_every : int, default=None
         Record the iterate every this many iterations (None: every iteration
-        for a full-batch run without ``stop_tol``, ``max(1, n_iter // 100)``
-        otherwise).
+        for a full-batch run without ``stop_tol`` of a game without metrics,
+        ``max(1, n_iter // 100)`` otherwise).
     stop_tol : float, default=None
         Stop early when the m-stochastic LP over the records has improved by at
         most this much over the last ``stop_patience`` records (None: never).

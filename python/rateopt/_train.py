@@ -144,7 +144,7 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         regression's loss, for ``proxy-swap`` and ``unconstrained``;
         ``"hinge"``, the papers', for the other games; constraints keep the hinge),
         ``record_every=None`` (default: every iteration for a full-batch run
-        without ``stop_tol``, so that a longer run's candidates include a
+        without ``stop_tol`` of a game without metrics (not ``three-player``), so that a longer run's candidates include a
         shorter run's; ``max(1, T // 100)`` otherwise; the last iterate is
         always recorded), ``stop_tol=None`` and ``stop_patience=20`` (stop
         early once the m-stochastic LP over the records so far has improved by

@@ -124,7 +124,7 @@ class TrainResult:
     The candidates of every solution are the **trivial rules** (the constant
     classifiers: always negative and always positive, or each constant class
     for K classes), then the recorded iterates. The trivial rules come first,
-    with ``iterations`` equal to :data:`TRIVIAL_ITERATION` (-1), zero weights
+    with ``iterations`` equal to -1, zero weights
     and zero multipliers; the shrinking LP (the m-stochastic and exact
     solutions) may mix them in, so on the training data the m-stochastic
     solution is never worse than a feasible constant classifier. The other
