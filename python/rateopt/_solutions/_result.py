@@ -121,18 +121,6 @@ class TrainResult:
         when the training X has string column names); the K-class solutions
         then check a DataFrame's columns by name. Not saved with the result.
 
-    The candidates of every solution are the **trivial rules** (the constant
-    classifiers: always negative and always positive, or each constant class
-    for K classes), then the recorded iterates. The trivial rules come first,
-    with ``iterations`` equal to -1, zero weights
-    and zero multipliers; the shrinking LP (the m-stochastic and exact
-    solutions) may mix them in, so on the training data the m-stochastic
-    solution is never worse than a feasible constant classifier. The other
-    kinds (``"T-stochastic"``, ``"best"``, ``"last"``) and :attr:`history` use
-    the recorded iterates only. A result has none (``n_trivial == 0``) when its
-    iterates are fitted estimators, when the problem has trainable offsets, or
-    when it was saved before rateopt 0.3.
-
     Attributes
     ----------
     method : str
@@ -160,6 +148,21 @@ class TrainResult:
         Iterations run (fewer than asked if a callback stopped training).
     n_trivial : int
         How many of the leading candidates are trivial rules (``iterations == -1``).
+
+    Notes
+    -----
+    The candidates of every solution are the **trivial rules** (the constant
+    classifiers: always negative and always positive, or each constant class
+    for K classes), then the recorded iterates. The trivial rules come first,
+    with ``iterations`` equal to -1, zero weights
+    and zero multipliers; the shrinking LP (the m-stochastic and exact
+    solutions) may mix them in, so on the training data the m-stochastic
+    solution is never worse than a feasible constant classifier. The other
+    kinds (``"T-stochastic"``, ``"best"``, ``"last"``) and ``history`` use
+    the recorded iterates only. A result has none (``n_trivial == 0``) when its
+    iterates are fitted estimators, when the problem has trainable offsets,
+    when the model has no intercept (``fit_intercept=False``), or when it was
+    saved by an earlier version.
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
