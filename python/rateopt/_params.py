@@ -276,7 +276,8 @@ def train_settings(game, model, *, class_problem=False, **params):
             values[name] = default
     if values["record_every"] is None:  # every iterate of a full-batch run: see record_every's help
         # (not for the metric games: their "exact" solution's SLSQP grows with the cube of the records)
-        full = values["batch_size"] is None and values["stop_tol"] is None and not game.accepts_metric
+        full = (values["batch_size"] is None and values["stop_tol"] is None
+                and not getattr(game, "accepts_metric", False))
         values["record_every"] = 1 if full else max(1, values["n_iter"] // 100)
     return TrainSettings(method=game.name, l2=model.l2 if model.l2 == "auto" else float(model.l2),
                          radius=model.radius, fit_intercept=bool(model.fit_intercept), **values)
