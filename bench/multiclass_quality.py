@@ -253,6 +253,7 @@ def rateopt_solutions(st: Setup, res, T: int, *, with_test=True, warmup=None) ->
     from rateopt._solutions._shrink import best_iterate, shrink
 
     sp = st.spec
+    T = res.n_trivial + T  # the trivial rules (the constant classes), then the first T iterates
     coefs, icpt = res.weights[:T], res.biases[:T]
     f, G = res.objectives[:T], res.constraints[:T]
     rows = []
@@ -268,7 +269,8 @@ def rateopt_solutions(st: Setup, res, T: int, *, with_test=True, warmup=None) ->
                            clf.predict_proba(sp["Xte"]) if with_test else None, models=int(sup.size)))
     variants = [(False, None), (True, None)]
     if warmup is not None:  # the last iterate of an objective-only run of the same length, as one more candidate
-        extra = (warmup.weights[T - 1:T], warmup.biases[T - 1:T])
+        t = T - res.n_trivial + warmup.n_trivial  # the warm-up run's iterate T - 1, after its trivial rules
+        extra = (warmup.weights[t - 1:t], warmup.biases[t - 1:t])
         variants += [(False, extra), (True, extra)]
     for blind, extra in variants:
         t0 = time.perf_counter()
@@ -354,7 +356,8 @@ def prefix_check(quick: bool) -> dict[str, Any]:
     st = Setup(guide(quick))
     a, _ = train(st, 100)
     b, _ = train(st, 200)
-    same = bool(np.array_equal(a.weights, b.weights[:100]) and np.array_equal(a.biases, b.biases[:100]))
+    n = a.weights.shape[0]  # the trivial rules and 100 iterates
+    same = bool(np.array_equal(a.weights, b.weights[:n]) and np.array_equal(a.biases, b.biases[:n]))
     return {"prefix_equal": same}
 
 

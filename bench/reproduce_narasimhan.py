@@ -242,7 +242,7 @@ def unconstrained(dsets, args, seed):
                             validation=rateopt.Problem(objective=rateopt.error_rate(va.context())),
                             n_iter=args.n_iter_unc, learning_rate=lr, random_state=seed, n_threads=args.threads,
                             proxy=_common.PAPER_SETTINGS["proxy"])
-        t = int(np.argmin(res.objectives))
+        t = res.n_trivial + int(np.argmin(res.objectives[res.n_trivial:]))  # an iterate, not a trivial rule
         cand = (float(res.val_objectives[t]), lr, res, t)
         if best is None or cand[0] < best[0]:
             best = cand

@@ -167,7 +167,7 @@ def kernel_calls(problem, result, threads):
 
     spec = spec_from_problem(problem).for_players()
     passes = []
-    for i in range(len(result.iterations)):
+    for i in range(result.n_trivial, len(result.iterations)):  # the recorded iterates
         calls = []
         lam = result.multipliers[i]
         combos = model_combinations(spec, lam[0], lam[1:], "hinge")

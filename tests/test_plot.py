@@ -33,13 +33,14 @@ def test_trajectory_plots_the_records(setup):
     _, _, result, _ = setup
     fig = plot.plot_trajectory(result)
     ax_o, ax_c, ax_l = fig.axes
-    np.testing.assert_array_equal(ax_o.lines[0].get_ydata(), result.objectives)
-    np.testing.assert_array_equal(ax_o.lines[0].get_xdata(), result.iterations)
+    k = result.n_trivial  # the trivial rules are candidates, not iterates: not plotted
+    np.testing.assert_array_equal(ax_o.lines[0].get_ydata(), result.objectives[k:])
+    np.testing.assert_array_equal(ax_o.lines[0].get_xdata(), result.iterations[k:])
     for i in range(result.constraints.shape[1]):
-        np.testing.assert_array_equal(ax_c.lines[i].get_ydata(), result.constraints[:, i])
+        np.testing.assert_array_equal(ax_c.lines[i].get_ydata(), result.constraints[k:, i])
         assert ax_c.lines[i].get_label() == result.constraint_names[i]
     for i in range(result.multipliers.shape[1]):
-        np.testing.assert_array_equal(ax_l.lines[i].get_ydata(), result.multipliers[:, i])
+        np.testing.assert_array_equal(ax_l.lines[i].get_ydata(), result.multipliers[k:, i])
     assert plot.to_png(fig)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -65,7 +66,8 @@ def test_sweep_warm_starts_and_the_tradeoff_plot_shows_its_points(setup):
     for k in range(1, 3):  # each run starts at the previous run's chosen (last support) model
         prev = s.results[k - 1]
         last = np.flatnonzero(prev.mixture("m-stochastic") > 0)[-1]
-        np.testing.assert_array_equal(s.results[k].weights[0], prev.weights[last])
+        first = s.results[k].n_trivial  # the first recorded iterate, after the trivial rules
+        np.testing.assert_array_equal(s.results[k].weights[first], prev.weights[last])
     for k, res in enumerate(s.results):  # the points are the runs' own solution values
         obj, g = res.solution_values("m-stochastic")
         assert s.objective[k] == pytest.approx(obj)
@@ -85,8 +87,9 @@ def test_warm_start_of_the_wrong_shape_is_refused(setup):
     with pytest.raises(ValueError, match="init must be"):
         run_game(problem, n_iter=2, init=(np.zeros(result.weights.shape[1] + 1), 0.0))
     warm = run_game(problem, n_iter=1, init=(result.weights[-1], result.biases[-1]))
-    np.testing.assert_array_equal(warm.weights[0], result.weights[-1])
-    assert warm.biases[0] == result.biases[-1]
+    k = warm.n_trivial  # the first recorded iterate, after the trivial rules
+    np.testing.assert_array_equal(warm.weights[k], result.weights[-1])
+    assert warm.biases[k] == result.biases[-1]
 
 
 def _table(values, groups=("all", "group", "group"), names=("all", "A", "B")):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -179,18 +180,23 @@ def test_figure2_hinge_overconstrains_proxy_swap_meets_coverage(fig2):
 def test_m_stochastic_support_and_no_worse_than_T_stochastic(fig2, method, m):
     X, y, cluster = fig2
     # Unconstrained training puts all of cluster 3 (blue) positive in every iterate, so the
-    # m = 2 cap ppr[cluster=3] <= 0.9 is violated by 0.1 whatever the mixture: it warns.
-    infeasible = method == "unconstrained" and m == 2
-    with pytest.warns(InfeasibleWarning) if infeasible else contextlib.nullcontext():
+    # m = 2 cap ppr[cluster=3] <= 0.9 is violated by 0.1 whatever the mixture of iterates; the
+    # m-stochastic LP meets it by mixing in the always-negative rule (a candidate), so nothing warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InfeasibleWarning)
         res = train(fig2_problem(X, y, cluster, m=m), method=method, n_iter=300,
                     eta_lambda=None if method == "unconstrained" else 0.5)
-    T = res.weights.shape[0]
+    if method == "unconstrained" and m == 2:
+        assert not res.feasibility("T-stochastic").feasible and res.feasibility("m-stochastic").feasible
+        assert res.mixture("m-stochastic")[0] > 0  # the always-negative rule
+    k = res.n_trivial
+    T = res.weights.shape[0] - k
     for weighting in ("uniform", "lambda"):
         # T-stochastic: every iterate, with the stated weights.
         tclf = res.solution("T-stochastic", weighting=weighting)
         assert isinstance(tclf, StochasticClassifier)
         assert tclf.n_models == T
-        lam0 = res.multipliers[:, 0]
+        lam0 = res.multipliers[k:, 0]
         p_T = np.full(T, 1.0 / T) if weighting == "uniform" else lam0 / lam0.sum()
         np.testing.assert_allclose(tclf.probabilities_, p_T, rtol=0, atol=1e-15)
         t_obj, t_g = fig2_values_numpy(mixture_proba(X, tclf), y, cluster, m)
@@ -217,7 +223,7 @@ def test_m_stochastic_equals_brute_force_over_supports(fig2, m):
     res = train(fig2_problem(X, y, cluster, m=m), method="proxy-swap", n_iter=300, record_every=20,
                 eta_lambda=0.5, **PAPER)
     f, G = res.objectives, res.constraints
-    assert G.shape == (16, m)
+    assert G.shape == (18, m)  # the 2 trivial rules and 16 recorded iterates
     # The recorded values are the iterates' training values (independent count).
     nf, nG = fig2_values_numpy(decisions(X, res.weights, res.biases), y, cluster, m)
     np.testing.assert_allclose(f, nf, rtol=0, atol=1e-12)
@@ -309,9 +315,10 @@ def test_summary_and_history(fig2, capsys):
     assert "m-stochastic" in text
     h = res.history
     np.testing.assert_array_equal(h["iteration"], np.r_[np.arange(0, 100, 10), 99])
-    np.testing.assert_array_equal(h["objective"], res.objectives)
-    np.testing.assert_array_equal(h["max_violation"], np.maximum(res.constraints.max(axis=1), 0.0))
-    np.testing.assert_array_equal(h["multipliers"], res.multipliers)
+    k = res.n_trivial  # the history is the recorded iterates', after the trivial rules
+    np.testing.assert_array_equal(h["objective"], res.objectives[k:])
+    np.testing.assert_array_equal(h["max_violation"], np.maximum(res.constraints[k:].max(axis=1), 0.0))
+    np.testing.assert_array_equal(h["multipliers"], res.multipliers[k:])
 
 
 # --------------------------------------------------------------------------- #
@@ -324,30 +331,36 @@ def test_summary_and_history(fig2, capsys):
 def test_every_method_runs(fig2, method, update):
     X, y, cluster = fig2
     # 50 iterations are too few for the hinge baseline (it over-constrains, Figure 2), and
-    # unconstrained training ignores the cluster-3 cap: no mixture of their iterates is feasible.
+    # unconstrained training ignores the cluster-3 cap: no mixture of their iterates is feasible,
+    # but the m-stochastic LP mixes in the always-negative rule, which is: nothing warns.
     infeasible = method in ("lagrangian-hinge", "unconstrained")
-    with pytest.warns(InfeasibleWarning) if infeasible else contextlib.nullcontext():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InfeasibleWarning)
         res = train(fig2_problem(X, y, cluster, m=2), method=method,
                     **params_for(method, update=update, n_iter=50, record_every=5, **PAPER))
     assert isinstance(res, TrainResult)
     assert res.method == method
     assert res.n_iter == 50
-    T = 11  # iterations 0, 5, ..., 45 and the last one, 49
-    np.testing.assert_array_equal(res.iterations, np.r_[np.arange(0, 50, 5), 49])
+    if infeasible:
+        assert not res.feasibility("T-stochastic").feasible and res.feasibility("m-stochastic").feasible
+    T = 13  # the 2 trivial rules (iteration -1), then iterations 0, 5, ..., 45 and the last one, 49
+    np.testing.assert_array_equal(res.iterations, np.r_[-1, -1, np.arange(0, 50, 5), 49])
     assert res.weights.shape == (T, 2) and res.biases.shape == (T,)
     assert res.objectives.shape == (T,) and res.constraints.shape == (T, 2)
     assert res.multipliers.shape == (T, 3)
     assert res.val_objectives is None and res.val_constraints is None
     for arr in (res.weights, res.biases, res.objectives, res.constraints, res.multipliers):
         assert np.all(np.isfinite(arr))
-    # The first iterate is the zero model: every score is 0, so everything is predicted positive.
-    assert np.all(res.weights[0] == 0) and res.biases[0] == 0
+    # The trivial rules are the zero model with bias -1 (all negative) and +1 (all positive); the first
+    # iterate is the zero model: every score is 0, so everything is predicted positive.
+    assert np.all(res.weights[:3] == 0) and res.biases[:3].tolist() == [-1.0, 1.0, 0.0]
+    np.testing.assert_array_equal(res.multipliers[:2], 0.0)
     nf, nG = fig2_values_numpy(decisions(X, res.weights, res.biases), y, cluster, m=2)
     np.testing.assert_allclose(res.objectives, nf, rtol=0, atol=1e-12)
     np.testing.assert_allclose(res.constraints, nG, rtol=0, atol=1e-12)
     if method != "proxy-swap":
         # Lagrangian layout: objective weight 1, then lambda >= 0 (all zero when unconstrained).
-        np.testing.assert_array_equal(res.multipliers[:, 0], 1.0)
+        np.testing.assert_array_equal(res.multipliers[2:, 0], 1.0)
         assert np.all(res.multipliers[:, 1:] >= 0)
         if method == "unconstrained":
             np.testing.assert_array_equal(res.multipliers[:, 1:], 0.0)
@@ -359,7 +372,7 @@ def test_proxy_swap_multipliers_stay_on_the_simplex(fig2, update, eta_lambda):
     X, y, cluster = fig2
     res = train(fig2_problem(X, y, cluster, m=2), method="proxy-swap", update=update, n_iter=300,
                 eta_lambda=eta_lambda, record_every=1)
-    lam = res.multipliers
+    lam = res.history["multipliers"]  # the trivial rules' (zero) multipliers are not played
     assert lam.shape == (300, 3)
     assert np.all(lam >= 0)
     np.testing.assert_allclose(lam.sum(axis=1), 1.0, rtol=0, atol=1e-12)
@@ -388,9 +401,9 @@ def test_callback_stops_training_early(fig2):
 
     res = train(fig2_problem(X, y, cluster), n_iter=500, record_every=10, callback=callback)
     assert res.n_iter == 31
-    np.testing.assert_array_equal(res.iterations, [0, 10, 20, 30])
+    np.testing.assert_array_equal(res.iterations, [-1, -1, 0, 10, 20, 30])  # the trivial rules first
     assert [s[0] for s in seen] == [0, 10, 20, 30]
-    for k, (_, obj, g, lam) in enumerate(seen):
+    for k, (_, obj, g, lam) in enumerate(seen, start=res.n_trivial):
         assert obj == res.objectives[k]
         np.testing.assert_array_equal(g, res.constraints[k])
         np.testing.assert_array_equal(lam, res.multipliers[k])
@@ -405,8 +418,8 @@ def test_validation_values_match_an_independent_evaluation(fig2):
     problem = fig2_problem(X, y, cluster, m=2)
     val = fig2_problem(Xv, yv, cv, m=2, name="valid")
     res = train(problem, n_iter=200, record_every=10, eta_lambda=0.5, validation=val, **PAPER)
-    assert res.val_objectives.shape == (21,)
-    assert res.val_constraints.shape == (21, 2)
+    assert res.val_objectives.shape == (23,)  # the 2 trivial rules, then 21 records
+    assert res.val_constraints.shape == (23, 2)
     vf, vG = fig2_values_numpy(decisions(Xv, res.weights, res.biases), yv, cv, m=2)
     np.testing.assert_allclose(res.val_objectives, vf, rtol=0, atol=1e-12)
     np.testing.assert_allclose(res.val_constraints, vG, rtol=0, atol=1e-12)
@@ -435,9 +448,11 @@ def test_minibatch_reaches_a_result_similar_to_full_batch(fig2):
     nf, nG = fig2_values_numpy(decisions(X, mini.weights, mini.biases), y, cluster)
     np.testing.assert_allclose(mini.objectives, nf, rtol=0, atol=1e-12)
     np.testing.assert_allclose(mini.constraints, nG, rtol=0, atol=1e-12)
-    # A batch at least as large as the data is full batch.
-    same = train(problem, n_iter=400, eta_lambda=0.5, batch_size=400, random_state=0)
-    np.testing.assert_array_equal(same.weights, full.weights)
+    # A batch at least as large as the data is full batch (recorded alike: record_every given, since
+    # its default records every iterate of a batch_size=None run only).
+    same = train(problem, n_iter=400, eta_lambda=0.5, batch_size=400, random_state=0, record_every=4)
+    full4 = train(problem, n_iter=400, eta_lambda=0.5, record_every=4)
+    np.testing.assert_array_equal(same.weights, full4.weights)
 
 
 def test_train_accepts_a_game_spec(fig2):

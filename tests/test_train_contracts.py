@@ -68,8 +68,9 @@ def test_callback_gets_iteration_and_info_of_each_recorded_iterate(K):
     problem, _ = _problem(K)
     seen = []
     res = _train(problem, record_every=3, callback=lambda t, info: seen.append((t, info)))
-    assert [t for t, _ in seen] == res.iterations.tolist() == list(range(0, 40, 3))  # 39 = 13 * 3: the last
-    for (t, info), obj, g, lam in zip(seen, res.objectives, res.constraints, res.multipliers):
+    assert [t for t, _ in seen] == res.history["iteration"].tolist() == list(range(0, 40, 3))  # 39 = 13 * 3: the last
+    k = res.n_trivial
+    for (t, info), obj, g, lam in zip(seen, res.objectives[k:], res.constraints[k:], res.multipliers[k:]):
         assert set(info) == {"objective", "constraints", "multipliers"}
         assert info["objective"] == obj
         np.testing.assert_array_equal(info["constraints"], g)
@@ -80,7 +81,7 @@ def test_callback_gets_iteration_and_info_of_each_recorded_iterate(K):
 def test_callback_returning_true_stops_training(K):
     problem, _ = _problem(K)
     res = _train(problem, record_every=1, callback=lambda t, info: t == 4)
-    assert res.n_iter == 5 and res.iterations.tolist() == [0, 1, 2, 3, 4]
+    assert res.n_iter == 5 and res.iterations.tolist() == [-1] * K + [0, 1, 2, 3, 4]  # trivial rules first
 
 
 @pytest.mark.parametrize("K", ARITIES)
@@ -154,7 +155,7 @@ def test_unknown_and_refused_parameters_give_the_same_message_for_both_arities(p
 def test_run_parameters_mean_the_same(K):
     problem, _ = _problem(K)
     res = _train(problem, n_iter=30, record_every=10)
-    assert res.iterations.tolist() == [0, 10, 20, 29]
+    assert res.history["iteration"].tolist() == [0, 10, 20, 29]
     stopped = _train(problem, n_iter=400, record_every=1, stop_tol=1.0, stop_patience=3)
     assert stopped.n_iter < 400  # a tolerance of 1 is met at once: stops after stop_patience records
     logistic = _train(problem, proxy="logistic")
@@ -238,11 +239,12 @@ def test_checkpoint_and_resume(K, tmp_path):
     np.testing.assert_array_equal(saved.atom_rates, first.atom_rates)
     more = _train(problem, n_iter=10, record_every=5, resume=saved)
     assert more.n_iter == 30
-    assert more.iterations.tolist() == [0, 5, 10, 15, 19, 20, 25, 29]
-    np.testing.assert_array_equal(more.weights[:5], first.weights)
+    assert more.iterations.tolist() == [-1] * K + [0, 5, 10, 15, 19, 20, 25, 29]
+    n = first.weights.shape[0]  # the K trivial rules and 5 records
+    np.testing.assert_array_equal(more.weights[:n], first.weights)
     # the resumed run starts from the last recorded model: its first iterate is that model
-    np.testing.assert_array_equal(more.weights[5], first.weights[-1])
-    np.testing.assert_array_equal(more.biases[5], first.biases[-1])
+    np.testing.assert_array_equal(more.weights[n], first.weights[-1])
+    np.testing.assert_array_equal(more.biases[n], first.biases[-1])
 
 
 @pytest.mark.parametrize("K", ARITIES)

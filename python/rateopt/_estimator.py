@@ -191,7 +191,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         ``"hinge"``: the papers'); constraints always use the hinge. None:
         ``"logistic"`` for ``proxy-swap``, ``"hinge"`` for the other games.
     record_every : int, default=None
-        Record the iterate every this many iterations (None: ``max(1, n_iter // 100)``).
+        Record the iterate every this many iterations (None: every iteration
+        for a full-batch run without ``stop_tol`` of a game without metrics,
+        ``max(1, n_iter // 100)`` otherwise).
     stop_tol : float, default=None
         Stop early when the m-stochastic LP over the records has improved by at
         most this much over the last ``stop_patience`` records (None: never).

@@ -89,8 +89,9 @@ TRAIN_PARAMS = (
           "constraints always use the hinge (None: the method's default, Game.defaults: 'logistic' for "
           "'proxy-swap' and 'unconstrained', 'hinge' otherwise)."),
     Param("record_every", None, lambda n, v: check_int(n, v, 1, allow_none=True),
-          "Record the iterate every this many iterations (None: max(1, T // 100)); the last is "
-          "always recorded."),
+          "Record the iterate every this many iterations (None: every iteration for a full-batch run "
+          "without stop_tol of a game without metrics, so that a longer run's candidates include a shorter run's and its solution is "
+          "never worse on the training data; max(1, T // 100) otherwise); the last is always recorded."),
     Param("stop_tol", None, lambda n, v: check_positive(n, v, allow_none=True),
           "Stop early once the m-stochastic LP over the records so far has improved by at most this much "
           "(its objective, or its smallest achievable violation while infeasible) over the last "
@@ -300,7 +301,11 @@ def train_settings(game, model, *, class_problem=False, **params):
     for name, default in table.items():
         if values[name] is None:
             values[name] = default
-    values["record_every"] = values["record_every"] or max(1, values["n_iter"] // 100)
+    if values["record_every"] is None:  # every iterate of a full-batch run: see record_every's help
+        # (not for the metric games: their "exact" solution's SLSQP grows with the cube of the records)
+        full = (values["batch_size"] is None and values["stop_tol"] is None
+                and not getattr(game, "accepts_metric", False))
+        values["record_every"] = 1 if full else max(1, values["n_iter"] // 100)
     return TrainSettings(method=game.name, l2=model.l2 if model.l2 == "auto" else float(model.l2),
                          radius=model.radius, fit_intercept=bool(model.fit_intercept), **values)
 

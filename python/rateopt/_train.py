@@ -31,6 +31,7 @@ from ._predictors._boosting import BoostingModel
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._predictors._scoring import feature_names_of
 from ._solutions._result import (
+    TRIVIAL_ITERATION,
     FeasibilityReport,
     RateMap,
     TrainResult,
@@ -144,7 +145,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``proxy`` (the objective's proxy: ``"logistic"``, logistic
         regression's loss, for ``proxy-swap`` and ``unconstrained``;
         ``"hinge"``, the papers', for the other games; constraints keep the hinge),
-        ``record_every=None`` (default ``max(1, T // 100)``; the last iterate is
+        ``record_every=None`` (default: every iteration for a full-batch run
+        without ``stop_tol`` of a game without metrics (not ``three-player``), so that a longer run's candidates include a
+        shorter run's; ``max(1, T // 100)`` otherwise; the last iterate is
         always recorded), ``stop_tol=None`` and ``stop_patience=20`` (stop
         early once the m-stochastic LP over the records so far has improved by
         at most ``stop_tol`` over the last ``stop_patience`` records:
@@ -558,9 +561,38 @@ class _Recorder:
             r["val_rates"] = list(records.val_rates[:n])
         self.n_iter = int(records.iterations[n - 1]) + 1 if n else 0
 
+    def trivial_rules(self, fit_intercept=True):
+        """The trivial rules, as records to put before the iterates (None when they do not apply).
+
+        Two classes: always negative (weights 0, bias -1), then always positive
+        (bias +1); K classes: each constant class ``k`` (weights 0, bias the
+        ``k``-th unit vector). Their statistics come from the same pass as the
+        iterates'. Not for fitted-estimator iterates (an estimator oracle),
+        problems with trainable offsets (offset atoms), nor models without
+        an intercept (``fit_intercept=False``: a constant rule is not one of them).
+        """
+        r = self.rows
+        if r["models"] or self.spec.n_offsets or not r["w"] or not fit_intercept:
+            return None
+        w0 = np.zeros_like(np.asarray(r["w"][0], dtype=np.float64))
+        if w0.ndim == 1:
+            biases = [-1.0, 1.0]
+        else:
+            biases = list(np.eye(w0.shape[0]))
+        out = {"w": [w0.copy() for _ in biases], "b": biases, "it": [TRIVIAL_ITERATION] * len(biases),
+               "lam": [np.zeros_like(np.asarray(r["lam"][0], dtype=np.float64)) for _ in biases],
+               "rates": [self._rates(self.spec, w0.T, b) for b in biases]}
+        if self.val_spec is not None:
+            out["val_rates"] = [self._rates(self.val_spec, w0.T, b) for b in biases]
+        return out
+
     def result(self, method, feature_map, settings):
-        r, A = self.rows, self.spec.n_atoms
+        r, A = dict(self.rows), self.spec.n_atoms
         val = self.val_spec is not None
+        trivial = self.trivial_rules(getattr(settings, "fit_intercept", True))
+        if trivial is not None:  # the candidates: the trivial rules, then the recorded iterates
+            r = {k: trivial.get(k, []) + list(v) for k, v in r.items()}
+            r["models"] = []
         return TrainResult(
             method=method, weights=np.array(r["w"]), biases=np.array(r["b"]), iterations=np.array(r["it"]),
             multipliers=np.array(r["lam"]), atom_rates=np.array(r["rates"]).reshape(len(r["rates"]), A),

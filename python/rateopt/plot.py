@@ -101,8 +101,9 @@ def _trajectory_data(result):
                 np.asarray(result["constraints"], dtype=float).reshape(len(result["iteration"]), -1),
                 np.asarray(result["multipliers"], dtype=float).reshape(len(result["iteration"]), -1),
                 list(result["constraint_names"]))
-    return (np.asarray(result.iterations, dtype=float), np.asarray(result.objectives), np.asarray(result.constraints),
-            np.asarray(result.multipliers), list(result.constraint_names))
+    k = getattr(result, "n_trivial", 0)  # the trivial rules (iteration -1) are candidates, not iterates
+    return (np.asarray(result.iterations, dtype=float)[k:], np.asarray(result.objectives)[k:],
+            np.asarray(result.constraints)[k:], np.asarray(result.multipliers)[k:], list(result.constraint_names))
 
 
 def plot_trajectory(result, *, max_constraints=10):

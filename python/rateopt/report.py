@@ -88,7 +88,8 @@ def _table_dict(t):
 
 def _records(result):
     """``(iterations, n_recorded, settings)`` of a result's recorded iterates."""
-    return np.asarray(result.iterations), int(len(result.objectives)), dict(result.settings or {})
+    return (np.asarray(result.iterations), int(len(result.objectives)) - getattr(result, "n_trivial", 0),
+            dict(result.settings or {}))
 
 
 def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=None, group_rates=None,
@@ -168,9 +169,10 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         goals.append({"name": n, "values": vals, "met": {s: goal_met(v, tolerance) for s, v in vals.items()}})
     iterations, n_recorded, settings = _records(result)
     support = np.flatnonzero(q > 0)
-    traj = {"iteration": iterations.tolist(), "objective": np.asarray(result.objectives).tolist(),
-            "constraints": np.asarray(result.constraints).tolist(),
-            "multipliers": np.asarray(result.multipliers).tolist(), "constraint_names": names}
+    k = getattr(result, "n_trivial", 0)  # the trivial rules (iteration -1) are candidates, not iterates
+    traj = {"iteration": iterations[k:].tolist(), "objective": np.asarray(result.objectives)[k:].tolist(),
+            "constraints": np.asarray(result.constraints)[k:].tolist(),
+            "multipliers": np.asarray(result.multipliers)[k:].tolist(), "constraint_names": names}
     classes = (context or {}).get("classes")
     rep = {
         "title": title,

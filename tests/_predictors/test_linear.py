@@ -138,7 +138,7 @@ def test_predict_proba_of_every_trained_solution_lies_in_0_1(model, kind):
     problem = Problem(constraints=[positive_prediction_rate(ds.context()) <= 0.3])
     spec = None if model == "linear" else rateopt.KernelModel(gamma=0.5, n_components=50, random_state=0)
     res = train(problem, spec, n_iter=1000, record_every=1, eta_lambda=0.5)
-    assert res.weights.shape[0] == 1000
+    assert res.weights.shape[0] == res.n_trivial + 1000  # the trivial rules, then the recorded iterates
     clf = res.solution(kind)
     proba = clf.predict_proba(X)[:, 1]
     assert proba.min() >= 0.0 and proba.max() <= 1.0

@@ -136,7 +136,8 @@ def test_k_class_labels_that_disagree_with_the_weights_are_refused(saved_k_class
 
 def test_k_class_biases_of_the_wrong_shape_are_refused(saved_k_class, tmp_path):
     dst = _rewrite(saved_k_class, tmp_path / "bad.npz", biases=lambda b: b[:, :2])
-    with pytest.raises(RateoptError, match=r"biases.*expected \(10, 3\)"):
+    # 10 recorded iterates after the 3 trivial rules (the constant classes)
+    with pytest.raises(RateoptError, match=r"biases.*expected \(13, 3\)"):
         ro.load(dst)
 
 
@@ -162,9 +163,11 @@ def test_k_class_lists_that_collapse_or_change_type_are_refused(saved_k_class, t
 
 @pytest.mark.parametrize("swap", [(2, 3), (0, 9), (4, 5)])
 def test_iterations_that_do_not_increase_are_refused(saved, tmp_path, swap):
-    its = np.asarray(ro.load(saved).iterations)
-    assert np.all(np.diff(its) > 0)  # as fit writes them
-    i, j = swap
+    loaded = ro.load(saved)
+    its, k = np.asarray(loaded.iterations), loaded.n_trivial
+    assert k == 2 and np.all(its[:k] == -1)  # the trivial rules, then the iterates
+    assert np.all(np.diff(its[k:]) > 0)  # as fit writes them
+    i, j = swap[0] + k, swap[1] + k
     bad = _rewrite(saved, tmp_path / "bad.npz", iterations=lambda a: a[np.r_[:i, j, i + 1:j, i, j + 1:a.size]])
     with pytest.raises(RateoptError, match=rf"field 'iterations' does not increase: {its[j]} at index {i} ") as info:
         ro.load(bad)

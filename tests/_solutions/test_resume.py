@@ -32,12 +32,15 @@ def test_resumed_sgd_fit_continues_the_uninterrupted_fit_exactly(problem, method
     full = run_game(problem, n_iter=2 * K - 1, **kw)
     first = run_game(problem, n_iter=K, **kw)
     resumed = run_game(problem, n_iter=K, resume=first, **kw)
-    # the resumed run starts at the first run's last record (iteration K-1) and re-records it
-    np.testing.assert_array_equal(resumed.weights[:K], first.weights)
-    np.testing.assert_allclose(resumed.weights[K:], full.weights[K - 1:], rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(resumed.biases[K:], full.biases[K - 1:], rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(resumed.multipliers[K:], full.multipliers[K - 1:], rtol=1e-12, atol=1e-14)
-    assert list(resumed.iterations) == list(range(K)) + list(range(K, 2 * K))
+    # the resumed run starts at the first run's last record (iteration K-1) and re-records it; the
+    # candidates begin with the trivial rules (iteration -1), once
+    k = first.n_trivial
+    assert k == 2 and resumed.n_trivial == k and full.n_trivial == k
+    np.testing.assert_array_equal(resumed.weights[:k + K], first.weights)
+    np.testing.assert_allclose(resumed.weights[k + K:], full.weights[k + K - 1:], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(resumed.biases[k + K:], full.biases[k + K - 1:], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(resumed.multipliers[k + K:], full.multipliers[k + K - 1:], rtol=1e-12, atol=1e-14)
+    assert list(resumed.iterations) == [-1] * k + list(range(K)) + list(range(K, 2 * K))
     assert resumed.n_iter == 2 * K
 
 
@@ -66,7 +69,7 @@ def test_checkpoint_holds_the_records_so_far(problem, tmp_path, loop):
     partial = run_game(problem, method="proxy-swap", n_iter=100, record_every=10, learning_rate=0.05,
                        checkpoint=path, callback=stop, loop=loop)
     saved = rateopt.load(path)
-    assert list(saved.iterations) == [0, 10, 20, 30] == list(partial.iterations)
+    assert list(saved.iterations) == [-1, -1, 0, 10, 20, 30] == list(partial.iterations)  # trivial rules first
     np.testing.assert_array_equal(saved.weights, partial.weights)
     np.testing.assert_array_equal(saved.atom_rates, partial.atom_rates)
     np.testing.assert_array_equal(saved.multipliers, partial.multipliers)

@@ -91,10 +91,11 @@ def test_lagrangian_hinge_makes_one_kernel_pass_per_iteration(count_passes, m):
         rateopt._train.run_game(problem, method="lagrangian-hinge", n_iter=25, eta_lambda=0.5, loop="python",
                                 proxy=proxy)
         # One dataset, full batch: records reuse the iteration's pass.
-        assert len(count_passes) == 25
+        # (and one value pass for each of the 2 trivial rules, at the end: one combination)
+        assert len(count_passes) == 25 + 2 and count_passes[25:] == [1, 1]
         # the model's combination (hinge: one; logistic: the objective's and the constraints') and m
         # constraint rows, all in the one pass
-        assert set(count_passes) == {k}
+        assert set(count_passes[:25]) == {k}
 
 
 def test_the_multipliers_see_the_per_constraint_hinge_values():
@@ -105,7 +106,8 @@ def test_the_multipliers_see_the_per_constraint_hinge_values():
                                   record_every=1)
     spec = rateopt._training._spec.spec_from_problem(problem)
     g = spec.proxy_constraints(np.zeros(3), 0.0)
-    np.testing.assert_allclose(res.multipliers[1, 1:], np.maximum(0.5 * g, 0.0), rtol=0, atol=1e-15)
+    lam = res.history["multipliers"]  # of the recorded iterates (the trivial rules' are 0)
+    np.testing.assert_allclose(lam[1, 1:], np.maximum(0.5 * g, 0.0), rtol=0, atol=1e-15)
 
 
 def test_a_new_game_needs_only_its_class_and_registration(count_passes):
@@ -132,8 +134,9 @@ def test_a_new_game_needs_only_its_class_and_registration(count_passes):
         problem, _, _ = _problem()
         res = rateopt.train(problem, method="test-fixed-penalty", n_iter=40)
         assert res.method == "test-fixed-penalty" and res.n_iter == 40
-        assert len(count_passes) == 40 and set(count_passes) == {3}
-        np.testing.assert_array_equal(res.multipliers[:, 1:], 2.0)
+        # 40 iterations, then one value pass for each of the 2 trivial rules
+        assert len(count_passes) == 42 and set(count_passes[:40]) == {3} and count_passes[40:] == [1, 1]
+        np.testing.assert_array_equal(res.history["multipliers"][:, 1:], 2.0)
     finally:
         del GAMES["test-fixed-penalty"]
     with pytest.raises(ValueError, match="new, non-empty name"):
@@ -160,7 +163,8 @@ def test_logistic_objective_keeps_hinge_constraints(count_passes):
     problem, _, _ = _problem()
     rateopt._train.run_game(problem, method="proxy-swap", proxy="logistic", n_iter=3, eta_lambda=0.5,
                             loop="python")
-    assert set(count_passes) == {2}  # objective (logistic) and constraints (hinge): two combinations
+    # objective (logistic) and constraints (hinge): two combinations; then the 2 trivial rules' value passes
+    assert count_passes == [2, 2, 2, 1, 1]
 
 
 def test_train_takes_exactly_the_parameter_table():

@@ -51,9 +51,10 @@ def test_one_iteration_equals_a_numpy_reference():
     theta1, bias1 = -0.1 * (X.T @ u), -0.1 * u.sum()
     lam1 = np.maximum(lam0 + 0.3 * s * (np.array([tpr, tnr]) - xi0), 0.0)
     nu1 = max(0.0 + 0.3 * (1.0 - 0.6), 0.0)  # ppr = 1 at theta = 0
-    np.testing.assert_allclose(res.weights[1], theta1, rtol=1e-12, atol=1e-15)
-    assert res.biases[1] == pytest.approx(bias1, rel=1e-12)
-    np.testing.assert_allclose(res.multipliers[1], np.concatenate(([1.0, nu1], lam1)), rtol=1e-12, atol=1e-15)
+    k = res.n_trivial + 1  # iteration 1, after the trivial rules
+    np.testing.assert_allclose(res.weights[k], theta1, rtol=1e-12, atol=1e-15)
+    assert res.biases[k] == pytest.approx(bias1, rel=1e-12)
+    np.testing.assert_allclose(res.multipliers[k], np.concatenate(([1.0, nu1], lam1)), rtol=1e-12, atol=1e-15)
     assert W == pytest.approx(W0 + W1)
 
 
@@ -187,7 +188,7 @@ def test_one_iteration_with_a_metric_constraint():
     # mu_1 = max(0, 0.3 (psi(0, 0) - 0.02)) and lam^1 = max(0, 0.5 + 0.3 s (z - 0)).
     mu1 = max(0.0, 0.3 * (kld.value([0.0, 0.0]) - 0.02))
     lam1 = np.maximum(0.5 - 0.3 * np.array([1.0, 0.0]), 0.0)
-    np.testing.assert_allclose(res.multipliers[1], np.concatenate(([1.0, mu1], lam1)), rtol=1e-12)
+    np.testing.assert_allclose(res.history["multipliers"][1], np.concatenate(([1.0, mu1], lam1)), rtol=1e-12)
 
 
 def test_error_under_kl_constraints_on_both_groups():
@@ -344,4 +345,4 @@ def test_the_logistic_proxy_is_refused_where_the_game_cannot_use_it():
     affine = rateopt.Problem(objective=rateopt.error_rate(ctx))
     runs = [rateopt.train(affine, method="three-player", proxy=p, optimizer="sgd", n_iter=3, record_every=1)
             for p in ("logistic", "hinge")]
-    assert not np.allclose(runs[0].weights[1], runs[1].weights[1])  # sgd: the first step is the proxy's gradient
+    assert not np.allclose(runs[0].weights[-1], runs[1].weights[-1])  # sgd: the first step is the proxy's gradient

@@ -45,6 +45,7 @@ from ._result_file import RESULT_FORMAT, result_fields_from_file, result_payload
 
 __all__ = [
     "FEASIBILITY_RTOL",
+    "TRIVIAL_ITERATION",
     "RESULT_FORMAT",
     "SOLUTIONS",
     "SOLUTION_ALIASES",
@@ -57,6 +58,9 @@ __all__ = [
     "result_from_file",
     "warn_if_infeasible",
 ]
+
+#: The ``iterations`` entry of a trivial rule (a constant classifier) among a result's candidates.
+TRIVIAL_ITERATION = -1
 
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 #: Solution kinds of the estimator and of goals files: the mixtures, and the thresholds re-fitted on the
@@ -127,7 +131,7 @@ class TrainResult:
     ----------
     method : str
     weights : ndarray of shape (n_recorded, n_features) or (n_recorded, K, n_features)
-        Recorded iterates ``theta(t)``.
+        The candidates: the trivial rules' (zero) weights, then the recorded iterates ``theta(t)``.
     biases : ndarray of shape (n_recorded,) or (n_recorded, K)
     iterations : ndarray of int of shape (n_recorded,)
         The iteration at which each iterate was recorded.
@@ -148,6 +152,23 @@ class TrainResult:
     constraint_names : tuple of str
     n_iter : int
         Iterations run (fewer than asked if a callback stopped training).
+    n_trivial : int
+        How many of the leading candidates are trivial rules (``iterations == -1``).
+
+    Notes
+    -----
+    The candidates of every solution are the **trivial rules** (the constant
+    classifiers: always negative and always positive, or each constant class
+    for K classes), then the recorded iterates. The trivial rules come first,
+    with ``iterations`` equal to -1, zero weights
+    and zero multipliers; the shrinking LP (the m-stochastic and exact
+    solutions) may mix them in, so on the training data the m-stochastic
+    solution is never worse than a feasible constant classifier. The other
+    kinds (``"T-stochastic"``, ``"best"``, ``"last"``) and ``history`` use
+    the recorded iterates only. A result has none (``n_trivial == 0``) when its
+    iterates are fitted estimators, when the problem has trainable offsets,
+    when the model has no intercept (``fit_intercept=False``), or when it was
+    saved by an earlier version.
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
@@ -169,6 +190,8 @@ class TrainResult:
         self.models = models  # the fitted classifiers of an estimator oracle (weights are then empty), or None
         self.classes = None if classes is None else np.asarray(classes)
         self.feature_names = None if feature_names is None else tuple(feature_names)
+        its = np.asarray(iterations)
+        self.n_trivial = int(np.argmax(its != TRIVIAL_ITERATION)) if np.any(its != TRIVIAL_ITERATION) else 0
         self.objectives = rate_map.objectives(atom_rates)
         self.constraints = rate_map.constraints(atom_rates)
         if val_atom_rates is not None:
@@ -192,11 +215,12 @@ class TrainResult:
     @property
     def history(self):
         """Per recorded iterate: iteration, objective, max violation and multipliers."""
+        k = self.n_trivial
         return {
-            "iteration": self.iterations,
-            "objective": self.objectives,
-            "max_violation": self.max_violations,
-            "multipliers": self.multipliers,
+            "iteration": self.iterations[k:],
+            "objective": self.objectives[k:],
+            "max_violation": self.max_violations[k:],
+            "multipliers": self.multipliers[k:],
         }
 
     # ------------------------------------------------------------------ solutions
@@ -226,14 +250,15 @@ class TrainResult:
         Parameters
         ----------
         kind : {"m-stochastic", "T-stochastic", "best", "last"}, default="m-stochastic"
-            ``"m-stochastic"``: the shrinking LP (Cotter et al., 2019, Lemma 5) with HiGHS:
-            at most m+1 nonzeros; if no mixture meets the constraints within
-            ``epsilon``, the one with the smallest largest violation, then the
-            best objective at that violation. ``"T-stochastic"``: every
-            iterate, uniformly or weighted by the objective's multiplier
-            (``weighting="lambda"``, Theorem 6). ``"best"``: the iterate the
-            rank heuristic (Eq. 18) picks on the training values. ``"last"``:
-            the last iterate.
+            ``"m-stochastic"``: the shrinking LP (Cotter et al. 2019, Lemma 5)
+            with HiGHS over every candidate (the trivial rules and the
+            recorded iterates): at most m+1 nonzeros; if no mixture meets the
+            constraints within ``epsilon``, the one with the smallest largest
+            violation, then the best objective at that violation.
+            ``"T-stochastic"``: every recorded iterate, uniformly or weighted by
+            the objective's multiplier (``weighting="lambda"``, Theorem 6).
+            ``"best"``: the recorded iterate the rank heuristic (Eq. 18) picks
+            on the training values. ``"last"``: the last iterate.
         epsilon : float, default=0.0
             Allowed constraint violation of the m-stochastic LP.
         weighting : {"uniform", "lambda"}, default="uniform"
@@ -242,21 +267,22 @@ class TrainResult:
         Returns
         -------
         ndarray of shape (n_recorded,)
-            Non-negative weights summing to 1 (one-hot for the deterministic kinds).
+            Non-negative weights over the candidates (``weights``' rows),
+            summing to 1 (one-hot for the deterministic kinds).
         """
         kind = canonical_kind(kind)
         if weighting not in ("uniform", "lambda"):
             raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
-        T = self.weights.shape[0]
+        T, k = self.weights.shape[0], self.n_trivial
         if kind == "last":
             return np.eye(T)[-1]
         if kind == "best":
-            return np.eye(T)[_shrink.best_iterate(self.objectives, self.constraints)]
+            return np.eye(T)[k + _shrink.best_iterate(self.objectives[k:], self.constraints[k:])]
         if kind == "T-stochastic":
             if weighting == "uniform":
-                return _shrink.uniform_mixture(T)
+                return np.r_[np.zeros(k), _shrink.uniform_mixture(T - k)]
             if weighting == "lambda":
-                return _shrink.lambda_weighted_mixture(self.multipliers[:, 0])
+                return np.r_[np.zeros(k), _shrink.lambda_weighted_mixture(self.multipliers[k:, 0])]
             raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
         if kind == "m-stochastic":
             return self.shrink(epsilon).weights
@@ -340,7 +366,8 @@ class TrainResult:
         p = self.mixture(kind, epsilon=epsilon, weighting=weighting)
         if kind in ("best", "last"):
             return self.solution_of_iterate(int(np.flatnonzero(p)[0]))
-        s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(kind, np.arange(p.shape[0]))
+        s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(
+            kind, np.arange(self.n_trivial, p.shape[0]))
         if self.models is not None:
             return models_mixture([self.models[t] for t in s], p[s], self.feature_names)
         if self.classes is not None:
@@ -635,7 +662,7 @@ class TrainResult:
         """
         kind = canonical_kind(kind)
         obj, g = self.solution_values(kind, epsilon=epsilon)
-        lines = [f"rateopt {self.method}: {self.n_iter} iterations, {self.weights.shape[0]} recorded iterates",
+        lines = [f"rateopt {self.method}: {self.n_iter} iterations, {self.weights.shape[0] - self.n_trivial} recorded iterates",
                  f"solution {kind}: training objective {obj:.6f}"]
         if kind == "m-stochastic":
             lines[-1] += f", {self.shrink(epsilon).support.shape[0]} support model(s)"
@@ -670,7 +697,7 @@ class TrainResult:
         return result_payload(self)
 
     def __repr__(self):
-        return (f"TrainResult(method={self.method!r}, n_iter={self.n_iter}, n_recorded={self.weights.shape[0]}, "
+        return (f"TrainResult(method={self.method!r}, n_iter={self.n_iter}, n_recorded={self.weights.shape[0] - self.n_trivial}, "
                 f"n_constraints={self.constraints.shape[1]})")
 
 

@@ -181,10 +181,11 @@ def result_fields_from_file(meta, arrays, path):
     if fmap is not None and d != fmap.n_components_:
         raise damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
     its = vec("iterations", T)
-    if np.any(its != np.round(its)) or np.any(its < 0):
+    k = int(np.argmax(its != -1)) if np.any(its != -1) else T  # leading trivial rules (-1), then the iterates
+    if np.any(its != np.round(its)) or np.any(its[k:] < 0):
         raise damaged(path, "iterations", "holds a value that is not a whole number >= 0")
-    if np.any(np.diff(its) <= 0):  # the recorded iterates in the order they were run (a resume numbers on)
-        at = int(np.flatnonzero(np.diff(its) <= 0)[0])
+    if np.any(np.diff(its[k:]) <= 0):  # the recorded iterates in the order they were run (a resume numbers on)
+        at = k + int(np.flatnonzero(np.diff(its[k:]) <= 0)[0])
         raise damaged(path, "iterations", f"does not increase: {its[at]:.0f} at index {at} is followed by "
                                           f"{its[at + 1]:.0f}")
     # A resumed fit starts from the last multipliers: Lagrange multipliers and the swap player's

@@ -123,9 +123,10 @@ def resume_state(game, previous):
 def joined(previous, result):
     """One result: ``previous``'s records, then ``result``'s with their iterations numbered on."""
     shift = int(previous.n_iter)
+    k = result.n_trivial  # the continuation's trivial rules: ``previous`` holds them already
 
     def cat(a, b):
-        return None if a is None or b is None else np.concatenate([a, b])
+        return None if a is None or b is None else np.concatenate([a, b[k:]])
 
     return TrainResult(
         method=result.method, weights=cat(previous.weights, result.weights),
