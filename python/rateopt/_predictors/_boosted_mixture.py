@@ -18,11 +18,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._boosting import BACKENDS, BOOSTERS, BoosterPrefix
-from ._draws import mixture_draws, mixture_proba
 from ._ensembles import EstimatorMixture
-from ._linear import BINARY_CLASSES
 from ._archive import feature_names_from_meta
-from ._scoring import checked_feature_names, raw_features
+from ._scoring import checked_feature_names
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
@@ -33,8 +31,12 @@ __all__ = ["BoostedMixture", "BOOSTED_FORMAT", "boosted_mixture_from_file", "boo
 BOOSTED_FORMAT = "rateopt-boosted-model"
 
 
-class BoostedMixture:
+class BoostedMixture(EstimatorMixture):
     """A mixture of prefixes of one boosted ensemble; each row is classified by one drawn prefix.
+
+    An :class:`~rateopt.EstimatorMixture` whose support models are prefixes of
+    one booster (:meth:`predict_proba`, :meth:`predict` and the row-keyed draws
+    are the same), which, unlike arbitrary estimators, saves and loads.
 
     Parameters
     ----------
@@ -53,28 +55,19 @@ class BoostedMixture:
     Notes
     -----
     A prefix decides positive iff its raw score is ``>= 0``.
-    :meth:`predict_proba` is the exact probability of each decision;
-    :meth:`predict` draws one prefix per row.
     """
 
     kind = "boosted-mixture"
-    classes_ = BINARY_CLASSES
 
     def __init__(self, booster, prefix_lengths, probabilities, n_features, *, feature_names=None):
         lengths = np.asarray(prefix_lengths)
-        p = np.array(probabilities, dtype=np.float64).reshape(-1)
         if lengths.ndim != 1 or lengths.shape[0] < 1 or lengths.dtype.kind not in "iu":
             raise ValueError("prefix_lengths must be a non-empty 1-D array of integers")
         if np.any(lengths < 0) or np.any(lengths > booster.n_trees):
             raise ValueError(f"prefix_lengths must be in [0, {booster.n_trees}] (the booster's trees)")
-        if p.shape != lengths.shape:
-            raise ValueError("prefix_lengths and probabilities must describe the same number of models")
-        if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
-            raise ValueError("probabilities must be finite, non-negative and sum to 1")
+        super().__init__([BoosterPrefix(booster, t, n_features) for t in lengths], probabilities, n_features)
         self.booster = booster
         self.prefix_lengths_ = lengths.astype(np.int64)
-        self.probabilities_ = p
-        self.n_features_in_ = int(n_features)
         self.feature_names_in_ = checked_feature_names(feature_names, self.n_features_in_)
 
     @property
@@ -82,51 +75,16 @@ class BoostedMixture:
         """The boosting library: ``"lightgbm"`` or ``"xgboost"``."""
         return self.booster.backend
 
-    @property
-    def n_models(self):
-        """Number of support prefixes."""
-        return int(self.prefix_lengths_.shape[0])
+    def _scores(self, Xm):
+        data = sp.csr_matrix(Xm.data) if sp.issparse(Xm.data) else Xm.data
+        return np.column_stack([self.booster.raw_scores(data, int(t)) for t in self.prefix_lengths_])
 
-    def _features(self, X):
-        return raw_features(X, self.n_features_in_, None, self.feature_names_in_)
+    def _decisions(self, Xm):
+        return (self._scores(Xm) >= 0).astype(np.float64)
 
     def decision_function(self, X):
         """Every support prefix's raw score, shape (n_samples, n_models)."""
-        data = self._features(X).data
-        data = sp.csr_matrix(data) if sp.issparse(data) else data
-        return np.column_stack([self.booster.raw_scores(data, int(t)) for t in self.prefix_lengths_])
-
-    def predict_proba(self, X):
-        """Probability of each decision (exact; unanimous rows are 0 or 1).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            ``[1 - p, p]`` with ``p`` the probability of a positive decision.
-        """
-        return mixture_proba((self.decision_function(X) >= 0).astype(np.int64), self.probabilities_, 2)
-
-    def predict(self, X, random_state=0, row_key=None):
-        """Sampled 0/1 decisions, one support prefix drawn per row.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        random_state : int, default=0
-            Seed of the draws.
-        row_key : array-like of shape (n_samples,), default=None
-            Row ids (see :meth:`rateopt.StochasticClassifier.predict`).
-
-        Returns
-        -------
-        ndarray of int of shape (n_samples,)
-        """
-        votes = (self.decision_function(X) >= 0).astype(np.int64)
-        return mixture_draws(votes, self.probabilities_, self._features(X).data, random_state, row_key)
+        return self._scores(self._features(X))
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle): the trees up to the longest prefix. See :func:`rateopt.load`.

@@ -14,8 +14,8 @@ import numpy as np
 
 from ._draws import mixture_draws, mixture_proba
 from ._linear import BINARY_CLASSES
+from ._scoring import raw_features
 from .._language._predictions import positive_decisions
-from ..core import FeatureMatrix
 from ..exceptions import RateoptError
 
 __all__ = ["EstimatorMixture", "ConstantClassifier"]
@@ -80,6 +80,8 @@ class EstimatorMixture:
             raise ValueError("probabilities must be finite, non-negative and sum to 1")
         self.probabilities_ = p
         self.n_features_in_ = int(n_features)
+        #: The training columns checked on DataFrame input (None: none recorded).
+        self.feature_names_in_ = None
 
     @property
     def n_models(self):
@@ -87,15 +89,15 @@ class EstimatorMixture:
         return len(self.estimators_)
 
     def _features(self, X):
-        Xm = FeatureMatrix(X)
-        if Xm.n_features != self.n_features_in_:
-            raise ValueError(f"X has {Xm.n_features} features, but the model was trained with {self.n_features_in_}")
-        return Xm
+        return raw_features(X, self.n_features_in_, None, self.feature_names_in_)
+
+    def _decisions(self, Xm):
+        """Every support model's 0/1 decisions on validated rows (a subclass's models decide their own way)."""
+        return np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
 
     def decisions(self, X):
         """Every support model's 0/1 decisions, shape (n_samples, n_models)."""
-        Xm = self._features(X)
-        return np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
+        return self._decisions(self._features(X))
 
     def predict_proba(self, X):
         """Probability of each decision (exact; unanimous rows are 0 or 1).
@@ -127,8 +129,8 @@ class EstimatorMixture:
         ndarray of int of shape (n_samples,)
         """
         Xm = self._features(X)
-        D = np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
-        return mixture_draws((D > 0).astype(np.int64), self.probabilities_, Xm.data, random_state, row_key)
+        return mixture_draws((self._decisions(Xm) > 0).astype(np.int64), self.probabilities_, Xm.data, random_state,
+                             row_key)
 
     def save(self, path):
         """Refused: rateopt's model files hold no pickle, and arbitrary estimators need it.
