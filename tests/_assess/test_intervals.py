@@ -98,7 +98,7 @@ def test_bootstrap_is_seeded_and_per_cell():
 
 
 def _expanded_alpha(alpha, n):
-    """Hesterberg (2015), section 6.2, by hand: alpha'/2 = Phi(-sqrt(n/(n-1)) t_{1-alpha/2, n-1})."""
+    """Hesterberg (2015), by hand: alpha'/2 = Phi(-sqrt(n/(n-1)) t_{1-alpha/2, n-1})."""
     return 2 * norm.cdf(-np.sqrt(n / (n - 1)) * student_t.ppf(1 - alpha / 2, n - 1))
 
 

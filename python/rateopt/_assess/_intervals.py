@@ -16,7 +16,7 @@ decisions (``b_i`` strictly between 0 and 1) it is conservative, since a
 same mean.
 
 Other metrics. The expanded percentile bootstrap (Efron and Tibshirani, 1993;
-Hesterberg, 2015, section 6.2): the cell's rows are resampled with replacement
+Hesterberg, 2015): the cell's rows are resampled with replacement
 ``n_boot`` times (seeded), the metric is recomputed on each resample, and the
 ``alpha'/2`` and ``1 - alpha'/2`` quantiles of the finite values are the
 interval, at the adjusted level
@@ -95,7 +95,8 @@ def expanded_alpha(alpha, n):
     ``alpha'/2 = Phi(-sqrt(n / (n - 1)) * t_{1 - alpha/2, n - 1})``, with
     ``Phi`` the standard normal distribution function and ``t_{q, d}`` the
     ``q`` quantile of Student's t with ``d`` degrees of freedom (Hesterberg,
-    2015, "What teachers should know about the bootstrap", section 6.2).
+    2015, "What teachers should know about the bootstrap", The American
+    Statistician 69(4), 371-386).
 
     Parameters
     ----------
