@@ -43,13 +43,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import pathlib
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from _common import add_common_args, emit_json_line, machine_info, markdown_table, results_paths, utc_now, \
-    write_results
+from _common import REPO_ROOT, add_common_args, emit_json_line, machine_info, markdown_table, results_paths, \
+    utc_now, write_results
 
 SIZES = (10, 30, 100, 400)
 RATES = (0.02, 0.1, 0.3, 0.5, 0.9)
@@ -182,6 +183,15 @@ def _boot_run(reps, n_boot, jobs):
     return out
 
 
+def _bootstrap_method():
+    """The bootstrap interval of the rateopt this runs (so a run against an older checkout says which it used)."""
+    from rateopt._assess import _intervals
+
+    if hasattr(_intervals, "expanded_alpha"):
+        return "expanded percentile (Hesterberg, 2015)"
+    return "plain percentile"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(parser)
@@ -239,9 +249,14 @@ def main(argv=None):
             cov100 = [v["coverage"] for v in cells.values() if v["n"] == 100]
             summary[kind]["min_coverage_100_rows"] = min(cov100)
             summary[kind]["met_strictly"] = bool(min(cov) >= 0.93)
+    import rateopt
+
+    ro_dir = pathlib.Path(rateopt.__file__).resolve().parent
+    ro_path = str(ro_dir.relative_to(REPO_ROOT) if ro_dir.is_relative_to(REPO_ROOT) else ro_dir)
     result = {"benchmark": "assess_coverage", "date": now, "quick": args.quick, "replicates": reps,
               "n_boot": n_boot, "only": args.only, "jobs": args.jobs, "studies_kept_from_previous_run": sorted(kept),
-              "bootstrap_interval": "expanded percentile (Hesterberg, 2015)", "mc_se_at_0.95": se_cp, "mc_se_at_0.93": se_bt, "machine": machine_info(),
+              "bootstrap_interval": _bootstrap_method(), "rateopt_path": ro_path,
+              "mc_se_at_0.95": se_cp, "mc_se_at_0.93": se_bt, "machine": machine_info(),
               "summary": summary, "studies": studies}
     rows = [[k, s["cells"], f"{s['min_coverage']:.3f}", s["worst_cell"], f"{s['median_coverage']:.3f}",
              f"{s['bound']:.3f}", "met" if s["met_within_3se"] else "MISSED", s["cells_below_nominal"],
@@ -252,8 +267,8 @@ def main(argv=None):
     kept_note = (f" Studies {', '.join(sorted(kept))} kept from the previous run (their date in the table)."
                  if kept else "")
     md = ["# rateopt.assess: interval coverage with known rates", "",
-          f"{now}; {reps} replicates, {n_boot} bootstrap resamples; 95% intervals; bootstrap intervals are "
-          f"Hesterberg's (2015) expanded percentile intervals; `{cmd}` "
+          f"{now}; {reps} replicates, {n_boot} bootstrap resamples; 95% intervals; bootstrap intervals: "
+          f"{_bootstrap_method()} (rateopt from `{ro_path}`); `{cmd}` "
           f"(shared 2-core machine; times indicative).{kept_note}", "",
           f"Bounds: Clopper–Pearson 0.95 - 3 SE = {bound_cp:.3f}; bootstrap (cells >= 100 rows) "
           f"0.93 - 3 SE = {bound_bt:.3f}.", "",
