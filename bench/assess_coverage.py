@@ -37,6 +37,15 @@ others are then kept from the results file's previous run (with their own
 date). ``--jobs N`` spreads the bootstrap study's replicates over ``N``
 processes; replicate ``r`` draws from ``default_rng([20261127, r])`` whatever
 ``N``, so the result does not depend on it.
+
+The bootstrap intervals are Hesterberg's (2015) expanded percentile intervals.
+The paired baseline, the plain percentile interval on the same replicates and
+resamples (``bench/results/assess_coverage_plain_percentile.md``), is this
+script run against the library before the expansion (commit 7bd24fe)::
+
+    git archive 7bd24fe python | tar -x -C DIR && cp python/rateopt/_core*.so DIR/python/rateopt/
+    cd bench && PYTHONPATH=DIR/python python assess_coverage.py --only bootstrap --jobs 2 \
+        --out results/assess_coverage_plain_percentile.json --json
 """
 
 from __future__ import annotations
