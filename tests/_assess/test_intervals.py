@@ -1,11 +1,12 @@
 """Intervals of rateopt.assess: Clopper–Pearson against scipy.stats.beta, the effective-count rule, Bonferroni,
-the bootstrap's reproducibility, the insufficient-evidence flag, and a small coverage simulation."""
+the bootstrap's reproducibility and Hesterberg's expanded level against scipy.stats.t/norm, the
+insufficient-evidence flag, and a small coverage simulation."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import beta
+from scipy.stats import beta, norm, t as student_t
 
 import rateopt as ro
 
@@ -96,8 +97,31 @@ def test_bootstrap_is_seeded_and_per_cell():
     assert ((first.lower["acc"] <= first.by_group["acc"]) & (first.by_group["acc"] <= first.upper["acc"])).all()
 
 
+def _expanded_alpha(alpha, n):
+    """Hesterberg (2015), by hand: alpha'/2 = Phi(-sqrt(n/(n-1)) t_{1-alpha/2, n-1})."""
+    return 2 * norm.cdf(-np.sqrt(n / (n - 1)) * student_t.ppf(1 - alpha / 2, n - 1))
+
+
+def test_expanded_alpha_matches_scipy_stats():
+    from rateopt._assess._intervals import expanded_alpha
+
+    for alpha in (0.05, 0.1, 0.05 / 4):
+        for n in (2, 5, 10, 30, 100, 400, 57.3, 1e5):
+            assert expanded_alpha(alpha, n) == pytest.approx(_expanded_alpha(alpha, n), rel=1e-10)
+            assert expanded_alpha(alpha, n) < alpha
+    # it narrows to the nominal level as n grows: 0.0461 at 100 rows, 0.0490 at 400 (95%)
+    assert expanded_alpha(0.05, 100) == pytest.approx(0.04613, abs=5e-5)
+    assert expanded_alpha(0.05, 400) == pytest.approx(0.04902, abs=5e-5)
+    assert expanded_alpha(0.05, 1e6) == pytest.approx(0.05, rel=1e-4)
+    # n <= 1: the formula's limit (alpha' -> 0 as n -> 1+), the range of the draws
+    assert expanded_alpha(0.05, 1.0) == 0.0 and expanded_alpha(0.05, 0.5) == 0.0
+    assert expanded_alpha(0.05, 1.0001) < 1e-12
+
+
 def test_bootstrap_matches_the_documented_resampling():
-    """Cell i resamples its rows with numpy.random.default_rng([random_state, i]); percentile quantiles."""
+    """Cell i resamples its rows with numpy.random.default_rng([random_state, i]); quantiles at Hesterberg's
+    expanded level alpha' for the cell's row count (was the plain percentile level alpha = 0.05 before the
+    small-sample correction; the resampling itself is unchanged)."""
     rng = np.random.default_rng(4)
     n = 120
     y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
@@ -110,7 +134,39 @@ def test_bootstrap_matches_the_documented_resampling():
         for _ in range(300):
             idx = rows[np.sort(r.integers(0, len(rows), len(rows)))]
             draws.append(_accuracy(y[idx], p[idx]))
-        lo, hi = np.quantile(draws, [0.025, 0.975])
+        level = _expanded_alpha(0.05, len(rows))
+        lo, hi = np.quantile(draws, [level / 2, 1 - level / 2])
+        assert (a.lower.loc[v, "acc"], a.upper.loc[v, "acc"]) == pytest.approx((lo, hi), rel=1e-12)
+        plain = np.quantile(draws, [0.025, 0.975])
+        assert lo <= plain[0] and plain[1] <= hi  # expanded: never narrower than the plain percentile interval
+
+
+def _wacc(y_true, y_pred, sample_weight=None):
+    return float(np.average(np.asarray(y_true) == np.asarray(y_pred), weights=sample_weight))
+
+
+def test_bootstrap_level_uses_the_kish_count_and_bonferroni():
+    """With weights, n is the cell's Kish effective count; with simultaneous=True the expansion applies to the
+    Bonferroni level alpha / m."""
+    rng = np.random.default_rng(6)
+    n = 90
+    y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    w = rng.gamma(0.5, 1.0, n)  # very uneven: n_eff well below the row count
+    g = np.array(["a"] * 40 + ["b"] * 50)
+    a = ro.assess(y, p, g, metrics={"acc": _wacc}, sample_weight=w, n_boot=400, random_state=3,
+                  simultaneous=True)
+    for i, v in enumerate(["a", "b"], start=1):
+        rows = np.flatnonzero(g == v)
+        n_eff = w[rows].sum() ** 2 / (w[rows] ** 2).sum()
+        assert n_eff < 0.8 * len(rows)
+        assert a.effective_count.loc[v, "acc"] == pytest.approx(n_eff, rel=1e-12)
+        r = np.random.default_rng([3, i])
+        draws = []
+        for _ in range(400):
+            idx = rows[np.sort(r.integers(0, len(rows), len(rows)))]
+            draws.append(_wacc(y[idx], p[idx], sample_weight=w[idx]))
+        level = _expanded_alpha(0.05 / 2, n_eff)
+        lo, hi = np.quantile(draws, [level / 2, 1 - level / 2])
         assert (a.lower.loc[v, "acc"], a.upper.loc[v, "acc"]) == pytest.approx((lo, hi), rel=1e-12)
 
 

@@ -60,5 +60,13 @@ def test_each_study_runs(script):
         assert all(0 <= v["coverage"] <= 1 for v in out.values())
     sim = script._cp_simultaneous(3, rng)["all four"]
     assert 0 <= sim["coverage"] <= sim["mean_marginal_coverage"] <= 1
-    boot = script._boot_run(2, 20, rng)
+    boot = script._boot_run(2, 20, 1)
     assert len(boot) == 12 and all(0 <= v["coverage"] <= 1 for v in boot.values())
+
+
+def test_bootstrap_replicates_do_not_depend_on_the_split(script):
+    """--jobs splits the replicates into ranges; replicate r draws from its own seed, so counts add up."""
+    whole = script._boot_replicates(0, 3, 20)
+    parts = [script._boot_replicates(0, 1, 20), script._boot_replicates(1, 3, 20)]
+    for m in script.METRICS:
+        np.testing.assert_array_equal(whole[m], parts[0][m] + parts[1][m])

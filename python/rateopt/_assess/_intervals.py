@@ -15,17 +15,31 @@ decisions (``b_i`` strictly between 0 and 1) it is conservative, since a
 ``[0, 1]``-valued variable has at most the variance of a Bernoulli one of the
 same mean.
 
-Other metrics. The percentile bootstrap (Efron and Tibshirani, 1993): the
-cell's rows are resampled with replacement ``n_boot`` times (seeded), the
-metric is recomputed on each resample, and the ``alpha/2`` and ``1 - alpha/2``
-quantiles of the finite values are the interval.
+Other metrics. The expanded percentile bootstrap (Efron and Tibshirani, 1993;
+Hesterberg, 2015): the cell's rows are resampled with replacement
+``n_boot`` times (seeded), the metric is recomputed on each resample, and the
+``alpha'/2`` and ``1 - alpha'/2`` quantiles of the finite values are the
+interval, at the adjusted level
+
+    alpha'/2 = Phi(-sqrt(n / (n - 1)) * t_{1 - alpha/2, n - 1})
+
+with ``Phi`` the standard normal distribution function and ``t_{q, d}`` the
+``q`` quantile of Student's t with ``d`` degrees of freedom. The plain
+percentile interval is too narrow in small samples: it has the width of a
+``z`` interval with the divide-by-``n`` standard deviation. The expansion
+widens it to that of a ``t`` interval with the divide-by-``n - 1`` one
+(``alpha' = 0.0461`` for ``n = 100`` at ``alpha = 0.05``, ``0.0490`` for
+``n = 400``; it vanishes as ``n`` grows). ``n`` is the cell's Kish effective
+count ``(sum w_i)^2 / sum w_i^2`` of its sample weights, the row count for unit
+weights; for ``n <= 1``, where the formula's limit is ``alpha' = 0``, the
+interval is the range of the draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clopper_pearson", "effective_count", "percentile_interval"]
+__all__ = ["clopper_pearson", "effective_count", "expanded_alpha", "percentile_interval"]
 
 
 def effective_count(a):
@@ -75,8 +89,39 @@ def clopper_pearson(rate, n_eff, alpha):
     return lower, upper
 
 
-def percentile_interval(draws, alpha):
-    """The percentile bootstrap interval of the finite ``draws``.
+def expanded_alpha(alpha, n):
+    """Hesterberg's (2015) small-sample level ``alpha'`` of the expanded percentile interval.
+
+    ``alpha'/2 = Phi(-sqrt(n / (n - 1)) * t_{1 - alpha/2, n - 1})``, with
+    ``Phi`` the standard normal distribution function and ``t_{q, d}`` the
+    ``q`` quantile of Student's t with ``d`` degrees of freedom (Hesterberg,
+    2015, "What teachers should know about the bootstrap", The American
+    Statistician 69(4), 371-386).
+
+    Parameters
+    ----------
+    alpha : float
+        One minus the confidence level (two-sided), in (0, 1).
+    n : float
+        The sample size (the cell's Kish effective count with weights); need
+        not be an integer.
+
+    Returns
+    -------
+    float
+        ``alpha'``, at most ``alpha``; 0 when ``n <= 1`` (the formula's limit
+        as ``n`` decreases to 1).
+    """
+    from scipy.special import ndtr, stdtrit  # lazy, as in clopper_pearson
+
+    if not n > 1:
+        return 0.0
+    t = float(stdtrit(n - 1.0, 1.0 - alpha / 2))
+    return 2.0 * float(ndtr(-np.sqrt(n / (n - 1.0)) * t))
+
+
+def percentile_interval(draws, alpha, n=None):
+    """The (expanded) percentile bootstrap interval of the finite ``draws``.
 
     Parameters
     ----------
@@ -84,6 +129,11 @@ def percentile_interval(draws, alpha):
         The metric on each resample (NaN where undefined).
     alpha : float
         One minus the confidence level (two-sided).
+    n : float or None, default=None
+        The sample size the draws resample. Given, the quantiles are taken at
+        :func:`expanded_alpha` ``(alpha, n)`` (Hesterberg's expanded
+        percentile interval); ``None`` gives the plain percentile interval at
+        ``alpha``.
 
     Returns
     -------
@@ -93,5 +143,6 @@ def percentile_interval(draws, alpha):
     finite = draws[np.isfinite(draws)]
     if finite.size == 0 or finite.size < draws.size / 2:
         return np.nan, np.nan
-    lo, hi = np.quantile(finite, [alpha / 2, 1.0 - alpha / 2])
+    level = alpha if n is None else expanded_alpha(alpha, n)
+    lo, hi = np.quantile(finite, [level / 2, 1.0 - level / 2])
     return float(lo), float(hi)
