@@ -35,8 +35,8 @@ class BoostedMixture(EstimatorMixture):
     """A mixture of prefixes of one boosted ensemble; each row is classified by one drawn prefix.
 
     An :class:`~rateopt.EstimatorMixture` whose support models are prefixes of
-    one booster (:meth:`predict_proba`, :meth:`predict` and the row-keyed draws
-    are the same), which, unlike arbitrary estimators, saves and loads.
+    one booster (``predict_proba``, ``predict`` and the row-keyed draws are the
+    same), which, unlike arbitrary estimators, saves and loads.
 
     Parameters
     ----------
