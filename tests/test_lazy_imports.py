@@ -84,3 +84,20 @@ def test_a_star_import_gives_every_public_name():
     missing = _run("import json\nfrom rateopt import *\n"
                    "import rateopt\nprint(json.dumps([n for n in rateopt.__all__ if n not in globals()]))")
     assert missing == []
+
+
+def test_cli_help_loads_no_slow_dependency():
+    # ``rateopt --help`` builds the parser only: each command's module is imported when that command runs.
+    loaded, _ = _loaded_after(
+        "import sys\nfrom rateopt.cli import main\nsys.argv = ['rateopt', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass")
+    assert loaded == []
+
+
+def test_running_a_command_imports_its_module():
+    from rateopt.cli import _commands
+
+    assert _commands.command("fit").__module__ == "rateopt.cli._fit"
+    assert _commands.command("selfcheck").__module__ == "rateopt.cli._info"
+    assert set(_commands.COMMANDS) == {"fit", "evaluate", "predict", "report", "datasets", "reproduce",
+                                       "selfcheck", "demo"}
