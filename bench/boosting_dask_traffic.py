@@ -407,7 +407,8 @@ def markdown(result):
              "combination coefficients sent to all workers / the per-atom sums received from them (pickle "
              "protocol 5). *Dask down/up*: what the client+scheduler process sent the workers / the workers "
              "sent it, from the kernel's per-socket TCP counters (every message of the round: task, "
-             "coefficients, task-finished, result; a heartbeat that fell in the round too). *client↔scheduler*: "
+             "coefficients, task-finished, result; a heartbeat that fell in the round too; *(min)*: the "
+             "least over the rounds, a round without a heartbeat). *client↔scheduler*: "
              "the client's own submit/gather messages (in-process on a LocalCluster; over the network when the "
              "scheduler runs elsewhere). *Dask w↔w*: Dask traffic between workers. *LightGBM*: what the workers "
              "sent each other through LightGBM's collective (histograms, split info); *formula*: "
@@ -416,13 +417,16 @@ def markdown(result):
     rows = []
     for c in result["cases"]:
         m = c["per_round_median"]
+        low = {k: min(r[k] for r in c["per_round"]) for k in ("dask_down", "dask_up")}
         rows.append([c["case"], c["n_groups"], c["n_atoms"], c["n_rows"], int(m["pickled_down"]),
-                     int(m["pickled_up"]), int(m["dask_down"]), int(m["dask_up"]),
+                     int(m["pickled_up"]), int(low["dask_down"]), int(low["dask_up"]), int(m["dask_down"]),
+                     int(m["dask_up"]),
                      int(m["dask_client_scheduler"]), int(m["dask_worker_worker"]),
                      int(m["lightgbm_worker_worker"]), int(c["lightgbm_formula_bytes_per_tree_median"]),
                      c["naive_ship_grad_hess_bytes"], f"{1000 * m['wall_s']:.0f}"])
     lines.append(markdown_table(
-        ["case", "groups", "atoms", "rows", "pickled down", "pickled up", "Dask down", "Dask up",
+        ["case", "groups", "atoms", "rows", "pickled down", "pickled up", "Dask down (min)", "Dask up (min)",
+         "Dask down", "Dask up",
          "client↔scheduler", "Dask w↔w", "LightGBM", "LightGBM formula", "rows × 16 B", "round ms"], rows))
     lines += ["", "Once per fit, and the checks: *scatter*: the partitions (features and atom rows) sent to "
               "their workers; *LightGBM setup*: its collective while building the distributed dataset (bin "
@@ -452,6 +456,16 @@ def markdown(result):
     return "\n".join(lines)
 
 
+def rewrite_markdown(json_path):
+    """Write the markdown summary of a results file again (the table is a view of the JSON)."""
+    import json
+
+    json_path = Path(json_path)
+    md = markdown(json.loads(json_path.read_text()))
+    json_path.with_suffix(".md").write_text(md.rstrip() + "\n", encoding="utf-8")
+    return md
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(parser)
@@ -459,7 +473,12 @@ def main(argv=None):
                         help="trees per fit (default 200, as bench/boosting.py; --quick 10)")
     parser.add_argument("--rows", type=int, default=None, help="Adult rows (default all; --quick 10000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--markdown-from", type=Path, default=None,
+                        help="only write the markdown summary of this results JSON again, and exit")
     args = parser.parse_args(argv)
+    if args.markdown_from is not None:
+        print(rewrite_markdown(args.markdown_from))
+        return
     rounds = args.rounds or (10 if args.quick else 200)
     n_rows = args.rows or (10_000 if args.quick else 10**9)
     os.environ["PYTHONPATH"] = os.pathsep.join(  # the workers import rateopt and the bench's worker module
