@@ -180,3 +180,23 @@ def test_fit_threshold_rule_refuses_an_empty_cell():
     compiled, s, codes, n_cells, cells = _problem(2)
     with pytest.raises(ro.exceptions.RateoptError, match="has no rows"):
         fit_threshold_rule(compiled, {"train": s}, {"train": codes}, cells + [("zz",)], ["g"])
+
+
+@pytest.mark.parametrize("n_chains", [1, 2, 3, 8, 9, 40])
+def test_sorted_by_chain_masks_and_radix_sort_give_the_same_order(n_chains, monkeypatch):
+    import rateopt._postprocess._bins as bins
+
+    rng = np.random.default_rng(n_chains)
+    n = 5000
+    scores = np.round(rng.random(n), 2)  # many ties
+    chain = rng.integers(0, n_chains, n)
+    order = bins.sorted_by_chain(scores, chain, n_chains)
+    assert np.array_equal(np.sort(order), np.arange(n))  # a permutation
+    key = chain[order] * 1000 + np.rint(scores[order] * 100)  # (chain, score) ascending
+    assert np.all(np.diff(key) >= 0)
+    monkeypatch.setattr(bins, "FEW_CHAINS", 0)  # the radix sort path
+    assert np.array_equal(bins.sorted_by_chain(scores, chain, n_chains), order)
+    # a stable sort of the chain codes of the score order, written out
+    by_score = np.argsort(scores)
+    want = np.array([i for c in range(n_chains) for i in by_score if chain[i] == c], dtype=np.int64)
+    assert np.array_equal(order, want)
