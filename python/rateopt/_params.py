@@ -259,8 +259,7 @@ def train_settings(game, model, *, class_problem=False, **params):
     class_problem : bool, default=False
         Whether the problem is K-class: the game's ``class_defaults`` fill the
         method-dependent parameters, and what the K-class pass cannot do is
-        refused (minibatches, a hinge margin other than 1, a game without
-        K-class defaults).
+        refused (a two-class proxy, a game without K-class defaults).
     **params
         Training parameters by name.
 
@@ -292,12 +291,9 @@ def train_settings(game, model, *, class_problem=False, **params):
         if table is None:
             raise ValueError(f"method={game.name!r} trains two-class problems only; K-class problems train with "
                              "a game that has K-class defaults ('proxy-swap', 'proxy-external', 'unconstrained')")
-        refused = {"batch_size": values["batch_size"] is not None, "margin": values["margin"] != 1.0,
-                   "proxy": values["proxy"] is not None and values["proxy"] not in CLASS_PROXIES}
-        for name, bad in refused.items():
-            if bad:
-                raise ValueError(f"{name}={values[name]!r} is not available for K-class problems: "
-                                 + _CLASS_REFUSALS[name])
+        if values["proxy"] is not None and values["proxy"] not in CLASS_PROXIES:
+            raise ValueError(f"proxy={values['proxy']!r} is not available for K-class problems: the K-class "
+                             f"proxies are {sorted(CLASS_PROXIES)}")
     for name, default in table.items():
         if values[name] is None:
             values[name] = default
@@ -308,14 +304,6 @@ def train_settings(game, model, *, class_problem=False, **params):
         values["record_every"] = 1 if full else max(1, values["n_iter"] // 100)
     return TrainSettings(method=game.name, l2=model.l2 if model.l2 == "auto" else float(model.l2),
                          radius=model.radius, fit_intercept=bool(model.fit_intercept), **values)
-
-
-#: Why a K-class run refuses a parameter value (the message after the parameter's name).
-_CLASS_REFUSALS = {
-    "batch_size": "the K-class core pass reads every row (minibatches are two-class only); use batch_size=None",
-    "margin": "the K-class hinge (Crammer-Singer) has margin 1",
-    "proxy": f"the K-class proxies are {sorted(CLASS_PROXIES)}",
-}
 
 
 def param_docs():

@@ -205,8 +205,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     softmax cross-entropy, ``"hinge"`` the Crammer-Singer hinge) in the
     Python loop, and the :class:`TrainResult` holds K-class weights
     (n_recorded, K, n_features) whose solutions are
-    :class:`~rateopt.MulticlassClassifier` objects. ``batch_size`` and a
-    ``margin`` other than 1 are refused for K classes.
+    :class:`~rateopt.MulticlassClassifier` objects. ``batch_size`` draws the
+    minibatch rows as for two classes, and ``margin`` is the Crammer-Singer
+    hinge's margin.
     """
     result = run_game(problem, model, method, validation=validation, callback=callback, checkpoint=checkpoint,
                       resume=resume, **params)
