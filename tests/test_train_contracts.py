@@ -257,6 +257,29 @@ def test_save_and_load_give_the_same_solutions(K, tmp_path):
 
 
 @pytest.mark.parametrize("K", ARITIES)
+def test_a_non_linear_objective_saves_and_loads(K, tmp_path):
+    """F-measure (two classes) and macro-F1 (K classes), with validation records: the loaded result has the
+    same values, its metric objective of the solution's expected rates is the problem's recount of the
+    solution."""
+    name = "f_measure" if K == 2 else "macro_f1"
+    problem, X = _problem(K, objective=name)
+    validation, Xv = _problem(K, seed=1, objective=name)
+    res = _train(problem, validation=validation)
+    path = tmp_path / "metric.result.npz"
+    res.save(path)
+    back = ro.load(path)
+    np.testing.assert_array_equal(back.objectives, res.objectives)
+    np.testing.assert_array_equal(back.val_objectives, res.val_objectives)
+    clf = back.solution("m-stochastic")
+    np.testing.assert_array_equal(clf.predict_proba(X), res.solution("m-stochastic").predict_proba(X))
+    for validating, (prob, data) in ((False, (problem, X)), (True, (validation, Xv))):
+        obj, _ = _recount(prob, clf, data)
+        assert back.solution_objective("m-stochastic", validation=validating) == pytest.approx(obj, abs=1e-12)
+        assert back.solution_objective("m-stochastic", validation=validating) == \
+            res.solution_objective("m-stochastic", validation=validating)
+
+
+@pytest.mark.parametrize("K", ARITIES)
 def test_feasibility_report_states_the_recounted_constraint_values(K):
     problem, X = _problem(K, slack=0.02)
     res = _train(problem, n_iter=80)

@@ -47,7 +47,8 @@ _ARRAYS = frozenset((
     "weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers", "offsets",
     "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0",
     "val_Z", "val_z0", "ramp_atom_rates", "regularizers", "rule_start", "rule_edges", "rule_table", "support",
-    "plugin_costs", "plugin_probabilities", "booster", "prefix_lengths"))
+    "plugin_costs", "plugin_probabilities", "booster", "prefix_lengths", "objective_cells",
+    "objective_label_weights", "val_objective_cells", "val_objective_label_weights"))
 #: The compiled rows of metric constraint j (and of its validation copy): ``[val_]mc<j>_Z`` / ``_z0``.
 _METRIC_ARRAY = re.compile(r"(val_)?mc[0-9]{1,6}_(Z|z0)")
 

@@ -73,9 +73,12 @@ class ClassObjective:
     ----------
     name : str
         The objective's name in reports.
+    kind : str
+        The objective's kind in a result file (:meth:`params`).
     """
 
     name = MacroF1.name
+    kind = "macro_f1"
 
     def __init__(self, cells, label_weights, scale):
         self.cells = np.asarray(cells, dtype=bool)
@@ -108,7 +111,7 @@ class ClassObjective:
 
     def params(self):
         """The JSON part of the objective's saved form (:meth:`arrays` holds the rest)."""
-        return {"kind": "macro_f1", "scale": self.scale}
+        return {"kind": self.kind, "scale": self.scale}
 
     def arrays(self):
         """The arrays of the objective's saved form: ``{"cells": ..., "label_weights": ...}``."""
