@@ -438,9 +438,11 @@ class TrainResult:
             no groups at prediction, saved like any model). False: each
             candidate is followed by a per-cell rule (class score offsets per
             cell, or the exact plug-in rule on its softmax), the K-class
-            equivalent of post-processing; its classifier needs each row's cell
-            at prediction (``predict_proba(X, cells)``, the problem's cell
-            numbering, ``problem.compiled.cells`` on the training rows).
+            equivalent of post-processing; its classifier needs each row's
+            groups at prediction (``predict_proba(X, groups=...)``, or its
+            ``group_columns`` of ``X``), or the rows' cells
+            (``predict_proba(X, cells)``, ``problem.compiled.cells`` on the
+            training rows); it saves and loads like any model.
 
         Returns
         -------
