@@ -22,8 +22,9 @@ from .._compiler._compiled import MetricConstraintRows, MetricRows
 from .._predictors._boosted_mixture import booster_from_file, booster_of, booster_payload, prefix_lengths_from_file
 from .._predictors._boosting import BoosterPrefix
 from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
+from .._training._arity import arity_from_file
 from .._training._class_spec import ClassObjective
-from .._predictors._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
+from .._predictors._archive import feature_names_from_meta
 from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
 from ..exceptions import RateoptError
 from ..metrics import metric_from_params
@@ -52,8 +53,7 @@ def result_payload(result):
             {"const0": result.val_rate_map.const0, "constraint_names": list(result.val_rate_map.constraint_names),
              **_metric_meta(result.val_rate_map)},
             **_metric_meta(result.rate_map)}
-    if result.classes is not None:
-        meta["classes"] = class_labels_meta(result.classes)
+    meta.update(result.arity.file_meta())
     if result.feature_names is not None:
         meta["feature_names"] = [str(c) for c in result.feature_names]
     arrays = {"weights": result.weights, "biases": result.biases, "iterations": result.iterations,
@@ -101,15 +101,13 @@ def _metric_arrays(rmap, prefix):
 
 def result_fields_from_file(meta, arrays, path):
     """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
-    classes = meta.get("classes")
-    if classes is not None:
-        classes = class_labels_from_meta(classes, path)
-    W = real_array(arrays, "weights", 2 if classes is None else 3, path)
+    arity = arity_from_file(meta, path)
+    classes = arity.classes
+    W = real_array(arrays, "weights", arity.weights_ndim, path)
     T, d = W.shape[0], W.shape[-1]
     if T < 1:
         raise damaged(path, "weights", "holds no iterate")
-    if classes is not None and W.shape[1] != len(classes):
-        raise damaged(path, "weights", f"has shape {W.shape}, expected (n_recorded, {len(classes)}, n_features)")
+    arity.check_file_weights(W, path)
 
     def vec(name, n=None, ndim=1):
         a = real_array(arrays, name, ndim, path)
@@ -200,7 +198,7 @@ def result_fields_from_file(meta, arrays, path):
     # A resumed fit starts from the last multipliers: Lagrange multipliers and the swap player's
     # distribution are never negative.
     lam = check_range(vec("multipliers", T, ndim=2), "multipliers", path, "multipliers >= 0", low=0.0)
-    biases = vec("biases", T, ndim=1 if classes is None else 2)
+    biases = vec("biases", T, ndim=arity.weights_ndim - 1)
     if biases.shape != W.shape[:-1]:
         raise damaged(path, "biases", f"has shape {biases.shape}, expected {W.shape[:-1]}")
     fields = dict(method=str(meta.get("method")), weights=W, biases=biases,

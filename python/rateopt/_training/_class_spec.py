@@ -25,19 +25,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
 from .. import core
 from ..core._kernel_block import check_block_memory
 from ..metrics._macro_f1 import MacroF1, macro_f1_gradient, macro_f1_loss
+from ._arity import CLASS_PROXIES, KClasses
 from ._spec import Combinations, KernelPass
 
 __all__ = ["CLASS_PROXIES", "ClassBlock", "ClassGameSpec", "ClassObjective", "class_spec_from_problem"]
 
-#: The training parameter ``proxy`` for K classes: its core proxy (:data:`rateopt.core.MULTICLASS_PROXIES`).
-CLASS_PROXIES = {"logistic": "softmax", "hinge": "hinge"}
 
 
 @dataclass(frozen=True)
@@ -161,7 +159,10 @@ class ClassGameSpec:
     atom_offsets: object = None
     n_offsets: int = 0
 
-    class_problem: ClassVar[bool] = True
+    @property
+    def arity(self):
+        """The run's :class:`~rateopt._training._arity.KClasses`."""
+        return KClasses(self.classes)
 
     @property
     def n_classes(self):
