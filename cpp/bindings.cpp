@@ -483,8 +483,11 @@ MulticlassArgs multiclass_args(const py::array& coef, const py::array& intercept
 }
 
 template <class Matrix>
-py::tuple run_multiclass_pass(const Matrix& X, const MulticlassArgs& a, bool gradient, int n_threads) {
+py::tuple run_multiclass_pass(const Matrix& X, const MulticlassArgs& a, bool gradient, double margin,
+                              const py::object& rows_in, int n_threads) {
     check_threads(n_threads);
+    if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
+    const RowsArg batch(rows_in, X.n_rows);
     const int64_t K = a.model.n_classes;
     darray counts({a.cell_view.n_cells, K});
     py::object grad = py::none(), grad_intercept = py::none();
@@ -498,7 +501,8 @@ py::tuple run_multiclass_pass(const Matrix& X, const MulticlassArgs& a, bool gra
     }
     {
         py::gil_scoped_release release;
-        rateopt::multiclass_pass(X, a.model, a.cell_view, a.costs, n_threads, out);
+        rateopt::multiclass_pass(X, a.model, a.cell_view, a.costs, margin, batch.rows, batch.n_batch, n_threads,
+                                 out);
     }
     return py::make_tuple(counts, out.proxy_value, out.objective_value, out.constraint_value, grad, grad_intercept,
                           out.n_nonfinite_scores);
@@ -507,23 +511,25 @@ py::tuple run_multiclass_pass(const Matrix& X, const MulticlassArgs& a, bool gra
 py::tuple multiclass_pass_dense(const py::array& X, const py::array& coef, const py::array& intercept,
                                 const py::array& cells, const py::array& cell_weights, int64_t n_cells,
                                 const py::array& cost_objective, const py::array& cost_constraints,
-                                int objective_proxy, int constraint_proxy, bool gradient, int n_threads) {
+                                int objective_proxy, int constraint_proxy, bool gradient, double margin,
+                                const py::object& rows, int n_threads) {
     check_matrix_ndim(X);
     const MulticlassArgs a = multiclass_args(coef, intercept, cells, cell_weights, n_cells, cost_objective,
                                              cost_constraints, objective_proxy, constraint_proxy, X.shape(0),
                                              X.shape(1));
-    return with_dense(X, [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, n_threads); });
+    return with_dense(X,
+                      [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, margin, rows, n_threads); });
 }
 
 py::tuple multiclass_pass_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
                               int64_t d, const py::array& coef, const py::array& intercept, const py::array& cells,
                               const py::array& cell_weights, int64_t n_cells, const py::array& cost_objective,
                               const py::array& cost_constraints, int objective_proxy, int constraint_proxy,
-                              bool gradient, int n_threads) {
+                              bool gradient, double margin, const py::object& rows, int n_threads) {
     const MulticlassArgs a = multiclass_args(coef, intercept, cells, cell_weights, n_cells, cost_objective,
                                              cost_constraints, objective_proxy, constraint_proxy, n, d);
     return with_csr({data, indices, indptr, n, d},
-                    [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, n_threads); });
+                    [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, margin, rows, n_threads); });
 }
 
 template <class Matrix>
@@ -1248,11 +1254,12 @@ PYBIND11_MODULE(_core, m) {
     m.def("multiclass_pass_dense", &multiclass_pass_dense, py::arg("X"), py::arg("coef"), py::arg("intercept"),
           py::arg("cells"), py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost_objective"),
           py::arg("cost_constraints"), py::arg("objective_proxy"), py::arg("constraint_proxy"), py::arg("gradient"),
-          py::arg("n_threads"));
+          py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
     m.def("multiclass_pass_csr", &multiclass_pass_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
           py::arg("n_samples"), py::arg("n_features"), py::arg("coef"), py::arg("intercept"), py::arg("cells"),
           py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost_objective"), py::arg("cost_constraints"),
-          py::arg("objective_proxy"), py::arg("constraint_proxy"), py::arg("gradient"), py::arg("n_threads"));
+          py::arg("objective_proxy"), py::arg("constraint_proxy"), py::arg("gradient"), py::arg("margin"),
+          py::arg("rows"), py::arg("n_threads"));
     m.def("multiclass_scores_dense", &multiclass_scores_dense, py::arg("X"), py::arg("coef"), py::arg("intercept"),
           py::arg("n_threads"));
     m.def("multiclass_scores_csr", &multiclass_scores_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),

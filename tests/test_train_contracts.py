@@ -19,6 +19,8 @@ import pytest
 
 import rateopt as ro
 from rateopt._compiler import is_class_problem
+from rateopt._train import prepare_specs
+from rateopt.games._base import model_combinations
 from rateopt.exceptions import InfeasibleWarning
 
 ARITIES = [2, 3]
@@ -164,12 +166,53 @@ def test_run_parameters_mean_the_same(K):
     assert not np.array_equal(logistic.weights, hinge.weights)
 
 
+@pytest.mark.parametrize("K", ARITIES)
+@pytest.mark.parametrize("proxy", ["hinge", "logistic"])
+def test_single_row_minibatches_average_to_the_full_pass(K, proxy):
+    """A minibatch pass scales its sums by n / n_batch: the mean of the n one-row passes is the full pass
+    (statistics, proxy value and gradients), at a margin other than 1, for both arities."""
+    problem, _ = _problem(K, n=120)
+    spec = prepare_specs(problem, None, ro.LinearModel(), 1)[0]
+    rng = np.random.default_rng(K)
+    theta = rng.normal(size=(4 + 1, K) if K > 2 else 4 + 1)
+    bias = rng.normal(size=K) if K > 2 else 0.3
+    lam = np.abs(rng.normal(size=spec.n_constraints))
+    combos = model_combinations(spec, 1.0, lam, proxy)
+    full = spec.run_pass(theta, bias, combos, margin=1.75, n_threads=1)
+    parts = [spec.run_pass(theta, bias, combos, margin=1.75, rows=[np.array([i])], n_threads=1)
+             for i in range(120)]
+    for field in ("rates", "grad", "grad_bias", "proxy_values"):
+        mean = np.mean([np.asarray(getattr(r, field), dtype=np.float64) for r in parts], axis=0)
+        np.testing.assert_allclose(mean, getattr(full, field), rtol=1e-12, atol=1e-13, err_msg=field)
+    other = spec.run_pass(theta, bias, combos, margin=1.0, n_threads=1)  # the margin is used
+    assert np.sum(other.proxy_values) != np.sum(full.proxy_values)
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_minibatches_and_margin_mean_the_same(K):
+    """batch_size draws seeded minibatches (records stay full-data values); margin is the hinge's."""
+    problem, X = _problem(K)
+    mini = _train(problem, batch_size=64, record_every=5, proxy="hinge")
+    assert mini.settings["batch_size"] == 64
+    for t in (0, mini.weights.shape[0] - 1):  # the records are the full data's, not the minibatch's
+        obj, g = _recount(problem, mini.solution_of_iterate(t), X)
+        assert mini.objectives[t] == pytest.approx(obj, abs=1e-12)
+        np.testing.assert_allclose(mini.constraints[t], g, rtol=0, atol=1e-12)
+    again = _train(problem, batch_size=64, record_every=5, proxy="hinge")
+    np.testing.assert_array_equal(mini.weights, again.weights)
+    reseeded = _train(problem, batch_size=64, record_every=5, proxy="hinge", random_state=1)
+    full = _train(problem, record_every=5, proxy="hinge")
+    assert not np.array_equal(mini.weights, reseeded.weights)
+    assert not np.array_equal(mini.weights, full.weights)
+    whole = _train(problem, batch_size=600, record_every=5, proxy="hinge")  # >= n: every row, no draw
+    np.testing.assert_array_equal(whole.weights, full.weights)
+    wide = _train(problem, margin=2.0, record_every=5, proxy="hinge")
+    assert wide.settings["margin"] == 2.0
+    assert not np.array_equal(wide.weights, full.weights)
+
+
 def test_k_class_refusals_name_the_parameter():
     three, _ = _problem(3)
-    with pytest.raises(ValueError, match=r"batch_size=10 is not available for K-class problems"):
-        _train(three, batch_size=10)
-    with pytest.raises(ValueError, match=r"margin=2.0 is not available for K-class problems"):
-        _train(three, margin=2.0)
     with pytest.raises(ValueError, match=r"method='three-player' trains two-class problems only"):
         _train(three, method="three-player")
     with pytest.raises(ValueError, match=r"loop='core' cannot run this training: the problem is K-class"):
@@ -211,6 +254,29 @@ def test_save_and_load_give_the_same_solutions(K, tmp_path):
         np.testing.assert_array_equal(back.solution(kind).predict(X, random_state=3),
                                       res.solution(kind).predict(X, random_state=3))
     assert dataclasses.asdict(back.feasibility()) == dataclasses.asdict(res.feasibility())
+
+
+@pytest.mark.parametrize("K", ARITIES)
+def test_a_non_linear_objective_saves_and_loads(K, tmp_path):
+    """F-measure (two classes) and macro-F1 (K classes), with validation records: the loaded result has the
+    same values, its metric objective of the solution's expected rates is the problem's recount of the
+    solution."""
+    name = "f_measure" if K == 2 else "macro_f1"
+    problem, X = _problem(K, objective=name)
+    validation, Xv = _problem(K, seed=1, objective=name)
+    res = _train(problem, validation=validation)
+    path = tmp_path / "metric.result.npz"
+    res.save(path)
+    back = ro.load(path)
+    np.testing.assert_array_equal(back.objectives, res.objectives)
+    np.testing.assert_array_equal(back.val_objectives, res.val_objectives)
+    clf = back.solution("m-stochastic")
+    np.testing.assert_array_equal(clf.predict_proba(X), res.solution("m-stochastic").predict_proba(X))
+    for validating, (prob, data) in ((False, (problem, X)), (True, (validation, Xv))):
+        obj, _ = _recount(prob, clf, data)
+        assert back.solution_objective("m-stochastic", validation=validating) == pytest.approx(obj, abs=1e-12)
+        assert back.solution_objective("m-stochastic", validation=validating) == \
+            res.solution_objective("m-stochastic", validation=validating)
 
 
 @pytest.mark.parametrize("K", ARITIES)

@@ -19,6 +19,7 @@ from ._predictors._linear import FORMAT_NAME, classifier_from_file
 from ._predictors._multiclass import MULTICLASS_FORMAT, multiclass_classifier_from_file
 from ._solutions._result import RESULT_FORMAT, result_from_file
 from ._solutions._result_file import result_fields_from_file
+from ._postprocess._class_mixture import CLASS_MIXTURE_FORMAT, class_thresholded_mixture_from_file
 from ._postprocess._mixture import MIXTURE_FORMAT, thresholded_mixture_from_file
 from ._threshold_classifier import THRESHOLD_FORMAT, threshold_classifier_from_file
 from ._utils._archive import FORMAT_VERSION, read_archive
@@ -39,6 +40,7 @@ READERS = {
     (RESULT_FORMAT, RAMP_RESULT_KIND): _ramp_result,  # Goh et al. (2016)'s MM iterates carry their ramp records too
     (THRESHOLD_FORMAT, None): threshold_classifier_from_file,
     (MIXTURE_FORMAT, None): thresholded_mixture_from_file,
+    (CLASS_MIXTURE_FORMAT, None): class_thresholded_mixture_from_file,
     (BOOSTED_FORMAT, None): boosted_mixture_from_file,
 }
 
@@ -47,7 +49,9 @@ _ARRAYS = frozenset((
     "weights", "biases", "probabilities", "landmarks", "whitening", "iterations", "multipliers", "offsets",
     "atom_rates", "c0", "C", "kappa", "val_atom_rates", "val_c0", "val_C", "val_kappa", "Z", "z0",
     "val_Z", "val_z0", "ramp_atom_rates", "regularizers", "rule_start", "rule_edges", "rule_table", "support",
-    "plugin_costs", "plugin_probabilities", "booster", "prefix_lengths"))
+    "plugin_costs", "plugin_probabilities", "booster", "prefix_lengths", "objective_cells",
+    "objective_label_weights", "val_objective_cells", "val_objective_label_weights", "rule_probabilities",
+    "rule_offsets", "rule_costs"))
 #: The compiled rows of metric constraint j (and of its validation copy): ``[val_]mc<j>_Z`` / ``_z0``.
 _METRIC_ARRAY = re.compile(r"(val_)?mc[0-9]{1,6}_(Z|z0)")
 

@@ -40,6 +40,7 @@ from ._solutions._result import (
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
 from ._compiler import is_class_problem
+from ._training._arity import KClasses, TwoClasses, arity_of
 from ._training._boosting import BoostingPass, BoostingPlayer
 from ._training._class_spec import class_spec_from_problem
 from ._training._players import LagrangePlayer, SwapRegretPlayer
@@ -205,8 +206,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     softmax cross-entropy, ``"hinge"`` the Crammer-Singer hinge) in the
     Python loop, and the :class:`TrainResult` holds K-class weights
     (n_recorded, K, n_features) whose solutions are
-    :class:`~rateopt.MulticlassClassifier` objects. ``batch_size`` and a
-    ``margin`` other than 1 are refused for K classes.
+    :class:`~rateopt.MulticlassClassifier` objects. ``batch_size`` draws the
+    minibatch rows as for two classes, and ``margin`` is the Crammer-Singer
+    hinge's margin.
     """
     result = run_game(problem, model, method, validation=validation, callback=callback, checkpoint=checkpoint,
                       resume=resume, **params)
@@ -227,7 +229,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     boosting = isinstance(model, BoostingModel)
     if boosting:
         params = _boosting_params(model, game_cls, is_class_problem(problem), params)
-    settings = train_settings(game_cls, model, class_problem=is_class_problem(problem), **params)
+    settings = train_settings(game_cls, model, arity=arity_of(problem), **params)
     spec, val_spec, feature_map = prepare_specs(problem, validation, model, settings.n_threads)
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
@@ -413,9 +415,8 @@ _ROWS_PER_SEGMENT = 1 << 20
 
 def _core_loop_refusal(game_cls, spec):
     """Why the core loop cannot run this training (None when it can)."""
-    if spec.class_problem:
-        return ("the problem is K-class (the core loop runs the two-class kernel; K-class iterations run the "
-                "K-column pass in the Python driver)")
+    if spec.arity.core_loop_refusal() is not None:
+        return spec.arity.core_loop_refusal()
     if game_cls.core_loop() is None:
         return (f"method {game_cls.name!r} has no core loop (its game class sets no core_program, or overrides "
                 "a method the core program reimplements)")
@@ -685,8 +686,10 @@ def _fit_feature_map(spec, model, threads):
 def _as_spec(problem):
     if isinstance(problem, GameSpec):
         return revalidated(problem)
-    if is_class_problem(problem):
-        return class_spec_from_problem(problem)
     if not hasattr(problem, "compiled") or not hasattr(problem, "datasets"):
         raise TypeError(f"problem must be a rateopt Problem, got {type(problem).__name__}")
-    return spec_from_problem(problem)
+    return _SPEC_OF[type(arity_of(problem))](problem)
+
+
+#: The game spec of a problem, by its arity (:mod:`rateopt._training._arity`).
+_SPEC_OF = {TwoClasses: spec_from_problem, KClasses: class_spec_from_problem}

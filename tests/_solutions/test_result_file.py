@@ -141,6 +141,60 @@ def test_k_class_biases_of_the_wrong_shape_are_refused(saved_k_class, tmp_path):
         ro.load(dst)
 
 
+@pytest.fixture(scope="module")
+def saved_macro_f1(tmp_path_factory):
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(300, 3)), rng.integers(0, 3, 300)
+    ds = ro.ClassDataset(X, y, groups={"g": np.where(rng.random(300) < 0.5, "a", "b")})
+    problem = ro.Problem(objective=ro.metrics.MacroF1(ds.context().subset(group="g", value="a")), datasets=ds)
+    path = tmp_path_factory.mktemp("saved") / "f1.npz"
+    ro.train(problem, n_iter=10).save(path)
+    return path
+
+
+def test_a_macro_f1_result_keeps_its_subset(saved_macro_f1):
+    """The saved objective is macro-F1 on the subset g=a: its value at the stored statistics is the metric
+    recomputed from the stored confusion counts of that subset's cells (sklearn's macro-F1 formula)."""
+    back = ro.load(saved_macro_f1)
+    rows = back.rate_map.metric
+    assert 0 < rows.cells.sum() < rows.cells.size  # the subset g=a: some of the cells
+    K = 3
+    for r, obj in zip(back.atom_rates, back.objectives):
+        N = r.reshape(-1, K, K)[rows.cells].sum(axis=0)  # (y, k) on the subset
+        tp, pred, true = np.diag(N), N.sum(axis=0), N.sum(axis=1)
+        f1 = np.where(pred + true > 0, 2 * tp / np.where(pred + true > 0, pred + true, 1), 0.0)
+        assert obj == pytest.approx(1 - f1.mean(), abs=1e-12)
+
+
+@pytest.mark.parametrize("name, edit, match", [
+    ("objective_cells", lambda a: a[:-1], r"objective_label_weights.*expected \(n_cells, 3\)"),
+    ("objective_cells", lambda a: np.full_like(a, 2), r"objective_cells.*expected 0 or 1"),
+    ("objective_cells", lambda a: np.zeros_like(a), r"objective_cells.*selects no row weight"),
+    ("objective_label_weights", lambda a: -a, r"objective_label_weights.*expected weights >= 0"),
+    ("objective_label_weights", lambda a: a[:, :2], r"objective_label_weights.*expected \(n_cells, 3\)"),
+])
+def test_impossible_macro_f1_fields_are_refused(saved_macro_f1, tmp_path, name, edit, match):
+    with pytest.raises(RateoptError, match=match):
+        ro.load(_rewrite(saved_macro_f1, tmp_path / "bad.npz", **{name: edit}))
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda meta: meta["metric"].update(scale=0), r"metadata.metric.scale"),
+    (lambda meta: meta["metric"].update(scale="x"), r"metadata.metric.scale"),
+])
+def test_impossible_macro_f1_metadata_is_refused(saved_macro_f1, tmp_path, edit, match):
+    with pytest.raises(RateoptError, match=match):
+        ro.load(_rewrite(saved_macro_f1, tmp_path / "bad.npz", edit))
+
+
+def test_a_missing_macro_f1_field_is_refused(saved_macro_f1, tmp_path):
+    data = dict(np.load(saved_macro_f1))
+    del data["objective_label_weights"]
+    np.savez(tmp_path / "bad.npz", **data)
+    with pytest.raises(RateoptError, match=r"objective_label_weights' is missing"):
+        ro.load(tmp_path / "bad.npz")
+
+
 def _with_classes_text(src, dst, text):
     """``src`` with ``metadata.classes`` replaced by raw JSON text (``NaN``, ``Infinity`` included)."""
     data = dict(np.load(src))

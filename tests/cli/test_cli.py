@@ -1130,14 +1130,28 @@ def test_k_class_goal_in_a_two_class_run(tmp_path, capsys):
 
 @pytest.mark.parametrize("flags, text", [(["--sweep", "0.1,0.2"], "--sweep"), (["--certify", "0.9"], "--certify"),
                                          (["--compare-unconstrained"], "--compare-unconstrained"),
-                                         (["--postprocess", "x1"], "--postprocess"),
-                                         (["--batch-size", "50"], "batch_size")])
+                                         (["--postprocess", "x1"], "--postprocess")])
 def test_unsupported_k_class_options_are_refused(three, tmp_path, capsys, flags, text):
     d, _, _ = three
     argv = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals", str(d / "goals.toml"),
             "--out", str(tmp_path / "m.npz"), "--quiet"] + flags
     assert main(argv) == 2
     assert text in capsys.readouterr().err
+
+
+def test_k_class_minibatches_and_margin_train(three, tmp_path):
+    """--batch-size and --margin reach K-class training as they reach two-class training."""
+    d, _, _ = three
+    results = []
+    for flags in ([], ["--batch-size", "50"], ["--margin", "2"]):
+        out = tmp_path / f"m{len(results)}.npz"
+        argv = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals",
+                str(d / "goals.toml"), "--out", str(out), "--quiet", "--n-iter", "20", "--proxy", "hinge"] + flags
+        assert main(argv) == 0
+        results.append(rateopt.load(tmp_path / f"m{len(results)}.result.npz"))
+    full, mini, wide = results
+    assert full.classes is not None and mini.settings["batch_size"] == 50 and wide.settings["margin"] == 2.0
+    assert not np.array_equal(full.weights, mini.weights) and not np.array_equal(full.weights, wide.weights)
     assert not (tmp_path / "m.npz").exists()
 
 

@@ -38,8 +38,9 @@ FIELDS = ["counts", "proxy_value", "objective_value", "constraint_value", "grad"
 # --------------------------------------------------------------------------- #
 
 
-def ref_proxy(S, A, proxy):
-    """Per-row proxy values (n,) and slopes dL/ds (n, K) of the cost rows ``A`` (n, K) at scores ``S``."""
+def ref_proxy(S, A, proxy, margin=1.0):
+    """Per-row proxy values (n,) and slopes dL/ds (n, K) of the cost rows ``A`` (n, K) at scores ``S``
+    (``margin``: the hinge's)."""
     n, K = S.shape
     rows = np.arange(n)
     t = A.argmin(axis=1)
@@ -55,7 +56,7 @@ def ref_proxy(S, A, proxy):
         G = top[:, None] * (E / total[:, None])
         G[rows, t] -= top
     else:
-        V = gap * np.maximum(0.0, 1.0 + S - S[rows, t][:, None])
+        V = gap * np.maximum(0.0, margin + S - S[rows, t][:, None])
         V[rows, t] = 0.0  # D_t = 0: the same max, and never the maximizer of a positive loss
         k_star = V.argmax(axis=1)  # lowest index on ties
         loss = V[rows, k_star]
@@ -67,15 +68,25 @@ def ref_proxy(S, A, proxy):
     return loss, G
 
 
-def ref_pass(D, coef, intercept, cells, w, n_cells, cost_o, cost_c, proxy_o, proxy_c):
-    """The pass on dense float64 values ``D``: a :class:`MulticlassPassResult` and the error scales."""
+def ref_pass(D, coef, intercept, cells, w, n_cells, cost_o, cost_c, proxy_o, proxy_c, *, margin=1.0, rows=None):
+    """The pass on dense float64 values ``D``: a :class:`MulticlassPassResult` and the error scales.
+
+    ``rows``: a minibatch (row ids, repeats allowed): the pass over ``D[rows]`` with every sum times
+    ``n / len(rows)``. ``margin``: the hinge's."""
+    if rows is not None:
+        res, scales = ref_pass(D[rows], coef, intercept, cells[rows], w[rows], n_cells, cost_o, cost_c, proxy_o,
+                               proxy_c, margin=margin)
+        f = D.shape[0] / len(rows)
+        return (MulticlassPassResult(**{k: (f * v if k == "counts" or k.startswith("grad") else float(f * v))
+                                        for k, v in vars(res).items()}),
+                {k: f * np.asarray(v) for k, v in scales.items()})
     S = D @ coef + intercept
     K = S.shape[1]
     yhat = S.argmax(axis=1)
     counts = np.zeros((n_cells, K))
     np.add.at(counts, (cells, yhat), w)
-    lo, Go = ref_proxy(S, cost_o[cells], proxy_o)
-    lc, Gc = ref_proxy(S, cost_c[cells], proxy_c)
+    lo, Go = ref_proxy(S, cost_o[cells], proxy_o, margin)
+    lc, Gc = ref_proxy(S, cost_c[cells], proxy_c, margin)
     dS = w[:, None] * (Go + Gc)
     res = MulticlassPassResult(
         counts=counts,
@@ -162,14 +173,15 @@ def make_problem(seed, K, *, n=241, d=9, n_cells=6, integer=False):
     return D, coef, intercept, cells, w, n_cells, cost_o, cost_c
 
 
-def run_both(problem, fmt, dtype, proxy_o, proxy_c, *, n_threads=1, gradient=True):
+def run_both(problem, fmt, dtype, proxy_o, proxy_c, *, n_threads=1, gradient=True, margin=1.0, rows=None):
     D, coef, intercept, cells, w, n_cells, cost_o, cost_c = problem
     X = make_X(D, fmt, dtype)
     res = multiclass_pass(X, coef, intercept, ClassCells(cells, w, n_cells), cost_o, cost_c,
                           objective_proxy=proxy_o, constraint_proxy=proxy_c, gradient=gradient,
-                          n_threads=n_threads)
+                          margin=margin, rows=rows, n_threads=n_threads)
     Dv = D.astype(dtype).astype(np.float64)  # the values the core reads
-    expected, scales = ref_pass(Dv, coef, intercept, cells, w, n_cells, cost_o, cost_c, proxy_o, proxy_c)
+    expected, scales = ref_pass(Dv, coef, intercept, cells, w, n_cells, cost_o, cost_c, proxy_o, proxy_c,
+                                margin=margin, rows=rows)
     return res, expected, scales
 
 
@@ -258,6 +270,71 @@ def test_score_ties_and_kinks(K, fmt, dtype, proxies):
     assert_close(res, expected, scales, what=f"K={K} {fmt} {np.dtype(dtype).name} {proxies}")
     # The predictions are the same exactly: counts are sums of the same weights in row order.
     np.testing.assert_allclose(res.counts, expected.counts, rtol=1e-15)
+
+
+def _batch(n, size, seed):
+    """Minibatch rows: unsorted, with repeats, always holding the all-zero rows 0-3 and a zero-weight row."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([[2, 11, 0, 3, 1, 2], rng.integers(0, n, size - 6)])
+
+
+@pytest.mark.parametrize("K", CLASS_COUNTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("proxies", PROXY_PAIRS)
+def test_minibatch_rows_and_margin_against_reference(K, fmt, dtype, proxies):
+    """A minibatch (odd size: the pair loop's tail) at a hinge margin other than 1, on both problem kinds."""
+    for integer in (False, True):
+        problem = make_problem(K * 11 + 5, K, integer=integer)
+        rows = _batch(problem[0].shape[0], 57, K)
+        res, expected, scales = run_both(problem, fmt, dtype, *proxies, margin=2.5, rows=rows)
+        assert_close(res, expected, scales, what=f"K={K} {fmt} {np.dtype(dtype).name} {proxies} {integer}")
+        if integer:  # every sum exact: the counts are the same bits
+            np.testing.assert_allclose(res.counts, expected.counts, rtol=1e-15)
+
+
+@pytest.mark.parametrize("K", [3, 17])
+@pytest.mark.parametrize("proxies", PROXY_PAIRS)
+def test_margin_moves_only_the_hinge(K, proxies):
+    """Full pass at margins 0.25 and 3: the reference's hinge; a softmax-only pass does not change."""
+    problem = make_problem(K * 3 + 2, K)
+    passes = {}
+    for margin in (0.25, 3.0):
+        res, expected, scales = run_both(problem, "dense", np.float64, *proxies, margin=margin)
+        assert_close(res, expected, scales, what=f"K={K} {proxies} margin={margin}")
+        passes[margin] = res
+    if proxies == ("softmax", "softmax"):
+        assert_equal(passes[0.25], passes[3.0])
+    else:
+        assert passes[0.25].proxy_value != passes[3.0].proxy_value
+
+
+@pytest.mark.parametrize("K", [2, 3, 17])
+@pytest.mark.parametrize("fmt", ["dense", "csr32"])
+def test_every_row_as_a_minibatch_is_the_full_pass(K, fmt):
+    """rows = 0..n-1 visits what the full pass visits, in its order, with scale n/n = 1: the same bits."""
+    problem = make_problem(K + 40, K)
+    D, coef, intercept, cells, w, n_cells, cost_o, cost_c = problem
+    X, cc = make_X(D, fmt, np.float64), ClassCells(cells, w, n_cells)
+    for threads in (1, 3):
+        full = multiclass_pass(X, coef, intercept, cc, cost_o, cost_c, n_threads=threads)
+        every = multiclass_pass(X, coef, intercept, cc, cost_o, cost_c, rows=np.arange(D.shape[0]),
+                                n_threads=threads)
+        assert_equal(full, every)
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr32"])
+def test_minibatch_threads_deterministic(fmt):
+    """A large minibatch split over 1, 2 and 4 requested threads agrees with the reference each time, and a
+    fixed thread count repeats bit for bit."""
+    problem = make_problem(5, 4, n=3000)
+    rows = _batch(3000, 2601, 9)
+    for threads in (1, 2, 4):
+        res, expected, scales = run_both(problem, fmt, np.float64, "softmax", "hinge", rows=rows,
+                                         n_threads=threads)
+        assert_close(res, expected, scales, what=f"threads={threads}")
+        again, _, _ = run_both(problem, fmt, np.float64, "softmax", "hinge", rows=rows, n_threads=threads)
+        assert_equal(res, again)
 
 
 @pytest.mark.parametrize("K", CLASS_COUNTS)
@@ -418,6 +495,12 @@ BAD_CALLS = [
     ({"objective_proxy": "logistic"}, ValueError, r"objective_proxy must be one of \['hinge', 'softmax'\]"),
     ({"constraint_proxy": 1}, ValueError, r"constraint_proxy must be one of"),
     ({"gradient": "yes"}, ValueError, r"gradient must be a bool"),
+    ({"margin": 0.0}, ValueError, r"margin must be > 0"),
+    ({"margin": np.nan}, ValueError, r"margin"),
+    ({"rows": np.zeros(0, int)}, ValueError, r"rows must not be empty"),
+    ({"rows": [0, 20]}, ValueError, r"rows holds a row index outside \[0, n_samples=20\)"),
+    ({"rows": [-1]}, ValueError, r"rows holds a row index outside"),
+    ({"rows": [0.5]}, TypeError, r"rows"),
     ({"n_threads": 0}, ValueError, r"n_threads"),
     ({"X": np.zeros(20)}, ValueError, r"X must be 2-D"),
     ({"X": np.full((20, 4), np.nan)}, ValueError, r"X holds a non-finite"),
@@ -503,10 +586,12 @@ def test_core_rejects_wrong_dtypes_without_crashing():
     good = dict(coef=np.zeros((2, 3)), intercept=np.zeros(3), cells=np.zeros(3, np.int32),
                 cell_weights=np.ones(3), n_cells=1, cost_objective=np.zeros((1, 3)),
                 cost_constraints=np.zeros((1, 3)), objective_proxy=0, constraint_proxy=1, gradient=True,
-                n_threads=1)
+                margin=1.0, rows=None, n_threads=1)
     core.multiclass_pass_dense(X, **good)
     for name, bad in [("coef", np.zeros((2, 3), np.float32)), ("cells", np.zeros(3, np.int64)),
                       ("intercept", np.zeros(4)), ("cost_objective", np.zeros((2, 3))),
-                      ("cell_weights", np.ones(2)), ("objective_proxy", 5), ("n_cells", 0)]:
+                      ("cell_weights", np.ones(2)), ("objective_proxy", 5), ("n_cells", 0), ("margin", 0.0),
+                      ("margin", np.inf), ("rows", np.array([3])), ("rows", np.zeros(0, np.int64)),
+                      ("rows", np.zeros(2, np.int32))]:
         with pytest.raises((TypeError, ValueError)):
             core.multiclass_pass_dense(X, **{**good, name: bad})

@@ -19,11 +19,13 @@
 // cell with max_k D_k = 0 is indifferent to the prediction and adds nothing:
 //   softmax  (max_k D_k) (logsumexp(s) - s_t)      slope (max D)(softmax(s) - e_t)
 //            cost-weighted cross-entropy, logsumexp taken after subtracting max s.
-//   hinge    max_{k != t} D_k max(0, 1 + s_k - s_t)  (slack-rescaled
-//            Crammer-Singer); slope at the maximizing k* (lowest index on
-//            ties), when the loss is > 0: +D_k* at k*, -D_k* at t.
-// Both bound max D 1[yhat != t] >= a_yhat - a_t from above (hinge: at
-// yhat != t, 1 + s_yhat - s_t >= 1; softmax: logsumexp(s) - s_t >= log 2 > 0
+//   hinge    max_{k != t} D_k max(0, m + s_k - s_t)  (slack-rescaled
+//            Crammer-Singer, margin m > 0, 1 by default); slope at the
+//            maximizing k* (lowest index on ties), when the loss is > 0:
+//            +D_k* at k*, -D_k* at t. The softmax does not use m (as the
+//            two-class logistic proxy does not).
+// Both bound max D 1[yhat != t] >= a_yhat - a_t from above (hinge with m >= 1:
+// at yhat != t, m + s_yhat - s_t >= 1; softmax: logsumexp(s) - s_t >= log 2 > 0
 // there, so it bounds the indicator up to the factor 1/log 2).
 //
 // Memory layout: coef is feature-major (n_features, K), so the K weights of
@@ -47,6 +49,13 @@
 // thread (parallel_chunks); each chunk accumulates counts, values and the
 // gradient in private scratch, reduced in chunk order: a fixed requested
 // thread count gives bit-identical results whatever team OpenMP provides.
+//
+// Minibatches: with `rows` given, only those rows are visited (repeats allowed,
+// in the given order) and every sum (counts, values, proxy, gradients) is
+// scaled by n_rows / n_batch, as in the two-class rate kernel (rate_kernel.hpp):
+// the full-data cell weights are kept, so the scaled sums are unbiased
+// estimates of the full pass's. Without rows the pass is the full one, bit for
+// bit (no scaling).
 //
 // Rows whose scores are not finite (overflow, or inf - inf from a value edited
 // after validation) are skipped and counted: the caller must treat a nonzero
@@ -407,12 +416,12 @@ struct SoftmaxRow {
 };
 
 // One table's proxy value at the row's scores s (unweighted); its slopes added
-// to g when g is not null. p is the row's softmax scratch (K,).
+// to g when g is not null; margin is the hinge's (the softmax ignores it). p is the row's softmax scratch (K,).
 // A softmax table's value, max_gap (logsumexp(s) - s_t), waits for the row's
 // log: it returns 0 and sets *soft = true (the caller records max_gap and s_t).
 template <int KC>
 ROPT_ALWAYS_INLINE double cost_proxy(MulticlassProxy kind, const double* s, const double* gap, double max_gap, std::int64_t t,
-                         std::int64_t K_run, SoftmaxRow<KC>& sm, double* p, double* g, bool* soft) {
+                         std::int64_t K_run, double margin, SoftmaxRow<KC>& sm, double* p, double* g, bool* soft) {
     const std::int64_t K = KC > 0 ? KC : K_run;
     if (max_gap == 0.0) return 0.0;
     if (kind == MulticlassProxy::hinge) {
@@ -421,7 +430,7 @@ ROPT_ALWAYS_INLINE double cost_proxy(MulticlassProxy kind, const double* s, cons
         std::int64_t top = -1;
         for (std::int64_t k = 0; k < K; ++k) {
             // D_t = 0: t's own term is 0 and never the maximizer of a positive loss.
-            const double v = gap[k] * std::max(0.0, 1.0 + s[k] - st);
+            const double v = gap[k] * std::max(0.0, margin + s[k] - st);
             top = v > loss ? k : top;
             loss = v > loss ? v : loss;
         }
@@ -504,6 +513,7 @@ struct RowTerms {
     bool gradient;
     MulticlassScratch& acc;
     bool any_softmax;
+    double margin;
     double proxy = 0.0, objective = 0.0, constraint = 0.0;
     std::int64_t n_pending = 0;
 
@@ -539,9 +549,9 @@ struct RowTerms {
         const std::size_t row = static_cast<std::size_t>(c * K);
         bool fo = false, fc = false;
         const double lo = cost_proxy<KC>(costs.objective_proxy, s, obj.gap.data() + row, obj.max_gap[c],
-                                         obj.best[c], K, sm, p, gr, &fo);
+                                         obj.best[c], K, margin, sm, p, gr, &fo);
         const double lc = cost_proxy<KC>(costs.constraint_proxy, s, con.gap.data() + row, con.max_gap[c],
-                                         con.best[c], K, sm, p, gr, &fc);
+                                         con.best[c], K, margin, sm, p, gr, &fc);
         if (!any_softmax) {
             proxy += w * (lo + lc);
         } else {
@@ -565,18 +575,20 @@ struct RowTerms {
     }
 };
 
-// Rows i and i + 1 at once (K constant). Dense: each coef[j, :] loaded once for
-// both rows, and twice the independent add chains. Each score is summed in the
-// same order as row_scores', and each grad[j, k] gets row i's term, then row
-// i + 1's, as two row_scatter calls would: the pairing changes no bit.
+// Rows i0 and i1 at once (K constant; i1 = i0 + 1 in a full pass, any two rows
+// of a minibatch). Dense: each coef[j, :] loaded once for both rows, and twice
+// the independent add chains. Each score is summed in the same order as
+// row_scores', and each grad[j, k] gets row i0's term, then row i1's, as two
+// row_scatter calls would: the pairing changes no bit.
 template <int KC, class T>
-ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i, const MulticlassModel& m, double* s0, double* s1) {
+ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i0, std::int64_t i1, const MulticlassModel& m,
+                                    double* s0, double* s1) {
     constexpr std::int64_t KS = padded_stride(KC);
     KVec<KC> a0, a1;
     a0.zero();
     a1.zero();
-    const T* x0 = X.data + i * X.n_cols;
-    const T* x1 = x0 + X.n_cols;
+    const T* x0 = X.data + i0 * X.n_cols;
+    const T* x1 = X.data + i1 * X.n_cols;
     const double* __restrict coef = m.coef;
     for (std::int64_t j = 0; j < X.n_cols; ++j) {
         KVec<KC> c;
@@ -591,14 +603,14 @@ ROPT_ALWAYS_INLINE void pair_scores(const DenseView<T>& X, std::int64_t i, const
 }
 
 template <int KC, class T>
-ROPT_ALWAYS_INLINE void pair_scatter(const DenseView<T>& X, std::int64_t i, const double* g0, const double* g1,
-                         double* __restrict grad) {
+ROPT_ALWAYS_INLINE void pair_scatter(const DenseView<T>& X, std::int64_t i0, std::int64_t i1, const double* g0,
+                                     const double* g1, double* __restrict grad) {
     constexpr std::int64_t KS = padded_stride(KC);
     KVec<KC> h0, h1;
     h0.load(g0);
     h1.load(g1);
-    const T* x0 = X.data + i * X.n_cols;
-    const T* x1 = x0 + X.n_cols;
+    const T* x0 = X.data + i0 * X.n_cols;
+    const T* x1 = X.data + i1 * X.n_cols;
     for (std::int64_t j = 0; j < X.n_cols; ++j) {
         double* o = grad + j * KS;
         KVec<KC> t;
@@ -609,12 +621,13 @@ ROPT_ALWAYS_INLINE void pair_scatter(const DenseView<T>& X, std::int64_t i, cons
     }
 }
 
-// CSR rows i and i + 1 at once: their entries interleaved, for twice the
+// CSR rows i0 and i1 at once: their entries interleaved, for twice the
 // independent add chains (a CSR row is short: its chain latency, not the
 // loads, bounds one row alone). Each row is summed in its stored order, as in
-// row_scores; the scatter is row_scatter's, row i then row i + 1.
+// row_scores; the scatter is row_scatter's, row i0 then row i1.
 template <int KC, class T, class I>
-ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i, const MulticlassModel& m, double* s0, double* s1) {
+ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i0, std::int64_t i1, const MulticlassModel& m,
+                                    double* s0, double* s1) {
     constexpr std::int64_t KS = padded_stride(KC);
     KVec<KC> a0, a1;
     a0.zero();
@@ -622,10 +635,10 @@ ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i, cons
     const T* __restrict x = X.data;
     const I* __restrict idx = X.indices;
     const double* __restrict coef = m.coef;
-    std::int64_t p0 = static_cast<std::int64_t>(X.indptr[i]);
-    const std::int64_t e0 = static_cast<std::int64_t>(X.indptr[i + 1]);
-    std::int64_t p1 = e0;
-    const std::int64_t e1 = static_cast<std::int64_t>(X.indptr[i + 2]);
+    std::int64_t p0 = static_cast<std::int64_t>(X.indptr[i0]);
+    const std::int64_t e0 = static_cast<std::int64_t>(X.indptr[i0 + 1]);
+    std::int64_t p1 = static_cast<std::int64_t>(X.indptr[i1]);
+    const std::int64_t e1 = static_cast<std::int64_t>(X.indptr[i1 + 1]);
     for (; p0 < e0 && p1 < e1; ++p0, ++p1) {
         a0.madd(static_cast<double>(x[p0]), coef + static_cast<std::int64_t>(idx[p0]) * KS);
         a1.madd(static_cast<double>(x[p1]), coef + static_cast<std::int64_t>(idx[p1]) * KS);
@@ -639,23 +652,25 @@ ROPT_ALWAYS_INLINE void pair_scores(const CsrView<T, I>& X, std::int64_t i, cons
 }
 
 template <int KC, class T, class I>
-ROPT_ALWAYS_INLINE void pair_scatter(const CsrView<T, I>& X, std::int64_t i, const double* g0, const double* g1,
-                         double* __restrict grad) {
-    row_scatter<KC>(X, i, g0, KC, grad);
-    row_scatter<KC>(X, i + 1, g1, KC, grad);
+ROPT_ALWAYS_INLINE void pair_scatter(const CsrView<T, I>& X, std::int64_t i0, std::int64_t i1, const double* g0,
+                                     const double* g1, double* __restrict grad) {
+    row_scatter<KC>(X, i0, g0, KC, grad);
+    row_scatter<KC>(X, i1, g1, KC, grad);
 }
 
-// Rows [begin, end) of the pass, into acc. With K constant, two rows at a
-// time (pair_scores, pair_scatter), each row's terms right after its scores.
+// Visits [begin, end) of the pass, into acc: rows begin..end-1, or with rows
+// given the rows rows[begin..end). With K constant, two rows at a time
+// (pair_scores, pair_scatter), each row's terms right after its scores.
 template <int KC, class Matrix>
 ROPT_MULTICLASS_CLONES void multiclass_chunk(const Matrix& X, const MulticlassModel& m,
                                              const ClassCellsView& cells, const MulticlassCosts& costs,
                                              const CellCosts& obj, const CellCosts& con, bool gradient,
-                                             std::int64_t begin, std::int64_t end, MulticlassScratch& acc) {
+                                             double margin, const std::int64_t* rows, std::int64_t begin,
+                                             std::int64_t end, MulticlassScratch& acc) {
     const std::int64_t K = KC > 0 ? KC : m.n_classes;
     const bool any_softmax =
         costs.objective_proxy == MulticlassProxy::softmax || costs.constraint_proxy == MulticlassProxy::softmax;
-    RowTerms<KC> terms{cells, costs, obj, con, K, gradient, acc, any_softmax};
+    RowTerms<KC> terms{cells, costs, obj, con, K, gradient, acc, any_softmax, margin};
     double* grad = acc.grad.ptr;
     double* s = acc.s.data();
     double* g = acc.g.data();
@@ -664,27 +679,29 @@ ROPT_MULTICLASS_CLONES void multiclass_chunk(const Matrix& X, const MulticlassMo
     if constexpr (KC > 0) {
         double sp[2][KC], gp[2][KC];
         for (; i + 2 <= end; i += 2) {
-            pair_scores<KC>(X, i, m, sp[0], sp[1]);
+            const std::int64_t r2[2] = {rows ? rows[i] : i, rows ? rows[i + 1] : i + 1};
+            pair_scores<KC>(X, r2[0], r2[1], m, sp[0], sp[1]);
             bool on[2] = {false, false};
             for (int r = 0; r < 2; ++r) {  // one copy of the row's terms (they are inlined)
                 if (scores_finite<KC>(sp[r], K))
-                    on[r] = terms(i + r, sp[r], gp[r]);
+                    on[r] = terms(r2[r], sp[r], gp[r]);
                 else
                     ++nonfinite;
             }
             if (on[0] && on[1])
-                pair_scatter<KC>(X, i, gp[0], gp[1], grad);
+                pair_scatter<KC>(X, r2[0], r2[1], gp[0], gp[1], grad);
             else if (on[0] || on[1])
-                row_scatter<KC>(X, on[0] ? i : i + 1, on[0] ? gp[0] : gp[1], K, grad);
+                row_scatter<KC>(X, on[0] ? r2[0] : r2[1], on[0] ? gp[0] : gp[1], K, grad);
         }
     }
     for (; i < end; ++i) {
-        row_scores<KC>(X, i, m, s);
+        const std::int64_t row = rows ? rows[i] : i;
+        row_scores<KC>(X, row, m, s);
         if (!scores_finite<KC>(s, K)) {
             ++nonfinite;
             continue;
         }
-        if (terms(i, s, g)) row_scatter<KC>(X, i, g, K, grad);
+        if (terms(row, s, g)) row_scatter<KC>(X, row, g, K, grad);
     }
     terms.flush_pending();
     acc.proxy = terms.proxy;
@@ -723,12 +740,14 @@ inline void with_class_count(std::int64_t K, F&& f) {
 
 }  // namespace detail
 
-// Runs the fused pass over every row of X. With out.grad null no gradient work
-// is done (grad and grad_intercept are not written).
+// Runs the fused pass over every row of X, or over the n_batch rows `rows`
+// (a minibatch, sums scaled by n_rows / n_batch). margin is the hinge's. With
+// out.grad null no gradient work is done (grad and grad_intercept are not written).
 template <class Matrix>
 void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCellsView& cells,
-                     const MulticlassCosts& costs, int n_threads, MulticlassPassOutput& out) {
-    const std::int64_t n = X.n_rows;
+                     const MulticlassCosts& costs, double margin, const std::int64_t* rows, std::int64_t n_batch,
+                     int n_threads, MulticlassPassOutput& out) {
+    const std::int64_t n = rows ? n_batch : X.n_rows;
     const std::int64_t d = X.n_cols;
     const std::int64_t K = m.n_classes;
     const std::int64_t n_cells = cells.n_cells;
@@ -748,7 +767,8 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
         std::int64_t begin, end;
         chunk_range(n, threads, t, begin, end);
         detail::with_class_count(K, [&](auto kc) {
-            detail::multiclass_chunk<decltype(kc)::value>(X, mp, cells, costs, obj, con, gradient, begin, end, acc);
+            detail::multiclass_chunk<decltype(kc)::value>(X, mp, cells, costs, obj, con, gradient, margin, rows,
+                                                          begin, end, acc);
         });
     });
 
@@ -771,6 +791,17 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
         out.objective_value += acc.objective;
         out.constraint_value += acc.constraint;
         out.n_nonfinite_scores += acc.nonfinite;
+    }
+    if (rows) {  // a minibatch: unbiased estimates of the full pass's sums
+        const double scale = n_batch > 0 ? static_cast<double>(X.n_rows) / static_cast<double>(n_batch) : 0.0;
+        for (std::int64_t q = 0; q < n_cells * K; ++q) out.counts[q] *= scale;
+        if (gradient) {
+            for (std::int64_t q = 0; q < d * K; ++q) out.grad[q] *= scale;
+            for (std::int64_t k = 0; k < K; ++k) out.grad_intercept[k] *= scale;
+        }
+        out.proxy_value *= scale;
+        out.objective_value *= scale;
+        out.constraint_value *= scale;
     }
 }
 

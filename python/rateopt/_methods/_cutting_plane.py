@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from .._utils._highs import solve_lp
+
 __all__ = ["cutting_plane", "bias_cutting_plane", "localization_polygon", "polygon_centroid"]
 
 
@@ -33,20 +35,19 @@ __all__ = ["cutting_plane", "bias_cutting_plane", "localization_polygon", "polyg
 
 
 def _cut_model_max(cuts, V):
-    """``max_{0 <= v <= V} min_s (f_s + g_s . v)`` and its maximizer (an LP through HiGHS)."""
-    from scipy.optimize import linprog  # lazy: `import rateopt` loads no scipy.optimize
-    F = np.array([c[0] for c in cuts])
-    G = np.array([c[1] for c in cuts]).reshape(len(cuts), V.shape[0])
+    """``max_{0 <= v <= V} min_s (f_s + g_s . v)`` and its maximizer (an LP through the one HiGHS helper)."""
+    F = np.array([c[0] for c in cuts], dtype=np.float64)
+    G = np.array([c[1] for c in cuts], dtype=np.float64).reshape(len(cuts), V.shape[0])
     m = V.shape[0]
-    # variables (v, z): max z s.t. z - g_s . v <= f_s
+    # variables (v, z): max z s.t. z - g_s . v <= f_s, 0 <= v <= V, z free
     cost = np.zeros(m + 1)
     cost[-1] = -1.0
-    A_ub = np.hstack([-G, np.ones((len(cuts), 1))])
-    bounds = [(0.0, float(Vi)) for Vi in V] + [(None, None)]
-    res = linprog(cost, A_ub=A_ub, b_ub=F, bounds=bounds, method="highs")
-    if res.status != 0:  # pragma: no cover - the LP is feasible and bounded (v in a box)
-        raise RuntimeError(f"HiGHS failed on the cutting-plane LP: {res.message}")
-    return float(-res.fun), np.clip(res.x[:m], 0.0, V)
+    A = np.hstack([-G, np.ones((len(cuts), 1))])
+    res = solve_lp(cost, A, -np.inf, F, col_lower=np.append(np.zeros(m), -np.inf),
+                   col_upper=np.append(np.asarray(V, dtype=np.float64), np.inf), what="the cutting-plane LP")
+    if res.status != "optimal":  # pragma: no cover - the LP is feasible and bounded (v in a box)
+        raise RuntimeError(f"HiGHS failed on the cutting-plane LP: {res.status}")
+    return float(-res.objective), np.clip(res.x[:m], 0.0, V)
 
 
 def _clip_polygon(poly, a, b):

@@ -57,13 +57,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compiler import confusion_counts
+from .._predictors._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta, read_model, \
+    write_model
 from .._predictors._draws import row_uniforms
 from .._predictors._multiclass import MulticlassClassifier
+from .._utils._archive import damaged, real_array
+from .._utils._group_columns import split_group_columns
 from ..exceptions import RateoptError
 from ._plugin import mixture_lp, plugin_decisions
+from ._rule import cell_codes, checked_cells
 
-__all__ = ["ClassThresholdRule", "ClassThresholdedFit", "ClassThresholdedMixture", "N_CANDIDATES",
-           "fit_class_thresholded_mixture", "iterate_candidates", "thresholded_from_iterates", "softmax"]
+__all__ = ["CLASS_MIXTURE_FORMAT", "ClassThresholdRule", "ClassThresholdedFit", "ClassThresholdedMixture",
+           "N_CANDIDATES", "class_thresholded_mixture_from_file", "fit_class_thresholded_mixture", "group_cell_table",
+           "iterate_candidates", "thresholded_from_iterates", "softmax"]
+
+#: The file format of a saved :class:`ClassThresholdedMixture`.
+CLASS_MIXTURE_FORMAT = "rateopt-class-thresholded-mixture"
 
 #: Recorded iterates :func:`iterate_candidates` keeps by default (evenly spaced, the last always among them).
 N_CANDIDATES = 20
@@ -455,16 +464,37 @@ class ClassThresholdedMixture:
     feature_names : sequence of str, default=None
         The training DataFrame's columns: a DataFrame given at prediction must
         have them in this order (see :class:`~rateopt.MulticlassClassifier`).
+    cell_table : tuple, default=None
+        ``(columns, cells, cell_index)``: the group columns whose value
+        combinations make the rule's cells, those combinations, and the
+        rule's cell of each (:func:`group_cell_table`). None: the cells are
+        not combinations of group values (a subset given by a mask), and
+        only ``cells=`` can give them at prediction.
+    group_columns : sequence of str or int, default=None
+        Columns of ``X`` at prediction that hold the groups (names of a
+        DataFrame's columns, or positions of an array's), taken out of ``X``
+        before scoring, as :class:`~rateopt.ThresholdClassifier`'s
+        ``group_columns`` are: the classifier then works in a ``Pipeline``.
+
+    Attributes
+    ----------
+    cell_columns_ : tuple of str or None
+        The group columns the rule's cells are made of (empty: one cell).
+    cells_ : list of tuple or None
+        The value combinations of ``cell_columns_`` seen in training.
 
     Notes
     -----
-    A group-aware rule needs each row's cell (``cells=``, the problem's cell
-    numbering: ``problem.compiled.cells`` on the training rows) at prediction.
+    A group-aware rule needs each row's cell at prediction: from the groups
+    (``groups=``, or ``group_columns`` of ``X``), or directly as ``cells=``
+    (the problem's cell numbering: ``problem.compiled.cells`` on the training
+    rows). A group value combination not seen in training is refused.
     """
 
     kind = "thresholded"
 
-    def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None, feature_names=None):
+    def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None, feature_names=None,
+                 cell_table=None, group_columns=None):
         used = np.unique(rule.iterate)
         remap = np.full(int(used.max()) + 1, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
@@ -476,45 +506,102 @@ class ClassThresholdedMixture:
         self.classes_ = self.scorer.classes_
         self.feature_names_in_ = self.scorer.feature_names_in_
         self.n_features_in_ = self.scorer.n_features_in_
+        columns, cells, index = (None, None, None) if cell_table is None else cell_table
+        self.cell_columns_ = None if columns is None else tuple(columns)
+        self.cells_ = None if cells is None else [tuple(c) for c in cells]
+        self._cell_index = None if index is None else np.asarray(index, dtype=np.int64)
+        self.group_columns = None if group_columns is None else list(group_columns)
+
+    def _inputs(self, X, cells, groups):
+        """``(features, cells)``: the group columns taken out of ``X``, and each row's cell for the rule."""
+        X, groups = split_group_columns(X, self.group_columns, groups, predicting=True,
+                                        n_features=self.n_features_in_)
+        if self.rule.group_blind:
+            return X, None
+        if cells is not None:
+            if groups is not None:
+                raise ValueError("give the rows' cells= or their groups (groups= or group_columns), not both")
+            return X, cells
+        if groups is None:
+            where = f"groups= (the columns {list(self.cell_columns_)!r})" if self.cell_columns_ else "groups="
+            raise ValueError(f"the rule is per cell of the problem: give {where}, set group_columns to read them "
+                             "from X, or give cells= (or fit with group_blind=True for rules that need no groups)")
+        if self.cell_columns_ is None:
+            raise ValueError("the rule's cells are not combinations of group values (a subset given by a mask): "
+                             "give cells=")
+        codes, _ = cell_codes(groups, self.cell_columns_, self.cells_, where="groups")
+        return X, self._cell_index[codes]
 
     def _scores(self, X):
         Xm = self.scorer._raw(X)
         A = self.scorer._all_scores(Xm)
         return Xm, [A[:, t, :] for t in range(A.shape[1])]
 
-    def predict_proba(self, X, cells=None):
+    def predict_proba(self, X, cells=None, *, groups=None):
         """The exact decision distribution (n, n_classes).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            The features, and the ``group_columns`` when set.
         cells : ndarray of int of shape (n_samples,), default=None
-            Each row's cell (required for a group-aware rule).
+            Each row's cell in the problem's numbering (instead of the groups).
+        groups : DataFrame or dict of arrays, default=None
+            The rows' group columns (not with ``group_columns``).
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
         """
+        X, cells = self._inputs(X, cells, groups)
         return self.rule.distribution(self._scores(X)[1], cells)
 
-    def predict(self, X, cells=None, random_state=0, row_key=None):
+    def predict(self, X, cells=None, random_state=0, row_key=None, *, groups=None):
         """The drawn class labels: each row draws one rule (rateopt's per-row draw, :mod:`rateopt._predictors._draws`).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            The features, and the ``group_columns`` when set.
         cells : ndarray of int of shape (n_samples,), default=None
         random_state : int, default=0
         row_key : array-like of shape (n_samples,), default=None
             Row ids keying the draws (the same decision in any batch and order).
+        groups : DataFrame or dict of arrays, default=None
+            The rows' group columns (not with ``group_columns``).
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
+        X, cells = self._inputs(X, cells, groups)
         Xm, scores = self._scores(X)
         u = row_uniforms(Xm.data, random_state, row_key)
         return self.classes_[self.rule.decisions(scores, cells, u)]
+
+    def save(self, path):
+        """Save to ``path`` (``.npz``, no pickle); :func:`rateopt.load` reads it back.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        """
+        rule, sc = self.rule, self.scorer
+        offsets = [p for k, p in zip(rule.kinds, rule.params) if k == "offsets"]
+        costs = [p for k, p in zip(rule.kinds, rule.params) if k == "plugin"]
+        K = len(self.classes_)
+        meta = {"kind": "class-thresholded", "classes": class_labels_meta(self.classes_),
+                "rule": {"iterate": rule.iterate.tolist(), "kinds": list(rule.kinds),
+                         "group_blind": bool(rule.group_blind)},
+                "columns": None if self.cell_columns_ is None else list(self.cell_columns_),
+                "cells": None if self.cells_ is None else [list(c) for c in self.cells_],
+                "cell_index": None if self._cell_index is None else self._cell_index.tolist(),
+                "group_columns": self.group_columns}
+        extra = {"rule_probabilities": np.asarray(rule.probabilities, dtype=np.float64),
+                 "rule_offsets": np.stack(offsets) if offsets else np.zeros((0, 1, K)),
+                 "rule_costs": np.stack(costs) if costs else np.zeros((0, 1, K, K))}
+        write_model(path, meta, sc.coefs_, sc.intercepts_, sc.probabilities_, sc.feature_map, CLASS_MIXTURE_FORMAT,
+                    self.feature_names_in_, extra_arrays=extra)
 
     def __repr__(self):
         return f"ClassThresholdedMixture(n_rules={self.rule.n_rules}, group_blind={self.rule.group_blind})"
@@ -629,4 +716,121 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
     A = scorer._all_scores(scorer._raw(problem.dataset.X))
     fit = fit_class_thresholded_mixture(problem, [A[:, r, :] for r in range(A.shape[1])], **options)
     return ClassThresholdedMixture(fit.rule, Wc, bc, classes=classes, feature_map=feature_map,
-                                   feature_names=feature_names), fit, names
+                                   feature_names=feature_names, cell_table=group_cell_table(problem)), fit, names
+
+
+def group_cell_table(problem):
+    """The group value combinations that make a compiled K-class problem's cells, or None.
+
+    A cell is a set of rows that every subset of the goals treats alike; a
+    subset given by group values makes cells that are combinations of those
+    values. The table keeps the fewest group columns (dropping each column
+    whose removal still leaves one cell per combination of the others).
+
+    Parameters
+    ----------
+    problem : Problem
+        A K-class problem (its training dataset's groups and compiled cells).
+
+    Returns
+    -------
+    tuple or None
+        ``(columns, cells, cell_index)``: the columns, their value
+        combinations seen in training, and each combination's cell; None
+        when a combination of all group values holds rows of two cells (a
+        subset given by a mask).
+    """
+    ds = problem.dataset
+    cell = np.asarray(problem.compiled.cells, dtype=np.int64)
+
+    def table(columns):
+        codes, combos = cell_codes(ds.groups, columns) if columns else (np.zeros(cell.size, np.int64), [()])
+        index = np.full(len(combos), -1, dtype=np.int64)
+        index[codes] = cell
+        return (combos, index) if np.array_equal(index[codes], cell) else None
+
+    columns = list(ds.group_names)
+    if table(columns) is None:
+        return None
+    for c in list(columns):
+        if table([k for k in columns if k != c]) is not None:
+            columns.remove(c)
+    combos, index = table(columns)
+    return tuple(columns), combos, index
+
+
+def class_thresholded_mixture_from_file(meta, arrays, path):
+    """The :class:`ClassThresholdedMixture` of a saved file, every field checked (the reader ``rateopt.load`` calls).
+
+    Parameters
+    ----------
+    meta : dict
+    arrays : dict of str to ndarray
+    path : str
+
+    Returns
+    -------
+    ClassThresholdedMixture
+
+    Raises
+    ------
+    RateoptError
+        If a field is missing or impossible (one line naming the file and the field).
+    """
+    classes = class_labels_from_meta(meta.get("classes"), path)
+    W, b, _, fmap = read_model(meta, arrays, path, 3)
+    K, n_models = len(classes), W.shape[0]
+    if W.shape[1] != K:
+        raise damaged(path, "weights", f"has shape {W.shape}, expected (n_models >= 1, {K}, n_features)")
+    rule = meta.get("rule")
+    if not isinstance(rule, dict):
+        raise damaged(path, "metadata.rule", f"is {rule!r}, expected a dict")
+    iterate, kinds, blind = rule.get("iterate"), rule.get("kinds"), rule.get("group_blind")
+    if not isinstance(blind, bool):
+        raise damaged(path, "metadata.rule.group_blind", f"is {blind!r}, expected true or false")
+    if not isinstance(iterate, list) or not iterate or not all(
+            isinstance(t, int) and not isinstance(t, bool) and 0 <= t < n_models for t in iterate):
+        raise damaged(path, "metadata.rule.iterate", f"is {iterate!r}, expected a non-empty list of model "
+                                                     f"indices in [0, {n_models})")
+    if not isinstance(kinds, list) or len(kinds) != len(iterate) or not all(k in ("offsets", "plugin")
+                                                                            for k in kinds):
+        raise damaged(path, "metadata.rule.kinds", f"is {kinds!r}, expected {len(iterate)} of 'offsets' or "
+                                                   "'plugin'")
+    p = real_array(arrays, "rule_probabilities", 1, path)
+    if p.shape[0] != len(iterate) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+        raise damaged(path, "rule_probabilities", f"must hold {len(iterate)} non-negative numbers summing to 1")
+    offsets = real_array(arrays, "rule_offsets", 3, path)
+    costs = real_array(arrays, "rule_costs", 4, path)
+    n_off, n_plug = kinds.count("offsets"), kinds.count("plugin")
+    if offsets.shape[0] != n_off or offsets.shape[2] != K:
+        raise damaged(path, "rule_offsets", f"has shape {offsets.shape}, expected ({n_off}, n_cells, {K})")
+    if costs.shape[0] != n_plug or costs.shape[2:] != (K, K):
+        raise damaged(path, "rule_costs", f"has shape {costs.shape}, expected ({n_plug}, n_cells, {K}, {K})")
+    if blind and (n_plug or offsets.shape[1] != 1):
+        raise damaged(path, "metadata.rule.group_blind", "is true but a rule reads the cells")
+    n_cells = max([offsets.shape[1] if n_off else 1] + ([costs.shape[1]] if n_plug else []))
+    if (n_off and offsets.shape[1] not in (1, n_cells)) or (n_plug and costs.shape[1] != n_cells):
+        raise damaged(path, "rule_costs", f"has {costs.shape[1]} cells, and 'rule_offsets' {offsets.shape[1]}")
+    it_off, it_plug = iter(offsets), iter(costs)
+    params = tuple(next(it_off) if k == "offsets" else next(it_plug) for k in kinds)
+    table = None
+    if meta.get("columns") is not None:
+        columns, cells = checked_cells(meta, lambda what: damaged(path, "metadata", what))
+        index = meta.get("cell_index")
+        top = 2**31 if blind else n_cells  # a group-blind rule reads no cell: any cell number
+        if not isinstance(index, list) or len(index) != len(cells) or not all(
+                isinstance(c, int) and not isinstance(c, bool) and 0 <= c < top for c in index):
+            raise damaged(path, "metadata.cell_index", f"is {index!r}, expected {len(cells)} cell numbers in "
+                                                       f"[0, {top})")
+        table = (columns, cells, index)
+    group_columns = meta.get("group_columns")
+    if group_columns is not None and (not isinstance(group_columns, list) or not group_columns or not (
+            all(isinstance(c, str) for c in group_columns)
+            or all(isinstance(c, int) and not isinstance(c, bool) for c in group_columns))):
+        raise damaged(path, "metadata.group_columns", f"is {group_columns!r}, expected a list of column names or "
+                                                      "of positions")
+    names = feature_names_from_meta(meta, W.shape[2] if fmap is None else fmap.n_features_in_, path)
+    rule = ClassThresholdRule(iterate=np.asarray(iterate, dtype=np.int64), kinds=tuple(kinds), params=params,
+                              probabilities=p, group_blind=blind)
+    return ClassThresholdedMixture(rule, W, b, classes=classes, feature_map=fmap, feature_names=names,
+                                   cell_table=table, group_columns=group_columns)

@@ -130,7 +130,8 @@ def class_labels_from_meta(classes, path, *, field="metadata.classes", n=None, o
     return np.array(classes)
 
 
-def write_model(path, meta, weights, biases, probabilities, feature_map, format_name, feature_names=None):
+def write_model(path, meta, weights, biases, probabilities, feature_map, format_name, feature_names=None,
+                extra_arrays=None):
     """Write a linear model (or mixture) file: ``meta`` plus the arrays of the module docstring.
 
     Parameters
@@ -143,13 +144,15 @@ def write_model(path, meta, weights, biases, probabilities, feature_map, format_
     format_name : str
     feature_names : sequence of str, default=None
         The training columns (``feature_names_in_``), saved as ``metadata.feature_names`` when given.
+    extra_arrays : dict of str to ndarray, default=None
+        A kind's own arrays beside the model's (e.g. a K-class thresholded mixture's rules).
     """
     n_features = weights.shape[-1] if feature_map is None else feature_map.n_features_in_
     meta = {**meta, "n_features": int(n_features), "feature_map": map_meta(feature_map)}
     if feature_names is not None:
         meta["feature_names"] = [str(c) for c in feature_names]
     write_archive(path, meta, {"weights": weights, "biases": biases, "probabilities": probabilities,
-                               **map_arrays(feature_map)}, format_name)
+                               **map_arrays(feature_map), **(extra_arrays or {})}, format_name)
 
 
 def read_model(meta, arrays, path, weights_ndim):

@@ -133,7 +133,7 @@ def feasibility_report(result, kind="m-stochastic", *, epsilon=0.0, weighting="u
         if problem is None:
             raise ValueError("the feasibility of the thresholded solution needs problem=: the training problem")
         clf = classifier if classifier is not None else result.thresholded(problem, epsilon=epsilon)
-        ev = _expected_evaluation(problem, clf, two_classes=result.classes is None)
+        ev = result.arity.expected_evaluation(problem, clf)
         g = np.array([ev.constraints[n] for n in problem.constraint_names])
     elif kind == "m-stochastic" and m and exact_lp and type(epsilon) in (int, float) and epsilon == 0:
         g = res.constraint_values  # the same LP as solution_values would solve
@@ -152,11 +152,3 @@ def feasibility_report(result, kind="m-stochastic", *, epsilon=0.0, weighting="u
         tolerances={n: float(t) for n, t in zip(names, tol)},
         achieved_by="m-stochastic" if exact_lp else "exact",
     )
-
-
-def _expected_evaluation(problem, clf, *, two_classes):
-    """The problem's values of a classifier's expected decisions (its ``predict_proba``) on every dataset."""
-    if two_classes:  # the positive decision's probability, per dataset
-        return problem.evaluate({name: clf.predict_proba(problem.datasets[name].X)[:, 1]
-                                 for name in problem.compiled.datasets}, kind="probabilities")
-    return problem.evaluate(clf.predict_proba(problem.dataset.X))

@@ -29,12 +29,9 @@ import warnings
 
 import numpy as np
 
-from .._postprocess._class_mixture import thresholded_from_iterates
-from .._postprocess._mixture import fit_thresholded_mixture
 from .._postprocess._rule import check_n_bins
 from .._predictors._boosted_mixture import models_mixture
-from .._predictors._linear import LinearClassifier, StochasticClassifier
-from .._predictors._multiclass import MulticlassClassifier
+from .._training._arity import arity_of_classes
 from ..exceptions import RateoptError
 from . import _shrink
 from ._certification import certify_classifier, select_certified
@@ -188,7 +185,8 @@ class TrainResult:
         self.settings = dict(settings or {})
         self.offsets = offsets  # (n_recorded, n_offsets): trainable thresholds (ROC-AUC slices), or None
         self.models = models  # the fitted classifiers of an estimator oracle (weights are then empty), or None
-        self.classes = None if classes is None else np.asarray(classes)
+        self.arity = arity_of_classes(classes)  # what depends on the number of classes (_training._arity)
+        self.classes = self.arity.classes
         self.feature_names = None if feature_names is None else tuple(feature_names)
         its = np.asarray(iterations)
         self.n_trivial = int(np.argmax(its != TRIVIAL_ITERATION)) if np.any(its != TRIVIAL_ITERATION) else 0
@@ -370,11 +368,8 @@ class TrainResult:
             kind, np.arange(self.n_trivial, p.shape[0]))
         if self.models is not None:
             return models_mixture([self.models[t] for t in s], p[s], self.feature_names)
-        if self.classes is not None:
-            return MulticlassClassifier(self.weights[s], self.biases[s], p[s], classes=self.classes,
-                                        feature_map=self.feature_map, feature_names=self.feature_names)
-        return StochasticClassifier(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map,
-                                    feature_names=self.feature_names)
+        return self.arity.mixture(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map,
+                                  feature_names=self.feature_names)
 
     def solution_of_iterate(self, t):
         """The deterministic classifier of recorded iterate ``t``.
@@ -385,23 +380,16 @@ class TrainResult:
         """
         if self.models is not None:
             return models_mixture([self.models[t]], [1.0], self.feature_names)
-        if self.classes is not None:
-            return MulticlassClassifier(self.weights[t:t + 1], self.biases[t:t + 1], np.ones(1), classes=self.classes,
-                                        feature_map=self.feature_map, feature_names=self.feature_names)
-        return LinearClassifier(self.weights[t], self.biases[t], feature_map=self.feature_map,
-                                feature_names=self.feature_names)
+        return self.arity.iterate(self.weights[t], self.biases[t], feature_map=self.feature_map,
+                                  feature_names=self.feature_names)
 
     def iterates_scorer(self):
         """Every recorded (two-class) iterate as one scorer: ``scores(X)`` is (n_samples, n_recorded)."""
         if self.models is not None:
             raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
                                "certificates of recorded solutions need linear or kernel iterates")
-        if self.classes is not None:
-            raise RateoptError("the iterates of a K-class run are scored per class: use thresholded() or "
-                               "solution_of_iterate(t)")
-        T = self.weights.shape[0]
-        return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map,
-                                    feature_names=self.feature_names)
+        return self.arity.iterates_scorer(self.weights, self.biases, feature_map=self.feature_map,
+                                          feature_names=self.feature_names)
 
     def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind=True):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.
@@ -438,9 +426,11 @@ class TrainResult:
             no groups at prediction, saved like any model). False: each
             candidate is followed by a per-cell rule (class score offsets per
             cell, or the exact plug-in rule on its softmax), the K-class
-            equivalent of post-processing; its classifier needs each row's cell
-            at prediction (``predict_proba(X, cells)``, the problem's cell
-            numbering, ``problem.compiled.cells`` on the training rows).
+            equivalent of post-processing; its classifier needs each row's
+            groups at prediction (``predict_proba(X, groups=...)``, or its
+            ``group_columns`` of ``X``), or the rows' cells
+            (``predict_proba(X, cells)``, ``problem.compiled.cells`` on the
+            training rows); it saves and loads like any model.
 
         Returns
         -------
@@ -463,31 +453,9 @@ class TrainResult:
         """
         _check_problem(problem)
         check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
-        if self.classes is not None:
-            return self._class_thresholded(problem, epsilon=epsilon, group_blind=group_blind)
-        if group_blind is not True:
-            raise ValueError("group_blind=False is for K classes: a two-class thresholded solution needs no groups "
-                             "unless the groups are features")
-        scorer = self.iterates_scorer()
-        features = {name: ds.X for name, ds in problem.datasets.items()}
-        mixture, _ = fit_thresholded_mixture(problem.compiled, scorer, features, n_bins=n_bins, epsilon=epsilon)
-        return mixture
-
-    def _class_thresholded(self, problem, *, epsilon, group_blind):
-        """The K-class thresholded solution (see :meth:`thresholded`)."""
         if self.models is not None:
             self.iterates_scorer()  # refused, with the reason
-        best = int(np.flatnonzero(self.mixture("best"))[0])
-        support = self.shrink(epsilon).support
-        clf, fit, _ = thresholded_from_iterates(problem, self.weights, self.biases, best=best, include=support,
-                                                classes=self.classes, feature_map=self.feature_map,
-                                                feature_names=self.feature_names, epsilon=epsilon,
-                                                group_blind=bool(group_blind))
-        if not group_blind:
-            return clf
-        W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_)
-        return MulticlassClassifier(W, b, clf.rule.probabilities, classes=self.classes, feature_map=self.feature_map,
-                                        feature_names=self.feature_names)
+        return self.arity.thresholded(self, problem, n_bins=n_bins, epsilon=epsilon, group_blind=group_blind)
 
     def certify(self, problem, *, kind="m-stochastic", confidence=0.95, epsilon=0.0, random_state=0,
                 classifier=None):

@@ -22,7 +22,9 @@ from .._compiler._compiled import MetricConstraintRows, MetricRows
 from .._predictors._boosted_mixture import booster_from_file, booster_of, booster_payload, prefix_lengths_from_file
 from .._predictors._boosting import BoosterPrefix
 from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
-from .._predictors._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
+from .._training._arity import arity_from_file
+from .._training._class_spec import ClassObjective
+from .._predictors._archive import feature_names_from_meta
 from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
 from ..exceptions import RateoptError
 from ..metrics import metric_from_params
@@ -44,10 +46,6 @@ def result_payload(result):
     if result.models is not None and booster is None:
         raise RateoptError("this result's iterates are scikit-learn estimators (an estimator oracle), which "
                            "rateopt's pickle-free files cannot store; save the estimators with their own format")
-    for rmap in (result.rate_map, result.val_rate_map):
-        if rmap is not None and rmap.metric is not None and not hasattr(rmap.metric, "Z"):
-            raise RateoptError(f"this result's objective ({rmap.metric.metric.name}) is a non-linear K-class "
-                               "objective, which the result file cannot store yet; save its solution instead")
     meta = {"kind": "train-result", "method": result.method, "n_iter": int(result.n_iter),
             "constraint_names": list(result.constraint_names), "settings": result.settings,
             "const0": result.rate_map.const0, "feature_map": map_meta(result.feature_map),
@@ -55,8 +53,7 @@ def result_payload(result):
             {"const0": result.val_rate_map.const0, "constraint_names": list(result.val_rate_map.constraint_names),
              **_metric_meta(result.val_rate_map)},
             **_metric_meta(result.rate_map)}
-    if result.classes is not None:
-        meta["classes"] = class_labels_meta(result.classes)
+    meta.update(result.arity.file_meta())
     if result.feature_names is not None:
         meta["feature_names"] = [str(c) for c in result.feature_names]
     arrays = {"weights": result.weights, "biases": result.biases, "iterations": result.iterations,
@@ -77,8 +74,15 @@ def result_payload(result):
 
 
 def _metric_meta(rmap):
-    """The JSON part of a rate map's metrics (objective and constraints)."""
-    return {"metric": None if rmap.metric is None else rmap.metric.metric.params(),
+    """The JSON part of a rate map's metrics (objective and constraints).
+
+    A two-class metric objective is saved as its rows (``MetricRows``: the
+    metric's parameters, ``Z`` and ``z0``); a K-class one (macro-F1, a
+    :class:`~rateopt._training._class_spec.ClassObjective`) as its own
+    parameters and arrays.
+    """
+    m = rmap.metric
+    return {"metric": None if m is None else m.metric.params() if hasattr(m, "Z") else m.params(),
             "metric_constraints": [{"metric": c.metric.params(), "bound": c.bound}
                                    for c in rmap.metric_constraints]}
 
@@ -86,8 +90,10 @@ def _metric_meta(rmap):
 def _metric_arrays(rmap, prefix):
     """The compiled rows of a rate map's metrics, under ``prefix``."""
     out = {}
-    if rmap.metric is not None:
+    if rmap.metric is not None and hasattr(rmap.metric, "Z"):
         out.update({prefix + "Z": rmap.metric.Z, prefix + "z0": rmap.metric.z0})
+    elif rmap.metric is not None:
+        out.update({f"{prefix}objective_{k}": v for k, v in rmap.metric.arrays().items()})
     for j, c in enumerate(rmap.metric_constraints):
         out.update({f"{prefix}mc{j}_Z": c.Z, f"{prefix}mc{j}_z0": c.z0})
     return out
@@ -95,15 +101,13 @@ def _metric_arrays(rmap, prefix):
 
 def result_fields_from_file(meta, arrays, path):
     """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
-    classes = meta.get("classes")
-    if classes is not None:
-        classes = class_labels_from_meta(classes, path)
-    W = real_array(arrays, "weights", 2 if classes is None else 3, path)
+    arity = arity_from_file(meta, path)
+    classes = arity.classes
+    W = real_array(arrays, "weights", arity.weights_ndim, path)
     T, d = W.shape[0], W.shape[-1]
     if T < 1:
         raise damaged(path, "weights", "holds no iterate")
-    if classes is not None and W.shape[1] != len(classes):
-        raise damaged(path, "weights", f"has shape {W.shape}, expected (n_recorded, {len(classes)}, n_features)")
+    arity.check_file_weights(W, path)
 
     def vec(name, n=None, ndim=1):
         a = real_array(arrays, name, ndim, path)
@@ -134,8 +138,11 @@ def result_fields_from_file(meta, arrays, path):
             raise damaged(path, where + "const0", f"is {const0!r}, expected a number")
         n_atoms = c0.shape[0]
         metric = None
-        if mmeta.get("metric") is not None:
-            metric = _metric_rows(MetricRows, mmeta["metric"], arrays, path, n_atoms, prefix + "Z", prefix + "z0",
+        saved = mmeta.get("metric")
+        if isinstance(saved, dict) and saved.get("kind") == ClassObjective.kind:
+            metric = _class_objective(saved, arrays, path, prefix, where + "metric", n_atoms, classes)
+        elif saved is not None:
+            metric = _metric_rows(MetricRows, saved, arrays, path, n_atoms, prefix + "Z", prefix + "z0",
                                   where + "metric")
         bounded = mmeta.get("metric_constraints") or []
         if not isinstance(bounded, list) or len(bounded) != n_bounded:
@@ -191,7 +198,7 @@ def result_fields_from_file(meta, arrays, path):
     # A resumed fit starts from the last multipliers: Lagrange multipliers and the swap player's
     # distribution are never negative.
     lam = check_range(vec("multipliers", T, ndim=2), "multipliers", path, "multipliers >= 0", low=0.0)
-    biases = vec("biases", T, ndim=1 if classes is None else 2)
+    biases = vec("biases", T, ndim=arity.weights_ndim - 1)
     if biases.shape != W.shape[:-1]:
         raise damaged(path, "biases", f"has shape {biases.shape}, expected {W.shape[:-1]}")
     fields = dict(method=str(meta.get("method")), weights=W, biases=biases,
@@ -215,6 +222,27 @@ def result_fields_from_file(meta, arrays, path):
 def checked_rates(R, name, path):
     """Saved atom rates: weighted means of 0/1 decisions with normalized weights, so in [0, 1]."""
     return check_range(R, name, path, "rates in [0, 1]", low=-RATE_TOL, high=1.0 + RATE_TOL)
+
+
+def _class_objective(meta, arrays, path, prefix, field, n_atoms, classes):
+    """A saved non-linear K-class objective (macro-F1): its subset's cells and the cells' class weights."""
+    if classes is None:
+        raise damaged(path, field, "is a K-class objective in a two-class result (no metadata.classes)")
+    scale = meta.get("scale")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+        raise damaged(path, field + ".scale", f"is {scale!r}, expected a finite number > 0")
+    K = len(classes)
+    cells_name, weights_name = prefix + "objective_cells", prefix + "objective_label_weights"
+    W = check_range(real_array(arrays, weights_name, 2, path), weights_name, path, "weights >= 0", low=0.0)
+    cells = check_range(real_array(arrays, cells_name, 1, path), cells_name, path, "0 or 1", low=0.0, high=1.0)
+    if W.shape[1] != K or W.shape[0] * K * K != n_atoms or cells.shape[0] != W.shape[0]:
+        raise damaged(path, weights_name, f"has shape {W.shape} with {cells.shape[0]} cells, expected "
+                                          f"(n_cells, {K}) with n_cells * {K}**2 = {n_atoms} statistics")
+    if np.any(cells != np.round(cells)):
+        raise damaged(path, cells_name, "holds a value other than 0 or 1")
+    if not W[cells == 1].sum() > 0:
+        raise damaged(path, cells_name, "selects no row weight (an empty subset)")
+    return ClassObjective(cells == 1, W, float(scale))
 
 
 def _metric_rows(cls, meta, arrays, path, n_atoms, z_name, z0_name, field, **extra):

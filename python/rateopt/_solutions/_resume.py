@@ -78,7 +78,7 @@ def check_resumable(previous, game, spec):
         raise ValueError(f"resume: the result was trained with method={previous.method!r}, not {method!r}")
     if previous.weights.shape[0] == 0:
         raise ValueError("resume: the result holds no recorded iterate")
-    expected = (spec.n_features,) if spec.classes is None else (len(spec.classes), spec.n_features)
+    expected = spec.arity.weight_shape(spec.n_features)
     if previous.weights.shape[1:] != expected:
         raise ValueError(f"resume: the result's model has weights of shape {previous.weights.shape[1:]}, this "
                          f"problem's model {expected}")

@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
 from .. import core
 from ..core._kernel_block import check_block_memory
+from ..metrics._macro_f1 import MacroF1, macro_f1_gradient, macro_f1_loss
+from ._arity import CLASS_PROXIES, KClasses
 from ._spec import Combinations, KernelPass
 
 __all__ = ["CLASS_PROXIES", "ClassBlock", "ClassGameSpec", "ClassObjective", "class_spec_from_problem"]
 
-#: The training parameter ``proxy`` for K classes: its core proxy (:data:`rateopt.core.MULTICLASS_PROXIES`).
-CLASS_PROXIES = {"logistic": "softmax", "hinge": "hinge"}
 
 
 @dataclass(frozen=True)
@@ -61,33 +60,60 @@ class ClassObjective:
 
     Parameters
     ----------
-    objective : object
-        With ``value(compiled, N)`` and ``gradient(compiled, N)`` on confusion
-        counts ``N`` (n_cells, K, K) (:class:`~rateopt._compiler._multiclass.MacroF1`).
-    compiled : MulticlassCompiled
+    cells : ndarray of bool of shape (n_cells,)
+        The objective's subset of cells.
+    label_weights : ndarray of shape (n_cells, K)
+        The weight of each cell's rows of each true class.
     scale : float
         The total row weight (statistics are counts / scale).
+
+    Attributes
+    ----------
+    name : str
+        The objective's name in reports.
+    kind : str
+        The objective's kind in a result file (:meth:`params`).
     """
 
-    def __init__(self, objective, compiled, scale):
-        self.metric, self.compiled, self.scale = objective, compiled, float(scale)
-        K = compiled.n_classes
-        self.shape = (compiled.n_cells, K, K)
+    name = MacroF1.name
+    kind = "macro_f1"
+
+    def __init__(self, cells, label_weights, scale):
+        self.cells = np.asarray(cells, dtype=bool)
+        self.label_weights = np.asarray(label_weights, dtype=np.float64)
+        self.scale = float(scale)
+        self.true = self.label_weights[self.cells].sum(axis=0)
+        G, K = self.label_weights.shape
+        self.shape = (G, K, K)
+
+    @classmethod
+    def of(cls, objective, compiled, scale):
+        """The objective ``objective`` (:class:`~rateopt.metrics.MacroF1`) of a compiled K-class problem."""
+        cells, _ = objective.subset(compiled)
+        return cls(cells, compiled.cell_label_weights, scale)
 
     def objective(self, stats):
         """The objective's value at the statistics ``stats`` (S,)."""
-        return float(self.metric.value(self.compiled, np.reshape(stats, self.shape) * self.scale))
+        return macro_f1_loss(np.reshape(stats, self.shape) * self.scale, self.cells, self.true)
 
     def gradient(self, stats):
         """The gradient with respect to the statistics, shape (S,)."""
-        return (self.metric.gradient(self.compiled, np.reshape(stats, self.shape) * self.scale)
+        return (macro_f1_gradient(np.reshape(stats, self.shape) * self.scale, self.cells, self.true)
                 * self.scale).reshape(-1)
 
     def start(self):
         """The first linearization point: every row predicting each class with probability 1/K."""
-        W = self.compiled.cell_label_weights
+        W = self.label_weights
         K = W.shape[1]
         return (np.repeat(W[:, :, None] / K, K, axis=2) / self.scale).reshape(-1)
+
+    def params(self):
+        """The JSON part of the objective's saved form (:meth:`arrays` holds the rest)."""
+        return {"kind": self.kind, "scale": self.scale}
+
+    def arrays(self):
+        """The arrays of the objective's saved form: ``{"cells": ..., "label_weights": ...}``."""
+        return {"cells": self.cells.astype(np.uint8), "label_weights": self.label_weights}
 
 
 @dataclass(frozen=True)
@@ -133,7 +159,10 @@ class ClassGameSpec:
     atom_offsets: object = None
     n_offsets: int = 0
 
-    class_problem: ClassVar[bool] = True
+    @property
+    def arity(self):
+        """The run's :class:`~rateopt._training._arity.KClasses`."""
+        return KClasses(self.classes)
 
     @property
     def n_classes(self):
@@ -166,9 +195,11 @@ class ClassGameSpec:
 
         ``combinations``: one (the objective's, any proxy) or two (the
         objective's, then the constraints' with the hinge) rows over the
-        statistics, or a plain vector (a value-only pass). ``margin`` and
-        ``rows`` are refused before training for K classes (see
-        :func:`rateopt._params.train_settings`); ``offsets`` are ignored (none).
+        statistics, or a plain vector (a value-only pass). ``margin`` is the
+        hinge's; ``rows`` is one minibatch per block (the K-class game has
+        one), as for :func:`~rateopt._training._spec.kernel_pass`: the
+        statistics and gradients are then scaled estimates of the full
+        pass's. ``offsets`` are ignored (none).
         """
         if not isinstance(combinations, Combinations):
             combinations = Combinations(np.asarray(combinations, dtype=np.float64)[None, :], ("hinge",), np.zeros(1))
@@ -183,7 +214,8 @@ class ClassGameSpec:
         gradient = bool(np.any(combinations.grad_weights))
         res = core.multiclass_pass(blk.X, theta, bias, blk.cells, cost_obj, cost_con,
                                    objective_proxy=CLASS_PROXIES[combinations.proxies[0]],
-                                   constraint_proxy=con_proxy, gradient=gradient, n_threads=n_threads)
+                                   constraint_proxy=con_proxy, gradient=gradient, margin=margin,
+                                   rows=None if rows is None else rows[0], n_threads=n_threads)
         stats = res.counts.reshape(-1) / self.scale
         empty = np.zeros(0)
         return KernelPass(stats, empty, empty, res.grad, res.grad_intercept, np.array([res.proxy_value]))
@@ -216,7 +248,7 @@ def class_spec_from_problem(problem):
         c0, const0, metric = (np.asarray(c.objective, dtype=np.float64).reshape(S) * scale,
                               float(c.objective_constant), None)
     else:
-        c0, const0, metric = np.zeros(S), 0.0, ClassObjective(problem.objective, c, scale)
+        c0, const0, metric = np.zeros(S), 0.0, ClassObjective.of(problem.objective, c, scale)
     return ClassGameSpec(
         blocks=(ClassBlock(X, cells, getattr(ds, "name", "train")),), n_atoms=S,
         C=A.reshape(m, S) * scale, kappa=offsets, c0=c0, const0=const0,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
+from ._arity import TWO_CLASSES
 
 __all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer"]
 
@@ -48,22 +49,22 @@ class ModelPlayer:
         Trainable score offsets (the thresholds of offset atoms, e.g. ROC-AUC
         slices): stepped with the same optimizer, not regularized, not
         projected. They are training variables, not part of the model.
-    n_classes : int or None, default=None
-        None: a two-class model (``theta`` of shape (n_features,), a float
-        bias); K: a K-class model (``theta`` of shape (n_features, K), a (K,) bias).
+    arity : Arity, default=TWO_CLASSES
+        The parameter shapes (:mod:`rateopt._training._arity`): a two-class
+        model (``theta`` of shape (n_features,), a float bias), or a K-class
+        model (``theta`` of shape (n_features, K), a (K,) bias).
     """
 
     def __init__(self, n_features, *, optimizer, learning_rate, l2, radius, fit_intercept, n_offsets=0,
-                 n_classes=None):
-        self.theta = np.zeros(n_features) if n_classes is None else np.zeros((n_features, n_classes))
-        self.bias = 0.0 if n_classes is None else np.zeros(n_classes)
+                 arity=TWO_CLASSES):
+        self.theta, self.bias = arity.player_zeros(n_features)
         self.offsets = np.zeros(n_offsets)
         self.optimizer = optimizer
         self.learning_rate = learning_rate
         self.l2 = l2
         self.radius = radius
         self.fit_intercept = fit_intercept
-        self._n_bias = 1 if n_classes is None else n_classes
+        self._n_bias = arity.n_outputs
         self._t = 0
         size = self.theta.size + self._n_bias + n_offsets
         self._m = np.zeros(size)

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from .. import core
 from .._language._predictions import positive_decisions
 from ..core._kernel_block import check_block_memory
+from ._arity import TWO_CLASSES, Arity
 
 __all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
            "spec_from_problem"]
@@ -117,7 +118,7 @@ class GameSpec:
     atom_contexts: tuple = ()
 
     #: Two-class statistics (atom rates); :class:`~rateopt._training._class_spec.ClassGameSpec` is the K-class spec.
-    class_problem: ClassVar[bool] = False
+    arity: ClassVar[Arity] = TWO_CLASSES
     #: The class labels of a K-class spec (None: two classes).
     classes: ClassVar = None
 

@@ -170,7 +170,11 @@ def _proxy_codes(proxies, k):
 
 def _pass_scalars(Xm, bias, margin, rows):
     """The bias, margin and minibatch rows of one kernel pass over ``Xm``, checked (errors name them)."""
-    bias = as_finite_scalar(bias, "bias")
+    return (as_finite_scalar(bias, "bias"),) + margin_and_rows(Xm, margin, rows)
+
+
+def margin_and_rows(Xm, margin, rows):
+    """The hinge margin and minibatch rows of one pass over ``Xm`` (two-class or K-class), checked."""
     margin = as_finite_scalar(margin, "margin")
     if margin <= 0:
         raise ValueError(f"margin must be > 0, got {margin}")
@@ -180,7 +184,7 @@ def _pass_scalars(Xm, bias, margin, rows):
             raise ValueError("rows must not be empty")
         if rows.min() < 0 or rows.max() >= Xm.n_samples:
             raise ValueError(f"rows holds a row index outside [0, n_samples={Xm.n_samples})")
-    return bias, margin, rows
+    return margin, rows
 
 
 def _kernel_inputs(X, theta, atoms, coefs, proxies, grad_weights):

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._utils._validation import as_real_array
 from ..exceptions import NumericalError
+from ._kernel import margin_and_rows
 from ._matrix import FeatureMatrix, check_finite, checked_count, checked_ids, checked_weights
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
@@ -184,7 +185,7 @@ def _nonfinite_error(count):
 
 
 def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints, *, objective_proxy="softmax",
-                    constraint_proxy="hinge", gradient=True, n_threads=None):
+                    constraint_proxy="hinge", gradient=True, margin=1.0, rows=None, n_threads=None):
     """Prediction counts, cost values, their proxies and gradients of a K-class linear model in one pass.
 
     Row ``i`` has the K scores ``s_k = x_i . coef[:, k] + intercept[k]`` and
@@ -196,9 +197,15 @@ def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints,
 
     * ``"softmax"``: ``(max_k D_k) (logsumexp(s) - s_t)``, the cost-weighted
       softmax cross-entropy, with gradient ``(max_k D_k) (softmax(s) - e_t)``;
-    * ``"hinge"``: ``max_{k != t} D_k max(0, 1 + s_k - s_t)`` (slack-rescaled
-      Crammer-Singer), with subgradient ``+D_k*`` at the maximizing ``k*``
-      (lowest index on ties) and ``-D_k*`` at ``t`` when the loss is > 0.
+    * ``"hinge"``: ``max_{k != t} D_k max(0, margin + s_k - s_t)``
+      (slack-rescaled Crammer-Singer), with subgradient ``+D_k*`` at the
+      maximizing ``k*`` (lowest index on ties) and ``-D_k*`` at ``t`` when the
+      loss is > 0. The softmax does not use ``margin``.
+
+    With ``rows`` (a minibatch), only those rows are visited (repeats count
+    once per occurrence) and every output is scaled by
+    ``n_samples / len(rows)``: an unbiased estimate of the full pass, as in
+    :func:`rate_kernel`. Without it the pass reads every row, unscaled.
 
     One pass over ``X`` (its K scores share each read of ``x_ij``), with
     OpenMP over contiguous row chunks reduced in order: bit-identical results
@@ -226,6 +233,10 @@ def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints,
     gradient : bool, default=True
         Whether to compute the gradient (without it ``grad`` and
         ``grad_intercept`` are None and no gradient work is done).
+    margin : float, default=1.0
+        The hinge's margin (finite, > 0).
+    rows : array-like of int of shape (n_batch,), default=None
+        Minibatch row ids in ``[0, n_samples)`` (None: every row).
     n_threads : int, default=None
         ``None`` follows the OpenMP setting, ``-1`` uses all cores.
 
@@ -240,7 +251,8 @@ def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints,
     ValueError
         On a shape mismatch (the message names the argument and the expected
         shape), non-finite ``coef``/``intercept``/costs, ``n_classes < 2``, an
-        unknown proxy or an invalid ``n_threads``.
+        unknown proxy, a ``margin`` that is not a finite number > 0, empty or
+        out-of-range ``rows``, or an invalid ``n_threads``.
     TypeError
         If ``cells`` is not a :class:`ClassCells`.
     rateopt.exceptions.NumericalError
@@ -276,8 +288,9 @@ def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints,
     if not isinstance(gradient, (bool, np.bool_)):
         raise ValueError(f"gradient must be a bool, got {gradient!r}")
     threads = resolve_n_threads(n_threads)
+    margin, rows = margin_and_rows(Xm, margin, rows)
     args = (coef, intercept, cells.cells, cells.weights, cells.n_cells, cost_objective, cost_constraints, obj_code,
-            con_code, bool(gradient), threads)
+            con_code, bool(gradient), margin, rows, threads)
     if Xm.is_sparse:
         out = _core.multiclass_pass_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
     else:

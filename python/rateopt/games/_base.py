@@ -120,10 +120,10 @@ class Game:
         self.model_player = ModelPlayer(
             spec.n_features, optimizer=settings.optimizer, learning_rate=settings.learning_rate,
             l2=settings.l2, radius=settings.radius, fit_intercept=settings.fit_intercept,
-            n_offsets=spec.n_offsets, n_classes=len(spec.classes) if spec.class_problem else None)
+            n_offsets=spec.n_offsets, arity=spec.arity)
         # A non-linear K-class objective (macro-F1) is linearized at the running average of the
         # iterates' statistics (Narasimhan et al. (2019)'s Frank-Wolfe objective player); None: the objective is affine.
-        lin = spec.metric if spec.class_problem else None
+        lin = spec.arity.linearized_objective(spec)
         self._linearization = None if lin is None else [lin, lin.start(), 0]
 
     def objective_coef(self):
@@ -174,9 +174,7 @@ class Game:
     @classmethod
     def eta_lambda_for(cls, spec, settings):
         """The default step for ``spec``: :meth:`default_eta_lambda`, or ``class_eta / B`` for K classes."""
-        if spec.class_problem:
-            return cls.class_eta / spec.constraint_bound() if spec.n_constraints else 0.0
-        return cls.default_eta_lambda(spec, settings)
+        return spec.arity.eta_lambda(cls, spec, settings)
 
     def model(self):
         """The current ``(theta, bias)`` the kernel evaluates."""

@@ -20,7 +20,7 @@ import numpy as np
 from .._language._classes import ClassDataset
 from ..exceptions import EmptySubsetError
 
-__all__ = ["MacroF1"]
+__all__ = ["MacroF1", "macro_f1_gradient", "macro_f1_loss"]
 
 
 class MacroF1:
@@ -61,14 +61,25 @@ class MacroF1:
             context = context.context()
         self.context = context
 
-    def _parts(self, compiled, N):
-        """The subset's cells, each class's true positives and F1 denominator ``P(yhat=k) + P(y=k)`` (unnormalized)."""
-        m = compiled.context_cells(self.context)
-        true = compiled.cell_label_weights[m].sum(axis=0)
+    def subset(self, compiled):
+        """The subset's cells in a compiled problem, and each class's weight among their rows.
+
+        Parameters
+        ----------
+        compiled : MulticlassCompiled
+            The problem's compiled form.
+
+        Returns
+        -------
+        cells : ndarray of bool of shape (n_cells,)
+        true : ndarray of shape (K,)
+            The weight of the subset's rows of each true class.
+        """
+        m = np.asarray(compiled.context_cells(self.context), dtype=bool)
+        true = np.asarray(compiled.cell_label_weights, dtype=np.float64)[m].sum(axis=0)
         if true.sum() <= 0:
             raise EmptySubsetError(f"macro-F1 on an empty subset {self.context.label!r}")
-        Ns = N[m]  # (g, y, k)
-        return m, np.einsum("gkk->k", Ns), Ns.sum(axis=(0, 1)) + true
+        return m, true
 
     def value(self, compiled, N) -> float:
         """``1 - macro-F1`` of confusion counts.
@@ -84,9 +95,7 @@ class MacroF1:
         -------
         float
         """
-        _, tp, den = self._parts(compiled, N)
-        f1 = np.where(den > 0, 2.0 * tp / np.where(den > 0, den, 1.0), 0.0)
-        return float(1.0 - f1.mean())
+        return macro_f1_loss(N, *self.subset(compiled))
 
     def gradient(self, compiled, N) -> np.ndarray:
         """The gradient of :meth:`value` with respect to ``N``.
@@ -102,14 +111,60 @@ class MacroF1:
         -------
         ndarray of shape (n_cells, K, K)
         """
-        m, tp, den = self._parts(compiled, N)
-        K = N.shape[1]
-        den = np.where(den > 0, den, 1.0)
-        # d(1 - mean F1)/dN[g, y, k] = -1/K (2 [y == k] / den_k - 2 tp_k / den_k^2), for the subset's cells g
-        per_cell = np.broadcast_to(2.0 * tp / den**2 / K, (K, K)) - np.diag(2.0 / den / K)
-        G = np.zeros_like(N, dtype=np.float64)
-        G[m] = per_cell
-        return G
+        return macro_f1_gradient(N, *self.subset(compiled))
 
     def __repr__(self) -> str:
         return f"MacroF1({self.context.label})"
+
+
+def _parts(N, cells, true):
+    """Each class's true positives and F1 denominator ``P(yhat=k) + P(y=k)`` (unnormalized) on the cells."""
+    Ns = N[cells]  # (g, y, k)
+    return np.einsum("gkk->k", Ns), Ns.sum(axis=(0, 1)) + true
+
+
+def macro_f1_loss(N, cells, true):
+    """``1 - macro-F1`` of confusion counts on a subset of cells.
+
+    Parameters
+    ----------
+    N : ndarray of shape (n_cells, K, K)
+        The confusion counts.
+    cells : ndarray of bool of shape (n_cells,)
+        The subset's cells.
+    true : ndarray of shape (K,)
+        The weight of the subset's rows of each true class (:meth:`MacroF1.subset`).
+
+    Returns
+    -------
+    float
+    """
+    tp, den = _parts(N, cells, true)
+    f1 = np.where(den > 0, 2.0 * tp / np.where(den > 0, den, 1.0), 0.0)
+    return float(1.0 - f1.mean())
+
+
+def macro_f1_gradient(N, cells, true):
+    """The gradient of :func:`macro_f1_loss` with respect to ``N``.
+
+    Parameters
+    ----------
+    N : ndarray of shape (n_cells, K, K)
+        The confusion counts.
+    cells : ndarray of bool of shape (n_cells,)
+        The subset's cells.
+    true : ndarray of shape (K,)
+        The weight of the subset's rows of each true class.
+
+    Returns
+    -------
+    ndarray of shape (n_cells, K, K)
+    """
+    tp, den = _parts(N, cells, true)
+    K = N.shape[1]
+    den = np.where(den > 0, den, 1.0)
+    # d(1 - mean F1)/dN[g, y, k] = -1/K (2 [y == k] / den_k - 2 tp_k / den_k^2), for the subset's cells g
+    per_cell = np.broadcast_to(2.0 * tp / den**2 / K, (K, K)) - np.diag(2.0 / den / K)
+    G = np.zeros_like(N, dtype=np.float64)
+    G[cells] = per_cell
+    return G
