@@ -60,6 +60,7 @@ from .._compiler import confusion_counts
 from .._predictors._draws import row_uniforms
 from .._predictors._multiclass import MulticlassClassifier
 from ..exceptions import RateoptError
+from ._cell_map import fold_cell_offsets
 from ._plugin import mixture_lp, plugin_decisions
 
 __all__ = ["ClassThresholdRule", "ClassThresholdedFit", "ClassThresholdedMixture", "N_CANDIDATES",
@@ -159,25 +160,39 @@ class ClassThresholdRule:
         pick = np.minimum(np.searchsorted(cdf, np.asarray(uniforms), side="right"), self.n_rules - 1)
         return votes[np.arange(votes.shape[0]), pick]
 
-    def linear_models(self, coefs, intercepts):
-        """A group-blind offsets mixture as multinomial linear models: the offsets folded into the intercepts.
+    def linear_models(self, coefs, intercepts, cell_map=None):
+        """An offsets mixture as multinomial linear models: the offsets folded into the models.
+
+        A group-blind rule's offsets move the intercepts. A group-aware rule's
+        per-cell offsets fold through ``cell_map`` (the groups are features:
+        :func:`~rateopt._postprocess._cell_map.cell_indicator_map`), so the
+        models need no groups at prediction and decide as the rule does on
+        every row whose features encode its cell.
 
         Parameters
         ----------
         coefs : ndarray of shape (T, K, d)
             The iterates' weights (indexed by ``iterate``).
         intercepts : ndarray of shape (T, K)
+        cell_map : tuple, default=None
+            ``(A (d, n_cells), b (n_cells,))``; required for a group-aware rule.
 
         Returns
         -------
         coefs : ndarray of shape (n_rules, K, d)
         intercepts : ndarray of shape (n_rules, K)
         """
-        if not self.group_blind or any(k != "offsets" for k in self.kinds):
-            raise ValueError("only a group-blind offsets mixture is a mixture of linear models")
-        W = np.asarray(coefs)[self.iterate]
-        b = np.asarray(intercepts)[self.iterate] + np.stack([p[0] for p in self.params])
-        return W, b
+        if any(k != "offsets" for k in self.kinds):
+            raise ValueError("only an offsets mixture is a mixture of linear models (a plug-in rule is not)")
+        W = np.asarray(coefs, dtype=np.float64)[self.iterate]
+        b = np.asarray(intercepts, dtype=np.float64)[self.iterate]
+        if self.group_blind:
+            return W, b + np.stack([p[0] for p in self.params])
+        if cell_map is None:
+            raise ValueError("a group-aware offsets mixture folds into linear models only through cell_map (the "
+                             "groups must be features of X)")
+        folded = [fold_cell_offsets(W[r], b[r], self.params[r], cell_map) for r in range(self.n_rules)]
+        return np.stack([f[0] for f in folded]), np.stack([f[1] for f in folded])
 
 
 @dataclass(frozen=True)
@@ -455,16 +470,22 @@ class ClassThresholdedMixture:
     feature_names : sequence of str, default=None
         The training DataFrame's columns: a DataFrame given at prediction must
         have them in this order (see :class:`~rateopt.MulticlassClassifier`).
+    cell_map : tuple, default=None
+        ``(A (n_features, n_cells), b (n_cells,))`` when the groups are
+        features (:func:`~rateopt._postprocess._cell_map.cell_indicator_map`):
+        a row's cell is then read from its features, ``argmax_c x . A[:, c] + b[c]``.
 
     Notes
     -----
     A group-aware rule needs each row's cell (``cells=``, the problem's cell
-    numbering: ``problem.compiled.cells`` on the training rows) at prediction.
+    numbering: ``problem.compiled.cells`` on the training rows) at prediction,
+    unless ``cell_map`` reads it from the features.
     """
 
     kind = "thresholded"
 
-    def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None, feature_names=None):
+    def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None, feature_names=None, cell_map=None):
+        self.cell_map = cell_map
         used = np.unique(rule.iterate)
         remap = np.full(int(used.max()) + 1, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
@@ -482,6 +503,12 @@ class ClassThresholdedMixture:
         A = self.scorer._all_scores(Xm)
         return Xm, [A[:, t, :] for t in range(A.shape[1])]
 
+    def _cells(self, Xm, cells):
+        if cells is not None or self.cell_map is None or self.rule.group_blind:
+            return cells
+        A, b = self.cell_map
+        return np.asarray(np.argmax(Xm.data @ A + b, axis=1), dtype=np.int64).reshape(-1)
+
     def predict_proba(self, X, cells=None):
         """The exact decision distribution (n, n_classes).
 
@@ -489,13 +516,14 @@ class ClassThresholdedMixture:
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         cells : ndarray of int of shape (n_samples,), default=None
-            Each row's cell (required for a group-aware rule).
+            Each row's cell (required for a group-aware rule without ``cell_map``).
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return self.rule.distribution(self._scores(X)[1], cells)
+        Xm, scores = self._scores(X)
+        return self.rule.distribution(scores, self._cells(Xm, cells))
 
     def predict(self, X, cells=None, random_state=0, row_key=None):
         """The drawn class labels: each row draws one rule (rateopt's per-row draw, :mod:`rateopt._predictors._draws`).
@@ -514,7 +542,7 @@ class ClassThresholdedMixture:
         """
         Xm, scores = self._scores(X)
         u = row_uniforms(Xm.data, random_state, row_key)
-        return self.classes_[self.rule.decisions(scores, cells, u)]
+        return self.classes_[self.rule.decisions(scores, self._cells(Xm, cells), u)]
 
     def __repr__(self):
         return f"ClassThresholdedMixture(n_rules={self.rule.n_rules}, group_blind={self.rule.group_blind})"
@@ -567,8 +595,8 @@ def iterate_candidates(coefs, intercepts, *, n_candidates=N_CANDIDATES, averages
 
 
 def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=(), extra_models=None, classes=None,
-                              feature_map=None, feature_names=None, n_candidates=N_CANDIDATES, averages=True,
-                              **options):
+                              feature_map=None, feature_names=None, cell_map=None, n_candidates=N_CANDIDATES,
+                              averages=True, **options):
     """The K-class thresholded solution of a training run: candidates, scores, the mixture and its classifier.
 
     Parameters
@@ -596,6 +624,8 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
         A kernel model's feature map.
     feature_names : sequence of str, default=None
         The training DataFrame's columns, checked by the classifier at prediction.
+    cell_map : tuple, default=None
+        Given to the classifier: the cells read from the features (see :class:`ClassThresholdedMixture`).
     n_candidates : int, default=20
     averages : bool, default=True
         See :func:`iterate_candidates`.
@@ -629,4 +659,4 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
     A = scorer._all_scores(scorer._raw(problem.dataset.X))
     fit = fit_class_thresholded_mixture(problem, [A[:, r, :] for r in range(A.shape[1])], **options)
     return ClassThresholdedMixture(fit.rule, Wc, bc, classes=classes, feature_map=feature_map,
-                                   feature_names=feature_names), fit, names
+                                   feature_names=feature_names, cell_map=cell_map), fit, names

@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from .._postprocess._cell_map import problem_cell_map
 from .._postprocess._class_mixture import thresholded_from_iterates
 from .._postprocess._mixture import fit_thresholded_mixture
 from .._postprocess._rule import check_n_bins
@@ -403,7 +404,7 @@ class TrainResult:
         return StochasticClassifier(self.weights, self.biases, np.full(T, 1.0 / T), feature_map=self.feature_map,
                                     feature_names=self.feature_names)
 
-    def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind=True):
+    def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind="auto"):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.
 
         Every recorded iterate's scores on the training data are cut into
@@ -430,7 +431,7 @@ class TrainResult:
             (at most m + 2) are then re-fitted exactly, every distinct score a bin.
         epsilon : float, default=0.0
             Allowed violation of each goal.
-        group_blind : bool, default=True
+        group_blind : bool or "auto", default="auto"
             K classes only (two-class rules need no groups unless the groups
             are features). True: each candidate's rule is a vector of class
             score offsets shared by every row, so the solution is a mixture of
@@ -441,6 +442,12 @@ class TrainResult:
             equivalent of post-processing; its classifier needs each row's cell
             at prediction (``predict_proba(X, cells)``, the problem's cell
             numbering, ``problem.compiled.cells`` on the training rows).
+            ``"auto"``: the per-cell rules when the groups are features of X
+            (every cell's indicator is an affine function of X's columns on the
+            training rows, and the model is linear), read from the features at
+            prediction; per-cell offsets are then folded into the models, so a
+            mixture of offsets rules is a :class:`~rateopt.MulticlassClassifier`
+            that needs no groups. Otherwise the group-blind rules.
 
         Returns
         -------
@@ -465,7 +472,7 @@ class TrainResult:
         check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
         if self.classes is not None:
             return self._class_thresholded(problem, epsilon=epsilon, group_blind=group_blind)
-        if group_blind is not True:
+        if group_blind not in (True, "auto"):
             raise ValueError("group_blind=False is for K classes: a two-class thresholded solution needs no groups "
                              "unless the groups are features")
         scorer = self.iterates_scorer()
@@ -477,17 +484,23 @@ class TrainResult:
         """The K-class thresholded solution (see :meth:`thresholded`)."""
         if self.models is not None:
             self.iterates_scorer()  # refused, with the reason
+        if group_blind not in (True, False, "auto"):
+            raise ValueError(f"group_blind must be True, False or 'auto', got {group_blind!r}")
+        cell_map = None
+        if group_blind == "auto":
+            cell_map = None if self.feature_map is not None else problem_cell_map(problem)
+            group_blind = cell_map is None
         best = int(np.flatnonzero(self.mixture("best"))[0])
         support = self.shrink(epsilon).support
         clf, fit, _ = thresholded_from_iterates(problem, self.weights, self.biases, best=best, include=support,
                                                 classes=self.classes, feature_map=self.feature_map,
                                                 feature_names=self.feature_names, epsilon=epsilon,
-                                                group_blind=bool(group_blind))
-        if not group_blind:
-            return clf
-        W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_)
+                                                group_blind=bool(group_blind), cell_map=cell_map)
+        if not group_blind and (cell_map is None or any(k != "offsets" for k in clf.rule.kinds)):
+            return clf  # per-cell rules: the cells from the features (cell_map), else given at prediction
+        W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_, cell_map)
         return MulticlassClassifier(W, b, clf.rule.probabilities, classes=self.classes, feature_map=self.feature_map,
-                                        feature_names=self.feature_names)
+                                    feature_names=self.feature_names)
 
     def certify(self, problem, *, kind="m-stochastic", confidence=0.95, epsilon=0.0, random_state=0,
                 classifier=None):
