@@ -175,6 +175,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Where ``proxy-swap``'s multipliers start (TFCO's or the paper's matrix).
     lambda_floor : float, default=1e-3
         ``proxy-swap``'s floor on the entries of its stochastic matrix, times m+1.
+    objective_warmup : float, default=None
+        The share of ``n_iter`` at the start during which the multipliers do
+        not move, so the first iterates train the objective (None: 0.2 for
+        K classes with ``proxy-swap`` or ``proxy-external``, 0 otherwise).
     lambda_radius : float, default=None
         L1 radius of the Lagrange multipliers (Lagrangian methods; None: no
         cap, except for ``"oracle-lagrangian"``, which derives it from the
@@ -261,7 +265,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  l2=_D["l2"],
                  fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
                  learning_rate=_D["learning_rate"], eta_lambda=_D["eta_lambda"], update=_D["update"],
-                 lambda_init=_D["lambda_init"], lambda_floor=_D["lambda_floor"], lambda_radius=_D["lambda_radius"],
+                 lambda_init=_D["lambda_init"], lambda_floor=_D["lambda_floor"],
+                 objective_warmup=_D["objective_warmup"], lambda_radius=_D["lambda_radius"],
                  n_iter=_D["n_iter"], batch_size=_D["batch_size"], margin=_D["margin"], proxy=_D["proxy"],
                  record_every=_D["record_every"], stop_tol=_D["stop_tol"], stop_patience=_D["stop_patience"],
                  epsilon=_D["epsilon"], random_state=_D["random_state"], n_threads=_D["n_threads"],
@@ -292,6 +297,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.update = update
         self.lambda_init = lambda_init
         self.lambda_floor = lambda_floor
+        self.objective_warmup = objective_warmup
         self.lambda_radius = lambda_radius
         self.n_iter = n_iter
         self.batch_size = batch_size

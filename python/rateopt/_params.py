@@ -76,6 +76,11 @@ TRAIN_PARAMS = (
           "proxy-swap, multiplicative update: every entry of the stochastic matrix stays >= lambda_floor/(m+1) "
           "(TFCO's minimum_multiplier_radius), so a constraint's weight never falls so low that it takes long "
           "to come back; 0: no floor (None: the method's default, 1e-3 for 'proxy-swap')."),
+    Param("objective_warmup", None, lambda n, v: None if v is None else _check_floor(n, v),
+          "The share of n_iter, at the start, during which the multipliers stay where they start (with "
+          "lambda_init='objective': the objective alone, up to lambda_floor), so the first iterates train the "
+          "objective and are recorded as candidates; then the game goes on (None: the method's default, 0.2 "
+          "for K-class problems with 'proxy-swap' or 'proxy-external', 0 otherwise; 0: off)."),
     Param("lambda_radius", None, lambda n, v: check_positive(n, v, allow_none=True),
           "L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap, except for "
           "'oracle-lagrangian': B0 / gamma, the objective's range over the better constant classifier's "

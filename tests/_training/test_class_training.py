@@ -166,14 +166,17 @@ def test_bad_arguments_are_named():
         ro.train(p, n_iter=5).solution("thresholded")
 
 
-def test_the_k_class_games_reproduce_the_reference_loop():
+@pytest.mark.parametrize("warmup", [0.0, 0.2])
+def test_the_k_class_games_reproduce_the_reference_loop(warmup):
     """The one driver's K-class run equals a NumPy loop written from the papers: Adam on the cost-weighted
-    softmax cross-entropy of the objective plus the Crammer-Singer hinge of lam C, swap-regret multipliers."""
+    softmax cross-entropy of the objective plus the Crammer-Singer hinge of lam C, swap-regret multipliers
+    (which stay at their start for the first ``round(warmup * T)`` steps: the objective warm-up)."""
     X, y, g = _data(n=500)
     ds = ro.ClassDataset(X, y, groups={"g": g})
     p = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.02)], datasets=ds)
     T = 30
-    res = ro.train(p, method="proxy-external", n_iter=T, record_every=1, eta_lambda=0.5, random_state=0)
+    res = ro.train(p, method="proxy-external", n_iter=T, record_every=1, eta_lambda=0.5, random_state=0,
+                   objective_warmup=warmup)
     c, K = p.compiled, p.n_classes
     W = ds.weights
     A0, A = c.objective, c.constraints
@@ -212,4 +215,5 @@ def test_the_k_class_games_reproduce_the_reference_loop():
         theta = theta - step[:theta.size].reshape(theta.shape)
         b = b - step[theta.size:]
         gvals = np.tensordot(A, N, axes=([1, 2, 3], [0, 1, 2])) - c.offsets
-        lam = np.maximum(lam + 0.5 * gvals, 0.0)
+        if t >= round(warmup * T):
+            lam = np.maximum(lam + 0.5 * gvals, 0.0)
