@@ -117,8 +117,11 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         default). The solution is a :class:`rateopt.EstimatorMixture` of at most
         m+1 fitted models (for ``"m-stochastic"``), which cannot be saved with
         rateopt's pickle-free files.
-    solution : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded"}, default="m-stochastic"
-        How the final classifier is built from the iterates. The stochastic
+    solution : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded"}, default=None
+        How the final classifier is built from the iterates (None:
+        ``"m-stochastic"`` for two classes; ``"thresholded"`` for K classes
+        with a linear objective and linear or kernel iterates, see
+        :meth:`rateopt.TrainResult.default_kind`). The stochastic
         kinds give a mixture of linear models (``decision_function`` is then
         unavailable; ``predict_proba`` is the mixture's probability of a
         positive decision). ``"thresholded"``: the best mixture of the
@@ -416,6 +419,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         goals = list(self.goals) if self.goals is not None else []
         self.problem_ = Problem(objective=objective, constraints=goals, datasets=datasets)
         self.result_ = run_game(self.problem_, model, method=method, **train_params)
+        if solution["solution"] is None:
+            solution["solution"] = self.result_.default_kind(self.problem_)
         if solution["solution"] == "thresholded" and self.estimator is not None:
             raise ValueError("solution='thresholded' re-fits the thresholds of linear or kernel iterates; with "
                              "estimator=, post-process with rateopt.ThresholdClassifier instead")

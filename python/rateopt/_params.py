@@ -167,9 +167,11 @@ MODEL_PARAMS = (
 """The model's parameters (the estimator's and the command line's way to build a model)."""
 
 SOLUTION_PARAMS = (
-    Param("solution", "m-stochastic", lambda n, v: check_choice(n, v, SOLUTION_KINDS + tuple(SOLUTION_ALIASES)),
-          "How the final classifier is built from the recorded iterates ('shrunk' and 'average': deprecated "
-          "names of 'm-stochastic' and 'T-stochastic')."),
+    Param("solution", None,
+          lambda n, v: None if v is None else check_choice(n, v, SOLUTION_KINDS + tuple(SOLUTION_ALIASES)),
+          "How the final classifier is built from the recorded iterates (None: 'm-stochastic' for two classes, "
+          "'thresholded' for K classes with a linear objective and linear or kernel iterates; 'shrunk' and "
+          "'average': deprecated names of 'm-stochastic' and 'T-stochastic')."),
     Param("epsilon", 0.0, check_nonnegative, "Allowed constraint violation of the m-stochastic LP."),
 )
 """How the final classifier is chosen from a training result."""

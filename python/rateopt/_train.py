@@ -286,6 +286,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     result = recorder.result(method, feature_map, settings)
     result = result if resume is None else joined(resume, result)
     result.feature_names = _training_feature_names(problem)
+    result.training_problem = problem  # the K-class default solution re-fits its rules on it
     return result
 
 

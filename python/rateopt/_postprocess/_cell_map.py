@@ -30,15 +30,17 @@ _CHUNK_ELEMENTS = 1 << 22
 _EXACT = 1e-9
 
 
-def _cell_means(X, cells, n_cells):
-    H = sp.csr_matrix((np.ones(cells.shape[0]), (cells, np.arange(cells.shape[0]))),
-                      shape=(n_cells, cells.shape[0]))
-    counts = np.asarray(H.sum(axis=1)).reshape(-1)
-    return np.asarray(H @ X) / counts[:, None], counts
+def _cell_values(X, cells, n_cells):
+    """Each cell's first row (n_cells, d), or None when a cell has no row."""
+    present, first = np.unique(cells, return_index=True)
+    if present.shape[0] != n_cells:
+        return None
+    M = X[first]
+    return M.toarray() if sp.issparse(M) else np.asarray(M, dtype=np.float64)
 
 
 def _constant_columns(X, cells, M):
-    """The columns of X whose value equals their cell's mean on every row."""
+    """The columns of X whose value equals their cell's first row's on every row."""
     n, d = X.shape
     ok = np.ones(d, dtype=bool)
     step = max(1, _CHUNK_ELEMENTS // max(d, 1))
@@ -77,8 +79,10 @@ def cell_indicator_map(X, cells, n_cells):
     G = int(n_cells)
     if G == 1:
         return np.zeros((d, 1)), np.ones(1)
-    M, counts = _cell_means(X if sp.issparse(X) else np.asarray(X, dtype=np.float64), cells, G)
-    if np.any(counts == 0):
+    if not sp.issparse(X):
+        X = np.asarray(X, dtype=np.float64)
+    M = _cell_values(X, cells, G)
+    if M is None:
         return None
     J = _constant_columns(X, cells, M)
     if J.size == 0:

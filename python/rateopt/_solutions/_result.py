@@ -191,6 +191,9 @@ class TrainResult:
         self.models = models  # the fitted classifiers of an estimator oracle (weights are then empty), or None
         self.classes = None if classes is None else np.asarray(classes)
         self.feature_names = None if feature_names is None else tuple(feature_names)
+        #: The problem the run trained on (set by :func:`rateopt.train`; not saved): the K-class default solution
+        #: re-fits its rules on it.
+        self.training_problem = None
         its = np.asarray(iterations)
         self.n_trivial = int(np.argmax(its != TRIVIAL_ITERATION)) if np.any(its != TRIVIAL_ITERATION) else 0
         self.objectives = rate_map.objectives(atom_rates)
@@ -322,14 +325,41 @@ class TrainResult:
             self._shrinks[key] = exact_mixture(self, key[1])
         return self._shrinks[key]
 
-    def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
+    def default_kind(self, problem=None):
+        """The solution kind :meth:`solution` builds when none is named.
+
+        ``"m-stochastic"`` for two classes. For K classes ``"thresholded"``
+        (the best mixture of the iterates, each with its exactly re-fitted
+        rule; see docs/defaults.md, K classes) when the training problem is
+        known (``problem``, or ``training_problem``, which :func:`rateopt.train`
+        sets), its objective is linear and the iterates are linear or kernel
+        models; ``"m-stochastic"`` otherwise (e.g. a result loaded from a file).
+
+        Parameters
+        ----------
+        problem : Problem, default=None
+            The training problem (default ``training_problem``).
+
+        Returns
+        -------
+        str
+        """
+        problem = self.training_problem if problem is None else problem
+        if (self.classes is None or self.models is not None or problem is None
+                or getattr(problem.compiled, "objective", None) is None):
+            return "m-stochastic"
+        return "thresholded"
+
+    def solution(self, kind=None, *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
                  n_bins="auto"):
         """Build a classifier from the recorded iterates.
 
         Parameters
         ----------
-        kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded", "certified"}
-            As in :meth:`mixture`, or ``"thresholded"`` (:meth:`thresholded`:
+        kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded", "certified"}, default=None
+            None: :meth:`default_kind` (``"m-stochastic"`` for two classes,
+            ``"thresholded"`` on the training problem for K classes). As in
+            :meth:`mixture`, or ``"thresholded"`` (:meth:`thresholded`:
             the iterates' thresholds re-fitted exactly on ``problem``, the
             training problem) or ``"certified"`` (:meth:`select_certified`:
             the best recorded solution whose goals a held-out ``problem``
@@ -356,6 +386,10 @@ class TrainResult:
             of one booster (a :class:`~rateopt.BoostingModel`), a
             :class:`~rateopt.BoostedMixture`.
         """
+        if kind is None:
+            kind = self.default_kind(problem)
+            if kind == "thresholded" and problem is None:
+                problem = self.training_problem
         kind = canonical_kind(kind)
         if kind in ("thresholded", "certified"):
             if problem is None:
@@ -491,11 +525,25 @@ class TrainResult:
             cell_map = None if self.feature_map is not None else problem_cell_map(problem)
             group_blind = cell_map is None
         best = int(np.flatnonzero(self.mixture("best"))[0])
-        support = self.shrink(epsilon).support
-        clf, fit, _ = thresholded_from_iterates(problem, self.weights, self.biases, best=best, include=support,
-                                                classes=self.classes, feature_map=self.feature_map,
-                                                feature_names=self.feature_names, epsilon=epsilon,
-                                                group_blind=bool(group_blind), cell_map=cell_map)
+        include = list(self.shrink(epsilon).support)
+        warmup = int(round((self.settings.get("objective_warmup") or 0.0) * int(self.settings.get("n_iter") or 0)))
+        if warmup > 0:  # the objective warm-up's last iterate (docs/defaults.md, K classes)
+            include += [int(t) for t in np.flatnonzero(self.iterations == warmup - 1)[:1]]
+        def fit(rules=("offsets", "plugin")):
+            return thresholded_from_iterates(problem, self.weights, self.biases, best=best, include=include,
+                                             classes=self.classes, feature_map=self.feature_map,
+                                             feature_names=self.feature_names, epsilon=epsilon,
+                                             group_blind=bool(group_blind), cell_map=cell_map, rules=rules)[:2]
+
+        clf, info = fit()
+        if cell_map is not None and any(k != "offsets" for k in clf.rule.kinds):
+            # a plug-in rule does not fold into a linear model: the offsets rules alone, when they do as well
+            # as the plug-in of the best iterate (the floor the solution keeps)
+            offsets_clf, offsets_info = fit(("offsets",))
+            if offsets_info.max_violation <= info.max_violation and (
+                    info.reference_plugin_objective is None
+                    or offsets_info.objective <= info.reference_plugin_objective):
+                clf = offsets_clf
         if not group_blind and (cell_map is None or any(k != "offsets" for k in clf.rule.kinds)):
             return clf  # per-cell rules: the cells from the features (cell_map), else given at prediction
         W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_, cell_map)
