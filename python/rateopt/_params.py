@@ -169,9 +169,10 @@ MODEL_PARAMS = (
 SOLUTION_PARAMS = (
     Param("solution", None,
           lambda n, v: None if v is None else check_choice(n, v, SOLUTION_KINDS + tuple(SOLUTION_ALIASES)),
-          "How the final classifier is built from the recorded iterates (None: 'm-stochastic' for two classes, "
-          "'thresholded' for K classes with a linear objective and linear or kernel iterates; 'shrunk' and "
-          "'average': deprecated names of 'm-stochastic' and 'T-stochastic')."),
+          "How the final classifier is built from the recorded iterates (None: TrainResult.default_kind, "
+          "'m-stochastic' for two classes and 'thresholded' for K classes with goals, a linear objective and "
+          "linear or kernel iterates; the command line's default is 'm-stochastic'; 'shrunk' and 'average': "
+          "deprecated names of 'm-stochastic' and 'T-stochastic')."),
     Param("epsilon", 0.0, check_nonnegative, "Allowed constraint violation of the m-stochastic LP."),
 )
 """How the final classifier is chosen from a training result."""

@@ -332,8 +332,10 @@ class TrainResult:
         (the best mixture of the iterates, each with its exactly re-fitted
         rule; see docs/defaults.md, K classes) when the training problem is
         known (``problem``, or ``training_problem``, which :func:`rateopt.train`
-        sets), its objective is linear and the iterates are linear or kernel
-        models; ``"m-stochastic"`` otherwise (e.g. a result loaded from a file).
+        sets), it has goals, its objective is linear and the iterates are
+        linear or kernel models; ``"m-stochastic"`` otherwise (e.g. a result
+        loaded from a file, or a problem without goals, where the m-stochastic
+        solution is the best iterate).
 
         Parameters
         ----------
@@ -346,7 +348,7 @@ class TrainResult:
         """
         problem = self.training_problem if problem is None else problem
         if (self.classes is None or self.models is not None or problem is None
-                or getattr(problem.compiled, "objective", None) is None):
+                or getattr(problem.compiled, "objective", None) is None or not problem.compiled.n_constraints):
             return "m-stochastic"
         return "thresholded"
 

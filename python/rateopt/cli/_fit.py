@@ -92,8 +92,8 @@ def fit(args):
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
-    if sol["solution"] is None:
-        sol["solution"] = result.default_kind(problem)
+    if sol["solution"] is None:  # the report describes a mixture of recorded iterates: m-stochastic by default
+        sol["solution"] = "m-stochastic"  # (a K-class thresholded solution's report is not written yet)
     clf = arity.solution(result, sol["solution"], sol["epsilon"], problem)
     arity.warn_infeasible(result, sol["solution"], sol["epsilon"], problem, clf)
 
