@@ -27,6 +27,14 @@ class, ``|P(yhat=k | g) - P(yhat=k)| <= slack``):
     ``beta = (1.0, -0.8, 0.6, 0.4, 0, 0)``, label ``digitize(u, [-0.7, 0.7])``;
     ``X = [Z, group == "a"]``; slack 0.05.
 
+``tct``
+    The three-class data of ``tests/_training/test_class_training.py``
+    (``_data``'s generator: 6 normal features, a binary group shifting the
+    class logits by ``(1.5, 0, -1.5)``, labels drawn from the softmax), 1,200
+    training rows and the next 10,000 rows of the same draw as the test set;
+    slack 0.05. Not one of issue 31's three: the check that a default chosen
+    on those three does not hurt other data.
+
 Systems (training error = the classifier's exact expected error on the
 training rows, recounted by ``problem.evaluate`` on its ``predict_proba``;
 test error on the held-out rows with its standard error ``std(1 -
@@ -49,6 +57,10 @@ both splits):
   group-aware rules: needs the group at prediction);
 - ``rateopt-thresholded-blind``: the same, ``group_blind=True`` (no groups at
   prediction: a mixture of multinomial linear models);
+- ``rateopt-default``: ``res.solution()`` of the same run, the library's
+  default (before issue 31's quality work: m-stochastic; after: the
+  thresholded solution, folded into linear models when the groups are
+  features), with the inputs it needs at prediction;
 - ``plugin(best iterate)``: the plug-in mixture of the run's best-ranked
   candidate (training error only, the floor the thresholded solution must not
   exceed).
@@ -70,6 +82,9 @@ the library's default learning rate 0.02) and ``multiclass_quality_lr005.{json,m
 (``--learning-rate 0.05``, the recommended K-class default).
 
 ``--quick``: Adult subsampled (4,000 train rows), no study unless asked.
+``--baseline-pythonpath DIR``: also run the default solution with the rateopt
+on ``DIR`` (an export of main's ``python/`` with its core), in a subprocess
+of the same run: the "before" column.
 """
 
 from __future__ import annotations
@@ -141,6 +156,26 @@ def ordinal(quick: bool) -> dict[str, Any]:
             "gte": gte}
 
 
+def _tct_rows(n: int):
+    """The generator of tests/_training/test_class_training.py's three-class data (``_data``), seed 0."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 6))
+    g = rng.integers(0, 2, n)
+    W = rng.normal(size=(6, 3))
+    logits = X @ W + np.outer(g, np.linspace(1.5, -1.5, 3))
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    return np.column_stack([X, g]).astype(np.float64), y, np.where(g == 1, "b", "a")
+
+
+def tct(quick: bool) -> dict[str, Any]:
+    """The test suite's three-class data (a check against tuning to the three problems), parity at 0.05."""
+    X, y, g = _tct_rows(1200 + N_TEST)
+    return {"name": "tct", "slack": 0.05, "Xtr": X[:1200], "ytr": y[:1200], "gtr": g[:1200], "Xte": X[1200:],
+            "yte": y[1200:], "gte": g[1200:]}
+
+
 MARITAL = {"Married-civ-spouse": "married", "Married-AF-spouse": "married", "Never-married": "never-married",
            "Divorced": "other", "Separated": "other", "Widowed": "other", "Married-spouse-absent": "other"}
 
@@ -183,7 +218,7 @@ def edu4(quick: bool) -> dict[str, Any] | None:
             "Xte": te.X, "yte": te.y, "gte": np.asarray(te.groups[d.group])}
 
 
-PROBLEMS = {"guide": guide, "adult_marital": adult_marital, "ordinal": ordinal}
+PROBLEMS = {"guide": guide, "adult_marital": adult_marital, "ordinal": ordinal, "tct": tct}
 
 
 # --------------------------------------------------------------------------- scoring
@@ -245,7 +280,7 @@ def references(st: Setup) -> list[dict[str, Any]]:
     return rows
 
 
-def rateopt_solutions(st: Setup, res, T: int, *, with_test=True, warmup=None) -> list[dict[str, Any]]:
+def rateopt_solutions(st: Setup, res, T: int, *, with_test=True, warmup=None, default=False) -> list[dict[str, Any]]:
     """m-stochastic, best, thresholded (group-aware and blind) and the plug-in of the best candidate, on the
     first ``T`` iterates of ``res``."""
     from rateopt import MulticlassClassifier
@@ -267,6 +302,17 @@ def rateopt_solutions(st: Setup, res, T: int, *, with_test=True, warmup=None) ->
         clf = MulticlassClassifier(coefs[sup], icpt[sup], p[sup] / p[sup].sum(), classes=st.classes)
         rows.append(st.row(f"rateopt-{kind}", clf.predict_proba(sp["Xtr"]),
                            clf.predict_proba(sp["Xte"]) if with_test else None, models=int(sup.size)))
+    if default:  # the library's default solution of the whole run (res.solution(): its own kind and inputs)
+        clf = res.solution()
+        needs = "X and cells" if getattr(getattr(clf, "rule", None), "group_blind", True) is False \
+            and getattr(clf, "cell_map", None) is None else "X only"
+        cells_tr, cells_te = (st.cells_tr, st.cells_te) if needs == "X and cells" else (None, None)
+        args_tr = (sp["Xtr"],) if cells_tr is None else (sp["Xtr"], cells_tr)
+        args_te = (sp["Xte"],) if cells_te is None else (sp["Xte"], cells_te)
+        rows.append(st.row("rateopt-default", clf.predict_proba(*args_tr),
+                           clf.predict_proba(*args_te) if with_test else None, kind=res.default_kind(st.problem)
+                           if hasattr(res, "default_kind") else "m-stochastic", classifier=type(clf).__name__,
+                           prediction_inputs=needs))
     variants = [(False, None), (True, None)]
     if warmup is not None:  # the last iterate of an objective-only run of the same length, as one more candidate
         t = T - res.n_trivial + warmup.n_trivial  # the warm-up run's iterate T - 1, after its trivial rules
@@ -310,22 +356,58 @@ def quality(problems, quick: bool, learning_rate: float | None = None) -> dict[s
         st = Setup(PROBLEMS[name](quick))
         res, sec = train(st, 500, learning_rate)
         unc, sec_unc = train(st, 500, learning_rate, method="unconstrained")
-        rows = references(st) + rateopt_solutions(st, res, res.n_iter, warmup=unc)
+        rows = references(st) + rateopt_solutions(st, res, res.n_iter, warmup=unc, default=True)
         by = {r["system"]: r for r in rows}
         ref = by["LR+offsets" if name == "ordinal" else "plugin(LR)"]["train_error"]
         thr = by["rateopt-thresholded"]
-        gaps = {s: by[s]["train_error"] - ref for s in by if s.startswith("rateopt-thresholded")}
+        gaps = {s: by[s]["train_error"] - ref for s in by if s.startswith(("rateopt-thresholded", "rateopt-default"))}
         out[name] = {"n_train": int(st.spec["Xtr"].shape[0]), "n_test": int(st.spec["Xte"].shape[0]),
                      "slack": st.spec["slack"], "train_s": round(sec, 3), "unconstrained_train_s": round(sec_unc, 3),
                      "rows": rows, "reference": ref,
                      "gap_thresholded": thr["train_error"] - ref, "gaps": gaps,
                      "within_target_by_system": {s: bool(v <= TARGET_GAP) for s, v in gaps.items()},
                      "within_target": bool(thr["train_error"] <= ref + TARGET_GAP),
+                     "default_within_target": bool(by["rateopt-default"]["train_error"] <= ref + TARGET_GAP),
+                     "default_not_worse_than_plugin_best": bool(
+                         by["rateopt-default"]["train_error"] <= by["plugin(best iterate)"]["train_error"] + 1e-9),
                      "not_worse_than_plugin_best": bool(
                          thr["train_error"] <= by["plugin(best iterate)"]["train_error"] + 1e-9
                          and by["rateopt-thresholded+uncon"]["train_error"]
                          <= by["plugin(best iterate)"]["train_error"] + 1e-9)}
     return out
+
+
+def default_only(problems, quick: bool) -> dict[str, Any]:
+    """Only the default solution of each problem (the role of ``--baseline-pythonpath``'s subprocess)."""
+    import rateopt
+
+    out = {}
+    for name in problems:
+        st = Setup(PROBLEMS[name](quick))
+        t0 = time.perf_counter()
+        res = rateopt.train(st.problem, rateopt.LinearModel(l2=L2), random_state=SEED)  # every default
+        sec = time.perf_counter() - t0
+        clf = res.solution()
+        t1 = time.perf_counter()
+        row = st.row("rateopt-default", clf.predict_proba(st.spec["Xtr"]), clf.predict_proba(st.spec["Xte"]),
+                     kind=res.default_kind() if hasattr(res, "default_kind") else "m-stochastic",
+                     classifier=type(clf).__name__)
+        out[name] = {"row": row, "train_s": round(sec, 3), "solution_s": round(time.perf_counter() - t1, 3)}
+    return out
+
+
+def baseline(problems, quick: bool, pythonpath: str) -> dict[str, Any]:
+    """:func:`default_only` run by the rateopt at ``pythonpath`` (e.g. main's ``python/``), in a subprocess."""
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--default-only", "--problems", ",".join(problems), "--json",
+           "--out", str(Path("/tmp") / f"{NAME}_baseline.json")] + (["--quick"] if quick else [])
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    res = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"pythonpath": pythonpath, "git": res["git_rateopt"], "default": res["default"]}
 
 
 def study(problems, iters, rates, quick: bool) -> dict[str, Any]:
@@ -365,6 +447,26 @@ def markdown(result) -> str:
     lr = result.get("learning_rate")
     lines = [f"# K-class solution quality ({result['utc']}, git {result['git'].get('sha', '?')[:10]}; rateopt runs: "
              f"500 iterations, learning rate {'default' if lr is None else lr})", ""]
+    if result.get("baseline"):
+        base = result["baseline"]
+        lines += [f"## The default solution, before ({base['pythonpath']}) and after (this tree)", "",
+                  "Training error (test error ± SE); the target: within "
+                  f"{TARGET_GAP} of the reference on training data, and not worse than the plug-in of the run's "
+                  "best iterate.", ""]
+        rows = []
+        for name, q in result["quality"].items():
+            by = {r["system"]: r for r in q["rows"]}
+            b = base["default"][name]["row"]
+            a = by["rateopt-default"]
+
+            def fmt(r):
+                return f"{r['train_error']:.4f} ({r['test_error']:.4f} ± {r['test_se']:.4f})"
+            rows.append([name, f"{q['reference']:.4f}", f"{b.get('kind')}: {fmt(b)}", f"{a.get('kind')}: {fmt(a)}",
+                         f"{a['train_error'] - q['reference']:+.4f}", q["default_within_target"],
+                         f"{by['plugin(best iterate)']['train_error']:.4f}", q["default_not_worse_than_plugin_best"],
+                         a.get("prediction_inputs")])
+        lines += [markdown_table(["problem", "reference", "before (main)", "after", "gap after", "within 0.005",
+                                  "plug-in of best iterate", "not worse", "needs at prediction"], rows), ""]
     for name, q in result["quality"].items():
         lines += [f"## {name}: n_train {q['n_train']}, n_test {q['n_test']}, parity slack {q['slack']}", "",
                   f"reference {q['reference']:.4f}; training-error gaps to it (target <= {TARGET_GAP}): "
@@ -405,15 +507,28 @@ def main(argv=None) -> int:
     ap.add_argument("--rates", default="0.02,0.05")
     ap.add_argument("--learning-rate", type=float, default=None,
                     help="the quality part's learning rate (default: rateopt's K-class default)")
+    ap.add_argument("--baseline-pythonpath", default=None,
+                    help="also run the default solution with the rateopt found on this PYTHONPATH (e.g. an export "
+                         "of main's python/ with its built core): the before of a before/after table")
+    ap.add_argument("--default-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     problems = [p for p in args.problems.split(",") if p]
     for p in problems:
         if p not in PROBLEMS:
             ap.error(f"unknown problem {p!r}; choose from {sorted(PROBLEMS)}")
     t0 = time.perf_counter()
+    if args.default_only:
+        import rateopt
+
+        emit_json_line({"git_rateopt": str(Path(rateopt.__file__).resolve().parent),
+                        "default": default_only(problems, args.quick)})
+        return 0
     result: dict[str, Any] = {"name": NAME, "utc": utc_now(), "git": git_sha(), "machine": machine_info(),
-                              "quick": args.quick, "learning_rate": args.learning_rate,
-                              "quality": quality(problems, args.quick, args.learning_rate)}
+                              "quick": args.quick, "learning_rate": args.learning_rate}
+    if args.baseline_pythonpath:
+        log("[baseline] the default solution with the rateopt at " + args.baseline_pythonpath)
+        result["baseline"] = baseline(problems, args.quick, args.baseline_pythonpath)
+    result["quality"] = quality(problems, args.quick, args.learning_rate)
     if args.study:
         result["prefix_check"] = prefix_check(args.quick)
         result["study"] = study(problems, [int(v) for v in args.iters.split(",")],

@@ -555,10 +555,13 @@ def test_invalid_solution_arguments(fig2):
     X, y, cluster = fig2
     res = train(fig2_problem(X, y, cluster), n_iter=20)
     for bad in ("m_stochastic", "mixture", "T-Stochastic", None):
-        with pytest.raises(ValueError, match="kind must be one of"):
-            res.solution(bad)
+        if bad is not None:  # solution(None) is the default kind: m-stochastic for two classes
+            with pytest.raises(ValueError, match="kind must be one of"):
+                res.solution(bad)
         with pytest.raises(ValueError, match="kind must be one of"):
             res.solution_values(bad)
+    assert res.default_kind() == "m-stochastic"
+    np.testing.assert_array_equal(res.solution(None).probabilities_, res.solution("m-stochastic").probabilities_)
     with pytest.raises(ValueError, match="weighting must be 'uniform' or 'lambda'"):
         res.solution("T-stochastic", weighting="exp")
     with pytest.raises(ValueError, match="epsilon must be finite and >= 0"):

@@ -117,8 +117,11 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         default). The solution is a :class:`rateopt.EstimatorMixture` of at most
         m+1 fitted models (for ``"m-stochastic"``), which cannot be saved with
         rateopt's pickle-free files.
-    solution : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded"}, default="m-stochastic"
-        How the final classifier is built from the iterates. The stochastic
+    solution : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded"}, default=None
+        How the final classifier is built from the iterates (None:
+        ``"m-stochastic"`` for two classes; ``"thresholded"`` for K classes
+        with a linear objective and linear or kernel iterates, see
+        :meth:`rateopt.TrainResult.default_kind`). The stochastic
         kinds give a mixture of linear models (``decision_function`` is then
         unavailable; ``predict_proba`` is the mixture's probability of a
         positive decision). ``"thresholded"``: the best mixture of the
@@ -175,6 +178,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Where ``proxy-swap``'s multipliers start (TFCO's or the paper's matrix).
     lambda_floor : float, default=1e-3
         ``proxy-swap``'s floor on the entries of its stochastic matrix, times m+1.
+    objective_warmup : float, default=None
+        The share of ``n_iter`` at the start during which the multipliers do
+        not move, so the first iterates train the objective (None: 0.2 for
+        K classes with ``proxy-swap`` or ``proxy-external``, 0 otherwise).
     lambda_radius : float, default=None
         L1 radius of the Lagrange multipliers (Lagrangian methods; None: no
         cap, except for ``"oracle-lagrangian"``, which derives it from the
@@ -261,7 +268,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                  l2=_D["l2"],
                  fit_intercept=_D["fit_intercept"], radius=_D["radius"], optimizer=_D["optimizer"],
                  learning_rate=_D["learning_rate"], eta_lambda=_D["eta_lambda"], update=_D["update"],
-                 lambda_init=_D["lambda_init"], lambda_floor=_D["lambda_floor"], lambda_radius=_D["lambda_radius"],
+                 lambda_init=_D["lambda_init"], lambda_floor=_D["lambda_floor"],
+                 objective_warmup=_D["objective_warmup"], lambda_radius=_D["lambda_radius"],
                  n_iter=_D["n_iter"], batch_size=_D["batch_size"], margin=_D["margin"], proxy=_D["proxy"],
                  record_every=_D["record_every"], stop_tol=_D["stop_tol"], stop_patience=_D["stop_patience"],
                  epsilon=_D["epsilon"], random_state=_D["random_state"], n_threads=_D["n_threads"],
@@ -292,6 +300,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         self.update = update
         self.lambda_init = lambda_init
         self.lambda_floor = lambda_floor
+        self.objective_warmup = objective_warmup
         self.lambda_radius = lambda_radius
         self.n_iter = n_iter
         self.batch_size = batch_size
@@ -410,6 +419,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         goals = list(self.goals) if self.goals is not None else []
         self.problem_ = Problem(objective=objective, constraints=goals, datasets=datasets)
         self.result_ = run_game(self.problem_, model, method=method, **train_params)
+        if solution["solution"] is None:
+            solution["solution"] = self.result_.default_kind(self.problem_)
         if solution["solution"] == "thresholded" and self.estimator is not None:
             raise ValueError("solution='thresholded' re-fits the thresholds of linear or kernel iterates; with "
                              "estimator=, post-process with rateopt.ThresholdClassifier instead")

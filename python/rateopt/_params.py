@@ -76,6 +76,11 @@ TRAIN_PARAMS = (
           "proxy-swap, multiplicative update: every entry of the stochastic matrix stays >= lambda_floor/(m+1) "
           "(TFCO's minimum_multiplier_radius), so a constraint's weight never falls so low that it takes long "
           "to come back; 0: no floor (None: the method's default, 1e-3 for 'proxy-swap')."),
+    Param("objective_warmup", None, lambda n, v: None if v is None else _check_floor(n, v),
+          "The share of n_iter, at the start, during which the multipliers stay where they start (with "
+          "lambda_init='objective': the objective alone, up to lambda_floor), so the first iterates train the "
+          "objective and are recorded as candidates; then the game goes on (None: the method's default, 0.2 "
+          "for K-class problems with 'proxy-swap' or 'proxy-external', 0 otherwise; 0: off)."),
     Param("lambda_radius", None, lambda n, v: check_positive(n, v, allow_none=True),
           "L1 radius of the Lagrange multipliers (Lagrangian methods; None: no cap, except for "
           "'oracle-lagrangian': B0 / gamma, the objective's range over the better constant classifier's "
@@ -162,9 +167,12 @@ MODEL_PARAMS = (
 """The model's parameters (the estimator's and the command line's way to build a model)."""
 
 SOLUTION_PARAMS = (
-    Param("solution", "m-stochastic", lambda n, v: check_choice(n, v, SOLUTION_KINDS + tuple(SOLUTION_ALIASES)),
-          "How the final classifier is built from the recorded iterates ('shrunk' and 'average': deprecated "
-          "names of 'm-stochastic' and 'T-stochastic')."),
+    Param("solution", None,
+          lambda n, v: None if v is None else check_choice(n, v, SOLUTION_KINDS + tuple(SOLUTION_ALIASES)),
+          "How the final classifier is built from the recorded iterates (None: TrainResult.default_kind, "
+          "'m-stochastic' for two classes and 'thresholded' for K classes with goals, a linear objective and "
+          "linear or kernel iterates; the command line's default is 'm-stochastic'; 'shrunk' and 'average': "
+          "deprecated names of 'm-stochastic' and 'T-stochastic')."),
     Param("epsilon", 0.0, check_nonnegative, "Allowed constraint violation of the m-stochastic LP."),
 )
 """How the final classifier is chosen from a training result."""

@@ -255,6 +255,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         _warm_start(game, init)
     if resume is not None:
         resume_state(game, resume)
+        game.n_steps = int(resume.n_iter)  # the objective warm-up is counted from the first run's start
     rng = np.random.default_rng(settings.random_state)
     sizes = [blk.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
@@ -264,7 +265,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if estimators and (feature_map is not None or minibatch):
         raise ValueError("an estimator oracle trains on the raw features and all rows: use the default linear "
                          "model and batch_size=None")
-    refusal = _core_loop_refusal(game_cls, spec)
+    refusal = _core_loop_refusal(game_cls, spec) or _warmup_refusal(game)
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
     if settings.stop_tol is not None:
@@ -287,6 +288,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     result = recorder.result(method, feature_map, settings)
     result = result if resume is None else joined(resume, result)
     result.feature_names = _training_feature_names(problem)
+    result.training_problem = problem  # the K-class default solution re-fits its rules on it
     return result
 
 
@@ -411,6 +413,13 @@ def _refuse_for_boosting(spec, val_spec, *, init, resume, checkpoint):
 
 #: Minibatch rows drawn per core call (the rows of later iterations are drawn before the next call).
 _ROWS_PER_SEGMENT = 1 << 20
+
+
+def _warmup_refusal(game):
+    """Why the core loop cannot run this game's objective warm-up (None without one)."""
+    if game.warmup_steps():
+        return "objective_warmup is set (the warm-up runs in the Python driver)"
+    return None
 
 
 def _core_loop_refusal(game_cls, spec):

@@ -64,6 +64,7 @@ from .._predictors._multiclass import MulticlassClassifier
 from .._utils._archive import damaged, real_array
 from .._utils._group_columns import split_group_columns
 from ..exceptions import RateoptError
+from ._cell_map import fold_cell_offsets
 from ._plugin import mixture_lp, plugin_decisions
 from ._rule import cell_codes, checked_cells
 
@@ -168,25 +169,39 @@ class ClassThresholdRule:
         pick = np.minimum(np.searchsorted(cdf, np.asarray(uniforms), side="right"), self.n_rules - 1)
         return votes[np.arange(votes.shape[0]), pick]
 
-    def linear_models(self, coefs, intercepts):
-        """A group-blind offsets mixture as multinomial linear models: the offsets folded into the intercepts.
+    def linear_models(self, coefs, intercepts, cell_map=None):
+        """An offsets mixture as multinomial linear models: the offsets folded into the models.
+
+        A group-blind rule's offsets move the intercepts. A group-aware rule's
+        per-cell offsets fold through ``cell_map`` (the groups are features:
+        :func:`~rateopt._postprocess._cell_map.cell_indicator_map`), so the
+        models need no groups at prediction and decide as the rule does on
+        every row whose features encode its cell.
 
         Parameters
         ----------
         coefs : ndarray of shape (T, K, d)
             The iterates' weights (indexed by ``iterate``).
         intercepts : ndarray of shape (T, K)
+        cell_map : tuple, default=None
+            ``(A (d, n_cells), b (n_cells,))``; required for a group-aware rule.
 
         Returns
         -------
         coefs : ndarray of shape (n_rules, K, d)
         intercepts : ndarray of shape (n_rules, K)
         """
-        if not self.group_blind or any(k != "offsets" for k in self.kinds):
-            raise ValueError("only a group-blind offsets mixture is a mixture of linear models")
-        W = np.asarray(coefs)[self.iterate]
-        b = np.asarray(intercepts)[self.iterate] + np.stack([p[0] for p in self.params])
-        return W, b
+        if any(k != "offsets" for k in self.kinds):
+            raise ValueError("only an offsets mixture is a mixture of linear models (a plug-in rule is not)")
+        W = np.asarray(coefs, dtype=np.float64)[self.iterate]
+        b = np.asarray(intercepts, dtype=np.float64)[self.iterate]
+        if self.group_blind:
+            return W, b + np.stack([p[0] for p in self.params])
+        if cell_map is None:
+            raise ValueError("a group-aware offsets mixture folds into linear models only through cell_map (the "
+                             "groups must be features of X)")
+        folded = [fold_cell_offsets(W[r], b[r], self.params[r], cell_map) for r in range(self.n_rules)]
+        return np.stack([f[0] for f in folded]), np.stack([f[1] for f in folded])
 
 
 @dataclass(frozen=True)
@@ -476,6 +491,11 @@ class ClassThresholdedMixture:
         before scoring, as :class:`~rateopt.ThresholdClassifier`'s
         ``group_columns`` are: the classifier then works in a ``Pipeline``.
 
+    cell_map : tuple, default=None
+        ``(A (n_features, n_cells), b (n_cells,))`` when the groups are
+        features (:func:`~rateopt._postprocess._cell_map.cell_indicator_map`):
+        a row's cell is then read from its features, ``argmax_c x . A[:, c] + b[c]``.
+
     Attributes
     ----------
     cell_columns_ : tuple of str or None
@@ -488,13 +508,16 @@ class ClassThresholdedMixture:
     A group-aware rule needs each row's cell at prediction: from the groups
     (``groups=``, or ``group_columns`` of ``X``), or directly as ``cells=``
     (the problem's cell numbering: ``problem.compiled.cells`` on the training
-    rows). A group value combination not seen in training is refused.
+    rows). A group value combination not seen in training is refused. With
+    ``cell_map`` (the groups are features of ``X``) the cell is read from
+    the features when neither is given.
     """
 
     kind = "thresholded"
 
     def __init__(self, rule, coefs, intercepts, *, classes, feature_map=None, feature_names=None,
-                 cell_table=None, group_columns=None):
+                 cell_table=None, group_columns=None, cell_map=None):
+        self.cell_map = cell_map
         used = np.unique(rule.iterate)
         remap = np.full(int(used.max()) + 1, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
@@ -522,6 +545,8 @@ class ClassThresholdedMixture:
             if groups is not None:
                 raise ValueError("give the rows' cells= or their groups (groups= or group_columns), not both")
             return X, cells
+        if groups is None and self.cell_map is not None:
+            return X, None  # the cell is read from the features (_cells)
         if groups is None:
             where = f"groups= (the columns {list(self.cell_columns_)!r})" if self.cell_columns_ else "groups="
             raise ValueError(f"the rule is per cell of the problem: give {where}, set group_columns to read them "
@@ -536,6 +561,12 @@ class ClassThresholdedMixture:
         Xm = self.scorer._raw(X)
         A = self.scorer._all_scores(Xm)
         return Xm, [A[:, t, :] for t in range(A.shape[1])]
+
+    def _cells(self, Xm, cells):
+        if cells is not None or self.cell_map is None or self.rule.group_blind:
+            return cells
+        A, b = self.cell_map
+        return np.asarray(np.argmax(Xm.data @ A + b, axis=1), dtype=np.int64).reshape(-1)
 
     def predict_proba(self, X, cells=None, *, groups=None):
         """The exact decision distribution (n, n_classes).
@@ -554,7 +585,8 @@ class ClassThresholdedMixture:
         ndarray of shape (n_samples, n_classes)
         """
         X, cells = self._inputs(X, cells, groups)
-        return self.rule.distribution(self._scores(X)[1], cells)
+        Xm, scores = self._scores(X)
+        return self.rule.distribution(scores, self._cells(Xm, cells))
 
     def predict(self, X, cells=None, random_state=0, row_key=None, *, groups=None):
         """The drawn class labels: each row draws one rule (rateopt's per-row draw, :mod:`rateopt._predictors._draws`).
@@ -577,7 +609,7 @@ class ClassThresholdedMixture:
         X, cells = self._inputs(X, cells, groups)
         Xm, scores = self._scores(X)
         u = row_uniforms(Xm.data, random_state, row_key)
-        return self.classes_[self.rule.decisions(scores, cells, u)]
+        return self.classes_[self.rule.decisions(scores, self._cells(Xm, cells), u)]
 
     def save(self, path):
         """Save to ``path`` (``.npz``, no pickle); :func:`rateopt.load` reads it back.
@@ -586,6 +618,9 @@ class ClassThresholdedMixture:
         ----------
         path : str or os.PathLike
         """
+        if self.cell_map is not None:
+            raise ValueError("a rule that reads its cells from the features (cell_map) cannot be saved yet: save "
+                             "thresholded(problem, group_blind=True) or the m-stochastic solution instead")
         rule, sc = self.rule, self.scorer
         offsets = [p for k, p in zip(rule.kinds, rule.params) if k == "offsets"]
         costs = [p for k, p in zip(rule.kinds, rule.params) if k == "plugin"]
@@ -654,8 +689,8 @@ def iterate_candidates(coefs, intercepts, *, n_candidates=N_CANDIDATES, averages
 
 
 def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=(), extra_models=None, classes=None,
-                              feature_map=None, feature_names=None, n_candidates=N_CANDIDATES, averages=True,
-                              **options):
+                              feature_map=None, feature_names=None, cell_map=None, n_candidates=N_CANDIDATES,
+                              averages=True, **options):
     """The K-class thresholded solution of a training run: candidates, scores, the mixture and its classifier.
 
     Parameters
@@ -683,6 +718,8 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
         A kernel model's feature map.
     feature_names : sequence of str, default=None
         The training DataFrame's columns, checked by the classifier at prediction.
+    cell_map : tuple, default=None
+        Given to the classifier: the cells read from the features (see :class:`ClassThresholdedMixture`).
     n_candidates : int, default=20
     averages : bool, default=True
         See :func:`iterate_candidates`.
@@ -716,7 +753,8 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
     A = scorer._all_scores(scorer._raw(problem.dataset.X))
     fit = fit_class_thresholded_mixture(problem, [A[:, r, :] for r in range(A.shape[1])], **options)
     return ClassThresholdedMixture(fit.rule, Wc, bc, classes=classes, feature_map=feature_map,
-                                   feature_names=feature_names, cell_table=group_cell_table(problem)), fit, names
+                                   feature_names=feature_names, cell_table=group_cell_table(problem),
+                                   cell_map=cell_map), fit, names
 
 
 def group_cell_table(problem):

@@ -188,6 +188,9 @@ class TrainResult:
         self.arity = arity_of_classes(classes)  # what depends on the number of classes (_training._arity)
         self.classes = self.arity.classes
         self.feature_names = None if feature_names is None else tuple(feature_names)
+        #: The problem the run trained on (set by :func:`rateopt.train`; not saved): the K-class default solution
+        #: re-fits its rules on it.
+        self.training_problem = None
         its = np.asarray(iterations)
         self.n_trivial = int(np.argmax(its != TRIVIAL_ITERATION)) if np.any(its != TRIVIAL_ITERATION) else 0
         self.objectives = rate_map.objectives(atom_rates)
@@ -319,14 +322,43 @@ class TrainResult:
             self._shrinks[key] = exact_mixture(self, key[1])
         return self._shrinks[key]
 
-    def solution(self, kind="m-stochastic", *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
+    def default_kind(self, problem=None):
+        """The solution kind :meth:`solution` builds when none is named.
+
+        ``"m-stochastic"`` for two classes. For K classes ``"thresholded"``
+        (the best mixture of the iterates, each with its exactly re-fitted
+        rule; see docs/defaults.md, K classes) when the training problem is
+        known (``problem``, or ``training_problem``, which :func:`rateopt.train`
+        sets), it has goals, its objective is linear and the iterates are
+        linear or kernel models; ``"m-stochastic"`` otherwise (e.g. a result
+        loaded from a file, or a problem without goals, where the m-stochastic
+        solution is the best iterate).
+
+        Parameters
+        ----------
+        problem : Problem, default=None
+            The training problem (default ``training_problem``).
+
+        Returns
+        -------
+        str
+        """
+        problem = self.training_problem if problem is None else problem
+        if (self.classes is None or self.models is not None or problem is None
+                or getattr(problem.compiled, "objective", None) is None or not problem.compiled.n_constraints):
+            return "m-stochastic"
+        return "thresholded"
+
+    def solution(self, kind=None, *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
                  n_bins="auto"):
         """Build a classifier from the recorded iterates.
 
         Parameters
         ----------
-        kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded", "certified"}
-            As in :meth:`mixture`, or ``"thresholded"`` (:meth:`thresholded`:
+        kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded", "certified"}, default=None
+            None: :meth:`default_kind` (``"m-stochastic"`` for two classes,
+            ``"thresholded"`` on the training problem for K classes). As in
+            :meth:`mixture`, or ``"thresholded"`` (:meth:`thresholded`:
             the iterates' thresholds re-fitted exactly on ``problem``, the
             training problem) or ``"certified"`` (:meth:`select_certified`:
             the best recorded solution whose goals a held-out ``problem``
@@ -353,6 +385,10 @@ class TrainResult:
             of one booster (a :class:`~rateopt.BoostingModel`), a
             :class:`~rateopt.BoostedMixture`.
         """
+        if kind is None:
+            kind = self.default_kind(problem)
+            if kind == "thresholded" and problem is None:
+                problem = self.training_problem
         kind = canonical_kind(kind)
         if kind in ("thresholded", "certified"):
             if problem is None:
@@ -391,7 +427,7 @@ class TrainResult:
         return self.arity.iterates_scorer(self.weights, self.biases, feature_map=self.feature_map,
                                           feature_names=self.feature_names)
 
-    def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind=True):
+    def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind="auto"):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.
 
         Every recorded iterate's scores on the training data are cut into
@@ -418,7 +454,7 @@ class TrainResult:
             (at most m + 2) are then re-fitted exactly, every distinct score a bin.
         epsilon : float, default=0.0
             Allowed violation of each goal.
-        group_blind : bool, default=True
+        group_blind : bool or "auto", default="auto"
             K classes only (two-class rules need no groups unless the groups
             are features). True: each candidate's rule is a vector of class
             score offsets shared by every row, so the solution is a mixture of
@@ -431,6 +467,12 @@ class TrainResult:
             ``group_columns`` of ``X``), or the rows' cells
             (``predict_proba(X, cells)``, ``problem.compiled.cells`` on the
             training rows); it saves and loads like any model.
+            ``"auto"``: the per-cell rules when the groups are features of X
+            (every cell's indicator is an affine function of X's columns on the
+            training rows, and the model is linear), read from the features at
+            prediction; per-cell offsets are then folded into the models, so a
+            mixture of offsets rules is a :class:`~rateopt.MulticlassClassifier`
+            that needs no groups. Otherwise the group-blind rules.
 
         Returns
         -------

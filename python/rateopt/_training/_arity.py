@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._compiler import is_class_problem
+from .._postprocess._cell_map import problem_cell_map
 from .._postprocess._class_mixture import thresholded_from_iterates
 from .._postprocess._mixture import fit_thresholded_mixture
 from .._predictors._archive import class_labels_from_meta, class_labels_meta
@@ -143,7 +144,7 @@ class TwoClasses(Arity):
                                     feature_names=feature_names)
 
     def thresholded(self, result, problem, *, n_bins, epsilon, group_blind):
-        if group_blind is not True:
+        if group_blind not in (True, "auto"):
             raise ValueError("group_blind=False is for K classes: a two-class thresholded solution needs no groups "
                              "unless the groups are features")
         features = {name: ds.X for name, ds in problem.datasets.items()}
@@ -212,15 +213,37 @@ class KClasses(Arity):
         return problem.evaluate(classifier.predict_proba(problem.dataset.X))
 
     def thresholded(self, result, problem, *, n_bins, epsilon, group_blind):
+        if group_blind not in (True, False, "auto"):
+            raise ValueError(f"group_blind must be True, False or 'auto', got {group_blind!r}")
+        cell_map = None
+        if group_blind == "auto":
+            cell_map = None if result.feature_map is not None else problem_cell_map(problem)
+            group_blind = cell_map is None
         best = int(np.flatnonzero(result.mixture("best"))[0])
-        support = result.shrink(epsilon).support
-        clf, _, _ = thresholded_from_iterates(problem, result.weights, result.biases, best=best, include=support,
-                                              classes=self.classes, feature_map=result.feature_map,
-                                              feature_names=result.feature_names, epsilon=epsilon,
-                                              group_blind=bool(group_blind))
-        if not group_blind:
-            return clf
-        W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_)
+        include = list(result.shrink(epsilon).support)
+        settings = result.settings
+        warmup = int(round((settings.get("objective_warmup") or 0.0) * int(settings.get("n_iter") or 0)))
+        if warmup > 0:  # the objective warm-up's last iterate (docs/defaults.md, K classes)
+            include += [int(t) for t in np.flatnonzero(result.iterations == warmup - 1)[:1]]
+
+        def fit(rules=("offsets", "plugin")):
+            return thresholded_from_iterates(problem, result.weights, result.biases, best=best, include=include,
+                                             classes=self.classes, feature_map=result.feature_map,
+                                             feature_names=result.feature_names, epsilon=epsilon,
+                                             group_blind=bool(group_blind), cell_map=cell_map, rules=rules)[:2]
+
+        clf, info = fit()
+        if cell_map is not None and any(k != "offsets" for k in clf.rule.kinds):
+            # a plug-in rule does not fold into a linear model: the offsets rules alone, when they do as well
+            # as the plug-in of the best iterate (the floor the solution keeps)
+            offsets_clf, offsets_info = fit(("offsets",))
+            if offsets_info.max_violation <= info.max_violation and (
+                    info.reference_plugin_objective is None
+                    or offsets_info.objective <= info.reference_plugin_objective):
+                clf = offsets_clf
+        if not group_blind and (cell_map is None or any(k != "offsets" for k in clf.rule.kinds)):
+            return clf  # per-cell rules: the cells from the features (cell_map), else from the groups
+        W, b = clf.rule.linear_models(clf.scorer.coefs_, clf.scorer.intercepts_, cell_map)
         return self.mixture(W, b, clf.rule.probabilities, feature_map=result.feature_map,
                             feature_names=result.feature_names)
 

@@ -92,6 +92,8 @@ def fit(args):
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
+    if sol["solution"] is None:  # the report describes a mixture of recorded iterates: m-stochastic by default
+        sol["solution"] = "m-stochastic"  # (a K-class thresholded solution's report is not written yet)
     clf = arity.solution(result, sol["solution"], sol["epsilon"], problem)
     arity.warn_infeasible(result, sol["solution"], sol["epsilon"], problem, clf)
 
@@ -166,7 +168,7 @@ def _sweep(args, spec, problem, model, method, sol, train_params):
     bar = progress(len(args.sweep), "rateopt sweep", args.quiet)
     try:
         s = sweep(problem, spec.goals[args.sweep_goal], args.sweep, parameter=args.sweep_parameter, model=model,
-                  method=method, solution=sol["solution"], progress=lambda i: bar.update(1),
+                  method=method, solution=sol["solution"] or "m-stochastic", progress=lambda i: bar.update(1),
                   random_state=args.seed, n_threads=args.threads, **train_params)
     finally:
         bar.close()

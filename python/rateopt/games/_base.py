@@ -117,6 +117,8 @@ class Game:
     def __init__(self, spec, settings):
         self.spec = spec
         self.settings = settings
+        #: Steps taken (:meth:`multipliers_move` counts them; a resumed run starts at its records' iterations).
+        self.n_steps = 0
         self.model_player = ModelPlayer(
             spec.n_features, optimizer=settings.optimizer, learning_rate=settings.learning_rate,
             l2=settings.l2, radius=settings.radius, fit_intercept=settings.fit_intercept,
@@ -143,6 +145,16 @@ class Game:
             lin = self._linearization
             lin[2] += 1
             lin[1] = result.rates.copy() if lin[2] == 1 else lin[1] + (result.rates - lin[1]) / lin[2]
+
+    def warmup_steps(self):
+        """The steps of the objective warm-up: ``round(objective_warmup * n_iter)`` (0 when off or unset)."""
+        share = getattr(self.settings, "objective_warmup", None) or 0.0
+        return int(round(share * self.settings.n_iter))
+
+    def multipliers_move(self):
+        """Count one step; False during the objective warm-up, when the multipliers stay where they start."""
+        self.n_steps += 1
+        return self.n_steps > self.warmup_steps()
 
     @classmethod
     def core_loop(cls):

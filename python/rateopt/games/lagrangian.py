@@ -63,16 +63,17 @@ class ProxyExternalGame(_LagrangianGame):
 
     name = "proxy-external"
     core_program = "proxy-external"
+    reads = _LagrangianGame.reads | {"objective_warmup"}
     #: K classes (see ``Game.class_defaults``): Adam at 0.02 for 500 iterations, the softmax
     #: cross-entropy ("logistic") objective proxy, multipliers' step 1 / B.
     class_defaults = MappingProxyType({
         "n_iter": 500, "learning_rate": 0.02, "proxy": "logistic", "eta_lambda": None,
-        "lambda_init": "objective", "lambda_floor": 1e-3})
+        "lambda_init": "objective", "lambda_floor": 1e-3, "objective_warmup": 0.2})
 
     def step(self, result):
         self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
         self.observe(result)
-        if self.spec.n_constraints:
+        if self.spec.n_constraints and self.multipliers_move():
             self.player.update(self.spec.constraints(result.rates))
 
 

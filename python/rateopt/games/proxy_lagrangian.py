@@ -33,9 +33,9 @@ class ProxySwapGame(Game):
     #: cross-entropy ("logistic") objective proxy, TFCO's objective-focused start and floor.
     class_defaults = MappingProxyType({
         "n_iter": 500, "learning_rate": 0.02, "proxy": "logistic", "eta_lambda": None,
-        "lambda_init": "objective", "lambda_floor": 1e-3})
+        "lambda_init": "objective", "lambda_floor": 1e-3, "objective_warmup": 0.2})
     class_eta = 3.0
-    reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "update", "lambda_init", "lambda_floor"}
+    reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "update", "lambda_init", "lambda_floor", "objective_warmup"}
     resumable = True
     core_program = "proxy-swap"
 
@@ -74,7 +74,7 @@ class ProxySwapGame(Game):
     def step(self, result):
         self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
         self.observe(result)
-        if self.spec.n_constraints:
+        if self.spec.n_constraints and self.multipliers_move():
             self.player.update(self.spec.constraints(result.rates))
 
     def multipliers(self):
