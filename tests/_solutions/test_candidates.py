@@ -116,3 +116,16 @@ def test_window_averages_of_plain_sequences():
     assert out[0][1] == -1.5
     with pytest.raises(ValueError, match="window"):
         window_averages(its, w, b, lam, window=0)
+
+
+def test_no_window_averages_for_a_metric_objective():
+    # A non-linear metric's LP only bounds a mixture's value: the averages are left out there.
+    from rateopt import metrics as M
+
+    X, y, g = _data(2)
+    ds = ro.Dataset(X, y, groups={"g": g})
+    problem = ro.Problem(objective=-M.f_measure(ds.context()), datasets=ds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ro.train(problem, method="three-player", n_iter=60, record_every=1, random_state=0)
+    assert np.array_equal(res.iterations, np.r_[-1, -1, np.arange(60)])
