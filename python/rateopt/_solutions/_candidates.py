@@ -18,7 +18,9 @@ of a longer run's, so the shrinking LP's optimum still cannot increase with
 
 Both arities share this code: the records' weights are (n_features,) or
 (K, n_features), their biases scalars or (K,) vectors, and a mean is taken
-entry by entry.
+entry by entry. The driver (``rateopt._train``) adds no averages for fitted
+estimator iterates, trainable offsets, or non-linear metrics (whose LP only
+bounds a mixture's value).
 """
 
 from __future__ import annotations

@@ -175,9 +175,10 @@ class TrainResult:
     averages (``n_trivial == 0``) when its
     iterates are fitted estimators, when the problem has trainable offsets,
     or when it was saved by an earlier version; no trivial rules when the model
-    has no intercept (``fit_intercept=False``); no window averages when no
-    window of 50 consecutive iterations was recorded (fewer iterations, or
-    every ``record_every``-th).
+    has no intercept (``fit_intercept=False``); no window averages for
+    non-linear metric objectives or constraints, nor when no window of 50
+    consecutive iterations was recorded (fewer iterations, or every
+    ``record_every``-th).
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
