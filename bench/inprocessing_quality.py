@@ -6,12 +6,15 @@ library's defaults (``proxy-swap``, m-stochastic solution) for T in
 NumPy count (expected 0-1 error of ``predict_proba``; largest violation of the
 problem's goals from ``Problem.evaluate`` of the expected decisions).
 
-**before / after in one run.** The game's iterates do not depend on which of
-them are recorded, so the former default solution is recomputed exactly from
-the same run: the shrinking LP (``rateopt._solutions._shrink.shrink``) over the
-iterates the former default recorded (``t % max(1, T // 100) == 0`` and the
-last one), without the trivial rules. "after" is the library's m-stochastic
-solution now (every iterate recorded, the trivial rules among the candidates).
+**before / after in one run.** The game's iterates do not depend on which
+candidates the shrinking LP is given, so the earlier default solutions are
+recomputed exactly from the same run with ``rateopt._solutions._shrink.shrink``:
+"original" is the default before issue 36 (the LP over the iterates recorded at
+``t % max(1, T // 100) == 0`` and the last one, without the trivial rules);
+"before" is the default of git 8aff37b (every iterate recorded, the trivial
+rules among the candidates, no window averages). "after" is the library's
+m-stochastic solution now (the trivial rules, the window averages of every 50
+iterations, and every iterate: ``rateopt._solutions._candidates``).
 
 **References in the same run.** The best feasible constant classifier (errors
 counted from the labels; feasibility from ``Problem.evaluate`` of the constant
@@ -112,15 +115,22 @@ def constant_floor(data):
     return out
 
 
-def former_solution(res, T):
-    """The former default's m-stochastic mixture: the LP over its recorded iterates, no trivial rules."""
+def former_solution(res, T, original=True):
+    """An earlier default's m-stochastic mixture, recomputed from the same run.
+
+    ``original``: the default before issue 36 (the LP over every ``max(1, T // 100)``-th iterate, no
+    trivial rules); otherwise git 8aff37b's (the trivial rules and every iterate, no window averages).
+    """
     from rateopt._predictors._linear import StochasticClassifier
     from rateopt._solutions._shrink import shrink
 
     k = res.n_trivial
     its = res.iterations[k:]
-    every = max(1, T // 100)
-    keep = k + np.flatnonzero((its % every == 0) | (its == T - 1))
+    if original:
+        every = max(1, T // 100)
+        keep = k + np.flatnonzero((its % every == 0) | (its == T - 1))
+    else:
+        keep = np.flatnonzero(res.iterations != -2)
     sh = shrink(res.objectives[keep], res.constraints[keep])
     s = sh.support
     return StochasticClassifier(res.weights[keep[s]], res.biases[keep[s]], sh.weights[s],
@@ -138,17 +148,20 @@ def run_rateopt(data, iters, log):
             res = rateopt.train(data.problems["train"], n_iter=T, random_state=0)
         fit_s = time.perf_counter() - t0
         row = {"n_iter": T, "fit_s": fit_s, "n_recorded": int(res.weights.shape[0] - res.n_trivial)}
-        for name, clf in (("after", res.solution("m-stochastic")), ("before", former_solution(res, T)[0])):
+        for name, clf in (("after", res.solution("m-stochastic")), ("before", former_solution(res, T, False)[0]),
+                          ("original", former_solution(res, T)[0])):
             for s in ("train", "test"):
                 X, _ = data.split(s)
                 err, viol = data.score(clf.predict_proba(X)[:, 1], s)
                 row[f"{name}_{s}_err"], row[f"{name}_{s}_viol"] = err, viol
         q = res.mixture("m-stochastic")
-        row["after_trivial_weight"] = float(q[:res.n_trivial].sum())
+        row["after_trivial_weight"] = float(q[res.iterations == -1].sum())
+        row["after_average_weight"] = float(q[res.iterations == -2].sum())
         row["after_library_train_obj"] = float(res.solution_values("m-stochastic")[0])
         rows.append(row)
-        log(f"  {data.key} T={T}: train err before {row['before_train_err']:.4f} after {row['after_train_err']:.4f}"
-            f" (viol {row['after_train_viol']:.4f}, trivial weight {row['after_trivial_weight']:.3f}); "
+        log(f"  {data.key} T={T}: train err original {row['original_train_err']:.4f} before "
+            f"{row['before_train_err']:.4f} after {row['after_train_err']:.4f} (viol {row['after_train_viol']:.4f}, "
+            f"trivial weight {row['after_trivial_weight']:.3f}, average weight {row['after_average_weight']:.3f}); "
             f"{fit_s:.1f} s")
     return rows
 
@@ -189,18 +202,22 @@ def markdown(result):
     lines = [f"# In-processing quality (issue 36){' — quick' if result['quick'] else ''}", "",
              f"{result['date']}, git {result['git'].get('sha')}; load average at start "
              f"{result['load_start']}, at end {result['load_end']} (2 shared cores). "
-             "Errors are expected 0-1 errors of the m-stochastic solution (before: the former default, "
-             "recomputed from the same run; after: now). `viol`: largest training violation.", ""]
-    head = ["problem", "T", "before train", "after train", "after viol", "trivial w", "before test", "after test",
-            "EG train", "EG test", "LR train", "best feasible constant", "test SE"]
+             "Errors are expected 0-1 errors of the m-stochastic solution (original: the default before "
+             "issue 36; before: git 8aff37b's, every iterate and the trivial rules; both recomputed from the same "
+             "run; after: now, with the window averages). `viol`: largest training violation; `trivial w`, "
+             "`average w`: the solution's weight on the trivial rules and on the window averages.", ""]
+    head = ["problem", "T", "original train", "before train", "after train", "after viol", "trivial w", "average w",
+            "original test", "before test", "after test", "EG train", "EG test", "LR train", "best feasible constant",
+            "test SE"]
     rows = []
     for key, p in result["problems"].items():
         ref, fl = p["references"], p["constant_floor"]
         for r in p["runs"]:
             se = np.sqrt(r["after_test_err"] * (1 - r["after_test_err"]) / p["n_test"])
-            rows.append([key, r["n_iter"], f"{r['before_train_err']:.4f}", f"{r['after_train_err']:.4f}",
-                         f"{r['after_train_viol']:.4f}", f"{r['after_trivial_weight']:.3f}",
-                         f"{r['before_test_err']:.4f}", f"{r['after_test_err']:.4f}",
+            rows.append([key, r["n_iter"], f"{r['original_train_err']:.4f}", f"{r['before_train_err']:.4f}",
+                         f"{r['after_train_err']:.4f}", f"{r['after_train_viol']:.4f}",
+                         f"{r['after_trivial_weight']:.3f}", f"{r['after_average_weight']:.3f}",
+                         f"{r['original_test_err']:.4f}", f"{r['before_test_err']:.4f}", f"{r['after_test_err']:.4f}",
                          f"{ref['eg_train_err']:.4f}" if "eg_train_err" in ref else "-",
                          f"{ref['eg_test_err']:.4f}" if "eg_test_err" in ref else "-",
                          f"{ref['logreg']['train']:.4f}" if "logreg" in ref else "-",

@@ -37,6 +37,7 @@ from ._solutions._result import (
     TrainResult,
     warn_if_infeasible,
 )
+from ._solutions._candidates import AVERAGE_ITERATION, window_averages
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
 from ._compiler import is_class_problem
@@ -528,6 +529,7 @@ class _Recorder:
         self.rate_map = RateMap.of(spec)
         self.rows = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates", "offsets", "models")}
         self.n_iter = 0
+        self._averages = {}  # first iteration of a window -> its average's (rates, validation rates)
 
     def _rates(self, spec, theta, bias, offsets=None):
         return spec.run_pass(theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
@@ -596,13 +598,38 @@ class _Recorder:
             out["val_rates"] = [self._rates(self.val_spec, w0.T, b) for b in biases]
         return out
 
+    def window_averages(self):
+        """The window averages of the recorded iterates, as records (``_solutions._candidates``; None if none).
+
+        Each complete window's average is scored once (one pass; cached, so a
+        checkpoint after every record does not score it again). Not for
+        fitted-estimator iterates, problems with trainable offsets, nor
+        non-linear metrics (the LP then only bounds a mixture's value: on the
+        Law KLD reproduction, the averages' mixture had test KLD 2.3 for 0.04).
+        """
+        r = self.rows
+        if r["models"] or self.spec.n_offsets or self.rate_map.metric is not None or self.rate_map.metric_constraints:
+            return None
+        out = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates")}
+        for w, b, lam, start in window_averages(r["it"], r["w"], r["b"], r["lam"]):
+            if start not in self._averages:
+                self._averages[start] = (self._rates(self.spec, w.T, b),
+                                         None if self.val_spec is None else self._rates(self.val_spec, w.T, b))
+            rates, val_rates = self._averages[start]
+            for key, v in zip(("w", "b", "it", "lam", "rates"), (w, b, AVERAGE_ITERATION, lam, rates)):
+                out[key].append(v)
+            if self.val_spec is not None:
+                out["val_rates"].append(val_rates)
+        return out if out["w"] else None
+
     def result(self, method, feature_map, settings):
         r, A = dict(self.rows), self.spec.n_atoms
         val = self.val_spec is not None
-        trivial = self.trivial_rules(getattr(settings, "fit_intercept", True))
-        if trivial is not None:  # the candidates: the trivial rules, then the recorded iterates
-            r = {k: trivial.get(k, []) + list(v) for k, v in r.items()}
-            r["models"] = []
+        # the candidates: the trivial rules, the window averages, then the recorded iterates
+        for extra in (self.window_averages(), self.trivial_rules(getattr(settings, "fit_intercept", True))):
+            if extra is not None:
+                r = {k: extra.get(k, []) + list(v) for k, v in r.items()}
+                r["models"] = []
         return TrainResult(
             method=method, weights=np.array(r["w"]), biases=np.array(r["b"]), iterations=np.array(r["it"]),
             multipliers=np.array(r["lam"]), atom_rates=np.array(r["rates"]).reshape(len(r["rates"]), A),

@@ -101,7 +101,7 @@ def _trajectory_data(result):
                 np.asarray(result["constraints"], dtype=float).reshape(len(result["iteration"]), -1),
                 np.asarray(result["multipliers"], dtype=float).reshape(len(result["iteration"]), -1),
                 list(result["constraint_names"]))
-    k = getattr(result, "n_trivial", 0)  # the trivial rules (iteration -1) are candidates, not iterates
+    k = getattr(result, "n_trivial", 0)  # trivial rules and window averages (iterations < 0): candidates, not iterates
     return (np.asarray(result.iterations, dtype=float)[k:], np.asarray(result.objectives)[k:],
             np.asarray(result.constraints)[k:], np.asarray(result.multipliers)[k:], list(result.constraint_names))
 

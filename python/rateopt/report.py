@@ -169,7 +169,7 @@ def build_report(result, *, solution="m-stochastic", epsilon=0.0, evaluations=No
         goals.append({"name": n, "values": vals, "met": {s: goal_met(v, tolerance) for s, v in vals.items()}})
     iterations, n_recorded, settings = _records(result)
     support = np.flatnonzero(q > 0)
-    k = getattr(result, "n_trivial", 0)  # the trivial rules (iteration -1) are candidates, not iterates
+    k = getattr(result, "n_trivial", 0)  # trivial rules and window averages (iterations < 0): candidates, not iterates
     traj = {"iteration": iterations[k:].tolist(), "objective": np.asarray(result.objectives)[k:].tolist(),
             "constraints": np.asarray(result.constraints)[k:].tolist(),
             "multipliers": np.asarray(result.multipliers)[k:].tolist(), "constraint_names": names}

@@ -50,8 +50,9 @@ def test_recorded_counts_are_each_iterates_true_counts():
     ds = ro.ClassDataset(X, y, weights=w, groups={"g": g})
     p = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
     res = ro.train(p, n_iter=60, random_state=0, record_every=1)
-    k = res.n_trivial  # the 3 constant classes, then the 60 iterates: each recount is the model's own
-    assert k == 3 and res.weights.shape == (k + 60, 3, X.shape[1]) and res.biases.shape == (k + 60, 3)
+    k = res.n_trivial  # the 3 constant classes, the window average of [0, 50), then the 60 iterates:
+    assert k == 4 and np.sum(res.iterations == -1) == 3  # each recount is the model's own
+    assert res.weights.shape == (k + 60, 3, X.shape[1]) and res.biases.shape == (k + 60, 3)
     for t in (0, 1, 2, 3, 4, 20, 62):
         np.testing.assert_allclose(_counts(p, res.atom_rates[t]), _counts_by_numpy(p, res.weights[t], res.biases[t], X),
                                    rtol=1e-12, atol=1e-12)

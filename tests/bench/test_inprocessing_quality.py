@@ -3,7 +3,7 @@
 The script reports numbers (it asserts none); this test checks that it runs end
 to end, that its JSON has the promised structure, and that what it reports is
 what independent counts give: the constant rules' errors from the labels, the
-former default's solution from a SciPy ``linprog`` over the iterates it recorded,
+earlier defaults' solutions and the current one from a SciPy ``linprog`` over their candidates,
 and the simulated FICO repayment rate from the package's tables.
 """
 
@@ -45,19 +45,25 @@ def test_quick_run_reports_what_independent_counts_give(tmp_path, capsys):
     assert p["constant_floor"]["always_1"]["train_err"] == pytest.approx(np.mean(y != 1), abs=1e-12)
     runs = {r["n_iter"]: r for r in p["runs"]}
     assert sorted(runs) == [30, 250]
-    # "before": the LP over the iterates the former default recorded (every max(1, T // 100)-th and the last)
     res = rateopt.train(data.problems["train"], n_iter=250, random_state=0)
-    k = res.n_trivial
-    its = res.iterations[k:]
-    keep = k + np.flatnonzero((its % 2 == 0) | (its == 249))
-    f, G = res.objectives[keep], res.constraints[keep]
-    lp = linprog(f, A_ub=G.T, b_ub=np.zeros(G.shape[1]), A_eq=np.ones((1, f.size)), b_eq=[1.0], bounds=(0, None),
-                 method="highs")
-    assert lp.status == 0
-    assert runs[250]["before_train_err"] == pytest.approx(lp.fun, abs=1e-9)
+
+    def lp_over(keep):
+        f, G = res.objectives[keep], res.constraints[keep]
+        lp = linprog(f, A_ub=G.T, b_ub=np.zeros(G.shape[1]), A_eq=np.ones((1, f.size)), b_eq=[1.0],
+                     bounds=(0, None), method="highs")
+        assert lp.status == 0
+        return lp.fun
+
+    its = res.iterations
+    # "original": the LP over the iterates the pre-issue-36 default recorded (every max(1, T // 100)-th and
+    # the last); "before": over the trivial rules (-1) and every iterate, without the window averages (-2)
+    assert runs[250]["original_train_err"] == pytest.approx(
+        lp_over(np.flatnonzero((its >= 0) & ((its % 2 == 0) | (its == 249)))), abs=1e-9)
+    assert runs[250]["before_train_err"] == pytest.approx(lp_over(np.flatnonzero(its != -2)), abs=1e-9)
+    assert runs[250]["after_train_err"] == pytest.approx(lp_over(np.arange(its.size)), abs=1e-9)
     # "after" is never above "before" nor above a feasible constant
     for r in runs.values():
-        assert r["after_train_err"] <= r["before_train_err"] + 1e-9
+        assert r["after_train_err"] <= r["before_train_err"] + 1e-9 <= r["original_train_err"] + 2e-9
         assert r["after_train_err"] <= p["constant_floor"]["best_feasible"] + 1e-9
     assert runs[250]["after_train_err"] <= runs[30]["after_train_err"] + 1e-9
     assert {t["target"] for t in line["targets"]} >= {"tiny_eo: non-increasing training error over T",

@@ -150,22 +150,32 @@ class TrainResult:
     n_iter : int
         Iterations run (fewer than asked if a callback stopped training).
     n_trivial : int
-        How many of the leading candidates are trivial rules (``iterations == -1``).
+        How many of the leading candidates are not recorded iterates: the
+        trivial rules (``iterations == -1``), then the window averages
+        (``iterations == -2``).
 
     Notes
     -----
     The candidates of every solution are the **trivial rules** (the constant
     classifiers: always negative and always positive, or each constant class
-    for K classes), then the recorded iterates. The trivial rules come first,
-    with ``iterations`` equal to -1, zero weights
-    and zero multipliers; the shrinking LP (the m-stochastic and exact
+    for K classes), the **window averages**, then the recorded iterates. The
+    trivial rules come first, with ``iterations`` equal to -1, zero weights
+    and zero multipliers. A window average is the model whose parameters are
+    the means of those of the iterates of iterations ``[50 j, 50 j + 50)``,
+    for every such window the run recorded whole (with ``iterations`` equal
+    to -2 and the window's mean multipliers; ``rateopt._solutions._candidates``).
+    The shrinking LP (the m-stochastic and exact
     solutions) may mix them in, so on the training data the m-stochastic
     solution is never worse than a feasible constant classifier. The other
     kinds (``"T-stochastic"``, ``"best"``, ``"last"``) and ``history`` use
-    the recorded iterates only. A result has none (``n_trivial == 0``) when its
+    the recorded iterates only. A result has no trivial rules nor window
+    averages (``n_trivial == 0``) when its
     iterates are fitted estimators, when the problem has trainable offsets,
-    when the model has no intercept (``fit_intercept=False``), or when it was
-    saved by an earlier version.
+    or when it was saved by an earlier version; no trivial rules when the model
+    has no intercept (``fit_intercept=False``); no window averages for
+    non-linear metric objectives or constraints, nor when no window of 50
+    consecutive iterations was recorded (fewer iterations, or every
+    ``record_every``-th).
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
@@ -192,7 +202,8 @@ class TrainResult:
         #: re-fits its rules on it.
         self.training_problem = None
         its = np.asarray(iterations)
-        self.n_trivial = int(np.argmax(its != TRIVIAL_ITERATION)) if np.any(its != TRIVIAL_ITERATION) else 0
+        # the candidates before the recorded iterates: trivial rules (-1) and window averages (-2)
+        self.n_trivial = int(np.argmax(its >= 0)) if np.any(its >= 0) else 0
         self.objectives = rate_map.objectives(atom_rates)
         self.constraints = rate_map.constraints(atom_rates)
         if val_atom_rates is not None:
