@@ -229,7 +229,7 @@ class _XGBoostBooster:
         """
         self.booster.boost(self.dtrain, self.n_trees, grad=grad, hess=hess)
         self.n_trees += 1
-        return self.booster.predict(self.dtrain, output_margin=True).astype(np.float64)
+        return self.booster.predict(self.dtrain, output_margin=True)  # float32, as the core's pass reads it
 
     def raw_scores(self, X, n_trees):
         """The raw scores of the first ``n_trees`` trees on ``X``."""
