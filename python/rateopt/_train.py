@@ -377,8 +377,8 @@ _BOOSTING_REFUSED = {
 def _boosting_params(model, game_cls, class_problem, params):
     """``params`` for a boosted model: ``n_iter`` from ``n_rounds``, every iterate recorded, refusals."""
     if class_problem:
-        raise ValueError("BoostingModel trains two-class problems only; K-class goals train a LinearModel or "
-                         "a KernelModel")
+        raise ValueError("Only binary classification is supported with BoostingModel (it trains two-class problems "
+                         "only); K-class goals train a LinearModel or a KernelModel")
     if "oracle" in game_cls.reads:
         raise ValueError(f"method={game_cls.name!r} does not train a model player on the proxy Lagrangian: "
                          "BoostingModel trains with 'proxy-swap' (the default), 'proxy-external', 'lagrangian', "

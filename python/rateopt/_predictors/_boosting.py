@@ -145,7 +145,10 @@ class _LightGBMBooster:
                   "num_leaves": model.num_leaves, "min_sum_hessian_in_leaf": model.min_child_weight,
                   "num_threads": int(n_threads), "seed": _seed(random_state), "deterministic": True,
                   "verbosity": -1, "boost_from_average": False, **model.params}
-        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0]), params={"verbosity": -1}, free_raw_data=False)
+        # feature_pre_filter=False keeps the features min_data_in_leaf makes unsplittable (the trees are the
+        # same): with none left, LightGBM refuses to grow a tree on few rows, where it should grow one leaf
+        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0]), params={"verbosity": -1, "feature_pre_filter": False},
+                                free_raw_data=False)
         return cls(lgb.Booster(params=params, train_set=train_set))
 
     @classmethod
@@ -189,10 +192,13 @@ class _XGBoostBooster:
     backend = "xgboost"
 
     def __init__(self, booster, dtrain=None):
-        self.xgb = _import_backend("xgboost")
         self.booster = booster
         self.dtrain = dtrain
         self.n_trees = booster.num_boosted_rounds()
+
+    def __getstate__(self):
+        """Pickled without the training DMatrix (a handle of XGBoost's, needed only while trees are grown)."""
+        return {**self.__dict__, "dtrain": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state):
@@ -235,7 +241,8 @@ class _XGBoostBooster:
         """The raw scores of the first ``n_trees`` trees on ``X``."""
         if n_trees == 0:
             return np.zeros(X.shape[0])
-        data = X if isinstance(X, self.xgb.DMatrix) else self.xgb.DMatrix(X)
+        xgb = _import_backend("xgboost")  # not kept on the object, which pickles
+        data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
         return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)
 
 
