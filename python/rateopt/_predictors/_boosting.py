@@ -166,14 +166,16 @@ class _LightGBMBooster:
 
         The scores are LightGBM's own running sums on the training rows, read
         through ``eval_train`` (which hands them to an evaluation function):
-        no re-scoring of the rows, and the sums a fresh prediction forms.
+        no re-scoring of the rows, and the sums a fresh prediction forms. The
+        array is LightGBM's own buffer, which it overwrites with the next
+        tree's scores: read it before the next ``add_tree``.
         """
         self.booster.update(fobj=lambda preds, data: (grad, hess))
         self.n_trees += 1
         box = []
 
         def capture(preds, data):
-            box.append(np.array(preds, dtype=np.float64))
+            box.append(preds)  # LightGBM's float64 score buffer, refreshed in place after each tree: no copy
             return "scores", 0.0, False
 
         self.booster.eval_train(feval=capture)
