@@ -113,7 +113,6 @@ def worker(system, path, goal, rounds):
     fit minus ``VmRSS`` before it.
     """
     import gc
-    import resource
     import time
     import warnings
 
@@ -135,8 +134,8 @@ def worker(system, path, goal, rounds):
         _fit(system, X, y, g, col, goal, rounds)
         cpu = time.process_time() - t0
     peak = _status_kib("VmHWM")
+    # (not ru_maxrss: Linux carries it over from the parent process across fork and exec)
     print(json.dumps({"cpu_s": cpu, "fit_peak_kib": peak - rss_before, "rss_before_kib": rss_before,
-                      "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                       "n_rows": int(X.shape[0]), "rateopt": str(Path(rateopt.__file__).parent)}))
 
 
@@ -150,6 +149,51 @@ def _run_worker(system, path, goal, rounds, baseline):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def summarize(runs, datasets, systems):
+    """Per (dataset, goal, system): median CPU seconds, the median per-repeat ratio to LightGBM, fit peaks."""
+    import numpy as np
+
+    summary = []
+    for dataset in datasets:
+        for goal in ("equal_opportunity", "demographic_parity"):
+            cell = [r for r in runs if r["dataset"] == dataset and r["goal"] == goal]
+            base_cpu = float(np.median([r["cpu_s"] for r in cell if r["system"] == "lightgbm"]))
+            base_peak = float(np.median([r["fit_peak_kib"] for r in cell if r["system"] == "lightgbm"]))
+            n_rows = cell[0]["n_rows"]
+            for system in systems:
+                rs = [r for r in cell if r["system"] == system]
+                cpu = float(np.median([r["cpu_s"] for r in rs]))
+                # per-repeat ratios to the same repeat's LightGBM fit, then their median
+                ratios = [r["cpu_s"] / next(b["cpu_s"] for b in cell if b["system"] == "lightgbm"
+                                             and b["repeat"] == r["repeat"]) for r in rs]
+                peak = float(np.median([r["fit_peak_kib"] for r in rs]))
+                summary.append({"dataset": dataset, "goal": goal, "system": system, "n_rows": n_rows,
+                                "cpu_s_median": cpu, "cpu_ratio_median": float(np.median(ratios)),
+                                "cpu_ratio_of_medians": cpu / base_cpu, "fit_peak_mib": peak / 1024,
+                                "extra_bytes_per_row": (peak - base_peak) * 1024 / n_rows})
+    return summary
+
+
+def markdown(result):
+    """The results table of a run (``result`` as written to the JSON file)."""
+    sys.path.insert(0, str(HERE))
+    from _common import markdown_table
+
+    summary, rounds, repeats = result["summary"], result["rounds"], result["repeats"]
+    load_before, load_after = result["load_average_before"], result["load_average_after"]
+    rows = [[s["dataset"], s["goal"], s["system"], s["cpu_s_median"], f"{s['cpu_ratio_median']:.2f}",
+             f"{s['fit_peak_mib']:.1f}", f"{s['extra_bytes_per_row']:+.0f}"] for s in summary]
+    return (f"# The cost of rate-constrained boosting (bench/boosting_cost.py)\n\n"
+            f"{rounds} trees, {repeats} interleaved repeats, one thread, each fit in a fresh process; "
+            f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1-minute).\n"
+            f"CPU / LightGBM: median over repeats of the ratio to the same repeat's LightGBM fit. "
+            f"Fit peak: the memory a fit adds at its peak (VmHWM reset before the fit, minus VmRSS before it); "
+            f"extra bytes per row: (its fit peak - LightGBM's) / training rows. "
+            f"Targets: CPU ratio <= 1.5, extra <= 64 bytes per row.\n\n"
+            + markdown_table(["dataset", "goal", "system", "CPU s (median)", "CPU / LightGBM", "fit peak MiB",
+                              "extra B/row"], rows) + "\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=4, metavar=("SYSTEM", "DATA", "GOAL", "ROUNDS"), help=argparse.SUPPRESS)
@@ -158,6 +202,8 @@ def main(argv=None):
                              "rateopt-baseline, the before of a before/after")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repeats (default 3, --quick 2)")
     parser.add_argument("--datasets", default=None, help="comma-separated subset of adult-sex, acs-race")
+    parser.add_argument("--render", type=Path, default=None, metavar="JSON",
+                        help="instead: summarize the runs of a results file again and rewrite it and its table")
     sys.path.insert(0, str(HERE))
     from _common import add_common_args, emit_json_line, machine_info, markdown_table, results_paths, utc_now, \
         write_results
@@ -170,6 +216,15 @@ def main(argv=None):
         return
     import importlib.util
     import tempfile
+
+    if args.render:
+        result = json.loads(args.render.read_text(encoding="utf-8"))
+        systems = list(dict.fromkeys(r["system"] for r in result["runs"]))
+        datasets = list(dict.fromkeys(r["dataset"] for r in result["runs"]))
+        result["summary"] = summarize(result["runs"], datasets, systems)
+        write_results(result, markdown(result), args.render, args.render.with_suffix(".md"))
+        print(markdown(result))
+        return
 
     import numpy as np
 
@@ -198,45 +253,12 @@ def main(argv=None):
                           f"fit peak +{out['fit_peak_kib'] / 1024:.1f} MiB", flush=True)
     load_after = os.getloadavg()
     tmp.cleanup()
-    summary = []
-    for dataset in datasets:
-        for goal in ("equal_opportunity", "demographic_parity"):
-            cell = [r for r in runs if r["dataset"] == dataset and r["goal"] == goal]
-            base_cpu = float(np.median([r["cpu_s"] for r in cell if r["system"] == "lightgbm"]))
-            base_peak = float(np.median([r["fit_peak_kib"] for r in cell if r["system"] == "lightgbm"]))
-            base_max = float(np.median([r["maxrss_kib"] for r in cell if r["system"] == "lightgbm"]))
-            n_rows = cell[0]["n_rows"]
-            for system in systems:
-                rs = [r for r in cell if r["system"] == system]
-                cpu = float(np.median([r["cpu_s"] for r in rs]))
-                # per-repeat ratios to the same repeat's LightGBM fit, then their median
-                ratios = [r["cpu_s"] / next(b["cpu_s"] for b in cell if b["system"] == "lightgbm"
-                                             and b["repeat"] == r["repeat"]) for r in rs]
-                peak = float(np.median([r["fit_peak_kib"] for r in rs]))
-                maxrss = float(np.median([r["maxrss_kib"] for r in rs]))
-                summary.append({"dataset": dataset, "goal": goal, "system": system, "n_rows": n_rows,
-                                "cpu_s_median": cpu, "cpu_ratio_median": float(np.median(ratios)),
-                                "cpu_ratio_of_medians": cpu / base_cpu, "fit_peak_mib": peak / 1024,
-                                "extra_bytes_per_row": (peak - base_peak) * 1024 / n_rows,
-                                "maxrss_mib": maxrss / 1024,
-                                "maxrss_extra_bytes_per_row": (maxrss - base_max) * 1024 / n_rows})
+    summary = summarize(runs, datasets, systems)
     result = {"name": "boosting_cost", "when": utc_now(), "quick": args.quick, "rounds": rounds,
               "repeats": repeats, "params": PARAMS, "slack": SLACK, "baseline": args.baseline,
               "load_average_before": load_before, "load_average_after": load_after, "summary": summary,
               "runs": runs, "machine": machine_info(("numpy", "scipy", "lightgbm"))}
-    rows = [[s["dataset"], s["goal"], s["system"], s["cpu_s_median"], f"{s['cpu_ratio_median']:.2f}",
-             f"{s['fit_peak_mib']:.1f}", f"{s['extra_bytes_per_row']:+.0f}", f"{s['maxrss_mib']:.1f}",
-             f"{s['maxrss_extra_bytes_per_row']:+.0f}"] for s in summary]
-    md = (f"# The cost of rate-constrained boosting (bench/boosting_cost.py)\n\n"
-          f"{rounds} trees, {repeats} interleaved repeats, one thread, each fit in a fresh process; "
-          f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1-minute).\n"
-          f"CPU / LightGBM: median over repeats of the ratio to the same repeat's LightGBM fit. "
-          f"Fit peak: the memory a fit adds at its peak (VmHWM reset before the fit, minus VmRSS before it); "
-          f"extra bytes per row: (its fit peak - LightGBM's) / training rows. Process peak: ru_maxrss of the "
-          f"worker (the same imports and data arrays in every worker), and its excess over LightGBM's per row. "
-          f"Targets: CPU ratio <= 1.5, extra <= 64 bytes per row.\n\n"
-          + markdown_table(["dataset", "goal", "system", "CPU s (median)", "CPU / LightGBM", "fit peak MiB",
-                            "extra B/row", "process peak MiB", "extra B/row (process)"], rows) + "\n")
+    md = markdown(result)
     json_path, md_path = results_paths("boosting_cost", quick=args.quick, out=args.out)
     write_results(result, md, json_path, md_path)
     print(md)
