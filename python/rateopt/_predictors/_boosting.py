@@ -147,7 +147,7 @@ class _LightGBMBooster:
                   "verbosity": -1, "boost_from_average": False, **model.params}
         # feature_pre_filter=False keeps the features min_data_in_leaf makes unsplittable (the trees are the
         # same): with none left, LightGBM refuses to grow a tree on few rows, where it should grow one leaf
-        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0]), params={"verbosity": -1, "feature_pre_filter": False},
+        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0], dtype=np.float32),  # LightGBM's label dtype params={"verbosity": -1, "feature_pre_filter": False},
                                 free_raw_data=False)
         return cls(lgb.Booster(params=params, train_set=train_set))
 
@@ -172,10 +172,14 @@ class _LightGBMBooster:
         """
         self.booster.update(fobj=lambda preds, data: (grad, hess))
         self.n_trees += 1
+        return self.scores()
+
+    def scores(self):
+        """The ensemble's scores on every training row: LightGBM's own float64 buffer, no copy."""
         box = []
 
         def capture(preds, data):
-            box.append(preds)  # LightGBM's float64 score buffer, refreshed in place after each tree: no copy
+            box.append(preds)  # refreshed in place after each tree
             return "scores", 0.0, False
 
         self.booster.eval_train(feval=capture)
@@ -237,7 +241,11 @@ class _XGBoostBooster:
         """
         self.booster.boost(self.dtrain, self.n_trees, grad=grad, hess=hess)
         self.n_trees += 1
-        return self.booster.predict(self.dtrain, output_margin=True)  # float32, as the core's pass reads it
+        return self.scores()
+
+    def scores(self):
+        """The ensemble's scores on every training row (float32, as the core's pass reads them)."""
+        return self.booster.predict(self.dtrain, output_margin=True)
 
     def raw_scores(self, X, n_trees):
         """The raw scores of the first ``n_trees`` trees on ``X``."""

@@ -110,7 +110,7 @@ class BoostingPlayer:
         else:
             X = np.vstack(data)
         self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state)
-        self.scores = np.zeros(start)
+        self.scores = self.booster.scores()  # the backend's own buffer (every score 0): no copy of ours
         # the backends' custom objectives take float32 gradients: written in place, never copied
         self.derivatives = RowDerivatives(np.zeros(start, dtype=np.float32), np.zeros(start, dtype=np.float32))
 
