@@ -9,7 +9,7 @@
 //   1. argument conversion and validation helpers
 //   2. the feature matrix: one dense/CSR dispatch to the concrete matrix view
 //   3. one-time data checks
-//   4. rate kernels (plain, offsets) and the fused K-column multiclass pass
+//   4. rate kernels (plain, offsets), the fused K-column multiclass pass, the boosting pass
 //   5. kernel blocks (kernel models' features)
 //   6. multiplier updates, stationary distribution, projections
 //   7. SDCA
@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "rateopt/boosting_pass.hpp"
 #include "rateopt/kernel_block.hpp"
 #include "rateopt/lambda_player.hpp"
 #include "rateopt/matrix_view.hpp"
@@ -558,6 +559,53 @@ py::tuple multiclass_scores_csr(const py::array& data, const py::array& indices,
                                 int64_t d, const py::array& coef, const py::array& intercept, int n_threads) {
     return with_csr({data, indices, indptr, n, d},
                     [&](const auto& Xv) { return run_multiclass_scores(Xv, coef, intercept, n_threads); });
+}
+
+// ---- the boosting pass (boosting_pass.hpp) -----------------------------------
+// scores (float32 or float64, one per row of the atom table), the combination's
+// coefficients (one per atom, finite), and grad/hess: writable, C-contiguous,
+// both float32 or both float64, written in place (the arrays the boosting
+// backend consumes). Returns (rates, n_nonfinite_scores).
+
+template <class S, class G>
+py::tuple run_boosting_pass(const py::array& scores_in, const AtomArgs& atoms, const darray& coef, int kind,
+                            double scale, py::array& grad_in, py::array& hess_in, int n_threads) {
+    const auto scores = borrow<S>(scores_in, "scores", 1);
+    auto grad = borrow<G>(grad_in, "grad", 1);
+    auto hess = borrow<G>(hess_in, "hess", 1);
+    const int64_t n = atoms.view.n_rows;
+    check_len(scores.shape(0), n, "scores (n_samples)");
+    check_len(grad.shape(0), n, "grad (n_samples)");
+    check_len(hess.shape(0), n, "hess (n_samples)");
+    if (!grad.writeable() || !hess.writeable()) value_error("grad and hess must be writable");
+    darray rates(atoms.view.n_atoms);
+    rateopt::BoostingPassOutput<G> out{rates.mutable_data(), grad.mutable_data(), hess.mutable_data()};
+    {
+        py::gil_scoped_release release;
+        rateopt::boosting_pass(scores.data(), atoms.view, coef.data(), static_cast<rateopt::BoostingProxy>(kind),
+                               scale, n_threads, out);
+    }
+    return py::make_tuple(rates, out.n_nonfinite_scores);
+}
+
+py::tuple boosting_pass(const py::array& scores, const py::array& atom_indptr, const py::array& atom_indices,
+                        const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in, int proxy,
+                        double scale, py::array grad, py::array hess, int n_threads) {
+    check_threads(n_threads);
+    if (scores.ndim() != 1) value_error("scores must be 1-D, got " + std::to_string(scores.ndim()) + "-D");
+    const AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, scores.shape(0));
+    const darray coef = borrow<double>(coef_in, "coef", 1);
+    check_len(coef.shape(0), n_atoms, "coef (n_atoms)");
+    for (int64_t a = 0; a < n_atoms; ++a)
+        if (!std::isfinite(coef.at(a))) value_error("coef holds a non-finite value at atom " + std::to_string(a));
+    if (!rateopt::valid_boosting_proxy(proxy)) value_error("unknown boosting proxy code " + std::to_string(proxy));
+    if (!std::isfinite(scale)) value_error("scale must be finite");
+    const bool s32 = is_exact<float>(scores), g32 = is_exact<float>(grad);
+    if (g32 != is_exact<float>(hess)) type_error("grad and hess must have the same dtype (float32 or float64)");
+    if (s32 && g32) return run_boosting_pass<float, float>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
+    if (s32) return run_boosting_pass<float, double>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
+    if (g32) return run_boosting_pass<double, float>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
+    return run_boosting_pass<double, double>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
 }
 
 // ============================================================================
@@ -1264,6 +1312,9 @@ PYBIND11_MODULE(_core, m) {
           py::arg("n_threads"));
     m.def("multiclass_scores_csr", &multiclass_scores_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
           py::arg("n_samples"), py::arg("n_features"), py::arg("coef"), py::arg("intercept"), py::arg("n_threads"));
+    m.def("boosting_pass", &boosting_pass, py::arg("scores"), py::arg("atom_indptr"), py::arg("atom_indices"),
+          py::arg("atom_weights"), py::arg("n_atoms"), py::arg("coef"), py::arg("proxy"), py::arg("scale"),
+          py::arg("grad"), py::arg("hess"), py::arg("n_threads"));
 
     // 5. kernel blocks
     m.def("kernel_block_dense", &kernel_block_dense, py::arg("X"), py::arg("landmarks"), py::arg("kind"),

@@ -120,3 +120,9 @@ def multiclass_scores_csr(
     data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
     n_features: int, coef: NDArray[np.float64], intercept: NDArray[np.float64], n_threads: int,
 ) -> tuple[NDArray[np.float64], int]: ...
+# --- the boosting pass (issue 33)
+def boosting_pass(
+    scores: NDArray[np.floating], atom_indptr: NDArray[np.int64], atom_indices: NDArray[np.int32],
+    atom_weights: NDArray[np.float64], n_atoms: int, coef: NDArray[np.float64], proxy: int, scale: float,
+    grad: NDArray[np.floating], hess: NDArray[np.floating], n_threads: int,
+) -> tuple[NDArray[np.float64], int]: ...

@@ -42,7 +42,7 @@ from ._solutions._resume import Checkpoint, check_resumable, joined, resume_stat
 from ._solutions._stopping import PlateauRule
 from ._compiler import is_class_problem
 from ._training._arity import KClasses, TwoClasses, arity_of
-from ._training._boosting import BoostingPass, BoostingPlayer
+from ._training._boosting import BoostingPlayer
 from ._training._class_spec import class_spec_from_problem
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
@@ -349,28 +349,32 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
     and lets the game step: the multipliers on the rates, the model player by
     one tree on the proxy Lagrangian's per-row derivatives. ``n_iter`` trees
     give ``n_iter + 1`` iterates, from the empty ensemble (every score 0) to
-    the whole booster.
+    the whole booster. Each iteration costs one core pass over the training
+    scores (:func:`rateopt.core.boosting_pass`) besides the backend's tree.
     """
     player, T = game.model_player, settings.n_iter
     for t in range(T + 1):
-        rates = player.rates()
+        # one core pass: the rates the multipliers see and the derivatives the next tree grows on
+        result = player.run_pass(game.combinations())
         stop = False
         if t % settings.record_every == 0 or t == T:
-            info = recorder.record(t, np.zeros(0), 0.0, game.multipliers(), rates, model=player.prefix())
+            info = recorder.record(t, _NO_WEIGHTS, 0.0, game.multipliers(), result.rates, model=player.prefix())
             stop = callback is not None and bool(callback(t, info))
         if bar is not None and t:
             bar.update(1)
         if stop or t == T:
             break
-        game.step(BoostingPass(rates, player.derivatives(game.combinations())))
+        game.step(result)
+
+
+_NO_WEIGHTS = np.zeros(0)
 
 
 #: The training parameters of a linear model player that a boosted model sets on itself, or does without.
 _BOOSTING_REFUSED = {
     "learning_rate": "set BoostingModel(learning_rate=...): the trees' shrinkage",
     "optimizer": "trees are grown by the backend, not by a gradient optimizer",
-    "margin": "the trees train on the logistic proxy, which has no margin",
-    "proxy": "the trees train on the logistic proxy (a Hessian is needed)",
+    "margin": "the trees' proxies have a fixed margin (logistic, or the squared hinge at margin 1)",
     "batch_size": "every tree is grown on all training rows",
 }
 
@@ -378,8 +382,8 @@ _BOOSTING_REFUSED = {
 def _boosting_params(model, game_cls, class_problem, params):
     """``params`` for a boosted model: ``n_iter`` from ``n_rounds``, every iterate recorded, refusals."""
     if class_problem:
-        raise ValueError("BoostingModel trains two-class problems only; K-class goals train a LinearModel or "
-                         "a KernelModel")
+        raise ValueError("Only binary classification is supported with BoostingModel (it trains two-class problems "
+                         "only); K-class goals train a LinearModel or a KernelModel")
     if "oracle" in game_cls.reads:
         raise ValueError(f"method={game_cls.name!r} does not train a model player on the proxy Lagrangian: "
                          "BoostingModel trains with 'proxy-swap' (the default), 'proxy-external', 'lagrangian', "

@@ -7,7 +7,7 @@ import pytest
 
 import rateopt
 from rateopt._params import train_settings
-from rateopt._training._boosting import BoostingPlayer, logistic_row_derivatives
+from rateopt._training._boosting import BoostingPlayer
 from rateopt._training._spec import spec_from_problem
 from rateopt.games import get_game
 
@@ -25,24 +25,49 @@ def _problem(goal, n=1500, seed=0):
     return rateopt.Problem(constraints=[goal] if goal is not None else [], datasets=ds), X, y, np.where(g == 1, "b", "a")
 
 
-def _proxy(u, s):
-    """Each row's ``u psi(s)`` in nats: ``ln(1 + e^s)`` for ``u > 0``, ``-ln(1 + e^-s)`` (plus a constant) else."""
-    return np.where(u > 0, u * np.logaddexp(0, s), -u * np.logaddexp(0, -s))
-
-
-def test_derivatives_are_those_of_the_logistic_bound():
-    rng = np.random.default_rng(0)
-    u, s = rng.normal(size=50), rng.normal(scale=2.0, size=50)
-    d = logistic_row_derivatives(u, s, 3.0)
-    h = 1e-4  # central differences, row by row (each row's term depends on its own score only)
-    numeric = 3.0 * (_proxy(u, s + h) - _proxy(u, s - h)) / (2 * h)
-    second = 3.0 * (_proxy(u, s + h) - 2 * _proxy(u, s) + _proxy(u, s - h)) / h**2
-    assert np.allclose(d.grad, numeric, rtol=1e-6, atol=1e-9)
-    assert np.allclose(d.hess, second, rtol=1e-4, atol=1e-6)
-    assert np.all(d.hess >= 0)
-    # the bound, row by row: ln 2 u 1[s >= 0] <= u ln(1 + e^s) (u > 0), u ln 2 + |u| ln(1 + e^-s) (u < 0)
-    bound = np.where(u > 0, u * np.logaddexp(0, s), u * math.log(2.0) - u * np.logaddexp(0, -s))
-    assert np.all(math.log(2.0) * u * (s >= 0) <= bound + 1e-12)
+@pytest.mark.parametrize("proxy", ["logistic", "hinge"])
+def test_player_pass_over_two_blocks_against_a_numpy_recount(proxy):
+    """Two datasets (two blocks): the error on "train", demographic parity on "unlabeled"."""
+    pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(4)
+    n1, n2 = 700, 500
+    X1, X2 = rng.normal(size=(n1, 3)), rng.normal(size=(n2, 3))
+    y1 = (X1[:, 0] > 0).astype(np.int64)
+    g2 = np.where(rng.random(n2) < 0.4, "b", "a")
+    problem = rateopt.Problem(
+        constraints=[rateopt.goals.demographic_parity("group", slack=0.05, dataset="unlabeled")],
+        datasets={"train": rateopt.Dataset(X1, y1, name="train"),
+                  "unlabeled": rateopt.Dataset(X2, groups={"group": g2}, name="unlabeled")})
+    spec = spec_from_problem(problem)
+    assert len(spec.blocks) == 2
+    model = rateopt.BoostingModel("lightgbm")
+    player = BoostingPlayer(spec, model, train_settings(get_game("proxy-swap"), model, proxy=proxy))
+    order = {blk.name: k for k, blk in enumerate(spec.blocks)}
+    first = order["train"]  # the rows are stacked in the spec's block order
+    s = rng.normal(scale=2.0, size=n1 + n2)
+    player.scores = s
+    s1, s2 = (s[:n1], s[n1:]) if first == 0 else (s[n2:], s[:n2])
+    result = player.run_pass(spec.c0)  # the objective alone: the error rate on "train"
+    d1, d2 = (s1 >= 0).astype(float), (s2 >= 0).astype(float)
+    # the rates, recounted: the objective (error on train) and the constraints (each group vs overall, unlabeled)
+    assert spec.c0 @ result.rates + spec.const0 == pytest.approx(np.mean(d1 != y1), abs=1e-12)
+    gaps = [d2[g2 == v].mean() - d2.mean() for v in ("a", "b")]
+    want = sorted([x - 0.05 for v in gaps for x in (v, -v)])
+    assert np.allclose(sorted(spec.C @ result.rates - spec.kappa), want, atol=1e-12)
+    # the derivatives of the error rate's proxy: u = +-1/n1 on train rows, 0 on the unlabeled rows; scale n1 + n2
+    n = n1 + n2
+    g, h = result.grad.grad.astype(float), result.grad.hess.astype(float)
+    g1, h1 = (g[:n1], h[:n1]) if first == 0 else (g[n2:], h[n2:])
+    g2_, h2_ = (g[n1:], h[n1:]) if first == 0 else (g[:n2], h[:n2])
+    assert not g2_.any() and not h2_.any()
+    u = np.where(y1 == 1, -1.0, 1.0) / n1
+    if proxy == "logistic":
+        sig = 1 / (1 + np.exp(-s1))
+        want_g, want_h = n * u * np.where(u > 0, sig, 1 - sig), n * np.abs(u) * sig * (1 - sig)
+    else:
+        z = np.where(u > 0, 1 + s1, 1 - s1)
+        want_g, want_h = n * u * np.maximum(z, 0), n * np.abs(u) * (z > 0)
+    assert np.allclose(g1, want_g, rtol=1e-6, atol=1e-7) and np.allclose(h1, want_h, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -53,7 +78,7 @@ def test_player_scores_are_the_backends_fresh_predictions(backend):
     player = BoostingPlayer(spec, model, train_settings(get_game("proxy-swap"), model))
     rng = np.random.default_rng(1)
     for t in range(1, 13):
-        player.step(logistic_row_derivatives(rng.normal(size=X.shape[0]), player.scores, float(X.shape[0])))
+        player.step(player.run_pass(rng.normal(size=spec.n_atoms)).grad)
         fresh = player.prefix().decision_function(X)
         assert np.array_equal(fresh, player.scores), t  # bit for bit: the recorded rates are the solution's
 

@@ -145,7 +145,10 @@ class _LightGBMBooster:
                   "num_leaves": model.num_leaves, "min_sum_hessian_in_leaf": model.min_child_weight,
                   "num_threads": int(n_threads), "seed": _seed(random_state), "deterministic": True,
                   "verbosity": -1, "boost_from_average": False, **model.params}
-        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0]), params={"verbosity": -1}, free_raw_data=False)
+        # feature_pre_filter=False keeps the features min_data_in_leaf makes unsplittable (the trees are the
+        # same): with none left, LightGBM refuses to grow a tree on few rows, where it should grow one leaf
+        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0], dtype=np.float32),  # float32: LightGBM's label dtype
+                                params={"verbosity": -1, "feature_pre_filter": False}, free_raw_data=False)
         return cls(lgb.Booster(params=params, train_set=train_set))
 
     @classmethod
@@ -163,14 +166,20 @@ class _LightGBMBooster:
 
         The scores are LightGBM's own running sums on the training rows, read
         through ``eval_train`` (which hands them to an evaluation function):
-        no re-scoring of the rows, and the sums a fresh prediction forms.
+        no re-scoring of the rows, and the sums a fresh prediction forms. The
+        array is LightGBM's own buffer, which it overwrites with the next
+        tree's scores: read it before the next ``add_tree``.
         """
         self.booster.update(fobj=lambda preds, data: (grad, hess))
         self.n_trees += 1
+        return self.scores()
+
+    def scores(self):
+        """The ensemble's scores on every training row: LightGBM's own float64 buffer, no copy."""
         box = []
 
         def capture(preds, data):
-            box.append(np.array(preds, dtype=np.float64))
+            box.append(preds)  # refreshed in place after each tree
             return "scores", 0.0, False
 
         self.booster.eval_train(feval=capture)
@@ -189,10 +198,13 @@ class _XGBoostBooster:
     backend = "xgboost"
 
     def __init__(self, booster, dtrain=None):
-        self.xgb = _import_backend("xgboost")
         self.booster = booster
         self.dtrain = dtrain
         self.n_trees = booster.num_boosted_rounds()
+
+    def __getstate__(self):
+        """Pickled without the training DMatrix (a handle of XGBoost's, needed only while trees are grown)."""
+        return {**self.__dict__, "dtrain": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state):
@@ -229,13 +241,18 @@ class _XGBoostBooster:
         """
         self.booster.boost(self.dtrain, self.n_trees, grad=grad, hess=hess)
         self.n_trees += 1
-        return self.booster.predict(self.dtrain, output_margin=True).astype(np.float64)
+        return self.scores()
+
+    def scores(self):
+        """The ensemble's scores on every training row (float32, as the core's pass reads them)."""
+        return self.booster.predict(self.dtrain, output_margin=True)
 
     def raw_scores(self, X, n_trees):
         """The raw scores of the first ``n_trees`` trees on ``X``."""
         if n_trees == 0:
             return np.zeros(X.shape[0])
-        data = X if isinstance(X, self.xgb.DMatrix) else self.xgb.DMatrix(X)
+        xgb = _import_backend("xgboost")  # not kept on the object, which pickles
+        data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
         return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)
 
 

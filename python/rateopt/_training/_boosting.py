@@ -6,21 +6,35 @@ A linear player steps on the kernel's feature-space gradient; the boosting
 player instead needs the derivatives of the proxy Lagrangian with respect to
 each training row's score ``s_j``:
 
-* The combination is one vector of atom coefficients ``c``; each row's net
-  coefficient is ``u_j = sum_a c_a v_ja`` (:mod:`rateopt._training._row_coefficients`),
+* The combinations are summed (with their gradient weights) into one vector of
+  atom coefficients ``c``; each row's net coefficient is ``u_j = sum_a c_a v_ja``,
   so the combination of 0-1 rates is ``sum_j u_j 1[s_j >= 0]``.
-* Each indicator is replaced by a logistic upper bound (up to the factor
-  ``ln 2``, the same for every rate, so the game's balance does not change):
-  ``ln 2 * 1[s >= 0] <= ln(1 + e^s)`` when ``u_j > 0``, and
-  ``ln 2 * 1[s >= 0] = ln 2 * (1 - 1[s < 0]) >= ln 2 - ln(1 + e^-s)`` when ``u_j < 0``
-  (every combination uses the logistic proxy: the hinge has no Hessian).
-* With ``sigma`` the logistic function, the derivatives are
-  ``g_j = u_j sigma(s_j)`` (``u_j > 0``), ``u_j (1 - sigma(s_j))`` (``u_j < 0``),
-  and ``h_j = |u_j| sigma(s_j) (1 - sigma(s_j))``; both are multiplied by the
-  number of rows. For the error rate with unit weights (``u_j = +-1/n``) they
-  are the backend's own log-loss derivatives ``sigma - y`` and
-  ``sigma (1 - sigma)``, so its leaf parameters (``min_child_weight``,
-  ``lambda_l2``) mean what they usually mean.
+* Each row's indicator is replaced by the run's proxy (the ``proxy`` training
+  parameter, as for linear models; every combination uses it, on the net
+  coefficient), an upper bound up to a factor the same for every rate, so the
+  game's balance does not change:
+
+  - ``"logistic"``: ``ln 2 * 1[s >= 0] <= ln(1 + e^s)``, with
+    ``g_j = u_j sigma(+-s_j)`` and ``h_j = |u_j| sigma(s_j) sigma(-s_j)``. For
+    the error rate with unit weights (``u_j = +-1/n``, scaled by ``n``) these
+    are the backend's own log-loss derivatives ``sigma - y`` and
+    ``sigma (1 - sigma)``, so its leaf parameters (``min_child_weight``,
+    ``lambda_l2``) mean what they usually mean.
+  - ``"hinge"``: the *squared* hinge, ``1[s >= 0] / 2 <= max(0, 1 + s)^2 / 2``,
+    with ``g_j = u_j max(0, 1 +- s_j)`` and ``h_j = |u_j|`` where the margin
+    term is positive (else 0). The hinge itself has no Hessian, and a
+    Huberized hinge has none on its linear part: a leaf of such rows would
+    get the Newton value ``-G / H`` with ``H = 0``. Squaring smooths the hinge
+    to a continuous derivative and gives every row that has a gradient the
+    Hessian ``|u_j|`` (with unit weights, one per row: least squares towards
+    the margin, as in an L2-SVM).
+
+  Both derivatives are multiplied by the number of rows.
+* The core computes all of it in one pass over the current scores
+  (:func:`rateopt.core.boosting_pass`): the atom rates of the 0-1 decisions
+  ``s >= 0`` (what the multipliers see) and each row's gradient and Hessian,
+  written into float32 arrays the backend's custom objective consumes without
+  a copy.
 
 The true 0-1 rates the multipliers see are those of the current ensemble's
 training scores, which the backend updates by each new tree's output (one
@@ -35,9 +49,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .. import core
 from .._predictors._boosting import BoosterPrefix
 
-__all__ = ["BoostingPlayer", "BoostingPass", "RowDerivatives", "logistic_row_derivatives"]
+__all__ = ["BoostingPlayer", "BoostingPass", "RowDerivatives", "BOOSTING_PROXY"]
+
+#: The core's boosting proxy of each ``proxy`` training parameter (a Hessian is needed: the hinge is squared).
+BOOSTING_PROXY = {"logistic": "logistic", "hinge": "squared_hinge"}
 
 
 @dataclass(frozen=True)
@@ -58,33 +76,6 @@ class BoostingPass:
     grad_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def logistic_row_derivatives(u, scores, scale):
-    """Gradient and Hessian of ``scale * sum_j u_j psi_j(s_j)``, ``psi_j`` the logistic bound of ``1[s_j >= 0]``.
-
-    ``psi_j(s) = ln(1 + e^s)`` when ``u_j > 0`` and ``-ln(1 + e^-s)`` (plus a
-    constant) otherwise: the bound in nats.
-
-    Parameters
-    ----------
-    u : ndarray of shape (n,)
-        Each row's net coefficient.
-    scores : ndarray of shape (n,)
-        The current scores.
-    scale : float
-        The factor on both derivatives (the number of rows).
-
-    Returns
-    -------
-    RowDerivatives
-    """
-    from scipy.special import expit  # noqa: PLC0415 - scipy.special loads only when a boosted model trains
-
-    sigma = expit(scores)
-    grad = u * np.where(u > 0, sigma, 1.0 - sigma) * scale
-    hess = np.abs(u) * sigma * (1.0 - sigma) * scale
-    return RowDerivatives(grad, hess)
-
-
 class BoostingPlayer:
     """The model player of a :class:`~rateopt.BoostingModel`: one tree per step.
 
@@ -94,16 +85,21 @@ class BoostingPlayer:
         The two-class game (its blocks' rows are the training rows, stacked).
     model : BoostingModel
     settings : TrainSettings
+        Its ``proxy`` (``"logistic"`` or ``"hinge"``, see :data:`BOOSTING_PROXY`)
+        and ``n_threads`` are read.
     """
 
     def __init__(self, spec, model, settings):
+        if settings.proxy not in BOOSTING_PROXY:
+            raise ValueError(f"BoostingModel trains on proxy='logistic' or 'hinge', got proxy={settings.proxy!r}")
+        self.proxy = BOOSTING_PROXY[settings.proxy]
+        self.n_threads = settings.n_threads
         self.blocks = []
         start = 0
         for blk in spec.blocks:
-            t = blk.atoms
-            V = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(t.n_samples, t.n_atoms))
-            self.blocks.append((slice(start, start + t.n_samples), V, np.asarray(blk.atom_ids, dtype=np.int64)))
-            start += t.n_samples
+            rows = slice(start, start + blk.n_samples)
+            self.blocks.append((rows, blk.atoms, np.asarray(blk.atom_ids, dtype=np.int64)))
+            start += blk.n_samples
         self.n_atoms = spec.n_atoms
         self.n_features = spec.n_features
         data = [blk.X.data for blk in spec.blocks]
@@ -114,30 +110,34 @@ class BoostingPlayer:
         else:
             X = np.vstack(data)
         self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state)
-        self.scores = np.zeros(start)
+        self.scores = self.booster.scores()  # the backend's own buffer (every score 0): no copy of ours
+        # the backends' custom objectives take float32 gradients: written in place, never copied
+        self.derivatives = RowDerivatives(np.zeros(start, dtype=np.float32), np.zeros(start, dtype=np.float32))
 
-    def rates(self):
-        """Every atom's positive rate under the current ensemble's 0-1 decisions."""
-        decisions = (self.scores >= 0).astype(np.float64)
-        rates = np.zeros(self.n_atoms)
-        for rows, V, atom_ids in self.blocks:
-            rates[atom_ids] = V.T @ decisions[rows]
-        return rates
+    def run_pass(self, combinations):
+        """The current ensemble's atom rates and the derivatives of the game's combinations, in one core pass.
 
-    def prefix(self):
-        """The current ensemble, as a classifier iterate."""
-        return BoosterPrefix(self.booster, self.booster.n_trees, self.n_features)
-
-    def derivatives(self, combinations):
-        """The per-row derivatives of the game's combinations (summed with their gradient weights)."""
+        ``combinations``: a :class:`~rateopt._training._spec.Combinations` (summed
+        with its gradient weights) or one vector of atom coefficients. The
+        derivatives are written into :attr:`derivatives` (the arrays the next
+        :meth:`step` hands the backend).
+        """
         if hasattr(combinations, "coefs"):
             net = np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
         else:
             net = np.asarray(combinations, dtype=np.float64)
-        u = np.empty_like(self.scores)
-        for rows, V, atom_ids in self.blocks:
-            u[rows] = V @ net[atom_ids]
-        return logistic_row_derivatives(u, self.scores, float(self.scores.shape[0]))
+        rates = np.zeros(self.n_atoms)
+        scale = float(self.scores.shape[0])
+        d = self.derivatives
+        for rows, atoms, atom_ids in self.blocks:
+            rates[atom_ids], _, _ = core.boosting_pass(self.scores[rows], atoms, net[atom_ids], proxy=self.proxy,
+                                                       scale=scale, grad=d.grad[rows], hess=d.hess[rows],
+                                                       n_threads=self.n_threads)
+        return BoostingPass(rates, d)
+
+    def prefix(self):
+        """The current ensemble, as a classifier iterate."""
+        return BoosterPrefix(self.booster, self.booster.n_trees, self.n_features)
 
     def step(self, grad, grad_bias=0.0, grad_offsets=None):
         """Grow one tree on ``grad`` (a :class:`RowDerivatives`); the scores become the new ensemble's."""

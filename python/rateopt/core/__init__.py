@@ -12,6 +12,8 @@ Its modules, one concern each:
 * ``_kernel``: the fused rate kernels (:func:`rate_kernel`,
   :func:`rate_kernel_multi`, :func:`rate_kernel_offsets`, :func:`ramp_rates`,
   the :data:`PROXIES` codes);
+* ``_boosting``: the boosting pass :func:`boosting_pass` (atom rates and each
+  row's proxy gradient and Hessian at given scores, the :data:`BOOSTING_PROXIES`);
 * ``_multiclass``: the fused K-column multiclass pass (:class:`ClassCells`,
   :func:`multiclass_pass`, :func:`multiclass_scores`, the
   :data:`MULTICLASS_PROXIES` codes);
@@ -37,6 +39,7 @@ References
 
 from __future__ import annotations
 
+from ._boosting import BOOSTING_PROXIES, boosting_pass
 from ._kernel import (
     PROXIES,
     KernelResult,
@@ -80,6 +83,8 @@ from ._multipliers import swap_update_trusted as swap_update_trusted
 from ._sdca import SdcaResult, sdca_two_sided_hinge
 
 __all__ = [
+    "BOOSTING_PROXIES",
+    "boosting_pass",
     "FeatureMatrix",
     "AtomTable",
     "KernelResult",

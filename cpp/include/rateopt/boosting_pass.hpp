@@ -1,0 +1,199 @@
+// Design
+// ------
+// Layer: core (no Python types). The boosting pass: what one iteration of the
+// rate-constrained game inside boosting needs from the current ensemble's
+// training scores s (one per row, float32 or float64), in one sweep over the
+// rows and the atom table (the same CSR row -> atom weights v_ja the linear
+// kernel reads, matrix_view.hpp AtomView):
+//   * every atom's 0-1 positive rate       rates[a] = sum_j v_ja 1[s_j >= 0]
+//   * each row's net coefficient of the combination coef (one per atom),
+//       u_j = sum_a coef_a v_ja,
+//     and the gradient and Hessian with respect to s_j of the row's proxy term
+//     scale * u_j psi(s_j), written to grad[j] and hess[j] (float32 or float64:
+//     the backends' custom objectives take float32, so the caller passes
+//     arrays they consume without a copy).
+// The proxies bound c 1[s >= 0] from above, up to a factor c the same for
+// every row, so the game's balance does not change (u > 0; for u < 0 the net
+// rule u 1[s >= 0] = -|u| (1 - 1[s < 0]) bounds 1[s < 0] the same way):
+//   logistic        c = ln 2   u > 0: u ln(1 + e^s)      g = u sigmoid(s)
+//                              u < 0: -u ln(1 + e^-s)    g = u sigmoid(-s)
+//                              h = |u| sigmoid(s) sigmoid(-s)
+//                   (in nats: on the error rate with unit weights, scale = n,
+//                   it is the backends' own log-loss, g = sigmoid - y.)
+//   squared hinge   c = 1/2    u > 0: u/2 max(0, 1 + s)^2    g = u max(0, 1 + s)
+//                              u < 0: -u/2 max(0, 1 - s)^2   g = u max(0, 1 - s)
+//                              h = |u| 1[margin term > 0]
+//                   (the hinge smoothed to C^1 by squaring: a Newton step
+//                   needs a Hessian > 0 wherever the gradient is not 0, which
+//                   the Huberized hinge's linear part does not have.)
+// A row with u = 0 gets g = h = 0. sigmoid(+-s) come from e = exp(-|s|)
+// (fast_exp.hpp, overflow-free for every s).
+//
+// Each chunk goes through its rows in blocks of 512, in two phases: (1) the
+// scatter of the 0-1 decisions into the atom rates and each row's net
+// coefficient u_j (a CSR gather, into a block buffer); (2) the derivatives,
+// in branch-free loops over the block that vectorize (the exponential in its
+// own loop). Consecutive rows mostly belong to the same few atoms, so row j
+// adds into one of 4 interleaved copies of the rates (j mod 4), which breaks
+// the add-store-load chain through one rates[a]; the copies are summed in a
+// fixed order. Cost: O(n + nnz(atoms)) per call, one read of the scores and
+// the atom table and one write of grad and hess.
+//
+// Parallelism: rows split into contiguous static chunks, one per requested
+// thread (parallel_chunks); each chunk accumulates the atom rates in private
+// scratch, reduced in chunk order: a fixed requested thread count gives
+// bit-identical rates whatever team OpenMP provides (grad and hess are per
+// row, the same for every thread count). The derivative loops are built for
+// AVX2+FMA and the baseline ISA (target_clones where supported): with FMA
+// the last bits of grad and hess may differ between machines, never between
+// runs on one machine. Rows whose score is not finite are
+// skipped (g = h = 0) and counted: the caller must treat a nonzero count as an
+// error. Inputs are assumed validated (lengths, finite coef, proxy kind): the
+// binding checks them.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "fast_exp.hpp"
+#include "matrix_view.hpp"
+#include "parallel.hpp"
+
+namespace rateopt {
+
+enum class BoostingProxy : std::int32_t { logistic = 0, squared_hinge = 1 };
+
+inline bool valid_boosting_proxy(std::int32_t k) { return k == 0 || k == 1; }
+
+// One call's outputs. grad and hess are (n_rows,) of G = float or double.
+template <class G>
+struct BoostingPassOutput {
+    double* rates;  // out: (n_atoms,)
+    G* grad;        // out: (n_rows,)
+    G* hess;        // out: (n_rows,)
+    std::int64_t n_nonfinite_scores = 0;
+};
+
+// The derivative loops are built for AVX2+FMA and for the baseline ISA, chosen
+// at load time where target_clones is supported (GCC on x86-64 glibc; see
+// kernel_block.hpp); elsewhere one baseline build.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+#define ROPT_BOOSTING_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define ROPT_BOOSTING_CLONES
+#endif
+
+namespace detail {
+
+// Rows per block of a chunk: the block's net coefficients and exponentials
+// stay in L1 between the two phases.
+constexpr std::int64_t kBoostingBlock = 512;
+
+// Phase 2 of a block of m rows: each row's scaled gradient and Hessian from
+// its score s[i] and net coefficient u[i] (tmp: m doubles of scratch), in
+// simple branch-free loops that vectorize (boosting_row_derivative's
+// arithmetic, term for term; the clamp in a loop of its own, fast_exp.hpp).
+// A row whose score is not finite gets g = h = 0 and is counted.
+template <class S, class G>
+ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s, const double* __restrict u,
+                                                     double* __restrict tmp, std::int64_t m, BoostingProxy kind,
+                                                     double scale, G* __restrict grad, G* __restrict hess,
+                                                     std::int64_t& nonfinite) {
+    constexpr double kMax = 1.7976931348623157e308;
+    std::int64_t bad = 0;
+    if (kind == BoostingProxy::logistic) {
+        for (std::int64_t i = 0; i < m; ++i) {
+            const double x = -std::fabs(static_cast<double>(s[i]));
+            tmp[i] = x < -kMaxExpArg ? -kMaxExpArg : x;
+        }
+        for (std::int64_t i = 0; i < m; ++i) tmp[i] = exp_nonpositive(tmp[i]);
+        for (std::int64_t i = 0; i < m; ++i) {
+            const double si = static_cast<double>(s[i]), ui = u[i], e = tmp[i];
+            const double big = 1.0 / (1.0 + e), small = e * big;
+            const double sig_pos = si >= 0.0 ? big : small, sig_neg = si >= 0.0 ? small : big;
+            const double g = ui * (ui > 0.0 ? sig_pos : sig_neg);
+            const double h = std::fabs(ui) * (big * small);
+            const bool finite = std::fabs(si) <= kMax;
+            grad[i] = static_cast<G>(finite ? scale * g : 0.0);
+            hess[i] = static_cast<G>(finite ? scale * h : 0.0);
+            bad += finite ? 0 : 1;
+        }
+    } else {
+        for (std::int64_t i = 0; i < m; ++i) {
+            const double si = static_cast<double>(s[i]), ui = u[i];
+            const double z = ui > 0.0 ? 1.0 + si : 1.0 - si;
+            const bool on = z > 0.0 && ui != 0.0 && std::fabs(si) <= kMax;
+            grad[i] = static_cast<G>(on ? scale * (ui * z) : 0.0);
+            hess[i] = static_cast<G>(on ? scale * std::fabs(ui) : 0.0);
+            bad += std::fabs(si) <= kMax ? 0 : 1;
+        }
+    }
+    nonfinite += bad;
+}
+
+}  // namespace detail
+
+template <class S, class G>
+void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's scores
+                   const AtomView& atoms,    // in: atoms.n_rows rows
+                   const double* coef,       // in: (n_atoms,) the combination's coefficients
+                   BoostingProxy kind,
+                   double scale,             // factor on grad and hess (the caller's row count)
+                   int n_threads,
+                   BoostingPassOutput<G>& out) {
+    constexpr double kMax = 1.7976931348623157e308;
+    constexpr std::int64_t kCopies = 4;  // rate accumulators per chunk, row j adds to copy j % 4
+    const std::int64_t n = atoms.n_rows, n_atoms = atoms.n_atoms;
+    // The per-row work is a few flops: below ~8k rows per thread the private
+    // rate buffers and the team's start cost more than they save.
+    const int threads = effective_threads(n_threads, n, 8192);
+    struct alignas(64) Part {
+        std::vector<double> rates;
+        std::int64_t nonfinite = 0;
+    };
+    std::vector<Part> parts(static_cast<std::size_t>(threads));
+    parallel_chunks(threads, [&](int t) {
+        Part& part = parts[static_cast<std::size_t>(t)];
+        // Consecutive rows mostly hit the same atoms: kCopies interleaved
+        // accumulators break the add-store-load chain through one rates[a].
+        std::vector<double> acc(static_cast<std::size_t>(kCopies * n_atoms), 0.0);
+        double ubuf[detail::kBoostingBlock], tmp[detail::kBoostingBlock];
+        std::int64_t begin, end, nonfinite = 0;
+        chunk_range(n, threads, t, begin, end);
+        for (std::int64_t b0 = begin; b0 < end; b0 += detail::kBoostingBlock) {
+            const std::int64_t b1 = std::min(end, b0 + detail::kBoostingBlock);
+            // phase 1: the atom rates of the 0-1 decisions and each row's net coefficient
+            for (std::int64_t j = b0; j < b1; ++j) {
+                const double sj = static_cast<double>(scores[j]);
+                const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
+                double* rates = acc.data() + (j % kCopies) * n_atoms;
+                double u = 0.0;
+                const std::int64_t e_end = atoms.indptr[j + 1];
+                for (std::int64_t e = atoms.indptr[j]; e < e_end; ++e) {
+                    const std::int32_t a = atoms.indices[e];
+                    const double v = atoms.weights[e];
+                    rates[a] += v * positive;
+                    u += coef[a] * v;
+                }
+                ubuf[j - b0] = u;
+            }
+            // phase 2: the derivatives, vectorized
+            detail::boosting_block_derivatives(scores + b0, ubuf, tmp, b1 - b0, kind, scale, out.grad + b0,
+                                               out.hess + b0, nonfinite);
+        }
+        part.rates.assign(static_cast<std::size_t>(n_atoms), 0.0);
+        for (std::int64_t a = 0; a < n_atoms; ++a)
+            part.rates[a] = (acc[a] + acc[n_atoms + a]) + (acc[2 * n_atoms + a] + acc[3 * n_atoms + a]);
+        part.nonfinite = nonfinite;
+    });
+    std::fill(out.rates, out.rates + n_atoms, 0.0);
+    out.n_nonfinite_scores = 0;
+    for (const Part& part : parts) {
+        out.n_nonfinite_scores += part.nonfinite;
+        for (std::int64_t a = 0; a < n_atoms; ++a) out.rates[a] += part.rates[a];
+    }
+}
+
+}  // namespace rateopt

@@ -1,0 +1,115 @@
+"""The boosting pass: atom rates and the per-row derivatives of a proxy combination, in one pass over the scores.
+
+:func:`boosting_pass` is what one iteration of the rate-constrained game inside
+boosting (:class:`rateopt.BoostingModel`) needs from the current ensemble: the
+0-1 rate of every atom at the training scores, and the gradient and Hessian of
+the proxy of one combination of atom rates with respect to each row's score,
+written into arrays the caller owns (the ones the backend's custom objective
+consumes). The proxies and their derivatives are stated in
+``cpp/include/rateopt/boosting_pass.hpp``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._utils._validation import as_finite_scalar, as_float_vector
+from ..exceptions import NumericalError
+from ._matrix import AtomTable
+from ._runtime import extension as _core
+from ._threads import resolve_n_threads
+
+__all__ = ["BOOSTING_PROXIES", "boosting_pass"]
+
+#: The proxies of :func:`boosting_pass`, by name (values are the core's codes).
+BOOSTING_PROXIES = {"logistic": 0, "squared_hinge": 1}
+
+
+def _out_array(a, name, n):
+    if not isinstance(a, np.ndarray) or a.dtype not in (np.float32, np.float64) or a.ndim != 1:
+        raise TypeError(f"{name} must be a 1-D float32 or float64 ndarray")
+    if not (a.flags.c_contiguous and a.flags.writeable):
+        raise ValueError(f"{name} must be C-contiguous and writable")
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has length {a.shape[0]}, expected n_samples={n}")
+    return a
+
+
+def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None, hess=None, n_threads=None):
+    """Every atom's 0-1 rate and each row's proxy gradient and Hessian, in one pass over the scores.
+
+    With ``u_j = sum_a coef_a v_ja`` the net coefficient of row ``j`` (``v`` the
+    atom table's weights), the row's term ``u_j 1[s_j >= 0]`` of the
+    combination ``coef . rates`` is replaced by ``u_j psi(s_j)``:
+
+    * ``"logistic"``: ``psi(s) = ln(1 + e^s)`` (``u > 0``), ``-ln(1 + e^-s)``
+      (``u < 0``, up to a constant); ``g = u sigmoid(+-s)``,
+      ``h = |u| sigmoid(s) sigmoid(-s)``. It bounds ``ln 2 * 1[s >= 0]``.
+    * ``"squared_hinge"``: ``psi(s) = max(0, 1 + s)^2 / 2`` (``u > 0``),
+      ``-max(0, 1 - s)^2 / 2`` (``u < 0``, up to a constant);
+      ``g = u max(0, 1 +- s)``, ``h = |u|`` where that margin term is positive,
+      else 0. It bounds ``1[s >= 0] / 2``.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,), float32 or float64
+        The current scores (positive decision iff ``s >= 0``).
+    atoms : AtomTable
+        The membership table of the same rows.
+    coef : array-like of shape (n_atoms,)
+        The combination's per-atom coefficients (finite).
+    proxy : {"logistic", "squared_hinge"}, default="logistic"
+    scale : float, default=1.0
+        Factor on both derivatives.
+    grad, hess : ndarray of shape (n_samples,), float32 or float64, default=None
+        Where to write the derivatives (C-contiguous, writable, one dtype):
+        None allocates float32 arrays, the dtype the boosting backends consume.
+    n_threads : int, default=None
+        ``None`` follows the OpenMP setting, ``-1`` uses all cores.
+
+    Returns
+    -------
+    rates : ndarray of shape (n_atoms,)
+        ``sum_j v_ja 1[s_j >= 0]``.
+    grad, hess : ndarray of shape (n_samples,)
+        The arrays written (``scale`` times each row's derivative).
+
+    Raises
+    ------
+    ValueError
+        On length mismatches, a non-finite ``coef`` or ``scale``, an unknown
+        ``proxy``, or read-only outputs.
+    rateopt.exceptions.NumericalError
+        If a score is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import AtomTable, boosting_pass
+    >>> atoms = AtomTable.from_membership(np.ones((2, 1), bool))  # one atom, weights 1/2
+    >>> rates, g, h = boosting_pass(np.array([0.0, -1.0]), atoms, np.array([2.0]), proxy="squared_hinge")
+    >>> float(rates[0]), g.tolist(), h.tolist()
+    (0.5, [1.0, 0.0], [1.0, 0.0])
+    """
+    if not isinstance(atoms, AtomTable):
+        raise TypeError(f"atoms must be an AtomTable, got {type(atoms).__name__}")
+    if proxy not in BOOSTING_PROXIES:
+        raise ValueError(f"proxy must be one of {sorted(BOOSTING_PROXIES)}, got {proxy!r}")
+    n = atoms.n_samples
+    if not isinstance(scores, np.ndarray) or scores.dtype not in (np.float32, np.float64):
+        scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1 or scores.shape[0] != n:
+        raise ValueError(f"scores must have shape (n_samples,)=({n},), got {scores.shape}")
+    scores = np.ascontiguousarray(scores)
+    coef = as_float_vector(coef, "coef", ("n_atoms", atoms.n_atoms))
+    scale = as_finite_scalar(scale, "scale")
+    grad = np.empty(n, dtype=np.float32) if grad is None else _out_array(grad, "grad", n)
+    hess = np.empty(n, dtype=grad.dtype) if hess is None else _out_array(hess, "hess", n)
+    if hess.dtype != grad.dtype:
+        raise TypeError("grad and hess must have the same dtype")
+    rates, nonfinite = _core.boosting_pass(scores, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coef,
+                                           BOOSTING_PROXIES[proxy], scale, grad, hess,
+                                           resolve_n_threads(n_threads))
+    if nonfinite:
+        raise NumericalError(f"{nonfinite} of the {n} scores are not finite")
+    return rates, grad, hess

@@ -1,0 +1,164 @@
+"""The boosting pass (``rateopt.core.boosting_pass``) against independent references.
+
+* The atom rates against a brute-force count: for each atom, the weighted share
+  of its members whose score is >= 0, recounted from the membership matrix and
+  the sample weights (not from the atom table).
+* The per-row gradient and Hessian against a NumPy reference written from the
+  proxies' formulas (``numpy.logaddexp`` for the softplus, whole-array
+  ``maximum`` for the squared hinge), and against central finite differences
+  of the proxy values.
+Every proxy, with and without sample weights, float32 and float64 scores and
+outputs, one thread and several.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rateopt.core import BOOSTING_PROXIES, AtomTable, boosting_pass
+from rateopt.exceptions import NumericalError
+
+PROXIES = sorted(BOOSTING_PROXIES)
+
+
+def _case(n, n_atoms, weighted, seed):
+    """A random overlapping membership (every row in 1-3 atoms, no atom empty), weights, coefficients and scores."""
+    rng = np.random.default_rng(seed)
+    M = rng.random((n, n_atoms)) < 0.4
+    M[np.arange(n), rng.integers(0, n_atoms, n)] = True
+    w = rng.uniform(0.1, 3.0, n) if weighted else None
+    coef = rng.normal(size=n_atoms)
+    scores = rng.normal(scale=2.0, size=n)
+    scores[:7] = [0.0, -0.0, 1.0, -1.0, 40.0, -40.0, 800.0]  # the decision boundary, hinge kinks, saturation
+    return M, w, coef, scores
+
+
+def _psi(proxy, u, s):
+    """Each row's proxy term ``u psi(s)`` (without the constants, which no derivative sees)."""
+    if proxy == "logistic":
+        return np.where(u > 0, u * np.logaddexp(0, s), -u * np.logaddexp(0, -s))
+    return np.where(u > 0, u * 0.5 * np.maximum(0, 1 + s) ** 2, -u * 0.5 * np.maximum(0, 1 - s) ** 2)
+
+
+def _reference(proxy, M, w, coef, scores, scale):
+    """NumPy reference: brute-force rates and the proxies' derivatives from their formulas."""
+    n = M.shape[0]
+    w = np.ones(n) if w is None else w
+    s = scores.astype(np.float64)
+    V = M * w[:, None] / (M * w[:, None]).sum(axis=0)  # the normalized weights, dense
+    rates = np.array([w[M[:, a] & (s >= 0)].sum() / w[M[:, a]].sum() for a in range(M.shape[1])])
+    u = V @ coef
+    if proxy == "logistic":
+        sig = 0.5 * (1 + np.tanh(s / 2))  # sigmoid, written another way than the core
+        g = np.where(u > 0, u * sig, u * (1 - sig))
+        h = np.abs(u) * sig * (1 - sig)
+    else:
+        z = np.where(u > 0, 1 + s, 1 - s)
+        g = u * np.maximum(z, 0)
+        h = np.abs(u) * (z > 0)
+    g[u == 0] = 0
+    h[u == 0] = 0
+    return rates, scale * g, scale * h, u
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("score_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("out_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_pass_against_numpy_reference(proxy, weighted, score_dtype, out_dtype, n_threads):
+    n = 30000  # above the kernel's per-thread minimum, so three threads split the rows
+    M, w, coef, scores = _case(n, 6, weighted, seed=1)
+    scores = scores.astype(score_dtype)
+    atoms = AtomTable.from_membership(M, sample_weight=w)
+    grad, hess = np.full(n, np.nan, dtype=out_dtype), np.full(n, np.nan, dtype=out_dtype)
+    rates, g, h = boosting_pass(scores, atoms, coef, proxy=proxy, scale=float(n), grad=grad, hess=hess,
+                                n_threads=n_threads)
+    assert g is grad and h is hess  # written in place
+    want_rates, want_g, want_h, _ = _reference(proxy, M, w, coef, scores, float(n))
+    np.testing.assert_allclose(rates, want_rates, rtol=1e-12, atol=1e-14)
+    # u_j sums terms of both signs: its round-off (the reference normalizes the weights its own way) is relative
+    # to the terms' size, so the absolute tolerance is set by the largest derivative
+    tol = 1e-10 if out_dtype == np.float64 else 2e-7
+    np.testing.assert_allclose(g, want_g, rtol=tol, atol=tol * np.abs(want_g).max())
+    np.testing.assert_allclose(h, want_h, rtol=tol, atol=tol * np.abs(want_h).max())
+    assert np.all(h >= 0)
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_derivatives_against_finite_differences(proxy, weighted):
+    n = 400
+    M, w, coef, scores = _case(n, 4, weighted, seed=2)
+    scores = scores[20:]  # away from the kinks and the saturated rows
+    M = M[20:]
+    w = None if w is None else w[20:]
+    if proxy == "squared_hinge":
+        scores = scores[(np.abs(np.abs(scores) - 1) > 1e-3)]  # off the kink at |s| = 1 (the Hessian jumps there)
+    n = scores.shape[0]
+    atoms = AtomTable.from_membership(M[:n], sample_weight=None if w is None else w[:n])
+    _, g, h = boosting_pass(scores, atoms, coef, proxy=proxy, scale=3.0, grad=np.empty(n), hess=np.empty(n))
+    _, _, _, u = _reference(proxy, M[:n], None if w is None else w[:n], coef, scores, 3.0)
+    eps = 1e-5
+    first = 3.0 * (_psi(proxy, u, scores + eps) - _psi(proxy, u, scores - eps)) / (2 * eps)
+    eps2 = 1e-4
+    second = 3.0 * (_psi(proxy, u, scores + eps2) - 2 * _psi(proxy, u, scores) + _psi(proxy, u, scores - eps2)) / eps2**2
+    np.testing.assert_allclose(g, first, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(h, second, rtol=1e-4, atol=1e-6 * np.abs(h).max())
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+def test_the_proxies_bound_the_indicator(proxy):
+    s = np.linspace(-6, 6, 1201)
+    c = np.log(2.0) if proxy == "logistic" else 0.5  # the factor, the same for every rate
+    one = np.ones_like(s)
+    assert np.all(c * (s >= 0) <= _psi(proxy, one, s))  # u > 0 bounds 1[s >= 0]
+    assert np.all(c * (s < 0) <= _psi(proxy, -one, s))  # u < 0: u 1[s >= 0] = |u| 1[s < 0] - |u|
+    assert _psi(proxy, one, np.zeros(1))[0] == pytest.approx(c)  # tight at the boundary
+
+
+def test_error_rate_logistic_derivatives_are_the_log_loss_ones():
+    # unit weights, the error rate: u_j = +1/n for negatives, -1/n for positives; scaled by n: sigma - y, sigma(1-sigma)
+    rng = np.random.default_rng(3)
+    n = 500
+    y = rng.integers(0, 2, n)
+    M = np.column_stack([y == 0, y == 1])
+    coef = np.array([(y == 0).mean(), -(y == 1).mean()])  # error = P(y=0) p+(neg) - P(y=1) p+(pos) + const
+    s = rng.normal(size=n)
+    _, g, h = boosting_pass(s, AtomTable.from_membership(M), coef, scale=float(n), grad=np.empty(n),
+                            hess=np.empty(n))
+    sig = 1 / (1 + np.exp(-s))
+    np.testing.assert_allclose(g, sig - y, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(h, sig * (1 - sig), rtol=1e-12, atol=1e-14)
+
+
+def test_deterministic_for_a_thread_count():
+    M, w, coef, scores = _case(40000, 5, True, seed=4)
+    atoms = AtomTable.from_membership(M, sample_weight=w)
+    a = boosting_pass(scores, atoms, coef, n_threads=2)
+    b = boosting_pass(scores, atoms, coef, n_threads=2)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_refusals():
+    M, _, coef, scores = _case(50, 3, False, seed=5)
+    atoms = AtomTable.from_membership(M)
+    with pytest.raises(ValueError, match="proxy must be one of"):
+        boosting_pass(scores, atoms, coef, proxy="hinge")
+    with pytest.raises(ValueError, match="scores must have shape"):
+        boosting_pass(scores[:-1], atoms, coef)
+    with pytest.raises(ValueError, match="coef"):
+        boosting_pass(scores, atoms, np.array([1.0, np.nan, 0.0]))
+    with pytest.raises(ValueError, match="grad has length"):
+        boosting_pass(scores, atoms, coef, grad=np.empty(49, np.float32))
+    with pytest.raises(TypeError, match="same dtype"):
+        boosting_pass(scores, atoms, coef, grad=np.empty(50, np.float32), hess=np.empty(50))
+    ro = np.empty(50, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        boosting_pass(scores, atoms, coef, grad=ro)
+    bad = scores.copy()
+    bad[3] = np.inf
+    with pytest.raises(NumericalError, match="1 of the 50 scores are not finite"):
+        boosting_pass(bad, atoms, coef)
