@@ -38,13 +38,27 @@ def start_part(token, part, model_fields, params, n_total, seed):
     return V.T @ np.ones(X.shape[0]), bins
 
 
+def logistic_derivatives(u, scores, scale):
+    """Per-row gradient and Hessian of the logistic proxy of ``scale * sum_j u_j 1[s_j >= 0]``.
+
+    The formula of :func:`rateopt.core.boosting_pass` with ``proxy="logistic"``
+    (``u_j sigma(s_j)`` or ``u_j (1 - sigma(s_j))`` by the sign of ``u_j``, and
+    ``|u_j| sigma (1 - sigma)``), in NumPy on the worker's own rows, as float32
+    as the backend takes them.
+    """
+    from scipy.special import expit
+
+    sigma = expit(scores)
+    grad = u * np.where(u > 0, sigma, 1.0 - sigma) * scale
+    hess = np.abs(u) * sigma * (1.0 - sigma) * scale
+    return grad.astype(np.float32), hess.astype(np.float32)
+
+
 def round_part(token, net):
     """One round on this worker: derivatives in place, one data-parallel tree, the new atom sums."""
-    from rateopt._training._boosting import logistic_row_derivatives
-
     st = _worker_state()[token]
-    d = logistic_row_derivatives(st["V"] @ net, st["scores"], st["n_total"])
-    st["scores"] = st["booster"].add_tree(d.grad, d.hess)
+    grad, hess = logistic_derivatives(st["V"] @ net, st["scores"], st["n_total"])
+    st["scores"] = st["booster"].add_tree(grad, hess)
     return st["V"].T @ (st["scores"] >= 0).astype(np.float64)
 
 

@@ -14,7 +14,7 @@ lives on two Dask workers (LocalCluster, 2 worker processes, 1 thread each):
   keeps its rows' current scores.
 * Per round the client sends each worker the game's combination coefficients
   (``n_atoms`` floats); the worker forms its rows' proxy-Lagrangian gradient
-  and Hessian in place (rateopt's own ``logistic_row_derivatives``), grows the
+  and Hessian in place (the logistic proxy's derivatives, the formula of ``rateopt.core.boosting_pass``), grows the
   round's tree with its peers (LightGBM exchanges histograms), updates its
   scores and returns its partition's per-atom sums ``V_p^T 1[s >= 0]``
   (``n_atoms`` floats). Their sum is the ensemble's atom rates, all the
@@ -185,7 +185,7 @@ class _FetchedBooster:
 
 
 class RemoteBoostingPlayer:
-    """``BoostingPlayer``'s members (rates, prefix, derivatives, step), its rows and trees on Dask workers."""
+    """``BoostingPlayer``'s members (run_pass, prefix, step), its rows and trees on Dask workers."""
 
     def __init__(self, spec, model, settings, *, client, meter, lgb_ports):
         from rateopt._predictors._boosting import BoosterPrefix
@@ -227,17 +227,22 @@ class RemoteBoostingPlayer:
         self.booster = _FetchedBooster(self)
         self.rounds = []
 
-    def rates(self):
-        return self.counts.copy()
+    def run_pass(self, combinations):
+        """The ensemble's atom rates (the workers' summed counts) and the combination's atom coefficients.
+
+        The coefficients are all the workers need to form their rows' derivatives
+        in the next :meth:`step`.
+        """
+        from rateopt._training._boosting import BoostingPass
+
+        if hasattr(combinations, "coefs"):
+            net = np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
+        else:
+            net = np.asarray(combinations, dtype=np.float64)
+        return BoostingPass(self.counts.copy(), net)
 
     def prefix(self):
         return self.BoosterPrefix(self.booster, self.n_trees, self.n_features)
-
-    def derivatives(self, combinations):
-        """The combination's atom coefficients: what the workers need to form their rows' derivatives."""
-        if hasattr(combinations, "coefs"):
-            return np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
-        return np.asarray(combinations, dtype=np.float64)
 
     def step(self, grad, grad_bias=0.0, grad_offsets=None):
         net = np.ascontiguousarray(grad, dtype=np.float64)
