@@ -30,6 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import core
+from .._compiler._linear_map import LinearMap
 from ..core._kernel_block import check_block_memory
 from ._spec import Combinations, KernelPass
 
@@ -219,6 +220,6 @@ def class_spec_from_problem(problem):
         c0, const0, metric = np.zeros(S), 0.0, ClassObjective(problem.objective, c, scale)
     return ClassGameSpec(
         blocks=(ClassBlock(X, cells, getattr(ds, "name", "train")),), n_atoms=S,
-        C=A.reshape(m, S) * scale, kappa=offsets, c0=c0, const0=const0,
+        C=LinearMap.from_dense(A.reshape(m, S) * scale), kappa=offsets, c0=c0, const0=const0,
         constraint_names=tuple(c.constraint_names), n_features=X.n_features, classes=ds.classes,
         n_cells=G, scale=scale, bound=bound, metric=metric)
