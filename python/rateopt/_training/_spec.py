@@ -117,6 +117,9 @@ class GameSpec:
     n_offsets: int = 0
     atom_contexts: tuple = ()
 
+    def __post_init__(self):  # a spec built by hand may give C as an array: the games read the map's methods
+        object.__setattr__(self, "C", LinearMap.from_dense(self.C, (np.shape(self.C)[0], self.n_atoms)))
+
     #: Two-class statistics (atom rates); :class:`~rateopt._training._class_spec.ClassGameSpec` is the K-class spec.
     class_problem: ClassVar[bool] = False
     #: The class labels of a K-class spec (None: two classes).
