@@ -21,6 +21,10 @@ Cases:
 Targets (issue 35, "Many groups"): 10^5 compile and fit within 2 GiB; 10^5 take
 <= 12x the time of 10^4; 10^4 take <= 0.3 s (the fit).
 
+A run of some of the cases (``--cases``) writes ``many_groups_<cases>.json``
+and ``.md`` (the full run: ``many_groups.json``); ``--reference-sizes`` limits
+the reference to some sizes.
+
 ``--reference PATH`` runs every case again with ``PYTHONPATH=PATH`` (e.g. the
 parent commit's ``python/``): its times and memory, or its failure (the dense
 map's ``MemoryError`` under the address-space limit). The load average before
@@ -183,10 +187,13 @@ def main(argv=None):
     ap.add_argument("--mem-limit-gib", type=float, default=8.0, help="each worker's address-space limit (GiB)")
     ap.add_argument("--cases", default="compile,fit,train", help="comma-separated subset of compile,fit,train")
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated group counts")
+    ap.add_argument("--reference-sizes", default=None,
+                    help="comma-separated group counts the reference runs at (default: every size)")
     args = ap.parse_args(argv)
     quick = args.quick
     sizes = [int(s) for s in args.sizes.split(",")]
     cases = args.cases.split(",")
+    ref_sizes = set(sizes if args.reference_sizes is None else (int(s) for s in args.reference_sizes.split(",")))
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -203,6 +210,8 @@ def main(argv=None):
             if case == "train":
                 rec.update(method="proxy-external", n_iter=n_iter, record_every=10)
             for name, pp in impls.items():
+                if name == "reference" and n not in ref_sizes:
+                    continue
                 spec = {"case": case, "groups": n, "n_iter": n_iter}
                 r = run_worker(pp, spec, args.timeout, args.mem_limit_gib)
                 msg = (", ".join(f"{k} {r[k]:.3f}" for k in ("compile_s", "fit_s", "train_s") if k in r)
@@ -212,6 +221,9 @@ def main(argv=None):
             result["cases"][f"{case}_{n}"] = rec
     result["targets"] = targets(result["cases"])
     json_path, md_path = results_paths("many_groups", quick=quick, out=args.out)
+    if args.out is None and set(cases) != {"compile", "fit", "train"}:  # a partial run: its own files
+        json_path = json_path.with_name(json_path.stem + "_" + "_".join(cases) + json_path.suffix)
+        md_path = json_path.with_suffix(".md")
     write_results(result, markdown(result), json_path, md_path)
     log(f"wrote {json_path} and {md_path}")
     if args.json:
