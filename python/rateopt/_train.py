@@ -427,6 +427,10 @@ def _warmup_refusal(game):
     return None
 
 
+#: The core loop reads the constraint map dense: beyond this many entries (128 MiB) the Python loop runs.
+_CORE_LOOP_MAP_ENTRIES = 1 << 24
+
+
 def _core_loop_refusal(game_cls, spec):
     """Why the core loop cannot run this training (None when it can)."""
     if spec.arity.core_loop_refusal() is not None:
@@ -436,6 +440,10 @@ def _core_loop_refusal(game_cls, spec):
                 "a method the core program reimplements)")
     if spec.n_offsets:
         return "the problem has trainable offsets (offset atoms, e.g. ROC-AUC goals)"
+    m, n = spec.C.shape
+    if m * n > _CORE_LOOP_MAP_ENTRIES:
+        return (f"its constraint map is large ({m} constraints x {n} atoms): the core loop reads it as a dense "
+                "matrix, the Python loop through its sparse factors")
     remote = [blk.name for blk in spec.blocks if type(blk) is not Block]
     if remote:
         return (f"the datasets {remote} are not in this process (e.g. rateopt.dask partitions: each "
@@ -499,7 +507,7 @@ def _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch
                 margin=settings.margin,
                 val_blocks=val_blocks, callback=on_progress, progress_every=_progress_every(settings),
                 n_threads=settings.n_threads)
-    C, kappa, c0 = players_spec.C, players_spec.kappa, players_spec.c0
+    C, kappa, c0 = np.ascontiguousarray(players_spec.C), players_spec.kappa, players_spec.c0
     if not minibatch:
         core.run_train_loop(blocks, program, C, kappa, c0, state, records, **args)
     else:

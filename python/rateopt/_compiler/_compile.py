@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from rateopt._compiler._linear_map import LinearMap
 from rateopt._compiler._compiled import (
     AtomInfo,
     CompiledProblem,
@@ -136,7 +137,7 @@ def compile_problem(objective, pairs):
     def row(form: Affine):
         return _coefficient_row(form, gid_of, n_atoms)
 
-    C, kappa = _constraint_rows(affine, forms, row, n_atoms)
+    C, kappa = _constraint_rows(affine, forms, gid_of, n_atoms)
     obj_coef = row(obj_form)
     inverse = InverseData(constraints=tuple(constraints), originals=tuple(originals), sources=tuple(sources),
                           names=tuple(names))
@@ -146,12 +147,12 @@ def compile_problem(objective, pairs):
         tables=tables,
         atom_dataset=frozen(atom_dataset),
         atom_local=frozen(atom_local),
-        C=frozen(C),
+        C=C,
         kappa=frozen(kappa),
         objective_coef=frozen(obj_coef),
         objective_constant=float(obj_form.const),
         constraint_names=tuple(names),
-        rates=_rate_layer(leaf_forms, atoms, row, n_atoms),
+        rates=_rate_layer(leaf_forms, atoms, gid_of, n_atoms),
         inverse_data=inverse,
         metric=None if metric is None else MetricRows(metric=metric, **_metric_rows(metric_forms, row, n_atoms)),
         metric_constraints=tuple(
@@ -268,9 +269,12 @@ def _merge_subsets(env, datasets, forms):
     each context's ``(dataset, local atom id)``."""
 
     def membership(ctx):
-        m = env.mask(ctx)
+        idx = env.members(ctx)
+        n = ctx.dataset.n_samples
+        # the key: the row ids of a small subset, else the packed mask (one encoding per membership)
+        code = ("rows", idx.tobytes()) if idx.size * 64 < n else ("mask", np.packbits(env.mask(ctx)).tobytes())
         # a thresholded subset (an offset atom, rateopt._language._auc) is its own atom per threshold
-        return (np.packbits(m).tobytes(), id(getattr(ctx, "threshold", None))), m
+        return (code, id(getattr(ctx, "threshold", None))), idx
 
     return merge_by_membership(datasets, forms, membership)
 
@@ -341,7 +345,7 @@ def _atoms_and_tables(env, datasets, per_ds):
     """Global atom numbering (dataset by dataset), atom descriptions and membership tables."""
     return number_atoms(
         datasets, per_ds,
-        lambda mask, ctxs: (int(np.count_nonzero(mask)), env.weight(ctxs[0]).value()),
+        lambda rows, ctxs: (int(rows.size), env.weight(ctxs[0]).value()),
         lambda name, entries, offset: _membership_table(datasets[name], [e[0] for e in entries], offset))
 
 
@@ -421,16 +425,34 @@ def _coefficient_row(form: Affine, gid_of, n_atoms):
     return coef
 
 
-def _constraint_rows(constraints, forms, row, n_atoms):
-    """``C`` and ``kappa`` of ``g = C p - kappa <= 0``; a constraint no model can change is an error."""
-    C = np.zeros((len(forms), n_atoms))
+def _sparse_row(form: Affine, gid_of):
+    """A form's atom coefficients as ``(atom ids, values)``, ascending, with the entries
+    :func:`_coefficient_row` gives (sums that cancel to round-off dropped)."""
+    coef: dict = {}
+    mass: dict = {}
+    for ctx, v in form.terms.items():
+        g = gid_of[ctx]
+        coef[g] = coef.get(g, 0.0) + v
+        mass[g] = mass.get(g, 0.0) + form.mass[ctx]
+    ids = np.fromiter(coef, dtype=np.int64, count=len(coef))
+    vals = np.fromiter(coef.values(), dtype=np.float64, count=len(coef))
+    ms = np.fromiter(mass.values(), dtype=np.float64, count=len(mass))
+    keep = ~(np.abs(vals) <= CANCEL_RTOL * ms)
+    order = np.argsort(ids[keep], kind="stable")
+    return ids[keep][order], vals[keep][order]
+
+
+def _constraint_rows(constraints, forms, gid_of, n_atoms):
+    """``C`` (a sparse :class:`LinearMap`) and ``kappa`` of ``g = C p - kappa <= 0``; a constraint no model
+    can change is an error. Memory and time are linear in the constraints' atom references."""
+    rows = []
     kappa = np.zeros(len(forms))
     for i, (c, f) in enumerate(zip(constraints, forms)):
-        C[i] = row(f)
+        rows.append(_sparse_row(f, gid_of))
         kappa[i] = -f.const
-        if not np.any(C[i]):
+        if not rows[-1][0].size:
             raise constant_constraint_error(c, f, {ctx.label for ctx in f.terms})
-    return C, kappa
+    return LinearMap.from_rows(rows, n_atoms), kappa
 
 
 def constant_constraint_error(constraint, form, subsets):
@@ -457,15 +479,16 @@ def constant_constraint_error(constraint, form, subsets):
     )
 
 
-def _rate_layer(leaf_forms, atoms, row, n_atoms):
-    """Every rate leaf, then every atom, under unique names."""
+def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
+    """Every rate leaf, then every atom, under unique names (``A`` a sparse :class:`LinearMap`)."""
     names, rows, consts = [], [], []
     seen: dict = {}
 
     def add(name, coef, const):
         k = seen.get(name)
         if k is not None:
-            if np.array_equal(rows[k], coef) and consts[k] == const:
+            if (np.array_equal(rows[k][0], coef[0]) and np.array_equal(rows[k][1], coef[1])
+                    and consts[k] == const):
                 return
             j = 2
             while f"{name} #{j}" in seen:
@@ -477,12 +500,10 @@ def _rate_layer(leaf_forms, atoms, row, n_atoms):
         consts.append(const)
 
     for name, f in leaf_forms.items():
-        add(name, row(f), f.const)
+        add(name, _sparse_row(f, gid_of), f.const)
     for a in atoms:
-        e = np.zeros(n_atoms)
-        e[a.index] = 1.0
-        add(a.name, e, 0.0)
-    return RateLayer(names=tuple(names), A=frozen(np.array(rows).reshape(len(rows), n_atoms)),
+        add(a.name, (np.array([a.index], dtype=np.int64), np.ones(1)), 0.0)
+    return RateLayer(names=tuple(names), A=LinearMap.from_rows(rows, n_atoms),
                      b=frozen(np.array(consts, dtype=np.float64)))
 
 
@@ -499,36 +520,35 @@ def _scale_by_max_in_place(w):
         np.ldexp(w, -int(np.frexp(top)[1]), out=w)
 
 
-def _membership_table(ds: Dataset, masks: list, offset: int) -> MembershipTable:
-    """Build the CSR membership table of one dataset (vectorized; loops over atoms only).
+def _membership_table(ds: Dataset, members: list, offset: int) -> MembershipTable:
+    """Build the CSR membership table of one dataset from each atom's rows (ascending).
 
     The entries are written in place, atom by atom, at each row's next free
     slot (a counting sort: ascending atom ids within a row), so the memory
-    beyond the table itself is one byte per row (entries written so far) and
-    one float64 per member of the atom being written; no (nnz,)-sized sort,
-    concatenation or gather of the whole table.
+    beyond the table itself is one byte (or int32) per row (entries written so
+    far) and one float64 per member of the atom being written; no (nnz,)-sized
+    sort, concatenation or gather of the whole table. Time is linear in the
+    table's entries plus the atoms.
     """
     n = ds.n_samples
-    k = len(masks)
+    k = len(members)
     w = ds.weights
     indptr = np.zeros(n + 1, dtype=np.int64)
     counts = indptr[1:]
-    for m in masks:
-        counts += np.asarray(m, dtype=bool)
+    for idx in members:
+        counts[idx] += 1  # an atom's rows are distinct
     np.cumsum(counts, out=counts)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, dtype=np.int32)
     weights = np.empty(nnz, dtype=np.float64)
     written = np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written so far
-    for a, m in enumerate(masks):
-        m = np.asarray(m, dtype=bool)
-        wa = w[m]
+    for a, rows in enumerate(members):
+        wa = w[rows]
         _scale_by_max_in_place(wa)  # exact power-of-two rescaling: no overflow in the sum
         exact_normalized(wa, out=wa)  # sums of them are exact: a whole atom's rate is 1, its complement 0
         done = 0
-        for start in range(0, n, _TABLE_BLOCK_ROWS):  # the members' slots, a block of rows at a time
-            idx = np.flatnonzero(m[start:start + _TABLE_BLOCK_ROWS])
-            idx += start
+        for start in range(0, rows.size, _TABLE_BLOCK_ROWS):  # the members' slots, a block at a time
+            idx = rows[start:start + _TABLE_BLOCK_ROWS]
             pos = indptr[idx]
             pos += written[idx]
             indices[pos] = a

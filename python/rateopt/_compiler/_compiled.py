@@ -205,8 +205,8 @@ class RateLayer:
     ----------
     names : tuple of str
         Unique rate names, in row order.
-    A : ndarray of shape (n_rates, n_atoms)
-        Atom coefficients (read-only).
+    A : LinearMap of shape (n_rates, n_atoms)
+        Atom coefficients, sparse (``A @ p``, ``A.row(i)``, ``np.asarray(A)`` for small problems).
     b : ndarray of shape (n_rates,)
         Constants (read-only).
     """
@@ -312,8 +312,8 @@ class MetricConstraintRows(MetricRows):
 class CompiledProblem:
     """The flat arrays a problem compiles to: the only thing the games need.
 
-    Attributes ``C``, ``kappa``, ``objective_coef`` and the tables are
-    read-only arrays. Atoms are numbered dataset by dataset: the atoms of
+    Attributes ``kappa``, ``objective_coef`` and the tables are read-only
+    arrays; ``C`` is a read-only sparse ``LinearMap``. Atoms are numbered dataset by dataset: the atoms of
     ``datasets[d]`` are the contiguous block
     ``tables[datasets[d]].offset + arange(tables[datasets[d]].n_atoms)``.
 
@@ -329,8 +329,10 @@ class CompiledProblem:
         Index into ``datasets`` of each atom.
     atom_local : ndarray of shape (n_atoms,) of int64
         Dataset-local id of each atom.
-    C : ndarray of shape (n_constraints, n_atoms)
-        Constraint coefficients: ``g_i = C[i] @ p - kappa[i] <= 0``.
+    C : LinearMap of shape (n_constraints, n_atoms)
+        Constraint coefficients: ``g_i = C[i] @ p - kappa[i] <= 0``, kept sparse
+        (``C @ p``, ``C.T @ lam``, ``C.row(i)``, ``C.nnz``; ``np.asarray(C)`` for small
+        problems): memory linear in atoms + constraints + their atom references.
     kappa : ndarray of shape (n_constraints,)
         Offsets.
     objective_coef : ndarray of shape (n_atoms,)
@@ -396,7 +398,7 @@ class CompiledProblem:
 
     @property
     def rate_coef(self) -> np.ndarray:
-        """The rate layer's matrix ``A`` (n_rates, n_atoms)."""
+        """The rate layer's matrix ``A`` (n_rates, n_atoms), a sparse ``LinearMap``."""
         return self.rates.A
 
     @property

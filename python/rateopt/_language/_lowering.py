@@ -132,30 +132,39 @@ class Env:
     that turn data problems into errors naming the constraint and the subset."""
 
     def __init__(self):
-        self._masks: dict = {}
+        self._members: dict = {}
         self._weights: dict = {}
         self.where = "the objective"
 
+    def members(self, ctx: Context) -> np.ndarray:
+        """The subset's rows, ascending (int64, read-only; cached: memory linear in the members, so
+        many small subsets, e.g. 10^5 one-row groups, cost what their rows do)."""
+        idx = self._members.get(ctx)
+        if idx is None:
+            idx = np.flatnonzero(ctx.mask())
+            idx.flags.writeable = False
+            self._members[ctx] = idx
+        return idx
+
     def mask(self, ctx: Context) -> np.ndarray:
-        m = self._masks.get(ctx)
-        if m is None:
-            m = ctx.mask()
-            m.flags.writeable = False
-            self._masks[ctx] = m
+        """The subset's membership mask (read-only; rebuilt from :meth:`members` on each call)."""
+        m = np.zeros(ctx.dataset.n_samples, dtype=bool)
+        m[self.members(ctx)] = True
+        m.flags.writeable = False
         return m
 
     def weight(self, ctx: Context) -> WeightSum:
         """``W(ctx)``, the sum of the subset's weights (see :class:`WeightSum`)."""
         w = self._weights.get(ctx)
         if w is None:
-            m = self.mask(ctx)
-            w = WeightSum.of(ctx.dataset.weights[m]) if m.any() else WeightSum()
+            idx = self.members(ctx)
+            w = WeightSum.of(ctx.dataset.weights[idx]) if idx.size else WeightSum()
             self._weights[ctx] = w
         return w
 
     def nonempty(self, ctx: Context, node) -> WeightSum:
         """Return ``W(ctx)``, raising if the subset is empty or has zero weight."""
-        if not self.mask(ctx).any():
+        if not self.members(ctx).size:
             raise EmptySubsetError(
                 f"{self.where}: {node} is measured on subset {ctx.label!r} of dataset "
                 f"{ctx.dataset.name!r}, which is empty"

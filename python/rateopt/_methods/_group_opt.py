@@ -180,7 +180,7 @@ class _Losses:
         problem = Problem(objective=0.0, constraints=[R.Constraint(e, "<=", 0.0, name=f"l{k}")
                                                       for k, e in enumerate(exprs)])
         self.spec = spec = spec_from_problem(problem)
-        self.L, self.l0 = spec.C, -spec.kappa  # l(c) = L p(c) + l0
+        self.L, self.l0 = np.asarray(spec.C), -spec.kappa  # l(c) = L p(c) + l0
         lo = self.l0 + np.minimum(self.L, 0).sum(axis=1)
         hi = self.l0 + np.maximum(self.L, 0).sum(axis=1)
         for k in range(len(exprs)):

@@ -47,7 +47,7 @@ class RampData:
         if rule not in RAMP_RULES:
             raise ValueError(f"rule must be one of {RAMP_RULES}, got {rule!r}")
         self.spec = spec
-        rows = np.vstack([spec.c0[None, :], spec.C])  # (m + 1, n_atoms)
+        rows = np.vstack([spec.c0[None, :], np.asarray(spec.C)])  # (m + 1, n_atoms)
         if rule == "net":
             U = problem_row_coefficients(spec, rows)
             P = [np.maximum(U[b.name], 0.0) for b in spec.blocks]

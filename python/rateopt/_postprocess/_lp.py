@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._compiler._linear_map import LinearMap
 from .._utils._highs import solve_lp
 from ..exceptions import RateoptError
 from ._bins import segment_accumulate
@@ -341,14 +342,14 @@ def _increment_rows(D, compiled, chains):
     idx[own], val[own] = p0 + np.arange(n_atoms), 1.0
     ind.append(idx), dat.append(val), cnt.append(d_cnt + 1)
     # constraint rows: C p - kappa t
-    C = np.asarray(compiled.C, dtype=np.float64)
+    C = LinearMap.from_dense(compiled.C, (np.shape(compiled.C)[0], n_atoms)).tocsr()  # row by row, ascending
     if C.shape[0]:
-        r, c = np.nonzero(C)
-        c_cnt = np.bincount(r, minlength=C.shape[0]) + 1
+        c_cnt = np.diff(C.indptr) + 1
+        r = np.repeat(np.arange(C.shape[0]), c_cnt - 1)
         slot = np.arange(r.size) + r
         idx = np.empty(r.size + C.shape[0], dtype=np.int64)
         val = np.empty(r.size + C.shape[0])
-        idx[slot], val[slot] = p0 + c, C[r, c]
+        idx[slot], val[slot] = p0 + C.indices, C.data
         last = np.cumsum(c_cnt) - 1
         idx[last], val[last] = t, -np.asarray(compiled.kappa, dtype=np.float64)
         ind.append(idx), dat.append(val), cnt.append(c_cnt)
@@ -396,7 +397,7 @@ class _Builder:
         self.compiled, self.chains, self.M = compiled, chains, M
         n_vars, n_atoms, R = chains.n_vars, compiled.n_atoms, chains.n_records
         self.n_cols = n_vars + n_atoms + R + 1
-        self.n_c = np.asarray(compiled.C).shape[0]
+        self.n_c = np.shape(compiled.C)[0]
         n_chain = chains.start.size - 1
         D = _increment_matrix(M, chains)
         self.increments = D is not None
@@ -492,7 +493,7 @@ class _Builder:
 def _table_rows(M, compiled, chains):
     """The table form's constraint matrix (CSC) and its number of monotone rows."""
     n_vars, n_atoms, R = chains.n_vars, compiled.n_atoms, chains.n_records
-    C = sp.csr_matrix(np.asarray(compiled.C, dtype=np.float64))
+    C = LinearMap.from_dense(compiled.C, (np.shape(compiled.C)[0], n_atoms)).tocsr()
     n_c = C.shape[0]
     starts, ends = chains.start[:-1], chains.start[1:]
     n_chain = starts.size

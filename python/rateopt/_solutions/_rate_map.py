@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._compiler._linear_map import LinearMap
+
 __all__ = ["RateMap"]
 
 
@@ -20,7 +22,8 @@ class RateMap:
     """The affine maps from atom rates to the objective and the constraints.
 
     ``objective = c0 . rates + const0`` and ``constraints = C rates - kappa``
-    (``<= 0`` holds).
+    (``<= 0`` holds). ``C`` is the compiled ``LinearMap``
+    (an array given here becomes one).
     """
 
     c0: np.ndarray
@@ -30,6 +33,9 @@ class RateMap:
     constraint_names: tuple
     metric: object = None
     metric_constraints: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "C", LinearMap.from_dense(self.C, (np.shape(self.C)[0], np.shape(self.c0)[0])))
 
     @classmethod
     def of(cls, spec):

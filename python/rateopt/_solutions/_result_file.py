@@ -58,7 +58,7 @@ def result_payload(result):
         meta["feature_names"] = [str(c) for c in result.feature_names]
     arrays = {"weights": result.weights, "biases": result.biases, "iterations": result.iterations,
               "multipliers": result.multipliers, "atom_rates": result.atom_rates, "c0": result.rate_map.c0,
-              "C": result.rate_map.C, "kappa": result.rate_map.kappa, **map_arrays(result.feature_map),
+              "C": np.asarray(result.rate_map.C), "kappa": result.rate_map.kappa, **map_arrays(result.feature_map),
               **_metric_arrays(result.rate_map, "")}
     if result.offsets is not None:
         arrays["offsets"] = result.offsets
@@ -68,7 +68,7 @@ def result_payload(result):
         arrays.update(trees, prefix_lengths=lengths)
     if result.val_rate_map is not None:
         arrays.update(val_atom_rates=result.val_atom_rates, val_c0=result.val_rate_map.c0,
-                      val_C=result.val_rate_map.C, val_kappa=result.val_rate_map.kappa,
+                      val_C=np.asarray(result.val_rate_map.C), val_kappa=result.val_rate_map.kappa,
                       **_metric_arrays(result.val_rate_map, "val_"))
     return meta, arrays
 

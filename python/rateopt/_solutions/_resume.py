@@ -28,6 +28,7 @@ import os
 
 import numpy as np
 
+from .._compiler._linear_map import LinearMap
 from .._training._players import LagrangePlayer, SwapRegretPlayer
 from .._utils._atomic import fsync_rename
 from ..games import GAMES
@@ -84,7 +85,7 @@ def check_resumable(previous, game, spec):
                          f"problem's model {expected}")
     rm = previous.rate_map
     same = (rm.c0.shape == spec.c0.shape and rm.C.shape == spec.C.shape
-            and np.array_equal(rm.c0, spec.c0) and np.array_equal(rm.C, spec.C)
+            and np.array_equal(rm.c0, spec.c0) and LinearMap.from_dense(rm.C).equals(spec.C)
             and np.array_equal(rm.kappa, spec.kappa))
     if not same or previous.offsets is not None or getattr(spec, "n_offsets", 0):
         raise ValueError("resume: the result was trained on another problem (its objective, constraints or atoms "

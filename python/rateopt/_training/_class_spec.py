@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import core
+from .._compiler._linear_map import LinearMap
 from ..core._kernel_block import check_block_memory
 from ..metrics._macro_f1 import MacroF1, macro_f1_gradient, macro_f1_loss
 from ._arity import CLASS_PROXIES, KClasses
@@ -251,6 +252,6 @@ def class_spec_from_problem(problem):
         c0, const0, metric = np.zeros(S), 0.0, ClassObjective.of(problem.objective, c, scale)
     return ClassGameSpec(
         blocks=(ClassBlock(X, cells, getattr(ds, "name", "train")),), n_atoms=S,
-        C=A.reshape(m, S) * scale, kappa=offsets, c0=c0, const0=const0,
+        C=LinearMap.from_dense(A.reshape(m, S) * scale), kappa=offsets, c0=c0, const0=const0,
         constraint_names=tuple(c.constraint_names), n_features=X.n_features, classes=ds.classes,
         n_cells=G, scale=scale, bound=bound, metric=metric)

@@ -17,12 +17,52 @@ values computed by the fused kernel.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import core
 from ._arity import TWO_CLASSES
 
-__all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer"]
+__all__ = ["ModelPlayer", "SwapRegretPlayer", "LagrangePlayer", "SWAP_MATRIX_COPIES", "check_swap_matrix_memory"]
+
+#: Copies of the swap player's (m+1, m+1) float64 matrix alive at once: the matrix, its update's result, and the
+#: core loop's state (a measured peak of the Python player alone is two).
+SWAP_MATRIX_COPIES = 3
+
+
+def _physical_memory():
+    """This machine's memory in bytes (None where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_swap_matrix_memory(n_constraints, memory=None):
+    """Refuse a swap-regret player whose (m+1)^2 matrix would not fit in memory.
+
+    Parameters
+    ----------
+    n_constraints : int
+        m.
+    memory : int, default=None
+        The bytes available (None: this machine's physical memory).
+
+    Raises
+    ------
+    MemoryError
+        If ``SWAP_MATRIX_COPIES * 8 * (m+1)**2`` bytes exceed ``memory``; the
+        message names ``method='proxy-external'``, whose multipliers are linear in m.
+    """
+    memory = _physical_memory() if memory is None else memory
+    k = int(n_constraints) + 1
+    need = SWAP_MATRIX_COPIES * 8 * k * k
+    if memory is not None and need > memory:
+        raise MemoryError(
+            f"method='proxy-swap' keeps an (m+1) x (m+1) multiplier matrix: m={k - 1} constraints need about "
+            f"{need / 2**30:.1f} GiB, more than the {memory / 2**30:.1f} GiB of this machine; use "
+            "method='proxy-external' (one multiplier per constraint, memory linear in m)")
 
 
 class ModelPlayer:
@@ -138,6 +178,7 @@ class SwapRegretPlayer:
     """
 
     def __init__(self, n_constraints, *, eta_lambda, update, init, floor):
+        check_swap_matrix_memory(n_constraints)
         k = n_constraints + 1
         self.update_kind = update
         self.eta_lambda = eta_lambda

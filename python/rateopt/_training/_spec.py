@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import core
+from .._compiler._linear_map import LinearMap
 from .._language._predictions import positive_decisions
 from ..core._kernel_block import check_block_memory
 from ._arity import TWO_CLASSES, Arity
@@ -81,7 +82,7 @@ class GameSpec:
     ----------
     blocks : tuple of Block
     n_atoms : int
-    C : ndarray of shape (n_constraints, n_atoms)
+    C : LinearMap of shape (n_constraints, n_atoms)
     kappa : ndarray of shape (n_constraints,)
     c0 : ndarray of shape (n_atoms,)
     const0 : float
@@ -116,6 +117,9 @@ class GameSpec:
     atom_offsets: object = None
     n_offsets: int = 0
     atom_contexts: tuple = ()
+
+    def __post_init__(self):  # a spec built by hand may give C as an array: the games read the map's methods
+        object.__setattr__(self, "C", LinearMap.from_dense(self.C, (np.shape(self.C)[0], self.n_atoms)))
 
     #: Two-class statistics (atom rates); :class:`~rateopt._training._class_spec.ClassGameSpec` is the K-class spec.
     arity: ClassVar[Arity] = TWO_CLASSES
@@ -162,7 +166,7 @@ class GameSpec:
         m = self.n_constraints
         if m == 0:
             return np.zeros(0)
-        combos = Combinations(self.C, ("hinge",) * m, np.zeros(m))
+        combos = Combinations(np.asarray(self.C), ("hinge",) * m, np.zeros(m))
         return kernel_pass(self, theta, bias, combos, margin=margin, rows=rows, n_threads=n_threads,
                            offsets=offsets).proxy_values - self.kappa
 
@@ -170,8 +174,8 @@ class GameSpec:
         """B: the largest ``|g_i|`` any model can produce (rates lie in [0, 1]); 1 without constraints."""
         if self.n_constraints == 0:
             return 1.0
-        hi = np.maximum(self.C, 0).sum(axis=1) - self.kappa
-        lo = np.minimum(self.C, 0).sum(axis=1) - self.kappa
+        hi = self.C.row_sums(1) - self.kappa
+        lo = self.C.row_sums(-1) - self.kappa
         return float(max(np.max(np.abs(hi)), np.max(np.abs(lo)), 1e-12))
 
     def for_players(self):
@@ -187,13 +191,13 @@ class GameSpec:
         problem as stated.
         """
         m = self.n_constraints
-        row_top = (np.maximum(np.abs(self.C).max(axis=1, initial=0.0), np.abs(self.kappa)) if m
+        row_top = (np.maximum(self.C.row_abs_max(), np.abs(self.kappa)) if m
                    else np.zeros(0))
         e_row = _pow2_exponents(row_top)
         e_obj = int(_pow2_exponents(max(float(np.abs(self.c0).max(initial=0.0)), abs(float(self.const0)))))
         if not e_row.any() and e_obj == 0:
             return self
-        return dataclasses.replace(self, C=np.ldexp(self.C, -e_row[:, None]), kappa=np.ldexp(self.kappa, -e_row),
+        return dataclasses.replace(self, C=self.C.scaled_rows(e_row), kappa=np.ldexp(self.kappa, -e_row),
                                    c0=np.ldexp(self.c0, -e_obj), const0=math.ldexp(float(self.const0), -e_obj))
 
 
@@ -341,7 +345,7 @@ def spec_from_problem(problem):
     return GameSpec(
         blocks=tuple(blocks),
         n_atoms=cp.n_atoms,
-        C=np.asarray(cp.C, dtype=np.float64).reshape(cp.C.shape[0], cp.n_atoms),
+        C=LinearMap.from_dense(cp.C, (np.shape(cp.C)[0], cp.n_atoms)),
         kappa=np.asarray(cp.kappa, dtype=np.float64),
         c0=np.asarray(cp.objective_coef, dtype=np.float64),
         const0=float(cp.objective_constant),

@@ -89,7 +89,7 @@ class LagrangianHingeGame(_LagrangianGame):
         m = self.spec.n_constraints
         if m == 0:
             return combos
-        return combos + Combinations(self.spec.C, ("hinge",) * m, np.zeros(m))
+        return combos + Combinations(np.asarray(self.spec.C), ("hinge",) * m, np.zeros(m))
 
     def step(self, result):
         self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)

@@ -1,0 +1,234 @@
+"""Many groups: the compiled map, post-processing and proxy-external training over 10^4 and 10^5 groups.
+
+Issue 35 item 2. Data: one-row groups (uniform scores, random labels; for
+training, 5 normal features and a label that depends on the first), demographic
+parity at slack 0.02 over every group: m = 2 x groups constraints, each reading
+its group's atom and the overall one. Each (case, size, implementation) runs in
+a fresh interpreter of its own, so that its peak memory (``VmHWM`` of
+``/proc/self/status``, and ``ru_maxrss``) is its own; a worker gets an address
+space limit (``--mem-limit-gib``, default 8) and a timeout.
+
+Cases:
+
+* ``compile``: ``rateopt.Problem(constraints=[demographic_parity("g", 0.02)])``
+  (compile time, the map's stored entries ``C.nnz``).
+* ``fit``: ``rateopt.ThresholdClassifier(goals=[...]).fit(s, y, groups=...)``
+  (its own compile included) on the scores.
+* ``train``: compile, then ``rateopt.train(problem, method="proxy-external",
+  n_iter=N, record_every=10)`` (N = 100; ``--quick``: 30), which runs in the
+  Python loop over the map's sparse factors.
+
+Targets (issue 35, "Many groups"): 10^5 compile and fit within 2 GiB; 10^5 take
+<= 12x the time of 10^4; 10^4 take <= 0.3 s (the fit).
+
+A run of some of the cases (``--cases``) writes ``many_groups_<cases>.json``
+and ``.md`` (the full run: ``many_groups.json``); ``--reference-sizes`` limits
+the reference to some sizes.
+
+``--reference PATH`` runs every case again with ``PYTHONPATH=PATH`` (e.g. the
+parent commit's ``python/``): its times and memory, or its failure (the dense
+map's ``MemoryError`` under the address-space limit). The load average before
+and after each worker and the other processes' CPU use during it
+(``external_cores``) are recorded: the machine is shared.
+
+Usage::
+
+    python bench/many_groups.py --quick --json
+    python bench/many_groups.py --reference /tmp/parent/python --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from _common import (  # noqa: E402
+    REPO_ROOT, CpuMonitor, add_common_args, emit_json_line, git_sha, machine_info, markdown_table, results_paths,
+    utc_now, write_results,
+)
+
+WORKER = r'''
+import json, resource, sys, time
+import numpy as np
+spec = json.loads(sys.argv[1])
+import rateopt as ro
+n, case = spec["groups"], spec["case"]
+rng = np.random.default_rng(1)
+g = np.arange(n)
+out = {}
+goal = ro.goals.demographic_parity("g", slack=0.02)
+if case == "fit":
+    s, y = rng.random(n), rng.integers(0, 2, n)
+    clf = ro.ThresholdClassifier(goals=[goal])
+    t = time.perf_counter(); clf.fit(s, y, groups={"g": g}); out["fit_s"] = time.perf_counter() - t
+    out["objective"] = float(clf.training_.objective)
+    out["max_violation"] = float(clf.violation_) if np.ndim(clf.violation_) == 0 else None
+else:
+    X = rng.normal(size=(n, 5))
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(np.int64)
+    ds = ro.Dataset(X, y, groups={"g": g})
+    t = time.perf_counter(); problem = ro.Problem(constraints=[goal], datasets=ds)
+    out["compile_s"] = time.perf_counter() - t
+    C = problem.compiled.C
+    out["n_constraints"] = int(C.shape[0])
+    out["map_entries"] = int(getattr(C, "nnz", None) or np.count_nonzero(C))
+    out["map_bytes"] = (int(C.B.data.nbytes + C.B.indices.nbytes + C.B.indptr.nbytes) if hasattr(C, "B")
+                        else int(C.nbytes))
+    if case == "train":
+        t = time.perf_counter()
+        res = ro.train(problem, method="proxy-external", n_iter=spec["n_iter"], record_every=10)
+        out["train_s"] = time.perf_counter() - t
+        out["final_objective"] = float(res.objectives[-1])
+        out["final_max_constraint"] = float(res.constraints[-1].max())
+hwm = None
+with open("/proc/self/status") as f:
+    for line in f:
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1]) / 1024
+out["peak_mib"] = hwm
+out["ru_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print("RESULT " + json.dumps(out))
+'''
+
+
+def run_worker(pythonpath, spec, timeout, mem_limit_gib):
+    """One case in a fresh interpreter: its result dict, or ``{"status": ...}`` on a timeout or failure."""
+    import resource
+
+    env = dict(os.environ, PYTHONPATH=str(pythonpath), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    lim = int(mem_limit_gib * 2**30)
+
+    def pre():
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    try:
+        with CpuMonitor() as mon:
+            proc = subprocess.run([sys.executable, "-c", WORKER, json.dumps(spec)], env=env, capture_output=True,
+                                  text=True, timeout=timeout, preexec_fn=pre)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout after {timeout:.0f} s"}
+    wall = time.perf_counter() - t0
+    line = next((x for x in proc.stdout.splitlines()[::-1] if x.startswith("RESULT ")), None)
+    if proc.returncode != 0 or line is None:
+        err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {"status": f"failed: {err[:200]}", "loadavg_before": load0}
+    out = json.loads(line[len("RESULT "):])
+    out.update(status="ok", wall_s=wall, loadavg_before=load0, loadavg_after=os.getloadavg()[0],
+               external_cores=mon.external_cores)
+    return out
+
+
+def targets(cases):
+    """The issue's many-groups targets, from the ``this`` runs."""
+    out = {}
+
+    def get(case, n, key):
+        r = cases.get(f"{case}_{n}", {}).get("this", {})
+        return r.get(key) if r.get("status") == "ok" else None
+
+    f4, f5 = get("fit", 10_000, "fit_s"), get("fit", 100_000, "fit_s")
+    if f4 is not None:
+        out["fit_1e4_s"] = {"value": f4, "target": 0.3, "met": f4 <= 0.3}
+    if f4 and f5 is not None:
+        out["fit_1e5_over_1e4"] = {"value": f5 / f4, "target": 12.0, "met": f5 / f4 <= 12.0}
+    c4, c5 = get("compile", 10_000, "compile_s"), get("compile", 100_000, "compile_s")
+    if c4 and c5 is not None:
+        out["compile_1e5_over_1e4"] = {"value": c5 / c4, "target": 12.0, "met": c5 / c4 <= 12.0}
+    for case in ("compile", "fit"):
+        mem = get(case, 100_000, "peak_mib")
+        if mem is not None:
+            out[f"{case}_1e5_peak_gib"] = {"value": mem / 1024, "target": 2.0, "met": mem / 1024 <= 2.0}
+    return out
+
+
+def markdown(result):
+    lines = [f"# Many groups ({'quick' if result['quick'] else 'full'} run, {result['utc']})", "",
+             "One-row groups, demographic parity at 0.02 (m = 2 x groups). Peak memory: the worker's VmHWM.",
+             f"git: {result['git'].get('sha', '?')}; reference: {result['implementations'].get('reference', '-')}",
+             ""]
+    rows = []
+    for key, rec in result["cases"].items():
+        for name in result["implementations"]:
+            r = rec.get(name)
+            if r is None:
+                continue
+            ok = r.get("status") == "ok"
+            rows.append([rec["case"], rec["groups"], name,
+                         r.get("compile_s") if ok else None, r.get("fit_s") if ok else None,
+                         r.get("train_s") if ok else None, r.get("map_entries") if ok else None,
+                         r.get("peak_mib") if ok else None,
+                         f"{r.get('loadavg_before', float('nan')):.1f}",
+                         r.get("external_cores") if ok else None,
+                         "ok" if ok else r["status"]])
+    lines.append(markdown_table(["case", "groups", "rateopt", "compile s", "fit s", "train s", "C entries",
+                                 "peak MiB", "load before", "other cores busy", "status"], rows))
+    lines += ["", "## Targets", ""]
+    lines.append(markdown_table(["target", "value", "limit", "met"],
+                                [[k, v["value"], v["target"], v["met"]] for k, v in result["targets"].items()]))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_common_args(ap)
+    ap.add_argument("--reference", type=Path, default=None,
+                    help="a checkout's python/ directory with the rateopt to compare against (e.g. the parent's)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds a worker may take (default 600)")
+    ap.add_argument("--mem-limit-gib", type=float, default=8.0, help="each worker's address-space limit (GiB)")
+    ap.add_argument("--cases", default="compile,fit,train", help="comma-separated subset of compile,fit,train")
+    ap.add_argument("--sizes", default="10000,100000", help="comma-separated group counts")
+    ap.add_argument("--reference-sizes", default=None,
+                    help="comma-separated group counts the reference runs at (default: every size)")
+    args = ap.parse_args(argv)
+    quick = args.quick
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cases = args.cases.split(",")
+    ref_sizes = set(sizes if args.reference_sizes is None else (int(s) for s in args.reference_sizes.split(",")))
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    impls = {"this": REPO_ROOT / "python"}
+    if args.reference is not None:
+        impls["reference"] = args.reference.resolve()
+    result = {"name": "many_groups", "quick": quick, "utc": utc_now(), "git": git_sha(),
+              "machine": machine_info(), "implementations": {k: str(v) for k, v in impls.items()}, "cases": {}}
+    n_iter = 30 if quick else 100
+    for case in cases:
+        for n in sizes:
+            rec = {"case": case, "groups": n, "rows": n, "goal": "demographic parity 0.02"}
+            if case == "train":
+                rec.update(method="proxy-external", n_iter=n_iter, record_every=10)
+            for name, pp in impls.items():
+                if name == "reference" and n not in ref_sizes:
+                    continue
+                spec = {"case": case, "groups": n, "n_iter": n_iter}
+                r = run_worker(pp, spec, args.timeout, args.mem_limit_gib)
+                msg = (", ".join(f"{k} {r[k]:.3f}" for k in ("compile_s", "fit_s", "train_s") if k in r)
+                       + f", peak {r['peak_mib']:.0f} MiB" if r.get("status") == "ok" else r["status"])
+                log(f"{case} groups={n} {name}: {msg} (load {r.get('loadavg_before', float('nan')):.1f})")
+                rec[name] = r
+            result["cases"][f"{case}_{n}"] = rec
+    result["targets"] = targets(result["cases"])
+    json_path, md_path = results_paths("many_groups", quick=quick, out=args.out)
+    if args.out is None and set(cases) != {"compile", "fit", "train"}:  # a partial run: its own files
+        json_path = json_path.with_name(json_path.stem + "_" + "_".join(cases) + json_path.suffix)
+        md_path = json_path.with_suffix(".md")
+    write_results(result, markdown(result), json_path, md_path)
+    log(f"wrote {json_path} and {md_path}")
+    if args.json:
+        emit_json_line(result)
+
+
+if __name__ == "__main__":
+    main()
