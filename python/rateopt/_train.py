@@ -27,7 +27,7 @@ import numpy as np
 
 from . import core
 from ._params import TRAIN_PARAMS, defaults, train_settings
-from ._predictors._boosting import BoostingModel
+from ._predictors._boosting import NEGATIVE_PREFIX, BoosterPrefix, BoostingModel
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._predictors._scoring import feature_names_of
 from ._solutions._result import (
@@ -596,6 +596,8 @@ class _Recorder:
         an intercept (``fit_intercept=False``: a constant rule is not one of them).
         """
         r = self.rows
+        if r["models"] and isinstance(r["models"][0], BoosterPrefix):
+            return self._boosted_trivial_rule()
         if r["models"] or self.spec.n_offsets or not r["w"] or not fit_intercept:
             return None
         w0 = np.zeros_like(np.asarray(r["w"][0], dtype=np.float64))
@@ -608,6 +610,21 @@ class _Recorder:
                "rates": [self._rates(self.spec, w0.T, b) for b in biases]}
         if self.val_spec is not None:
             out["val_rates"] = [self._rates(self.val_spec, w0.T, b) for b in biases]
+        return out
+
+    def _boosted_trivial_rule(self):
+        """A boosted run's always-negative rule (prefix length -1): no atom has a positive row, so its rates are 0.
+
+        The always-positive rule is the run's first iterate, the empty ensemble
+        (every score 0).
+        """
+        r, first = self.rows, self.rows["models"][0]
+        model = BoosterPrefix(first.booster, NEGATIVE_PREFIX, first.n_features_in_)
+        out = {"w": [np.zeros_like(np.asarray(r["w"][0], dtype=np.float64))], "b": [0.0],
+               "it": [TRIVIAL_ITERATION], "lam": [np.zeros_like(np.asarray(r["lam"][0], dtype=np.float64))],
+               "rates": [np.zeros(self.spec.n_atoms)], "models": [model]}
+        if self.val_spec is not None:
+            out["val_rates"] = [np.zeros(self.val_spec.n_atoms)]
         return out
 
     def window_averages(self):
@@ -641,7 +658,8 @@ class _Recorder:
         for extra in (self.window_averages(), self.trivial_rules(getattr(settings, "fit_intercept", True))):
             if extra is not None:
                 r = {k: extra.get(k, []) + list(v) for k, v in r.items()}
-                r["models"] = []
+                if not extra.get("models"):
+                    r["models"] = []
         return TrainResult(
             method=method, weights=np.array(r["w"]), biases=np.array(r["b"]), iterations=np.array(r["it"]),
             multipliers=np.array(r["lam"]), atom_rates=np.array(r["rates"]).reshape(len(r["rates"]), A),

@@ -27,7 +27,8 @@ def _result(backend, n=600, seed=0, rounds=12):
 def test_probabilities_are_the_mixture_of_prefix_decisions(backend):
     result, X = _result(backend)
     clf = BoostedMixture(result.models[-1].booster, [0, 4, 12], [0.2, 0.3, 0.5], 3)
-    votes = np.column_stack([(result.models[t].decision_function(X) >= 0) for t in (0, 4, 12)]).astype(float)
+    prefix = {m.n_trees: m for m in result.models}  # -1 (the always-negative rule), then 0, 1, ...
+    votes = np.column_stack([(prefix[t].decision_function(X) >= 0) for t in (0, 4, 12)]).astype(float)
     expected = votes @ np.array([0.2, 0.3, 0.5])  # NumPy recount from each prefix's own decisions
     assert np.allclose(clf.predict_proba(X)[:, 1], expected, atol=1e-15)
     assert np.all(votes[:, 0] == 1)  # the empty ensemble scores 0: positive

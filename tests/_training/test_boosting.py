@@ -87,7 +87,8 @@ def test_player_scores_are_the_backends_fresh_predictions(backend):
 def test_recorded_rates_are_recounted_from_each_prefix(backend):
     problem, X, y, g = _problem(rateopt.goals.equal_opportunity("group", slack=0.02))
     result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=25))
-    assert len(result.models) == 26 and result.models[0].n_trees == 0 and result.models[-1].n_trees == 25
+    # the always-negative trivial rule (prefix -1), then the 26 prefixes from the empty ensemble to all 25 trees
+    assert [m.n_trees for m in result.models] == list(range(-1, 26)) and result.n_trivial == 1
     for t, prefix in enumerate(result.models):
         d = prefix.predict(X).astype(float)
         # independent recount of every constrained rate: NumPy TPR per group and overall
@@ -154,3 +155,26 @@ def test_k_class_problems_are_refused():
     problem = rateopt.Problem(datasets=ds)
     with pytest.raises(ValueError, match="two-class problems only"):
         rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_solution_is_never_worse_than_the_feasible_constant_negative_rule(backend, tmp_path):
+    # Exact parity on a rare label: the empty ensemble (everyone positive, error 1 - base rate) was the only
+    # constant candidate; the always-negative rule (error = base rate) is feasible too and must be a candidate.
+    rng = np.random.default_rng(0)
+    n = 4000
+    g = np.where(rng.random(n) < 0.3, "b", "a")
+    X = np.column_stack([rng.normal(size=n), g == "b"])
+    y = (X[:, 0] + 0.8 * X[:, 1] + rng.normal(scale=0.5, size=n) > 2.2).astype(int)
+    problem = rateopt.Problem(constraints=[rateopt.goals.demographic_parity("g", slack=0.0)],
+                              datasets=rateopt.Dataset(X, y, groups={"g": g}))
+    result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=20), n_threads=1, random_state=0)
+    assert result.iterations[0] == -1 and np.all(result.atom_rates[0] == 0.0)
+    clf = result.solution()
+    p = clf.predict_proba(X)[:, 1]
+    error = float(np.mean(np.where(y == 1, 1.0 - p, p)))  # the expected 0-1 error, recounted
+    rates = {v: p[g == v].mean() for v in ("a", "b")}
+    assert abs(rates["a"] - p.mean()) <= 1e-9 and abs(rates["b"] - p.mean()) <= 1e-9
+    assert error <= y.mean() + 1e-12  # the all-negative rule's error, by hand
+    clf.save(tmp_path / "m.npz")
+    assert np.array_equal(rateopt.load(tmp_path / "m.npz").predict_proba(X), clf.predict_proba(X))

@@ -17,7 +17,7 @@ import hashlib
 import numpy as np
 import scipy.sparse as sp
 
-from ._boosting import BACKENDS, BOOSTERS, BoosterPrefix
+from ._boosting import BACKENDS, BOOSTERS, NEGATIVE_PREFIX, BoosterPrefix
 from ._ensembles import EstimatorMixture
 from ._archive import feature_names_from_meta
 from ._scoring import checked_feature_names
@@ -44,7 +44,8 @@ class BoostedMixture(EstimatorMixture):
         The backend's booster adapter (``raw_scores(X, n_trees)``, ``to_bytes(n_trees)``).
     prefix_lengths : array-like of int of shape (n_models,)
         The number of trees of each support prefix (0: the empty ensemble,
-        whose score is 0 and whose decision is positive).
+        whose score is 0 and whose decision is positive; -1: the constant
+        classifier that decides negative on every row).
     probabilities : array-like of shape (n_models,)
         Mixture probabilities (non-negative, summing to 1).
     n_features : int
@@ -63,8 +64,9 @@ class BoostedMixture(EstimatorMixture):
         lengths = np.asarray(prefix_lengths)
         if lengths.ndim != 1 or lengths.shape[0] < 1 or lengths.dtype.kind not in "iu":
             raise ValueError("prefix_lengths must be a non-empty 1-D array of integers")
-        if np.any(lengths < 0) or np.any(lengths > booster.n_trees):
-            raise ValueError(f"prefix_lengths must be in [0, {booster.n_trees}] (the booster's trees)")
+        if np.any(lengths < NEGATIVE_PREFIX) or np.any(lengths > booster.n_trees):
+            raise ValueError(f"prefix_lengths must be in [-1, {booster.n_trees}] (the booster's trees; -1: the "
+                             "constant negative classifier)")
         super().__init__([BoosterPrefix(booster, t, n_features) for t in lengths], probabilities, n_features)
         self.booster = booster
         self.prefix_lengths_ = lengths.astype(np.int64)
@@ -93,7 +95,7 @@ class BoostedMixture(EstimatorMixture):
         ----------
         path : str or os.PathLike
         """
-        meta, arrays = booster_payload(self.booster, int(self.prefix_lengths_.max()), self.n_features_in_)
+        meta, arrays = booster_payload(self.booster, max(0, int(self.prefix_lengths_.max())), self.n_features_in_)
         if self.feature_names_in_ is not None:
             meta["feature_names"] = [str(c) for c in self.feature_names_in_]
         write_archive(path, {"kind": self.kind, **meta},
@@ -140,7 +142,8 @@ def booster_from_file(meta, arrays, path, where="metadata."):
 
 
 def prefix_lengths_from_file(arrays, path, booster, n=None):
-    """Validated prefix lengths: integers in [0, the booster's trees], ``n`` of them when given."""
+    """Validated prefix lengths: integers in [-1, the booster's trees] (-1: always negative), ``n`` of them when
+    given."""
     if "prefix_lengths" not in arrays:
         raise damaged(path, "prefix_lengths", "is missing")
     lengths = arrays["prefix_lengths"]
@@ -148,8 +151,9 @@ def prefix_lengths_from_file(arrays, path, booster, n=None):
             or (n is not None and lengths.shape[0] != n):
         raise damaged(path, "prefix_lengths", "must be a 1-D array of integers, one per model"
                       + ("" if n is None else f" ({n})"))
-    if np.any(lengths < 0) or np.any(lengths > booster.n_trees):
-        raise damaged(path, "prefix_lengths", f"must be in [0, {booster.n_trees}] (the trees in the file)")
+    if np.any(lengths < NEGATIVE_PREFIX) or np.any(lengths > booster.n_trees):
+        raise damaged(path, "prefix_lengths", f"must be in [-1, {booster.n_trees}] (the trees in the file; -1: "
+                      "the constant negative classifier)")
     return lengths.astype(np.int64)
 
 

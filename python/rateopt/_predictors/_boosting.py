@@ -186,9 +186,9 @@ class _LightGBMBooster:
         return box[0]
 
     def raw_scores(self, X, n_trees):
-        """The raw scores of the first ``n_trees`` trees on ``X``."""
-        if n_trees == 0:
-            return np.zeros(X.shape[0])
+        """The raw scores of the first ``n_trees`` trees on ``X`` (:data:`NEGATIVE_PREFIX`: -1 on every row)."""
+        if n_trees <= 0:
+            return np.full(X.shape[0], -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
         return self.booster.predict(X, num_iteration=n_trees, raw_score=True)
 
 
@@ -248,13 +248,17 @@ class _XGBoostBooster:
         return self.booster.predict(self.dtrain, output_margin=True)
 
     def raw_scores(self, X, n_trees):
-        """The raw scores of the first ``n_trees`` trees on ``X``."""
-        if n_trees == 0:
-            return np.zeros(X.shape[0])
+        """The raw scores of the first ``n_trees`` trees on ``X`` (:data:`NEGATIVE_PREFIX`: -1 on every row)."""
+        if n_trees <= 0:
+            return np.full(X.shape[0], -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
         xgb = _import_backend("xgboost")  # not kept on the object, which pickles
         data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
         return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)
 
+
+#: The prefix "length" of the constant classifier that decides negative on every row (score -1): a trivial
+#: candidate of every boosted run, beside the empty ensemble (length 0, score 0: positive on every row).
+NEGATIVE_PREFIX = -1
 
 #: The booster adapter of each backend.
 BOOSTERS = {"lightgbm": _LightGBMBooster, "xgboost": _XGBoostBooster}
@@ -269,7 +273,7 @@ class BoosterPrefix:
         The run's booster (it keeps growing; the prefix reads only its first
         ``n_trees`` trees).
     n_trees : int
-        The prefix length.
+        The prefix length (:data:`NEGATIVE_PREFIX`: the constant negative classifier).
     n_features : int
         Width of the inputs.
     """
