@@ -1,6 +1,7 @@
 """FairGBM 0.9.14 on one split, run in its own venv (bench/requirements-fairgbm.txt) by bench/boosting.py.
 
-Usage: ``python bench/_fairgbm_runner.py IN.npz OUT.npz`` where IN holds ``X_tr, y_tr, g_tr, X_te`` and the
+Usage: ``python bench/_fairgbm_runner.py IN.npz OUT.npz`` where IN holds ``X_tr, y_tr, g_tr, X_te`` (a matrix
+``M`` is dense, or CSR as ``M_data, M_indices, M_indptr, M_shape``) and the
 scalars ``constraint_type`` (FairGBM's: "FNR" for equal opportunity, "FPR,FNR" for equalized odds),
 ``tolerance``, ``multiplier_learning_rate``, ``n_estimators``, ``seed``; OUT gets the 0/1 decisions
 ``d_tr, d_te`` and the CPU seconds of the fit (``cpu_s``). FairGBM cannot state demographic parity.
@@ -10,7 +11,14 @@ import sys
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from fairgbm import FairGBMClassifier
+
+
+def _matrix(z, key):
+    if key in z:
+        return z[key]
+    return sp.csr_matrix((z[key + "_data"], z[key + "_indices"], z[key + "_indptr"]), shape=tuple(z[key + "_shape"]))
 
 
 def main(src, dst):
@@ -26,9 +34,10 @@ def main(src, dst):
         params["constraint_fpr_tolerance"] = tol
     clf = FairGBMClassifier(**params)
     t0 = time.process_time()
-    clf.fit(z["X_tr"], z["y_tr"], constraint_group=z["g_tr"])
+    clf.fit(_matrix(z, "X_tr"), z["y_tr"], constraint_group=z["g_tr"])
     cpu = time.process_time() - t0
-    np.savez(dst, d_tr=clf.predict(z["X_tr"]).astype(float), d_te=clf.predict(z["X_te"]).astype(float), cpu_s=cpu)
+    np.savez(dst, d_tr=clf.predict(_matrix(z, "X_tr")).astype(float),
+             d_te=clf.predict(_matrix(z, "X_te")).astype(float), cpu_s=cpu)
 
 
 if __name__ == "__main__":
