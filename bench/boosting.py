@@ -15,7 +15,7 @@ For each dataset, seed (a random 70/30 train/test split of the rows), goal and t
   at prediction (per-group thresholds) and without (``group_blind=True``);
 * with ``--eg``: fairlearn's ``ExponentiatedGradient(LGBMClassifier)`` (bench/_eg_runner.py, in the venv of
   ``--eg-python``), on ACS race and Adult, 2 seeds, with fewer trees and ACS rows for every system of that
-  table (see ``EG_ROUNDS``, ``EG_ROWS``).
+  table (see ``EG_ROUNDS``, ``EG_TOLERANCES``, ``ACS_ROWS``).
 
 Goals: ``equal_opportunity`` (TPR), ``equalized_odds`` (TPR and FPR), ``demographic_parity`` (positive
 rate), each group's rate within the tolerance of the overall rate; and ``coverage_budget`` (the overall
@@ -69,9 +69,12 @@ MAIN_TOL = 0.02
 DATASETS = ("adult-sex", "bank-age", "acs-race", "acs-race-sex", "census-race-sex")
 #: census KDD (299,285 rows, 568 sparse features): a fixed random subsample of its rows, so that it runs here
 CENSUS_ROWS = 60_000
-#: the ExponentiatedGradient table: fewer trees for every system in it, and ACS subsampled (Adult: all rows)
+#: ACSEmployment (277,677 rows): the frontier's and the EG table's fixed random subsample of its rows, so that
+#: they run on a shared 2-core machine (the cost table, --cost, trains on all of them)
+ACS_ROWS = 60_000
+#: the ExponentiatedGradient table: fewer trees and tolerances for every system in it (ACS: ACS_ROWS; Adult: all)
 EG_ROUNDS = 50
-EG_ROWS = 60_000
+EG_TOLERANCES = (0.0, 0.02, 0.1)
 EG_DATASETS = ("acs-race", "adult-sex")
 EG_SEEDS = (0, 1)
 COVERAGE_FRACTION = 0.5
@@ -251,17 +254,21 @@ def _subprocess(python, runner, payload):
         return {k: out[k] for k in out.files}
 
 
-def fit_fairgbm(python, X_tr, y_tr, g_tr, X_te, goal, tol, mlr, rounds, seed):
-    """FairGBM's decisions and CPU seconds, from its own venv (None when it cannot state the goal or is absent)."""
-    if goal not in FAIRGBM_CONSTRAINT or python is None or not Path(python).exists():
-        return None
+def fit_fairgbm(python, X_tr, y_tr, g_tr, X_te, jobs, rounds, seed):
+    """FairGBM's decisions and CPU seconds for each ``(goal, tolerance, mlr)`` of ``jobs``, fitted in one process
+    of its own venv (jobs whose goal it cannot state are left out; {} when the venv is absent)."""
+    jobs = [j for j in jobs if j[0] in FAIRGBM_CONSTRAINT]
+    if not jobs or python is None or not Path(python).exists():
+        return {}
     payload = {"y_tr": y_tr, "g_tr": np.unique(g_tr, return_inverse=True)[1],
-               "constraint_type": FAIRGBM_CONSTRAINT[goal], "tolerance": tol, "multiplier_learning_rate": mlr,
+               "constraint_type": np.array([FAIRGBM_CONSTRAINT[j[0]] for j in jobs]),
+               "tolerance": np.array([j[1] for j in jobs], dtype=float),
+               "multiplier_learning_rate": np.array([j[2] for j in jobs], dtype=float),
                "n_estimators": rounds, "seed": seed}
     _save_matrix(payload, "X_tr", X_tr)
     _save_matrix(payload, "X_te", X_te)
     out = _subprocess(python, "_fairgbm_runner.py", payload)
-    return out["d_tr"], out["d_te"], float(out["cpu_s"])
+    return {j: (out[f"d_tr_{i}"], out[f"d_te_{i}"], float(out[f"cpu_s_{i}"])) for i, j in enumerate(jobs)}
 
 
 def fit_eg(python, X_tr, y_tr, g_tr, X_te, goal, tol, rounds, seed):
@@ -318,6 +325,9 @@ def run_split(name, seed, goals, tolerances, rounds, *, fairgbm_python=None, eg_
     cases = [(goal, tol) for goal in goals for tol in tolerances]
     if coverage:
         cases.append(("coverage_budget", budget))
+    fairgbm = fit_fairgbm(fairgbm_python, X_tr, y_tr, g_tr, X_te,
+                          [(goal, tol, mlr) for goal, tol in cases for mlr in FAIRGBM_MLRS
+                           if want(f"fairgbm-mlr{mlr}")], rounds, seed)
     for goal, tol in cases:
         add("lightgbm", goal, tol, (s_tr >= 0).astype(float), (s_te >= 0).astype(float), cpu_plain, cpu_plain)
         backends = ["lightgbm"] + (["xgboost"] if xgboost and tol in (MAIN_TOL, budget) else [])
@@ -327,10 +337,8 @@ def run_split(name, seed, goals, tolerances, rounds, *, fairgbm_python=None, eg_
                 add(f"rateopt-{backend}", goal, tol, clf.predict_proba(X_tr)[:, 1], clf.predict_proba(X_te)[:, 1],
                     cpu, cpu_plain)
         for mlr in FAIRGBM_MLRS:  # FairGBM's default multiplier learning rate, and the one its README suggests
-            if want(f"fairgbm-mlr{mlr}"):
-                fg = fit_fairgbm(fairgbm_python, X_tr, y_tr, g_tr, X_te, goal, tol, mlr, rounds, seed)
-                if fg is not None:
-                    add(f"fairgbm-mlr{mlr}", goal, tol, *fg, cpu_plain)
+            if (goal, tol, mlr) in fairgbm:
+                add(f"fairgbm-mlr{mlr}", goal, tol, *fairgbm[(goal, tol, mlr)], cpu_plain)
         if eg_python is not None and goal != "coverage_budget" and want("eg-lightgbm"):
             eg = fit_eg(eg_python, X_tr, y_tr, g_tr, X_te, goal, tol, rounds, seed)
             if eg is not None:
@@ -623,7 +631,8 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line):
             "n_train": sizes, "tolerances": list(tolerances), "machine": _machine(), "runs": run_info}
     if tag == "eg":
         md = (f"# ExponentiatedGradient(LightGBM) beside rateopt boosting (bench/boosting.py --eg)\n\n"
-              f"A smaller setting for every system of this table: {rounds} trees, ACS subsampled to {EG_ROWS} rows "
+              f"A smaller setting for every system of this table: {rounds} trees, tolerances {list(EG_TOLERANCES)}, "
+              f"ACS subsampled to {ACS_ROWS} rows "
               f"(Adult: all rows). " + head + "\n" + summary_table(summary) + "\n\n## Verdicts\n\n" + vtext)
         data = {"bench": "boosting-eg", **meta, "rows": rows, "summary": summary, "verdicts": vs,
                 "verdict_summary": vsum, "plots": plots}
@@ -692,6 +701,7 @@ def main(argv=None):
                         help="instead: CPU, wall and peak RSS of each system in a fresh subprocess")
     parser.add_argument("--report", action="store_true",
                         help="only rebuild the tables and plots from bench/results/boosting_runs/")
+    parser.add_argument("--full-acs", action="store_true", help=f"all ACS rows (default: {ACS_ROWS} of them)")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=None, help=f"trees (default {ROUNDS}; --quick 50)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 3; --quick 1)")
@@ -757,7 +767,7 @@ def main(argv=None):
             emit_json_line({k: out[k] for k in ("bench", "seeds", "tolerances", "counts", "worst_excess_loss")})
         return
     tag = "eg" if args.eg else "main"
-    tolerances = (MAIN_TOL,) if args.quick else TOLERANCES
+    tolerances = (MAIN_TOL,) if args.quick else EG_TOLERANCES if args.eg else TOLERANCES
     if args.eg:
         datasets = [d for d in datasets if d in EG_DATASETS] if args.datasets else list(EG_DATASETS)
         if args.quick:
@@ -770,18 +780,17 @@ def main(argv=None):
         return
     _warm_up()
     rows = []
-    for name in datasets:
-        drows = []
-        for seed in seeds:
+    for seed in seeds:  # seed-outer: a run stopped early still has every dataset's first seeds
+        for name in datasets:
             t0 = time.perf_counter()
-            drows += run_split(name, seed, GOALS, tolerances, EG_ROUNDS if args.eg and not args.rounds else rounds,
-                               fairgbm_python=args.fairgbm_python, eg_python=args.eg_python if args.eg else None,
-                               xgboost=not args.eg, coverage=not args.eg,
-                               max_rows=EG_ROWS if args.eg and name.startswith("acs") else None)
+            split_rows = run_split(name, seed, GOALS, tolerances, EG_ROUNDS if args.eg and not args.rounds else rounds,
+                                   fairgbm_python=args.fairgbm_python, eg_python=args.eg_python if args.eg else None,
+                                   xgboost=not args.eg, coverage=not args.eg,
+                                   max_rows=None if args.full_acs or not name.startswith("acs") else ACS_ROWS)
+            rows += split_rows
+            if not args.quick:
+                _save_runs(tag, name, [r for r in rows if r["dataset"] == name])
             print(f"{name} seed {seed}: {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}", flush=True)
-        if not args.quick:
-            _save_runs(tag, name, drows)
-        rows += drows
     if args.quick:
         report(rows, quick=True, out=args.out, tag=tag, tolerances=tolerances,
                run_info={"loadavg": os.getloadavg()}, json_line=args.json)
