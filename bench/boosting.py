@@ -527,7 +527,11 @@ def plot_frontiers(summary, prefix, out_dir):
 
 
 def _one(system, name, seed, rounds):
-    """Train one system in this (fresh) process and print its CPU, wall and peak RSS as one JSON line."""
+    """Train one system in this (fresh) process and print its CPU, wall and peak RSS as one JSON line.
+
+    Every system first fits tiny models of both backends and of rateopt, so the modules each imports (a fixed
+    cost, not one per row) are in every system's baseline alike."""
+    _warm_up()
     X, y, g, col = _data(name)
     tr, _te = _split(X.shape[0], seed)
     X_tr, y_tr, g_tr = X[tr], y[tr], g[tr]
@@ -719,8 +723,9 @@ def main(argv=None):
         runs, summary = cost(datasets, rounds, 1 if args.quick else 3)
         md = (f"# Cost of rate-constrained boosting (bench/boosting.py --cost)\n\n"
               f"Each system in a fresh subprocess ({rounds} trees, one thread, equal opportunity at {MAIN_TOL} for "
-              "rateopt), medians of interleaved repeats; peak = ru_maxrss of that process (the data loaded, "
-              "'load-only', included in every row). Ratios and extra bytes per training row against the plain "
+              "rateopt), medians of interleaved repeats; peak = ru_maxrss of that process (every process first fits tiny "
+              "models of both backends and rateopt, so their imports are in every row; the data loaded, 'load-only', "
+              "too). Ratios and extra bytes per training row against the plain "
               "backend (LightGBM or XGBoost) with the same trees. Load average at the end: "
               f"{os.getloadavg()[0]:.2f}.\n\n" + markdown_table(
                   ["dataset", "system", "training rows", "CPU s", "wall s", "peak MiB", "CPU / plain",
