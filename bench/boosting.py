@@ -372,7 +372,7 @@ def summarize(rows):
         rs = [r for r in rows if (r["dataset"], r["goal"], tol(r), r["system"]) == key]
         n = len(rs)
         out.append({"dataset": key[0], "goal": key[1], "system": key[3], "n_seeds": n,
-                    "tolerance": float(np.mean([r["tolerance"] for r in rs])),
+                    "tolerance": round(float(np.mean([r["tolerance"] for r in rs])), 6),
                     "n_train": rs[0]["n_train"], "rounds": rs[0]["rounds"],
                     "test_error": float(np.mean([r["test_error"] for r in rs])),
                     "test_error_se": float(np.sqrt(np.mean([r["test_error_se"] ** 2 for r in rs]))),
