@@ -112,6 +112,10 @@ def test_factored_map_is_the_product_of_its_factors():
     x, y = rng.random(9), rng.random(7)
     np.testing.assert_allclose(M @ x, ref @ x, rtol=1e-13)
     np.testing.assert_allclose(M.T @ y, ref.T @ y, rtol=1e-13)
+    X, Y = rng.random((4, 9)), rng.random((3, 7))
+    np.testing.assert_allclose(x @ M.T, ref @ x, rtol=1e-13)  # a row vector times C.T
+    np.testing.assert_allclose(X @ M.T, X @ ref.T, rtol=1e-13)  # rows of points times C.T (the pool's rates)
+    np.testing.assert_allclose(Y @ M, Y @ ref, rtol=1e-13)
     np.testing.assert_allclose(np.asarray(M), ref, rtol=1e-13)
     for i in range(7):
         np.testing.assert_allclose(M.row(i), ref[i], rtol=1e-13)

@@ -266,6 +266,11 @@ class _Transposed:
     def __matmul__(self, y):
         return self._parent.rmatvec(y)
 
+    def __rmatmul__(self, x):
+        """``x @ C.T`` for ``x`` of shape (n,) or (k, n): ``C @ x``, transposed."""
+        x = np.asarray(x, dtype=np.float64)
+        return self._parent @ x if x.ndim == 1 else (self._parent @ x.T).T
+
     def toarray(self):
         return self._parent.toarray().T
 
