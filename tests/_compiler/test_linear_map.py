@@ -4,8 +4,9 @@ The two-class reference is the old compile route, rebuilt here in NumPy: every
 constraint lowered again to its affine form over subsets, one dense row per
 constraint (coefficients summed per atom, sums that cancel to round-off
 zeroed). The operator must hold exactly that matrix, and its products must be
-the dense matrix's. K-class: the spec's map against the compiled (m, G, K, K)
-tensor. Memory: a 10^4-group compile is checked by the operator's entries.
+the dense matrix's. K-class: the spec's factored map against the compiled (m, G, K, K)
+tensor and against group rates counted directly from predictions. Memory: a 10^4-group compile is checked
+by the operator's entries, a 3,000-group K-class compile by its entries and its peak allocation.
 """
 
 import numpy as np
@@ -143,14 +144,84 @@ def test_k_class_map_is_the_dense_tensor(goal):
     c = problem.compiled
     m, S = c.n_constraints, c.n_cells * K * K
     dense = np.asarray(c.constraints).reshape(m, S) * spec.scale  # the compiled tensor, as the spec scales it
-    assert isinstance(spec.C, LinearMap) and spec.C.shape == (m, S)
-    np.testing.assert_array_equal(np.asarray(spec.C), dense)
-    assert spec.C.nnz == np.count_nonzero(dense)
+    # the spec keeps the map factored (statistics -> rate leaves -> constraints); its product is the tensor up
+    # to the rounding of one more product per entry
+    assert isinstance(spec.C, LinearMap) and spec.C.shape == (m, S) and spec.C.A is not None
+    np.testing.assert_allclose(np.asarray(spec.C), dense, rtol=1e-15, atol=1e-15 * np.abs(dense).max())
+    assert np.array_equal(np.asarray(spec.C) != 0, dense != 0)
     N = rng.random((c.n_cells, K, K))
     np.testing.assert_allclose(spec.constraints(N.reshape(S) / spec.scale), c.constraint_values(N),
                                rtol=1e-12, atol=1e-14)
     lam = rng.random(m)
     np.testing.assert_allclose(spec.C.T @ lam, dense.T @ lam, rtol=1e-13, atol=1e-15)
+    # B: the bound on every |g_i| (the multipliers' default step), the same formula on the dense tensor
+    W = c.cell_label_weights
+    ref = np.max(np.einsum("gy,igy->i", W / spec.scale, np.abs(dense.reshape(m, -1, K, K)).max(axis=3))
+                 + np.abs(c.offsets))
+    assert spec.bound == pytest.approx(ref, rel=1e-14)
+
+
+def _class_rates(kind, y, yhat, a, w, k, g):
+    """A K-class rate of hard predictions counted directly: ``kind`` in ppr, recall, fpr; group ``g`` (None: all)."""
+    rows = np.ones(y.shape[0], dtype=bool) if g is None else a == g
+    den = rows & {"ppr": True, "recall": y == k, "fpr": y != k}[kind]
+    return w[den & (yhat == k)].sum() / w[den].sum()
+
+
+@pytest.mark.parametrize("kind", ["ppr", "recall_fpr"])
+def test_k_class_constraints_are_the_rates_counted_directly(kind):
+    rng = np.random.default_rng(5)
+    n, K, groups, slack = 400, 4, 5, 0.05
+    y = rng.integers(0, K, n)
+    a = rng.integers(0, groups, n)
+    y[:groups * K], a[:groups * K] = np.arange(groups * K) % K, np.arange(groups * K) // K
+    w = rng.uniform(0.5, 2.0, n)
+    goal = (ro.goals.multiclass_demographic_parity("a", slack=slack) if kind == "ppr"
+            else ro.goals.multiclass_equalized_odds("a", slack=slack))
+    ds = ro.ClassDataset(rng.normal(size=(n, 2)), y, weights=w, groups={"a": a})
+    problem = ro.Problem(constraints=[goal], datasets=ds)
+    spec = class_spec_from_problem(problem)
+    c = problem.compiled
+    yhat = rng.integers(0, K, n)
+    stats = np.bincount((c.cells * K + y) * K + yhat, weights=w, minlength=spec.n_atoms) / spec.scale
+    ref = []
+    for rate in (["ppr"] if kind == "ppr" else ["recall", "fpr"]):
+        for k in range(K):
+            for g in range(groups):
+                d = _class_rates(rate, y, yhat, a, w, k, g) - _class_rates(rate, y, yhat, a, w, k, None)
+                ref += [d - slack, -d - slack]
+    np.testing.assert_allclose(spec.constraints(stats), ref, rtol=1e-12, atol=1e-14)
+
+
+def test_many_group_k_class_maps_stay_linear_in_the_groups():
+    import tracemalloc
+
+    groups, K, per = 1000, 3, 3
+    n = groups * per
+    rng = np.random.default_rng(2)
+    a = np.repeat(np.arange(groups), per)
+    y = np.tile(np.arange(K), groups)
+    ds = ro.ClassDataset(rng.normal(size=(n, 2)), y, groups={"a": a})
+    problem = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("a", slack=0.05)], datasets=ds)
+    tracemalloc.start()  # the spec (the factored map, the bound B from its product in chunks)
+    spec = class_spec_from_problem(problem)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    m, S = spec.C.shape
+    assert (m, S) == (2 * groups * K, groups * K * K)
+    # leaf rows: each group's K class rates read K cells each, the K overall rates every group's K cells, the
+    # objective's K rates (error) one cell of each group; two constraints per (group, class), two rates each
+    assert spec.C.nnz == 2 * groups * K * K + groups * K + 2 * m
+    assert peak < 128 * 2**20, f"the spec took {peak / 2**20:.0f} MiB (the dense map: {m * S * 8 / 2**30:.1f} GiB)"
+    assert "constraint_rows" not in vars(problem.compiled)  # the product was never formed
+    yhat = rng.integers(0, K, n)
+    stats = np.bincount((problem.compiled.cells * K + y) * K + yhat, minlength=S) / spec.scale
+    g = spec.constraints(stats)
+    for grp in (0, 17, groups - 1):
+        for k in range(K):
+            d = np.mean(yhat[a == grp] == k) - np.mean(yhat == k)
+            i = 2 * (k * groups + grp)
+            np.testing.assert_allclose(g[i:i + 2], [d - 0.05, -d - 0.05], rtol=1e-12, atol=1e-14)
 
 
 def test_ten_thousand_groups_compile_to_a_linear_map():

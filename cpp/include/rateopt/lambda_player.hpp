@@ -61,20 +61,63 @@ inline double log_floor_of(double floor) {
 inline void swap_update_multiplicative(double* log_M, const double* delta, const double* lam,
                                        std::int64_t k, double eta,
                                        double log_floor = -std::numeric_limits<double>::infinity()) {
-    for (std::int64_t j = 0; j < k; ++j)
-        for (std::int64_t i = 0; i < k; ++i) log_M[j * k + i] += eta * delta[j] * lam[i];
-    for (std::int64_t i = 0; i < k; ++i) {
-        log_normalize(log_M + i, k, k);
-        if (!(log_floor > -std::numeric_limits<double>::infinity())) continue;
-        bool raised = false;
+    // Row-major sweeps with one accumulator per column: every column's max, sum
+    // and normalization see its entries in the order j = 0..k-1, exactly as a
+    // column-at-a-time log_normalize(log_M + i, k, k) would (bit-identical), but
+    // each sweep reads the matrix contiguously instead of with a stride of k
+    // (at k = 961 the strided version missed cache on every entry).
+    const double neg_inf = -std::numeric_limits<double>::infinity();
+    const auto ku = static_cast<std::size_t>(k);
+    std::vector<double> mx(ku, neg_inf), total(ku, 0.0);
+    std::vector<unsigned char> raised(ku, 0);
+    for (std::int64_t j = 0; j < k; ++j) {
+        double* row = log_M + j * k;
+        const double dj = eta * delta[j];
+        for (std::int64_t i = 0; i < k; ++i) {
+            row[i] += dj * lam[i];
+            mx[i] = std::max(mx[i], row[i]);
+        }
+    }
+    // Normalizes the columns with `want[i]` set (all when want is null), as log_normalize does.
+    auto normalize = [&](const unsigned char* want) {
         for (std::int64_t j = 0; j < k; ++j) {
-            if (log_M[j * k + i] < log_floor) {
-                log_M[j * k + i] = log_floor;
-                raised = true;
+            const double* row = log_M + j * k;
+            for (std::int64_t i = 0; i < k; ++i)
+                if (!want || want[i]) total[i] += std::exp(row[i] - mx[i]);
+        }
+        for (std::int64_t i = 0; i < k; ++i)
+            if (!want || want[i]) total[i] = std::log(total[i]);
+        for (std::int64_t j = 0; j < k; ++j) {
+            double* row = log_M + j * k;
+            for (std::int64_t i = 0; i < k; ++i)
+                if (!want || want[i]) row[i] = (row[i] - mx[i]) - total[i];
+        }
+    };
+    normalize(nullptr);
+    if (!(log_floor > neg_inf)) return;
+    bool any = false;
+    for (std::int64_t j = 0; j < k; ++j) {
+        double* row = log_M + j * k;
+        for (std::int64_t i = 0; i < k; ++i) {
+            if (row[i] < log_floor) {
+                row[i] = log_floor;
+                raised[i] = 1;
+                any = true;
             }
         }
-        if (raised) log_normalize(log_M + i, k, k);
     }
+    if (!any) return;
+    for (std::int64_t i = 0; i < k; ++i) {
+        if (!raised[i]) continue;
+        mx[i] = neg_inf;
+        total[i] = 0.0;
+    }
+    for (std::int64_t j = 0; j < k; ++j) {
+        const double* row = log_M + j * k;
+        for (std::int64_t i = 0; i < k; ++i)
+            if (raised[i]) mx[i] = std::max(mx[i], row[i]);
+    }
+    normalize(raised.data());
 }
 
 // M: in/out (k, k).

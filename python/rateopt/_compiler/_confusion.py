@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from rateopt._compiler._compile import constant_constraint_error, merge_contexts
+from rateopt._compiler._linear_map import LinearMap
 from rateopt._language._classes import ClassDataset, ClassRate, class_positions
 from rateopt._language._expressions import Constant, Constraint, Expression
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
@@ -94,13 +96,19 @@ class MulticlassCompiled:
     objective : ndarray of shape (n_cells, K, K) or None
         The objective's tensor (None for a non-linear objective).
     objective_constant : float
-    constraints : ndarray of shape (m, n_cells, K, K)
+    constraint_map : LinearMap of shape (m, n_cells * K * K)
+        The constraints' linear part as sparse factors ``B L``: ``L`` holds
+        one row per distinct rate statistic (its cells x label classes x
+        predicted class, each ``1 / W(denominator)``), ``B`` each constraint's
+        coefficients over them. Memory is linear in the statistics' entries,
+        where the product is dense over cells (every parity constraint reads
+        the overall rate).
     offsets : ndarray of shape (m,)
         ``g_i = <constraints[i], N> - offsets[i] <= 0``.
     constraint_names : tuple of str
     rate_names : tuple of str
-    rates : ndarray of shape (n_rates, n_cells, K, K)
-        The tensor of every rate leaf of the problem (for reports).
+    rate_rows : LinearMap of shape (n_rates, n_cells * K * K)
+        Every rate leaf's statistic row (one sparse factor), in :attr:`rate_names` order.
     metric : MacroF1 or None
         The non-linear objective (None when the objective is linear).
     """
@@ -113,12 +121,14 @@ class MulticlassCompiled:
     cell_label_weights: np.ndarray
     objective: np.ndarray | None
     objective_constant: float
-    constraints: np.ndarray
+    constraint_map: LinearMap
     offsets: np.ndarray
     constraint_names: tuple
     rate_names: tuple
-    rates: np.ndarray
+    rate_rows: LinearMap
     metric: MacroF1 | None = None
+    #: The constraints' lowered forms and each statistic's sparse row (what :attr:`constraint_rows` sums).
+    lowered: tuple = ((), {})
 
     #: What the statistics are called in messages.
     statistics_name = "confusion counts"
@@ -126,7 +136,26 @@ class MulticlassCompiled:
     @property
     def n_constraints(self) -> int:
         """The number of constraints m."""
-        return int(self.constraints.shape[0])
+        return int(self.offsets.shape[0])
+
+    @cached_property
+    def constraint_rows(self) -> LinearMap:
+        """The product of :attr:`constraint_map` as one sparse factor (built on first use), each entry summed
+        over its statistics in the form's order and cancelled to round-off as the two-class compiler does:
+        the entries of :attr:`constraints`. Its entries number the constraints' references to cells
+        (quadratic in the groups for parity, where every constraint reads the overall rate)."""
+        forms, rows = self.lowered
+        return LinearMap.from_rows([_product_row(f, rows) for f in forms], self.n_cells * self.n_classes ** 2)
+
+    @cached_property
+    def constraints(self) -> np.ndarray:
+        """The constraints' dense tensor, of shape (m, n_cells, K, K) (built on first use)."""
+        return self.constraint_rows.toarray().reshape((self.n_constraints,) + self.statistics_shape)
+
+    @cached_property
+    def rates(self) -> np.ndarray:
+        """The dense tensor of every rate leaf, of shape (n_rates, n_cells, K, K) (for reports; built on first use)."""
+        return self.rate_rows.toarray().reshape((len(self.rate_names),) + self.statistics_shape)
 
     @property
     def statistics_shape(self) -> tuple:
@@ -233,27 +262,51 @@ def _statistic(leaf):
     return (leaf.context, leaf.predicted, leaf.label, leaf.denominator)
 
 
-def _leaf_tensor(leaf, col, members, W, K):
+def _leaf_row(leaf, col, members, W, K):
+    """A rate leaf's statistic as a sparse row ``(indices into the flattened (n_cells, K, K), value)``:
+    ``1 / W(S & denominator)`` at its cells x label classes x predicted class, indices ascending."""
     cells = members[:, col]
     num = leaf.label_mask("label")
     den_mask = leaf.label_mask("denominator")
     den = float(W[np.ix_(cells, den_mask)].sum())
     if not den > 0:
         raise EmptySubsetError(f"rate {leaf.name} is measured on a subset of zero weight")
-    A = np.zeros((members.shape[0], K, K))
-    A[np.ix_(cells, num, [leaf.predicted])] = 1.0 / den
-    return A
+    g, y = np.flatnonzero(cells), np.flatnonzero(num)
+    idx = ((g[:, None] * K + y[None, :]) * K + leaf.predicted).reshape(-1)
+    return idx.astype(np.int64), 1.0 / den
 
 
-def _tensor(form, tensors, shape):
-    """``(A, constant)`` of a lowered form, from the leaf tensors; sums that cancel to round-off become exact
-    zeros (as the two-class compiler's coefficient rows)."""
-    A, mass = np.zeros(shape), np.zeros(shape)
-    for key, coef in form.terms.items():
-        A = A + coef * tensors[key]
-        mass += form.mass[key] * tensors[key]  # the leaf tensors are non-negative
-    A[np.abs(A) <= CANCEL_RTOL * mass] = 0.0
-    return A, form.const
+def _is_constant(form, rows):
+    """Whether a form's statistics cancel everywhere (no classifier changes it), in time linear in its
+    statistics' entries when at most two differ in their cells: a statistic with a nonzero coefficient that
+    shares no entry with the other is never cancelled (the statistics' values are positive); otherwise the
+    entries are summed as :func:`_product_row` sums them."""
+    live = [key for key, coef in form.terms.items()
+            if abs(coef) > CANCEL_RTOL * form.mass[key] and rows[key][0].size]
+    if len(live) == 1 and len(form.terms) == 1:
+        return False
+    if len(live) == 2 and len(form.terms) == 2:
+        (i, _), (j, _) = rows[live[0]], rows[live[1]]
+        if i.shape != j.shape or not np.array_equal(i, j):
+            return False
+    return not _product_row(form, rows)[0].size
+
+
+def _product_row(form, rows):
+    """A lowered form's coefficients over the statistics as ``(indices, values)``, ascending: each entry the sum
+    ``0 + coef_1 t_1 + coef_2 t_2 + ...`` of its leaves in the form's term order, and sums that cancel to
+    round-off exact zeros (dropped), as the dense tensor's entries were (the two-class compiler's rule)."""
+    terms = [(rows[key], coef, form.mass[key]) for key, coef in form.terms.items()]
+    if not terms:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    u = np.unique(np.concatenate([idx for (idx, _), _, _ in terms]))
+    acc, mass = np.zeros(u.shape[0]), np.zeros(u.shape[0])
+    for (idx, value), coef, m in terms:
+        pos = np.searchsorted(u, idx)
+        acc[pos] += coef * value
+        mass[pos] += m * value  # the leaf values are positive
+    keep = ~(np.abs(acc) <= CANCEL_RTOL * mass)
+    return u[keep], acc[keep]
 
 
 def compile_multiclass(objective, constraints, ds, soft_labels=None) -> MulticlassCompiled:
@@ -314,21 +367,30 @@ def compile_multiclass(objective, constraints, ds, soft_labels=None) -> Multicla
     for leaf in leaves:
         names.setdefault(leaf.name, _statistic(leaf))
         first.setdefault(_statistic(leaf), leaf)
-    tensors = {key: _leaf_tensor(leaf, col[leaf.context], members, W, K) for key, leaf in first.items()}
-    shape = (n_cells, K, K)
-    A0, c0 = (None, 0.0) if obj_form is None else _tensor(obj_form, tensors, shape)
-    A = np.zeros((len(constraints),) + shape)
-    b = np.zeros(len(constraints))
+    rows = {key: _leaf_row(leaf, col[leaf.context], members, W, K) for key, leaf in first.items()}
+    S = n_cells * K * K
+    leaf_id = {key: i for i, key in enumerate(rows)}
+    L = LinearMap.from_rows([(idx, np.full(idx.shape[0], v)) for idx, v in rows.values()], S)
+    A0, c0 = None, 0.0
+    if obj_form is not None:
+        idx, val = _product_row(obj_form, rows)
+        A0, c0 = np.zeros(S), obj_form.const
+        A0[idx] = val
+        A0 = A0.reshape(n_cells, K, K)
+    b, outer = np.zeros(len(constraints)), []
     for i, (con, form) in enumerate(zip(constraints, forms)):
-        Ai, ci = _tensor(form, tensors, shape)
-        if not np.any(Ai):
+        if _is_constant(form, rows):
             raise constant_constraint_error(con, form, {key[0].label for key in form.terms})
-        A[i], b[i] = Ai, -ci
-    rates = np.stack([tensors[k] for k in names.values()]) if names else np.zeros((0,) + shape)
+        b[i] = -form.const
+        outer.append((np.array([leaf_id[key] for key in form.terms], dtype=np.int64),
+                      np.fromiter(form.terms.values(), dtype=np.float64, count=len(form.terms))))
+    order = [leaf_id[k] for k in names.values()]
     return MulticlassCompiled(
         n_classes=K, cells=cells, n_cells=n_cells, cell_members=members, contexts=tuple(contexts),
-        cell_label_weights=W, objective=A0, objective_constant=float(c0), constraints=A, offsets=b,
-        constraint_names=tuple(c.name for c in constraints), rate_names=tuple(names), rates=rates, metric=metric)
+        cell_label_weights=W, objective=A0, objective_constant=float(c0),
+        constraint_map=LinearMap(LinearMap.from_rows(outer, len(rows)).B, L.B), offsets=b,
+        constraint_names=tuple(c.name for c in constraints), rate_names=tuple(names),
+        rate_rows=LinearMap(L.B[order] if order else L.B[:0]), metric=metric, lowered=(tuple(forms), rows))
 
 
 # --------------------------------------------------------------------------- reading predictions

@@ -39,8 +39,14 @@ class RateMap:
 
     @classmethod
     def of(cls, spec):
-        """The maps of a :class:`~rateopt._training._spec.GameSpec`."""
-        return cls(spec.c0, float(spec.const0), spec.C, spec.kappa, tuple(spec.constraint_names), spec.metric,
+        """The maps of a :class:`~rateopt._training._spec.GameSpec`.
+
+        A factored ``C = B A`` (the K-class games' map) is kept as its
+        product, one sparse factor: the form a result file stores, so that a
+        loaded result recomputes its constraint values bit for bit.
+        """
+        C = spec.C if spec.C.A is None else LinearMap(spec.C.tocsr())
+        return cls(spec.c0, float(spec.const0), C, spec.kappa, tuple(spec.constraint_names), spec.metric,
                    tuple(spec.metric_constraints))
 
     def objective(self, atom_rates):

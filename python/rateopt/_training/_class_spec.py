@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import core
 from .._compiler._linear_map import LinearMap
@@ -230,8 +231,46 @@ class ClassGameSpec:
                                    n_features=feature_map.n_components_)
 
 
+#: Entries of the constraint map's product formed at once to compute the bound B (about 60 MiB of temporaries).
+_BOUND_CHUNK_ENTRIES = 1 << 20
+
+
+def _constraint_bound(C, kappa, W, scale, K):
+    """B = max_i sum_{g,y} W[g, y] / scale * max_k |C_i[g, y, k]| + |kappa_i| (W: the cells' label weights).
+
+    From the factored map's product, a chunk of rows at a time: time linear in the product's entries and
+    memory bounded, where a dense (m, n_cells, K, K) tensor is quadratic in the groups.
+    """
+    m = C.shape[0]
+    if not m:
+        return 1.0
+    B = C.B.tocsr()
+    pattern = sp.csr_matrix((np.ones(B.nnz), B.indices, B.indptr), shape=B.shape)
+    per_row = pattern @ np.diff(C.A.indptr) if C.A is not None else np.diff(B.indptr)  # the product's entries
+    step = max(1, int(_BOUND_CHUNK_ENTRIES // max(1, per_row.max())))
+    w = (W / scale).reshape(-1)  # per (cell, label): the flattened index // K
+    top = np.empty(m)
+    for i in range(0, m, step):
+        P = B[i:i + step] if C.A is None else B[i:i + step] @ C.A
+        P = P.tocsr()
+        P.sum_duplicates()  # canonical: sorted indices, so the (row, cell, label) keys below ascend
+        rows = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+        key = rows * w.shape[0] + P.indices // K
+        first = np.flatnonzero(np.diff(key, prepend=-1))
+        keys = key[first]
+        top_k = np.maximum.reduceat(np.abs(P.data), first) if keys.size else np.zeros(0)
+        top[i:i + step] = np.bincount(keys // w.shape[0], weights=w[keys % w.shape[0]] * top_k,
+                                      minlength=P.shape[0])
+    return float(np.max(top + np.abs(kappa)))
+
+
 def class_spec_from_problem(problem):
-    """The :class:`ClassGameSpec` of a compiled K-class problem, validated now (as :func:`spec_from_problem`)."""
+    """The :class:`ClassGameSpec` of a compiled K-class problem, validated now (as :func:`spec_from_problem`).
+
+    The constraint map stays factored (``B L``, :attr:`MulticlassCompiled.constraint_map
+    <rateopt._compiler._confusion.MulticlassCompiled>`): the games' products ``lam @ C`` and ``C @ s`` cost the
+    factors' entries per iteration, linear in the groups, where the product reads every cell in every
+    parity constraint (the overall rate)."""
     ds, c = problem.dataset, problem.compiled
     X = core.FeatureMatrix(ds.X)
     K, G, m = ds.n_classes, c.n_cells, c.n_constraints
@@ -241,10 +280,9 @@ def class_spec_from_problem(problem):
     if not scale > 0:
         raise ValueError("the K-class dataset has no weight: every row weight is 0")
     cells = core.ClassCells(np.asarray(c.cells) * K + ds.label_index, ds.weights, G * K)
-    A = np.asarray(c.constraints, dtype=np.float64).reshape(m, G, K, K)
     offsets = np.asarray(c.offsets, dtype=np.float64).reshape(m)
-    bound = float(np.max(np.einsum("gy,igy->i", W / scale, np.abs(A).max(axis=3) * scale) + np.abs(offsets))) \
-        if m else 1.0
+    C = LinearMap(c.constraint_map.B * scale, c.constraint_map.A)
+    bound = _constraint_bound(C, offsets, W, scale, K)
     if problem.is_linear:
         c0, const0, metric = (np.asarray(c.objective, dtype=np.float64).reshape(S) * scale,
                               float(c.objective_constant), None)
@@ -252,6 +290,6 @@ def class_spec_from_problem(problem):
         c0, const0, metric = np.zeros(S), 0.0, ClassObjective.of(problem.objective, c, scale)
     return ClassGameSpec(
         blocks=(ClassBlock(X, cells, getattr(ds, "name", "train")),), n_atoms=S,
-        C=LinearMap.from_dense(A.reshape(m, S) * scale), kappa=offsets, c0=c0, const0=const0,
+        C=C, kappa=offsets, c0=c0, const0=const0,
         constraint_names=tuple(c.constraint_names), n_features=X.n_features, classes=ds.classes,
         n_cells=G, scale=scale, bound=bound, metric=metric)
