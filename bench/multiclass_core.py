@@ -87,9 +87,6 @@ def worker(args: dict[str, Any]) -> dict[str, Any]:
     import pstats
     import time
 
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1, user_api="blas")
     import rateopt
 
     X, y, g = _data(args["n"], args["d"])
@@ -174,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker is not None:
-        print(json.dumps(worker(json.loads(args.worker))))
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1, user_api="blas"):
+            print(json.dumps(worker(json.loads(args.worker))))
         return 0
     n, d = SIZES["quick" if args.quick else "full"]
     T = args.n_iter or (20 if args.quick else 60)

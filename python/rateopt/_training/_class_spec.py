@@ -267,10 +267,9 @@ def _constraint_bound(C, kappa, W, scale, K):
 def class_spec_from_problem(problem):
     """The :class:`ClassGameSpec` of a compiled K-class problem, validated now (as :func:`spec_from_problem`).
 
-    The constraint map stays factored (``B L``, :attr:`MulticlassCompiled.constraint_map
-    <rateopt._compiler._confusion.MulticlassCompiled>`): the games' products ``lam @ C`` and ``C @ s`` cost the
-    factors' entries per iteration, linear in the groups, where the product reads every cell in every
-    parity constraint (the overall rate)."""
+    The constraint map stays factored (``B L``, ``MulticlassCompiled.constraint_map``): the games'
+    products ``lam @ C`` and ``C @ s`` cost the factors' entries per iteration, linear in the groups,
+    where the product reads every cell in every parity constraint (the overall rate)."""
     ds, c = problem.dataset, problem.compiled
     X = core.FeatureMatrix(ds.X)
     K, G, m = ds.n_classes, c.n_cells, c.n_constraints
