@@ -440,3 +440,50 @@ def test_projections_large(size):
                                    atol=1e-12 * max(1.0, np.abs(v).max()))
         if np.maximum(v, 0).sum() > radius:
             _assert_simplex_kkt(v, got, radius)
+
+
+def _column_at_a_time(log_M, delta, lam, eta, floor):
+    """The multiplicative swap step one column at a time in scalar double arithmetic (math.exp and math.log are
+    the C library's, as the core's): each column's max, then its sum of exp in row order, then the shift; the
+    floor's raised columns normalized again. The core sweeps rows with per-column accumulators in the same
+    order, so the two agree bit for bit."""
+    import math
+
+    k = log_M.shape[0]
+    X = [[float(log_M[j, i]) + (eta * float(delta[j])) * float(lam[i]) for i in range(k)] for j in range(k)]
+
+    def normalize(i):
+        mx = -math.inf
+        for j in range(k):
+            mx = X[j][i] if mx < X[j][i] else mx
+        total = 0.0
+        for j in range(k):
+            total += math.exp(X[j][i] - mx)
+        log_total = math.log(total)
+        for j in range(k):
+            X[j][i] = (X[j][i] - mx) - log_total
+
+    log_floor = math.log(floor) if floor > 0 else -math.inf
+    for i in range(k):
+        normalize(i)
+        raised = False
+        for j in range(k):
+            if X[j][i] < log_floor:
+                X[j][i], raised = log_floor, True
+        if raised:
+            normalize(i)
+    return np.array(X)
+
+
+@pytest.mark.parametrize("floor_radius", [0.0, 1e-3, 0.5])
+@pytest.mark.parametrize("k", [2, 7, 40])
+def test_swap_regret_update_is_the_column_at_a_time_step_bit_for_bit(k, floor_radius):
+    rng = np.random.default_rng(100 + k)
+    log_M = np.log(random_stochastic(rng, k))
+    floor = floor_radius / k
+    for _ in range(4):
+        lam = stationary_distribution(np.exp(log_M))
+        delta = 30.0 * delta_vector(rng, k)
+        new = swap_regret_update(log_M, delta, lam, 0.7, floor=floor)
+        np.testing.assert_array_equal(new, _column_at_a_time(log_M, delta, lam, 0.7, floor))
+        log_M = new
