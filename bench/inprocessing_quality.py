@@ -11,10 +11,11 @@ candidates the shrinking LP is given, so the earlier default solutions are
 recomputed exactly from the same run with ``rateopt._solutions._shrink.shrink``:
 "original" is the default before issue 36 (the LP over the iterates recorded at
 ``t % max(1, T // 100) == 0`` and the last one, without the trivial rules);
-"before" is the default of git 8aff37b (every iterate recorded, the trivial
-rules among the candidates, no window averages). "after" is the library's
-m-stochastic solution now (the trivial rules, the window averages of every 50
-iterations, and every iterate: ``rateopt._solutions._candidates``).
+"before" is the default of git d742640 (every iterate recorded, the trivial
+rules and the window averages of every 50 iterations among the candidates).
+"after" is the library's m-stochastic solution now: the window averages'
+folded per-group threshold rules are candidates too
+(``rateopt._solutions._candidates``).
 
 **References in the same run.** The best feasible constant classifier (errors
 counted from the labels; feasibility from ``Problem.evaluate`` of the constant
@@ -119,7 +120,8 @@ def former_solution(res, T, original=True):
     """An earlier default's m-stochastic mixture, recomputed from the same run.
 
     ``original``: the default before issue 36 (the LP over every ``max(1, T // 100)``-th iterate, no
-    trivial rules); otherwise git 8aff37b's (the trivial rules and every iterate, no window averages).
+    trivial rules); otherwise git d742640's (the trivial rules, the window averages and every iterate, no
+    threshold rules).
     """
     from rateopt._predictors._linear import StochasticClassifier
     from rateopt._solutions._shrink import shrink
@@ -130,7 +132,7 @@ def former_solution(res, T, original=True):
         every = max(1, T // 100)
         keep = k + np.flatnonzero((its % every == 0) | (its == T - 1))
     else:
-        keep = np.flatnonzero(res.iterations != -2)
+        keep = np.flatnonzero(res.iterations != -3)
     sh = shrink(res.objectives[keep], res.constraints[keep])
     s = sh.support
     return StochasticClassifier(res.weights[keep[s]], res.biases[keep[s]], sh.weights[s],
@@ -157,11 +159,14 @@ def run_rateopt(data, iters, log):
         q = res.mixture("m-stochastic")
         row["after_trivial_weight"] = float(q[res.iterations == -1].sum())
         row["after_average_weight"] = float(q[res.iterations == -2].sum())
+        row["after_rule_weight"] = float(q[res.iterations == -3].sum())
+        row["n_rules"] = int(np.sum(res.iterations == -3))
         row["after_library_train_obj"] = float(res.solution_values("m-stochastic")[0])
         rows.append(row)
         log(f"  {data.key} T={T}: train err original {row['original_train_err']:.4f} before "
             f"{row['before_train_err']:.4f} after {row['after_train_err']:.4f} (viol {row['after_train_viol']:.4f}, "
-            f"trivial weight {row['after_trivial_weight']:.3f}, average weight {row['after_average_weight']:.3f}); "
+            f"trivial weight {row['after_trivial_weight']:.3f}, average weight {row['after_average_weight']:.3f}, "
+            f"rule weight {row['after_rule_weight']:.3f} of {row['n_rules']} rules); "
             f"{fit_s:.1f} s")
     return rows
 
@@ -203,10 +208,12 @@ def markdown(result):
              f"{result['date']}, git {result['git'].get('sha')}; load average at start "
              f"{result['load_start']}, at end {result['load_end']} (2 shared cores). "
              "Errors are expected 0-1 errors of the m-stochastic solution (original: the default before "
-             "issue 36; before: git 8aff37b's, every iterate and the trivial rules; both recomputed from the same "
-             "run; after: now, with the window averages). `viol`: largest training violation; `trivial w`, "
-             "`average w`: the solution's weight on the trivial rules and on the window averages.", ""]
-    head = ["problem", "T", "original train", "before train", "after train", "after viol", "trivial w", "average w",
+             "issue 36; before: git d742640's, every iterate, the trivial rules and the window averages; both "
+             "recomputed from the same "
+             "run; after: now, with the window averages' folded threshold rules). `viol`: largest training violation; "
+             "`trivial w`, `average w`, `rule w`: the solution's weight on the trivial rules, the window averages "
+             "and their threshold rules.", ""]
+    head = ["problem", "T", "original train", "before train", "after train", "after viol", "trivial w", "average w", "rule w",
             "original test", "before test", "after test", "EG train", "EG test", "LR train", "best feasible constant",
             "test SE"]
     rows = []
@@ -217,6 +224,7 @@ def markdown(result):
             rows.append([key, r["n_iter"], f"{r['original_train_err']:.4f}", f"{r['before_train_err']:.4f}",
                          f"{r['after_train_err']:.4f}", f"{r['after_train_viol']:.4f}",
                          f"{r['after_trivial_weight']:.3f}", f"{r['after_average_weight']:.3f}",
+                         f"{r.get('after_rule_weight', 0.0):.3f}",
                          f"{r['original_test_err']:.4f}", f"{r['before_test_err']:.4f}", f"{r['after_test_err']:.4f}",
                          f"{ref['eg_train_err']:.4f}" if "eg_train_err" in ref else "-",
                          f"{ref['eg_test_err']:.4f}" if "eg_test_err" in ref else "-",
