@@ -37,7 +37,7 @@ constant classifier.
 Usage::
 
     PYTHONPATH=python /work/venv-fl/bin/python bench/inprocessing_quality.py [--quick] [--json] [--out PATH]
-        [--only fico_eo,fico_dp,tiny_eo,compas_eo,adult_eo,bank_dp] [--iters 250,1000,3000]
+        [--only fico_eo,fico_dp,tiny_eo,compas_eo,adult_eo,bank_dp] [--iters 250,1000,3000] [--cost R]
 
 ``--quick``: FICO with 5,000 simulated people per split, T in {250, 1000}, no
 Adult or Bank; results go to ``inprocessing_quality_quick.*``.
@@ -231,6 +231,12 @@ def markdown(result):
                          f"{ref['logreg']['train']:.4f}" if "logreg" in ref else "-",
                          "-" if fl["best_feasible"] is None else f"{fl['best_feasible']:.4f}", f"{se:.4f}"])
     lines.append(_common.markdown_table(head, rows))
+    costs = [(key, c) for key, p in result["problems"].items() for c in p.get("cost", [])]
+    if costs:
+        lines += ["", "## Cost of the threshold-rule candidates", "",
+                  _common.markdown_table(["problem", "T", "without s", "with s", "ratio", "repeats", "load"],
+                                         [[k, c["n_iter"], f"{c['without']:.3f}", f"{c['with']:.3f}",
+                                           f"{c['ratio']:.2f}", c["repeats"], f"{c['load']:.1f}"] for k, c in costs])]
     lines += ["", "## Targets", ""]
     for t in result["targets"]:
         lines.append(f"- {t['target']}: **{'met' if t['met'] else 'MISSED'}** ({t['detail']})")
@@ -263,11 +269,45 @@ def targets(result):
     return out
 
 
+def rule_cost(data, T, repeats, log):
+    """Seconds of a default fit plus its m-stochastic solution, with and without the threshold-rule candidates.
+
+    Interleaved repeats in one process; the rules are switched off by replacing the driver's
+    ``_rules_apply`` (what decides whether a run gets them) for the "without" fits. Medians and their ratio.
+    """
+    import rateopt
+    import rateopt._train as driver
+
+    on = driver._rules_apply
+    times = {"with": [], "without": []}
+    try:
+        for _ in range(repeats):
+            for kind in ("without", "with"):
+                driver._rules_apply = on if kind == "with" else (lambda *a: False)
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = rateopt.train(data.problems["train"], n_iter=T, random_state=0)
+                res.solution("m-stochastic")
+                times[kind].append(time.perf_counter() - t0)
+    finally:
+        driver._rules_apply = on
+    out = {k: float(np.median(v)) for k, v in times.items()}
+    out["ratio"] = out["with"] / out["without"]
+    out["n_iter"], out["repeats"], out["load"] = T, repeats, os.getloadavg()[0]
+    log(f"  {data.key} T={T}: fit + solution {out['without']:.3f} s without the threshold rules, {out['with']:.3f} s "
+        f"with (ratio {out['ratio']:.2f}, median of {repeats})")
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _common.add_common_args(ap)
     ap.add_argument("--only", default=None, help="comma-separated problem keys")
     ap.add_argument("--iters", default=None, help="comma-separated n_iter values")
+    ap.add_argument("--cost", type=int, default=0, metavar="R",
+                    help="also time R interleaved default fits with and without the threshold-rule candidates "
+                         "(at each T of --iters)")
     args = ap.parse_args(argv)
     keys = args.only.split(",") if args.only else (QUICK_KEYS if args.quick else FULL_KEYS)
     iters = [int(t) for t in args.iters.split(",")] if args.iters else ([250, 1000] if args.quick
@@ -282,6 +322,8 @@ def main(argv=None):
         p = {"n_train": int(data.Xtr.shape[0]), "n_test": int(data.Xte.shape[0]),
              "constant_floor": constant_floor(data), "references": run_references(data, log),
              "runs": run_rateopt(data, iters if key in EG_KEYS else iters[:1], log)}
+        if args.cost:
+            p["cost"] = [rule_cost(data, T, args.cost, log) for T in (iters if key in EG_KEYS else iters[:1])]
         result["problems"][key] = p
     result["load_end"] = os.getloadavg()[0]
     result["targets"] = targets(result)
