@@ -296,16 +296,22 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     return result
 
 
+#: The most constraints of a problem whose window averages get threshold-rule candidates (``_rules_apply``).
+MAX_RULE_CONSTRAINTS = 1000
+
+
 def _rules_apply(problem, spec, feature_map, fitted_iterates, settings):
     """Whether the window averages' threshold rules are candidates (``_solutions._candidates``).
 
     Two-class problems (a :class:`~rateopt.Problem`, not a game spec) with
-    constraints, trained as linear models with an intercept; not for fitted
-    iterates (boosting, estimator oracles), trainable offsets, nor non-linear
-    metrics (as the window averages).
+    constraints (at most :data:`MAX_RULE_CONSTRAINTS`: the threshold LP has a
+    row per constraint, the game's pass does not), trained as linear models
+    with an intercept; not for fitted iterates (boosting, estimator oracles),
+    trainable offsets, nor non-linear metrics (as the window averages).
     """
     return (not isinstance(problem, GameSpec) and isinstance(spec.arity, TwoClasses) and feature_map is None
-            and not fitted_iterates and spec.n_constraints > 0 and not spec.n_offsets and spec.metric is None
+            and not fitted_iterates and 0 < spec.n_constraints <= MAX_RULE_CONSTRAINTS and not spec.n_offsets
+            and spec.metric is None
             and not spec.metric_constraints and getattr(settings, "fit_intercept", True))
 
 

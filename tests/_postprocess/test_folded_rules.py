@@ -175,3 +175,22 @@ def test_no_threshold_rules_without_constraints_or_for_k_classes():
                                     datasets=cds), n_iter=100, random_state=0)
     assert not np.any(free.iterations == THRESHOLD_RULE_ITERATION)
     assert not np.any(multi.iterations == THRESHOLD_RULE_ITERATION)
+
+
+def test_no_threshold_rules_above_the_constraint_cap(monkeypatch):
+    import rateopt._train as driver
+
+    X, y, g = _data()
+    assert np.any(_train(X, y, g, n_iter=60).iterations == THRESHOLD_RULE_ITERATION)
+    n_constraints = _problem(X, y, g).compiled.n_constraints  # demographic parity over 3 groups, both sides
+    monkeypatch.setattr(driver, "MAX_RULE_CONSTRAINTS", n_constraints - 1)
+    assert not np.any(_train(X, y, g, n_iter=60).iterations == THRESHOLD_RULE_ITERATION)
+
+
+def test_more_cells_than_an_affine_map_of_the_features_can_give_is_group_blind():
+    X, y, g = _data()
+    # one feature holds the group's code: 3 cells from 1 feature would need 3 independent indicators
+    Xc = np.column_stack([np.searchsorted(["a", "b", "c"], g).astype(float)])
+    cells = rule_cells(_problem(Xc, y, g))
+    assert cells.cell_map is None and cells.columns == ()
+    assert rule_cells(_problem(X, y, g)).columns == ("g",)

@@ -87,6 +87,8 @@ def cell_indicator_map(X, cells, n_cells):
     G = int(n_cells)
     if G == 1:
         return np.zeros((d, 1)), np.ones(1)
+    if G > d + 1:  # the one-hot cells have rank G; an affine function of d features has rank at most d + 1
+        return None
     if not sp.issparse(X):
         X = np.asarray(X, dtype=np.float64)
     M = _cell_values(X, cells, G)
