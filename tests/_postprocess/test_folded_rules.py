@@ -194,3 +194,12 @@ def test_more_cells_than_an_affine_map_of_the_features_can_give_is_group_blind()
     cells = rule_cells(_problem(Xc, y, g))
     assert cells.cell_map is None and cells.columns == ()
     assert rule_cells(_problem(X, y, g)).columns == ("g",)
+
+
+def test_round_off_in_the_table_is_not_a_rule():
+    start = np.array([0, 3, 5])
+    table = np.array([0.0, 0.25, 1.0 - 2e-16, 0.0, 1.0])
+    firsts, weights = deterministic_rules(table, start)
+    # the levels 0.25 and 1 - 2e-16 ~ 1: two rules, (first positive bins (2, 1), 0.75) and ((1, 1), 0.25)
+    np.testing.assert_array_equal(firsts, [[1, 1], [2, 1]])
+    np.testing.assert_allclose(weights, [0.25, 0.75], rtol=0, atol=1e-15)

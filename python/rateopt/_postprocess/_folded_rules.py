@@ -41,6 +41,9 @@ from ._rule import cell_codes, fit_threshold_rule
 
 __all__ = ["RuleCells", "deterministic_rules", "folded_threshold_rules", "rule_cells"]
 
+#: Probability mass below which a deterministic rule of a threshold LP's table is round-off, not a rule.
+_ROUND_OFF = 1e-9
+
 
 @dataclass(frozen=True)
 class RuleCells:
@@ -142,12 +145,15 @@ def deterministic_rules(table, start):
         Per rule and cell, the first positive bin (relative to the cell's first
         bin; the cell's bin count: no bin is positive).
     weights : ndarray of shape (n_rules,)
-        The rules' probabilities (positive, summing to 1).
+        The rules' probabilities (positive, summing to 1). Levels of the
+        table closer than 1e-9 are one level (a rule of mass 2e-16 next to
+        a table entry of ``1 - 2e-16`` is round-off of the LP's solution).
     """
     table = np.asarray(table, dtype=np.float64)
     levels = np.unique(np.concatenate([[0.0, 1.0], np.clip(table, 0.0, 1.0)]))
     lo, hi = levels[:-1], levels[1:]
-    keep = hi - lo > 0
+    # a level within round-off of its neighbour (a table entry of 1 - 2e-16) is not a rule of its own
+    keep = hi - lo > _ROUND_OFF
     u = 0.5 * (lo[keep] + hi[keep])
     n_cells = len(start) - 1
     firsts = np.empty((u.size, n_cells), dtype=np.int64)
@@ -155,7 +161,8 @@ def deterministic_rules(table, start):
         t = table[start[c]:start[c + 1]]
         # positive where t > u: t is non-decreasing, so the first such bin
         firsts[:, c] = np.searchsorted(t, u, side="right")
-    return firsts, hi[keep] - lo[keep]
+    weights = hi[keep] - lo[keep]
+    return firsts, weights / weights.sum()
 
 
 def _thresholds(first, edges, cell_scores):
