@@ -303,13 +303,15 @@ MAX_RULE_CONSTRAINTS = 1000
 def _rules_apply(problem, spec, feature_map, fitted_iterates, settings):
     """Whether the window averages' threshold rules are candidates (``_solutions._candidates``).
 
-    Two-class problems (a :class:`~rateopt.Problem`, not a game spec) with
+    Two-class problems (a :class:`~rateopt.Problem` whose rows are in this
+    process: not a game spec, nor a Dask dataset's partitions) with
     constraints (at most :data:`MAX_RULE_CONSTRAINTS`: the threshold LP has a
     row per constraint, the game's pass does not), trained as linear models
     with an intercept; not for fitted iterates (boosting, estimator oracles),
     trainable offsets, nor non-linear metrics (as the window averages).
     """
     return (not isinstance(problem, GameSpec) and isinstance(spec.arity, TwoClasses) and feature_map is None
+            and all(isinstance(b, Block) for b in spec.blocks)  # rows in this process (not Dask partitions)
             and not fitted_iterates and 0 < spec.n_constraints <= MAX_RULE_CONSTRAINTS and not spec.n_offsets
             and spec.metric is None
             and not spec.metric_constraints and getattr(settings, "fit_intercept", True))

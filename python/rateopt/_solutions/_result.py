@@ -184,8 +184,8 @@ class TrainResult:
     non-linear metric objectives or constraints, nor when no window of 50
     consecutive iterations was recorded (fewer iterations, or every
     ``record_every``-th); no threshold rules for kernel models, problems
-    without constraints, a game spec given instead of a problem, or a
-    problem the threshold LP cannot state.
+    without constraints or with more than 1,000, a game spec given instead
+    of a problem, a Dask dataset, or a problem the threshold LP cannot state.
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
