@@ -11,10 +11,11 @@ candidates the shrinking LP is given, so the earlier default solutions are
 recomputed exactly from the same run with ``rateopt._solutions._shrink.shrink``:
 "original" is the default before issue 36 (the LP over the iterates recorded at
 ``t % max(1, T // 100) == 0`` and the last one, without the trivial rules);
-"before" is the default of git 8aff37b (every iterate recorded, the trivial
-rules among the candidates, no window averages). "after" is the library's
-m-stochastic solution now (the trivial rules, the window averages of every 50
-iterations, and every iterate: ``rateopt._solutions._candidates``).
+"before" is the default of git d742640 (every iterate recorded, the trivial
+rules and the window averages of every 50 iterations among the candidates).
+"after" is the library's m-stochastic solution now: the window averages'
+folded per-group threshold rules are candidates too
+(``rateopt._solutions._candidates``).
 
 **References in the same run.** The best feasible constant classifier (errors
 counted from the labels; feasibility from ``Problem.evaluate`` of the constant
@@ -36,7 +37,7 @@ constant classifier.
 Usage::
 
     PYTHONPATH=python /work/venv-fl/bin/python bench/inprocessing_quality.py [--quick] [--json] [--out PATH]
-        [--only fico_eo,fico_dp,tiny_eo,compas_eo,adult_eo,bank_dp] [--iters 250,1000,3000]
+        [--only fico_eo,fico_dp,tiny_eo,compas_eo,adult_eo,bank_dp] [--iters 250,1000,3000] [--cost R]
 
 ``--quick``: FICO with 5,000 simulated people per split, T in {250, 1000}, no
 Adult or Bank; results go to ``inprocessing_quality_quick.*``.
@@ -119,7 +120,8 @@ def former_solution(res, T, original=True):
     """An earlier default's m-stochastic mixture, recomputed from the same run.
 
     ``original``: the default before issue 36 (the LP over every ``max(1, T // 100)``-th iterate, no
-    trivial rules); otherwise git 8aff37b's (the trivial rules and every iterate, no window averages).
+    trivial rules); otherwise git d742640's (the trivial rules, the window averages and every iterate, no
+    threshold rules).
     """
     from rateopt._predictors._linear import StochasticClassifier
     from rateopt._solutions._shrink import shrink
@@ -130,7 +132,7 @@ def former_solution(res, T, original=True):
         every = max(1, T // 100)
         keep = k + np.flatnonzero((its % every == 0) | (its == T - 1))
     else:
-        keep = np.flatnonzero(res.iterations != -2)
+        keep = np.flatnonzero(res.iterations != -3)
     sh = shrink(res.objectives[keep], res.constraints[keep])
     s = sh.support
     return StochasticClassifier(res.weights[keep[s]], res.biases[keep[s]], sh.weights[s],
@@ -157,11 +159,14 @@ def run_rateopt(data, iters, log):
         q = res.mixture("m-stochastic")
         row["after_trivial_weight"] = float(q[res.iterations == -1].sum())
         row["after_average_weight"] = float(q[res.iterations == -2].sum())
+        row["after_rule_weight"] = float(q[res.iterations == -3].sum())
+        row["n_rules"] = int(np.sum(res.iterations == -3))
         row["after_library_train_obj"] = float(res.solution_values("m-stochastic")[0])
         rows.append(row)
         log(f"  {data.key} T={T}: train err original {row['original_train_err']:.4f} before "
             f"{row['before_train_err']:.4f} after {row['after_train_err']:.4f} (viol {row['after_train_viol']:.4f}, "
-            f"trivial weight {row['after_trivial_weight']:.3f}, average weight {row['after_average_weight']:.3f}); "
+            f"trivial weight {row['after_trivial_weight']:.3f}, average weight {row['after_average_weight']:.3f}, "
+            f"rule weight {row['after_rule_weight']:.3f} of {row['n_rules']} rules); "
             f"{fit_s:.1f} s")
     return rows
 
@@ -203,10 +208,12 @@ def markdown(result):
              f"{result['date']}, git {result['git'].get('sha')}; load average at start "
              f"{result['load_start']}, at end {result['load_end']} (2 shared cores). "
              "Errors are expected 0-1 errors of the m-stochastic solution (original: the default before "
-             "issue 36; before: git 8aff37b's, every iterate and the trivial rules; both recomputed from the same "
-             "run; after: now, with the window averages). `viol`: largest training violation; `trivial w`, "
-             "`average w`: the solution's weight on the trivial rules and on the window averages.", ""]
-    head = ["problem", "T", "original train", "before train", "after train", "after viol", "trivial w", "average w",
+             "issue 36; before: git d742640's, every iterate, the trivial rules and the window averages; both "
+             "recomputed from the same "
+             "run; after: now, with the window averages' folded threshold rules). `viol`: largest training violation; "
+             "`trivial w`, `average w`, `rule w`: the solution's weight on the trivial rules, the window averages "
+             "and their threshold rules.", ""]
+    head = ["problem", "T", "original train", "before train", "after train", "after viol", "trivial w", "average w", "rule w",
             "original test", "before test", "after test", "EG train", "EG test", "LR train", "best feasible constant",
             "test SE"]
     rows = []
@@ -217,12 +224,19 @@ def markdown(result):
             rows.append([key, r["n_iter"], f"{r['original_train_err']:.4f}", f"{r['before_train_err']:.4f}",
                          f"{r['after_train_err']:.4f}", f"{r['after_train_viol']:.4f}",
                          f"{r['after_trivial_weight']:.3f}", f"{r['after_average_weight']:.3f}",
+                         f"{r.get('after_rule_weight', 0.0):.3f}",
                          f"{r['original_test_err']:.4f}", f"{r['before_test_err']:.4f}", f"{r['after_test_err']:.4f}",
                          f"{ref['eg_train_err']:.4f}" if "eg_train_err" in ref else "-",
                          f"{ref['eg_test_err']:.4f}" if "eg_test_err" in ref else "-",
                          f"{ref['logreg']['train']:.4f}" if "logreg" in ref else "-",
                          "-" if fl["best_feasible"] is None else f"{fl['best_feasible']:.4f}", f"{se:.4f}"])
     lines.append(_common.markdown_table(head, rows))
+    costs = [(key, c) for key, p in result["problems"].items() for c in p.get("cost", [])]
+    if costs:
+        lines += ["", "## Cost of the threshold-rule candidates", "",
+                  _common.markdown_table(["problem", "T", "without s", "with s", "ratio", "repeats", "load"],
+                                         [[k, c["n_iter"], f"{c['without']:.3f}", f"{c['with']:.3f}",
+                                           f"{c['ratio']:.2f}", c["repeats"], f"{c['load']:.1f}"] for k, c in costs])]
     lines += ["", "## Targets", ""]
     for t in result["targets"]:
         lines.append(f"- {t['target']}: **{'met' if t['met'] else 'MISSED'}** ({t['detail']})")
@@ -255,11 +269,45 @@ def targets(result):
     return out
 
 
+def rule_cost(data, T, repeats, log):
+    """Seconds of a default fit plus its m-stochastic solution, with and without the threshold-rule candidates.
+
+    Interleaved repeats in one process; the rules are switched off by replacing the driver's
+    ``_rules_apply`` (what decides whether a run gets them) for the "without" fits. Medians and their ratio.
+    """
+    import rateopt
+    import rateopt._train as driver
+
+    on = driver._rules_apply
+    times = {"with": [], "without": []}
+    try:
+        for _ in range(repeats):
+            for kind in ("without", "with"):
+                driver._rules_apply = on if kind == "with" else (lambda *a: False)
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = rateopt.train(data.problems["train"], n_iter=T, random_state=0)
+                res.solution("m-stochastic")
+                times[kind].append(time.perf_counter() - t0)
+    finally:
+        driver._rules_apply = on
+    out = {k: float(np.median(v)) for k, v in times.items()}
+    out["ratio"] = out["with"] / out["without"]
+    out["n_iter"], out["repeats"], out["load"] = T, repeats, os.getloadavg()[0]
+    log(f"  {data.key} T={T}: fit + solution {out['without']:.3f} s without the threshold rules, {out['with']:.3f} s "
+        f"with (ratio {out['ratio']:.2f}, median of {repeats})")
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _common.add_common_args(ap)
     ap.add_argument("--only", default=None, help="comma-separated problem keys")
     ap.add_argument("--iters", default=None, help="comma-separated n_iter values")
+    ap.add_argument("--cost", type=int, default=0, metavar="R",
+                    help="also time R interleaved default fits with and without the threshold-rule candidates "
+                         "(at each T of --iters)")
     args = ap.parse_args(argv)
     keys = args.only.split(",") if args.only else (QUICK_KEYS if args.quick else FULL_KEYS)
     iters = [int(t) for t in args.iters.split(",")] if args.iters else ([250, 1000] if args.quick
@@ -274,6 +322,8 @@ def main(argv=None):
         p = {"n_train": int(data.Xtr.shape[0]), "n_test": int(data.Xte.shape[0]),
              "constant_floor": constant_floor(data), "references": run_references(data, log),
              "runs": run_rateopt(data, iters if key in EG_KEYS else iters[:1], log)}
+        if args.cost:
+            p["cost"] = [rule_cost(data, T, args.cost, log) for T in (iters if key in EG_KEYS else iters[:1])]
         result["problems"][key] = p
     result["load_end"] = os.getloadavg()[0]
     result["targets"] = targets(result)

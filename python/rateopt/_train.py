@@ -37,7 +37,8 @@ from ._solutions._result import (
     TrainResult,
     warn_if_infeasible,
 )
-from ._solutions._candidates import AVERAGE_ITERATION, window_averages
+from ._postprocess._folded_rules import folded_threshold_rules, rule_cells
+from ._solutions._candidates import AVERAGE_ITERATION, THRESHOLD_RULE_ITERATION, rule_window, window_averages
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
 from ._compiler import is_class_problem
@@ -263,6 +264,8 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     passes = dict(margin=settings.margin, n_threads=settings.n_threads)
     recorder = _Recorder(spec, val_spec, passes)
     estimators = getattr(game, "estimator_iterates", False)
+    if _rules_apply(problem, spec, feature_map, boosting or estimators, settings):
+        recorder.rule_problem = problem
     if estimators and (feature_map is not None or minibatch):
         raise ValueError("an estimator oracle trains on the raw features and all rows: use the default linear "
                          "model and batch_size=None")
@@ -291,6 +294,27 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     result.feature_names = _training_feature_names(problem)
     result.training_problem = problem  # the K-class default solution re-fits its rules on it
     return result
+
+
+#: The most constraints of a problem whose window averages get threshold-rule candidates (``_rules_apply``).
+MAX_RULE_CONSTRAINTS = 1000
+
+
+def _rules_apply(problem, spec, feature_map, fitted_iterates, settings):
+    """Whether the window averages' threshold rules are candidates (``_solutions._candidates``).
+
+    Two-class problems (a :class:`~rateopt.Problem` whose rows are in this
+    process: not a game spec, nor a Dask dataset's partitions) with
+    constraints (at most :data:`MAX_RULE_CONSTRAINTS`: the threshold LP has a
+    row per constraint, the game's pass does not), trained as linear models
+    with an intercept; not for fitted iterates (boosting, estimator oracles),
+    trainable offsets, nor non-linear metrics (as the window averages).
+    """
+    return (not isinstance(problem, GameSpec) and isinstance(spec.arity, TwoClasses) and feature_map is None
+            and all(isinstance(b, Block) for b in spec.blocks)  # rows in this process (not Dask partitions)
+            and not fitted_iterates and 0 < spec.n_constraints <= MAX_RULE_CONSTRAINTS and not spec.n_offsets
+            and spec.metric is None
+            and not spec.metric_constraints and getattr(settings, "fit_intercept", True))
 
 
 def _training_feature_names(problem):
@@ -542,6 +566,10 @@ class _Recorder:
         self.rows = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates", "offsets", "models")}
         self.n_iter = 0
         self._averages = {}  # first iteration of a window -> its average's (rates, validation rates)
+        #: The two-class problem whose threshold rules of the window averages are candidates (None: none are)
+        self.rule_problem = None
+        self._rule_cells = None
+        self._rules = {}  # first iteration of a window -> its folded rules' records
 
     def _rates(self, spec, theta, bias, offsets=None):
         return spec.run_pass(theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
@@ -651,11 +679,40 @@ class _Recorder:
                 out["val_rates"].append(val_rates)
         return out if out["w"] else None
 
+    def threshold_rules(self):
+        """The folded threshold rules of the window averages, as records (``_solutions._candidates``; None if none).
+
+        Only when :attr:`rule_problem` is set (two-class linear runs with
+        constraints; :func:`run_game`). Each window's rules are fitted and
+        scored once (cached, like the averages).
+        """
+        if self.rule_problem is None:
+            return None
+        r = self.rows
+        out = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates")}
+        for w, b, lam, start in window_averages(r["it"], r["w"], r["b"], r["lam"]):
+            if not rule_window(start):
+                continue
+            if start not in self._rules:
+                if self._rule_cells is None:
+                    self._rule_cells = rule_cells(self.rule_problem)
+                rules = folded_threshold_rules(self.rule_problem.compiled, self._rule_cells, w, b)
+                self._rules[start] = [(wr, br, self._rates(self.spec, wr, br),
+                                       None if self.val_spec is None else self._rates(self.val_spec, wr, br))
+                                      for wr, br, _ in rules]
+            for wr, br, rates, val_rates in self._rules[start]:
+                for key, v in zip(("w", "b", "it", "lam", "rates"), (wr, br, THRESHOLD_RULE_ITERATION, lam, rates)):
+                    out[key].append(v)
+                if self.val_spec is not None:
+                    out["val_rates"].append(val_rates)
+        return out if out["w"] else None
+
     def result(self, method, feature_map, settings):
         r, A = dict(self.rows), self.spec.n_atoms
         val = self.val_spec is not None
-        # the candidates: the trivial rules, the window averages, then the recorded iterates
-        for extra in (self.window_averages(), self.trivial_rules(getattr(settings, "fit_intercept", True))):
+        # the candidates: the trivial rules, the window averages, their threshold rules, then the recorded iterates
+        for extra in (self.threshold_rules(), self.window_averages(),
+                      self.trivial_rules(getattr(settings, "fit_intercept", True))):
             if extra is not None:
                 r = {k: extra.get(k, []) + list(v) for k, v in r.items()}
                 if not extra.get("models"):

@@ -55,7 +55,11 @@ def test_window_averages_are_the_recounted_means_of_their_windows(K):
     avg = np.flatnonzero(res.iterations == AVERAGE_ITERATION)
     its = np.flatnonzero(res.iterations >= 0)
     assert avg.size == 130 // AVERAGE_WINDOW == 2  # windows [0, 50) and [50, 100); [100, 130) is incomplete
-    assert res.n_trivial == K + 2 and np.all(res.iterations[:K] == -1)  # trivial rules, then averages
+    # trivial rules, then averages, then (two classes) the averages' threshold rules
+    n_rules = int(np.sum(res.iterations == -3))
+    assert (n_rules > 0) == (K == 2)
+    assert res.n_trivial == K + 2 + n_rules and np.all(res.iterations[:K] == -1)
+    assert np.all(res.iterations[K:K + 2] == AVERAGE_ITERATION) and np.all(res.iterations[K + 2:res.n_trivial] == -3)
     assert np.array_equal(res.iterations[its], np.arange(130))
     for j, row in enumerate(avg):
         window = its[j * AVERAGE_WINDOW:(j + 1) * AVERAGE_WINDOW]
@@ -100,7 +104,7 @@ def test_window_averages_survive_save_and_load(tmp_path):
     res = _train(X, y, g, 2, n_iter=100)
     res.save(tmp_path / "r.npz")
     back = ro.load(tmp_path / "r.npz")
-    assert back.n_trivial == res.n_trivial == 4
+    assert back.n_trivial == res.n_trivial == 4 + np.sum(res.iterations == -3)
     np.testing.assert_array_equal(back.iterations, res.iterations)
     np.testing.assert_array_equal(back.mixture("m-stochastic"), res.mixture("m-stochastic"))
 

@@ -120,10 +120,11 @@ def test_longer_runs_are_never_worse_on_tiny_cells():
         assert res.feasibility("m-stochastic").feasible
         errs.append(_error(res.solution("m-stochastic"), X, y, 2))
         results.append(res)
-    # A longer run's candidates hold the shorter run's (the same iterates, every one recorded, and the
-    # window averages of the windows both runs completed) ...
+    # A longer run's candidates hold the shorter run's (the same iterates, every one recorded, the window
+    # averages of the windows both runs completed, and those averages' threshold rules) ...
+    assert np.any(results[-1].iterations == -3)
     for short, long in zip(results, results[1:]):
-        for kind in (-1, -2, None):
+        for kind in (-1, -2, -3, None):
             s_rows = np.flatnonzero(short.iterations >= 0 if kind is None else short.iterations == kind)
             l_rows = np.flatnonzero(long.iterations >= 0 if kind is None else long.iterations == kind)
             n = s_rows.size

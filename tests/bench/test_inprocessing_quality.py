@@ -56,10 +56,12 @@ def test_quick_run_reports_what_independent_counts_give(tmp_path, capsys):
 
     its = res.iterations
     # "original": the LP over the iterates the pre-issue-36 default recorded (every max(1, T // 100)-th and
-    # the last); "before": over the trivial rules (-1) and every iterate, without the window averages (-2)
+    # the last); "before": over the trivial rules (-1), the window averages (-2) and every iterate, without the
+    # averages' threshold rules (-3)
     assert runs[250]["original_train_err"] == pytest.approx(
         lp_over(np.flatnonzero((its >= 0) & ((its % 2 == 0) | (its == 249)))), abs=1e-9)
-    assert runs[250]["before_train_err"] == pytest.approx(lp_over(np.flatnonzero(its != -2)), abs=1e-9)
+    assert np.any(its == -3)
+    assert runs[250]["before_train_err"] == pytest.approx(lp_over(np.flatnonzero(its != -3)), abs=1e-9)
     assert runs[250]["after_train_err"] == pytest.approx(lp_over(np.arange(its.size)), abs=1e-9)
     # "after" is never above "before" nor above a feasible constant
     for r in runs.values():

@@ -90,12 +90,13 @@ def _both(problem, model=None, **params):
 def test_core_loop_matches_the_python_driver(method, layout):
     py, co = _both(_problem(**layout), method=method, n_iter=200, eta_lambda=0.5)
     assert_same_run(py, co)
-    # the 2 trivial rules, the 4 averages of 50-iterate windows, then every iterate (record_every=None records
-    # all of a full-batch run)
-    assert py.n_trivial == 6 and py.iterations[:6].tolist() == [-1, -1, -2, -2, -2, -2]
-    assert py.weights.shape == (206, 4) and py.iterations[6:].tolist() == list(range(200))
+    # the 2 trivial rules, the 4 averages of 50-iterate windows, the averages' threshold rules (-3; windows 0, 1
+    # and 3), then every iterate (record_every=None records all of a full-batch run)
+    k = py.n_trivial
+    assert py.iterations[:6].tolist() == [-1, -1, -2, -2, -2, -2] and np.all(py.iterations[6:k] == -3)
+    assert py.weights.shape == (k + 200, 4) and py.iterations[k:].tolist() == list(range(200))
     for j in range(4):  # each average is the mean of its window's iterates, recounted
-        np.testing.assert_allclose(py.weights[2 + j], py.weights[6 + 50 * j:6 + 50 * (j + 1)].mean(axis=0),
+        np.testing.assert_allclose(py.weights[2 + j], py.weights[k + 50 * j:k + 50 * (j + 1)].mean(axis=0),
                                    rtol=1e-12, atol=1e-15)
 
 

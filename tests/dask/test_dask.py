@@ -499,7 +499,9 @@ def test_guide_dask_example_runs():
         pytest.skip("not run from a source checkout")
     namespace = run_blocks(page, language="py")
     local, remote = namespace["local_result"], namespace["result"]
-    assert np.max(np.abs(remote.weights - local.weights)) <= 1e-9
+    # the same candidates but the in-memory fit's threshold rules (iterations == -3), which a Dask fit lacks
+    assert not np.any(remote.iterations == -3)
+    assert np.max(np.abs(remote.weights - local.weights[local.iterations != -3])) <= 1e-9
 
 
 def test_baseline_reading_is_decided_from_all_partitions(data, client):

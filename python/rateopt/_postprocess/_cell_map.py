@@ -42,15 +42,23 @@ def _cell_values(X, cells, n_cells):
 def _constant_columns(X, cells, M):
     """The columns of X whose value equals their cell's first row's on every row."""
     n, d = X.shape
-    ok = np.ones(d, dtype=bool)
-    step = max(1, _CHUNK_ELEMENTS // max(d, 1))
+    # a first look at about 1,000 evenly spaced rows rules out most columns; the full pass checks the rest
+    probe = np.arange(0, n, max(1, n // 1024))
+    block = X[probe]
+    block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+    J = np.flatnonzero(np.all(block == M[cells[probe]], axis=0))
+    if J.size == 0:
+        return J
+    ok = np.ones(J.size, dtype=bool)
+    MJ = M[:, J]
+    step = max(1, _CHUNK_ELEMENTS // J.size)
     for lo in range(0, n, step):
-        block = X[lo:lo + step]
+        block = X[lo:lo + step][:, J]
         block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
-        ok &= np.all(block == M[cells[lo:lo + step]], axis=0)
+        ok &= np.all(block == MJ[cells[lo:lo + step]], axis=0)
         if not ok.any():
             break
-    return np.flatnonzero(ok)
+    return J[ok]
 
 
 def cell_indicator_map(X, cells, n_cells):
@@ -79,6 +87,8 @@ def cell_indicator_map(X, cells, n_cells):
     G = int(n_cells)
     if G == 1:
         return np.zeros((d, 1)), np.ones(1)
+    if G > d + 1:  # the one-hot cells have rank G; an affine function of d features has rank at most d + 1
+        return None
     if not sp.issparse(X):
         X = np.asarray(X, dtype=np.float64)
     M = _cell_values(X, cells, G)

@@ -152,7 +152,8 @@ class TrainResult:
     n_trivial : int
         How many of the leading candidates are not recorded iterates: the
         trivial rules (``iterations == -1``), then the window averages
-        (``iterations == -2``).
+        (``iterations == -2``), then (two classes) the window averages'
+        threshold rules (``iterations == -3``).
 
     Notes
     -----
@@ -164,9 +165,16 @@ class TrainResult:
     the means of those of the iterates of iterations ``[50 j, 50 j + 50)``,
     for every such window the run recorded whole (with ``iterations`` equal
     to -2 and the window's mean multipliers; ``rateopt._solutions._candidates``).
-    The shrinking LP (the m-stochastic and exact
+    For a two-class :class:`~rateopt.Problem` with constraints, the averages
+    of windows ``j = 0, 1, 3, 7, ...`` are each followed by the best
+    per-group threshold rule of the training problem, and the deterministic
+    rules it mixes are candidates too (``iterations`` equal to -3, the
+    window's mean multipliers): linear models whose intercept is shifted per
+    group when the goals' group columns are features of X, group-blind
+    otherwise. The shrinking LP (the m-stochastic and exact
     solutions) may mix them in, so on the training data the m-stochastic
-    solution is never worse than a feasible constant classifier. The other
+    solution is never worse than a feasible constant classifier, nor than
+    those threshold rules. The other
     kinds (``"T-stochastic"``, ``"best"``, ``"last"``) and ``history`` use
     the recorded iterates only. A result has no trivial rules nor window
     averages (``n_trivial == 0``) when its
@@ -175,7 +183,9 @@ class TrainResult:
     has no intercept (``fit_intercept=False``); no window averages for
     non-linear metric objectives or constraints, nor when no window of 50
     consecutive iterations was recorded (fewer iterations, or every
-    ``record_every``-th).
+    ``record_every``-th); no threshold rules for kernel models, problems
+    without constraints or with more than 1,000, a game spec given instead
+    of a problem, a Dask dataset, or a problem the threshold LP cannot state.
     """
 
     def __init__(self, *, method, weights, biases, iterations, multipliers, atom_rates, rate_map, n_iter,
@@ -202,7 +212,7 @@ class TrainResult:
         #: re-fits its rules on it.
         self.training_problem = None
         its = np.asarray(iterations)
-        # the candidates before the recorded iterates: trivial rules (-1) and window averages (-2)
+        # the candidates before the recorded iterates: trivial rules (-1), window averages (-2), threshold rules (-3)
         self.n_trivial = int(np.argmax(its >= 0)) if np.any(its >= 0) else 0
         self.objectives = rate_map.objectives(atom_rates)
         self.constraints = rate_map.constraints(atom_rates)

@@ -188,10 +188,11 @@ def result_fields_from_file(meta, arrays, path):
     if fmap is not None and d != fmap.n_components_:
         raise damaged(path, "weights", f"has {d} columns for {fmap.n_components_} kernel features")
     its = vec("iterations", T)
-    k = int(np.argmax(its >= 0)) if np.any(its >= 0) else T  # leading trivial rules (-1), window averages (-2)
-    if np.any((its[:k] != -1) & (its[:k] != -2)):
-        raise damaged(path, "iterations", "holds a negative value other than -1 (a trivial rule) or -2 (a window "
-                                          "average)")
+    # leading trivial rules (-1), window averages (-2) and their threshold rules (-3)
+    k = int(np.argmax(its >= 0)) if np.any(its >= 0) else T
+    if np.any((its[:k] != -1) & (its[:k] != -2) & (its[:k] != -3)):
+        raise damaged(path, "iterations", "holds a negative value other than -1 (a trivial rule), -2 (a window "
+                                          "average) or -3 (a window average's threshold rule)")
     if np.any(its != np.round(its)) or np.any(its[k:] < 0):
         raise damaged(path, "iterations", "holds a value that is not a whole number >= 0")
     if np.any(np.diff(its[k:]) <= 0):  # the recorded iterates in the order they were run (a resume numbers on)
