@@ -145,8 +145,12 @@ class Arity:
         already); K classes take their own ``classes``.
         """
         X = X[:, None] if getattr(X, "ndim", 2) == 1 else X
-        y01 = y if labels is None else (np.asarray(y) == labels[1]).astype(np.int64)
+        y01 = y if labels is None else self.encoded_labels(y, labels)
         return Dataset(X, y=y01, weights=weights, groups=groups, baseline=baseline, name=name)
+
+    def encoded_labels(self, y, labels):
+        """Labels ``y`` as this arity's datasets read them: 0/1 for two classes (``labels[1]`` positive)."""
+        return (np.asarray(y) == labels[1]).astype(np.int64)
 
     def objective_of(self, objective, dataset):
         """The problem's objective on ``dataset``: a two-class objective name becomes its expression."""
@@ -228,10 +232,13 @@ class Arity:
                           f"two-class objectives: {sorted(OBJECTIVES)}")
         return None
 
-    def probability_columns(self, P, classes, proba):
-        """``rateopt predict``'s probability columns of ``P`` (n, n_classes): ``proba`` (the positive class)
-        when asked for."""
-        return {"proba": P[:, 1]} if proba else {}
+    def probability_header(self, classes, proba):
+        """``rateopt predict``'s probability columns (``proba``: asked for): ``proba``, the positive class's."""
+        return ["proba"] if proba else []
+
+    def probability_columns(self, P, classes):
+        """The probability columns of :meth:`probability_header` of the decision distribution ``P`` (n, n_classes)."""
+        return {"proba": P[:, 1]}
 
     def classes_note(self, classes):
         """What ``rateopt evaluate``'s first line says about the classes (nothing for two)."""
@@ -314,6 +321,9 @@ class KClasses(Arity):
             raise ValueError("K-class rules take no baseline")
         return ClassDataset(X, y, weights=weights, groups=groups, classes=self.classes, name=name)
 
+    def encoded_labels(self, y, labels):
+        return y
+
     def objective_of(self, objective, dataset):
         return objective
 
@@ -379,8 +389,11 @@ class KClasses(Arity):
                           f"{sorted(MULTICLASS_OBJECTIVES)}")
         return None
 
-    def probability_columns(self, P, classes, proba):
+    def probability_header(self, classes, proba):
         """One probability column per class (``proba_<class>``), always."""
+        return [f"proba_{c}" for c in list(classes)]
+
+    def probability_columns(self, P, classes):
         return {f"proba_{c}": P[:, k] for k, c in enumerate(list(classes))}
 
     def classes_note(self, classes):
@@ -487,8 +500,9 @@ def arity_of_classes(classes):
 
 
 def arity_of_labels(labels):
-    """The arity of an estimator's or a data table's labels: two classes for two labels, else K classes."""
-    return KClasses(labels) if len(labels) > 2 else TWO_CLASSES
+    """The arity of an estimator's or a data table's labels: K classes for more than two, else two classes
+    (also without labels: None)."""
+    return KClasses(labels) if labels is not None and len(labels) > 2 else TWO_CLASSES
 
 
 def arity_from_file(meta, path):
