@@ -105,6 +105,14 @@ class Arity:
         """Why the compiled core loop cannot run this arity (None: it can)."""
         return None
 
+    def model_kind_refusal(self, kind):
+        """Why a model kind (:mod:`rateopt._training._model_kind`) cannot train this arity (None: it can)."""
+        return None
+
+    def constant_biases(self):
+        """The biases of the constant rules (zero weights): always negative (-1), then always positive (+1)."""
+        return [-1.0, 1.0]
+
     def linearized_objective(self, spec):
         """The non-linear objective the games linearize (a K-class macro-F1), or None."""
         return None
@@ -418,6 +426,16 @@ class KClasses(Arity):
 
     def eta_lambda(self, game, spec, settings):
         return game.class_eta / spec.constraint_bound() if spec.n_constraints else 0.0
+
+    def model_kind_refusal(self, kind):
+        if not kind.trains_k_classes:
+            return (f"Only binary classification is supported with {kind.name} (it trains two-class problems "
+                    "only); K-class goals train a LinearModel or a KernelModel")
+        return None
+
+    def constant_biases(self):
+        """Each constant class ``k``: the ``k``-th unit vector."""
+        return list(np.eye(self.n_outputs))
 
     def core_loop_refusal(self):
         return ("the problem is K-class (the core loop runs the two-class kernel; K-class iterations run the "
