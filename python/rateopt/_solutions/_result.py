@@ -353,11 +353,7 @@ class TrainResult:
         -------
         str
         """
-        problem = self.training_problem if problem is None else problem
-        if (self.classes is None or self.models is not None or problem is None
-                or getattr(problem.compiled, "objective", None) is None or not problem.compiled.n_constraints):
-            return "m-stochastic"
-        return "thresholded"
+        return self.arity.default_kind(self, self.training_problem if problem is None else problem)
 
     def solution(self, kind=None, *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
                  n_bins="auto"):

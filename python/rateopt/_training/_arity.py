@@ -138,6 +138,10 @@ class Arity:
         """The thresholded solution of ``result`` on its training ``problem`` (``TrainResult.thresholded``)."""
         raise NotImplementedError
 
+    def default_kind(self, result, problem):
+        """``result.default_kind(problem)``: the m-stochastic solution for two classes."""
+        return "m-stochastic"
+
     def file_meta(self):
         """The result file's metadata fields of this arity."""
         return {}
@@ -145,6 +149,10 @@ class Arity:
     def check_file_weights(self, W, path):
         """A result file's stacked weights (n_recorded, ...), checked against the score columns."""
         return W
+
+    def check_file_class_objective(self, path, field):
+        """Refuse a saved K-class objective (macro-F1) in a result of this arity."""
+        raise damaged(path, field, "is a K-class objective in a two-class result (no metadata.classes)")
 
     def labelled_dataset(self, X, y, *, labels=None, weights=None, groups=None, baseline=None, name="train"):
         """The dataset of rows ``X`` (or one score per row) with labels ``y``.
@@ -490,6 +498,14 @@ class KClasses(Arity):
         return self.mixture(W, b, clf.rule.probabilities, feature_map=result.feature_map,
                             feature_names=result.feature_names)
 
+    def default_kind(self, result, problem):
+        """The thresholded solution on the training problem when it has goals and a linear objective, and the
+        iterates are linear or kernel models; else m-stochastic."""
+        if (result.models is not None or problem is None or getattr(problem.compiled, "objective", None) is None
+                or not problem.compiled.n_constraints):
+            return "m-stochastic"
+        return "thresholded"
+
     def file_meta(self):
         return {"classes": class_labels_meta(self.classes)}
 
@@ -498,6 +514,9 @@ class KClasses(Arity):
             raise damaged(path, "weights", f"has shape {W.shape}, expected (n_recorded, {self.n_outputs}, "
                                            "n_features)")
         return W
+
+    def check_file_class_objective(self, path, field):
+        """A K-class result takes a saved K-class objective."""
 
     def __repr__(self):
         return f"KClasses({self.classes.tolist()!r})"
