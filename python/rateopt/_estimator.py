@@ -15,13 +15,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._predictors._linear import LinearClassifier
 from ._language._validation import check_weights, class_labels, nullable_columns
 from ._utils._group_columns import split_group_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, train_params_for, validate
 from ._compiler._problem import Problem
 from ._language._classes import class_positions
-from ._predictors._multiclass import MulticlassClassifier
 from ._solutions._result import canonical_kind, warn_if_infeasible
 from ._train import run_game
 from ._training._arity import arity_of_labels
@@ -427,9 +425,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         # The m-stochastic LP may use up to epsilon of violation on purpose.
         allowed = solution["epsilon"] if solution["solution"] == "m-stochastic" else 0.0
         warn_if_infeasible(self.feasibility_, allowed=allowed)
-        deterministic = (isinstance(self.classifier_, LinearClassifier)
-                         or (isinstance(self.classifier_, MulticlassClassifier) and self.classifier_.n_models == 1))
-        if deterministic and self.classifier_.feature_map is None:
+        # one linear model, of either arity (a mixture has no coef_: a K-class one raises AttributeError)
+        if hasattr(self.classifier_, "coef_") and self.classifier_.feature_map is None:
             self.coef_ = self.classifier_.coef_
             self.intercept_ = self.classifier_.intercept_
         return self

@@ -260,6 +260,11 @@ class Arity:
         """What ``rateopt evaluate``'s first line says about the classes (nothing for two)."""
         return ""
 
+    def model_classes_differ(self, model_classes, classes):
+        """Whether a saved model's ``classes_`` name other classes than the labels ``classes`` (two-class
+        models name theirs by position, 0 and 1: never)."""
+        return False
+
     @property
     def weights_ndim(self):
         """The rank of a result's stacked weights (n_recorded, ...)."""
@@ -414,6 +419,9 @@ class KClasses(Arity):
 
     def classes_note(self, classes):
         return f", {len(classes)} classes"
+
+    def model_classes_differ(self, model_classes, classes):
+        return [str(c) for c in model_classes] != [str(c) for c in classes]
 
     def player_zeros(self, n_features):
         return np.zeros((n_features, self.n_outputs)), np.zeros(self.n_outputs)
