@@ -57,6 +57,9 @@ CLASS_PROXIES = {"logistic": "softmax", "hinge": "hinge"}
 class Arity:
     """What a training run needs to know about its number of classes (see the module docstring).
 
+    A method without a two-class override holds what two classes do; K classes
+    override it.
+
     Attributes
     ----------
     classes : ndarray of shape (K,) or None
