@@ -39,9 +39,9 @@ from ._solutions._result import (
 from ._solutions._candidates import AVERAGE_ITERATION, window_averages
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
-from ._training._arity import KClasses, TwoClasses, arity_of
+from ._training import _class_spec  # noqa: F401  (registers the K-class game spec: Arity.game_spec)
+from ._training._arity import arity_of
 from ._training._model_kind import model_kind_of
-from ._training._class_spec import class_spec_from_problem
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
     Block,
@@ -49,7 +49,6 @@ from ._training._spec import (
     GameSpec,
     decision_rates,
     revalidated,
-    spec_from_problem,
 )
 from .games import GAMES, get_game
 
@@ -715,8 +714,4 @@ def _as_spec(problem):
         return revalidated(problem)
     if not hasattr(problem, "compiled") or not hasattr(problem, "datasets"):
         raise TypeError(f"problem must be a rateopt Problem, got {type(problem).__name__}")
-    return _SPEC_OF[type(arity_of(problem))](problem)
-
-
-#: The game spec of a problem, by its arity (:mod:`rateopt._training._arity`).
-_SPEC_OF = {TwoClasses: spec_from_problem, KClasses: class_spec_from_problem}
+    return arity_of(problem).game_spec(problem)

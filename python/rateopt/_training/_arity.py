@@ -84,6 +84,17 @@ class Arity:
     unsupported_evaluate = ()
     #: The heading of ``rateopt evaluate``'s per-group table.
     table_heading = "per-group rates"
+    #: The builder of this arity's game spec from a compiled problem (registered by its spec module).
+    spec_builder = None
+
+    def game_spec(self, problem):
+        """The validated game spec of a compiled ``problem`` of this arity.
+
+        The spec modules register their builders (``TwoClasses.spec_builder`` in
+        ``_spec``, ``KClasses.spec_builder`` in ``_class_spec``; they import this
+        module, so it cannot import them).
+        """
+        return self.spec_builder(problem)
 
     def player_zeros(self, n_features):
         """The model player's starting ``(theta, bias)``: zeros of its parameter shapes."""
