@@ -84,13 +84,13 @@ def _read_labels(values, classes, positive, allow_multiclass, path, column):
     without ``positive``, and the column holds more than two values)."""
     if classes is not None:
         return labels_from_classes(values, classes, path, column), classes
-    if allow_multiclass and positive is None and _distinct(values) > 2:
+    if allow_multiclass and positive is None and arity_of_labels(_distinct(values)).multiclass:
         return class_labels(values, path, column)
     return split_label(values, path, column, positive)
 
 
 def _distinct(values):
-    return len(set(text_values(values).tolist()))
+    return sorted(set(text_values(values).tolist()))
 
 
 def _numeric(values, path, column, role):
