@@ -94,3 +94,26 @@ def test_model_kinds_are_found_from_the_model_spec_and_refused_by_the_arity():
     problem = ro.Problem(datasets=ro.ClassDataset(X, y, groups={"g": g}))
     with pytest.raises(ValueError, match="Only binary classification is supported with BoostingModel"):
         ro.train(problem, ro.BoostingModel(), n_iter=2)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_the_game_spec_is_the_spec_modules_build_of_the_problem(K):
+    from rateopt._train import _as_spec
+    from rateopt._training._class_spec import ClassGameSpec, class_spec_from_problem
+    from rateopt._training._spec import GameSpec, spec_from_problem
+
+    X, y, labels, g, w = _rows(K)
+    ds = (ro.Dataset(X, (y == labels[1]).astype(int), weights=w, groups={"g": g}) if K == 2
+          else ro.ClassDataset(X, y, weights=w, groups={"g": g}))
+    goal = (ro.goals.demographic_parity("g", slack=0.05) if K == 2
+            else ro.goals.multiclass_demographic_parity("g", slack=0.05))
+    problem = ro.Problem(constraints=[goal], datasets=ds)
+    arity = arity_of(problem)
+    spec = arity.game_spec(problem)
+    builder, kind = (spec_from_problem, GameSpec) if K == 2 else (class_spec_from_problem, ClassGameSpec)
+    reference = builder(problem)
+    assert type(spec) is kind and type(spec.arity) is type(arity)
+    assert spec.constraint_names == reference.constraint_names and spec.n_atoms == reference.n_atoms
+    np.testing.assert_array_equal(spec.C.toarray(), reference.C.toarray())
+    np.testing.assert_array_equal(spec.kappa, reference.kappa)
+    assert type(_as_spec(problem)) is kind  # the driver's spec is the arity's
