@@ -348,3 +348,29 @@ def test_certify_and_select_certified_bound_the_drawn_decisions_on_held_out_data
         t = int(label.split()[1])
         again = res.certify(held, classifier=res.solution_of_iterate(t), confidence=chosen_cert.confidence)
         assert [b.value for b in again.goals] == pytest.approx([b.value for b in chosen_cert.goals], abs=1e-12)
+
+
+class _NoClasses:
+    """A user's classifier without ``classes_``: its predictions are 0/1 decisions (as documented)."""
+
+    def __init__(self, clf, shift=0):
+        self.clf, self.shift = clf, shift
+
+    def predict_proba(self, X):
+        return self.clf.predict_proba(X)
+
+    def predict(self, X, random_state=0):
+        return np.asarray(self.clf.predict(X, random_state=random_state)) + self.shift
+
+
+def test_certify_reads_a_classifier_without_classes_as_0_1_decisions_and_refuses_other_labels():
+    problem, _ = _problem(2, seed=0)
+    held, _ = _problem(2, seed=1, n=400)
+    res = _train(problem)
+    clf = res.solution("m-stochastic")
+    cert = res.certify(held, classifier=clf, random_state=3)  # the reference: the classifier's own classes_ [0, 1]
+    again = res.certify(held, classifier=_NoClasses(clf), random_state=3)
+    assert [b.value for b in again.goals] == [b.value for b in cert.goals]
+    assert [b.upper for b in again.goals] == [b.upper for b in cert.goals]
+    with pytest.raises(ro.exceptions.RateoptError, match=r"predictions must be among its classes \[0, 1\]"):
+        res.certify(held, classifier=_NoClasses(clf, shift=1), random_state=3)  # labels 1 and 2

@@ -15,20 +15,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._predictors._linear import LinearClassifier
-from ._language._data import Dataset
 from ._language._validation import check_weights, class_labels, nullable_columns
 from ._utils._group_columns import split_group_columns
 from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, defaults, train_params_for, validate
 from ._compiler._problem import Problem
-from ._language._classes import ClassDataset, class_positions
-from ._predictors._multiclass import MulticlassClassifier
+from ._language._classes import class_positions
 from ._solutions._result import canonical_kind, warn_if_infeasible
 from ._train import run_game
+from ._training._arity import arity_of_labels
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from .exceptions import RateoptError
 from .oracles import EstimatorOracle
-from .goals import objective as objective_on
 from .games import get_game
 
 __all__ = ["RateConstrainedClassifier"]
@@ -387,7 +384,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         y, self.classes_ = class_labels(y, self.classes)
         X, y = _validate_data(self, X, y[:, None] if column else y, accept_sparse="csr",
                               dtype=[np.float64, np.float32], order="C", y_numeric=False)
-        self.multiclass_ = self.classes_.shape[0] > 2
+        arity = arity_of_labels(self.classes_)  # the one branch on the number of classes: the labels
+        self.multiclass_ = arity.multiclass
         solution = validate(SOLUTION_PARAMS, params)
         solution["solution"] = canonical_kind(solution["solution"])
         if self.estimator is not None:
@@ -402,15 +400,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             if sample_weight.shape != (X.shape[0],):
                 raise RateoptError(f"sample_weight has shape {sample_weight.shape}, expected ({X.shape[0]},)")
             sample_weight = check_weights(sample_weight, X.shape[0], "sample_weight")
-        if self.multiclass_:  # the one branch on the number of classes: the dataset type
-            if baseline is not None or extra_datasets:
-                raise ValueError("K-class training takes no baseline or extra_datasets")
-            train_ds = ClassDataset(X, y, weights=sample_weight, groups=groups, classes=self.classes_)
-            objective = self.objective
-        else:
-            y01 = (y == self.classes_[1]).astype(np.int64)
-            train_ds = Dataset(X, y=y01, weights=sample_weight, groups=groups, baseline=baseline, name="train")
-            objective = objective_on(self.objective, train_ds)
+        arity.check_extra(baseline, extra_datasets, "training")
+        train_ds = arity.labelled_dataset(X, y, labels=self.classes_, weights=sample_weight, groups=groups,
+                                          baseline=baseline)
+        objective = arity.objective_of(self.objective, train_ds)
         datasets = {"train": train_ds}
         for role, ds in (extra_datasets or {}).items():
             if role == "train":
@@ -432,9 +425,8 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         # The m-stochastic LP may use up to epsilon of violation on purpose.
         allowed = solution["epsilon"] if solution["solution"] == "m-stochastic" else 0.0
         warn_if_infeasible(self.feasibility_, allowed=allowed)
-        deterministic = (isinstance(self.classifier_, LinearClassifier)
-                         or (isinstance(self.classifier_, MulticlassClassifier) and self.classifier_.n_models == 1))
-        if deterministic and self.classifier_.feature_map is None:
+        # one linear model, of either arity (a mixture has no coef_: a K-class one raises AttributeError)
+        if hasattr(self.classifier_, "coef_") and self.classifier_.feature_map is None:
             self.coef_ = self.classifier_.coef_
             self.intercept_ = self.classifier_.intercept_
         return self

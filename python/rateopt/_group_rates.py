@@ -19,7 +19,6 @@ from ._assess._api import compute
 from ._assess._cells import group_columns, make_cells
 from ._assess._inputs import read_inputs
 from ._assess._metrics import resolve_metrics
-from .exceptions import RateoptError
 
 __all__ = ["group_rates", "RATE_COLUMNS", "class_rate_columns"]
 
@@ -108,12 +107,9 @@ def group_rates(y, predictions, groups=None, *, sample_weight=None, classes=None
     ([0.5, 1.0, 0.0], [0.375, 0.0, 0.75])
     """
     where = "group_rates"
-    if np.ndim(predictions) == 1 and classes is not None:
-        raise RateoptError("group_rates: classes= names the columns of 2-D (K-class) predictions; predictions are "
-                           "1-D (0/1 decisions)")
-    inp = read_inputs(y, predictions, sample_weight, classes, where=where)
+    inp = read_inputs(y, predictions, sample_weight, classes, where=where, predicted_labels=False)
     cells = make_cells(group_columns(groups, inp.n, where), inp.n, intersections=False, as_str=True)
-    if np.ndim(predictions) == 2:
+    if inp.per_class:
         names = [str(c) for c in inp.classes]
         columns = class_rate_columns(inp.classes)
         metrics = {f"proportion[{c}]": f"proportion[{c}]" for c in names}

@@ -5,8 +5,8 @@ prefit), or takes the scores directly, and solves one LP for the best
 randomized per-group rule under the goals (:mod:`rateopt._postprocess`):
 threshold rules on one score for two classes, plug-in rules on class
 probabilities for K classes. The classifier branches once, in ``fit``, on the
-number of classes: ``_TwoClasses`` and ``_KClasses`` hold everything that
-differs (the inputs read from the model, the dataset, the LP, the rule), and
+number of classes: its arity (:mod:`rateopt._training._arity`) holds everything
+that differs (the inputs read from the model, the dataset, the LP, the rule), and
 the rules share one interface (``distribution``, ``decisions``,
 ``to_arrays`` / ``from_arrays``), so prediction, :meth:`ThresholdClassifier.certify`,
 ``save`` and ``rateopt.load`` are one code path for both.
@@ -22,20 +22,19 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.utils.validation import check_is_fitted
 
 from ._compiler._problem import Problem
-from ._language._classes import ClassDataset
 from ._language._data import Dataset
 from ._language._validation import check_weights, class_labels, text_columns
 from ._postprocess._certify import certify_expressions
-from ._postprocess._plugin import PlugInRule, fit_plugin_rule
-from ._postprocess._rule import ThresholdRule, cell_codes, check_n_bins, checked_cells, fit_threshold_rule
+from ._postprocess._plugin import PlugInRule
+from ._postprocess._rule import ThresholdRule, cell_codes, check_n_bins, checked_cells
 from ._predictors._archive import class_labels_meta, class_labels_problem
 from ._predictors._draws import row_uniforms
+from ._training._arity import arity_of_labels
 from ._utils._archive import write_archive
 from ._utils._group_columns import split_group_columns
 from ._utils._validation import UINT64_MAX, check_seed
 from .exceptions import InfeasibleWarning, RateoptError
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
-from .goals import objective as objective_on
 
 __all__ = ["ThresholdClassifier"]
 
@@ -321,16 +320,17 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = y.shape[0]
         if sample_weight is not None:
             sample_weight = check_weights(np.asarray(sample_weight), n, "sample_weight")
-        # the one branch on the dataset type: two-class scores and threshold rules, or K-class plug-in rules
-        self._arity = _KClasses if self.classes_.shape[0] > 2 else _TwoClasses
-        self._arity.check_fit(self, baseline, extra_datasets)
+        # the one branch on the number of classes: two-class scores and threshold rules, or K-class plug-in rules
+        self._arity = arity_of_labels(self.classes_)
+        self._arity.check_extra(baseline, extra_datasets, "post-processing")
+        self._arity.check_rule_fit(self)
         self._fit_estimator(X, y, sample_weight)
-        inputs = self._arity.inputs(self, X)
+        inputs = self._arity.rule_inputs(self, X)
         if inputs.shape[0] != n:
             raise RateoptError(f"X has {inputs.shape[0]} rows but y has {n}")
-        violation = self._arity.fit(self, inputs, y, groups, sample_weight, baseline, extra_datasets)
+        violation = self._arity.fit_rule(self, inputs, y, groups, sample_weight, baseline, extra_datasets)
         self.violation_ = violation
-        if violation > self._arity.tolerance:
+        if violation > self._arity.rule_tolerance:
             warnings.warn(
                 f"no rule meets the goals on the training data: the rule found violates them by at most "
                 f"{violation:.6g} beyond epsilon (the smallest possible largest violation); relax the goals or "
@@ -404,14 +404,14 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if groups is None:
             where = "groups (or X's group_columns)" if self.group_columns is not None else "groups"
             raise RateoptError(f"{where} is required: the rule is per value of {list(self.cell_columns_)!r}"
-                             + self._arity.without_groups)
+                             + self._arity.rule_without_groups)
         table = Dataset(np.zeros((n, 1)), groups=groups, name="predict").groups
         codes, _ = cell_codes(table, self.cell_columns_, self.cells_, where="groups")
         return codes
 
     def _decide(self, X, groups, expected, row_key=None):
         """The rule's decision distribution (n, n_classes), or its drawn class positions (n,)."""
-        inputs = self._arity.inputs(self, X)
+        inputs = self._arity.rule_inputs(self, X)
         codes = self._codes(groups, inputs.shape[0])
         if expected:
             return self.rule_.distribution(inputs, codes)
@@ -506,7 +506,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         unknown = set(np.unique(y)) - set(self.classes_)
         if unknown:
             raise RateoptError(f"y holds labels the classifier was not fitted on: {sorted(unknown)!r}")
-        inputs = self._arity.inputs(self, X)
+        inputs = self._arity.rule_inputs(self, X)
         if inputs.shape[0] != y.shape[0]:
             raise RateoptError(f"X has {inputs.shape[0]} rows but y has {y.shape[0]}")
         if sample_weight is not None:
@@ -514,12 +514,13 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         goals = self.goals if goals is None else goals
         if isinstance(goals, (str, bytes)) or not hasattr(goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {goals!r}")
-        held = self._arity.dataset(self, inputs, y, groups, sample_weight, baseline)
-        problem = Problem(objective=self._arity.objective(self, held), constraints=list(goals),
+        held = self._arity.labelled_dataset(inputs, y, labels=self.classes_, weights=sample_weight, groups=groups,
+                                            baseline=baseline)
+        problem = Problem(objective=self._arity.objective_of(self.objective, held), constraints=list(goals),
                           datasets={"train": held})
-        decided = self._decide(X, groups, expected=False)
-        return certify_expressions(problem.constraints, problem.objective,
-                                   {"train": self._arity.certified_decisions(decided)}, confidence=confidence)
+        decided = self._decide(X, groups, expected=False)  # class positions (int): 0/1 decisions for two classes
+        return certify_expressions(problem.constraints, problem.objective, {"train": decided},
+                                   confidence=confidence)
 
     # -- files ----------------------------------------------------------------------------
 
@@ -559,166 +560,6 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
 
-class _TwoClasses:
-    """Two classes: one score per row, per-cell threshold rules (:class:`ThresholdRule`), the binary atoms."""
-
-    rule_kind = "threshold"
-    #: What a rule that needs no groups at prediction takes (named when the groups are missing).
-    without_groups = " (fit with group_blind=True for a rule that needs no groups)"
-    #: A violation above this warns (the threshold LP reports an exact 0 when the goals can be met).
-    tolerance = 0.0
-
-    @staticmethod
-    def check_fit(clf, baseline, extra_datasets):
-        """Nothing is refused for two classes."""
-
-    @staticmethod
-    def check_rule(rule, cells, bad):
-        """A saved threshold rule's number of classes (its cells were checked with it)."""
-        return 2
-
-    @staticmethod
-    def plugin(rule):
-        """No plug-in rule (``plugin_`` is None)."""
-        return None
-
-    @staticmethod
-    def inputs(clf, X, where="X"):
-        """The scores (n,)."""
-        return clf._scores(X, where)
-
-    @staticmethod
-    def dataset(clf, scores, y, groups, sample_weight, baseline, name="train"):
-        """The two-class dataset of scored rows (labels 0/1, ``classes_[1]`` positive)."""
-        y01 = (y == clf.classes_[1]).astype(np.int64)
-        return Dataset(scores[:, None], y=y01, weights=sample_weight, groups=groups, baseline=baseline, name=name)
-
-    @staticmethod
-    def objective(clf, ds):
-        """The objective expression on ``ds``."""
-        return objective_on(clf.objective, ds)
-
-    @staticmethod
-    def certified_decisions(decided):
-        """The 0/1 decisions the certificate counts."""
-        return decided.astype(np.float64)
-
-    @staticmethod
-    def fit(clf, scores, y, groups, sample_weight, baseline, extra_datasets):
-        """Solve the threshold LP; set ``problem_``, ``rule_``, the cells and ``training_``; the violation."""
-        n = scores.shape[0]
-        train = _TwoClasses.dataset(clf, scores, y, groups, sample_weight, baseline)
-        datasets = {"train": train}
-        scored = {"train": scores}
-        for role, ds in (extra_datasets or {}).items():
-            if role == "train":
-                raise ValueError("extra_datasets must not use the role 'train'")
-            datasets[role] = ds
-            scored[ds.name] = clf._scores(ds.X, where=f"extra_datasets[{role!r}].X")
-        clf.problem_ = Problem(objective=objective_on(clf.objective, train), constraints=list(clf.goals),
-                               datasets=datasets)
-        columns = clf._cell_columns(train.group_names)
-        by_name = {ds.name: ds for ds in clf.problem_.datasets.values()}
-        codes, cells = cell_codes(train.groups, columns, where="groups", factorized=train.group_factorization)
-        all_codes = {"train": codes if codes is not None else np.zeros(n, dtype=np.int64)}
-        for name in clf.problem_.compiled.datasets:
-            if name != "train":
-                c, _ = cell_codes(by_name[name].groups, columns, cells, where=f"dataset {name!r}'s groups",
-                                  factorized=getattr(by_name[name], "group_factorization", None))
-                all_codes[name] = c if c is not None else np.zeros(by_name[name].n_samples, dtype=np.int64)
-        clf.rule_, solution = fit_threshold_rule(
-            clf.problem_.compiled, {k: scored[k] for k in clf.problem_.compiled.datasets},
-            {k: all_codes[k] for k in clf.problem_.compiled.datasets}, cells, columns,
-            n_bins=clf.n_bins, epsilon=float(clf.epsilon))
-        clf.plugin_ = None
-        clf.cell_columns_, clf.cells_ = clf.rule_.columns, clf.rule_.cells
-        clf.training_ = clf.problem_.evaluate_atom_rates(solution.atom_rates)
-        return float(solution.slack)
-
-
-class _KClasses:
-    """K classes: class probabilities (n, K) per row, mixtures of per-cell plug-in rules (:class:`PlugInRule`)."""
-
-    rule_kind = "plugin"
-    #: K-class rules are per group (named when the groups are missing: nothing to suggest).
-    without_groups = ""
-    #: A violation above this warns (the column generation's sums carry round-off).
-    tolerance = 1e-9
-
-    @staticmethod
-    def check_fit(clf, baseline, extra_datasets):
-        """What K-class post-processing refuses."""
-        if baseline is not None or extra_datasets:
-            raise ValueError("K-class post-processing takes no baseline or extra_datasets")
-        if clf.group_blind:
-            raise ValueError("K-class post-processing needs the groups (its rules are per group): "
-                             "group_blind=True is for two classes")
-        if clf.objective is not None and not isinstance(clf.objective, str):
-            raise ValueError("K-class post-processing takes a named objective "
-                             f"{sorted(MULTICLASS_OBJECTIVES)}")
-
-    @staticmethod
-    def check_rule(rule, cells, bad):
-        """A saved plug-in rule's number of classes, checked against its cells."""
-        K = rule.costs.shape[-1]
-        if K < 3 or rule.costs.shape[1] != len(cells):
-            raise bad(f"'plugin_costs' must have one table per cell ({len(cells)}) and at least 3 classes")
-        return K
-
-    @staticmethod
-    def plugin(rule):
-        """``plugin_``: the rule itself (kept for one release)."""
-        return rule
-
-    @staticmethod
-    def inputs(clf, X, where="X"):
-        """The class probabilities (n, K)."""
-        return clf._class_probabilities(X, where)
-
-    @staticmethod
-    def dataset(clf, P, y, groups, sample_weight, baseline, name="train"):
-        """The K-class dataset of the rows (``X`` is their class probabilities)."""
-        if baseline is not None:
-            raise ValueError("K-class rules take no baseline")
-        return ClassDataset(P, y, weights=sample_weight, groups=groups, classes=clf.classes_, name=name)
-
-    @staticmethod
-    def objective(clf, ds):
-        """The objective's name (None: the error rate)."""
-        return clf.objective
-
-    @staticmethod
-    def certified_decisions(decided):
-        """The class positions the certificate counts."""
-        return decided
-
-    @staticmethod
-    def fit(clf, P, y, groups, sample_weight, baseline, extra_datasets):
-        """Solve the plug-in LP; set ``problem_``, ``rule_`` (per cell of ``cell_columns``), ``training_``; the violation."""
-        n = y.shape[0]
-        train = _KClasses.dataset(clf, P, y, groups, sample_weight, baseline)
-        clf.problem_ = Problem(objective=clf.objective, constraints=list(clf.goals), datasets=train,
-                                label_probabilities=P)
-        columns = clf._cell_columns(train.group_names)
-        codes, cells = cell_codes(train.groups, columns, where="groups",
-                                  factorized=getattr(train, "group_factorization", None))
-        codes = np.zeros(n, dtype=np.int64) if codes is None else codes
-        pattern = clf.problem_.compiled.cells
-        # a rule's cells must decide every subset of the goals: one membership pattern per cell
-        first = np.full(len(cells), -1, dtype=np.int64)
-        first[codes[::-1]] = pattern[::-1]
-        if np.any(pattern != first[codes]):
-            raise ValueError(f"cell_columns {columns!r} do not determine the goals' groups: include every group "
-                             "column the goals use")
-        fit = fit_plugin_rule(clf.problem_, P, epsilon=float(clf.epsilon))
-        clf.rule_ = clf.plugin_ = PlugInRule(costs=fit.rule.costs[:, first], probabilities=fit.rule.probabilities)
-        clf.cells_, clf.cell_columns_ = cells, tuple(columns)
-        clf.training_ = clf.problem_.evaluate(clf.rule_.distribution(P, codes))
-        return float(fit.max_violation)
-
-
-#: The fitted arity of a saved file's ``rule`` field.
-_ARITIES = {a.rule_kind: a for a in (_TwoClasses, _KClasses)}
 #: The rule class of each kind (its ``from_arrays`` reads a file).
 _RULES = {"threshold": ThresholdRule, "plugin": PlugInRule}
 
@@ -751,14 +592,14 @@ def threshold_classifier_from_file(meta, arrays, path):
     kind = meta.get("rule", "threshold")
     if kind not in _RULES:
         raise bad(f"'rule' must be one of {sorted(_RULES)}, got {kind!r}")
-    arity = _ARITIES[kind]
     columns, cells = checked_cells(meta, bad)
     rule = _RULES[kind].from_arrays(meta, arrays, path)
-    n_classes = arity.check_rule(rule, cells, bad)
+    n_classes = rule.n_classes_of(cells, bad)
     classes = meta.get("classes")
     problem = class_labels_problem(classes, n_classes, ordered=True)  # fit writes np.unique(y): ascending
     if problem is not None:
         raise bad(f"'classes' is {classes!r}, {problem} (the {kind} rule has {n_classes} classes)")
+    arity = arity_of_labels(classes)
     seed = meta.get("random_state")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= UINT64_MAX):
         raise bad("'random_state' must be null or an integer in [0, 2**64 - 1]")
@@ -776,7 +617,7 @@ def threshold_classifier_from_file(meta, arrays, path):
     clf.estimator_ = None
     clf._arity = arity
     clf.rule_ = rule
-    clf.plugin_ = arity.plugin(rule)
+    clf.plugin_ = arity.rule_plugin(rule)
     clf.cell_columns_, clf.cells_ = tuple(columns), cells
     clf.n_feature_columns_ = n_feature_columns
     clf.classes_ = np.asarray(classes)

@@ -27,7 +27,6 @@ import numpy as np
 
 from . import core
 from ._params import TRAIN_PARAMS, defaults, train_settings
-from ._predictors._boosting import NEGATIVE_PREFIX, BoosterPrefix, BoostingModel
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._predictors._scoring import feature_names_of
 from ._solutions._result import (
@@ -41,10 +40,9 @@ from ._postprocess._folded_rules import folded_threshold_rules, rule_cells
 from ._solutions._candidates import AVERAGE_ITERATION, THRESHOLD_RULE_ITERATION, rule_window, window_averages
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
-from ._compiler import is_class_problem
-from ._training._arity import KClasses, TwoClasses, arity_of
-from ._training._boosting import BoostingPlayer
-from ._training._class_spec import class_spec_from_problem
+from ._training import _class_spec  # noqa: F401  (registers the K-class game spec: Arity.game_spec)
+from ._training._arity import arity_of
+from ._training._model_kind import model_kind_of
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
     Block,
@@ -52,7 +50,6 @@ from ._training._spec import (
     GameSpec,
     decision_rates,
     revalidated,
-    spec_from_problem,
 )
 from .games import GAMES, get_game
 
@@ -228,10 +225,13 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     """
     method, game_cls = _resolve_method(problem, method)
     model = resolve_model(problem, model)
-    boosting = isinstance(model, BoostingModel)
-    if boosting:
-        params = _boosting_params(model, game_cls, is_class_problem(problem), params)
-    settings = train_settings(game_cls, model, arity=arity_of(problem), **params)
+    arity, kind = arity_of(problem), model_kind_of(model)
+    refusal = arity.model_kind_refusal(kind)
+    if refusal is not None:
+        raise ValueError(refusal)
+    if kind.grows_iterates:
+        params = _boosting_params(model, game_cls, params)
+    settings = train_settings(game_cls, model, arity=arity, **params)
     spec, val_spec, feature_map = prepare_specs(problem, validation, model, settings.n_threads)
     if settings.l2 == "auto":
         settings = dataclasses.replace(settings, l2=resolve_l2("auto", sum(b.n_samples for b in spec.blocks)))
@@ -250,9 +250,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
                              "linear models")
         check_resumable(resume, game_cls, spec)
     game = game_cls(players_spec, settings)
-    if boosting:
+    if kind.grows_iterates:
         _refuse_for_boosting(spec, val_spec, init=init, resume=resume, checkpoint=checkpoint)
-        game.model_player = BoostingPlayer(players_spec, model, settings)  # one tree per step
+        game.model_player = kind.player(players_spec, model, settings)
     if init is not None:
         _warm_start(game, init)
     if resume is not None:
@@ -262,9 +262,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     sizes = [blk.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
     passes = dict(margin=settings.margin, n_threads=settings.n_threads)
-    recorder = _Recorder(spec, val_spec, passes)
     estimators = getattr(game, "estimator_iterates", False)
-    if _rules_apply(problem, spec, feature_map, boosting or estimators, settings):
+    recorder = _Recorder(spec, val_spec, passes, model_kind_of(model, estimators))
+    if _rules_apply(problem, spec, feature_map, kind.grows_iterates or estimators, settings):
         recorder.rule_problem = problem
     if estimators and (feature_map is not None or minibatch):
         raise ValueError("an estimator oracle trains on the raw features and all rows: use the default linear "
@@ -280,7 +280,7 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
                              "rateopt's pickle-free files cannot store")
         callback = Checkpoint(checkpoint, lambda: recorder.result(method, feature_map, settings), resume, callback)
     bar = _progress(settings.verbose, settings.n_iter)
-    if boosting:
+    if kind.grows_iterates:
         _run_boosting_loop(game, settings, recorder, callback, bar)
     elif settings.loop != "python" and refusal is None:
         _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar)
@@ -310,7 +310,7 @@ def _rules_apply(problem, spec, feature_map, fitted_iterates, settings):
     with an intercept; not for fitted iterates (boosting, estimator oracles),
     trainable offsets, nor non-linear metrics (as the window averages).
     """
-    return (not isinstance(problem, GameSpec) and isinstance(spec.arity, TwoClasses) and feature_map is None
+    return (not isinstance(problem, GameSpec) and not spec.arity.multiclass and feature_map is None
             and all(isinstance(b, Block) for b in spec.blocks)  # rows in this process (not Dask partitions)
             and not fitted_iterates and 0 < spec.n_constraints <= MAX_RULE_CONSTRAINTS and not spec.n_offsets
             and spec.metric is None
@@ -403,11 +403,8 @@ _BOOSTING_REFUSED = {
 }
 
 
-def _boosting_params(model, game_cls, class_problem, params):
+def _boosting_params(model, game_cls, params):
     """``params`` for a boosted model: ``n_iter`` from ``n_rounds``, every iterate recorded, refusals."""
-    if class_problem:
-        raise ValueError("Only binary classification is supported with BoostingModel (it trains two-class problems "
-                         "only); K-class goals train a LinearModel or a KernelModel")
     if "oracle" in game_cls.reads:
         raise ValueError(f"method={game_cls.name!r} does not train a model player on the proxy Lagrangian: "
                          "BoostingModel trains with 'proxy-swap' (the default), 'proxy-external', 'lagrangian', "
@@ -560,8 +557,8 @@ def _progress_every(settings):
 class _Recorder:
     """The recorded iterates: model, multipliers and full-data atom rates (train and validation)."""
 
-    def __init__(self, spec, val_spec, passes):
-        self.spec, self.val_spec, self.passes = spec, val_spec, passes
+    def __init__(self, spec, val_spec, passes, kind):
+        self.spec, self.val_spec, self.passes, self.kind = spec, val_spec, passes, kind
         self.rate_map = RateMap.of(spec)
         self.rows = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates", "offsets", "models")}
         self.n_iter = 0
@@ -571,7 +568,8 @@ class _Recorder:
         self._rule_cells = None
         self._rules = {}  # first iteration of a window -> its folded rules' records
 
-    def _rates(self, spec, theta, bias, offsets=None):
+    def rates_of(self, spec, theta, bias, offsets=None):
+        """The full-data atom rates of one linear iterate on ``spec``."""
         return spec.run_pass(theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
 
     def record(self, t, theta, bias, multipliers, rates=None, offsets=None, model=None):
@@ -580,7 +578,7 @@ class _Recorder:
         ``model``: a fitted classifier iterate, whose rates come from its decisions)."""
         if model is not None:
             self.rows["models"].append(model)
-        rates = self._rates(self.spec, theta, bias, offsets) if rates is None else rates
+        rates = self.rates_of(self.spec, theta, bias, offsets) if rates is None else rates
         r = self.rows
         r["w"].append(theta.T.copy())  # the records' layout: (n_features,), or (K, n_features)
         r["b"].append(bias)
@@ -590,7 +588,7 @@ class _Recorder:
         r["offsets"].append(np.zeros(0) if offsets is None else np.array(offsets, dtype=np.float64))
         if self.val_spec is not None:
             r["val_rates"].append(decision_rates(self.val_spec, model) if model is not None
-                                  else self._rates(self.val_spec, theta, bias, offsets))
+                                  else self.rates_of(self.val_spec, theta, bias, offsets))
         self.n_iter = t + 1
         return self.info(rates, multipliers)
 
@@ -614,46 +612,9 @@ class _Recorder:
         self.n_iter = int(records.iterations[n - 1]) + 1 if n else 0
 
     def trivial_rules(self, fit_intercept=True):
-        """The trivial rules, as records to put before the iterates (None when they do not apply).
-
-        Two classes: always negative (weights 0, bias -1), then always positive
-        (bias +1); K classes: each constant class ``k`` (weights 0, bias the
-        ``k``-th unit vector). Their statistics come from the same pass as the
-        iterates'. Not for fitted-estimator iterates (an estimator oracle),
-        problems with trainable offsets (offset atoms), nor models without
-        an intercept (``fit_intercept=False``: a constant rule is not one of them).
-        """
-        r = self.rows
-        if r["models"] and isinstance(r["models"][0], BoosterPrefix):
-            return self._boosted_trivial_rule()
-        if r["models"] or self.spec.n_offsets or not r["w"] or not fit_intercept:
-            return None
-        w0 = np.zeros_like(np.asarray(r["w"][0], dtype=np.float64))
-        if w0.ndim == 1:
-            biases = [-1.0, 1.0]
-        else:
-            biases = list(np.eye(w0.shape[0]))
-        out = {"w": [w0.copy() for _ in biases], "b": biases, "it": [TRIVIAL_ITERATION] * len(biases),
-               "lam": [np.zeros_like(np.asarray(r["lam"][0], dtype=np.float64)) for _ in biases],
-               "rates": [self._rates(self.spec, w0.T, b) for b in biases]}
-        if self.val_spec is not None:
-            out["val_rates"] = [self._rates(self.val_spec, w0.T, b) for b in biases]
-        return out
-
-    def _boosted_trivial_rule(self):
-        """A boosted run's always-negative rule (prefix length -1): no atom has a positive row, so its rates are 0.
-
-        The always-positive rule is the run's first iterate, the empty ensemble
-        (every score 0).
-        """
-        r, first = self.rows, self.rows["models"][0]
-        model = BoosterPrefix(first.booster, NEGATIVE_PREFIX, first.n_features_in_)
-        out = {"w": [np.zeros_like(np.asarray(r["w"][0], dtype=np.float64))], "b": [0.0],
-               "it": [TRIVIAL_ITERATION], "lam": [np.zeros_like(np.asarray(r["lam"][0], dtype=np.float64))],
-               "rates": [np.zeros(self.spec.n_atoms)], "models": [model]}
-        if self.val_spec is not None:
-            out["val_rates"] = [np.zeros(self.val_spec.n_atoms)]
-        return out
+        """The trivial rules of the model kind, as records to put before the iterates (None when they do not
+        apply: see ``ModelKind.trivial_rules``)."""
+        return self.kind.trivial_rules(self, fit_intercept)
 
     def window_averages(self):
         """The window averages of the recorded iterates, as records (``_solutions._candidates``; None if none).
@@ -670,8 +631,8 @@ class _Recorder:
         out = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates")}
         for w, b, lam, start in window_averages(r["it"], r["w"], r["b"], r["lam"]):
             if start not in self._averages:
-                self._averages[start] = (self._rates(self.spec, w.T, b),
-                                         None if self.val_spec is None else self._rates(self.val_spec, w.T, b))
+                self._averages[start] = (self.rates_of(self.spec, w.T, b),
+                                         None if self.val_spec is None else self.rates_of(self.val_spec, w.T, b))
             rates, val_rates = self._averages[start]
             for key, v in zip(("w", "b", "it", "lam", "rates"), (w, b, AVERAGE_ITERATION, lam, rates)):
                 out[key].append(v)
@@ -697,8 +658,8 @@ class _Recorder:
                 if self._rule_cells is None:
                     self._rule_cells = rule_cells(self.rule_problem)
                 rules = folded_threshold_rules(self.rule_problem.compiled, self._rule_cells, w, b)
-                self._rules[start] = [(wr, br, self._rates(self.spec, wr, br),
-                                       None if self.val_spec is None else self._rates(self.val_spec, wr, br))
+                self._rules[start] = [(wr, br, self.rates_of(self.spec, wr, br),
+                                       None if self.val_spec is None else self.rates_of(self.val_spec, wr, br))
                                       for wr, br, _ in rules]
             for wr, br, rates, val_rates in self._rules[start]:
                 for key, v in zip(("w", "b", "it", "lam", "rates"), (wr, br, THRESHOLD_RULE_ITERATION, lam, rates)):
@@ -761,9 +722,8 @@ def resolve_model(problem, model):
     reg = getattr(problem, "regularization", None)
     if model is None:
         return LinearModel(l2=reg or 0.0)
-    if not isinstance(model, (LinearModel, KernelModel, BoostingModel)):
-        raise TypeError(f"model must be a LinearModel, a KernelModel or a BoostingModel, got {type(model).__name__}")
-    if reg is not None and isinstance(model, BoostingModel):
+    kind = model_kind_of(model)  # refuses what is not a model spec
+    if reg is not None and not kind.takes_l2:
         raise ValueError(f"problem.regularization={reg!r} is an L2 strength for linear models: regularize a "
                          "BoostingModel with its backend's params (e.g. lambda_l2)")
     if reg is not None and model.l2 != reg:
@@ -811,8 +771,4 @@ def _as_spec(problem):
         return revalidated(problem)
     if not hasattr(problem, "compiled") or not hasattr(problem, "datasets"):
         raise TypeError(f"problem must be a rateopt Problem, got {type(problem).__name__}")
-    return _SPEC_OF[type(arity_of(problem))](problem)
-
-
-#: The game spec of a problem, by its arity (:mod:`rateopt._training._arity`).
-_SPEC_OF = {TwoClasses: spec_from_problem, KClasses: class_spec_from_problem}
+    return arity_of(problem).game_spec(problem)

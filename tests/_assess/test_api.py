@@ -201,3 +201,29 @@ def test_bad_input_is_named(kwargs, message):
 def test_repeated_name_is_refused():
     with pytest.raises(RateoptError, match="repeat"):
         ro.assess([0, 1], [0, 1], metrics=["tpr", "tpr"])
+
+
+def test_the_inputs_find_the_arity_and_the_form_of_the_predictions_once():
+    from rateopt._assess._inputs import read_inputs
+    from rateopt._training._arity import TWO_CLASSES, KClasses
+
+    rng = np.random.default_rng(4)
+    y2, p = rng.integers(0, 2, 9), rng.uniform(size=9)
+    cases = [  # predictions, classes, (arity's classes or None: two), given per class
+        (p, None, None, False),
+        (np.column_stack([1 - p, p]), None, None, True),
+        (rng.dirichlet(np.ones(3), size=9), None, [0, 1, 2], True),
+        (np.array(list("abcabcabc")), ["a", "b", "c"], ["a", "b", "c"], True),
+        (np.array(list("ababababa")), ["a", "b"], None, True),
+    ]
+    for predictions, classes, arity_classes, per_class in cases:
+        inp = read_inputs(None, predictions, classes=classes)
+        if arity_classes is None:
+            assert inp.arity is TWO_CLASSES
+        else:
+            assert isinstance(inp.arity, KClasses) and inp.arity.classes.tolist() == arity_classes
+        assert inp.per_class == per_class and inp.n_classes == len(inp.classes)
+    assert read_inputs(y2, p).y.tolist() == y2.tolist()
+    with pytest.raises(RateoptError, match=r"group_rates: classes= names the columns of 2-D \(K-class\) predictions; "
+                                           r"predictions are 1-D \(0/1 decisions\)"):
+        ro.group_rates(y2, (p > 0.5).astype(int), {"g": np.zeros(9)}, classes=[0, 1])

@@ -22,7 +22,7 @@ from _csv_files import write_csv as _write_csv
 
 import rateopt
 from rateopt.cli import main
-from rateopt.cli._arity import predict_keyed
+from rateopt.cli._decisions import predict_keyed
 
 N = 600
 
@@ -511,14 +511,14 @@ def test_predict_of_an_empty_file_writes_a_valid_empty_parquet(work, tmp_path):
 
 
 def test_unwritable_outputs_are_refused_before_training(work, tmp_path, capsys, monkeypatch):
-    from rateopt.cli import _arity
+    from rateopt.cli import _fit
 
     d, _ = work
 
     def no_training(*a, **k):
         raise AssertionError("trained before checking the output paths")
 
-    monkeypatch.setattr(_arity, "run_game", no_training)
+    monkeypatch.setattr(_fit, "run_game", no_training)
     base = ["fit", str(d / "train.csv"), "--label", "label", "--groups", "group", "--goals", str(d / "goals.toml")]
     missing = tmp_path / "nowhere"
     for extra, needle in ((["--out", str(missing / "m.npz")],

@@ -449,3 +449,24 @@ def test_metric_parity_with_a_group_without_positive_labels_is_refused_naming_th
         rateopt.goals.f_measure_parity("g").bind(ds)
     w[np.flatnonzero((g == "b") & (y == 1))[0]] = 1e-3
     assert len(rateopt.goals.f_measure_parity("g").bind(rateopt.Dataset(X, y, weights=w, groups={"g": g}))) == 6
+
+
+def test_each_dataset_kind_has_its_objective_table_and_refuses_the_others_names():
+    import rateopt
+    from rateopt._language._classes import multiclass_error_rate
+
+    ds, y, g, w = _metric_data(seed=5)
+    labels = np.array([0, 1, 2, 0, 1, 2])
+    cds = rateopt.ClassDataset(np.zeros((6, 1)), labels)
+    assert list(type(ds)._named_objectives) == sorted(G.OBJECTIVES)  # the documented tables, nothing else
+    assert list(type(cds)._named_objectives) == list(G.MULTICLASS_OBJECTIVES)
+    for name in sorted(set(G.MULTICLASS_OBJECTIVES) - set(G.OBJECTIVES)):
+        with pytest.raises(ValueError, match=rf"objective must be one of {re.escape(str(sorted(G.OBJECTIVES)))}"):
+            G.objective(name, ds)
+    for name in sorted(set(G.OBJECTIVES) - set(G.MULTICLASS_OBJECTIVES)):
+        with pytest.raises(ValueError, match=rf"objective '{name}' is not a K-class objective"):
+            G.objective(name, cds)
+    d = np.array([0, 1, 1, 0, 2, 2])  # class decisions
+    err = Problem(objective=G.objective(None, cds), datasets=cds).evaluate(d).objective
+    assert err == pytest.approx(np.mean(d != labels), abs=1e-12)
+    assert str(G.objective("error", cds)) == str(multiclass_error_rate(cds.context()))

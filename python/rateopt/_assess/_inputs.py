@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._training._arity import Arity, arity_of_labels
 from ..exceptions import RateoptError
 
 __all__ = ["Inputs", "read_inputs"]
@@ -35,6 +36,12 @@ class Inputs:
         unless given; the positive class is the second).
     y_given, predictions_given : array-like
         The labels and predictions as the caller gave them.
+    arity : Arity
+        The number of classes, found once from ``classes``
+        (``rateopt._training._arity``): what the metrics ask.
+    per_class : bool
+        Whether the predictions were given per class (a 2-D distribution, or
+        predicted labels), not as decisions on the positive class.
     """
 
     P: np.ndarray
@@ -43,6 +50,8 @@ class Inputs:
     classes: list
     y_given: object
     predictions_given: object
+    arity: Arity
+    per_class: bool
 
     @property
     def n(self):
@@ -78,7 +87,7 @@ def _class_positions(y, classes, n, where):
         raise RateoptError(f"{where}: y holds labels {bad!r} that are not among classes {list(classes)!r}") from None
 
 
-def read_inputs(y, predictions, sample_weight=None, classes=None, *, where="assess"):
+def read_inputs(y, predictions, sample_weight=None, classes=None, *, where="assess", predicted_labels=True):
     """Read labels, predictions and weights (see :func:`rateopt.assess`).
 
     Parameters
@@ -95,6 +104,9 @@ def read_inputs(y, predictions, sample_weight=None, classes=None, *, where="asse
         The classes (the columns of 2-D predictions; default ``0, ..., K-1``).
     where : str, default="assess"
         The function named in error messages.
+    predicted_labels : bool, default=True
+        Whether 1-D predictions with ``classes`` are predicted labels (else
+        they are refused: ``classes`` then names 2-D predictions' columns).
 
     Returns
     -------
@@ -115,7 +127,11 @@ def read_inputs(y, predictions, sample_weight=None, classes=None, *, where="asse
     if raw.ndim not in (1, 2):
         raise RateoptError(f"{where}: predictions must be 1-D or 2-D (n, K), got shape {raw.shape}")
     n = raw.shape[0]
+    per_class = True  # a distribution over the classes, or predicted labels
     if raw.ndim == 1 and classes is not None:  # predicted labels
+        if not predicted_labels:
+            raise RateoptError(f"{where}: classes= names the columns of 2-D (K-class) predictions; predictions are "
+                               "1-D (0/1 decisions)")
         P = np.zeros((n, len(classes)))
         P[np.arange(n), _class_positions(raw, classes, n, where + " (predictions)")] = 1.0
     else:
@@ -128,7 +144,7 @@ def read_inputs(y, predictions, sample_weight=None, classes=None, *, where="asse
             raise RateoptError(f"{where}: predictions must be 0/1 decisions or probabilities in [0, 1]")
         if p.ndim == 1:
             P = np.column_stack([1.0 - p, p])
-            classes = [0, 1]
+            classes, per_class = [0, 1], False
         else:
             K = p.shape[1]
             if K < 2:
@@ -154,4 +170,4 @@ def read_inputs(y, predictions, sample_weight=None, classes=None, *, where="asse
         else:
             labels = _class_positions(yy, classes, n, where)
     return Inputs(P=P, y=labels, w=_weights(sample_weight, n, where), classes=classes, y_given=y,
-                  predictions_given=given)
+                  predictions_given=given, arity=arity_of_labels(classes), per_class=per_class)

@@ -193,7 +193,6 @@ def _context_function(fn):
 
 def _named(label, name, inp):
     """The :class:`RateMetric` list of a metric name (a per-class name without ``[c]`` gives one per class)."""
-    K = inp.n_classes
     m = re.fullmatch(r"(\w+)\[(.+)\]", name)
     if m and m.group(1) in _PER_CLASS:
         base, cls = m.groups()
@@ -205,14 +204,14 @@ def _named(label, name, inp):
         k = names.index(cls)
         return [RateMetric(label, needs, None if a is None else (lambda i, a=a, k=k: a(i, k)),
                            lambda i, b=b, k=k: b(i, k))]
-    if K > 2 and name in _PER_CLASS:
+    if inp.arity.multiclass and name in _PER_CLASS:
         return [x for c in inp.classes for x in _named(f"{name}[{c}]", f"{name}[{c}]", inp)]
     key = _ALIASES.get(name, name)
     if key in _ANY_CLASSES:
         return [RateMetric(label, *_ANY_CLASSES[key])]
     if key in _TWO_CLASS:
-        if K > 2:
-            raise RateoptError(f"assess: metric {name!r} is a two-class rate, but there are {K} classes: use "
+        if inp.arity.multiclass:
+            raise RateoptError(f"assess: metric {name!r} is a two-class rate, but there are {inp.n_classes} classes: use "
                                f"per-class rates ({', '.join(f'{b}[c]' for b in CLASS_RATE_NAMES)}) or accuracy/error")
         return [RateMetric(label, *_TWO_CLASS[key])]
     raise RateoptError(f"assess: unknown metric name {name!r}; known: {', '.join(RATE_NAMES)}, and per class "
@@ -228,7 +227,7 @@ def _one(label, metric, inp):
     if metric in _LANGUAGE:
         return _named(label, _LANGUAGE[metric], inp)
     if _context_function(metric):
-        if inp.n_classes != 2:
+        if inp.arity.multiclass:
             raise RateoptError(f"assess: metric {label!r} is a function of a context (a rate of the rate language), "
                                f"which needs two classes; there are {inp.n_classes}")
         return [ExpressionMetric(label, metric)]
@@ -243,7 +242,7 @@ def _label_of(metric):
 
 def default_metrics(inp):
     """The default metrics: the common rates for two classes, accuracy and per-class rates for K."""
-    if inp.n_classes == 2 and inp.classes == [0, 1]:
+    if inp.classes == [0, 1]:
         return ("selection_rate",) if inp.y is None else ("selection_rate", "tpr", "fpr", "accuracy")
     return ("proportion",) if inp.y is None else ("accuracy", "proportion", "recall")
 

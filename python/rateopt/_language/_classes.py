@@ -99,6 +99,9 @@ class ClassDataset(Dataset):
     (['a', 'b', 'c'], [0, 1, 2, 0])
     """
 
+    _named_objectives: dict = {}  # filled by rateopt.goals (see Dataset)
+    _objective_refusal = "objective {spec!r} is not a K-class objective; choose one of {names}"
+
     def __init__(self, X, y, weights=None, groups=None, *, name="train", classes=None, group_names=None):
         super().__init__(X, None, weights, groups, name=name, group_names=group_names)
         if y is None:
@@ -124,6 +127,9 @@ class ClassDataset(Dataset):
         self.classes = readonly(np.array(cls, copy=True))
         self.n_classes = int(len(cls))
         self.label_index = readonly(np.asarray(idx, dtype=np.int32))
+
+    def _as_class_dataset(self, goal):
+        return self
 
     def __repr__(self) -> str:
         parts = [f"name={self.name!r}", f"n_samples={self.n_samples}", f"n_classes={self.n_classes}"]

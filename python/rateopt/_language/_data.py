@@ -158,6 +158,11 @@ class Dataset:
     'sex=F'
     """
 
+    #: The objectives of this kind of dataset by name (``name -> builder(context)``) and the refusal of
+    #: another name (a format of ``spec`` and ``names``): :mod:`rateopt.goals` fills the table.
+    _named_objectives: dict = {}
+    _objective_refusal = "objective must be one of {names}, a callable or None, got {spec!r}"
+
     def __init__(
         self,
         X,
@@ -335,6 +340,11 @@ class Dataset:
         Context(dataset='unlabeled', subset='all')
         """
         return Context(self, All())
+
+    def _as_class_dataset(self, goal):
+        """This dataset as a K-class ``goal`` (its class name) binds to it: a two-class dataset refuses."""
+        raise RateoptError(f"{goal} is a K-class goal: bind it to a rateopt.ClassDataset, not a "
+                           f"{type(self).__name__}")
 
     def __repr__(self) -> str:
         parts = [f"name={self.name!r}", f"n_samples={self.n_samples}"]

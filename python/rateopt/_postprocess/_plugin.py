@@ -92,6 +92,13 @@ class PlugInRule:
             P[np.arange(proba.shape[0]), plugin_decisions(proba, cells, C)] += p
         return P / P.sum(axis=1, keepdims=True)
 
+    def n_classes_of(self, cells, bad):
+        """A saved rule's number of classes, checked against its ``cells`` (``bad(what)``: the file's error)."""
+        K = self.costs.shape[-1]
+        if K < 3 or self.costs.shape[1] != len(cells):
+            raise bad(f"'plugin_costs' must have one table per cell ({len(cells)}) and at least 3 classes")
+        return K
+
     def to_arrays(self):
         """The rule as JSON metadata and arrays (for a saved file).
 

@@ -387,6 +387,10 @@ class ThresholdRule:
             out[cell] = pairs
         return out
 
+    def n_classes_of(self, cells, bad):
+        """A saved rule's number of classes (two), its ``cells`` checked with it (``bad``: the file's error)."""
+        return 2
+
     def to_arrays(self):
         """The rule as JSON metadata and arrays (for a saved file).
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from .._language._classes import class_positions
 from .._postprocess._certify import certify_expressions
-from ..exceptions import InfeasibleWarning
+from .._predictors._linear import BINARY_CLASSES
+from ..exceptions import InfeasibleWarning, RateoptError
 
 __all__ = ["certify_classifier", "select_certified"]
 
@@ -44,10 +45,13 @@ def certify_classifier(problem, classifier, *, confidence=0.95, random_state=0):
 def _decisions(classifier, X, random_state):
     """A classifier's drawn decisions as class positions: 0/1 for two classes, 0..K-1 for K."""
     labels = np.asarray(classifier.predict(X, random_state=random_state))
-    classes = getattr(classifier, "classes_", None)  # a user's classifier (certify(classifier=...)) may have none
-    if classes is None:  # then its predictions are 0/1 decisions, as documented
-        return labels.astype(np.float64)
-    return class_positions(np.asarray(classes), labels, "the classifier's predictions").astype(np.float64)
+    # a user's classifier (certify(classifier=...)) may have no classes_: its predictions are 0/1, as documented
+    classes = np.asarray(getattr(classifier, "classes_", BINARY_CLASSES))
+    positions = class_positions(classes, labels, "the classifier's predictions")
+    if np.any(positions < 0):
+        raise RateoptError(f"the classifier's predictions must be among its classes {classes.tolist()!r} (0/1 "
+                           "decisions for a classifier without classes_)")
+    return positions.astype(np.float64)
 
 
 def select_certified(result, problem, *, confidence=0.95, epsilon=0.0, random_state=0):

@@ -32,6 +32,7 @@ import numpy as np
 from .._postprocess._rule import check_n_bins
 from .._predictors._boosted_mixture import models_mixture
 from .._training._arity import arity_of_classes
+from .._training._model_kind import TRIVIAL_ITERATION  # the ``iterations`` entry of a trivial rule
 from ..exceptions import RateoptError
 from . import _shrink
 from ._certification import certify_classifier, select_certified
@@ -56,8 +57,6 @@ __all__ = [
     "warn_if_infeasible",
 ]
 
-#: The ``iterations`` entry of a trivial rule (a constant classifier) among a result's candidates.
-TRIVIAL_ITERATION = -1
 
 SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 #: Solution kinds of the estimator and of goals files: the mixtures, and the thresholds re-fitted on the
@@ -364,11 +363,7 @@ class TrainResult:
         -------
         str
         """
-        problem = self.training_problem if problem is None else problem
-        if (self.classes is None or self.models is not None or problem is None
-                or getattr(problem.compiled, "objective", None) is None or not problem.compiled.n_constraints):
-            return "m-stochastic"
-        return "thresholded"
+        return self.arity.default_kind(self, self.training_problem if problem is None else problem)
 
     def solution(self, kind=None, *, epsilon=0.0, weighting="uniform", problem=None, confidence=0.95,
                  n_bins="auto"):

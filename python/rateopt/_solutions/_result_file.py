@@ -102,7 +102,6 @@ def _metric_arrays(rmap, prefix):
 def result_fields_from_file(meta, arrays, path):
     """The validated constructor arguments of a saved :class:`TrainResult` (a subclass's reader adds its own)."""
     arity = arity_from_file(meta, path)
-    classes = arity.classes
     W = real_array(arrays, "weights", arity.weights_ndim, path)
     T, d = W.shape[0], W.shape[-1]
     if T < 1:
@@ -140,7 +139,7 @@ def result_fields_from_file(meta, arrays, path):
         metric = None
         saved = mmeta.get("metric")
         if isinstance(saved, dict) and saved.get("kind") == ClassObjective.kind:
-            metric = _class_objective(saved, arrays, path, prefix, where + "metric", n_atoms, classes)
+            metric = _class_objective(saved, arrays, path, prefix, where + "metric", n_atoms, arity)
         elif saved is not None:
             metric = _metric_rows(MetricRows, saved, arrays, path, n_atoms, prefix + "Z", prefix + "z0",
                                   where + "metric")
@@ -210,7 +209,7 @@ def result_fields_from_file(meta, arrays, path):
                   atom_rates=R, rate_map=rmap, n_iter=n_iter, val_atom_rates=vR, val_rate_map=vmap,
                   feature_map=fmap, settings=settings,
                   offsets=vec("offsets", T, ndim=2) if "offsets" in arrays else None,
-                  classes=classes)
+                  classes=arity.classes)
     n_columns = d if fmap is None else fmap.n_features_in_
     boosting = meta.get("boosting")
     if boosting is not None:  # the iterates are prefixes of the stored booster
@@ -228,14 +227,13 @@ def checked_rates(R, name, path):
     return check_range(R, name, path, "rates in [0, 1]", low=-RATE_TOL, high=1.0 + RATE_TOL)
 
 
-def _class_objective(meta, arrays, path, prefix, field, n_atoms, classes):
+def _class_objective(meta, arrays, path, prefix, field, n_atoms, arity):
     """A saved non-linear K-class objective (macro-F1): its subset's cells and the cells' class weights."""
-    if classes is None:
-        raise damaged(path, field, "is a K-class objective in a two-class result (no metadata.classes)")
+    arity.check_file_class_objective(path, field)
     scale = meta.get("scale")
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
         raise damaged(path, field + ".scale", f"is {scale!r}, expected a finite number > 0")
-    K = len(classes)
+    K = arity.n_outputs
     cells_name, weights_name = prefix + "objective_cells", prefix + "objective_label_weights"
     W = check_range(real_array(arrays, weights_name, 2, path), weights_name, path, "weights >= 0", low=0.0)
     cells = check_range(real_array(arrays, cells_name, 1, path), cells_name, path, "0 or 1", low=0.0, high=1.0)

@@ -292,3 +292,6 @@ def class_spec_from_problem(problem):
         C=C, kappa=offsets, c0=c0, const0=const0,
         constraint_names=tuple(c.constraint_names), n_features=X.n_features, classes=ds.classes,
         n_cells=G, scale=scale, bound=bound, metric=metric)
+
+
+KClasses.spec_builder = staticmethod(class_spec_from_problem)  # Arity.game_spec

@@ -23,7 +23,7 @@ from .. import core
 from .._compiler._linear_map import LinearMap
 from .._language._predictions import positive_decisions
 from ..core._kernel_block import check_block_memory
-from ._arity import TWO_CLASSES, Arity
+from ._arity import TWO_CLASSES, Arity, TwoClasses
 
 __all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
            "spec_from_problem"]
@@ -402,3 +402,6 @@ def decision_rates(spec, model):
         V = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(t.n_samples, t.n_atoms))
         rates[blk.atom_ids] = V.T @ positive_decisions(model, blk.X.data)
     return rates
+
+
+TwoClasses.spec_builder = staticmethod(spec_from_problem)  # Arity.game_spec

@@ -25,6 +25,7 @@ import os
 
 from .._io import load
 from .._threshold_classifier import ThresholdClassifier
+from .._training._arity import arity_of_labels
 from ..exceptions import RateoptError
 from ._encoding import ColumnRoles, Encoding
 from ._io import InputError
@@ -179,7 +180,7 @@ def check_matching(clf, meta, enc, sidecar, model_path):
         raise InputError(f"{model_path} does not match {sidecar}: the model has {len(model_classes)} classes, the "
                          f"field classes lists {len(classes)} ({_short(classes)}); put the matching files together, "
                          "or refit")
-    if len(classes) > 2 and [str(c) for c in model_classes] != [str(c) for c in classes]:
+    if arity_of_labels(classes).model_classes_differ(model_classes, classes):
         raise InputError(f"{model_path} does not match {sidecar}: the model's classes "
                          f"{_short([str(c) for c in model_classes])} differ from the field classes {_short(classes)}; "
                          "put the matching files together, or refit")

@@ -7,20 +7,20 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._language._classes import ClassDataset
-from .._language._data import Dataset
+from .._training._arity import TWO_CLASSES, Arity, arity_of_labels
 from ._encoding import ColumnRoles, Encoding, as_numbers, split_label, text_values
 from ._io import Frame, InputError, read_all
 
-__all__ = ["Table", "load_table", "labels_from_classes", "class_labels", "multiclass_labels", "side_columns"]
+__all__ = ["Table", "load_table", "labels_from_classes", "class_labels", "side_columns"]
 
 
 @dataclass
 class Table:
     """A data file, encoded: CSR features and the side columns (``y`` is 0/1, K-class labels or None).
 
-    A K-class table (``multiclass``) holds the labels themselves in ``y`` (numbers when every label is a
-    number, else text) and the sorted classes in ``classes``.
+    Its ``arity`` (:mod:`rateopt._training._arity`) is found once, from its classes. A K-class table
+    holds the labels themselves in ``y`` (numbers when every label is a number, else text) and the sorted
+    classes in ``classes``.
     """
 
     X: sp.csr_matrix
@@ -32,25 +32,13 @@ class Table:
     encoding: Encoding
     path: str
     dropped: tuple = ()  # the columns left out of the features (beyond the roles' --drop)
-    multiclass: bool = False
+    arity: Arity = TWO_CLASSES
     row_key: np.ndarray | None = None  # each row's id (--id-column): the key of its drawn decision
 
     def dataset(self, name="train"):
-        if self.multiclass:
-            return ClassDataset(self.X, self.y, weights=self.weight, groups=self.groups or None, name=name,
-                                classes=self.classes)
-        return Dataset(self.X, self.y, weights=self.weight, groups=self.groups or None, baseline=self.baseline,
-                       name=name)
-
-
-def labels_from_classes(values, classes, path, column):
-    """0/1 labels of ``values`` given the training classes ``[negative, positive]``."""
-    text = text_values(values)
-    unknown = sorted(set(text.tolist()) - set(classes))
-    if unknown:
-        raise InputError(f"{path}: label column {column!r} has value(s) {unknown[:5]!r} that were not classes in "
-                         f"training ({classes!r})")
-    return (text == classes[1]).astype(np.int64)
+        """The table's dataset of its arity (``y`` is read as it is: 0/1 for two classes)."""
+        return self.arity.labelled_dataset(self.X, self.y, weights=self.weight, groups=self.groups or None,
+                                           baseline=self.baseline, name=name)
 
 
 def _label_values(text):
@@ -77,20 +65,32 @@ def class_labels(values, path, column):
     return y, sorted(set(y.tolist()))
 
 
-def multiclass_labels(values, classes, path, column):
-    """K-class labels of ``values`` given the training classes (every label must be one of them)."""
+def labels_from_classes(values, classes, path, column):
+    """The labels of ``values`` given the training classes (each must be one of them), as their arity reads
+    them: 0/1 for two classes (``classes[1]`` positive), the class labels themselves for K."""
     text = text_values(values)
     known = {str(text_values(np.array([c], dtype=object))[0]): c for c in classes}
     unknown = sorted(set(text.tolist()) - set(known))
     if unknown:
         raise InputError(f"{path}: label column {column!r} has value(s) {unknown[:5]!r} that were not classes in "
                          f"training ({list(classes)!r})")
-    return np.array([known[t] for t in text.tolist()], dtype=object if any(isinstance(c, str) for c in classes)
-                    else np.asarray(classes).dtype)
+    labels = np.array([known[t] for t in text.tolist()], dtype=object if any(isinstance(c, str) for c in classes)
+                      else np.asarray(classes).dtype)
+    return arity_of_labels(classes).encoded_labels(labels, classes)
+
+
+def _read_labels(values, classes, positive, allow_multiclass, path, column):
+    """``(y, classes)`` of a label column: as trained (``classes``), else found in it (K classes when allowed,
+    without ``positive``, and the column holds more than two values)."""
+    if classes is not None:
+        return labels_from_classes(values, classes, path, column), classes
+    if allow_multiclass and positive is None and arity_of_labels(_distinct(values)).multiclass:
+        return class_labels(values, path, column)
+    return split_label(values, path, column, positive)
 
 
 def _distinct(values):
-    return len(set(text_values(values).tolist()))
+    return sorted(set(text_values(values).tolist()))
 
 
 def _numeric(values, path, column, role):
@@ -146,21 +146,12 @@ def load_table(path, fmt, roles: ColumnRoles, *, encoding=None, classes=None, po
         encoding = Encoding.fit(frame, roles, unknown)
     X = encoding.transform(frame)
     y = None
-    multiclass = classes is not None and len(classes) > 2
     if roles.label is not None and (require_label or roles.label in frame.columns):
-        values = frame.column(roles.label, "--label")
-        if classes is None and allow_multiclass and positive is None and _distinct(values) > 2:
-            multiclass = True
-            y, classes = class_labels(values, path, roles.label)
-        elif classes is None:
-            y, classes = split_label(values, path, roles.label, positive)
-        elif multiclass:
-            y = multiclass_labels(values, classes, path, roles.label)
-        else:
-            y = labels_from_classes(values, classes, path, roles.label)
+        y, classes = _read_labels(frame.column(roles.label, "--label"), classes, positive, allow_multiclass, path,
+                                  roles.label)
     groups, weight, baseline = side_columns(frame, roles)
     row_key = None if id_column is None else text_values(frame.column(id_column, "--id-column"))
-    return Table(X, y, classes, groups, weight, baseline, encoding, path, dropped, multiclass, row_key)
+    return Table(X, y, classes, groups, weight, baseline, encoding, path, dropped, arity_of_labels(classes), row_key)
 
 
 def _load_libsvm(path, roles, encoding, classes, positive, allow_multiclass=False):
@@ -174,18 +165,9 @@ def _load_libsvm(path, roles, encoding, classes, positive, allow_multiclass=Fals
         encoding = Encoding.for_libsvm(chunk.X.shape[1])
     elif chunk.X.shape[1] != encoding.n_features:
         chunk.X.resize((chunk.X.shape[0], encoding.n_features))
-    multiclass = classes is not None and len(classes) > 2
-    if classes is None and allow_multiclass and positive is None and _distinct(chunk.labels) > 2:
-        multiclass = True
-        y, classes = class_labels(chunk.labels, path, "the first field")
-    elif classes is None:
-        y, classes = split_label(chunk.labels, path, "the first field", positive)
-    elif multiclass:
-        y = multiclass_labels(chunk.labels, classes, path, "the first field")
-    else:
-        y = labels_from_classes(chunk.labels, classes, path, "the first field")
+    y, classes = _read_labels(chunk.labels, classes, positive, allow_multiclass, path, "the first field")
     return Table(chunk.X, y, classes, libsvm_groups(chunk.X, roles.groups, path), None, None, encoding, path,
-                 (), multiclass)
+                 (), arity_of_labels(classes))
 
 
 def libsvm_groups(X, groups, path):

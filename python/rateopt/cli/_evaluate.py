@@ -2,7 +2,7 @@
 (exit status 1 when a goal is violated beyond ``--tolerance``, by default the report's round-off
 :data:`rateopt.report.TOLERANCE`, or with ``--certify`` not certified).
 
-Two and K classes share this path; :mod:`._arity` reads the model's decisions. Drawn decisions (``--decisions
+Two and K classes share this path; :mod:`._decisions` reads the model's decisions. Drawn decisions (``--decisions
 drawn``, ``--certify``) key each row's draw on its row number in the file, or on ``--id-column``.
 """
 
@@ -18,7 +18,7 @@ from .._compiler._toml import RECIPES
 from .._postprocess._certify import certify_expressions
 from .._utils._json import json_ready
 from ..report import TOLERANCE
-from ._arity import arity_for
+from ._decisions import check_goals, drawn, group_table, proba, refuse
 from ._bundle import read_bundle, sidecar_path
 from ._data import load_table
 from ._io import InputError, file_format
@@ -50,19 +50,19 @@ def expected(arity, problem, clf, tables_by_name, kind="expected", seed=0):
     preds = {}
     for name in getattr(problem, "datasets", None) or ("train",):  # TODO(merge): problem.datasets (helper P)
         t = tables_by_name[name]
-        preds[name] = (arity.proba(clf, t.X, t.groups) if kind == "expected"
-                       else arity.drawn(clf, t.X, t.groups, seed, row_keys(t)))
-    return arity.evaluate(problem, preds)
+        preds[name] = (proba(arity, clf, t.X, t.groups) if kind == "expected"
+                       else drawn(arity, clf, t.X, t.groups, seed, row_keys(t)))
+    return arity.evaluate_decisions(problem, preds)
 
 
 def held_out_certificate(arity, problem, clf, tables_by_name, confidence, seed):
     """The held-out certificate of ``problem``'s goals from the model's drawn decisions."""
     if not 0.0 < confidence < 1.0:
         raise InputError(f"--certify {confidence:g}: the confidence must lie strictly between 0 and 1")
-    drawn = {name: arity.drawn(clf, tables_by_name[name].X, tables_by_name[name].groups, seed,
-                               row_keys(tables_by_name[name]))
-             for name in problem.compiled.datasets}
-    return certify_expressions(problem.constraints, problem.objective, drawn, confidence=confidence)
+    decisions = {name: drawn(arity, clf, tables_by_name[name].X, tables_by_name[name].groups, seed,
+                             row_keys(tables_by_name[name]))
+                 for name in problem.compiled.datasets}
+    return certify_expressions(problem.constraints, problem.objective, decisions, confidence=confidence)
 
 
 def evaluate(args):
@@ -80,17 +80,17 @@ def evaluate(args):
     if table.X.shape[0] == 0:
         raise InputError(f"{args.data}: no data rows (a goal's rates need rows to be measured on)")
     classes = list(meta["classes"])
-    arity = arity_for(classes)
-    arity.refuse([(flag, getattr(args, flag[2:].replace("-", "_"), None)) for flag in arity.unsupported_evaluate],
-                 classes)
-    arity.check_goals(spec, table)
+    arity = table.arity
+    refuse(arity, [(flag, getattr(args, flag[2:].replace("-", "_"), None)) for flag in arity.unsupported_evaluate],
+           classes)
+    check_goals(arity, spec, classes)
     others = role_tables(spec, roles, enc, meta["classes"], fmt_of(None), splits=False)
     problem, skipped = evaluable_problem(spec, others, table, trained_groups(meta, clf, sidecar_path(args.model)))
     by_name = {"train": table, **{r: others[r] for r in spec.roles() if r != "train"}}
     ev = expected(arity, problem, clf, by_name, args.decisions, args.seed)
-    proba = (arity.proba(clf, table.X, table.groups) if args.decisions == "expected"
-             else arity.drawn(clf, table.X, table.groups, args.seed, row_keys(table)))
-    groups = arity.group_table(table, proba)
+    decisions = (proba(arity, clf, table.X, table.groups) if args.decisions == "expected"
+                  else drawn(arity, clf, table.X, table.groups, args.seed, row_keys(table)))
+    groups = group_table(table, decisions)
     violated = {n: v for n, v in ev.constraints.items() if v > args.tolerance}
     certificate = None
     if args.certify is not None:

@@ -1,7 +1,7 @@
 """``rateopt fit``: train under a goals file and save the model, its encoding file, its result and a report.
 
-One path for two and K classes (a label column of more than two values): the dataset type chooses the
-:mod:`._arity`, once; the parameter table, the evaluation loop, the per-group tables, the report, the encoding
+One path for two and K classes (a label column of more than two values): the labels give the table's arity
+(:mod:`rateopt._training._arity`), once; the parameter table, the evaluation loop, the per-group tables, the report, the encoding
 file and the atomic write are shared.
 """
 
@@ -15,11 +15,13 @@ import numpy as np
 
 from .._methods._sweep import sweep
 from .._params import SOLUTION_PARAMS, train_params_for, validate
+from .._solutions._result import warn_if_infeasible
+from .._train import run_game
 from .._utils._atomic import AtomicFiles
 from .._utils._validation import check_int
 from .._version import __version__
 from ..report import build_report, write_report
-from ._arity import arity_of
+from ._decisions import check_goals, group_table, proba, refuse
 from ._bundle import file_sha256, result_path, sidecar_path, write_sidecar
 from ._data import load_table
 from ._encoding import ColumnRoles
@@ -58,10 +60,10 @@ def fit(args):
         return fit_postprocess(args, spec, fmt, roles)
     train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown,
                            allow_multiclass=True)
-    arity = arity_of(train_tab.dataset())  # the one branch on the number of classes
-    arity.refuse([(flag, getattr(args, flag[2:].replace("-", "_"), None) if flag != "--baseline" else roles.baseline)
-                  for flag in arity.unsupported_fit], train_tab.classes)
-    arity.check_goals(spec, train_tab)
+    arity = train_tab.arity  # found once, from the labels
+    refuse(arity, [(flag, getattr(args, flag[2:].replace("-", "_"), None) if flag != "--baseline"
+                    else roles.baseline) for flag in arity.unsupported_fit], train_tab.classes)
+    check_goals(arity, spec, train_tab.classes)
     others = role_tables(spec, roles, train_tab.encoding, train_tab.classes, fmt_of(args.format))
     method, train_params, model_params, solution_params = split_params(spec, args)
     try:
@@ -87,15 +89,16 @@ def fit(args):
 
     t0 = time.perf_counter()
     try:
-        result = arity.train(problem, model, method, callback=callback, random_state=args.seed,
-                             n_threads=args.threads, **train_params)
+        result = run_game(problem, model, method, callback=callback, random_state=args.seed,
+                          n_threads=args.threads, **train_params)
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
     if sol["solution"] is None:  # the report describes a mixture of recorded iterates: m-stochastic by default
         sol["solution"] = "m-stochastic"  # (a K-class thresholded solution's report is not written yet)
-    clf = arity.solution(result, sol["solution"], sol["epsilon"], problem)
-    arity.warn_infeasible(result, sol["solution"], sol["epsilon"], problem, clf)
+    clf = result.solution(sol["solution"], epsilon=sol["epsilon"], problem=problem)
+    feas = result.feasibility(sol["solution"], epsilon=sol["epsilon"], problem=problem, classifier=clf)
+    warn_if_infeasible(feas, allowed=sol["epsilon"] if sol["solution"] == "m-stochastic" else 0.0)
 
     tables = {"train": train_tab, **others}
     evaluations, groups, certificates = {}, {}, {}
@@ -107,14 +110,14 @@ def fit(args):
         evaluations[split] = expected(arity, p, clf, by_name)
         if split != "train" and args.certify is not None:
             certificates[split] = held_out_certificate(arity, p, clf, by_name, args.certify, args.seed)
-        groups[split] = arity.group_table(tables[split], arity.proba(clf, tables[split].X, tables[split].groups))
+        groups[split] = group_table(tables[split], proba(arity, clf, tables[split].X, tables[split].groups))
     before = None
     if args.compare_unconstrained:
-        base = arity.train(problem, model, "unconstrained", random_state=args.seed, n_threads=args.threads,
-                           **{k: v for k, v in train_params.items()
-                              if k not in ("eta_lambda", "update", "lambda_radius")})
+        base = run_game(problem, model, "unconstrained", random_state=args.seed, n_threads=args.threads,
+                        **{k: v for k, v in train_params.items()
+                           if k not in ("eta_lambda", "update", "lambda_radius")})
         base_clf = base.solution("last")
-        before = {s: arity.group_table(tables[s], arity.proba(base_clf, tables[s].X, tables[s].groups)) for s in groups}
+        before = {s: group_table(tables[s], proba(arity, base_clf, tables[s].X, tables[s].groups)) for s in groups}
     context = {"data": args.data, "format": fmt, "label": args.label, "classes": train_tab.classes,
                "rows": int(train_tab.X.shape[0]), "features": int(train_tab.X.shape[1])}
     if args.sweep:

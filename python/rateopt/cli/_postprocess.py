@@ -15,7 +15,8 @@ from .._utils._atomic import AtomicFiles
 from .._version import __version__
 from ..exceptions import InfeasibleWarning, RateoptError
 from ..report import TOLERANCE, goal_met
-from ._arity import TWO_CLASSES, arity_for, arity_of, scores_of
+from .._training._arity import TWO_CLASSES, arity_of_labels
+from ._decisions import check_goals, refuse, scores_of
 from ._bundle import ChainedRule, base_scores, file_sha256, read_bundle, sidecar_path, write_sidecar
 from ._data import load_table
 from ._encoding import ColumnRoles
@@ -80,7 +81,8 @@ def fit_postprocess(args, spec, fmt, roles):
             raise InputError(f"--postprocess {column}: that file is already a threshold rule")
         roles = ColumnRoles(label=roles.label or base_roles.label, groups=roles.groups or base_roles.groups,
                             weight=roles.weight, baseline=roles.baseline, drop=base_roles.drop)
-        arity_for(base_meta["classes"]).refuse([(f"--postprocess {column}", True)], base_meta["classes"], _K_HINT)
+        refuse(arity_of_labels(base_meta["classes"]), [(f"--postprocess {column}", True)], base_meta["classes"],
+               _K_HINT)
         if args.positive is not None and str(args.positive) != str(base_meta["classes"][1]):
             warnings.warn(f"--positive {args.positive!r} is ignored: the rule reads the scores of {column}, whose "
                           f"positive class is {base_meta['classes'][1]!r} (a higher score, more likely "
@@ -91,8 +93,8 @@ def fit_postprocess(args, spec, fmt, roles):
     else:
         train_tab = load_table(args.data, fmt, roles, positive=args.positive, unknown=args.unknown,
                                keep_only=column, allow_multiclass=True)
-        arity_of(train_tab.dataset()).refuse([("--postprocess", True)], train_tab.classes, _K_HINT)
-        TWO_CLASSES.check_goals(spec, train_tab)
+        refuse(train_tab.arity, [("--postprocess", True)], train_tab.classes, _K_HINT)
+        check_goals(TWO_CLASSES, spec, train_tab.classes)
         cols = train_tab.encoding.columns
         if len(cols) != 1 or cols[0]["name"] != column or cols[0]["type"] != "numeric":
             raise InputError(f"--postprocess {column}: the score column must hold numbers (it was read as "

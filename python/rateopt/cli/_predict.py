@@ -1,7 +1,7 @@
 """``rateopt predict``: score a file in chunks and write each row's drawn class (and probabilities).
 
 Each row's draw is keyed on its global row number in the file (0-based), or on ``--id-column``, so
-``--chunk-rows`` does not change a decision. Two and K classes share this path (:mod:`._arity`).
+``--chunk-rows`` does not change a decision. Two and K classes share this path (:mod:`._decisions`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ import numpy as np
 
 from .._threshold_classifier import ThresholdClassifier
 from .._utils._atomic import AtomicFiles
-from ._arity import arity_for
+from .._training._arity import arity_of_labels
 from ._bundle import ChainedRule, read_bundle
+from ._decisions import header as predicted_header
+from ._decisions import predicted_columns
 from ._data import frame_features
 from ._encoding import text_values
 from ._io import Frame, InputError, file_format, pyarrow_parquet, read_chunks
@@ -82,8 +84,8 @@ def predict(args):
         raise InputError("--chunk-rows must be >= 1")
     check_outputs(("--out", args.out))
     classes = np.array(meta["classes"], dtype=object)
-    arity = arity_for(meta["classes"])
-    outputs = arity.header(meta["classes"], args.proba)
+    arity = arity_of_labels(meta["classes"])
+    outputs = predicted_header(arity, meta["classes"], args.proba)
     _check_keep(args.keep, outputs)
     header = list(args.keep) + outputs
     bar = progress(None, "rateopt predict", args.quiet)
@@ -124,7 +126,7 @@ def _score_chunks(args, arity, clf, enc, fmt, classes, sink, bar):
                       if isinstance(rule, ThresholdClassifier) and isinstance(chunk, Frame) else {})
             row_key = (np.arange(n, n + X.shape[0], dtype=np.int64) if args.id_column is None
                        else text_values(chunk.column(args.id_column, "--id-column")))
-            cols.update(arity.predicted_columns(clf, X, groups, classes, args.seed, row_key, args.proba))
+            cols.update(predicted_columns(arity, clf, X, groups, classes, args.seed, row_key, args.proba))
             sink.write(cols)
             n += X.shape[0]
             bar.update(X.shape[0])

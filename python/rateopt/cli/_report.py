@@ -8,9 +8,9 @@ from .._io import load
 from .._utils._atomic import AtomicFiles
 from ..exceptions import RateoptError
 from ..report import build_report, write_report
-from ._arity import arity_for
 from ._bundle import check_tied, file_sha256, read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
 from ._data import load_table
+from ._decisions import group_table, proba
 from ._io import InputError, file_format
 from ._shared import EXIT_OK, check_outputs, check_report_suffix
 
@@ -57,8 +57,7 @@ def report(args):
             if enc is None:
                 raise InputError(f"--data needs the model file {stem}.npz next to the result")
             table = load_table(args.data, file_format(args.data), roles, encoding=enc, classes=meta["classes"])
-            arity = arity_for(meta["classes"])
-            groups["data"] = arity.group_table(table, arity.proba(clf, table.X, table.groups))
+            groups["data"] = group_table(table, proba(table.arity, clf, table.X, table.groups))
         ctx = dict((stored or {}).get("context", {}))
         rep = build_report(result, solution=kind, epsilon=epsilon, group_rates=groups,
                            seconds=meta.get("training_seconds"), seed=meta.get("seed"),

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from rateopt._language._classes import (
-    ClassDataset,
     class_false_positive_rate,
     class_prediction_rate,
     class_recall,
@@ -42,10 +41,7 @@ class ClassGoal(Goal):
     """Base class of the K-class goals: recipes that bind to a :class:`~rateopt.ClassDataset` only."""
 
     def _build(self, ds):
-        if not isinstance(ds, ClassDataset):
-            raise RateoptError(f"{type(self).__name__} is a K-class goal: bind it to a rateopt.ClassDataset, "
-                               f"not a {type(ds).__name__}")
-        return self._build_classes(ds)
+        return self._build_classes(ds._as_class_dataset(type(self).__name__))
 
     def _build_classes(self, ds):  # pragma: no cover - abstract
         raise NotImplementedError

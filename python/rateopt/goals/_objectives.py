@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rateopt._language import _rates as R
 from rateopt._language._classes import ClassDataset, class_recall, multiclass_error_rate
+from rateopt._language._data import Dataset
 from rateopt.metrics import MacroF1, Metric, f_measure, g_mean, h_mean, q_mean
 
 __all__ = ["OBJECTIVES", "MULTICLASS_OBJECTIVES", "objective"]
@@ -78,19 +79,18 @@ def objective(spec, dataset):
         If the name is unknown or the callable returns something else.
     """
     ctx = dataset.context()
-    classes = isinstance(dataset, ClassDataset)
-    if spec is None or spec == "error":
-        return multiclass_error_rate(ctx) if classes else R.error_rate(ctx)
+    builders = dataset._named_objectives  # the table of the dataset's kind (registered below)
+    if spec is None:
+        spec = "error"
     if callable(spec):
         out = spec(dataset)
         if isinstance(out, (R.Expression, Metric, MacroF1)):
             return out
         raise ValueError(f"objective callable must return a rate expression or a metric, got {type(out).__name__}")
-    if classes:
-        if isinstance(spec, str) and spec in _CLASS_BUILDERS:
-            return _CLASS_BUILDERS[spec](ctx)
-        raise ValueError(f"objective {spec!r} is not a K-class objective; choose one of "
-                         f"{list(MULTICLASS_OBJECTIVES)}")
-    if isinstance(spec, str) and spec in _BUILDERS:
-        return _BUILDERS[spec](ctx)
-    raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, a callable or None, got {spec!r}")
+    if isinstance(spec, str) and spec in builders:
+        return builders[spec](ctx)
+    raise ValueError(dataset._objective_refusal.format(spec=spec, names=list(builders)))
+
+
+Dataset._named_objectives.update({name: ({"error": R.error_rate} | _BUILDERS)[name] for name in sorted(OBJECTIVES)})
+ClassDataset._named_objectives.update({"error": multiclass_error_rate} | _CLASS_BUILDERS)

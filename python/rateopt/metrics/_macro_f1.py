@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._language._classes import ClassDataset
+from .._language._data import Dataset
 from ..exceptions import EmptySubsetError
 
 __all__ = ["MacroF1", "macro_f1_gradient", "macro_f1_loss"]
@@ -57,7 +57,7 @@ class MacroF1:
     name = "1 - macro_f1"
 
     def __init__(self, context):
-        if isinstance(context, ClassDataset):
+        if isinstance(context, Dataset):  # a dataset: its whole context
             context = context.context()
         self.context = context
 
