@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from .._postprocess._rule import check_n_bins
-from .._predictors._boosted_mixture import models_mixture
+from .._predictors._boosted_mixture import models_mixture, prefixes_scorer
 from .._training._arity import arity_of_classes
 from ..exceptions import RateoptError
 from . import _shrink
@@ -431,10 +431,17 @@ class TrainResult:
                                   feature_names=self.feature_names)
 
     def iterates_scorer(self):
-        """Every recorded (two-class) iterate as one scorer: ``scores(X)`` is (n_samples, n_recorded)."""
+        """Every recorded (two-class) iterate as one scorer: ``scores(X)`` is (n_samples, n_recorded).
+
+        Prefixes of one booster (a :class:`~rateopt.BoostingModel`'s iterates) give a
+        :class:`~rateopt.BoostedMixture` of every prefix; other fitted estimators are refused.
+        """
         if self.models is not None:
-            raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
-                               "certificates of recorded solutions need linear or kernel iterates")
+            scorer = prefixes_scorer(self.models, self.feature_names)
+            if scorer is None:
+                raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
+                                   "certificates of recorded solutions need linear, kernel or boosted iterates")
+            return scorer
         return self.arity.iterates_scorer(self.weights, self.biases, feature_map=self.feature_map,
                                           feature_names=self.feature_names)
 
