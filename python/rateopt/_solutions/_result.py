@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from .._postprocess._rule import check_n_bins
-from .._predictors._boosted_mixture import models_mixture, prefixes_scorer
+from .._predictors._boosted_mixture import booster_of, models_mixture, prefixes_scorer
 from .._training._arity import arity_of_classes
 from ..exceptions import RateoptError
 from . import _shrink
@@ -63,6 +63,9 @@ SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 #: Solution kinds of the estimator and of goals files: the mixtures, and the thresholds re-fitted on the
 #: training problem (``"thresholded"``).
 SOLUTION_KINDS = SOLUTIONS + ("thresholded",)
+#: The most prefixes of a boosted run whose thresholds :meth:`TrainResult.thresholded` re-fits
+#: (:meth:`TrainResult.threshold_candidates`).
+MAX_BOOSTED_CANDIDATES = 32
 #: Deprecated names of solution kinds (the K-class results' names before 0.2), kept for one release.
 SOLUTION_ALIASES = {"shrunk": "m-stochastic", "average": "T-stochastic"}
 
@@ -336,14 +339,17 @@ class TrainResult:
     def default_kind(self, problem=None):
         """The solution kind :meth:`solution` builds when none is named.
 
-        ``"m-stochastic"`` for two classes. For K classes ``"thresholded"``
+        ``"m-stochastic"`` for two classes, except for the prefixes of a
+        boosted run (a :class:`~rateopt.BoostingModel`): ``"thresholded"``, each
+        prefix with its exactly re-fitted threshold, group-blind (see
+        docs/guide/boosting.md). For K classes ``"thresholded"``
         (the best mixture of the iterates, each with its exactly re-fitted
-        rule; see docs/defaults.md, K classes) when the training problem is
-        known (``problem``, or ``training_problem``, which :func:`rateopt.train`
-        sets), it has goals, its objective is linear and the iterates are
-        linear or kernel models; ``"m-stochastic"`` otherwise (e.g. a result
-        loaded from a file, or a problem without goals, where the m-stochastic
-        solution is the best iterate).
+        rule; see docs/defaults.md, K classes) when its objective is linear
+        and the iterates are linear or kernel models. Either needs the
+        training problem (``problem``, or ``training_problem``, which
+        :func:`rateopt.train` sets) with goals: ``"m-stochastic"`` otherwise
+        (e.g. a result loaded from a file, or a problem without goals, where
+        the m-stochastic solution is the best iterate).
 
         Parameters
         ----------
@@ -355,8 +361,12 @@ class TrainResult:
         str
         """
         problem = self.training_problem if problem is None else problem
-        if (self.classes is None or self.models is not None or problem is None
-                or getattr(problem.compiled, "objective", None) is None or not problem.compiled.n_constraints):
+        if problem is None or not problem.compiled.n_constraints:
+            return "m-stochastic"
+        if self.classes is None:  # two classes: prefixes of one booster get their thresholds re-fitted
+            return "thresholded" if self.models is not None and booster_of(self.models) is not None \
+                else "m-stochastic"
+        if self.models is not None or getattr(problem.compiled, "objective", None) is None:
             return "m-stochastic"
         return "thresholded"
 
@@ -444,6 +454,35 @@ class TrainResult:
             return scorer
         return self.arity.iterates_scorer(self.weights, self.biases, feature_map=self.feature_map,
                                           feature_names=self.feature_names)
+
+    def threshold_candidates(self, epsilon=0.0):
+        """The (two-class) iterates whose thresholds :meth:`thresholded` re-fits, as one scorer.
+
+        Every recorded iterate for linear and kernel models (:meth:`iterates_scorer`). For the prefixes of
+        a boosted run, at most :data:`MAX_BOOSTED_CANDIDATES` of them (the scores of every prefix on every
+        row would cost ``8 (n_rounds + 2)`` bytes per row): the trivial rules, the m-stochastic support, the
+        best and the last prefix, and evenly spaced prefixes for the rest.
+
+        Parameters
+        ----------
+        epsilon : float, default=0.0
+            Of the m-stochastic support.
+
+        Returns
+        -------
+        StochasticClassifier or BoostedMixture
+        """
+        scorer = self.iterates_scorer()
+        if self.models is None or scorer.n_models <= MAX_BOOSTED_CANDIDATES:
+            return scorer
+        T, k = len(self.models), self.n_trivial
+        keep = set(range(k)) | {T - 1, int(np.flatnonzero(self.mixture("best"))[0])}
+        keep |= {int(t) for t in self.shrink(epsilon).support}
+        room = MAX_BOOSTED_CANDIDATES - len(keep)
+        if room > 0:
+            keep |= {int(t) for t in np.linspace(k, T - 1, room + 2).round().astype(int)[1:-1]}
+        keep = np.array(sorted(keep), dtype=np.int64)
+        return scorer.subset(keep, np.full(keep.shape[0], 1.0 / keep.shape[0]))
 
     def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind="auto"):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.

@@ -148,8 +148,8 @@ class TwoClasses(Arity):
             raise ValueError("group_blind=False is for K classes: a two-class thresholded solution needs no groups "
                              "unless the groups are features")
         features = {name: ds.X for name, ds in problem.datasets.items()}
-        mixture, _ = fit_thresholded_mixture(problem.compiled, result.iterates_scorer(), features, n_bins=n_bins,
-                                             epsilon=epsilon)
+        mixture, _ = fit_thresholded_mixture(problem.compiled, result.threshold_candidates(epsilon), features,
+                                             n_bins=n_bins, epsilon=epsilon)
         return mixture
 
     def expected_evaluation(self, problem, classifier):
