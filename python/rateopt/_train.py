@@ -42,7 +42,7 @@ from ._solutions._resume import Checkpoint, check_resumable, joined, resume_stat
 from ._solutions._stopping import PlateauRule
 from ._compiler import is_class_problem
 from ._training._arity import KClasses, TwoClasses, arity_of
-from ._training._boosting import BoostingPlayer
+from ._training._boosting import BoostingPlayer, boosted_eta_lambda
 from ._training._class_spec import class_spec_from_problem
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
@@ -240,7 +240,10 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         if radius is not None:
             settings = dataclasses.replace(settings, lambda_radius=radius)
     if settings.eta_lambda is None:
-        settings = dataclasses.replace(settings, eta_lambda=game_cls.eta_lambda_for(players_spec, settings))
+        eta_lambda = game_cls.eta_lambda_for(players_spec, settings)
+        if boosting:  # one step per tree: scaled with the rounds
+            eta_lambda = boosted_eta_lambda(game_cls, eta_lambda, settings)
+        settings = dataclasses.replace(settings, eta_lambda=eta_lambda)
     if resume is not None:
         if init is not None:
             raise ValueError("give init or resume, not both")

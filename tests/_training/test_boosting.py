@@ -178,3 +178,22 @@ def test_the_solution_is_never_worse_than_the_feasible_constant_negative_rule(ba
     assert error <= y.mean() + 1e-12  # the all-negative rule's error, by hand
     clf.save(tmp_path / "m.npz")
     assert np.array_equal(rateopt.load(tmp_path / "m.npz").predict_proba(X), clf.predict_proba(X))
+
+
+def test_the_default_multiplier_step_scales_with_the_rounds():
+    """proxy-swap's default step 3 / B (B the constraints' bound) is scaled by sqrt(250 / n_rounds) for boosted
+    runs only; a given step, Lemma 8's uniform start and linear models keep theirs."""
+    pytest.importorskip("lightgbm")
+    problem, X, y, g = _problem(rateopt.goals.equal_opportunity("group", slack=0.02), n=400)
+    spec = spec_from_problem(problem)
+    base = 3.0 / spec.for_players().constraint_bound()
+    for rounds in (10, 100, 250, 1000):
+        result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=rounds))
+        assert result.settings["eta_lambda"] == pytest.approx(base * math.sqrt(250 / rounds), rel=1e-12)
+    given = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=10), eta_lambda=0.7)
+    assert given.settings["eta_lambda"] == 0.7
+    assert rateopt.train(problem, n_iter=10).settings["eta_lambda"] == pytest.approx(base, rel=1e-12)
+    uniform = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=10), lambda_init="uniform")
+    k = spec.n_constraints + 1  # Lemma 8's step, which already scales with the rounds
+    assert uniform.settings["eta_lambda"] == pytest.approx(
+        math.sqrt(k * math.log(k) / (10 * (base / 3.0) ** -2)), rel=1e-12)
