@@ -378,6 +378,7 @@ class TrainResult:
         ----------
         kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded", "certified"}, default=None
             None: :meth:`default_kind` (``"m-stochastic"`` for two classes,
+            ``"thresholded"`` for the prefixes of a boosted run with goals,
             ``"thresholded"`` on the training problem for K classes). As in
             :meth:`mixture`, or ``"thresholded"`` (:meth:`thresholded`:
             the iterates' thresholds re-fitted exactly on ``problem``, the
