@@ -477,11 +477,13 @@ class TrainResult:
         if self.models is None or scorer.n_models <= MAX_BOOSTED_CANDIDATES:
             return scorer
         T, k = len(self.models), self.n_trivial
-        keep = set(range(k)) | {T - 1, int(np.flatnonzero(self.mixture("best"))[0])}
+        # the trivial rules and the empty ensemble, the last and best prefixes, the m-stochastic support
+        keep = set(range(k + 1)) | {T - 1, int(np.flatnonzero(self.mixture("best"))[0])}
         keep |= {int(t) for t in self.shrink(epsilon).support}
-        room = MAX_BOOSTED_CANDIDATES - len(keep)
-        if room > 0:
-            keep |= {int(t) for t in np.linspace(k, T - 1, room + 2).round().astype(int)[1:-1]}
+        rest = np.array(sorted(set(range(k, T)) - keep), dtype=np.int64)
+        room = min(MAX_BOOSTED_CANDIDATES - len(keep), rest.shape[0])
+        if room > 0:  # evenly spaced over the others (spacing >= 1: distinct after rounding)
+            keep |= set(rest[np.linspace(0, rest.shape[0] - 1, room).round().astype(np.int64)].tolist())
         keep = np.array(sorted(keep), dtype=np.int64)
         return scorer.subset(keep, np.full(keep.shape[0], 1.0 / keep.shape[0]))
 
