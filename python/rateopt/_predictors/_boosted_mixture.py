@@ -132,7 +132,7 @@ class BoostedMixture(EstimatorMixture):
 
     def save_as(self, path, kind, arrays=None, meta=None):
         """Save the trees, prefix lengths and probabilities under the file kind ``kind``, with more ``arrays``
-        and metadata fields ``meta`` (e.g. a thresholded solution's rules, :data:`THRESHOLDED_KIND`).
+        and metadata fields ``meta`` (e.g. a thresholded solution's rules, file kind ``"boosted-thresholded"``).
 
         Parameters
         ----------

@@ -460,7 +460,7 @@ class TrainResult:
         """The (two-class) iterates whose thresholds :meth:`thresholded` re-fits, as one scorer.
 
         Every recorded iterate for linear and kernel models (:meth:`iterates_scorer`). For the prefixes of
-        a boosted run, at most :data:`MAX_BOOSTED_CANDIDATES` of them (the scores of every prefix on every
+        a boosted run, at most 32 of them (``MAX_BOOSTED_CANDIDATES``) (the scores of every prefix on every
         row would cost ``8 (n_rounds + 2)`` bytes per row): the trivial rules, the m-stochastic support, the
         best and the last prefix, and evenly spaced prefixes for the rest.
 
