@@ -5,8 +5,11 @@ For each dataset, seed (a random 70/30 train/test split of the rows), goal and t
 
 * ``lightgbm``: plain LightGBM (binary log-loss), the cost baseline, same trees and rounds (one per split);
 * ``rateopt-lightgbm`` / ``rateopt-xgboost``: ``rateopt.train(problem, BoostingModel(backend))`` with the
-  default game (``proxy-swap``) and its default ``m-stochastic`` solution, group-blind (XGBoost at the main
-  tolerance only);
+  default game (``proxy-swap``) and the default solution of a boosted run (``"thresholded"``: each of at most
+  32 prefixes with its threshold rule re-fitted exactly on the training rows), group-blind (XGBoost at the
+  main tolerance only); its CPU time includes the solution's;
+* ``rateopt-lightgbm-ms``: the ``m-stochastic`` solution of the same LightGBM run (the default before the
+  thresholded one; its CPU column is the training alone);
 * ``fairgbm-mlr0.1`` / ``fairgbm-mlr0.01``: FairGBM 0.9.14 (its own venv, bench/requirements-fairgbm.txt;
   skipped when absent) at its default multiplier learning rate and at 0.01: equal opportunity is its FNR
   constraint, equalized odds its ``"FPR,FNR"``, at the same tolerance; it cannot state demographic parity
@@ -82,8 +85,8 @@ EG_SEEDS = (0, 1)
 COVERAGE_FRACTION = 0.5
 FAIRGBM_MLRS = (0.1, 0.01)
 RUNS_DIR = RESULTS_DIR / "boosting_runs"
-SYSTEMS = ("lightgbm", "xgboost", "rateopt-lightgbm", "rateopt-xgboost", "fairgbm-mlr0.1", "fairgbm-mlr0.01",
-           "eg-lightgbm", "post-aware", "post-blind")
+SYSTEMS = ("lightgbm", "xgboost", "rateopt-lightgbm", "rateopt-lightgbm-ms", "rateopt-xgboost", "fairgbm-mlr0.1",
+           "fairgbm-mlr0.01", "eg-lightgbm", "post-aware", "post-blind")
 
 #: ACSEmployment's features (folktables), as numbers: the trees split the coded categories directly.
 ACS_FEATURES = ["AGEP", "SCHL", "MAR", "RELP", "DIS", "ESP", "CIT", "MIG", "MIL", "ANC", "NATIVITY", "DEAR", "DEYE",
@@ -227,11 +230,17 @@ def fit_xgboost(X, y, rounds, seed):
     return xgb.train(params, xgb.DMatrix(X, label=y), num_boost_round=rounds)
 
 
-def fit_rateopt(backend, X, y, g, col, goal, tol, rounds, seed):
+def train_rateopt(backend, X, y, g, col, goal, tol, rounds, seed):
+    """The training result of ``rateopt.train`` with a BoostingModel at the bench's tree parameters."""
     train = rateopt.Dataset(X, y, groups={col: g})
     problem = rateopt.Problem(constraints=_goal_constraints(goal, col, tol), datasets=train)
     model = rateopt.BoostingModel(backend, n_rounds=rounds, **PARAMS)
-    return rateopt.train(problem, model, n_threads=1, random_state=seed).solution()
+    return rateopt.train(problem, model, n_threads=1, random_state=seed)
+
+
+def fit_rateopt(backend, X, y, g, col, goal, tol, rounds, seed):
+    """The default solution of :func:`train_rateopt`'s run."""
+    return train_rateopt(backend, X, y, g, col, goal, tol, rounds, seed).solution()
 
 
 def _save_matrix(z, key, M):
@@ -335,9 +344,14 @@ def run_split(name, seed, goals, tolerances, rounds, *, fairgbm_python=None, eg_
         backends = ["lightgbm"] + (["xgboost"] if xgboost and tol in (MAIN_TOL, budget) else [])
         for backend in backends:
             if want(f"rateopt-{backend}"):
-                clf, cpu = _cpu(lambda: fit_rateopt(backend, X_tr, y_tr, g_tr, col, goal, tol, rounds, seed))
+                res, cpu_train = _cpu(lambda: train_rateopt(backend, X_tr, y_tr, g_tr, col, goal, tol, rounds, seed))
+                clf, cpu_solution = _cpu(res.solution)
                 add(f"rateopt-{backend}", goal, tol, clf.predict_proba(X_tr)[:, 1], clf.predict_proba(X_te)[:, 1],
-                    cpu, cpu_plain)
+                    cpu_train + cpu_solution, cpu_plain)
+                if backend == "lightgbm" and want("rateopt-lightgbm-ms"):
+                    ms = res.solution("m-stochastic")
+                    add("rateopt-lightgbm-ms", goal, tol, ms.predict_proba(X_tr)[:, 1], ms.predict_proba(X_te)[:, 1],
+                        cpu_train, cpu_plain)
         for mlr in FAIRGBM_MLRS:  # FairGBM's default multiplier learning rate, and the one its README suggests
             if (goal, tol, mlr) in fairgbm:
                 add(f"fairgbm-mlr{mlr}", goal, tol, *fairgbm[(goal, tol, mlr)], cpu_plain)
@@ -504,7 +518,7 @@ def plot_frontiers(summary, prefix, out_dir):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    styles = {"rateopt-lightgbm": ("C0", "o", "-"), "fairgbm-mlr0.1": ("C3", "v", "--"),
+    styles = {"rateopt-lightgbm": ("C0", "o", "-"), "rateopt-lightgbm-ms": ("C9", "x", "-"), "fairgbm-mlr0.1": ("C3", "v", "--"),
               "fairgbm-mlr0.01": ("C1", "^", "--"), "eg-lightgbm": ("C4", "D", "-."),
               "post-aware": ("C2", "s", ":"), "post-blind": ("C7", "P", ":")}
     paths = []
@@ -707,21 +721,23 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line):
                                  for s in main_rows]})
 
 
-def collapse_count(datasets, n_seeds, rounds, tolerances, fairgbm_python):
+def collapse_count(datasets, n_seeds, rounds, tolerances, fairgbm_python, goals=("equal_opportunity",)):
     """Seeds at defaults where a system loses > 2 pp of test accuracy beyond group-aware post-processing."""
     out = []
     for name in datasets:
         for seed in range(n_seeds):
-            rows = run_split(name, seed, ("equal_opportunity",), tolerances, rounds, fairgbm_python=fairgbm_python,
+            rows = run_split(name, seed, goals, tolerances, rounds, fairgbm_python=fairgbm_python,
                              xgboost=False, coverage=False,
-                             systems={"rateopt-lightgbm", "fairgbm-mlr0.1", "post-aware"})
-            for tol in tolerances:
-                cell = [r for r in rows if r["tolerance"] == tol]
+                             systems={"rateopt-lightgbm", "fairgbm-mlr0.1", "post-aware"},
+                             max_rows=ACS_ROWS if name.startswith("acs") else None)
+            for goal, tol in [(goal, tol) for goal in goals for tol in tolerances]:
+                cell = [r for r in rows if r["tolerance"] == tol and r["goal"] == goal]
                 post = next(r["test_error"] for r in cell if r["system"] == "post-aware")
                 for r in cell:
                     if r["system"] in ("rateopt-lightgbm", "fairgbm-mlr0.1"):
                         excess = r["test_error"] - post  # the accuracy lost beyond what post-processing loses
-                        out.append({"dataset": name, "seed": seed, "tolerance": tol, "system": r["system"],
+                        out.append({"dataset": name, "goal": goal, "seed": seed, "tolerance": tol,
+                                    "system": r["system"],
                                     "excess_loss": excess, "collapsed": bool(excess > 0.02),
                                     "train_violation": r["train_violation"]})
             print(f"collapse {name} seed {seed}: done", flush=True)
@@ -738,9 +754,11 @@ def main(argv=None):
                         help="with --eg: an interpreter with fairlearn and lightgbm==4.7.0 (bench/_eg_runner.py)")
     parser.add_argument("--eg", action="store_true", help="the ExponentiatedGradient table (EG_DATASETS, EG_SEEDS)")
     parser.add_argument("--collapse", type=int, default=0, metavar="N",
-                        help="instead: N seeds at defaults, equal opportunity, counting collapses (> 2 pp of test "
+                        help="instead: N seeds at defaults, --collapse-goals, counting collapses (> 2 pp of test "
                              "accuracy lost beyond group-aware post-processing) of rateopt and FairGBM")
     parser.add_argument("--collapse-tolerances", default="0.02", help="comma-separated tolerances for --collapse")
+    parser.add_argument("--collapse-goals", default="equal_opportunity",
+                        help=f"comma-separated goals for --collapse (of {', '.join(GOALS)})")
     parser.add_argument("--cost", action="store_true",
                         help="instead: CPU, wall and peak RSS of each system in a fresh subprocess")
     parser.add_argument("--report", action="store_true",
@@ -783,27 +801,33 @@ def main(argv=None):
         return
     if args.collapse:
         tols = [float(t) for t in args.collapse_tolerances.split(",")]
-        runs = collapse_count(datasets, args.collapse, rounds, tols, args.fairgbm_python)
+        cgoals = args.collapse_goals.split(",")
+        runs = collapse_count(datasets, args.collapse, rounds, tols, args.fairgbm_python, goals=cgoals)
         systems = sorted({r["system"] for r in runs})
         counts = {s: sum(r["collapsed"] for r in runs if r["system"] == s) for s in systems}
         worst = {s: max(r["excess_loss"] for r in runs if r["system"] == s) for s in systems}
         worst_violation = {s: max(r["train_violation"] for r in runs if r["system"] == s) for s in systems}
         out = {"bench": "boosting-collapse", "date": utc_now(), "seeds": args.collapse, "rounds": rounds,
-               "datasets": datasets, "tolerances": tols, "counts": counts, "worst_excess_loss": worst,
-               "worst_train_violation": worst_violation, "runs": runs, "loadavg": os.getloadavg(),
-               "machine": _machine()}
-        by = [[d, t, s, sum(r["collapsed"] for r in runs if (r["dataset"], r["tolerance"], r["system"]) == (d, t, s)),
-               sum((r["dataset"], r["tolerance"], r["system"]) == (d, t, s) for r in runs),
-               f"{max(r['excess_loss'] for r in runs if (r['dataset'], r['tolerance'], r['system']) == (d, t, s)):+.4f}"]
-              for d in datasets for t in tols for s in systems]
+               "datasets": datasets, "goals": cgoals, "tolerances": tols, "counts": counts,
+               "worst_excess_loss": worst, "worst_train_violation": worst_violation, "runs": runs,
+               "loadavg": os.getloadavg(), "machine": _machine()}
+        by = []
+        for d, goal, t, s in [(d, goal, t, s) for d in datasets for goal in cgoals for t in tols for s in systems]:
+            cell = [r for r in runs if (r["dataset"], r["goal"], r["tolerance"], r["system"]) == (d, goal, t, s)]
+            if cell:
+                by.append([d, goal, t, s, sum(r["collapsed"] for r in cell), len(cell),
+                           f"{max(r['excess_loss'] for r in cell):+.4f}",
+                           f"{float(np.median([r['excess_loss'] for r in cell])):+.4f}"])
         md = (f"# Collapses at defaults (bench/boosting.py --collapse {args.collapse})\n\n"
-              f"{args.collapse} seeds per dataset ({', '.join(datasets)}), equal opportunity at tolerances {tols}, "
-              f"{rounds} trees. A collapse: more than 2 pp of test error beyond group-aware post-processing of "
-              "LightGBM at the same tolerance (excess = test error - post-aware's test error).\n\n" + markdown_table(
+              f"{args.collapse} seeds per dataset ({', '.join(datasets)}; ACS: a random {ACS_ROWS} of its rows per "
+              f"seed), goals {cgoals} at tolerances {tols}, {rounds} trees. A collapse: more than 2 pp of test "
+              "error beyond group-aware post-processing of LightGBM at the same tolerance (excess = test error - "
+              f"post-aware's test error). Load average at the end: {os.getloadavg()[0]:.1f}.\n\n" + markdown_table(
                   ["system", "collapses", "runs", "worst excess loss", "worst train violation"],
                   [[s, counts[s], sum(r["system"] == s for r in runs), f"{worst[s]:+.4f}",
                     f"{worst_violation[s]:+.4f}"] for s in systems])
-              + "\n\n" + markdown_table(["dataset", "tolerance", "system", "collapses", "runs", "worst excess"], by)
+              + "\n\n" + markdown_table(["dataset", "goal", "tolerance", "system", "collapses", "runs",
+                                          "worst excess", "median excess"], by)
               + "\n")
         json_path, md_path = results_paths("boosting_collapse", quick=args.quick, out=args.out)
         write_results(out, md, json_path, md_path)

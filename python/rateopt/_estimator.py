@@ -116,8 +116,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         rateopt's pickle-free files.
     solution : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded"}, default=None
         How the final classifier is built from the iterates (None:
-        ``"m-stochastic"`` for two classes; ``"thresholded"`` for K classes
-        with a linear objective and linear or kernel iterates, see
+        ``"m-stochastic"`` for two classes, ``"thresholded"`` for boosted
+        trees with goals; ``"thresholded"`` for K classes with a linear
+        objective and linear or kernel iterates, see
         :meth:`rateopt.TrainResult.default_kind`). The stochastic
         kinds give a mixture of linear models (``decision_function`` is then
         unavailable; ``predict_proba`` is the mixture's probability of a

@@ -14,13 +14,14 @@ import os
 import re
 
 from ._methods._ramp_result import RAMP_RESULT_KIND, ramp_result_from_file
-from ._predictors._boosted_mixture import BOOSTED_FORMAT, boosted_mixture_from_file
+from ._predictors._boosted_mixture import BOOSTED_FORMAT, THRESHOLDED_KIND, boosted_mixture_from_file
 from ._predictors._linear import FORMAT_NAME, classifier_from_file
 from ._predictors._multiclass import MULTICLASS_FORMAT, multiclass_classifier_from_file
 from ._solutions._result import RESULT_FORMAT, result_from_file
 from ._solutions._result_file import result_fields_from_file
 from ._postprocess._class_mixture import CLASS_MIXTURE_FORMAT, class_thresholded_mixture_from_file
-from ._postprocess._mixture import MIXTURE_FORMAT, thresholded_mixture_from_file
+from ._postprocess._mixture import MIXTURE_FORMAT, boosted_thresholded_mixture_from_file, \
+    thresholded_mixture_from_file
 from ._threshold_classifier import THRESHOLD_FORMAT, threshold_classifier_from_file
 from ._utils._archive import FORMAT_VERSION, read_archive
 from .exceptions import RateoptError
@@ -42,6 +43,7 @@ READERS = {
     (MIXTURE_FORMAT, None): thresholded_mixture_from_file,
     (CLASS_MIXTURE_FORMAT, None): class_thresholded_mixture_from_file,
     (BOOSTED_FORMAT, None): boosted_mixture_from_file,
+    (BOOSTED_FORMAT, THRESHOLDED_KIND): boosted_thresholded_mixture_from_file,
 }
 
 #: The array members a reader may use; any other member of an archive is ignored.

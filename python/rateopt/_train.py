@@ -43,6 +43,7 @@ from ._solutions._stopping import PlateauRule
 from ._training import _class_spec  # noqa: F401  (registers the K-class game spec: Arity.game_spec)
 from ._training._arity import arity_of
 from ._training._model_kind import model_kind_of
+from ._training._boosting import boosted_eta_lambda
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
     Block,
@@ -241,7 +242,10 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
         if radius is not None:
             settings = dataclasses.replace(settings, lambda_radius=radius)
     if settings.eta_lambda is None:
-        settings = dataclasses.replace(settings, eta_lambda=game_cls.eta_lambda_for(players_spec, settings))
+        eta_lambda = game_cls.eta_lambda_for(players_spec, settings)
+        if kind.grows_iterates:  # one step per tree: scaled with the rounds
+            eta_lambda = boosted_eta_lambda(game_cls, eta_lambda, settings)
+        settings = dataclasses.replace(settings, eta_lambda=eta_lambda)
     if resume is not None:
         if init is not None:
             raise ValueError("give init or resume, not both")

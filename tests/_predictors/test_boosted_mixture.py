@@ -100,3 +100,93 @@ def test_dataframe_columns_are_checked_and_saved(tmp_path):
     back = rateopt.load(tmp_path / "m.npz")
     assert list(back.feature_names_in_) == ["a", "b", "c"]
     assert np.array_equal(back.predict_proba(X), clf.predict_proba(X.to_numpy()))
+
+
+@pytest.mark.parametrize("loaded", [False, True])
+def test_lightgbm_prefix_scores_are_its_own_predictions_bit_for_bit(loaded, tmp_path):
+    """The one-pass running sum of the leaves equals LightGBM's predict(num_iteration=t) for every prefix."""
+    pytest.importorskip("lightgbm")
+    result, X = _result("lightgbm", rounds=15)
+    booster = result.models[-1].booster
+    if loaded:  # a booster read back from the text format sums the same leaves
+        clf = BoostedMixture(booster, [15], [1.0], 3)
+        clf.save(tmp_path / "m.npz")
+        booster = rateopt.load(tmp_path / "m.npz").booster
+    lengths = np.array([3, -1, 15, 0, 1, 7, 15])
+    got = booster.prefix_scores(X, lengths)
+    for j, t in enumerate(lengths):
+        want = (np.full(X.shape[0], -1.0 if t < 0 else 0.0) if t <= 0
+                else booster.booster.predict(X, num_iteration=int(t), raw_score=True))
+        assert np.array_equal(got[:, j], want), t
+
+
+def _equalized_odds_problem(n=2500, seed=1):
+    rng = np.random.default_rng(seed)
+    g = (rng.random(n) < 0.35).astype(np.int64)
+    X = np.column_stack([rng.normal(size=n), rng.normal(size=n), g])
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.9 * g + rng.normal(scale=0.3 + 0.7 * g, size=n) > 0.6).astype(np.int64)
+    groups = np.where(g == 1, "b", "a")
+    problem = rateopt.Problem(constraints=[rateopt.goals.equalized_odds("group", slack=0.0)],
+                              datasets=rateopt.Dataset(X, y, groups={"group": groups}))
+    return problem, X, y, groups
+
+
+def _prefix_scores(booster, t, X):
+    """A prefix's raw scores from the backend's own prediction (-1: the always-negative rule, 0: empty)."""
+    if t <= 0:
+        return np.full(X.shape[0], -1.0 if t < 0 else 0.0)
+    if booster.backend == "lightgbm":
+        return booster.booster.predict(X, num_iteration=int(t), raw_score=True)
+    import xgboost as xgb
+
+    return booster.booster.predict(xgb.DMatrix(X), iteration_range=(0, int(t)), output_margin=True).astype(float)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_thresholded_boosted_solution_recounted_by_brute_force(backend, tmp_path):
+    """solution("thresholded") of a boosted run: each support prefix's backend scores, followed by its rule
+    table, recounted in NumPy; exact equalized odds met on training (<= 1e-3), never worse than the
+    m-stochastic solution there, group-blind, and the same after save/load."""
+    problem, X, y, groups = _equalized_odds_problem()
+    result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=25))
+    clf = result.solution("thresholded", problem=problem)
+    booster = clf.scorer.booster
+    expected = np.zeros(X.shape[0])
+    for r, t in enumerate(clf.scorer.prefix_lengths_):
+        s = _prefix_scores(booster, t, X)
+        edges = clf.edges[clf.start[r]:clf.start[r + 1]]
+        table = clf.table[clf.start[r]:clf.start[r + 1]]
+        assert np.all(np.diff(table) >= -1e-12)  # a randomized threshold: non-decreasing in the score
+        # brute force: each row's bin is the last edge at or below its score
+        bins = np.array([max(np.flatnonzero(edges <= v), default=0) for v in s])
+        expected += clf.mu[r] * table[bins]
+    p = clf.predict_proba(X)[:, 1]
+    assert np.allclose(p, expected, atol=1e-12)
+    for label in (0, 1):  # TPR and FPR of each group against the overall rate: slack 0
+        overall = p[y == label].mean()
+        for v in ("a", "b"):
+            assert abs(p[(groups == v) & (y == label)].mean() - overall) <= 1e-3
+    err = np.mean(np.abs(p - y))
+    mixed = result.solution("m-stochastic").predict_proba(X)[:, 1]
+    assert err <= np.mean(np.abs(mixed - y)) + 1e-9
+    draws = clf.predict(X, random_state=5)
+    assert np.all((draws == 1) <= (p > 0)) and np.all((draws == 0) <= (p < 1))
+    clf.save(tmp_path / "t.npz")
+    back = rateopt.load(tmp_path / "t.npz")
+    assert np.array_equal(back.predict_proba(X), clf.predict_proba(X))
+    assert np.array_equal(back.predict(X, random_state=5), draws)
+    assert np.array_equal(back.scorer.prefix_lengths_, clf.scorer.prefix_lengths_)
+
+
+def test_a_damaged_thresholded_boosted_file_is_refused(tmp_path):
+    pytest.importorskip("lightgbm")
+    problem, X, y, groups = _equalized_odds_problem(n=800)
+    clf = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=8)).solution("thresholded",
+                                                                                          problem=problem)
+    clf.save(tmp_path / "t.npz")
+    with np.load(tmp_path / "t.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["rule_start"] = arrays["rule_start"][:-1]  # one table fewer than the support prefixes
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(RateoptError):
+        rateopt.load(tmp_path / "bad.npz")

@@ -178,3 +178,50 @@ def test_the_solution_is_never_worse_than_the_feasible_constant_negative_rule(ba
     assert error <= y.mean() + 1e-12  # the all-negative rule's error, by hand
     clf.save(tmp_path / "m.npz")
     assert np.array_equal(rateopt.load(tmp_path / "m.npz").predict_proba(X), clf.predict_proba(X))
+
+
+def test_the_default_multiplier_step_scales_with_the_rounds():
+    """proxy-swap's default step 3 / B (B the constraints' bound) is scaled by sqrt(250 / n_rounds) for boosted
+    runs only; a given step, Lemma 8's uniform start and linear models keep theirs."""
+    pytest.importorskip("lightgbm")
+    problem, X, y, g = _problem(rateopt.goals.equal_opportunity("group", slack=0.02), n=400)
+    spec = spec_from_problem(problem)
+    base = 3.0 / spec.for_players().constraint_bound()
+    for rounds in (10, 100, 250, 1000):
+        result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=rounds))
+        assert result.settings["eta_lambda"] == pytest.approx(base * math.sqrt(250 / rounds), rel=1e-12)
+    given = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=10), eta_lambda=0.7)
+    assert given.settings["eta_lambda"] == 0.7
+    assert rateopt.train(problem, n_iter=10).settings["eta_lambda"] == pytest.approx(base, rel=1e-12)
+    uniform = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=10), lambda_init="uniform")
+    k = spec.n_constraints + 1  # Lemma 8's step, which already scales with the rounds
+    assert uniform.settings["eta_lambda"] == pytest.approx(
+        math.sqrt(k * math.log(k) / (10 * (base / 3.0) ** -2)), rel=1e-12)
+
+
+def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_at_most_32_prefixes():
+    """solution() of a boosted run with goals: the thresholded solution, whose candidates are the trivial rules,
+    the m-stochastic support, the best and last prefixes and evenly spaced ones (at most 32); no goals: the
+    m-stochastic solution (the best prefix)."""
+    pytest.importorskip("lightgbm")
+    from rateopt._postprocess._mixture import ThresholdedMixture
+    from rateopt._solutions._result import MAX_BOOSTED_CANDIDATES
+
+    problem, X, y, g = _problem(rateopt.goals.equalized_odds("group", slack=0.01), n=800)
+    result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=60))
+    assert result.default_kind() == "thresholded"
+    clf = result.solution()
+    assert isinstance(clf, ThresholdedMixture)
+    lengths = result.threshold_candidates().prefix_lengths_
+    assert len(lengths) == MAX_BOOSTED_CANDIDATES == 32
+    support = result.solution("m-stochastic").prefix_lengths_
+    best = result.solution("best").prefix_lengths_
+    assert {-1, 0, 60} | set(support.tolist()) | set(best.tolist()) <= set(lengths.tolist())
+    assert np.all(np.diff(lengths) > 0)  # distinct prefixes, in order
+    assert set(clf.scorer.prefix_lengths_.tolist()) <= set(lengths.tolist())
+    p = clf.predict_proba(X)[:, 1]  # the goal recounted: TPR and FPR of each group within 0.01 of the overall
+    for label in (0, 1):
+        overall = p[y == label].mean()
+        assert max(abs(p[(g == v) & (y == label)].mean() - overall) for v in ("a", "b")) <= 0.01 + 1e-3
+    plain, *_ = _problem(None, n=800)
+    assert rateopt.train(plain, rateopt.BoostingModel("lightgbm", n_rounds=5)).default_kind() == "m-stochastic"

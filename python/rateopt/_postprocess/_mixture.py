@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._predictors._boosted_mixture import THRESHOLDED_KIND, boosted_mixture_from_file
 from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file, map_arrays, map_meta
 from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
@@ -24,8 +25,8 @@ from ._lp import Chains, solve_threshold_lp
 from ._bins import bin_chains, row_atoms
 from ._rule import ThresholdRule, check_n_bins
 
-__all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture", "fit_thresholded_mixture",
-           "thresholded_mixture_from_file"]
+__all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture",
+           "boosted_thresholded_mixture_from_file", "fit_thresholded_mixture", "thresholded_mixture_from_file"]
 
 #: The format name of a saved :class:`ThresholdedMixture`.
 MIXTURE_FORMAT = "rateopt-thresholded-mixture"
@@ -129,13 +130,16 @@ class ThresholdedMixture:
             The file to write.
         """
         sc = self.scorer
+        rule = {"rule_start": self.start, "rule_edges": self.edges, "rule_table": self.table, "support": self.support}
+        if not isinstance(sc, StochasticClassifier):  # prefixes of one booster: its trees and the rules
+            sc.save_as(path, THRESHOLDED_KIND, rule, {"columns": [], "cells": [[] for _ in range(self.n_models)]})
+            return
         meta = {"kind": "stochastic", "n_features": sc.n_features_in_, "feature_map": map_meta(sc.feature_map),
                 "columns": [], "cells": [[] for _ in range(self.n_models)]}
         if sc.feature_names_in_ is not None:
             meta["feature_names"] = sc.feature_names_in_.tolist()
         write_archive(path, meta, {"weights": sc.weights_, "biases": sc.biases_, "probabilities": self.mu,
-                                   "rule_start": self.start, "rule_edges": self.edges, "rule_table": self.table,
-                                   "support": self.support, **map_arrays(sc.feature_map)}, MIXTURE_FORMAT)
+                                   **rule, **map_arrays(sc.feature_map)}, MIXTURE_FORMAT)
 
     def __repr__(self):
         return f"ThresholdedMixture(n_models={self.n_models}, n_bins={self.edges.size})"
@@ -163,6 +167,28 @@ def thresholded_mixture_from_file(meta, arrays, path):
     scorer = classifier_from_file(meta, arrays, path)
     if not isinstance(scorer, StochasticClassifier):  # pragma: no cover - kind "stochastic" gives one
         raise RateoptError(f"{path!r} is not a valid thresholded mixture file")
+    return _with_rule(scorer, meta, arrays, path)
+
+
+def boosted_thresholded_mixture_from_file(meta, arrays, path):
+    """The :class:`ThresholdedMixture` of boosted prefixes of a saved file (:data:`THRESHOLDED_KIND` under the
+    boosted model format), every field checked.
+
+    Parameters
+    ----------
+    meta : dict
+    arrays : dict of str to ndarray
+    path : str
+
+    Returns
+    -------
+    ThresholdedMixture
+    """
+    return _with_rule(boosted_mixture_from_file(meta, arrays, path, kind=THRESHOLDED_KIND), meta, arrays, path)
+
+
+def _with_rule(scorer, meta, arrays, path):
+    """A saved mixture's scorer with its saved threshold rules (one table per support model)."""
     rule = ThresholdRule.from_arrays(meta, arrays, path)
     if rule.n_cells != scorer.n_models:
         raise RateoptError(f"{path!r} is not a valid thresholded mixture file: {rule.n_cells} tables for "
@@ -241,7 +267,10 @@ def _fit(compiled, scorer, features, n_bins, epsilon):
         new_edges.append(edges_all[a:b])
         new_table.append(sol.x[a:b])
         new_start.append(new_start[-1] + (b - a))
-    models = type(scorer)(scorer.weights_[keep], scorer.biases_[keep], mu, feature_map=scorer.feature_map,
-                         feature_names=scorer.feature_names_in_)
+    if isinstance(scorer, StochasticClassifier):
+        models = type(scorer)(scorer.weights_[keep], scorer.biases_[keep], mu, feature_map=scorer.feature_map,
+                             feature_names=scorer.feature_names_in_)
+    else:  # a scorer of other models (a BoostedMixture of prefixes) keeps its own support
+        models = scorer.subset(keep, mu)
     return ThresholdedMixture(models, mu, new_start, np.concatenate(new_edges), np.concatenate(new_table),
                               keep), sol

@@ -24,11 +24,13 @@ from ._scoring import checked_feature_names
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
-__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
-           "booster_of", "models_mixture", "prefix_lengths_from_file"]
+__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "THRESHOLDED_KIND", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
+           "booster_of", "models_mixture", "prefixes_scorer", "prefix_lengths_from_file"]
 
 #: The format name of a boosted model file.
 BOOSTED_FORMAT = "rateopt-boosted-model"
+#: The file kind of a thresholded solution of boosted prefixes (each prefix followed by its threshold rule).
+THRESHOLDED_KIND = "boosted-thresholded"
 
 
 class BoostedMixture(EstimatorMixture):
@@ -79,6 +81,8 @@ class BoostedMixture(EstimatorMixture):
 
     def _scores(self, Xm):
         data = sp.csr_matrix(Xm.data) if sp.issparse(Xm.data) else Xm.data
+        if hasattr(self.booster, "prefix_scores"):  # every prefix in one pass over the trees
+            return self.booster.prefix_scores(data, self.prefix_lengths_)
         return np.column_stack([self.booster.raw_scores(data, int(t)) for t in self.prefix_lengths_])
 
     def _decisions(self, Xm):
@@ -88,6 +92,35 @@ class BoostedMixture(EstimatorMixture):
         """Every support prefix's raw score, shape (n_samples, n_models)."""
         return self._scores(self._features(X))
 
+    def scores(self, X):
+        """Every support prefix's raw score, shape (n_samples, n_models): the scorer of a thresholded solution.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_models)
+        """
+        return self.decision_function(X)
+
+    def subset(self, keep, probabilities):
+        """The mixture of the support prefixes ``keep`` with new ``probabilities``.
+
+        Parameters
+        ----------
+        keep : array-like of int
+            Indices of the support prefixes to keep.
+        probabilities : array-like of shape (len(keep),)
+
+        Returns
+        -------
+        BoostedMixture
+        """
+        return BoostedMixture(self.booster, self.prefix_lengths_[np.asarray(keep, dtype=np.int64)], probabilities,
+                              self.n_features_in_, feature_names=self.feature_names_in_)
+
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle): the trees up to the longest prefix. See :func:`rateopt.load`.
 
@@ -95,12 +128,26 @@ class BoostedMixture(EstimatorMixture):
         ----------
         path : str or os.PathLike
         """
-        meta, arrays = booster_payload(self.booster, max(0, int(self.prefix_lengths_.max())), self.n_features_in_)
+        self.save_as(path, self.kind)
+
+    def save_as(self, path, kind, arrays=None, meta=None):
+        """Save the trees, prefix lengths and probabilities under the file kind ``kind``, with more ``arrays``
+        and metadata fields ``meta`` (e.g. a thresholded solution's rules, file kind ``"boosted-thresholded"``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        kind : str
+        arrays : dict of str to ndarray, default=None
+        meta : dict, default=None
+        """
+        meta_extra = meta
+        meta, payload = booster_payload(self.booster, max(0, int(self.prefix_lengths_.max())), self.n_features_in_)
         if self.feature_names_in_ is not None:
             meta["feature_names"] = [str(c) for c in self.feature_names_in_]
-        write_archive(path, {"kind": self.kind, **meta},
-                      {**arrays, "prefix_lengths": self.prefix_lengths_, "probabilities": self.probabilities_},
-                      BOOSTED_FORMAT)
+        write_archive(path, {"kind": kind, **meta, **(meta_extra or {})},
+                      {**payload, "prefix_lengths": self.prefix_lengths_, "probabilities": self.probabilities_,
+                       **(arrays or {})}, BOOSTED_FORMAT)
 
     def __repr__(self):
         return (f"BoostedMixture(backend={self.backend!r}, n_models={self.n_models}, "
@@ -157,9 +204,10 @@ def prefix_lengths_from_file(arrays, path, booster, n=None):
     return lengths.astype(np.int64)
 
 
-def boosted_mixture_from_file(meta, arrays, path):
-    """Rebuild a :class:`BoostedMixture` saved under :data:`BOOSTED_FORMAT` (every field validated)."""
-    if meta.get("kind") != BoostedMixture.kind:
+def boosted_mixture_from_file(meta, arrays, path, kind=BoostedMixture.kind):
+    """Rebuild a :class:`BoostedMixture` saved under :data:`BOOSTED_FORMAT` (every field validated) with the
+    file kind ``kind``."""
+    if meta.get("kind") != kind:
         raise RateoptError(f"{path!r} holds an unknown boosted model kind {meta.get('kind')!r}")
     booster, n_features = booster_from_file(meta, arrays, path)
     lengths = prefix_lengths_from_file(arrays, path, booster)
@@ -180,6 +228,14 @@ def models_mixture(models, probabilities, feature_names=None):
         return BoostedMixture(models[0].booster, [m.n_trees for m in models], probabilities,
                               models[0].n_features_in_, feature_names=feature_names)
     return EstimatorMixture(models, probabilities, models[0].n_features_in_)
+
+
+def prefixes_scorer(models, feature_names=None):
+    """Every model of ``models`` as one :class:`BoostedMixture` scorer (uniform probabilities) when they are all
+    prefixes of one booster, else None: ``scores(X)`` is (n_samples, len(models))."""
+    if booster_of(models) is None:
+        return None
+    return models_mixture(models, np.full(len(models), 1.0 / len(models)), feature_names)
 
 
 def booster_of(models):

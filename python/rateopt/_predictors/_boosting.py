@@ -191,6 +191,30 @@ class _LightGBMBooster:
             return np.full(X.shape[0], -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
         return self.booster.predict(X, num_iteration=n_trees, raw_score=True)
 
+    def prefix_scores(self, X, lengths):
+        """The raw scores of the prefixes of each length in ``lengths`` on ``X``, shape (n_samples, len(lengths)).
+
+        One pass over the trees: every row's leaf in each of the first ``max(lengths)`` trees, and the running
+        sum of the leaves' outputs in tree order, which is the sum LightGBM's own prediction forms (so the
+        columns equal :meth:`raw_scores` bit for bit; linear trees, whose leaves are not constants, are
+        scored prefix by prefix).
+        """
+        lengths = np.asarray(lengths, dtype=np.int64)
+        top = int(lengths.max(initial=0))
+        if top <= 0 or str(self.booster.params.get("linear_tree", "")).lower() in ("true", "1"):
+            return np.column_stack([self.raw_scores(X, int(t)) for t in lengths])
+        leaves = self.booster.predict(X, num_iteration=top, pred_leaf=True).reshape(X.shape[0], top)
+        sums = np.zeros(X.shape[0])
+        out = np.empty((X.shape[0], lengths.shape[0]))
+        for j in np.flatnonzero(lengths <= 0):
+            out[:, j] = -1.0 if lengths[j] == NEGATIVE_PREFIX else 0.0
+        for t in range(top):
+            values = np.array([self.booster.get_leaf_output(t, leaf) for leaf in range(int(leaves[:, t].max()) + 1)])
+            sums += values[leaves[:, t]]
+            for j in np.flatnonzero(lengths == t + 1):
+                out[:, j] = sums
+        return out
+
 
 class _XGBoostBooster:
     """An XGBoost booster: grown a tree at a time from given gradients and Hessians, or loaded."""

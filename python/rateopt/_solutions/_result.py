@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from .._postprocess._rule import check_n_bins
-from .._predictors._boosted_mixture import models_mixture
+from .._predictors._boosted_mixture import models_mixture, prefixes_scorer
 from .._training._arity import arity_of_classes
 from .._training._model_kind import TRIVIAL_ITERATION  # the ``iterations`` entry of a trivial rule
 from ..exceptions import RateoptError
@@ -62,6 +62,9 @@ SOLUTIONS = ("m-stochastic", "T-stochastic", "best", "last", "exact")
 #: Solution kinds of the estimator and of goals files: the mixtures, and the thresholds re-fitted on the
 #: training problem (``"thresholded"``).
 SOLUTION_KINDS = SOLUTIONS + ("thresholded",)
+#: The most prefixes of a boosted run whose thresholds :meth:`TrainResult.thresholded` re-fits
+#: (:meth:`TrainResult.threshold_candidates`).
+MAX_BOOSTED_CANDIDATES = 32
 #: Deprecated names of solution kinds (the K-class results' names before 0.2), kept for one release.
 SOLUTION_ALIASES = {"shrunk": "m-stochastic", "average": "T-stochastic"}
 
@@ -345,14 +348,17 @@ class TrainResult:
     def default_kind(self, problem=None):
         """The solution kind :meth:`solution` builds when none is named.
 
-        ``"m-stochastic"`` for two classes. For K classes ``"thresholded"``
+        ``"m-stochastic"`` for two classes, except for the prefixes of a
+        boosted run (a :class:`~rateopt.BoostingModel`): ``"thresholded"``, each
+        prefix with its exactly re-fitted threshold, group-blind (see
+        docs/guide/boosting.md). For K classes ``"thresholded"``
         (the best mixture of the iterates, each with its exactly re-fitted
-        rule; see docs/defaults.md, K classes) when the training problem is
-        known (``problem``, or ``training_problem``, which :func:`rateopt.train`
-        sets), it has goals, its objective is linear and the iterates are
-        linear or kernel models; ``"m-stochastic"`` otherwise (e.g. a result
-        loaded from a file, or a problem without goals, where the m-stochastic
-        solution is the best iterate).
+        rule; see docs/defaults.md, K classes) when its objective is linear
+        and the iterates are linear or kernel models. Either needs the
+        training problem (``problem``, or ``training_problem``, which
+        :func:`rateopt.train` sets) with goals: ``"m-stochastic"`` otherwise
+        (e.g. a result loaded from a file, or a problem without goals, where
+        the m-stochastic solution is the best iterate).
 
         Parameters
         ----------
@@ -373,6 +379,7 @@ class TrainResult:
         ----------
         kind : {"m-stochastic", "T-stochastic", "best", "last", "exact", "thresholded", "certified"}, default=None
             None: :meth:`default_kind` (``"m-stochastic"`` for two classes,
+            ``"thresholded"`` for the prefixes of a boosted run with goals,
             ``"thresholded"`` on the training problem for K classes). As in
             :meth:`mixture`, or ``"thresholded"`` (:meth:`thresholded`:
             the iterates' thresholds re-fitted exactly on ``problem``, the
@@ -436,12 +443,50 @@ class TrainResult:
                                   feature_names=self.feature_names)
 
     def iterates_scorer(self):
-        """Every recorded (two-class) iterate as one scorer: ``scores(X)`` is (n_samples, n_recorded)."""
+        """Every recorded (two-class) iterate as one scorer: ``scores(X)`` is (n_samples, n_recorded).
+
+        Prefixes of one booster (a :class:`~rateopt.BoostingModel`'s iterates) give a
+        :class:`~rateopt.BoostedMixture` of every prefix; other fitted estimators are refused.
+        """
         if self.models is not None:
-            raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
-                               "certificates of recorded solutions need linear or kernel iterates")
+            scorer = prefixes_scorer(self.models, self.feature_names)
+            if scorer is None:
+                raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
+                                   "certificates of recorded solutions need linear, kernel or boosted iterates")
+            return scorer
         return self.arity.iterates_scorer(self.weights, self.biases, feature_map=self.feature_map,
                                           feature_names=self.feature_names)
+
+    def threshold_candidates(self, epsilon=0.0):
+        """The (two-class) iterates whose thresholds :meth:`thresholded` re-fits, as one scorer.
+
+        Every recorded iterate for linear and kernel models (:meth:`iterates_scorer`). For the prefixes of
+        a boosted run, at most 32 of them (``MAX_BOOSTED_CANDIDATES``) (the scores of every prefix on every
+        row would cost ``8 (n_rounds + 2)`` bytes per row): the trivial rules, the m-stochastic support, the
+        best and the last prefix, and evenly spaced prefixes for the rest.
+
+        Parameters
+        ----------
+        epsilon : float, default=0.0
+            Of the m-stochastic support.
+
+        Returns
+        -------
+        StochasticClassifier or BoostedMixture
+        """
+        scorer = self.iterates_scorer()
+        if self.models is None or scorer.n_models <= MAX_BOOSTED_CANDIDATES:
+            return scorer
+        T, k = len(self.models), self.n_trivial
+        # the trivial rules and the empty ensemble, the last and best prefixes, the m-stochastic support
+        keep = set(range(k + 1)) | {T - 1, int(np.flatnonzero(self.mixture("best"))[0])}
+        keep |= {int(t) for t in self.shrink(epsilon).support}
+        rest = np.array(sorted(set(range(k, T)) - keep), dtype=np.int64)
+        room = min(MAX_BOOSTED_CANDIDATES - len(keep), rest.shape[0])
+        if room > 0:  # evenly spaced over the others (spacing >= 1: distinct after rounding)
+            keep |= set(rest[np.linspace(0, rest.shape[0] - 1, room).round().astype(np.int64)].tolist())
+        keep = np.array(sorted(keep), dtype=np.int64)
+        return scorer.subset(keep, np.full(keep.shape[0], 1.0 / keep.shape[0]))
 
     def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind="auto"):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.

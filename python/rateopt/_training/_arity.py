@@ -39,6 +39,7 @@ from .._postprocess._mixture import fit_thresholded_mixture
 from .._postprocess._plugin import PlugInRule, fit_plugin_rule
 from .._postprocess._rule import cell_codes, fit_threshold_rule
 from .._predictors._archive import class_labels_from_meta, class_labels_meta
+from .._predictors._boosted_mixture import booster_of
 from .._predictors._linear import LinearClassifier, StochasticClassifier
 from .._predictors._multiclass import MulticlassClassifier
 from .._utils._archive import damaged
@@ -153,8 +154,12 @@ class Arity:
         raise NotImplementedError
 
     def default_kind(self, result, problem):
-        """``result.default_kind(problem)``: the m-stochastic solution for two classes."""
-        return "m-stochastic"
+        """``result.default_kind(problem)`` for two classes: the thresholded solution for the prefixes of one
+        booster on a problem with goals (each prefix's threshold rule re-fitted), else m-stochastic."""
+        if (problem is None or not problem.compiled.n_constraints or result.models is None
+                or booster_of(result.models) is None):
+            return "m-stochastic"
+        return "thresholded"
 
     def file_meta(self):
         """The result file's metadata fields of this arity."""
@@ -317,8 +322,8 @@ class TwoClasses(Arity):
             raise ValueError("group_blind=False is for K classes: a two-class thresholded solution needs no groups "
                              "unless the groups are features")
         features = {name: ds.X for name, ds in problem.datasets.items()}
-        mixture, _ = fit_thresholded_mixture(problem.compiled, result.iterates_scorer(), features, n_bins=n_bins,
-                                             epsilon=epsilon)
+        mixture, _ = fit_thresholded_mixture(problem.compiled, result.threshold_candidates(epsilon), features,
+                                             n_bins=n_bins, epsilon=epsilon)
         return mixture
 
     def expected_evaluation(self, problem, classifier):

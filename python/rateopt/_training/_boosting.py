@@ -44,6 +44,7 @@ of the ensemble gives, so the recorded rates are those of the saved solution.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,10 +53,43 @@ import scipy.sparse as sp
 from .. import core
 from .._predictors._boosting import BoosterPrefix
 
-__all__ = ["BoostingPlayer", "BoostingPass", "RowDerivatives", "BOOSTING_PROXY"]
+__all__ = ["BoostingPlayer", "BoostingPass", "RowDerivatives", "BOOSTING_PROXY", "boosted_eta_lambda"]
 
 #: The core's boosting proxy of each ``proxy`` training parameter (a Hessian is needed: the hinge is squared).
 BOOSTING_PROXY = {"logistic": "logistic", "hinge": "squared_hinge"}
+
+
+def boosted_eta_lambda(game_cls, eta_lambda, settings):
+    """The multipliers' default step of a boosted run of ``settings.n_iter`` rounds.
+
+    The proxy-Lagrangian game's default step ``DEFAULT_ETA / B`` was chosen
+    by measurement at its default number of iterations (``n_iter=250``,
+    docs/defaults.md). A boosted run takes one step per tree, and the rounds
+    are the user's choice (often 100 to 200): a run of ``T`` rounds gets the
+    step ``DEFAULT_ETA / B * sqrt(250 / T)``, the ``1 / sqrt(T)`` scaling of
+    the regret bound's step (Lemma 8 of Cotter et al., 2019), so that at
+    ``T = 250`` it is the game's default. Measured on Adult, Bank and
+    ACSEmployment (bench/boosting.py, docs/guide/boosting.md): at 100 trees
+    the default step left the multipliers near their start on equalized
+    odds and tight tolerances. Lemma 8's own step (``lambda_init="uniform"``)
+    already scales with ``T`` and other games keep their steps.
+
+    Parameters
+    ----------
+    game_cls : type
+        The training method's game.
+    eta_lambda : float
+        The game's default step for this run.
+    settings : TrainSettings
+        Its ``n_iter`` (the rounds) and ``lambda_init`` are read.
+
+    Returns
+    -------
+    float
+    """
+    if getattr(game_cls, "DEFAULT_ETA", None) is None or settings.lambda_init == "uniform":
+        return eta_lambda
+    return eta_lambda * math.sqrt(game_cls.defaults["n_iter"] / max(int(settings.n_iter), 1))
 
 
 @dataclass(frozen=True)
