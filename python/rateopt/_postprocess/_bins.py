@@ -307,12 +307,14 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         var_of_row[order] = var
         key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
         wv = np.broadcast_to(weights, (n // m, m, r)).ravel()
-        if np.any(atoms < 0):
+        padded = bool(np.any(atoms < 0))
+        if padded:
             valid = np.broadcast_to(atoms >= 0, (n // m, m, r)).ravel()
             key, wv = key[valid], wv[valid]
         size = n_vars * n_atoms
         sums = np.bincount(key, weights=wv, minlength=size)
-        if np.all(weights[atoms >= 0] > 0):  # positive entries: a pair is present iff its sum is positive
+        # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
+        if np.all(weights[atoms >= 0] > 0) if padded else weights.min() > 0:
             key = np.flatnonzero(sums > 0)
         else:  # zero weights: keep their (bin, atom) pairs as the entries they are
             key = np.flatnonzero(np.bincount(key, minlength=size))
