@@ -37,11 +37,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
-import json
-import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -65,7 +64,8 @@ if form == "F0":
     rows = np.concatenate([np.zeros(n), [0], 1 + g, 1 + g]); cols = np.concatenate([g, [n], g, np.full(n, n)])
     vals = np.concatenate([np.full(n, 1 / n), [-1], np.ones(n), -np.ones(n)])
     lo = np.concatenate([[0], np.full(n, -s)]); hi = np.concatenate([[0], np.full(n, s)])
-    cl = np.concatenate([np.zeros(n), [-inf]]); cu = np.concatenate([np.ones(n), [inf]]); cost = np.concatenate([c, [0]])
+    cl = np.concatenate([np.zeros(n), [-inf]]); cu = np.concatenate([np.ones(n), [inf]])
+    cost = np.concatenate([c, [0]])
 elif form == "F1":
     K = (n + b - 1) // b; blk = g // b
     R0, RK, SK = n, n + 1, n + 1 + K
@@ -74,8 +74,10 @@ elif form == "F1":
     ci = [SK + np.arange(K), [R0], SK + np.arange(K), g, RK + np.arange(K), np.full(K, R0), g, RK + blk]
     vi = [np.full(K, 1 / n), [-1], np.ones(K), -np.ones(n), np.ones(K), -np.ones(K), np.ones(n), -np.ones(n)]
     rows, cols, vals = (np.concatenate(v) for v in (ri, ci, vi))
-    lo = np.concatenate([np.zeros(1 + 2 * K), np.full(n, -s)]); hi = np.concatenate([np.zeros(1 + 2 * K), np.full(n, s)])
-    cl = np.concatenate([np.zeros(n), np.full(1 + 2 * K, -inf)]); cu = np.concatenate([np.ones(n), np.full(1 + 2 * K, inf)])
+    lo = np.concatenate([np.zeros(1 + 2 * K), np.full(n, -s)])
+    hi = np.concatenate([np.zeros(1 + 2 * K), np.full(n, s)])
+    cl = np.concatenate([np.zeros(n), np.full(1 + 2 * K, -inf)])
+    cu = np.concatenate([np.ones(n), np.full(1 + 2 * K, inf)])
     cost = np.concatenate([c, np.zeros(1 + 2 * K)])
 else:  # F2
     rows = np.concatenate([np.zeros(n), 1 + g, 1 + g]); cols = np.concatenate([g, g, np.full(n, n)])
@@ -97,7 +99,8 @@ lp.num_col_, lp.num_row_ = cost.size, lo.size
 lp.col_cost_, lp.col_lower_, lp.col_upper_, lp.row_lower_, lp.row_upper_ = cost, cl, cu, lo, hi
 lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
 lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = cost.size, lo.size
-lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data
+lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+lp.a_matrix_.value_ = A.data
 t = time.perf_counter()
 h.passModel(lp)
 h.run()
