@@ -200,3 +200,38 @@ def test_sorted_by_chain_masks_and_radix_sort_give_the_same_order(n_chains, monk
     by_score = np.argsort(scores)
     want = np.array([i for c in range(n_chains) for i in by_score if chain[i] == c], dtype=np.int64)
     assert np.array_equal(order, want)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("padded", [False, True])
+def test_records_sums_are_the_row_order_sums_bit_for_bit(seed, padded, monkeypatch):
+    """R records scoring the same m rows (a mixture's first pass): the per-record sums of the dense (bin, atom)
+    table are a brute-force loop's, in row order, bit for bit, and those of one bincount over all records."""
+    import rateopt._postprocess._bins as B
+    rng = np.random.default_rng(seed)
+    m, R, n_atoms = int(rng.integers(20, 120)), int(rng.integers(2, 7)), 5
+    r = 3
+    atoms = np.sort(rng.choice(n_atoms, size=(m, r)), axis=1)
+    atoms = np.array([np.unique(a).tolist() + [-1] * (r - np.unique(a).size) for a in atoms])
+    if not padded:
+        atoms = np.tile(np.arange(r), (m, 1)) + rng.integers(0, n_atoms - r + 1, (m, 1))
+    weights = np.where(atoms >= 0, rng.uniform(0.1, 1.0, (m, r)) / m, 0.0)
+    scores = np.round(rng.random(R * m), 2)
+    chain = np.repeat(np.arange(R, dtype=np.int64), m)
+    order = (np.argsort(scores.reshape(R, m), axis=1) + (np.arange(R) * m)[:, None]).ravel()
+    for n_bins in (None, 4):
+        got = bin_chains(scores, chain, R, atoms, weights, n_atoms, n_bins=n_bins, merge=False, order=order)
+        bins = got.bins()
+        ref = np.zeros((n_atoms, got.start[-1]))
+        for i in range(R * m):  # row order, slot order: the order np.bincount sums in
+            for j in range(r):
+                if atoms[i % m, j] >= 0:
+                    ref[atoms[i % m, j], bins[i]] += weights[i % m, j]
+        dense = got.M.toarray()
+        assert np.array_equal(dense.view(np.int64), ref.view(np.int64))
+        monkeypatch.setattr(B, "_record_blocks", lambda *a: None)  # the one bincount over every record
+        whole = bin_chains(scores, chain, R, atoms, weights, n_atoms, n_bins=n_bins, merge=False, order=order)
+        monkeypatch.undo()
+        assert np.array_equal(whole.M.toarray().view(np.int64), dense.view(np.int64))
+        np.testing.assert_array_equal(whole.M.indices, got.M.indices)
+        np.testing.assert_array_equal(whole.M.indptr, got.M.indptr)

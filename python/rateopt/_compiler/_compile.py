@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from rateopt._compiler._linear_map import LinearMap
+from rateopt._compiler._rows import form_rows
 from rateopt._compiler._compiled import (
     AtomInfo,
     CompiledProblem,
@@ -425,34 +426,17 @@ def _coefficient_row(form: Affine, gid_of, n_atoms):
     return coef
 
 
-def _sparse_row(form: Affine, gid_of):
-    """A form's atom coefficients as ``(atom ids, values)``, ascending, with the entries
-    :func:`_coefficient_row` gives (sums that cancel to round-off dropped)."""
-    coef: dict = {}
-    mass: dict = {}
-    for ctx, v in form.terms.items():
-        g = gid_of[ctx]
-        coef[g] = coef.get(g, 0.0) + v
-        mass[g] = mass.get(g, 0.0) + form.mass[ctx]
-    ids = np.fromiter(coef, dtype=np.int64, count=len(coef))
-    vals = np.fromiter(coef.values(), dtype=np.float64, count=len(coef))
-    ms = np.fromiter(mass.values(), dtype=np.float64, count=len(mass))
-    keep = ~(np.abs(vals) <= CANCEL_RTOL * ms)
-    order = np.argsort(ids[keep], kind="stable")
-    return ids[keep][order], vals[keep][order]
-
-
 def _constraint_rows(constraints, forms, gid_of, n_atoms):
     """``C`` (a sparse :class:`LinearMap`) and ``kappa`` of ``g = C p - kappa <= 0``; a constraint no model
-    can change is an error. Memory and time are linear in the constraints' atom references."""
-    rows = []
-    kappa = np.zeros(len(forms))
-    for i, (c, f) in enumerate(zip(constraints, forms)):
-        rows.append(_sparse_row(f, gid_of))
-        kappa[i] = -f.const
-        if not rows[-1][0].size:
-            raise constant_constraint_error(c, f, {ctx.label for ctx in f.terms})
-    return LinearMap.from_rows(rows, n_atoms), kappa
+    can change is an error. Memory and time are linear in the constraints' atom references: the rows of
+    every constraint come from one vectorized pass (:func:`rateopt._compiler._rows.form_rows`)."""
+    kappa = np.array([-f.const for f in forms], dtype=np.float64).reshape(len(forms))
+    B = form_rows(forms, gid_of, n_atoms)
+    empty = np.flatnonzero(np.diff(B.indptr) == 0)
+    if empty.size:
+        i = int(empty[0])
+        raise constant_constraint_error(constraints[i], forms[i], {ctx.label for ctx in forms[i].terms})
+    return LinearMap(B), kappa
 
 
 def constant_constraint_error(constraint, form, subsets):
@@ -499,8 +483,10 @@ def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
         rows.append(coef)
         consts.append(const)
 
-    for name, f in leaf_forms.items():
-        add(name, _sparse_row(f, gid_of), f.const)
+    leaves = form_rows(list(leaf_forms.values()), gid_of, n_atoms)
+    for i, (name, f) in enumerate(leaf_forms.items()):
+        a, b = leaves.indptr[i], leaves.indptr[i + 1]
+        add(name, (leaves.indices[a:b].astype(np.int64), leaves.data[a:b]), f.const)
     for a in atoms:
         add(a.name, (np.array([a.index], dtype=np.int64), np.ones(1)), 0.0)
     return RateLayer(names=tuple(names), A=LinearMap.from_rows(rows, n_atoms),

@@ -305,17 +305,25 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         # few (bin, atom) pairs: count every entry into a dense (bin, atom) table, rows in their own order
         var_of_row = np.empty(n, dtype=np.int64)
         var_of_row[order] = var
-        key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
-        wv = np.broadcast_to(weights, (n // m, m, r)).ravel()
-        if np.any(atoms < 0):
-            valid = np.broadcast_to(atoms >= 0, (n // m, m, r)).ravel()
-            key, wv = key[valid], wv[valid]
+        padded = bool(np.any(atoms < 0))
         size = n_vars * n_atoms
-        sums = np.bincount(key, weights=wv, minlength=size)
-        if np.all(weights[atoms >= 0] > 0):  # positive entries: a pair is present iff its sum is positive
+        # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
+        positive = bool(np.all(weights[atoms >= 0] > 0) if padded else weights.min() > 0)
+        blocks = _record_blocks(var_of_row, m) if positive else None
+        if blocks is not None:
+            sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
             key = np.flatnonzero(sums > 0)
-        else:  # zero weights: keep their (bin, atom) pairs as the entries they are
-            key = np.flatnonzero(np.bincount(key, minlength=size))
+        else:
+            key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
+            wv = np.broadcast_to(weights, (n // m, m, r)).ravel()
+            if padded:
+                valid = np.broadcast_to(atoms >= 0, (n // m, m, r)).ravel()
+                key, wv = key[valid], wv[valid]
+            sums = np.bincount(key, weights=wv, minlength=size)
+            if positive:
+                key = np.flatnonzero(sums > 0)
+            else:  # zero weights: keep their (bin, atom) pairs as the entries they are
+                key = np.flatnonzero(np.bincount(key, minlength=size))
         v, a = np.divmod(key, n_atoms)
         val = sums[key]
     else:
@@ -331,6 +339,42 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         a, v, val = ids[valid], col[valid], sums[valid]
     M = _csc(a, v, val, n_atoms, n_vars)
     return BinnedChains(start=start, edges=edges, order=order, bin_of_sorted=var, M=M)
+
+
+def _record_blocks(var_of_row, m):
+    """Each record's bin range ``[lo, hi)`` when the records' rows fall in disjoint ascending bin ranges, else None.
+
+    Rows ``j*m .. j*m + m - 1`` are record ``j``'s (one scoring of the ``m``
+    rows); with one chain per record (a mixture's first pass) its bins are
+    its own. None for a single record (nothing to split).
+    """
+    V = var_of_row.reshape(-1, m)
+    if V.shape[0] < 2 or m == 0:
+        return None
+    lo, hi = V.min(axis=1), V.max(axis=1) + 1
+    return (lo, hi) if np.all(lo[1:] >= hi[:-1]) else None
+
+
+def _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded):
+    """The dense (bin, atom) sums, one record at a time (its bins are its own).
+
+    Every sum is the one :func:`numpy.bincount` over all rows gives (a bin's
+    entries come from one record, in the same order), with temporaries of one
+    record's entries instead of all records'.
+    """
+    lo, hi = blocks
+    m = atoms.shape[0]
+    V = var_of_row.reshape(-1, m)
+    valid = (atoms >= 0).ravel() if padded else None
+    w = weights.ravel() if valid is None else weights.ravel()[valid]
+    out = np.zeros(size)
+    for j in range(V.shape[0]):
+        a, b = int(lo[j]), int(hi[j])
+        key = ((V[j] - a)[:, None] * n_atoms + atoms).ravel()
+        if valid is not None:
+            key = key[valid]
+        out[a * n_atoms: b * n_atoms] = np.bincount(key, weights=w, minlength=(b - a) * n_atoms)
+    return out
 
 
 def _pattern_keys(atoms, n_atoms):
