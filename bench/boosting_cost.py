@@ -50,7 +50,7 @@ def _data(name):
         sys.path.insert(0, str(HERE))
         from boosting import _acs  # the same ACSEmployment-MA rows as bench/boosting.py
 
-        X, y, g, col = _acs()
+        X, y, g, col = _acs(False)
     else:
         from rateopt.datasets import load_adult
 

@@ -147,8 +147,9 @@ class _LightGBMBooster:
                   "verbosity": -1, "boost_from_average": False, **model.params}
         # feature_pre_filter=False keeps the features min_data_in_leaf makes unsplittable (the trees are the
         # same): with none left, LightGBM refuses to grow a tree on few rows, where it should grow one leaf
-        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0], dtype=np.float32),  # float32: LightGBM's label dtype
-                                params={"verbosity": -1, "feature_pre_filter": False}, free_raw_data=False)
+        # no label: the custom objective's derivatives are the game's, so a label would be n float32 held twice
+        # (LightGBM's copy and ours) for nothing; the bins, hence the trees, do not depend on it
+        train_set = lgb.Dataset(X, params={"verbosity": -1, "feature_pre_filter": False}, free_raw_data=False)
         return cls(lgb.Booster(params=params, train_set=train_set))
 
     @classmethod
