@@ -109,7 +109,8 @@ class BoostingPlayer:
             X = sp.vstack([sp.csr_matrix(x) for x in data], format="csr")
         else:
             X = np.vstack(data)
-        self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state)
+        self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state,
+                                   inert=_inert_rows(spec.blocks) if model.backend == "xgboost" else None)
         self._wide = None  # float64 scores for the core pass when the backend's are float32 (XGBoost)
         self.scores = self._widened(self.booster.scores())  # LightGBM: its own buffer, no copy of ours
         # the backends' custom objectives take float32 gradients: written in place, never copied
@@ -158,3 +159,16 @@ class BoostingPlayer:
             self._wide = np.empty(scores.shape[0], dtype=np.float64)
         np.copyto(self._wide, scores)
         return self._wide
+
+
+def _inert_rows(blocks):
+    """A boolean per training row (the blocks' rows stacked): True where the row has no positive weight in
+    any atom (a zero sample weight, or in no rate's subset), so it changes no rate and gets zero derivatives."""
+    parts = []
+    for blk in blocks:
+        atoms = blk.atoms
+        nnz = atoms.weights.shape[0]
+        positive = np.zeros(nnz + 1, dtype=np.int32 if nnz < 2**31 else np.int64)
+        np.cumsum(atoms.weights > 0, out=positive[1:])  # positive entries before each entry position
+        parts.append(positive[atoms.indptr[1:]] == positive[atoms.indptr[:-1]])
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
