@@ -29,6 +29,10 @@ groups, 194k training rows). A random 70/30 split (seed 0); training rows only a
 
 Run: ``python bench/boosting_cost.py [--quick] [--json] [--baseline PATH] [--backends lightgbm,xgboost]``
 (results in ``bench/results/boosting_cost.{md,json}``, ``boosting_cost_quick.*`` with ``--quick``).
+
+``--eg PYTHON`` instead measures issue 33's third cost target, ExponentiatedGradient(LightGBM)'s CPU over
+rateopt's (>= 50), on bench/boosting.py's EG cells (its ``_data``, ``_split``, ``EG_*`` settings and
+bench/_eg_runner.py run by ``PYTHON``): results in ``bench/results/boosting_cost_eg.{md,json}``.
 """
 
 from __future__ import annotations
