@@ -262,6 +262,8 @@ def summarize(runs, datasets, systems):
                 continue
             n_rows = cell[0]["n_rows"]
             for system in systems:
+                if not any(r["system"] == system for r in cell):  # not run in this cell (merged runs)
+                    continue
                 plain = _backend(system)
                 base_cpu = float(np.median([r["cpu_s"] for r in cell if r["system"] == plain]))
                 base_peak = float(np.median([r["fit_peak_kib"] for r in cell if r["system"] == plain]))
@@ -295,7 +297,8 @@ def markdown(result):
             f"Fit peak: the memory a fit adds at its peak (VmHWM reset before the fit, minus VmRSS before it); "
             f"extra bytes per row: (its fit peak - the plain backend's) / training rows. "
             f"'-baseline': the same fit with the rateopt of {result.get('baseline')} (the before of a before/after). "
-            f"Targets: CPU ratio <= 1.5, extra <= 64 bytes per row.\n\n"
+            f"Targets: CPU ratio <= 1.5, extra <= 64 bytes per row."
+            + (f" Note: {result['note']}." if result.get("note") else "") + "\n\n"
             + markdown_table(["dataset", "goal", "system", "CPU s (median)", "CPU / plain", "fit peak MiB",
                               "extra B/row"], rows) + "\n")
 
