@@ -259,7 +259,7 @@ class Dataset:
         RateoptError
             If there is no such column.
         """
-        compact = self.groups.factorized(self._group_column(column, check_only=True))
+        compact = self._factorized_column(column)
         return compact.values if compact is not None else self.group_factorization(column)[0]
 
     def group_factorization(self, column):
@@ -286,7 +286,7 @@ class Dataset:
         RateoptError
             If there is no such column.
         """
-        compact = self.groups.factorized(self._group_column(column, check_only=True))
+        compact = self._factorized_column(column)
         if compact is not None:
             return compact.values, compact.int64_codes()
         cache = self.__dict__.setdefault("_factorized", {})
@@ -315,6 +315,13 @@ class Dataset:
                 position.setdefault(v, i)
             cache[column] = position
         return cache[column]
+
+    def _factorized_column(self, column):
+        """The stored factorization of an existing group column (None when it is kept as an array, or the
+        dataset keeps its groups another way: a subclass's plain mapping)."""
+        self._group_column(column, check_only=True)
+        factorized = getattr(self.groups, "factorized", None)
+        return None if factorized is None else factorized(column)
 
     def _group_column(self, column, *, check_only=False):
         """The group column ``column`` (``check_only``: its name, once it is known to exist)."""
