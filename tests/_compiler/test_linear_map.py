@@ -242,3 +242,22 @@ def test_ten_thousand_groups_compile_to_a_linear_map():
         assert cp.tables["train"].indices.size <= 4 * ds.n_samples
         g = cp.constraint_values(np.full(cp.n_atoms, 0.5))  # every rate equal: each value is -slack
         np.testing.assert_allclose(g, np.full(m, -0.02), atol=1e-15)
+
+
+def test_transposed_products_are_cached_and_equal_scipys_bit_for_bit():
+    """``C.T @ y`` reads transposes built once; the sums are scipy's own transposed product, bit for bit."""
+    import pickle
+
+    rng = np.random.default_rng(7)
+    for t in range(20):
+        B = sp.random(6, 9, density=0.4, random_state=t, format="csr")
+        A = None if t % 2 else sp.random(9, 14, density=0.3, random_state=100 + t, format="csr")
+        L = LinearMap(B, A)
+        for y in (rng.normal(size=6), rng.normal(size=(6, 3))):
+            want = L.B.T @ y if L.A is None else L.A.T @ (L.B.T @ y)
+            assert np.array_equal(L.rmatvec(y), np.asarray(want))
+            assert np.array_equal(y.T @ L if y.ndim == 2 else y @ L, np.asarray(want).T)
+        first = L._transposes()
+        assert L._transposes()[0] is first[0]  # built once
+        back = pickle.loads(pickle.dumps(L))
+        assert "_transposed" not in back.__dict__ and np.array_equal(back.rmatvec(np.ones(6)), L.rmatvec(np.ones(6)))

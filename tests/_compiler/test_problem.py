@@ -471,3 +471,36 @@ def test_membership_table_is_written_in_place(monkeypatch):
     assert sums.tolist() == [1.0] * len(masks)
     assert [float(np.sum(t.weights[t.indices == a][::-1])) for a in range(len(masks))] == [1.0] * len(masks)
     assert t.atom_ids.tolist() == list(range(3, 3 + len(masks)))
+
+
+def test_the_membership_table_is_sealed_and_the_core_atom_table_shares_it():
+    """Training holds one atom table: the core's AtomTable keeps the compiled arrays (no copy), which no one
+    can make writeable again, and the table's entries are the brute-force memberships."""
+    import math
+
+    import scipy.sparse as sp
+
+    import rateopt as ro
+    from rateopt._training._spec import spec_from_problem
+
+    rng = np.random.default_rng(3)
+    n = 500
+    g = rng.choice(["a", "b", "c"], n)
+    y = rng.integers(0, 2, n)
+    w = rng.random(n) + 0.1
+    ds = ro.Dataset(rng.normal(size=(n, 2)), y, weights=w, groups={"g": g})
+    problem = ro.Problem(constraints=[ro.goals.demographic_parity("g", slack=0.05)], datasets=ds)
+    table = problem.compiled.tables["train"]
+    atoms = spec_from_problem(problem).blocks[0].atoms
+    for name in ("indptr", "indices", "weights"):
+        mine, core_side = getattr(table, name), getattr(atoms, name)
+        assert core_side is mine, name
+        with pytest.raises(ValueError):
+            mine.flags.writeable = True
+    V = sp.csr_matrix((table.weights, table.indices, table.indptr), shape=(n, table.n_atoms)).toarray()
+    for a, info in enumerate(problem.compiled.atoms):  # each atom: its members' weights over their sum
+        members = {"ppr[y=1]": y == 1, "ppr[y=0]": y == 0, "ppr[all]": np.ones(n, bool)}.get(
+            info.name, g == info.name[len("ppr[g="):-1])
+        # on exact_normalized's grid: within 2**-53 of each quotient, and the atom's rate of all rows exactly 1
+        np.testing.assert_allclose(V[:, a], np.where(members, w, 0.0) / w[members].sum(), rtol=0, atol=2.0 ** -52)
+        assert (V[:, a] > 0).tolist() == members.tolist() and math.fsum(V[:, a]) == 1.0

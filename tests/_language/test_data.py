@@ -413,3 +413,55 @@ def test_nullable_numeric_columns_are_read_as_float64_and_pd_na_is_refused():
         Dataset(X, [0, 1, 0])
     plain = pd.DataFrame({"a": [1.0, 2.0, 3.0]})
     assert Dataset(plain, [0, 1, 0]).X is plain  # numpy dtypes: kept as given
+
+
+# --------------------------------------------------------------------------- memory: what a dataset keeps per row
+
+
+def test_default_weights_hold_no_memory_per_row():
+    ds = Dataset(np.zeros((1000, 2)))
+    assert ds.weights.shape == (1000,) and ds.weights.dtype == np.float64 and np.all(ds.weights == 1.0)
+    assert not ds.weights.flags.writeable
+    assert ds.weights.strides == (0,)  # one float64 for every row
+    assert ds.total_weight == 1000.0
+    back = pickle.loads(pickle.dumps(ds))
+    assert back.weights.tolist() == [1.0] * 1000
+
+
+@pytest.mark.parametrize("column", [
+    np.array(["Female", "Male", "Male", "Female", "Other"] * 60),  # fixed-width strings
+    np.array([3, -1, 7, 3, 7] * 60),                                # integers
+    np.array([True, False, False, True, True] * 60),                # booleans
+    np.arange(300) % 300,                                           # 300 groups: uint16 codes
+])
+def test_string_int_and_bool_group_columns_are_kept_as_values_and_narrow_codes(column):
+    """The column reads back bit for bit; the factorization equals a fresh one of the user's array
+    (rateopt._language._validation.factorize); the codes take one byte per row up to 256 groups."""
+    from rateopt._language._validation import factorize
+
+    user = column.copy()
+    ds = Dataset(np.zeros((column.size, 1)), groups={"g": column})
+    column[:] = column[::-1]  # the user's array changes afterwards: the dataset kept its own values
+    got = ds.groups["g"]
+    assert got.dtype == user.dtype and np.array_equal(got, user) and not got.flags.writeable
+    stored = ds.groups.factorized("g")
+    assert stored is not None
+    assert stored.codes.dtype == (np.uint8 if np.unique(user).size <= 256 else np.uint16)
+    values, codes = ds.group_factorization("g")
+    want_values, want_codes = factorize(user)
+    assert np.array_equal(values, want_values) and codes.dtype == np.int64 and np.array_equal(codes, want_codes)
+    assert np.array_equal(ds.group_values("g"), want_values)
+    for v in want_values[:3].tolist():  # subsets by group: the brute-force mask
+        assert np.array_equal(ds.context().subset(group="g", value=v).mask(), user == v)
+    back = pickle.loads(pickle.dumps(ds))
+    assert back.groups.factorized("g") is not None and np.array_equal(back.groups["g"], user)
+
+
+def test_object_and_float_group_columns_stay_arrays():
+    """Columns whose values can be missing or equal under == with different bits are kept as given (copied)."""
+    obj = np.array(["a", None, "b", "a"], dtype=object)
+    flt = np.array([0.5, np.nan, 1.5, 0.5])
+    ds = Dataset(X4, groups={"o": obj, "f": flt})
+    assert ds.groups.factorized("o") is None and ds.groups.factorized("f") is None
+    assert ds.groups["o"].tolist() == ["a", None, "b", "a"]
+    assert np.array_equal(ds.groups["f"], flt, equal_nan=True)

@@ -225,3 +225,30 @@ def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_at_mo
         assert max(abs(p[(g == v) & (y == label)].mean() - overall) for v in ("a", "b")) <= 0.01 + 1e-3
     plain, *_ = _problem(None, n=800)
     assert rateopt.train(plain, rateopt.BoostingModel("lightgbm", n_rounds=5)).default_kind() == "m-stochastic"
+def test_a_zero_weight_row_trains_the_xgboost_ensemble_of_the_row_removed():
+    """A row of weight 0 changes no rate and gets zero derivatives; with XGBoost its feature values also
+    stay out of the histogram cuts (DMatrix weight 0), so the trees' decisions everywhere, the removed
+    rows' points included, are those of the ensemble trained without the rows (the cause of the
+    sample-weight equivalence failures of scikit-learn's checks). The derivatives are scaled by the row
+    count, which the zero-weight rows change: the leaf values are scale-free only without XGBoost's L2
+    term and Hessian floor (``reg_lambda=0``, ``min_child_weight=0``), as here; with its default
+    ``reg_lambda=1`` a leaf's value ``-G / (H + 1)`` depends on that scale. LightGBM is not claimed here:
+    its ``min_data_in_leaf`` counts rows, zero-weight ones included."""
+    pytest.importorskip("xgboost")
+    rng = np.random.default_rng(42)
+    n = 60
+    X = rng.random((n, 6))
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0.5).astype(np.int64)
+    w = rng.integers(0, 4, n).astype(float)
+    keep = w > 0
+    assert (~keep).sum() >= 5
+
+    def fit(X, y, w):
+        problem = rateopt.Problem(datasets=rateopt.Dataset(X, y, weights=w))
+        model = rateopt.BoostingModel("xgboost", n_rounds=20, min_child_weight=0.0, params={"reg_lambda": 0.0})
+        return rateopt.train(problem, model, random_state=0)
+
+    with_zeros, without = fit(X, y, w), fit(X[keep], y[keep], w[keep])
+    a, b = with_zeros.solution("last"), without.solution("last")
+    assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert not np.all(a.predict_proba(X)[:, 1] == a.predict_proba(X)[0, 1])  # trees were grown

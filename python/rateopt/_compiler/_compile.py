@@ -30,6 +30,7 @@ from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
+from rateopt._utils._sealed import sealed
 from rateopt._utils._weights import exact_normalized
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
@@ -542,13 +543,19 @@ def _membership_table(ds: Dataset, members: list, offset: int) -> MembershipTabl
             written[idx] += 1
             done += idx.size
         del wa
+    del written, counts
+    # sealed (their memory immutable bytes), one array at a time: the core's AtomTable keeps these very
+    # arrays instead of copying them (rateopt.core seals what it validates), so training holds one table
+    indptr = sealed(indptr, np.int64)
+    indices = sealed(indices, np.int32)
+    weights = sealed(weights, np.float64)
     return MembershipTable(
         dataset=ds.name,
         n_samples=n,
         n_atoms=k,
-        indptr=frozen(indptr),
-        indices=frozen(indices),
-        weights=frozen(weights),
+        indptr=indptr,
+        indices=indices,
+        weights=weights,
         atom_ids=frozen(np.arange(offset, offset + k, dtype=np.int64)),
         offset=offset,
     )

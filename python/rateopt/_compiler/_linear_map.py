@@ -65,6 +65,9 @@ class LinearMap:
             if f is not None:
                 f.data.flags.writeable = False
 
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_transposed"}  # a cache, rebuilt on demand
+
     @classmethod
     def from_dense(cls, C, shape=None) -> LinearMap:
         """The map of a dense matrix (one sparse factor).
@@ -162,8 +165,18 @@ class LinearMap:
         y = np.asarray(y, dtype=np.float64)
         if y.shape[:1] != (self.shape[0],):
             raise ValueError(f"C.T @ y: C has {self.shape[0]} rows, y has shape {y.shape}")
-        z = self.B.T @ y
-        return np.asarray(z if self.A is None else self.A.T @ z)
+        BT, AT = self._transposes()
+        z = BT @ y
+        return np.asarray(z if AT is None else AT @ z)
+
+    def _transposes(self):
+        """``(B.T, A.T)`` as CSR matrices, built once per factor (a game asks ``lam @ C`` every iteration:
+        scipy's ``.T`` builds and checks a new matrix on each call). The factors are read-only."""
+        cached = self.__dict__.get("_transposed")
+        if cached is None or cached[0] is not self.B or cached[1] is not self.A:
+            cached = (self.B, self.A, self.B.T.tocsr(), None if self.A is None else self.A.T.tocsr())
+            self.__dict__["_transposed"] = cached
+        return cached[2], cached[3]
 
     @property
     def T(self) -> _Transposed:

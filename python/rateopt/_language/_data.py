@@ -17,7 +17,7 @@ predicates in :mod:`rateopt._language._predicates`.
 from __future__ import annotations
 
 import math
-from types import MappingProxyType
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +35,7 @@ from rateopt._language._predicates import (
     wrap,
 )
 from rateopt._language._validation import (
+    FactorizedColumn,
     factorize,
     as_1d,
     missing_mask,
@@ -118,7 +119,8 @@ class Dataset:
     y : ndarray of shape (n_samples,) of int8, or None
         Labels mapped to 0/1 (read-only).
     weights : ndarray of shape (n_samples,) of float64
-        Per-example weights (read-only copy).
+        Per-example weights (read-only copy; all 1 without ``weights``: a read-only broadcast of 1.0, which
+        holds no memory per row).
     groups : mapping of str to ndarray of shape (n_samples,)
         Read-only mapping of group column names to read-only arrays.
     baseline : ndarray of shape (n_samples,) of bool, or None
@@ -194,20 +196,22 @@ class Dataset:
         self.n_samples = int(X.shape[0])
         self.y, self.classes = parse_labels(y, self.n_samples, positive_label)
         self.weights = parse_weights(weights, self.n_samples)
-        self.groups = MappingProxyType(parse_groups(groups, group_names, self.n_samples))
+        self.groups = _GroupColumns(parse_groups(groups, group_names, self.n_samples, compact=True))
         self.baseline = parse_baseline(baseline, baseline_kind, self.n_samples, self.classes)
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["groups"] = dict(self.groups)
+        state["groups"] = dict(self.groups.stored())  # factorized columns stay factorized
         state.pop("_factorized", None)  # caches, rebuilt on demand
         state.pop("_positions", None)
         return state
 
     def __setstate__(self, state):
         state = dict(state)
-        state["groups"] = MappingProxyType(
-            {k: readonly(np.array(v, copy=True)) for k, v in state["groups"].items()}
+        state["groups"] = _GroupColumns(
+            {k: (FactorizedColumn(readonly(np.array(v.values, copy=True)), readonly(np.array(v.codes, copy=True)))
+                 if isinstance(v, FactorizedColumn) else readonly(np.array(v, copy=True)))
+             for k, v in state["groups"].items()}
         )
         self.__dict__.update(state)
 
@@ -260,10 +264,15 @@ class Dataset:
         RateoptError
             If there is no such column.
         """
-        return self.group_factorization(column)[0]
+        compact = self._factorized_column(column)
+        return compact.values if compact is not None else self.group_factorization(column)[0]
 
     def group_factorization(self, column):
         """A group column's distinct values and every row's index among them, computed once per column.
+
+        A column of booleans, integers or strings is factorized when the dataset
+        is built (it is kept as its values and one narrow code per row); its
+        int64 codes are then a new array on each call.
 
         Parameters
         ----------
@@ -282,6 +291,9 @@ class Dataset:
         RateoptError
             If there is no such column.
         """
+        compact = self._factorized_column(column)
+        if compact is not None:
+            return compact.values, compact.int64_codes()
         cache = self.__dict__.setdefault("_factorized", {})
         if column not in cache:
             values, codes = factorize(self._group_column(column))
@@ -304,13 +316,25 @@ class Dataset:
         cache = self.__dict__.setdefault("_positions", {})
         if column not in cache:
             position: dict = {}
-            for i, v in enumerate(self.group_factorization(column)[0].tolist()):
+            for i, v in enumerate(self.group_values(column).tolist()):
                 position.setdefault(v, i)
             cache[column] = position
         return cache[column]
 
-    def _group_column(self, column) -> np.ndarray:
+    def _factorized_column(self, column):
+        """The stored factorization of an existing group column (None when it is kept as an array, or the
+        dataset keeps its groups another way: a subclass's plain mapping)."""
+        self._group_column(column, check_only=True)
+        factorized = getattr(self.groups, "factorized", None)
+        return None if factorized is None else factorized(column)
+
+    def _group_column(self, column, *, check_only=False):
+        """The group column ``column`` (``check_only``: its name, once it is known to exist)."""
         try:
+            if check_only:
+                if column not in self.groups:
+                    raise KeyError(column)
+                return column
             return self.groups[column]
         except (KeyError, TypeError):
             if not self.groups:
@@ -354,6 +378,43 @@ class Dataset:
         if self.has_baseline:
             parts.append("baseline")
         return f"Dataset({', '.join(parts)})"
+
+
+class _GroupColumns(Mapping):
+    """A dataset's group columns: a read-only mapping of names to read-only arrays.
+
+    A column of booleans, integers or strings is stored as a
+    :class:`~rateopt._language._validation.FactorizedColumn` (its distinct
+    values and a narrow code per row, no copy of the values per row); reading
+    it (``groups[name]``) gives the column, a new read-only array.
+    """
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, columns):
+        self._columns = dict(columns)
+
+    def __getitem__(self, name):
+        col = self._columns[name]
+        return col.column() if isinstance(col, FactorizedColumn) else col
+
+    def __iter__(self):
+        return iter(self._columns)
+
+    def __len__(self):
+        return len(self._columns)
+
+    def __repr__(self):
+        return f"GroupColumns({list(self._columns)!r})"
+
+    def factorized(self, name):
+        """The stored factorization of column ``name`` (None when it is kept as an array)."""
+        col = self._columns.get(name)
+        return col if isinstance(col, FactorizedColumn) else None
+
+    def stored(self):
+        """``{name: array or FactorizedColumn}`` as stored."""
+        return dict(self._columns)
 
 
 # --------------------------------------------------------------------------- Context
@@ -496,7 +557,7 @@ class Context:
                 )
             pred = Mask(readonly(np.array(m, dtype=bool, copy=True)), "mask")
             return self._refine(pred, name)
-        self.dataset._group_column(group)
+        self.dataset._group_column(group, check_only=True)
         if value is None:
             raise RateoptError(f"group={group!r} needs value=... (the group value to keep)")
         if isinstance(value, (list, tuple, set, frozenset, np.ndarray)):

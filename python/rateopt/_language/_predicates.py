@@ -97,9 +97,8 @@ class GroupIs(Predicate):
 
     def evaluate(self, ds):
         factorized = getattr(ds, "group_factorization", None)
-        col = ds.groups[self.column]
         if factorized is None:
-            return self._members(col)
+            return self._members(ds.groups[self.column])
         values, codes = factorized(self.column)  # one factorization per column, an integer compare per group
         position = getattr(ds, "group_positions", None)
         where = position(self.column) if position is not None else None

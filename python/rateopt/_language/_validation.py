@@ -15,7 +15,7 @@ import numpy as np
 from rateopt.exceptions import RateoptError
 
 __all__ = ["readonly", "missing_mask", "unique", "factorize", "as_1d", "check_weights", "parse_labels", "parse_weights",
-           "parse_groups", "parse_baseline", "nullable_columns", "class_labels", "text_columns"]
+           "parse_groups", "parse_baseline", "FactorizedColumn", "COMPACT_GROUP_KINDS", "nullable_columns", "class_labels", "text_columns"]
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -391,7 +391,7 @@ def parse_weights(weights, n_samples: int) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_samples,) of float64
-        A read-only copy.
+        A read-only copy; without weights, a read-only broadcast of 1.0 (no memory per row).
 
     Raises
     ------
@@ -399,11 +399,52 @@ def parse_weights(weights, n_samples: int) -> np.ndarray:
         If the weights have the wrong shape or are not finite and non-negative.
     """
     if weights is None:
-        return readonly(np.ones(n_samples, dtype=np.float64))
+        return np.broadcast_to(np.float64(1.0), (n_samples,))  # read-only, one float64 for every row
     return readonly(check_weights(weights, n_samples, "weights"))
 
 
-def parse_groups(groups, group_names, n_samples: int) -> dict:
+#: The dtype kinds of group columns a :class:`~rateopt.Dataset` keeps as :class:`FactorizedColumn`: booleans,
+#: integers and fixed-width strings, whose distinct values ``numpy.unique`` gives exactly (no missing value,
+#: no two values equal under ``==`` with different bits), so ``values[codes]`` is the column, bit for bit.
+COMPACT_GROUP_KINDS = "biuUS"
+
+
+class FactorizedColumn:
+    """A group column kept as its distinct values and each row's code, in the narrowest unsigned dtype.
+
+    A column of strings costs its width per row (``<U6``: 24 bytes); its codes
+    cost one byte per row up to 256 groups. ``values[codes]`` is the column.
+
+    Parameters
+    ----------
+    values : ndarray
+        The sorted distinct values (read-only).
+    codes : ndarray of shape (n_samples,) of an unsigned integer dtype
+        ``values[codes[i]]`` is row ``i``'s value (read-only).
+    """
+
+    __slots__ = ("values", "codes")
+
+    def __init__(self, values, codes):
+        self.values, self.codes = values, codes
+
+    @classmethod
+    def of(cls, col):
+        """The factorization of a column of a kind in :data:`COMPACT_GROUP_KINDS` (no copy of ``col`` is kept)."""
+        values, codes = factorize(col)
+        narrow = np.min_scalar_type(max(len(values) - 1, 0))
+        return cls(readonly(np.array(values, copy=True)), readonly(codes.astype(narrow)))
+
+    def column(self):
+        """The column itself: ``values[codes]``, a new read-only array."""
+        return readonly(self.values[self.codes])
+
+    def int64_codes(self):
+        """The codes as int64 (a new array, as :func:`factorize` returns them)."""
+        return readonly(self.codes.astype(np.int64))
+
+
+def parse_groups(groups, group_names, n_samples: int, *, compact: bool = False) -> dict:
     """Group columns by name, each a read-only array, as :class:`~rateopt.Dataset` reads ``groups``.
 
     Parameters
@@ -414,11 +455,15 @@ def parse_groups(groups, group_names, n_samples: int) -> dict:
         Column names when ``groups`` is a plain array.
     n_samples : int
         The number of rows of ``X``.
+    compact : bool, default=False
+        Keep columns of booleans, integers and strings as :class:`FactorizedColumn`.
 
     Returns
     -------
     dict of str to ndarray of shape (n_samples,)
-        Private read-only copies; missing objects become ``None``.
+        Private read-only copies; missing objects become ``None``. With
+        ``compact``, a column of a kind in :data:`COMPACT_GROUP_KINDS` is a
+        :class:`FactorizedColumn` instead (no copy of its values per row).
 
     Raises
     ------
@@ -473,7 +518,8 @@ def parse_groups(groups, group_names, n_samples: int) -> dict:
     out = {}
     for c, v in cols.items():
         col = as_1d(v, n_samples, f"group column {c!r}")
-        out[c] = readonly(_group_column(col))
+        out[c] = (FactorizedColumn.of(col) if compact and col.dtype.kind in COMPACT_GROUP_KINDS
+                  else readonly(_group_column(col)))
     return out
 
 

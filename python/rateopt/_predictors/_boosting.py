@@ -123,9 +123,13 @@ class BoostingModel:
                 f"{self.learning_rate}, max_depth={self.max_depth}, num_leaves={self.num_leaves}, "
                 f"min_child_weight={self.min_child_weight}, params={self.params})")
 
-    def start(self, X, *, n_threads, random_state):
-        """A booster with no tree on the training rows ``X`` (the backend's adapter in ``BOOSTERS``)."""
-        return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state)
+    def start(self, X, *, n_threads, random_state, inert=None):
+        """A booster with no tree on the training rows ``X`` (the backend's adapter in ``BOOSTERS``).
+
+        ``inert``: None, or a boolean per row, True where the row weighs nothing in every rate (zero
+        weight): such rows get zero derivatives, and XGBoost also leaves them out of its histogram cuts.
+        """
+        return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state, inert=inert)
 
 
 class _LightGBMBooster:
@@ -138,8 +142,9 @@ class _LightGBMBooster:
         self.n_trees = booster.current_iteration()
 
     @classmethod
-    def start(cls, model, X, *, n_threads, random_state):
-        """A booster with no tree on the training rows ``X``."""
+    def start(cls, model, X, *, n_threads, random_state, inert=None):
+        """A booster with no tree on the training rows ``X`` (``inert`` rows need nothing: their derivatives
+        are 0, and LightGBM's bins of a zero-weight row's values change no tree's training decisions)."""
         lgb = _import_backend("lightgbm")
         params = {"objective": "none", "learning_rate": model.learning_rate, "max_depth": model.max_depth,
                   "num_leaves": model.num_leaves, "min_sum_hessian_in_leaf": model.min_child_weight,
@@ -147,8 +152,9 @@ class _LightGBMBooster:
                   "verbosity": -1, "boost_from_average": False, **model.params}
         # feature_pre_filter=False keeps the features min_data_in_leaf makes unsplittable (the trees are the
         # same): with none left, LightGBM refuses to grow a tree on few rows, where it should grow one leaf
-        train_set = lgb.Dataset(X, label=np.zeros(X.shape[0], dtype=np.float32),  # float32: LightGBM's label dtype
-                                params={"verbosity": -1, "feature_pre_filter": False}, free_raw_data=False)
+        # no label: the custom objective's derivatives are the game's, so a label would be n float32 held twice
+        # (LightGBM's copy and ours) for nothing; the bins, hence the trees, do not depend on it
+        train_set = lgb.Dataset(X, params={"verbosity": -1, "feature_pre_filter": False}, free_raw_data=False)
         return cls(lgb.Booster(params=params, train_set=train_set))
 
     @classmethod
@@ -231,8 +237,14 @@ class _XGBoostBooster:
         return {**self.__dict__, "dtrain": None}
 
     @classmethod
-    def start(cls, model, X, *, n_threads, random_state):
-        """A booster with no tree on the training rows ``X``."""
+    def start(cls, model, X, *, n_threads, random_state, inert=None):
+        """A booster with no tree on the training rows ``X``.
+
+        XGBoost's histogram cuts come from the rows of its DMatrix: a row of weight 0 (``inert``) would add
+        its feature values as cut candidates and move the split thresholds, so that a weight of 0 and a
+        removed row would give different trees. Such rows get DMatrix weight 0, the others 1 (the game's
+        derivatives carry the real weights); without any, the DMatrix has no weights.
+        """
         xgb = _import_backend("xgboost")
         params = {"eta": model.learning_rate, "max_depth": model.max_depth, "max_leaves": model.num_leaves,
                   "min_child_weight": model.min_child_weight, "nthread": int(n_threads),
@@ -240,7 +252,8 @@ class _XGBoostBooster:
                   "verbosity": 0, **model.params}
         if model.max_depth == -1:
             params["max_depth"] = 0
-        dtrain = xgb.DMatrix(X)
+        dtrain = xgb.DMatrix(X) if inert is None or not inert.any() else xgb.DMatrix(
+            X, weight=np.logical_not(inert).astype(np.float32))
         return cls(xgb.Booster(params, [dtrain]), dtrain)
 
     @classmethod

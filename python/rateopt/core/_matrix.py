@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils._sealed import sealed
 from .._utils._validation import as_index_array, as_real_array
 from .._utils._weights import exact_normalized
 from ..exceptions import DataCopyWarning, RateoptError
@@ -31,21 +32,6 @@ _CHECK_THREADS = None
 
 def _check_threads():
     return resolve_n_threads(_CHECK_THREADS)
-
-
-def sealed(a, dtype):
-    """A read-only copy of ``a`` (C-contiguous, of ``dtype``) that nothing can make writeable again.
-
-    The copy's memory is an immutable ``bytes`` object, so neither the array
-    nor its ``base`` can be written through NumPy (setting
-    ``flags.writeable = True`` raises ``ValueError``), and the caller's
-    array, which may change later, is not what the core reads.
-    """
-    if _is_sealed(a, dtype):
-        return a  # already sealed (e.g. another validated object's array): shared, not copied again
-    a = np.ascontiguousarray(a, dtype=dtype)
-    out = np.frombuffer(a.tobytes(), dtype=dtype)
-    return out if a.ndim == 1 else out.reshape(a.shape)
 
 
 def checked_count(value, name, *, low, not_integer=TypeError):
@@ -176,18 +162,6 @@ def check_finite(arr, name):
         where = np.unravel_index(int(bad[0]), arr.shape)
         place = f"position {where[0]}" if arr.ndim == 1 else f"index {tuple(int(i) for i in where)}"
         raise RateoptError(f"{name} holds a non-finite value (NaN or inf) at {place}")
-
-
-def _is_sealed(a, dtype):
-    """Whether ``a`` is a C-contiguous ``dtype`` array whose every base is read-only, ending in ``bytes``."""
-    if not isinstance(a, np.ndarray) or a.dtype != dtype or not a.flags.c_contiguous:
-        return False
-    b = a
-    while isinstance(b, np.ndarray):
-        if b.flags.writeable:
-            return False
-        b = b.base
-    return isinstance(b, bytes)
 
 
 def _read_only_view(a):
