@@ -16,6 +16,8 @@ only when a :class:`BoostingModel` starts training.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -309,8 +311,6 @@ class _XGBoostBooster:
     def _leaf_values(self, n_trees):
         """Each of the first ``n_trees`` trees' node values (float32, indexed by node id; a leaf's is its
         output), or None where a prefix's margin is not the float32 sum of one leaf value per tree."""
-        import json
-
         model = json.loads(bytes(self.to_bytes(n_trees)))
         learner = model["learner"]
         booster = learner["gradient_booster"]
