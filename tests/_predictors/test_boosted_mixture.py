@@ -120,6 +120,77 @@ def test_lightgbm_prefix_scores_are_its_own_predictions_bit_for_bit(loaded, tmp_
         assert np.array_equal(got[:, j], want), t
 
 
+@pytest.mark.parametrize("loaded", [False, True])
+def test_xgboost_prefix_scores_are_its_own_predictions_bit_for_bit(loaded, tmp_path):
+    """The one-pass float32 running sum of the leaves (pred_leaf=True) equals XGBoost's
+    predict(iteration_range=(0, t), output_margin=True) for every prefix, bit for bit."""
+    pytest.importorskip("xgboost")
+    import xgboost as xgb
+
+    result, X = _result("xgboost", rounds=15)
+    booster = result.models[-1].booster
+    if loaded:  # a booster read back from the JSON format sums the same leaves
+        clf = BoostedMixture(booster, [15], [1.0], 3)
+        clf.save(tmp_path / "m.npz")
+        booster = rateopt.load(tmp_path / "m.npz").booster
+    assert booster._leaf_values(15) is not None  # the one-pass path, not the per-prefix fallback
+    lengths = np.array([3, -1, 15, 0, 1, 7, 15])
+    got = booster.prefix_scores(X, lengths)
+    for j, t in enumerate(lengths):
+        want = (np.full(X.shape[0], -1.0 if t < 0 else 0.0) if t <= 0
+                else booster.booster.predict(xgb.DMatrix(X), iteration_range=(0, int(t)),
+                                             output_margin=True).astype(np.float64))
+        assert np.array_equal(got[:, j], want), t
+
+
+def test_xgboost_prefix_scores_of_a_booster_with_a_base_score_fall_back_to_its_predictions():
+    """A nonzero base score (the margin's start) is not a sum of leaves alone: prefix by prefix, still exact."""
+    xgb = pytest.importorskip("xgboost")
+    from rateopt._predictors._boosting import _XGBoostBooster
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    data = xgb.DMatrix(X, label=X[:, 0] + 1.0)
+    booster = _XGBoostBooster(xgb.train({"base_score": 0.75, "nthread": 1, "max_depth": 3}, data, 6))
+    assert booster._leaf_values(6) is None
+    got = booster.prefix_scores(X, np.array([2, 6]))
+    for j, t in enumerate((2, 6)):
+        want = booster.booster.predict(data, iteration_range=(0, t), output_margin=True).astype(np.float64)
+        assert np.array_equal(got[:, j], want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_thresholded_solution_is_the_one_of_per_prefix_scoring_and_a_rescored_refit(backend, monkeypatch):
+    """The default solution with one-pass prefix scores and the re-fit reusing the first LP's scores and sort
+    equals, on the same candidates, the one of the previous path: every prefix scored by the backend's own
+    predict, and the support re-scored and re-sorted for the exact re-fit."""
+    from rateopt._postprocess import _mixture
+
+    problem, X, y, groups = _equalized_odds_problem(n=1500)
+    result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=40))
+    candidates = result.threshold_candidates()
+    features = {name: ds.X for name, ds in problem.datasets.items()}
+    new, new_sol = _mixture.fit_thresholded_mixture(problem.compiled, candidates, features, n_bins=16)
+
+    def per_prefix(self, X, lengths):  # the backend's own prediction of each prefix
+        return np.column_stack([_prefix_scores(self, int(t), X) for t in lengths])
+
+    monkeypatch.setattr(type(candidates.booster), "prefix_scores", per_prefix)
+    compiled = problem.compiled
+    first, first_sol = _mixture._fit(compiled, candidates, _mixture._sorted_scores(compiled, candidates, features),
+                                     16, 0.0)
+    exact, exact_sol = _mixture._fit(compiled, first.scorer,
+                                     _mixture._sorted_scores(compiled, first.scorer, features), None, 0.0)
+    assert exact_sol.slack <= first_sol.slack and exact_sol.objective <= first_sol.objective  # the re-fit is kept
+    assert np.array_equal(new.support, first.support[exact.support])
+    assert np.array_equal(new.scorer.prefix_lengths_, exact.scorer.prefix_lengths_)
+    assert np.array_equal(new.mu, exact.mu)
+    assert np.array_equal(new.start, exact.start) and np.array_equal(new.edges, exact.edges)
+    assert np.array_equal(new.table, exact.table)
+    assert new_sol.objective == exact_sol.objective
+    assert np.array_equal(new.predict(X, random_state=5), exact.predict(X, random_state=5))
+
+
 def _equalized_odds_problem(n=2500, seed=1):
     rng = np.random.default_rng(seed)
     g = (rng.random(n) < 0.35).astype(np.int64)

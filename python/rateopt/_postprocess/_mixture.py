@@ -234,24 +234,42 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         rows = sum(np.asarray(features[n]).shape[0] if not hasattr(features[n], "nnz") else features[n].shape[0]
                    for n in compiled.datasets)
         n_bins = None if scorer.n_models * rows <= AUTO_EXACT_MAX else AUTO_BINS
-    mixture, sol = _fit(compiled, scorer, features, n_bins, epsilon)
+    sorted_scores = _sorted_scores(compiled, scorer, features)
+    mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon)
     if n_bins is not None:
         # Exact re-fit on the support: every distinct score of the chosen models is a bin. A binned rule
         # is one of these rules, so the objective can only improve (the support has at most m + 2 models).
-        exact, exact_sol = _fit(compiled, mixture.scorer, features, None, epsilon)
+        # The support's scores and sort are the first LP's rows of those models (no re-scoring, no re-sort).
+        keep = mixture.support
+        exact, exact_sol = _fit(compiled, mixture.scorer, (sorted_scores[0][keep], sorted_scores[1][keep]), None,
+                                epsilon)
         if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
             exact.support = mixture.support[exact.support]
             return exact, exact_sol
     return mixture, sol
 
 
-def _fit(compiled, scorer, features, n_bins, epsilon):
-    """One LP over every model's bins: the rows sorted once per model, bins merged where no goal separates them."""
+def _sorted_scores(compiled, scorer, features):
+    """Every model's scores of the problem's rows, shape (n_models, n_rows), and each model's row order by score.
+
+    The rows are the problem's datasets' rows in order; the scorer scores each dataset once, all its models
+    together.
+    """
     names = compiled.datasets
     pooled = np.concatenate([np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names], axis=0)
-    n, R = pooled.shape
-    by_model = np.ascontiguousarray(pooled.T)  # model r's scores of every row are rows r*n .. r*n + n - 1
-    order = (np.argsort(by_model, axis=1) + (np.arange(R, dtype=np.int64) * n)[:, None]).ravel()
+    by_model = np.ascontiguousarray(pooled.T)
+    return by_model, np.argsort(by_model, axis=1)
+
+
+def _fit(compiled, scorer, sorted_scores, n_bins, epsilon):
+    """One LP over every model's bins: the rows sorted once per model, bins merged where no goal separates them.
+
+    ``sorted_scores``: :func:`_sorted_scores` of ``scorer``'s models.
+    """
+    names = compiled.datasets
+    by_model, by_score = sorted_scores
+    R, n = by_model.shape  # model r's scores of every row are rows r*n .. r*n + n - 1 of the flat array
+    order = (by_score + (np.arange(R, dtype=np.int64) * n)[:, None]).ravel()
     atoms, weights = row_atoms(compiled.tables, names)
     # quantile bins hold rows of every membership pattern: merging runs would find next to nothing to merge
     binned = bin_chains(by_model.ravel(), np.repeat(np.arange(R, dtype=np.int64), n), R, atoms, weights,

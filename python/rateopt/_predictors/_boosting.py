@@ -16,6 +16,8 @@ only when a :class:`BoostingModel` starts training.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -291,6 +293,49 @@ class _XGBoostBooster:
         xgb = _import_backend("xgboost")  # not kept on the object, which pickles
         data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
         return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)
+
+    def prefix_scores(self, X, lengths):
+        """The raw scores of the prefixes of each length in ``lengths`` on ``X``, shape (n_samples, len(lengths)).
+
+        One pass over the trees: every row's leaf in each of the first ``max(lengths)`` trees
+        (``pred_leaf=True``), and the float32 running sum of the leaves' values in tree order, which is the sum
+        XGBoost's own prediction forms (so the columns equal :meth:`raw_scores` bit for bit). Boosters that are
+        not plain scalar-leaf tree ensembles with a zero base score are scored prefix by prefix.
+        """
+        lengths = np.asarray(lengths, dtype=np.int64)
+        top = int(lengths.max(initial=0))
+        values = self._leaf_values(top) if top > 0 else None
+        if values is None:
+            return np.column_stack([self.raw_scores(X, int(t)) for t in lengths])
+        xgb = _import_backend("xgboost")
+        data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
+        leaves = self.booster.predict(data, iteration_range=(0, top), pred_leaf=True)
+        leaves = leaves.reshape(data.num_row(), top).astype(np.int64)
+        sums = np.zeros(leaves.shape[0], dtype=np.float32)
+        out = np.empty((leaves.shape[0], lengths.shape[0]))
+        for j in np.flatnonzero(lengths <= 0):
+            out[:, j] = -1.0 if lengths[j] == NEGATIVE_PREFIX else 0.0
+        for t in range(top):
+            sums += values[t][leaves[:, t]]
+            for j in np.flatnonzero(lengths == t + 1):
+                out[:, j] = sums
+        return out
+
+    def _leaf_values(self, n_trees):
+        """Each of the first ``n_trees`` trees' node values (float32, indexed by node id; a leaf's is its
+        output), or None where a prefix's margin is not the float32 sum of one leaf value per tree."""
+        model = json.loads(bytes(self.to_bytes(n_trees)))
+        learner = model["learner"]
+        booster = learner["gradient_booster"]
+        params = learner["learner_model_param"]
+        if (booster.get("name") != "gbtree" or int(params.get("num_target", "1")) != 1
+                or int(params.get("num_class", "0")) > 1
+                or float(params["base_score"].strip("[]")) != 0.0):
+            return None
+        trees = booster["model"]["trees"]
+        if len(trees) != n_trees or any(int(t["tree_param"].get("size_leaf_vector", "1")) > 1 for t in trees):
+            return None
+        return [np.asarray(t["split_conditions"], dtype=np.float32) for t in trees]
 
 
 #: The prefix "length" of the constant classifier that decides negative on every row (score -1): a trivial

@@ -1,0 +1,31 @@
+"""The summary of bench/boosting_solution_cost.py: per-repeat ratios to the same repeat's plain fit, recounted."""
+
+import pathlib
+import statistics
+
+import pytest
+from _bench_scripts import load_bench_script
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "boosting_solution_cost.py"
+
+pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="not run from a source checkout (no bench/)")
+
+
+def test_summary_ratios_are_per_repeat_ratios_to_the_plain_fit():
+    mod = load_bench_script(SCRIPT, "bench_boosting_solution_cost")
+    plain = [0.5, 0.4, 0.6]
+    train = [0.6, 0.6, 0.9]
+    solution = [0.5, 0.2, 0.3]
+    runs = [{"backend": "xgboost", "repeat": r, "system": "xgboost", "train_s": plain[r], "solution_s": 0.0,
+             "total_s": plain[r]} for r in range(3)]
+    runs += [{"backend": "xgboost", "repeat": r, "system": "rateopt", "train_s": train[r], "solution_s": solution[r],
+              "total_s": train[r] + solution[r], "proba_sha1": "ab"} for r in range(3)]
+    summary = {s["system"]: s for s in mod.summarize(runs, ["xgboost"], ["rateopt"])}
+    got = summary["rateopt"]
+    # by hand: train ratios 1.2, 1.5, 1.5; total ratios 2.2, 2.0, 2.0
+    assert got["train_ratio_median"] == pytest.approx(1.5)
+    assert got["total_ratio_median"] == pytest.approx(2.0)
+    assert got["solution_s_median"] == pytest.approx(statistics.median(solution))
+    assert got["proba_sha1"] == ["ab"]
+    assert summary["xgboost"]["total_ratio_median"] == pytest.approx(1.0)
