@@ -547,6 +547,8 @@ def test_k_class_thresholded_solution_meets_the_goals_and_beats_the_m_stochastic
 @pytest.mark.parametrize("backend", ["lightgbm", "xgboost"])
 def test_boosting_model_meets_parity_and_takes_learning_rate_as_shrinkage(backend):
     pytest.importorskip(backend)
+    from rateopt._postprocess._mixture import ThresholdedMixture
+
     rng = np.random.default_rng(4)
     n = 1500
     g = np.where(rng.random(n) < 0.4, "b", "a")
@@ -555,7 +557,9 @@ def test_boosting_model_meets_parity_and_takes_learning_rate_as_shrinkage(backen
     est = RateConstrainedClassifier(goals=[rateopt.goals.demographic_parity("group", slack=0.02)], model="boosting",
                                     backend=backend, n_iter=50, learning_rate=0.3, max_depth=3)
     est.fit(X, y, groups={"group": g})
-    assert isinstance(est.classifier_, rateopt.BoostedMixture) and est.feasibility_.feasible
+    # the default solution of a boosted run with goals: prefixes of the one booster, each with its threshold rule
+    assert isinstance(est.classifier_, ThresholdedMixture) and est.feasibility_.feasible
+    assert isinstance(est.classifier_.scorer, rateopt.BoostedMixture)
     p = est.predict_proba(X)[:, 1]
     assert abs(y[g == "a"].mean() - y[g == "b"].mean()) > 0.1  # the goal binds
     for v in ("a", "b"):  # recounted: each group's expected positive rate within 0.02 of the overall one
