@@ -211,7 +211,10 @@ def folded_threshold_rules(compiled, cells, weights, bias):
     pooled = np.concatenate([scores[n] for n in names])
     pooled_codes = np.concatenate([cells.codes[n] for n in names])
     n_cells = len(cells.cells)
-    cell_scores = [np.sort(pooled[pooled_codes == c]) for c in range(n_cells)]
+    # each cell's scores in ascending order: one sort of (code, score), split by the cells' counts
+    order = np.lexsort((pooled, pooled_codes))
+    counts = np.bincount(pooled_codes, minlength=n_cells)
+    cell_scores = np.split(pooled[order], np.cumsum(counts)[:-1])
     edges = [rule.edges[rule.start[c]:rule.start[c + 1]] for c in range(n_cells)]
     out = []
     for first, p in zip(firsts, probs):
