@@ -59,6 +59,9 @@ MIN_CHAINS = 512
 _PARALLEL_RTOL = 1e-12
 #: Golden-section and bisection iterations stop at this fraction of the shared rate's range.
 _WIDTH = 1e-15
+#: The golden-section search for the least objective stops at this fraction, then takes the kink between
+#: its last points (exact when one kink of the piecewise-linear objective is left in the bracket).
+_SEARCH = 1e-12
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 #: A shared rate is feasible when every scaled margin is at least minus this (round-off, not a slack).
 _FEASIBLE_TOL = 1e-12
@@ -130,7 +133,7 @@ def shared_rate_structure(compiled, start, M):
     atom = C.indices.astype(np.int64)
     coef = C.data
     used = full[atom]
-    shared_atoms = np.unique(atom[used & (lo_chain[atom] != hi_chain[atom])])
+    shared_atoms = _present(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
     if shared_atoms.size != 1:
         return None
     s = int(shared_atoms[0])
@@ -142,7 +145,7 @@ def shared_rate_structure(compiled, start, M):
     local = used & (atom != s)
     l_row, l_atom, l_coef = row_of_entry[local], atom[local], coef[local]
     # the local atoms: each a multiple alpha of d on its chain, covering d's support there
-    atoms_l = np.unique(l_atom)
+    atoms_l = _present(l_atom, n_atoms)
     support = np.bincount(chain_of_var[d > 0], minlength=n_chain)
     alpha = np.zeros(n_atoms)
     if atoms_l.size:
@@ -165,14 +168,9 @@ def shared_rate_structure(compiled, start, M):
     row_chain = np.full(m, -1, dtype=np.int64)
     if l_row.size:
         ch = lo_chain[l_atom]
-        cmin = np.full(m, n_chain, dtype=np.int64)
-        cmax = np.full(m, -1, dtype=np.int64)
-        np.minimum.at(cmin, l_row, ch)
-        np.maximum.at(cmax, l_row, ch)
-        has = cmax >= 0
-        if np.any(cmin[has] != cmax[has]):
+        row_chain[l_row] = ch  # one of the row's chains; all of them must be that one
+        if np.any(row_chain[l_row] != ch):
             return None
-        row_chain[has] = cmax[has]
     A = np.bincount(l_row, weights=l_coef * alpha[l_atom], minlength=m)
     row_chain[A == 0] = -1  # the local terms cancel: a bound on R alone
     in_shared = np.bincount(chain_of_var, weights=d, minlength=n_chain) > 0
@@ -192,6 +190,13 @@ def shared_rate_structure(compiled, start, M):
     _hulls(st, d, c)
     _rows(st)
     return st
+
+
+def _present(index, n):
+    """The distinct values of ``index`` (in ``0..n-1``), ascending, without a sort."""
+    mark = np.zeros(n, dtype=bool)
+    mark[index] = True
+    return np.flatnonzero(mark)
 
 
 def _ranges(first, count):
@@ -237,12 +242,12 @@ def _hulls(st, d, c):
     r, cost, thr, ch = r[keep], cost[keep], thr[keep], chain_of_pt[keep]
     # free chains (outside the shared rate, no rows): their cheapest threshold, independently
     free = ~st.in_shared
-    cheapest = np.full(n_chain, np.inf)
-    np.minimum.at(cheapest, ch, cost)
-    st.free_value = float(cheapest[free].sum())
-    is_min = (cost == cheapest[ch]) & free[ch]
     free_thr = np.full(n_chain, -1, dtype=np.int64)
-    free_thr[ch[is_min][::-1]] = thr[is_min][::-1]  # the first (fewest bins on) cheapest point
+    if free.any():
+        cheapest = np.full(n_chain, np.inf)
+        np.minimum.at(cheapest, ch, cost)
+        is_min = (cost == cheapest[ch]) & free[ch]
+        free_thr[ch[is_min][::-1]] = thr[is_min][::-1]  # the first (fewest bins on) cheapest point
     st.free_thr = free_thr
     # lower convex hull: drop every interior point on or above the chord of its neighbours until none is
     while True:
@@ -274,8 +279,11 @@ def _hulls(st, d, c):
     st.s_thr_lo, st.s_thr_hi = thr[seg][order], thr[seg + 1][order]
     st.s_pos = seg[order]  # position along the chain's hull (ascending r within a chain)
     st.r_top = np.zeros(n_chain)
-    np.maximum.at(st.r_top, ch, r)
+    last = np.flatnonzero(np.append(ch[1:] != ch[:-1], True))  # every chain's last point: its greatest r
+    st.r_top[ch[last]] = r[last]
     st.r_top[free] = 0.0
+    n_seg = seg.size
+    st.buffers = (np.empty(n_seg), np.empty(n_seg), np.empty(n_seg))
 
 
 def _rows(st):
@@ -333,25 +341,34 @@ def _margin(st, R, eps):
 def _phi(st, R, eps, *, full=False):
     """``Phi(R)``: the least objective at shared rate ``R`` (greedy over the sorted hull segments)."""
     lo, hi = _bounds(st, R, eps)
-    lo = np.minimum(lo, hi)  # round-off at a zero-width interval
-    a, b = lo[st.s_ch], hi[st.s_ch]
-    forced = np.clip(a - st.s_lo, 0.0, st.s_len)
-    avail = np.clip(np.minimum(st.s_hi, b) - np.maximum(st.s_lo, a), 0.0, None)
+    np.minimum(lo, hi, out=lo)  # round-off at a zero-width interval
+    a, b, forced = st.buffers
+    np.take(lo, st.s_ch, out=a)
+    np.take(hi, st.s_ch, out=b)
+    np.subtract(a, st.s_lo, out=forced)  # the part of each segment below its chain's interval
+    np.maximum(forced, 0.0, out=forced)
+    np.minimum(forced, st.s_len, out=forced)
+    avail = b  # the part inside the interval
+    np.minimum(st.s_hi, b, out=avail)
+    np.maximum(st.s_lo, a, out=a)
+    np.subtract(avail, a, out=avail)
+    np.maximum(avail, 0.0, out=avail)
     extra = R - float(lo[st.in_shared].sum())
-    cs = np.cumsum(avail)
+    cs = np.cumsum(avail, out=a)
     total = float(cs[-1]) if cs.size else 0.0
     extra = min(max(extra, 0.0), total)
     k = int(np.searchsorted(cs, extra))
     fill = np.zeros_like(avail)
-    if k > 0:
-        fill[:k] = avail[:k]
     if k < avail.size:
         fill[k] = min(max(extra - (float(cs[k - 1]) if k else 0.0), 0.0), avail[k])
-    used = forced + fill
-    value = float(st.slope @ used)
+    if k > 0:
+        fill[:k] = avail[:k]
+    used = np.add(forced, fill, out=fill)
+    # a product and a sum, not a BLAS dot: a threaded BLAS call on 10^5 entries was 30x slower on a busy machine
+    value = float(np.multiply(st.slope, used, out=forced).sum())
     if not full:
         return value
-    return value, used
+    return value, used.copy()
 
 
 def _table(st, used):
@@ -400,7 +417,16 @@ def _golden(f, lo, hi, width, *, maximize=False):
             a, x1, f1 = x1, x2, f2
             x2 = a + _GOLDEN * (b - a)
             f2 = sign * f(x2)
-    best = min(((f1, x1), (f2, x2), (sign * f(a), a), (sign * f(b), b)))
+    fa, fb = sign * f(a), sign * f(b)
+    candidates = [(f1, x1), (f2, x2), (fa, a), (fb, b)]
+    if x1 < x2 and a < x1 and x2 < b:
+        # a piecewise-linear f with one kink in [a, b] has it where the lines of its two sides meet
+        s1, s2 = (f1 - fa) / (x1 - a), (fb - f2) / (b - x2)
+        if s2 > s1:
+            kink = (f2 - s2 * x2 - f1 + s1 * x1) / (s1 - s2)
+            if a < kink < b:
+                candidates.append((sign * f(kink), kink))
+    best = min(candidates)
     return best[1], sign * best[0]
 
 
@@ -472,7 +498,7 @@ def solve_shared_rate(compiled, start, M, *, epsilon=0.0):
     r_lo = lo if feasible(lo) else _edge(feasible, R0, lo, width)
     r_hi = hi if feasible(hi) else _edge(feasible, R0, hi, width)
     if r_hi > r_lo:
-        R, _ = _golden(lambda R: _phi(st, R, eps), r_lo, r_hi, width)
+        R, _ = _golden(lambda R: _phi(st, R, eps), r_lo, r_hi, _SEARCH * top)
     else:
         R = r_lo
     _, used = _phi(st, R, eps, full=True)
