@@ -215,3 +215,24 @@ def test_many_groups_dispatch_to_the_structured_solver_with_the_highs_optimum(sl
     error, gaps = _recount(p, y, g, np.ones(n))
     assert error == pytest.approx(ref.training_.objective, rel=1e-9)
     assert np.max(np.abs(gaps[:, 0])) <= slack + 1e-12
+
+
+@pytest.mark.parametrize("slack", [0.0, 0.02])
+def test_bins_of_many_rows_are_recognized_despite_their_sums_round_off(slack, monkeypatch):
+    # 40 groups of 250 rows with 3-digit scores: bins merge many rows, and a group's rate and the overall
+    # rate sum a bin's rows divided by different totals, so their ratio varies across bins by round-off
+    rng = np.random.default_rng(3)
+    G, per = 40, 250
+    g = np.repeat(np.arange(G), per)
+    s = np.round(rng.random(G * per), 3)
+    y = (rng.random(G * per) < s).astype(int)
+    w = rng.uniform(0.5, 2.0, G * per)
+    goal = ro.goals.demographic_parity("g", slack=slack)
+    _, ref, _ = _fit(s, y, g, w, goal, monkeypatch, structured=False)
+    calls = _spy(monkeypatch)
+    _, sol, p = _fit(s, y, g, w, goal, monkeypatch, structured=True)
+    assert calls == [True]
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    error, gaps = _recount(p, y, g, w)
+    assert error == pytest.approx(sol.objective, rel=1e-12)
+    assert np.max(np.abs(gaps[:, 0])) <= slack + 1e-11
