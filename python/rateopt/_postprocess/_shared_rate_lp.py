@@ -256,7 +256,9 @@ def _hulls(st, d, c):
         is_min = (cost == cheapest[ch]) & free[ch]
         free_thr[ch[is_min][::-1]] = thr[is_min][::-1]  # the first (fewest bins on) cheapest point
     st.free_thr = free_thr
-    # lower convex hull: drop every interior point on or above the chord of its neighbours until none is
+    # lower convex hull: drop every interior point on or above the chord of its neighbours until none is.
+    # Each pass drops every such point at once, so the passes shrink geometrically on noisy curves (10 chains
+    # of 100,000 random points: 22 passes, each about half the last, twice one pass's work in all)
     while True:
         n = r.size
         inner = np.zeros(n, dtype=bool)
