@@ -305,18 +305,36 @@ def _rows(st):
         i = i[np.argsort(rc[i], kind="stable")]
         ch = rc[i]
         first = np.flatnonzero(np.concatenate([[True], ch[1:] != ch[:-1]])) if i.size else np.zeros(0, np.int64)
-        setattr(st, name, (i, ch[first] if i.size else ch, first, A[i], B[i], kappa[i]))
+        chains = ch[first] if i.size else ch
+        # one row per chain, every chain in order (parity over one-row groups): no gather, no reduction
+        each = first.size == i.size and chains.size == st.n_chain
+        setattr(st, name, (i, chains, first, A[i], B[i], kappa[i], each))
+
+
+def _affine(st, eps):
+    """Per row set, the bound ``u0 + u1 R`` on ``r_k``: ``u0 = (kappa + eps) / A``, ``u1 = -B / A``."""
+    if getattr(st, "eps", None) != eps:
+        st.eps = eps
+        st.affine = {name: ((kappa + eps) / A, -B / A) for name in ("up", "dn")
+                     for (_, _, _, A, B, kappa, _) in [getattr(st, name)]}
+    return st.affine
 
 
 def _bounds(st, R, eps):
     """Every chain's interval ``[lo, hi]`` for ``r_k`` at the shared rate ``R``."""
     lo = np.zeros(st.n_chain)
     hi = st.r_top.copy()
+    affine = _affine(st, eps)
     for name, out, fn in (("up", hi, np.minimum), ("dn", lo, np.maximum)):
-        i, chains, first, A, B, kappa = getattr(st, name)
+        i, chains, first, _, _, _, each = getattr(st, name)
         if i.size:
-            v = (kappa + eps - B * R) / A
-            out[chains] = fn(out[chains], v if first.size == i.size else fn.reduceat(v, first))
+            u0, u1 = affine[name]
+            v = u1 * R
+            v += u0
+            if each:
+                fn(out, v, out=out)
+            else:
+                out[chains] = fn(out[chains], v if first.size == i.size else fn.reduceat(v, first))
     return lo, hi
 
 
