@@ -230,6 +230,8 @@ def solve_threshold_lp(compiled, chains, *, epsilon=0.0):
     _refuse_unsupported(compiled)
     objective = objective_of(compiled)
     M = _bin_matrix(compiled, chains)
+    # the one dispatch point: many chains whose rows compare each chain's rate with one shared rate are
+    # solved without HiGHS (exact, linear in the bins); None there (another structure, infeasible) -> HiGHS
     if (chains.start.size - 1 >= _shared_rate_lp.MIN_CHAINS and chains.n_records == 1
             and isinstance(objective, LinearObjective)):
         fast = _shared_rate_lp.solve_shared_rate(compiled, chains.start, M, epsilon=epsilon)
