@@ -57,7 +57,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from _common import (  # noqa: E402
-    REPO_ROOT, add_common_args, emit_json_line, git_sha, machine_info, markdown_table, results_paths, utc_now, write_results,
+    REPO_ROOT, add_common_args, emit_json_line, git_sha, machine_info, markdown_table, results_paths, utc_now,
+    write_results,
 )
 
 WORKER = r'''
