@@ -236,3 +236,15 @@ def test_bins_of_many_rows_are_recognized_despite_their_sums_round_off(slack, mo
     error, gaps = _recount(p, y, g, w)
     assert error == pytest.approx(sol.objective, rel=1e-12)
     assert np.max(np.abs(gaps[:, 0])) <= slack + 1e-11
+
+
+def test_a_chain_outside_the_shared_rate_and_the_rows_takes_its_cheapest_threshold():
+    # chains 0 and 1 in the shared rate (their mean, atom 2), chain 2 outside it and every row;
+    # minimize 0.3 x0 - 0.2 x1 - x2 subject to |x_k - (x0 + x1) / 2| <= 0.1 (k = 0, 1), i.e. |x0 - x1| <= 0.2:
+    # by hand, x2 = 1 and (x0, x1) = (0, 0.2), objective -1.04
+    M = [[1, 0, 0], [0, 1, 0], [0.5, 0.5, 0], [0, 0, 1]]
+    rows = [[1, 0, -1, 0], [-1, 0, 1, 0], [0, 1, -1, 0], [0, -1, 1, 0]]
+    compiled, start, Mc = _hand_problem(rows, [0.1] * 4, M, [0, 1, 2, 3], [0.3, -0.2, 0, -1])
+    sol = srl.solve_shared_rate(compiled, start, Mc)
+    assert sol.objective == pytest.approx(-1.04, abs=1e-12)
+    np.testing.assert_allclose(sol.x, [0.0, 0.2, 1.0], atol=1e-12)
