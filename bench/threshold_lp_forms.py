@@ -19,8 +19,17 @@ directly (highspy), so the iteration counts are HiGHS' own:
   ``[-s, s]``: the mean row becomes ``sum u = 0`` and the bounds of ``x``
   become rows ``0 <= u_g + r <= 1``.
 
+* ``S``: no HiGHS: rateopt's one-shared-rate solver
+  (``rateopt._postprocess._shared_rate_lp.solve_shared_rate``) on the LP as
+  ``ThresholdClassifier`` states it: atoms ``[label-1 error, label-0 error,
+  ppr of every group, overall ppr]``, rows ``+-(ppr_g - ppr) <= s``, one bin
+  per group (the bins' atom rates ``M`` built here with NumPy). Its method is
+  ``shared_rate``; the time covers recognizing the structure, the hulls and
+  the search. ``objective - dual`` in the table is its objective minus the
+  dual simplex's (F0) at the same size, where that one ran.
+
 Methods: dual simplex, primal simplex (presolve on), interior point with and
-without crossover. Every solve's objective is checked against a NumPy 1-D
+without crossover; ``shared_rate`` for the form ``S``. Every solve's objective is checked against a NumPy 1-D
 search over ``r`` (for a fixed ``r`` the best rule is closed-form: labels 1 at
 the top of the band, labels 0 at the bottom, the mean row met by the cheapest
 moves): an optimal LP is never worse than any grid point. The finding (full run): every simplex
@@ -32,6 +41,7 @@ Usage::
 
     python bench/threshold_lp_forms.py --quick --json
     python bench/threshold_lp_forms.py --sizes 3000,10000 --json
+    python bench/threshold_lp_forms.py --sizes 1000,10000,100000 --forms S --repeats 7 --json
 """
 
 from __future__ import annotations
@@ -47,7 +57,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from _common import (  # noqa: E402
-    add_common_args, emit_json_line, git_sha, machine_info, markdown_table, results_paths, utc_now, write_results,
+    REPO_ROOT, add_common_args, emit_json_line, git_sha, machine_info, markdown_table, results_paths, utc_now,
+    write_results,
 )
 
 WORKER = r'''
@@ -60,7 +71,38 @@ y = rng.integers(0, 2, n)
 c = np.where(y == 1, -1.0, 1.0) / n          # error = mean(y) + c . x
 inf = highspy.kHighsInf
 g = np.arange(n)
-if form == "F0":
+if form == "S":
+    sys.path.insert(0, spec["python_path"])
+    import types
+    from rateopt._postprocess._shared_rate_lp import solve_shared_rate
+    pos, neg = y == 1, y == 0
+    # atoms: 0 = ppr over label-1 rows, 1 = ppr over label-0 rows, 2 + g = group g's ppr, 2 + n = overall ppr
+    # (the error is mean(y) - P1 ppr_1 + P0 ppr_0, as ThresholdClassifier compiles it)
+    P1, P0 = pos.mean(), neg.mean()
+    rows = np.concatenate([np.where(pos, 0, 1), 2 + g, np.full(n, 2 + n)])
+    cols = np.concatenate([g, g, g])
+    vals = np.concatenate([np.where(pos, 1.0 / max(pos.sum(), 1), 1.0 / max(neg.sum(), 1)), np.ones(n),
+                           np.full(n, 1.0 / n)])
+    M = sp.csc_matrix((vals, (rows, cols)), shape=(n + 3, n))
+    r = np.repeat(np.arange(2 * n), 2)
+    a = np.repeat(2 + g, 2)
+    C = sp.csr_matrix((np.tile([1.0, -1.0, -1.0, 1.0], n),
+                       (r, np.column_stack([a[0::2], np.full(n, 2 + n), a[1::2], np.full(n, 2 + n)]).ravel())),
+                      shape=(2 * n, n + 3))
+    coef = np.zeros(n + 3)
+    coef[0], coef[1] = -P1, P0
+    compiled = types.SimpleNamespace(C=C, kappa=np.full(2 * n, s), n_atoms=n + 3, objective_coef=coef,
+                                     objective_constant=float(P1), metric=None)
+    times = []
+    for _ in range(spec["repeats"]):
+        t = time.perf_counter()
+        sol = solve_shared_rate(compiled, np.arange(n + 1), M)
+        times.append(time.perf_counter() - t)
+    dt = float(np.median(times))
+    x = sol.x
+    violation = float(np.max(np.abs(x - x.mean())) - s)  # recounted with NumPy: |ppr_g - ppr| - s
+    info = None
+elif form == "F0":
     rows = np.concatenate([np.zeros(n), [0], 1 + g, 1 + g]); cols = np.concatenate([g, [n], g, np.full(n, n)])
     vals = np.concatenate([np.full(n, 1 / n), [-1], np.ones(n), -np.ones(n)])
     lo = np.concatenate([[0], np.full(n, -s)]); hi = np.concatenate([[0], np.full(n, s)])
@@ -85,27 +127,28 @@ else:  # F2
     lo = np.concatenate([[0], np.zeros(n)]); hi = np.concatenate([[0], np.ones(n)])
     cl = np.concatenate([np.full(n, -s), [-inf]]); cu = np.concatenate([np.full(n, s), [inf]])
     cost = np.concatenate([c, [c.sum()]])
-A = sp.csc_matrix((vals, (rows, cols)), shape=(lo.size, cost.size))
-options = {"dual": dict(solver="simplex", simplex_strategy=1),
+if form != "S":
+  A = sp.csc_matrix((vals, (rows, cols)), shape=(lo.size, cost.size))
+  options = {"dual": dict(solver="simplex", simplex_strategy=1),
            "primal": dict(solver="simplex", simplex_strategy=4),
            "ipm": dict(solver="ipm"),
            "ipm_no_crossover": dict(solver="ipm", run_crossover="off")}[method]
-h = highspy.Highs()
-h.setOptionValue("output_flag", False)
-for k, v in dict(options, primal_feasibility_tolerance=1e-9, dual_feasibility_tolerance=1e-9).items():
-    h.setOptionValue(k, v)
-lp = highspy.HighsLp()
-lp.num_col_, lp.num_row_ = cost.size, lo.size
-lp.col_cost_, lp.col_lower_, lp.col_upper_, lp.row_lower_, lp.row_upper_ = cost, cl, cu, lo, hi
-lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = cost.size, lo.size
-lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr.astype(np.int32), A.indices.astype(np.int32)
-lp.a_matrix_.value_ = A.data
-t = time.perf_counter()
-h.passModel(lp)
-h.run()
-dt = time.perf_counter() - t
-info = h.getInfo()
+  h = highspy.Highs()
+  h.setOptionValue("output_flag", False)
+  for k, v in dict(options, primal_feasibility_tolerance=1e-9, dual_feasibility_tolerance=1e-9).items():
+      h.setOptionValue(k, v)
+  lp = highspy.HighsLp()
+  lp.num_col_, lp.num_row_ = cost.size, lo.size
+  lp.col_cost_, lp.col_lower_, lp.col_upper_, lp.row_lower_, lp.row_upper_ = cost, cl, cu, lo, hi
+  lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+  lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = cost.size, lo.size
+  lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+  lp.a_matrix_.value_ = A.data
+  t = time.perf_counter()
+  h.passModel(lp)
+  h.run()
+  dt = time.perf_counter() - t
+  info = h.getInfo()
 # for a fixed overall rate r every group lies in [max(r - s, 0), min(r + s, 1)]: labels 1 at the top, labels 0
 # at the bottom, and the mean row (sum x = n r) met by moving the cheapest groups (each unit costs 1/n);
 # every grid r gives a feasible rule, so the LP optimum is never above the grid's best
@@ -121,14 +164,17 @@ def best(r):
     if abs(gap) > room + 1e-12:
         return np.inf
     return float(ys.mean() + c @ x + abs(gap) / n)
-grid = np.concatenate([np.linspace(0.0, 1.0, 20001), [s, 1.0 - s]])
+grid = np.concatenate([np.linspace(0.0, 1.0, spec["grid"]), [s, 1.0 - s]])
 ref = min(best(r) for r in grid)
-status = h.modelStatusToString(h.getModelStatus())
-obj = float(info.objective_function_value) + float(ys.mean())
-print("RESULT " + json.dumps({"seconds": dt, "status": status, "objective": obj, "closed_form": ref,
-                              "simplex_iterations": int(info.simplex_iteration_count),
-                              "ipm_iterations": int(info.ipm_iteration_count),
-                              "crossover_iterations": int(info.crossover_iteration_count)}))
+if info is None:
+    status, obj = ("Optimal" if violation <= 1e-12 else f"violation {violation:.3g}"), float(sol.objective)
+    counts = {"simplex_iterations": 0, "ipm_iterations": 0, "crossover_iterations": 0, "violation": violation}
+else:
+    status = h.modelStatusToString(h.getModelStatus())
+    obj = float(info.objective_function_value) + float(ys.mean())
+    counts = {"simplex_iterations": int(info.simplex_iteration_count), "ipm_iterations": int(info.ipm_iteration_count),
+              "crossover_iterations": int(info.crossover_iteration_count)}
+print("RESULT " + json.dumps({"seconds": dt, "status": status, "objective": obj, "closed_form": ref, **counts}))
 '''
 
 
@@ -152,37 +198,50 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_common_args(ap)
     ap.add_argument("--sizes", default=None, help="comma-separated group counts (default 3000,10000; quick 1000,3000)")
-    ap.add_argument("--forms", default="F0,F1,F2")
-    ap.add_argument("--methods", default="dual,primal,ipm,ipm_no_crossover")
+    ap.add_argument("--forms", default="F0,F1,F2,S", help="S: rateopt's one-shared-rate solver (no HiGHS)")
+    ap.add_argument("--methods", default="dual,primal,ipm,ipm_no_crossover",
+                    help="HiGHS methods for the forms F0-F2 (the form S has its own)")
+    ap.add_argument("--python", default=str(REPO_ROOT / "python"), help="the rateopt source the form S imports")
     ap.add_argument("--block", type=int, default=100, help="F1's block size")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per solve")
+    ap.add_argument("--repeats", type=int, default=1, help="solves of the form S in its process (median)")
     args = ap.parse_args(argv)
     sizes = [int(x) for x in (args.sizes or ("1000,3000" if args.quick else "3000,10000")).split(",")]
     result = {"name": "threshold_lp_forms", "quick": args.quick, "utc": utc_now(), "git": git_sha(),
               "machine": machine_info(("numpy", "scipy", "highspy")), "slack": 0.02, "block": args.block,
+              "repeats": args.repeats,
               "runs": []}
     for n in sizes:
+        # the reference grid's cost is points x groups: at most 2e8 (20,001 points up to 10^4 groups)
+        grid = int(min(20001, max(2001, 2e8 // n)))
         for form in args.forms.split(","):
-            for method in args.methods.split(","):
-                spec = {"groups": n, "form": form, "method": method, "block": args.block, "slack": 0.02}
+            for method in (["shared_rate"] if form == "S" else args.methods.split(",")):
+                spec = {"groups": n, "form": form, "method": method, "block": args.block, "slack": 0.02,
+                        "grid": grid, "python_path": args.python, "repeats": args.repeats}
                 r = run(spec, args.timeout)
-                r.update(groups=n, form=form, method=method)
+                r.update(groups=n, form=form, method=method, grid_points=grid)
                 result["runs"].append(r)
                 print(f"G={n} {form} {method}: " + (f"{r['seconds']:.3f} s, {r['status']}, simplex it "
                       f"{r['simplex_iterations']}, ipm it {r['ipm_iterations']}, crossover it "
                       f"{r['crossover_iterations']}" if "seconds" in r else r["status"]), file=sys.stderr, flush=True)
+    dual = {r["groups"]: r["objective"] for r in result["runs"]
+            if r["form"] == "F0" and r["method"] == "dual" and r.get("status") == "Optimal"}
     rows = [[r["groups"], r["form"], r["method"], r.get("seconds", r["status"]), r.get("status"),
              r.get("simplex_iterations"), r.get("ipm_iterations"), r.get("crossover_iterations"),
              None if "objective" not in r else r["objective"] - r["closed_form"],
-             round(r["loadavg_before"], 1)] for r in result["runs"]]
+             None if "objective" not in r or r["groups"] not in dual else r["objective"] - dual[r["groups"]],
+             r["grid_points"], round(r["loadavg_before"], 1)] for r in result["runs"]]
     md = "\n".join([f"# Threshold LP forms over one-row groups ({'quick' if args.quick else 'full'} run, "
                     f"{result['utc']})", "",
-                    "Demographic parity at 0.02 over G one-row groups, solved by HiGHS directly (see the script's "
-                    "docstring for the forms). `obj - grid best`: the LP's training error minus the best one of "
-                    "a 1-D search over the overall rate (20,001 grid points, each a feasible rule): never above "
-                    "round-off for an optimal LP, and below 0 by the grid's coarseness.", "",
+                    "Demographic parity at 0.02 over G one-row groups, solved by HiGHS directly (forms F0-F2) or "
+                    "by rateopt's one-shared-rate solver (form S; see the script's docstring for the forms). "
+                    "`obj - grid best`: the LP's training error minus the best one of a 1-D search over the "
+                    "overall rate (`grid` points, each a feasible rule): never above round-off for an optimal "
+                    "LP, and below 0 by the grid's coarseness. `obj - dual`: minus the dual simplex's (F0) "
+                    "objective at the same size. The form S's status is `Optimal` when its rule's recounted "
+                    "largest |ppr_g - ppr| is within 1e-12 of the slack.", "",
                     markdown_table(["groups", "form", "method", "seconds", "status", "simplex it", "ipm it",
-                                    "crossover it", "obj - grid best", "load"], rows), ""])
+                                    "crossover it", "obj - grid best", "obj - dual", "grid", "load"], rows), ""])
     json_path, md_path = results_paths("threshold_lp_forms", quick=args.quick, out=args.out)
     write_results(result, md, json_path, md_path)
     print(f"wrote {json_path} and {md_path}", file=sys.stderr)
