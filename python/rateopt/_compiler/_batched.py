@@ -77,6 +77,37 @@ class _ConstForm:
         self.const = const
 
 
+class _Leaves:
+    """The rate leaves by name, first one kept (as ``_lower_all``'s dict): single forms, and runs of a family's
+    group leaves (one subset each, the same coefficient) kept as arrays."""
+
+    def __init__(self):
+        self.seen: set = set()
+        self.runs: list = []  # ("form", name, form) or ("subs", names, sids, coef)
+
+    def __contains__(self, name):
+        return name in self.seen
+
+    def add_form(self, name, make):
+        if name not in self.seen:
+            self.seen.add(name)
+            self.runs.append(("form", name, make()))
+
+    def add_subs(self, names, sids, coef):
+        if not self.seen.isdisjoint(names):
+            keep = []
+            for i, name in enumerate(names):
+                if name not in self.seen:
+                    self.seen.add(name)
+                    keep.append(i)
+            names = [names[i] for i in keep]
+            sids = sids[np.array(keep, dtype=np.int64)]
+        else:
+            self.seen.update(names)
+        if names:
+            self.runs.append(("subs", names, sids, coef))
+
+
 class _Subsets:
     """The subsets of a problem, numbered: contexts (one id each) and group sets (a range of ids each)."""
 
@@ -181,39 +212,27 @@ def compile_batched(objective, pairs):
         else:
             env.where = f"constraint {names[start]!r}"
             row_parts.append(("form", lower(c.expression, env)))
-    leaves: dict = {}  # name -> ("form", form) or ("sub", sid, coef)
+    leaves = _Leaves()
     env.where = "the objective"
     for leaf in objective.leaves():
-        if leaf.name not in leaves:
-            leaves[leaf.name] = ("form", lower(leaf, env))
+        leaves.add_form(leaf.name, lambda leaf=leaf: lower(leaf, env))
     for part, (start, c) in zip(row_parts, spans):
         if part[0] == "form":
             env.where = f"constraint {names[start]!r}"
             for leaf in c.expression.leaves():
-                if leaf.name not in leaves:
-                    leaves[leaf.name] = ("form", lower(leaf, env))
+                leaves.add_form(leaf.name, lambda leaf=leaf: lower(leaf, env))
             continue
         for b, (base, _) in zip(c.blocks, part[2]):
             (head, tail), coef = b.group_leaf
             labels = b.set.group_labels
             for role, leaf in b.sides[0].leaves:  # the first row's leaves, in order
                 if role == "grp":
-                    name = head + labels[0] + tail
-                    if name not in leaves:
-                        leaves[name] = ("sub", base, coef)
-                elif leaf.name not in leaves:
-                    leaves[leaf.name] = ("form", lower(leaf, env))
-            rest = [head + lab + tail for lab in labels[1:]]  # then each group's leaf
-            entries = zip(itertools.repeat("sub"), range(base + 1, base + len(labels)), itertools.repeat(coef))
-            if leaves.keys().isdisjoint(rest):
-                leaves.update(zip(rest, entries))
-            else:
-                for name, entry in zip(rest, entries):
-                    leaves.setdefault(name, entry)
-            for s in b.sides[1:]:  # later sides read the same leaves
-                for role, leaf in s.leaves:
-                    if role == "ref" and leaf.name not in leaves:
-                        leaves[leaf.name] = ("form", lower(leaf, env))
+                    leaves.add_subs([head + labels[0] + tail], np.array([base], dtype=np.int64), coef)
+                else:
+                    leaves.add_form(leaf.name, lambda leaf=leaf: lower(leaf, env))
+            # then each group's leaf (later sides read the same leaves)
+            leaves.add_subs([head + lab + tail for lab in labels[1:]],
+                            np.arange(base + 1, base + len(labels), dtype=np.int64), coef)
 
     # -- subset ids of every term, in the order the forms read them
     def form_sids(form):
@@ -237,13 +256,8 @@ def compile_batched(objective, pairs):
             consts = np.array([s.const for s in b.sides], dtype=np.float64)
             fam_terms.append((sids, vals, masses, consts))
             seq.append(sids.reshape(-1))
-    leaf_sids = []
-    for entry in leaves.values():
-        if entry[0] == "form":
-            leaf_sids += [subsets.of_context(ctx) for ctx in entry[1].terms]
-        else:
-            leaf_sids.append(entry[1])
-    seq.append(np.array(leaf_sids, dtype=np.int64))
+    for run in leaves.runs:
+        seq.append(form_sids(run[2]) if run[0] == "form" else run[2])
 
     # a context on a family's column could be one of its subsets under another spelling: one at a time
     for _, ctx in subsets.contexts:
@@ -499,32 +513,39 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
     The common case, where the atoms' names are distinct and each one a leaf already has is that leaf's
     unit row (``ppr[g=a]``: the leaf and the atom), is decided on arrays; any other goes name by name.
     """
-    leaf_names = list(leaves)
-    counts, sids, vals, masses, consts = [], [], [], [], []
-    for entry in leaves.values():
-        if entry[0] == "form":
-            f = entry[1]
-            counts.append(len(f.terms))
-            for ctx, v in f.terms.items():
-                sids.append(ctx_id[ctx])
-                vals.append(v)
-                masses.append(f.mass[ctx])
-            consts.append(f.const)
+    leaf_names, counts, gids, vals, masses, consts, unit = [], [], [], [], [], [], []
+    for run in leaves.runs:
+        if run[0] == "form":
+            f = run[2]
+            leaf_names.append(run[1])
+            counts.append(np.array([len(f.terms)], dtype=np.int64))
+            gids.append(gid_of_sub[np.array([ctx_id[c] for c in f.terms], dtype=np.int64)])
+            vals.append(np.fromiter(f.terms.values(), dtype=np.float64, count=len(f.terms)))
+            masses.append(np.fromiter((f.mass[c] for c in f.terms), dtype=np.float64, count=len(f.terms)))
+            consts.append(np.array([f.const]))
         else:
-            counts.append(1)
-            sids.append(entry[1])
-            vals.append(entry[2])
-            masses.append(abs(entry[2]))
-            consts.append(0.0)
-    L = rows_from_terms(np.array(counts, dtype=np.int64), gid_of_sub[np.array(sids, dtype=np.int64)],
-                        np.array(vals, dtype=np.float64), np.array(masses, dtype=np.float64), n_atoms)
+            _, nm, sids, coef = run
+            leaf_names += nm
+            counts.append(np.ones(sids.size, dtype=np.int64))
+            gids.append(gid_of_sub[sids])
+            vals.append(np.full(sids.size, coef))
+            masses.append(np.full(sids.size, abs(coef)))
+            consts.append(np.zeros(sids.size))
+
+    def cat(parts, dtype):
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+    consts = cat(consts, np.float64)
+    L = rows_from_terms(cat(counts, np.int64), cat(gids, np.int64), cat(vals, np.float64), cat(masses, np.float64),
+                        n_atoms)
     atom_names = [f"ppr[{lab}]" for lab in atom_labels]
-    kept = _atoms_kept(leaf_names, atom_names, L, consts)
+    kept = _atoms_kept(leaves.seen, leaf_names, atom_names, L, consts, n_atoms)
     if kept is not None:
         names = leaf_names + [atom_names[g] for g in kept.tolist()]
         is_leaf = np.arange(len(names)) < len(leaf_names)
         js = np.concatenate([np.arange(len(leaf_names), dtype=np.int64), kept])
-        return _layer(names, is_leaf, js, consts + [0.0] * int(kept.size), L, n_atoms)
+        return _layer(names, is_leaf, js, np.concatenate([consts, np.zeros(kept.size)]), L, n_atoms)
+    consts = consts.tolist()
     seen: dict = {}
     names, row_of, cst = [], [], []  # row_of: ("leaf", i) or ("atom", g)
 
@@ -561,22 +582,29 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
     return _layer(names, is_leaf, js, cst, L, n_atoms)
 
 
-def _atoms_kept(leaf_names, atom_names, L, consts):
-    """The atoms the rate layer adds after the leaves, when no name needs renaming (else None)."""
-    if len(set(atom_names)) != len(atom_names):
+def _atoms_kept(leaf_set, leaf_names, atom_names, L, consts, n_atoms):
+    """The atoms the rate layer adds after the leaves, when no name needs renaming (else None).
+
+    Atom ``g`` is skipped when the first leaf whose row is ``g``'s unit row has ``g``'s name; every other
+    atom's name must be new (no leaf's, no other atom's).
+    """
+    n_leaves = len(leaf_names)
+    lens = np.diff(L.indptr)
+    unit = np.flatnonzero((lens == 1) & (consts == 0.0))
+    unit = unit[L.data[L.indptr[unit]] == 1.0]
+    leaf_of = np.full(max(int(n_atoms), 1), n_leaves, dtype=np.int64)
+    np.minimum.at(leaf_of, L.indices[L.indptr[unit]].astype(np.int64), unit)  # the first unit leaf of each atom
+    j = leaf_of[:len(atom_names)]
+    cand = np.flatnonzero(j < n_leaves)
+    matched = np.zeros(len(atom_names), dtype=bool)
+    if cand.size:
+        jc = j[cand].tolist()
+        matched[cand] = np.fromiter(map(str.__eq__, [atom_names[g] for g in cand.tolist()],
+                                        [leaf_names[i] for i in jc]), dtype=bool, count=cand.size)
+    rest = [atom_names[g] for g in np.flatnonzero(~matched).tolist()]
+    if len(set(rest)) != len(rest) or not leaf_set.isdisjoint(rest):
         return None
-    pos = dict(zip(leaf_names, range(len(leaf_names))))
-    j = np.fromiter((pos.get(nm, -1) for nm in atom_names), dtype=np.int64, count=len(atom_names))
-    hit = np.flatnonzero(j >= 0)
-    if hit.size:
-        rows = j[hit]
-        unit = (np.diff(L.indptr)[rows] == 1) & (np.asarray(consts, dtype=np.float64)[rows] == 0.0)
-        if not unit.all():
-            return None
-        at = L.indptr[rows]
-        if not ((L.indices[at].astype(np.int64) == hit) & (L.data[at] == 1.0)).all():
-            return None
-    return np.flatnonzero(j < 0)
+    return np.flatnonzero(~matched)
 
 
 def _layer(names, kinds, js, cst, L, n_atoms):

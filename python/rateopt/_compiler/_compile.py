@@ -602,10 +602,13 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
     indptr = np.zeros(n + 1, dtype=np.int64)
     counts = indptr[1:]
     for a, b in chunks:
+        rows = rows_of(a, b)
         if b == a + 1:
-            counts[rows_of(a, b)] += 1  # an atom's rows are distinct
+            counts[rows] += 1  # an atom's rows are distinct
+        elif rows.size * 8 >= n:
+            counts += np.bincount(rows, minlength=n)
         else:
-            np.add.at(counts, rows_of(a, b), 1)
+            np.add.at(counts, rows, 1)
     np.cumsum(counts, out=counts)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, dtype=np.int32)
@@ -637,7 +640,10 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
             pos = indptr[rows] + written[rows] + rank
             indices[pos] = np.repeat(np.arange(a, b, dtype=np.int32), sizes[a:b])
             weights[pos] = wa
-            np.add.at(written, rows, 1)
+            if rows.size * 8 >= n:
+                written += np.bincount(rows, minlength=n).astype(written.dtype)
+            else:
+                np.add.at(written, rows, 1)
         del wa
     del written, counts
     # sealed (their memory immutable bytes), one array at a time: the core's AtomTable keeps these very

@@ -88,14 +88,17 @@ class GroupSet:
         """
         if cond is not None and not ds.has_labels:
             return None
-        try:
-            where = ds.group_positions(column)
-            pos = [where.get(v) for v in values]
-        except TypeError:  # an unhashable value
-            return None
-        if any(p is None for p in pos) or len(set(pos)) != len(pos):
-            return None
         all_values, codes = ds.group_factorization(column)
+        if given_values is None and np.asarray(all_values).dtype.kind in "iufUb":  # every value, in order (distinct)
+            pos = np.arange(len(all_values), dtype=np.int64)
+        else:
+            try:
+                where = ds.group_positions(column)
+                pos = [where.get(v) for v in values]
+            except TypeError:  # an unhashable value
+                return None
+            if any(p is None for p in pos) or len(set(pos)) != len(pos):
+                return None
         k = len(values)
         index = np.full(len(all_values) + 1, -1, dtype=np.int64)  # the last entry: a missing value (code -1)
         index[np.asarray(pos, dtype=np.int64)] = np.arange(k, dtype=np.int64)
@@ -242,8 +245,10 @@ class GroupFamily:
                 if cond is False:
                     return None
                 for col in columns:
-                    vals = values if values is not None else tuple(ds.group_values(col).tolist())
-                    if not vals or any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in vals):
+                    every = ds.group_values(col) if values is None else None
+                    vals = values if values is not None else tuple(every.tolist())
+                    if not vals or ((every is None or every.dtype.kind == "O")
+                                    and any(isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in vals)):
                         return None
                     gset = sets.get((col, cond))
                     if gset is None:
@@ -261,6 +266,8 @@ class GroupFamily:
     @staticmethod
     def _block(env, ds, gset, fn, ref_rate, bounds, prefix):
         proto = ds.context().subset(group=gset.column, value=gset.values[0], name=SENTINEL)
+        if gset.cond is None:  # its rows are known: no scan of the column for them
+            env.know(proto, gset.rows[gset.ptr[0]: gset.ptr[1]])
         sent = proto.label
         grp_sub = proto if gset.cond is None else proto.positive() if gset.cond == 1 else proto.negative()
         all_ctx = ref_rate.context
