@@ -222,3 +222,61 @@ def test_threshold_classifier_fit_is_unchanged():
     assert _snapshot(clf.problem_.datasets, clf.problem_.constraints, clf.problem_.compiled)["C"] == \
         _snapshot(ref.datasets, ref.constraints, ref.compiled)["C"]
     assert clf.training_.constraints == ref.evaluate_atom_rates(np.asarray(clf.training_.atom_rates)).constraints
+
+
+@pytest.mark.parametrize("case", ["one-row groups", "equalized odds", "twice (renamed #2)"])
+def test_rate_layer_name_by_name_path_agrees(case, monkeypatch):
+    # the rate layer's array decision declined: the name-by-name path gives the same layer
+    import rateopt._compiler._batched as batched
+
+    monkeypatch.setattr(batched, "_atoms_kept", lambda *args: None)
+    n, k, goals = CASES[case]
+    ds = _data(n, k, weights=True)
+    got, want = _both(R.error_rate(ds.context()), goals, ds)
+    assert got == want and got[0] == "ok"
+
+
+def _reference_table(ds, members):
+    """The membership table one atom at a time: each atom's weights rescaled by a power of two (its largest in
+    [0.5, 1)) and exactly normalized, written at each row's next free slot (ascending atom ids within a row)."""
+    from rateopt._utils._weights import exact_normalized
+
+    n, w = ds.n_samples, ds.weights
+    counts = np.zeros(n, dtype=np.int64)
+    for rows in members:
+        counts[rows] += 1
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = np.empty(indptr[-1], dtype=np.int32)
+    weights = np.empty(indptr[-1])
+    written = np.zeros(n, dtype=np.int64)
+    for a, rows in enumerate(members):
+        wa = w[rows].copy()
+        wa = np.ldexp(wa, -int(np.frexp(wa.max())[1]))
+        wa = exact_normalized(wa)
+        for r, v in zip(rows.tolist(), wa.tolist()):
+            indices[indptr[r] + written[r]] = a
+            weights[indptr[r] + written[r]] = v
+            written[r] += 1
+    return indptr, indices, weights
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+def test_membership_table_of_many_atoms_is_the_atom_by_atom_table(block, monkeypatch):
+    # many atoms of many sizes (1 to 40 rows, and two large ones), overlapping, with weights spanning
+    # 30 orders of magnitude: written a chunk of atoms at a time, the table is the atom-by-atom one, bit for bit
+    import rateopt._compiler._compile as compile_module
+
+    monkeypatch.setattr(compile_module, "_TABLE_BLOCK_ROWS", block)
+    rng = np.random.default_rng(7)
+    n = 3000
+    w = np.exp(rng.uniform(-35, 35, n))
+    ds = ro.Dataset(np.zeros((n, 1)), rng.integers(0, 2, n), weights=w)
+    members = [np.flatnonzero(rng.random(n) < 0.6), np.arange(0, n, 2)]
+    members += [np.sort(rng.choice(n, size=int(s), replace=False)) for s in rng.integers(1, 41, 400)]
+    members += [np.flatnonzero(rng.random(n) < 0.3)]
+    t = compile_module._membership_table(ds, members, 5)
+    indptr, indices, weights = _reference_table(ds, members)
+    assert _bits(t.indptr) == _bits(indptr.astype(np.int64))
+    assert _bits(t.indices) == _bits(indices)
+    assert _bits(t.weights) == _bits(weights)
+    assert t.n_atoms == len(members) and t.atom_ids.tolist() == list(range(5, 5 + len(members)))

@@ -232,7 +232,8 @@ class GroupFamily:
         -------
         GroupFamily or None
         """
-        if not isinstance(ds, Dataset) or type(ds).context is not Dataset.context:
+        if (not isinstance(ds, Dataset) or type(ds).context is not Dataset.context
+                or hasattr(ds, "compile_backend")):  # a partitioned dataset compiles where its rows live
             return None
         sets: dict = {}
         blocks = []

@@ -190,6 +190,7 @@ class Goal:
         Returns
         -------
         GroupFamily or None
+            The family; None for a goal that binds one constraint at a time.
         """
         return None
 

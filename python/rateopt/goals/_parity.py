@@ -71,6 +71,8 @@ class _ParityGoal(Goal):
         Returns
         -------
         GroupFamily or None
+            The family; None when the goal is pairwise, or a group, a value or a rate is not one the family
+            can state (then :meth:`bind` does).
         """
         if self.pairwise:
             return None
