@@ -280,3 +280,15 @@ def test_membership_table_of_many_atoms_is_the_atom_by_atom_table(block, monkeyp
     assert _bits(t.indices) == _bits(indices)
     assert _bits(t.weights) == _bits(weights)
     assert t.n_atoms == len(members) and t.atom_ids.tolist() == list(range(5, 5 + len(members)))
+
+
+@pytest.mark.parametrize("objective", ["constant", "ppr", "fnr of a group", "weighted count"])
+def test_objectives(objective):
+    ds = _data(120, 6, weights=True)
+    ctx = ds.context()
+    obj = {"constant": R.Constant(0.0),
+           "ppr": R.positive_prediction_rate(ctx),
+           "fnr of a group": R.false_negative_rate(ctx.subset(group="h", value=1)),
+           "weighted count": R.false_positive_count(ctx)}[objective]
+    got, want = _both(obj, [equalized_odds("g", slack=0.05)], ds)
+    assert got == want and got[0] == "ok"
