@@ -30,8 +30,6 @@ expression at a time.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -115,6 +113,7 @@ class _Subsets:
         self.ctx_id: dict = {}
         self.contexts: list = []  # (sid, ctx) in registration order
         self.sets: dict = {}  # set key -> (set, base id)
+        self.contexts_by_id: dict = {}  # sid -> ctx, once every subset is registered
         self.n = 0
 
     def of_context(self, ctx):
