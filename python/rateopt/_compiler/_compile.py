@@ -31,13 +31,13 @@ from rateopt._language._data import Dataset
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
 from rateopt._utils._sealed import sealed
-from rateopt._utils._weights import exact_normalized
+from rateopt._utils._weights import GRID_EXPONENT, exact_normalized
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
 
 __all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints", "unique_names",
-           "merge_by_membership", "merge_contexts", "number_atoms", "constant_constraint_error"]
+           "merge_by_membership", "merge_contexts", "number_atoms", "constant_constraint_error", "membership_table"]
 
 
 def resolve_role(datasets, role: str):
@@ -74,8 +74,13 @@ def datasets_by_name(expressions) -> dict:
     return datasets
 
 
-def flatten_constraints(constraints, datasets):
-    """Yield ``(constraint, source_goal)`` from constraints, goals and nested lists."""
+def flatten_constraints(constraints, datasets, batch=False):
+    """Yield ``(constraint, source_goal)`` from constraints, goals and nested lists.
+
+    With ``batch``, a goal that binds to one batched family
+    (:meth:`rateopt.goals.Goal.bind_batched`) yields ``(family, goal)`` instead
+    of its constraints.
+    """
     if isinstance(constraints, (R.Constraint, Goal)):
         constraints = [constraints]
     for item in constraints:
@@ -86,6 +91,10 @@ def flatten_constraints(constraints, datasets):
                 raise RateoptError(
                     f"goal {item!r} needs datasets to bind to: pass Problem(..., datasets=...)"
                 )
+            family = item.bind_batched(datasets) if batch else None
+            if family is not None:
+                yield family, item
+                continue
             for c in item.bind(datasets):
                 yield c, item
         elif isinstance(item, R.Expression):
@@ -94,7 +103,7 @@ def flatten_constraints(constraints, datasets):
                 "(e.g. rate <= 0.1)"
             )
         elif isinstance(item, Iterable) and not isinstance(item, (str, bytes)):
-            yield from flatten_constraints(list(item), datasets)
+            yield from flatten_constraints(list(item), datasets, batch)
         else:
             raise TypeError(
                 f"constraints must be Constraint objects or goals, got {type(item).__name__}"
@@ -508,40 +517,133 @@ def _scale_by_max_in_place(w):
 
 
 def _membership_table(ds: Dataset, members: list, offset: int) -> MembershipTable:
-    """Build the CSR membership table of one dataset from each atom's rows (ascending).
+    """Build the CSR membership table of one dataset from each atom's rows (ascending)."""
+    sizes = np.fromiter((m.size for m in members), dtype=np.int64, count=len(members))
+    return membership_table(ds, sizes, lambda a, b: members[a] if b == a + 1 else np.concatenate(members[a:b]),
+                            offset)
 
-    The entries are written in place, atom by atom, at each row's next free
-    slot (a counting sort: ascending atom ids within a row), so the memory
-    beyond the table itself is one byte (or int32) per row (entries written so
-    far) and one float64 per member of the atom being written; no (nnz,)-sized
-    sort, concatenation or gather of the whole table. Time is linear in the
-    table's entries plus the atoms.
+
+def _chunks(sizes):
+    """``[(a, b), ...]``: consecutive atoms whose members total at most ``_TABLE_BLOCK_ROWS`` (or one atom)."""
+    cum = np.cumsum(sizes)
+    out, a, k = [], 0, sizes.shape[0]
+    while a < k:
+        before = int(cum[a - 1]) if a else 0
+        b = max(int(np.searchsorted(cum, before + _TABLE_BLOCK_ROWS, side="right")), a + 1)
+        out.append((a, b))
+        a = b
+    return out
+
+
+def _normalize_segments(w, sizes):
+    """Each atom's weights (consecutive segments of ``w``, of lengths ``sizes``) rescaled by a power of two
+    and exactly normalized, in place: per segment what :func:`_scale_by_max_in_place` then
+    :func:`~rateopt._utils._weights.exact_normalized` give, bit for bit (segments of one length at once:
+    a row-wise maximum, running sum and difference are those of each row alone)."""
+    if sizes.shape[0] == 1:
+        _scale_by_max_in_place(w)
+        exact_normalized(w, out=w)
+        return
+    starts = np.zeros(sizes.shape[0], dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    for length in np.unique(sizes).tolist():
+        st = starts[sizes == length]
+        if st.size == 1:
+            seg = w[int(st[0]): int(st[0]) + length]
+            _scale_by_max_in_place(seg)
+            exact_normalized(seg, out=seg)
+            continue
+        idx = st[:, None] + np.arange(length, dtype=np.int64)
+        m = w[idx]
+        top = m.max(axis=1)
+        pos = top > 0.0
+        m[~pos] = 0.0
+        np.ldexp(m, -np.frexp(np.where(pos, top, 1.0))[1][:, None], out=m, where=pos[:, None])
+        c = np.cumsum(m, axis=1)
+        c /= c[:, -1:]
+        np.ldexp(c, GRID_EXPONENT, out=c)
+        np.rint(c, out=c)
+        c[:, 1:] = np.diff(c, axis=1)
+        np.ldexp(c, -GRID_EXPONENT, out=c)
+        w[idx] = c
+
+
+def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTable:
+    """Build the CSR membership table of one dataset from its atoms' rows.
+
+    The entries are written in place, a chunk of consecutive atoms at a time
+    (at most ``_TABLE_BLOCK_ROWS`` members, or one larger atom), at each row's
+    next free slots in atom order (a counting sort: ascending atom ids within a
+    row), so the memory beyond the table itself is one byte (or int32) per row
+    (entries written so far) and a few numbers per member of the chunk being
+    written; no (nnz,)-sized sort, concatenation or gather of the whole table.
+    Time is linear in the table's entries plus the chunks, whatever the number
+    of atoms.
+
+    Parameters
+    ----------
+    ds : Dataset
+        The dataset.
+    sizes : ndarray of int64 of shape (n_atoms,)
+        Each local atom's number of members.
+    rows_of : callable
+        ``rows_of(a, b)``: the members of atoms ``a`` to ``b - 1``, atom after atom, each ascending.
+    offset : int
+        The global id of local atom 0.
+
+    Returns
+    -------
+    MembershipTable
     """
     n = ds.n_samples
-    k = len(members)
+    k = int(sizes.shape[0])
     w = ds.weights
+    chunks = _chunks(sizes)
     indptr = np.zeros(n + 1, dtype=np.int64)
     counts = indptr[1:]
-    for idx in members:
-        counts[idx] += 1  # an atom's rows are distinct
+    for a, b in chunks:
+        rows = rows_of(a, b)
+        if b == a + 1:
+            counts[rows] += 1  # an atom's rows are distinct
+        elif rows.size * 8 >= n:
+            counts += np.bincount(rows, minlength=n)
+        else:
+            np.add.at(counts, rows, 1)
     np.cumsum(counts, out=counts)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, dtype=np.int32)
     weights = np.empty(nnz, dtype=np.float64)
     written = np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written so far
-    for a, rows in enumerate(members):
+    for a, b in chunks:
+        rows = rows_of(a, b)
         wa = w[rows]
-        _scale_by_max_in_place(wa)  # exact power-of-two rescaling: no overflow in the sum
-        exact_normalized(wa, out=wa)  # sums of them are exact: a whole atom's rate is 1, its complement 0
-        done = 0
-        for start in range(0, rows.size, _TABLE_BLOCK_ROWS):  # the members' slots, a block at a time
-            idx = rows[start:start + _TABLE_BLOCK_ROWS]
-            pos = indptr[idx]
-            pos += written[idx]
-            indices[pos] = a
-            weights[pos] = wa[done:done + idx.size]
-            written[idx] += 1
-            done += idx.size
+        _normalize_segments(wa, sizes[a:b])  # sums of them are exact: a whole atom's rate is 1, its complement 0
+        if b == a + 1:
+            done = 0
+            for start in range(0, rows.size, _TABLE_BLOCK_ROWS):  # the members' slots, a block at a time
+                idx = rows[start:start + _TABLE_BLOCK_ROWS]
+                pos = indptr[idx]
+                pos += written[idx]
+                indices[pos] = a
+                weights[pos] = wa[done:done + idx.size]
+                written[idx] += 1
+                done += idx.size
+        else:
+            order = np.argsort(rows, kind="stable")  # a row's entries in atom order
+            sorted_rows = rows[order]
+            first = np.ones(rows.size, dtype=bool)
+            first[1:] = sorted_rows[1:] != sorted_rows[:-1]
+            starts = np.flatnonzero(first)
+            rank = np.empty(rows.size, dtype=np.int64)
+            rank[order] = np.arange(rows.size, dtype=np.int64) - np.repeat(starts, np.diff(np.append(starts,
+                                                                                                  rows.size)))
+            pos = indptr[rows] + written[rows] + rank
+            indices[pos] = np.repeat(np.arange(a, b, dtype=np.int32), sizes[a:b])
+            weights[pos] = wa
+            if rows.size * 8 >= n:
+                written += np.bincount(rows, minlength=n).astype(written.dtype)
+            else:
+                np.add.at(written, rows, 1)
         del wa
     del written, counts
     # sealed (their memory immutable bytes), one array at a time: the core's AtomTable keeps these very

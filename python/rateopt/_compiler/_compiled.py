@@ -144,10 +144,13 @@ class InverseData:
     originals: tuple
     sources: tuple
     names: tuple
-    _by_name: Mapping = field(init=False, repr=False, compare=False)
+    _by_name: Mapping = field(init=False, repr=False, compare=False, default=None)
 
-    def __post_init__(self):
-        object.__setattr__(self, "_by_name", {n: i for i, n in enumerate(self.names)})
+    def _names_index(self):
+        """``{name: row}``, made on first use (a problem over 10^5 groups has 2 x 10^5 names)."""
+        if self._by_name is None:
+            object.__setattr__(self, "_by_name", {n: i for i, n in enumerate(self.names)})
+        return self._by_name
 
     def row(self, key) -> int:
         """Row index of a constraint.
@@ -168,7 +171,7 @@ class InverseData:
             If the constraint is not part of the problem.
         """
         if isinstance(key, str):
-            return self._by_name[key]
+            return self._names_index()[key]
         for i, (c, o) in enumerate(zip(self.constraints, self.originals)):
             if key is c or key is o:
                 return i
@@ -214,10 +217,7 @@ class RateLayer:
     names: tuple
     A: np.ndarray
     b: np.ndarray
-    _index: Mapping = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self):
-        object.__setattr__(self, "_index", {n: i for i, n in enumerate(self.names)})
+    _index: Mapping = field(init=False, repr=False, compare=False, default=None)
 
     def index(self, name) -> int:
         """Row of the rate called ``name``.
@@ -238,6 +238,8 @@ class RateLayer:
             If there is no such rate (the message lists a few names).
         """
         try:
+            if self._index is None:  # made on first use
+                object.__setattr__(self, "_index", {n: i for i, n in enumerate(self.names)})
             return self._index[name]
         except KeyError:
             raise KeyError(f"no rate named {name!r}; rates include {list(self.names[:5])!r}") from None

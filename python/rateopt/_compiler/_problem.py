@@ -29,6 +29,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from rateopt._compiler._batched import compile_batched, is_family
 from rateopt._compiler._compile import (
     compile_problem,
     datasets_by_name,
@@ -181,9 +182,9 @@ class Problem:
         classes = is_multiclass_data(datasets)
         train = class_dataset(datasets) if classes else None
         self.label_probabilities = self._label_probabilities(label_probabilities, train)
-        pairs = list(flatten_constraints(constraints, train if classes else datasets))
+        pairs = list(flatten_constraints(constraints, train if classes else datasets, batch=not classes))
         if not classes:
-            datasets_by_name([c.expression for c, _ in pairs])  # duplicate names fail first
+            datasets_by_name([c if is_family(c) else c.expression for c, _ in pairs])  # duplicate names fail first
         # What to_toml() can write: the goals (once each) and the objective's name.
         seen = {}
         for _, goal in pairs:
@@ -200,7 +201,12 @@ class Problem:
             self.datasets, self.constraints = {train.name: train}, constraints
             self.compiled = compile_multiclass(objective, constraints, train, self.label_probabilities)
         else:
-            self.datasets, self.constraints, self.compiled = compile_problem(objective, pairs)
+            # goals over many groups come as batched families: compiled at once, or else bound one by one
+            out = compile_batched(objective, pairs) if any(is_family(c) for c, _ in pairs) else None
+            if out is None:
+                pairs = [(c2, g) for c, g in pairs for c2 in (c.expand() if is_family(c) else (c,))]
+                out = compile_problem(objective, pairs)
+            self.datasets, self.constraints, self.compiled = out
 
     def _objective(self, objective, pairs, datasets, train):
         """The objective to compile: by name (on the training dataset), the default error rate, or as given."""
@@ -241,7 +247,7 @@ class Problem:
                 pass
         used = {}
         for c, _ in pairs:
-            for ds in c.expression.datasets:
+            for ds in (c.datasets if is_family(c) else c.expression.datasets):
                 used.setdefault(id(ds), ds)
         named = [d for d in used.values() if d.name == "train"]
         if len(named) == 1:

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from rateopt._language._lowering import CANCEL_RTOL
 
-__all__ = ["form_rows"]
+__all__ = ["form_rows", "rows_from_terms"]
 
 
 def form_rows(forms, gid_of, n_atoms) -> sp.csr_matrix:
@@ -52,6 +52,30 @@ def form_rows(forms, gid_of, n_atoms) -> sp.csr_matrix:
     gid = np.fromiter(map(gid_of.__getitem__, ctxs), dtype=np.int64, count=total)
     val = np.fromiter((v for f in forms for v in f.terms.values()), dtype=np.float64, count=total)
     mass = np.fromiter((f.mass[ctx] for f in forms for ctx in f.terms), dtype=np.float64, count=total)
+    return rows_from_terms(counts, gid, val, mass, n_atoms)
+
+
+def rows_from_terms(counts, gid, val, mass, n_atoms) -> sp.csr_matrix:
+    """The rows of forms given as flat arrays of their terms (what :func:`form_rows` computes).
+
+    Parameters
+    ----------
+    counts : ndarray of int64 of shape (n_forms,)
+        Each form's number of terms; the terms come form by form, each form's in its term order.
+    gid : ndarray of int64
+        Each term's atom id.
+    val, mass : ndarray of float64
+        Each term's coefficient and its absolute contribution (``Affine.mass``).
+    n_atoms : int
+        The number of atoms (columns).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (len(counts), n_atoms)
+        As :func:`form_rows`'s.
+    """
+    n_forms = int(counts.shape[0])
+    total = int(gid.shape[0])
     key = np.repeat(np.arange(n_forms, dtype=np.int64), counts) * max(int(n_atoms), 1) + gid
     if total and np.all(key[1:] > key[:-1]):  # every (form, atom) once, in order: nothing to sum
         uniq, coef, weight = key, val + 0.0, mass + 0.0  # + 0.0: a lone -0.0 sums to 0.0 as a dict sum does

@@ -146,6 +146,20 @@ class Env:
             self._members[ctx] = idx
         return idx
 
+    def know(self, ctx: Context, rows: np.ndarray):
+        """Record a subset's rows found another way (ascending, distinct), so :meth:`members` does not scan.
+
+        Parameters
+        ----------
+        ctx : Context
+            The subset.
+        rows : ndarray of int64
+            Its rows (kept read-only).
+        """
+        rows = np.array(rows, dtype=np.int64)
+        rows.flags.writeable = False
+        self._members.setdefault(ctx, rows)
+
     def mask(self, ctx: Context) -> np.ndarray:
         """The subset's membership mask (read-only; rebuilt from :meth:`members` on each call)."""
         m = np.zeros(ctx.dataset.n_samples, dtype=bool)

@@ -17,7 +17,7 @@ import numpy as np
 from rateopt.exceptions import MissingBaselineError, MissingLabelsError
 
 __all__ = ["Predicate", "All", "Mask", "GroupIs", "LabelIs", "BaselineIs", "And", "Or", "Not", "wrap",
-           "intersection", "union"]
+           "intersection", "union", "describe_group_value"]
 
 
 def _format_value(v) -> str:
@@ -26,6 +26,24 @@ def _format_value(v) -> str:
     if isinstance(v, np.generic):
         v = v.item()
     return str(v)
+
+
+def describe_group_value(column, value) -> str:
+    """The name of the subset ``column = value`` (what ``GroupIs(column, (value,)).describe()`` gives).
+
+    Parameters
+    ----------
+    column : str
+        The group column.
+    value : object
+        One group value.
+
+    Returns
+    -------
+    str
+        ``"<column>=<value>"``.
+    """
+    return f"{column}={_format_value(value)}"
 
 
 class Predicate:
@@ -123,7 +141,7 @@ class GroupIs(Predicate):
 
     def describe(self):
         if len(self.values) == 1:
-            return f"{self.column}={_format_value(self.values[0])}"
+            return describe_group_value(self.column, self.values[0])
         inner = ", ".join(_format_value(v) for v in self.values)
         return f"{self.column} in {{{inner}}}"
 

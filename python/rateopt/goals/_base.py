@@ -173,6 +173,27 @@ class Goal:
             return cons
         return [c.named(f"{self.name}: {c.name}") for c in cons]
 
+    def bind_batched(self, datasets):
+        """The goal's constraints as one batched family, or None (then :meth:`bind` states them one by one).
+
+        A goal that states the same constraints for every group of a column
+        (the parity goals) returns a
+        :class:`~rateopt._language._families.GroupFamily`: the compiler lowers
+        its rows at once, to the same rows, names and constraints as
+        :meth:`bind`'s.
+
+        Parameters
+        ----------
+        datasets : Dataset, mapping of str to Dataset, or sequence of Dataset
+            As :meth:`bind`'s.
+
+        Returns
+        -------
+        GroupFamily or None
+            The family; None for a goal that binds one constraint at a time.
+        """
+        return None
+
     def _resolve(self, datasets) -> Dataset:
         if isinstance(datasets, Dataset):
             return datasets

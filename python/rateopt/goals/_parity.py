@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from rateopt._language import _rates as R
+from rateopt._language._families import GroupFamily
 from rateopt.exceptions import RateoptError
 from rateopt.goals._base import SIDES, Goal, check_number, goal_fields, validate_group
 
@@ -58,6 +59,31 @@ class _ParityGoal(Goal):
         check_number(owner, "slack", self.slack, lo=0.0, hi=1.0, hi_open=self.multiplicative)
         if self.sides not in SIDES:
             raise RateoptError(f"{owner}: sides must be one of {SIDES}, got {self.sides!r}")
+
+    def bind_batched(self, datasets):
+        """One batched family of the goal's constraints (see :meth:`Goal.bind_batched`); None when pairwise.
+
+        Parameters
+        ----------
+        datasets : Dataset, mapping of str to Dataset, or sequence of Dataset
+            As :meth:`bind`'s.
+
+        Returns
+        -------
+        GroupFamily or None
+            The family; None when the goal is pairwise, or a group, a value or a rate is not one the family
+            can state (then :meth:`bind` does).
+        """
+        if self.pairwise:
+            return None
+        ds = self._resolve(datasets)
+        columns = self.group if isinstance(self.group, tuple) else (self.group,)
+        if self.values is not None and len(columns) != 1:
+            return None
+        return GroupFamily.build(
+            self, ds, columns, self.values, self._rate_fns,
+            lambda lhs, ref: relative_bounds(lhs, ref, self.slack, self.multiplicative, self.sides),
+            self.name, lambda: self.bind(datasets))
 
     def _build(self, ds):
         groups = self._contexts(ds, self.group, self.values)
