@@ -123,8 +123,34 @@ def _group_column(values) -> np.ndarray:
     return col
 
 
+def _integer_span(a):
+    """``(a - lo)`` as intp and ``(lo, span)`` when ``a`` holds booleans or integers within a small range, else None.
+
+    Small: ``span = max - min + 1`` at most ``max(2 * a.size, 65536)``, so one
+    :func:`numpy.bincount` over the span costs about as much as a pass over the
+    rows (labels, group codes); no sort.
+    """
+    if not isinstance(a, np.ndarray) or a.dtype.kind not in "biu" or a.size == 0:
+        return None
+    flat = a.reshape(-1)
+    lo, hi = int(flat.min()), int(flat.max())
+    span = hi - lo + 1
+    if span > max(2 * flat.size, 1 << 16) or lo < -(1 << 62) or hi > (1 << 62):
+        return None
+    x = flat.astype(np.intp, copy=False)
+    return (x - lo if lo else x), lo, span
+
+
 def unique(a: np.ndarray) -> np.ndarray:
-    """Sorted unique values; falls back to first-appearance order for unorderable objects."""
+    """Sorted unique values; falls back to first-appearance order for unorderable objects.
+
+    Booleans and integers of a small range are counted (:func:`numpy.bincount`)
+    instead of sorted: the same values, sorted, in ``a``'s dtype.
+    """
+    small = _integer_span(a)
+    if small is not None:
+        x, lo, span = small
+        return (np.flatnonzero(np.bincount(x, minlength=span)) + lo).astype(a.dtype)
     try:
         return np.unique(a)
     except TypeError:
@@ -198,7 +224,16 @@ def factorize(col: np.ndarray):
 
 
 def unique_inverse(col: np.ndarray):
-    """``np.unique(col, return_inverse=True)`` with a flat inverse; first appearance for unorderable objects."""
+    """``np.unique(col, return_inverse=True)`` with a flat inverse; first appearance for unorderable objects.
+
+    Booleans and integers of a small range are counted, not sorted (as :func:`unique`).
+    """
+    small = _integer_span(col)
+    if small is not None:
+        x, lo, span = small
+        present = np.bincount(x, minlength=span) > 0
+        rank = np.cumsum(present) - 1
+        return (np.flatnonzero(present) + lo).astype(col.dtype), rank[x].astype(np.int64)
     try:
         keys, codes = np.unique(col, return_inverse=True)
         return keys, codes.reshape(-1).astype(np.int64)
