@@ -108,6 +108,9 @@ installed there (``bench/requirements-postprocessing.txt``,
     python3 -m venv bench/.postproc-venv && bench/.postproc-venv/bin/pip install -r bench/requirements-postprocessing.txt
     python3 -m venv bench/.errorparity-venv && bench/.errorparity-venv/bin/pip install -r bench/requirements-errorparity.txt
 
+``--reference PATH`` (a checkout's ``python/`` directory) adds the system
+``rateopt-reference`` to the sweep: ThresholdClassifier with that rateopt,
+interleaved with the others, for before/after ratios in one run.
 ``--venv SYSTEM=PATH`` points a system at a venv elsewhere (e.g.
 ``--venv error-parity=/work/venv-ep``). A missing venv makes its rows "not
 installed"; the bench goes on. Run with
@@ -116,7 +119,8 @@ matplotlib)::
 
     python bench/compare_postprocessing.py [--quick] [--json] [--out PATH] [--only PROBLEMS]
         [--systems SYSTEMS] [--scores logreg,hgb] [--no-sweep | --sweep-only] [--sweep-rows N]
-        [--timeout S] [--n-bins N] [--sweep-repeats R] [--sweep-fits F] [--venv SYSTEM=PATH ...]
+        [--timeout S] [--n-bins N] [--sweep-repeats R] [--sweep-fits F] [--reference PATH]
+        [--venv SYSTEM=PATH ...]
 
 (from a build tree: ``PYTHONPATH=python .venv/bin/python bench/compare_postprocessing.py ...``;
 the ``rateopt-threshold`` subprocess imports the same rateopt as the bench).
@@ -163,6 +167,9 @@ RUNNER = BENCH_DIR / "_postproc_anchors.py"
 VENVS = {"rateopt-threshold": None, "fairlearn": ".postproc-venv", "oxonfair": ".postproc-venv",
          "error-parity": ".errorparity-venv"}
 POSTPROCESSORS = ("rateopt-threshold", "fairlearn", "error-parity", "oxonfair")
+#: The sweep's ``--reference PATH``: rateopt-threshold run with another rateopt (``PYTHONPATH=PATH``).
+REFERENCE = "rateopt-reference"
+REFERENCE_PATH: list[Path] = []
 SYSTEMS = POSTPROCESSORS + ("rateopt-inproc",)
 TOLERANCES = (0.0, 0.01, 0.02, 0.05, 0.1)
 QUICK_TOLERANCES = (0.0, 0.05)
@@ -307,6 +314,8 @@ VENV_PATHS: dict[str, Path] = {}
 
 def venv_dir(system: str) -> Path | None:
     """The venv a system runs in (None: this script's Python)."""
+    if system == REFERENCE:
+        return None
     if system in VENV_PATHS:
         return VENV_PATHS[system]
     v = VENVS[system]
@@ -336,12 +345,15 @@ def run_system(system: str, data: dict[str, np.ndarray], tasks: list[dict], time
         out.unlink()
     np.savez(inp, tasks=np.array(json.dumps(tasks)), **data)
     env = dict(os.environ)
-    if venv_dir(system) is None:  # rateopt: the same rateopt as this process imports
+    if system == REFERENCE:  # rateopt-threshold with the reference rateopt
+        env["PYTHONPATH"] = str(REFERENCE_PATH[0])
+    elif venv_dir(system) is None:  # rateopt: the same rateopt as this process imports
         import rateopt
 
         here = str(Path(rateopt.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    cmd = [str(py), str(RUNNER), "--system", system, "--in", str(inp), "--out", str(out),
+    runner_system = "rateopt-threshold" if system == REFERENCE else system
+    cmd = [str(py), str(RUNNER), "--system", runner_system, "--in", str(inp), "--out", str(out),
            "--task-timeout", str(timeout)]
     t0 = time.perf_counter()
     try:
@@ -536,10 +548,13 @@ def markdown(result) -> str:
             rows += [[s, "warm"] + [_cell_time(sw["fit_s"][s].get(k), "warm_s") for k in ks] for s in sw["fit_s"]]
         lines.append(markdown_table(["system", "fit"] + [f"k={k}" for k in ks], rows))
         if sw.get("speedup"):
-            lines += ["", "Anchor's median fit time / rateopt-threshold's (> 1: rateopt is faster):", ""]
+            ref = result.get("sweep_reference")
+            lines += ["", "Each other system's median fit time / rateopt-threshold's (> 1: rateopt-threshold is "
+                      "faster)" + (f"; {REFERENCE} is rateopt-threshold with the rateopt of `{ref}`" if ref else "")
+                      + ":", ""]
             rows = [[s, w] + [("–" if v[k][w] is None else f"{v[k][w]:.2f}") for k in ks]
                     for s, v in sw["speedup"].items() for w in ("cold", "warm")]
-            lines.append(markdown_table(["anchor", "fit"] + [f"k={k}" for k in ks], rows))
+            lines.append(markdown_table(["system", "fit"] + [f"k={k}" for k in ks], rows))
         if sw.get("loadavg"):
             lines += ["", "Load average (1 min) before / after each k: " + ", ".join(
                 f"k={k} {v['before'][0]:.1f} / {v['after'][0]:.1f}" for k, v in sw["loadavg"].items())]
@@ -616,6 +631,9 @@ def main(argv=None) -> int:
     parser.add_argument("--sweep-fits", type=int, default=3,
                         help="fits per process in the sweep: the first is cold (the process's one-time costs), "
                              "the rest warm (default 3)")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help="a checkout's python/ directory: the sweep also runs rateopt-threshold with that "
+                             f"rateopt, as system {REFERENCE!r}, interleaved with the others (before/after)")
     parser.add_argument("--venv", action="append", default=[], metavar="SYSTEM=PATH",
                         help="the venv a system runs in, overriding bench/<its default venv> "
                              "(e.g. error-parity=/work/venv-ep); repeatable")
@@ -659,6 +677,8 @@ def main(argv=None) -> int:
                               "argv": sys.argv[1:] if argv is None else list(argv)}
     json_path, md_path = results_paths(NAME, quick=quick, out=args.out)
     post = [s for s in POSTPROCESSORS if s in systems]
+    if args.reference is not None:
+        REFERENCE_PATH[:] = [args.reference.resolve()]
     with tempfile.TemporaryDirectory(prefix="rateopt-postproc-") as tmpd:
         tmp = Path(tmpd)
         for key in problems:
@@ -711,7 +731,9 @@ def main(argv=None) -> int:
                         f"fit {r.get('fit_s', float('nan')):.3f} s")
 
         if do_sweep:
-            result["sweep"] = run_sweep(post, args.timeout, tmp, log, rows=args.sweep_rows, n_bins=args.n_bins,
+            if REFERENCE_PATH:
+                result["sweep_reference"] = str(REFERENCE_PATH[0])
+            result["sweep"] = run_sweep(post + ([REFERENCE] if REFERENCE_PATH else []), args.timeout, tmp, log, rows=args.sweep_rows, n_bins=args.n_bins,
                                         repeats=args.sweep_repeats, fits=args.sweep_fits)
     out_dir = json_path.parent
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -804,7 +826,10 @@ def run_sweep(post, timeout, tmp, log, rows=None, n_bins=None, repeats=5, fits=3
 
 
 def sweep_speedups(sw, post) -> dict[str, dict[str, dict[str, float | None]]]:
-    """Each anchor's median fit time over rateopt-threshold's, per k, cold and warm (> 1: rateopt is faster)."""
+    """Each anchor's (and the reference rateopt's) median fit time over rateopt-threshold's, per k, cold and warm.
+
+    > 1: rateopt-threshold is faster.
+    """
     tc = sw["fit_s"].get("rateopt-threshold", {})
     out: dict[str, dict] = {}
     for system in post:

@@ -470,6 +470,24 @@ class FactorizedColumn:
         narrow = np.min_scalar_type(max(len(values) - 1, 0))
         return cls(readonly(np.array(values, copy=True)), readonly(codes.astype(narrow)))
 
+    @classmethod
+    def of_text(cls, col):
+        """The factorization of an object column of ``str`` values, or None when it holds anything else.
+
+        Python strings are equal only when they are the same text, so
+        ``values[codes]`` is the column up to object identity (a ``None``, NaN,
+        number or other object makes it None: such a column is kept as it is).
+        The column is hashed once (:func:`factorize`); only its distinct values
+        are checked.
+        """
+        if col.dtype.kind != "O" or col.size == 0:
+            return None
+        values, codes = factorize(col)
+        if codes.min() < 0 or not all(type(v) is str for v in values.tolist()):
+            return None
+        narrow = np.min_scalar_type(max(len(values) - 1, 0))
+        return cls(readonly(np.array(values, dtype=object, copy=True)), readonly(codes.astype(narrow)))
+
     def column(self):
         """The column itself: ``values[codes]``, a new read-only array."""
         return readonly(self.values[self.codes])
@@ -491,14 +509,16 @@ def parse_groups(groups, group_names, n_samples: int, *, compact: bool = False) 
     n_samples : int
         The number of rows of ``X``.
     compact : bool, default=False
-        Keep columns of booleans, integers and strings as :class:`FactorizedColumn`.
+        Keep columns of booleans, integers and strings (fixed-width, or
+        objects that are all ``str``) as :class:`FactorizedColumn`.
 
     Returns
     -------
     dict of str to ndarray of shape (n_samples,)
         Private read-only copies; missing objects become ``None``. With
-        ``compact``, a column of a kind in :data:`COMPACT_GROUP_KINDS` is a
-        :class:`FactorizedColumn` instead (no copy of its values per row).
+        ``compact``, a column of a kind in :data:`COMPACT_GROUP_KINDS`, or of
+        objects that are all ``str``, is a :class:`FactorizedColumn` instead (no
+        copy of its values per row).
 
     Raises
     ------
@@ -553,8 +573,11 @@ def parse_groups(groups, group_names, n_samples: int, *, compact: bool = False) 
     out = {}
     for c, v in cols.items():
         col = as_1d(v, n_samples, f"group column {c!r}")
-        out[c] = (FactorizedColumn.of(col) if compact and col.dtype.kind in COMPACT_GROUP_KINDS
-                  else readonly(_group_column(col)))
+        if compact and col.dtype.kind in COMPACT_GROUP_KINDS:
+            out[c] = FactorizedColumn.of(col)
+            continue
+        text = FactorizedColumn.of_text(col) if compact else None
+        out[c] = text if text is not None else readonly(_group_column(col))
     return out
 
 
