@@ -9,7 +9,9 @@ its own; every ratio is a ratio of medians from one process):
   k = 2, 4 and 64, as object arrays of strings as the sweep passes them),
   demographic parity at 0.02 (``pairwise=True``), error objective. Baseline in
   the same process: one ``np.argsort`` of the scores. Rounds interleave the
-  argsort and the fit. Target: fit <= 5x argsort at k = 2 (stretch 3x).
+  argsort and the fit; both wall and CPU (process) time are recorded, and
+  the ratio of their medians given for each. Target: fit <= 5x argsort at
+  k = 2 (stretch 3x).
   Under ``--quick`` the scores are synthetic, of the same size (no census
   download or model fit; logistic of a label-dependent normal, rounded to 6
   decimals so that scores repeat as census' do).
@@ -109,19 +111,21 @@ out = {"rateopt_file": ro.__file__}
 
 def interleaved(fns, rounds):
     samples = {k: [] for k in fns}
+    cpu = {k: [] for k in fns}
     for k, f in fns.items():
         f()  # warm-up
     for _ in range(rounds):
         for k, f in fns.items():
-            t = time.perf_counter(); f(); samples[k].append(time.perf_counter() - t)
-    return samples
+            t, c = time.perf_counter(), time.process_time(); f()
+            samples[k].append(time.perf_counter() - t); cpu[k].append(time.process_time() - c)
+    return samples, cpu
 
 if spec["case"] == "census":
     s, y, g = d["s"], d["y"], d["g"].astype(object)
     clf = ro.ThresholdClassifier(goals=[ro.goals.demographic_parity("g", slack=0.02, pairwise=True)])
     fit = lambda: clf.fit(s, y, groups={"g": g})
-    samples = interleaved({"argsort": lambda: np.argsort(s), "fit": fit}, spec["rounds"])
-    out["samples"] = samples
+    samples, cpu = interleaved({"argsort": lambda: np.argsort(s), "fit": fit}, spec["rounds"])
+    out["samples"], out["cpu_samples"] = samples, cpu
     out["p"] = clf.predict_proba(s, groups={"g": g})[:, 1].tolist()
     out["objective"] = float(clf.training_.objective)
     out["n_bins"] = int(clf.rule_.edges.size)
@@ -208,6 +212,8 @@ def summarize(rec):
     if rec.get("status") != "ok":
         return rec
     rec["median_s"] = {k: median(v) for k, v in rec["samples"].items()}
+    if rec.get("cpu_samples"):
+        rec["median_cpu_s"] = {k: median(v) for k, v in rec["cpu_samples"].items()}
     return rec
 
 
@@ -263,8 +269,10 @@ def main(argv=None):
                 r = summarize(run_worker(pp, spec, args.reference_timeout if name != "this" else 600))
                 if r.get("status") == "ok":
                     r["fit_over_argsort"] = r["median_s"]["fit"] / r["median_s"]["argsort"]
+                    r["fit_over_argsort_cpu"] = r["median_cpu_s"]["fit"] / r["median_cpu_s"]["argsort"]
                     log(f"census k={k} {name}: fit {r['median_s']['fit']:.3f} s, argsort "
-                        f"{r['median_s']['argsort']:.4f} s, ratio {r['fit_over_argsort']:.2f}")
+                        f"{r['median_s']['argsort']:.4f} s, ratio {r['fit_over_argsort']:.2f} "
+                        f"(CPU time {r['fit_over_argsort_cpu']:.2f})")
                 else:
                     log(f"census k={k} {name}: {r['status']}")
                 rec[name] = r
@@ -346,6 +354,10 @@ def targets(cases):
         ratio = c["this"]["fit_over_argsort"]
         out["census_fit_over_argsort"] = {"value": ratio, "target": 5.0, "stretch": 3.0, "met": ratio <= 5.0,
                                           "stretch_met": ratio <= 3.0}
+        ratio = c["this"].get("fit_over_argsort_cpu")
+        if ratio is not None:
+            out["census_fit_over_argsort_cpu"] = {"value": ratio, "target": 5.0, "stretch": 3.0,
+                                                  "met": ratio <= 5.0, "stretch_met": ratio <= 3.0}
     t = cases.get("thresholded")
     if t and t["this"].get("status") == "ok":
         ratio = t["this"]["thresholded_over_plain"]
@@ -375,12 +387,15 @@ def markdown(result):
                 r = rec.get(name, {})
                 ok = r.get("status") == "ok"
                 rows.append([key, name, _med(rec, name, "argsort"), _med(rec, name, "fit"),
-                             r.get("fit_over_argsort") if ok else r.get("status"), r.get("n_bins"),
+                             r.get("fit_over_argsort") if ok else r.get("status"),
+                             r.get("fit_over_argsort_cpu") if ok else None, r.get("n_bins"),
                              r.get("external_cores")])
     if rows:
         lines += ["## ThresholdClassifier.fit against one np.argsort (medians, one process per row)", "",
-                  markdown_table(["case", "rateopt", "argsort s", "fit s", "fit / argsort", "LP bins",
-                                  "other cores busy"], rows), ""]
+                  "fit / argsort: of wall-time medians; CPU: of CPU-time medians (process time, which a loaded "
+                  "machine inflates less).", "",
+                  markdown_table(["case", "rateopt", "argsort s", "fit s", "fit / argsort", "CPU fit / argsort",
+                                  "LP bins", "other cores busy"], rows), ""]
     t = cases.get("thresholded")
     if t:
         rows = []

@@ -457,6 +457,52 @@ def test_string_int_and_bool_group_columns_are_kept_as_values_and_narrow_codes(c
     assert back.groups.factorized("g") is not None and np.array_equal(back.groups["g"], user)
 
 
+@pytest.mark.parametrize("column", [
+    np.array(["h1", "h0", "h1", "h10", "Ünï"] * 60, dtype=object),   # objects, all str
+    np.array([f"g{i}" for i in range(300)], dtype=object),          # 300 groups: uint16 codes
+])
+def test_object_columns_of_str_are_kept_as_values_and_narrow_codes(column):
+    """An object column of Python strings is stored factorized: it reads back equal value for value (an object
+    array), its factorization equals a fresh one of the user's array, and membership tests read no row."""
+    from rateopt._language._validation import factorize
+
+    user = column.copy()
+    ds = Dataset(np.zeros((column.size, 1)), groups={"g": column})
+    column[:] = column[::-1]
+    got = ds.groups["g"]
+    assert got.dtype == object and got.tolist() == user.tolist() and not got.flags.writeable
+    stored = ds.groups.factorized("g")
+    assert stored is not None and stored.values.dtype == object
+    assert stored.codes.dtype == (np.uint8 if len(set(user.tolist())) <= 256 else np.uint16)
+    values, codes = ds.group_factorization("g")
+    want_values, want_codes = factorize(user)
+    assert values.tolist() == sorted(set(user.tolist())) == want_values.tolist()
+    assert np.array_equal(codes, want_codes)
+    for v in want_values[:3].tolist():
+        assert np.array_equal(ds.context().subset(group="g", value=v).mask(), user == v)
+    assert "g" in ds.groups and "h" not in ds.groups and [] not in ds.groups
+    back = pickle.loads(pickle.dumps(ds))
+    assert back.groups.factorized("g") is not None and back.groups["g"].tolist() == user.tolist()
+
+
+@pytest.mark.parametrize("column", [
+    np.array(["a", None, "b", "a"], dtype=object),           # a missing value
+    np.array(["a", float("nan"), "b", "a"], dtype=object),
+    np.array(["a", 1, "b", "a"], dtype=object),              # a number among strings
+    np.array(["a", np.str_("b"), "b", "a"], dtype=object),   # a str subclass
+    np.array([1, 1.0, True, 2], dtype=object),               # equal under == with different types
+])
+def test_object_columns_with_anything_but_str_stay_arrays(column):
+    def missing(v):
+        return v is None or v != v
+
+    ds = Dataset(X4, groups={"o": column})
+    assert ds.groups.factorized("o") is None
+    got = ds.groups["o"].tolist()
+    assert [missing(v) for v in got] == [missing(v) for v in column.tolist()]
+    assert [(type(v), v) for v in got if not missing(v)] == [(type(v), v) for v in column.tolist() if not missing(v)]
+
+
 def test_object_and_float_group_columns_stay_arrays():
     """Columns whose values can be missing or equal under == with different bits are kept as given (copied)."""
     obj = np.array(["a", None, "b", "a"], dtype=object)

@@ -55,3 +55,46 @@ def test_unhashable_values_take_the_sorting_path_with_and_without_pandas(monkeyp
     v2, c2 = factorize(col)
     assert v1.tolist() == v2.tolist() == [(0, 1), (1, 2)]
     assert c1.tolist() == c2.tolist() == [1, 0, 1]
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("shape", [(1,), (500,), (7, 3)])
+def test_small_integer_columns_are_counted_to_numpy_unique_values(dtype, shape):
+    # the counting path of unique / unique_inverse / factorize against numpy.unique's sort
+    from rateopt._language._validation import unique, unique_inverse
+
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype) if dtype is not np.bool_ else None
+    for lo, hi in ((0, 2), (-5, 40), (0, 300)):
+        if info is None:
+            a = rng.integers(0, 2, shape).astype(bool)
+        else:
+            lo, hi = max(lo, int(info.min)), min(hi, int(info.max) + 1)
+            a = rng.integers(lo, hi, shape).astype(dtype)
+        ref = np.unique(a)
+        got = unique(a)
+        assert got.dtype == ref.dtype and np.array_equal(got, ref)
+        keys, codes = unique_inverse(a)
+        rkeys, rcodes = np.unique(a, return_inverse=True)
+        assert keys.dtype == rkeys.dtype and np.array_equal(keys, rkeys)
+        assert codes.dtype == np.int64 and np.array_equal(codes, rcodes.reshape(-1))
+        values, fcodes = factorize(a.reshape(-1))
+        assert np.array_equal(values, ref) and np.array_equal(values[fcodes], a.reshape(-1))
+
+
+@pytest.mark.parametrize("a", [
+    np.array([np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max]),  # a span past int64: the sort
+    np.array([0, 10**9, 5, 5]),  # a wide span: the sort
+    np.array([np.iinfo(np.uint64).max, 0], dtype=np.uint64),
+    np.array([np.iinfo(np.int8).min, np.iinfo(np.int8).max, 0], dtype=np.int8),  # the extremes of a narrow dtype
+    np.array([], dtype=np.int64),
+])
+def test_integer_columns_of_any_span_give_numpy_unique_values(a):
+    from rateopt._language._validation import unique, unique_inverse
+
+    ref = np.unique(a)
+    got = unique(a)
+    assert got.dtype == ref.dtype and np.array_equal(got, ref)
+    keys, codes = unique_inverse(a)
+    rkeys, rcodes = np.unique(a, return_inverse=True)
+    assert np.array_equal(keys, rkeys) and np.array_equal(codes, rcodes.reshape(-1))

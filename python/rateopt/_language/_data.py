@@ -404,6 +404,12 @@ class _GroupColumns(Mapping):
     def __len__(self):
         return len(self._columns)
 
+    def __contains__(self, name):  # Mapping's would read the column (values[codes], a pass over the rows)
+        try:
+            return name in self._columns
+        except TypeError:  # an unhashable name
+            return False
+
     def __repr__(self):
         return f"GroupColumns({list(self._columns)!r})"
 

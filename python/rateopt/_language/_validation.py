@@ -123,8 +123,34 @@ def _group_column(values) -> np.ndarray:
     return col
 
 
+def _integer_span(a):
+    """``(a - lo)`` as intp and ``(lo, span)`` when ``a`` holds booleans or integers within a small range, else None.
+
+    Small: ``span = max - min + 1`` at most ``max(2 * a.size, 65536)``, so one
+    :func:`numpy.bincount` over the span costs about as much as a pass over the
+    rows (labels, group codes); no sort.
+    """
+    if not isinstance(a, np.ndarray) or a.dtype.kind not in "biu" or a.size == 0:
+        return None
+    flat = a.reshape(-1)
+    lo, hi = int(flat.min()), int(flat.max())
+    span = hi - lo + 1
+    if span > max(2 * flat.size, 1 << 16) or lo < -(1 << 62) or hi > (1 << 62):
+        return None
+    x = flat.astype(np.intp, copy=False)
+    return (x - lo if lo else x), lo, span
+
+
 def unique(a: np.ndarray) -> np.ndarray:
-    """Sorted unique values; falls back to first-appearance order for unorderable objects."""
+    """Sorted unique values; falls back to first-appearance order for unorderable objects.
+
+    Booleans and integers of a small range are counted (:func:`numpy.bincount`)
+    instead of sorted: the same values, sorted, in ``a``'s dtype.
+    """
+    small = _integer_span(a)
+    if small is not None:
+        x, lo, span = small
+        return (np.flatnonzero(np.bincount(x, minlength=span)) + lo).astype(a.dtype)
     try:
         return np.unique(a)
     except TypeError:
@@ -198,7 +224,16 @@ def factorize(col: np.ndarray):
 
 
 def unique_inverse(col: np.ndarray):
-    """``np.unique(col, return_inverse=True)`` with a flat inverse; first appearance for unorderable objects."""
+    """``np.unique(col, return_inverse=True)`` with a flat inverse; first appearance for unorderable objects.
+
+    Booleans and integers of a small range are counted, not sorted (as :func:`unique`).
+    """
+    small = _integer_span(col)
+    if small is not None:
+        x, lo, span = small
+        present = np.bincount(x, minlength=span) > 0
+        rank = np.cumsum(present) - 1
+        return (np.flatnonzero(present) + lo).astype(col.dtype), rank[x].astype(np.int64)
     try:
         keys, codes = np.unique(col, return_inverse=True)
         return keys, codes.reshape(-1).astype(np.int64)
@@ -435,6 +470,24 @@ class FactorizedColumn:
         narrow = np.min_scalar_type(max(len(values) - 1, 0))
         return cls(readonly(np.array(values, copy=True)), readonly(codes.astype(narrow)))
 
+    @classmethod
+    def of_text(cls, col):
+        """The factorization of an object column of ``str`` values, or None when it holds anything else.
+
+        Python strings are equal only when they are the same text, so
+        ``values[codes]`` is the column up to object identity (a ``None``, NaN,
+        number or other object makes it None: such a column is kept as it is).
+        The column is hashed once (:func:`factorize`); only its distinct values
+        are checked.
+        """
+        if col.dtype.kind != "O" or col.size == 0:
+            return None
+        values, codes = factorize(col)
+        if codes.min() < 0 or not all(type(v) is str for v in values.tolist()):
+            return None
+        narrow = np.min_scalar_type(max(len(values) - 1, 0))
+        return cls(readonly(np.array(values, dtype=object, copy=True)), readonly(codes.astype(narrow)))
+
     def column(self):
         """The column itself: ``values[codes]``, a new read-only array."""
         return readonly(self.values[self.codes])
@@ -456,14 +509,16 @@ def parse_groups(groups, group_names, n_samples: int, *, compact: bool = False) 
     n_samples : int
         The number of rows of ``X``.
     compact : bool, default=False
-        Keep columns of booleans, integers and strings as :class:`FactorizedColumn`.
+        Keep columns of booleans, integers and strings (fixed-width, or
+        objects that are all ``str``) as :class:`FactorizedColumn`.
 
     Returns
     -------
     dict of str to ndarray of shape (n_samples,)
         Private read-only copies; missing objects become ``None``. With
-        ``compact``, a column of a kind in :data:`COMPACT_GROUP_KINDS` is a
-        :class:`FactorizedColumn` instead (no copy of its values per row).
+        ``compact``, a column of a kind in :data:`COMPACT_GROUP_KINDS`, or of
+        objects that are all ``str``, is a :class:`FactorizedColumn` instead (no
+        copy of its values per row).
 
     Raises
     ------
@@ -518,8 +573,11 @@ def parse_groups(groups, group_names, n_samples: int, *, compact: bool = False) 
     out = {}
     for c, v in cols.items():
         col = as_1d(v, n_samples, f"group column {c!r}")
-        out[c] = (FactorizedColumn.of(col) if compact and col.dtype.kind in COMPACT_GROUP_KINDS
-                  else readonly(_group_column(col)))
+        if compact and col.dtype.kind in COMPACT_GROUP_KINDS:
+            out[c] = FactorizedColumn.of(col)
+            continue
+        text = FactorizedColumn.of_text(col) if compact else None
+        out[c] = text if text is not None else readonly(_group_column(col))
     return out
 
 

@@ -245,22 +245,18 @@ def solve_lp(cost, A, row_lower, row_upper, *, col_lower=0.0, col_upper=np.inf, 
             raise ValueError(f"{lo} must be <= {hi}: entry {bad[0]} has "
                              f"{bounds[lo][bad[0]]!r} > {bounds[hi][bad[0]]!r}")
 
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n_cols, n_rows
-    lp.col_cost_ = c
-    lp.col_lower_ = _highs_bounds(bounds["col_lower"])
-    lp.col_upper_ = _highs_bounds(bounds["col_upper"])
-    lp.row_lower_ = _highs_bounds(bounds["row_lower"])
-    lp.row_upper_ = _highs_bounds(bounds["row_upper"])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n_cols, n_rows
-    lp.a_matrix_.start_ = M.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = M.indices.astype(np.int32)
-    lp.a_matrix_.value_ = M.data
-
     h = quiet_highs(options)
-    if h.passModel(lp) == highspy.HighsStatus.kError:
-        raise LpSolveError(f"HiGHS rejected {what} (passModel returned kError)")
+    # The model goes to HiGHS as arrays (addRows, then addCols with the matrix column-wise), which
+    # highspy reads as buffers. Filling a HighsLp's fields converts them element by element, and
+    # cost more than solving a threshold LP of 10^4 columns. (passModel's array form would be one
+    # call, but highspy reads an empty integrality array as garbage.)
+    empty = np.zeros(0, dtype=np.int32)
+    if (h.addRows(n_rows, _highs_bounds(bounds["row_lower"]), _highs_bounds(bounds["row_upper"]), 0, empty, empty,
+                  np.zeros(0)) == highspy.HighsStatus.kError
+            or h.addCols(n_cols, np.ascontiguousarray(c), _highs_bounds(bounds["col_lower"]),
+                         _highs_bounds(bounds["col_upper"]), int(M.nnz), M.indptr[:-1].astype(np.int32),
+                         M.indices.astype(np.int32), np.ascontiguousarray(M.data)) == highspy.HighsStatus.kError):
+        raise LpSolveError(f"HiGHS rejected {what} (addRows or addCols returned kError)")
     run_status = h.run()
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kOptimal:
