@@ -23,7 +23,9 @@ accepted iterates, each one pass or a few).
 
 A configuration is ``proxy[+option...]``; options: ``l2auto``
 (``LinearModel(l2="auto")``), ``l2=<float>`` (``LinearModel(l2=...)``),
-``T=<int>`` (``n_iter``), ``adam`` / ``lbfgs`` (``optimizer``). Without an l2
+``T=<int>`` (``n_iter``), ``adam`` / ``lbfgs`` (``optimizer``), ``gtol=<float>``
+(L-BFGS's gradient tolerance, ``rateopt._training._lbfgs.GTOL``, set for that
+configuration's fits: a study knob, not a parameter). Without an l2
 option no model is passed: the method's default model (since issue 35,
 ``LinearModel(l2="auto")`` for ``"unconstrained"``). The default list is
 ``logistic+l2=0+adam`` (the former default, before issue 35), ``logistic``
@@ -92,6 +94,8 @@ def config_params(proxy, quick):
             params["n_iter"] = int(opt[2:])
         elif opt in ("adam", "lbfgs"):
             params["optimizer"] = opt
+        elif opt.startswith("gtol="):  # a study knob, not a parameter: L-BFGS's gradient tolerance
+            params["gtol"] = float(opt[5:])
         else:
             raise SystemExit(f"unknown option {opt!r} in {proxy!r}")
     if quick and "n_iter" not in params and params.get("optimizer") != "lbfgs":
@@ -101,6 +105,7 @@ def config_params(proxy, quick):
 
 def run_dataset(name, proxies, *, quick, log, repeats=1):
     import rateopt
+    from rateopt._training import _lbfgs
     from sklearn.linear_model import LogisticRegression
 
     b = loaders()[name]()
@@ -129,11 +134,17 @@ def run_dataset(name, proxies, *, quick, log, repeats=1):
     results = {}
     for _ in range(repeats):  # interleaved: every configuration once per repeat
         for proxy, (model, params) in configs.items():
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                results[proxy] = rateopt.train(problem, model, method="unconstrained", **params)
-            times[proxy].append(time.perf_counter() - t0)
+            params = dict(params)
+            gtol = params.pop("gtol", _lbfgs.GTOL)
+            saved, _lbfgs.GTOL = _lbfgs.GTOL, gtol
+            try:
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    results[proxy] = rateopt.train(problem, model, method="unconstrained", **params)
+                times[proxy].append(time.perf_counter() - t0)
+            finally:
+                _lbfgs.GTOL = saved
     for proxy in proxies:
         result = results[proxy]
         clf = result.solution("last")

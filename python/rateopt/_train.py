@@ -234,8 +234,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     ``checkpoint`` and ``resume``: see :func:`train` and :mod:`rateopt._solutions._resume`.
     """
     method, game_cls = _resolve_method(problem, method)
-    model = resolve_model(problem, model, game_cls.default_l2)
-    arity, kind = arity_of(problem), model_kind_of(model)
+    arity = arity_of(problem)
+    model = resolve_model(problem, model, game_cls.default_l2(arity))
+    kind = model_kind_of(model)
     refusal = arity.model_kind_refusal(kind)
     if refusal is not None:
         raise ValueError(refusal)
@@ -742,7 +743,7 @@ def resolve_model(problem, model, default_l2=0.0):
 
     ``default_l2``: the strength of the linear model built when neither a model
     nor the problem's ``regularization`` is given (the method's
-    ``Game.default_l2``: ``"auto"`` for ``"unconstrained"``, 0 otherwise).
+    ``Game.default_l2``: ``"auto"`` for ``"unconstrained"`` on two classes, 0 otherwise).
     """
     reg = getattr(problem, "regularization", None)
     if model is None:

@@ -185,3 +185,14 @@ def test_lbfgs_is_refused_where_it_cannot_run():
         rateopt.train(problem, method="unconstrained", optimizer="lbfgs", batch_size=10)
     with pytest.raises(ValueError, match="optimizer must be one of"):
         rateopt.train(problem, method="unconstrained", optimizer="newton")
+
+
+def test_k_classes_keep_adam_and_no_penalty():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 3))
+    y = np.argmax(X @ rng.normal(size=(3, 3)), axis=1)
+    problem = rateopt.Problem(datasets=rateopt.ClassDataset(X, y))
+    res = rateopt.train(problem, method="unconstrained", n_iter=10, random_state=0)
+    assert res.settings["optimizer"] == "adam" and res.settings["l2"] == 0.0
+    with pytest.raises(ValueError, match="optimizer='lbfgs' trains two-class models"):
+        rateopt.train(problem, method="unconstrained", optimizer="lbfgs", n_iter=10)

@@ -113,9 +113,6 @@ class Game:
     #: The program of :func:`rateopt.core.run_train_loop` that runs the game
     #: whole in the core (a key of ``rateopt.core.LOOP_GAMES``), or None.
     core_program: ClassVar = None
-    #: The L2 strength of the linear model that ``train(problem, method=...)`` builds when given no model
-    #: (and the problem states no ``regularization``): 0, or ``"auto"`` (``LogisticRegression(C=1)``'s).
-    default_l2: ClassVar = 0.0
     #: Whether the model player can minimize the game's objective exactly with ``optimizer="lbfgs"``
     #: (a fixed smooth objective: ``"unconstrained"`` only).
     exact_model_player: ClassVar[bool] = False
@@ -178,6 +175,12 @@ class Game:
             if any(method in vars(klass) for method in LOOP_METHODS):
                 return None
         return None  # pragma: no cover - the loop always finds the declaring class
+
+    @classmethod
+    def default_l2(cls, arity):
+        """The L2 strength of the linear model ``train(problem, method=...)`` builds when given no model
+        (and the problem states no ``regularization``): 0."""
+        return 0.0
 
     @classmethod
     def default_optimizer(cls, params, model, arity):

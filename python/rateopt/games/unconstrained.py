@@ -21,14 +21,21 @@ class UnconstrainedGame(Game):
     #: regression's loss; Adam at 0.1 for 500 iterations where Adam steps
     #: (:meth:`default_optimizer`); at most 500 iterations of L-BFGS otherwise.
     defaults = MappingProxyType({**Game.defaults, "n_iter": 500, "learning_rate": 0.1, "proxy": "logistic"})
-    #: With no model given, ``LinearModel(l2="auto")``: scikit-learn's ``LogisticRegression(C=1)`` strength
-    #: (issue 35: on German credit the unregularized minimum's training error is 0.009 above that fit's).
-    default_l2 = "auto"
     exact_model_player = True
     #: K classes: Adam at 0.02 for 500 iterations, the softmax cross-entropy ("logistic").
     class_defaults = MappingProxyType({**Game.defaults, "n_iter": 500, "learning_rate": 0.02, "proxy": "logistic"})
     resumable = True
     core_program = "unconstrained"
+
+    @classmethod
+    def default_l2(cls, arity):
+        """Two classes: ``"auto"``, scikit-learn's ``LogisticRegression(C=1)`` strength for the logistic proxy.
+
+        Issue 35: on German credit the unregularized minimum's training error
+        is 0.009 above ``LogisticRegression()``'s. K classes keep 0 (their
+        softmax cross-entropy is in nats and trains with Adam).
+        """
+        return 0.0 if arity.multiclass else "auto"
 
     @classmethod
     def default_optimizer(cls, params, model, arity):
