@@ -178,8 +178,11 @@ class Game:
 
     @classmethod
     def default_l2(cls, arity):
-        """The L2 strength of the linear model ``train(problem, method=...)`` builds when given no model
-        (and the problem states no ``regularization``): 0."""
+        """The L2 strength of the linear model ``train`` builds when given no model: 0.
+
+        Used when the problem states no ``regularization`` either; ``arity``
+        is the problem's number of classes.
+        """
         return 0.0
 
     @classmethod
