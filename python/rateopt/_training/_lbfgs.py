@@ -121,9 +121,9 @@ def run_lbfgs(game, spec, settings, recorder, callback, bar):
         if callback is not None and bool(callback(t, info)):
             raise _Stop
 
-    def on_iteration(intermediate_result):
+    def on_iteration(xk):  # scipy's legacy callback signature (every version >= 1.9): the accepted iterate
         state["t"] += 1
-        state["x"] = np.array(intermediate_result.x, dtype=np.float64)
+        state["x"] = np.array(xk, dtype=np.float64)
         if bar is not None:
             bar.update(1)
         if state["t"] % settings.record_every == 0:
