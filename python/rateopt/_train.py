@@ -130,7 +130,7 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``optimizer=None`` (``"adam"``, ``"adagrad"`` or ``"sgd"``; or
         ``"lbfgs"``, ``"unconstrained"`` only: the objective's logistic
         proxy plus ``l2`` minimized by scipy's L-BFGS-B, one kernel pass per
-        evaluation, until every gradient entry is at most 1e-6 or ``n_iter``
+        evaluation, until every gradient entry is at most 1e-5 or ``n_iter``
         iterations (:mod:`rateopt._training._lbfgs`); None: ``"lbfgs"`` for
         ``"unconstrained"`` on two classes with the logistic proxy, full
         batch, no ``learning_rate`` and no ``radius``, ``"adam"`` otherwise),
