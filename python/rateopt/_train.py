@@ -283,9 +283,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if estimators and (feature_map is not None or minibatch):
         raise ValueError("an estimator oracle trains on the raw features and all rows: use the default linear "
                          "model and batch_size=None")
-    exact = settings.optimizer == "lbfgs" and not kind.grows_iterates
+    exact = settings.optimizer == "lbfgs" and not kind.grows_iterates  # boosted trees: no model player steps
     if exact:
-        refusal = lbfgs_refusal(spec, settings, not estimators)
+        refusal = lbfgs_refusal(spec, settings)
         if refusal is not None:
             raise ValueError(refusal)
     refusal = _core_loop_refusal(game_cls, spec) or _warmup_refusal(game)

@@ -46,12 +46,10 @@ class _Stop(Exception):
     """The callback asked to stop."""
 
 
-def lbfgs_refusal(spec, settings, model_is_linear):
-    """Why ``optimizer="lbfgs"`` cannot train this run (None when it can)."""
+def lbfgs_refusal(spec, settings):
+    """Why ``optimizer="lbfgs"`` cannot train this run of a linear or kernel model (None when it can)."""
     if spec.arity.multiclass:
         return "optimizer='lbfgs' trains two-class models (K classes: 'adam', 'adagrad' or 'sgd')"
-    if not model_is_linear:
-        return "optimizer='lbfgs' trains linear and kernel models, not boosted trees"
     if settings.proxy != "logistic":
         return (f"optimizer='lbfgs' needs a smooth objective: proxy='logistic', not {settings.proxy!r} "
                 "(use optimizer='adam' for the hinge)")
