@@ -163,7 +163,10 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         L2 regularization of the weights (the RKHS norm for kernel models);
         ``"auto"``: ``1 / (n ln 2)``, scikit-learn's ``LogisticRegression(C=1)``
         strength for unit weights.
-    optimizer : {"adam", "adagrad", "sgd"}, default="adam"
+    optimizer : {"adam", "adagrad", "sgd", "lbfgs"}, default=None
+        The model player's steps (None: ``"adam"``; ``method="unconstrained"``
+        with the logistic proxy, full batch and no ``learning_rate``:
+        ``"lbfgs"``, the proxy's minimizer by L-BFGS; see :func:`rateopt.train`).
     learning_rate : float, default=None
         Model player's step size (None: 0.1 for ``proxy-swap``, 0.01 for the
         other games; docs/defaults.md).

@@ -33,6 +33,8 @@ __all__ = ["Param", "TRAIN_PARAMS", "MODEL_PARAMS", "SOLUTION_PARAMS", "TrainSet
            "build_model", "defaults", "validate"]
 
 LAMBDA_INITS = ("objective", "uniform")
+#: The model player's optimizers: the core's gradient steps, and L-BFGS (``rateopt._training._lbfgs``).
+MODEL_OPTIMIZERS = (*OPTIMIZERS, "lbfgs")
 LOOPS = ("auto", "core", "python")
 
 
@@ -58,8 +60,11 @@ TRAIN_PARAMS = (
     Param("n_iter", None, lambda n, v: check_int(n, v, 1, allow_none=True),
           "Iterations T; each is one kernel pass per dataset (None: the method's default, its game's "
           "Game.defaults: 250 for 'proxy-swap', 500 for 'unconstrained', 1000 otherwise)."),
-    Param("optimizer", "adam", lambda n, v: check_choice(n, v, OPTIMIZERS),
-          "The model player's steps: 'adam', 'adagrad' or 'sgd'."),
+    Param("optimizer", None, lambda n, v: None if v is None else check_choice(n, v, MODEL_OPTIMIZERS),
+          "The model player's steps: 'adam', 'adagrad' or 'sgd'; or 'lbfgs' (method='unconstrained' only: "
+          "the logistic proxy's minimizer by scipy's L-BFGS-B, one kernel pass per evaluation) (None: the "
+          "method's default, Game.default_optimizer: 'lbfgs' for 'unconstrained' with the logistic proxy, full "
+          "batch and no learning_rate given, two classes; 'adam' otherwise)."),
     Param("learning_rate", None, lambda n, v: check_positive(n, v, allow_none=True),
           "The model player's step size (None: the method's default, Game.defaults: 0.1 for 'proxy-swap' and "
           "'unconstrained', 0.01 otherwise)."),
@@ -297,6 +302,12 @@ def train_settings(game, model, *, arity=TWO_CLASSES, **params):
                          f"{sorted(reads)} besides {sorted(DRIVER_PARAMS)}")
     table = arity.game_defaults(game)
     arity.check_proxy(values["proxy"])
+    if values["optimizer"] is None:  # the game's choice (a settings holder that is no Game: Adam)
+        choose = getattr(game, "default_optimizer", None)
+        values["optimizer"] = "adam" if choose is None else choose(values, model, arity)
+    elif values["optimizer"] == "lbfgs" and not getattr(game, "exact_model_player", False):
+        raise ValueError(f"optimizer='lbfgs' minimizes a fixed objective: method='unconstrained' only, not "
+                         f"{game.name!r} (use 'adam', 'adagrad' or 'sgd')")
     for name, default in table.items():
         if values[name] is None:
             values[name] = default

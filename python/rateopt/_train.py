@@ -44,6 +44,7 @@ from ._training import _class_spec  # noqa: F401  (registers the K-class game sp
 from ._training._arity import arity_of
 from ._training._model_kind import model_kind_of
 from ._training._boosting import boosted_eta_lambda
+from ._training._lbfgs import lbfgs_refusal, run_lbfgs
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
     Block,
@@ -70,7 +71,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         The objective and constraints (compiled once; the data are validated
         again by every call, since they are read in place).
     model : LinearModel or KernelModel, default=None
-        The model and its regularization (default ``LinearModel()``). A
+        The model and its regularization (default ``LinearModel()``;
+        ``LinearModel(l2="auto")``, scikit-learn's ``LogisticRegression(C=1)``
+        strength, for ``method="unconstrained"``: docs/defaults.md). A
         :class:`KernelModel` chooses its landmarks on the training dataset,
         builds the feature block of every dataset once, and trains a linear
         model on it; its classifiers carry the feature map.
@@ -124,7 +127,13 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         refuses a game-specific parameter it does not read, ``Game.reads``):
         ``n_iter`` (iterations, each one kernel pass per dataset; 250 for
         ``proxy-swap``, 500 for ``unconstrained``, 1000 for the other games),
-        ``optimizer="adam"`` (``"adam"``, ``"adagrad"`` or ``"sgd"``),
+        ``optimizer=None`` (``"adam"``, ``"adagrad"`` or ``"sgd"``; or
+        ``"lbfgs"``, ``"unconstrained"`` only: the objective's logistic
+        proxy plus ``l2`` minimized by scipy's L-BFGS-B, one kernel pass per
+        evaluation, until every gradient entry is at most 1e-5 or ``n_iter``
+        iterations (:mod:`rateopt._training._lbfgs`); None: ``"lbfgs"`` for
+        ``"unconstrained"`` on two classes with the logistic proxy, full
+        batch, no ``learning_rate`` and no ``radius``, ``"adam"`` otherwise),
         ``learning_rate`` (the model's step; 0.1, or 0.01 for the other games),
         ``eta_lambda=None`` (the
         multipliers' step; default for ``proxy-swap``: ``3 / B``, B the largest
@@ -225,8 +234,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     ``checkpoint`` and ``resume``: see :func:`train` and :mod:`rateopt._solutions._resume`.
     """
     method, game_cls = _resolve_method(problem, method)
-    model = resolve_model(problem, model)
-    arity, kind = arity_of(problem), model_kind_of(model)
+    arity = arity_of(problem)
+    model = resolve_model(problem, model, game_cls.default_l2(arity))
+    kind = model_kind_of(model)
     refusal = arity.model_kind_refusal(kind)
     if refusal is not None:
         raise ValueError(refusal)
@@ -273,6 +283,11 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if estimators and (feature_map is not None or minibatch):
         raise ValueError("an estimator oracle trains on the raw features and all rows: use the default linear "
                          "model and batch_size=None")
+    exact = settings.optimizer == "lbfgs" and not kind.grows_iterates  # boosted trees: no model player steps
+    if exact:
+        refusal = lbfgs_refusal(spec, settings)
+        if refusal is not None:
+            raise ValueError(refusal)
     refusal = _core_loop_refusal(game_cls, spec) or _warmup_refusal(game)
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
@@ -286,6 +301,8 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     bar = _progress(settings.verbose, settings.n_iter)
     if kind.grows_iterates:
         _run_boosting_loop(game, settings, recorder, callback, bar)
+    elif exact:  # the objective's smooth proxy minimized by L-BFGS (method="unconstrained")
+        run_lbfgs(game, players_spec, settings, recorder, callback, bar)
     elif settings.loop != "python" and refusal is None:
         _run_core_loop(game, players_spec, val_spec, settings, rng, sizes, minibatch, recorder, callback, bar)
     else:
@@ -721,11 +738,16 @@ def _resolve_method(problem, method):
     return method, game_cls
 
 
-def resolve_model(problem, model):
-    """The model to train: ``model``, or a linear model with the problem's ``regularization``."""
+def resolve_model(problem, model, default_l2=0.0):
+    """The model to train: ``model``, or a linear model with the problem's ``regularization``.
+
+    ``default_l2``: the strength of the linear model built when neither a model
+    nor the problem's ``regularization`` is given (the method's
+    ``Game.default_l2``: ``"auto"`` for ``"unconstrained"`` on two classes, 0 otherwise).
+    """
     reg = getattr(problem, "regularization", None)
     if model is None:
-        return LinearModel(l2=reg or 0.0)
+        return LinearModel(l2=default_l2 if reg is None else reg)
     kind = model_kind_of(model)  # refuses what is not a model spec
     if reg is not None and not kind.takes_l2:
         raise ValueError(f"problem.regularization={reg!r} is an L2 strength for linear models: regularize a "

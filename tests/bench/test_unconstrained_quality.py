@@ -47,7 +47,8 @@ def test_quick_run_reports_what_a_refit_gives(tmp_path, capsys):
     assert line == json.loads(out.read_text())
     assert out.with_suffix(".md").exists()
     (row,) = line["rows"]
-    assert row["dataset"] == "german" and line["proxies"] == ["hinge", "logistic", "logistic+l2auto"]
+    assert row["dataset"] == "german"
+    assert line["proxies"] == ["logistic+l2=0+adam", "logistic", "logistic+l2auto+adam+T=2000"]
     b = load_german_credit()
     tr, _, te = b.split(0)
     lr = LogisticRegression(max_iter=5000).fit(b.X[tr], b.y[tr])

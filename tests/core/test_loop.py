@@ -80,6 +80,8 @@ def assert_same_run(py, co):
 
 
 def _both(problem, model=None, **params):
+    # the core loop runs the gradient optimizers; "unconstrained" would default to L-BFGS (Python, scipy)
+    params.setdefault("optimizer", "adam")
     params = params_for(params.get("method", "proxy-swap"), **params)
     return (run_game(problem, model, loop="python", **params), run_game(problem, model, loop="core", **params))
 
@@ -183,11 +185,14 @@ def test_auto_uses_the_core_for_built_in_games_and_python_otherwise(monkeypatch)
     monkeypatch.setattr(core, "run_train_loop", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     problem = _problem()
     for method in GAMES:
-        assert run_game(problem, method=method, **params_for(method, n_iter=5, eta_lambda=0.5)).settings["loop"] == "auto"
+        params = params_for(method, n_iter=5, eta_lambda=0.5, optimizer="adam")
+        assert run_game(problem, method=method, **params).settings["loop"] == "auto"
     assert calls == list(GAMES)
     run_game(problem, method="three-player", n_iter=5, eta_lambda=0.5)
     run_game(problem, method="proxy-swap", n_iter=5, eta_lambda=0.5, loop="python")
-    assert calls == list(GAMES)  # neither reached the core loop
+    # "unconstrained" at its default optimizer (L-BFGS: scipy on the core's pass) neither
+    assert run_game(problem, method="unconstrained", n_iter=5).settings["optimizer"] == "lbfgs"
+    assert calls == list(GAMES)  # none reached the core loop
 
 
 def test_subclassed_games_stay_in_the_python_driver():

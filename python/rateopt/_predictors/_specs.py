@@ -49,9 +49,11 @@ class LinearModel:
         n the training rows (all datasets of the problem) -- scikit-learn's
         ``LogisticRegression(C=1)`` strength (for unit weights) for rateopt's
         logistic loss, which is measured in bits (:func:`resolve_l2`). Not the
-        default: a strength that depends on the data would make the fit depend
-        either on the scale of sample weights or on whether a weight-2 row is
-        one row or two (docs/defaults.md).
+        default here: a strength that depends on the data would make the fit
+        depend either on the scale of sample weights or on whether a weight-2
+        row is one row or two (docs/defaults.md). ``train(problem,
+        method="unconstrained")`` given no model builds ``LinearModel(l2="auto")``:
+        that method's default is ``LogisticRegression(C=1)``'s problem.
     fit_intercept : bool, default=True
         Whether to train a bias.
     radius : float or None, default=None

@@ -113,6 +113,9 @@ class Game:
     #: The program of :func:`rateopt.core.run_train_loop` that runs the game
     #: whole in the core (a key of ``rateopt.core.LOOP_GAMES``), or None.
     core_program: ClassVar = None
+    #: Whether the model player can minimize the game's objective exactly with ``optimizer="lbfgs"``
+    #: (a fixed smooth objective: ``"unconstrained"`` only).
+    exact_model_player: ClassVar[bool] = False
 
     def __init__(self, spec, settings):
         self.spec = spec
@@ -172,6 +175,25 @@ class Game:
             if any(method in vars(klass) for method in LOOP_METHODS):
                 return None
         return None  # pragma: no cover - the loop always finds the declaring class
+
+    @classmethod
+    def default_l2(cls, arity):
+        """The L2 strength of the linear model ``train`` builds when given no model: 0.
+
+        Used when the problem states no ``regularization`` either; ``arity``
+        is the problem's number of classes.
+        """
+        return 0.0
+
+    @classmethod
+    def default_optimizer(cls, params, model, arity):
+        """The model player's optimizer when ``optimizer`` is None: ``"adam"``.
+
+        ``params``: the training parameters as given (validated, before the
+        game's defaults fill the None entries); ``model``: the model spec;
+        ``arity``: the problem's number of classes.
+        """
+        return "adam"
 
     @classmethod
     def default_lambda_radius(cls, spec, settings):
