@@ -286,6 +286,9 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     exact = settings.optimizer == "lbfgs" and not kind.grows_iterates  # boosted trees: no model player steps
     if exact:
         refusal = lbfgs_refusal(spec, settings)
+        if refusal is None and params.get("learning_rate") is not None:
+            refusal = ("optimizer='lbfgs' chooses its own steps (a line search): leave learning_rate=None "
+                       "(or use optimizer='adam')")
         if refusal is not None:
             raise ValueError(refusal)
     refusal = _core_loop_refusal(game_cls, spec) or _warmup_refusal(game)

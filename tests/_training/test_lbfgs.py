@@ -183,6 +183,9 @@ def test_lbfgs_is_refused_where_it_cannot_run():
         rateopt.train(problem, method="unconstrained", loop="core")
     with pytest.raises(ValueError, match="optimizer='lbfgs' runs full batch"):
         rateopt.train(problem, method="unconstrained", optimizer="lbfgs", batch_size=10)
+    with pytest.raises(ValueError, match="optimizer='lbfgs' chooses its own steps"):
+        rateopt.train(problem, method="unconstrained", optimizer="lbfgs", learning_rate=0.1)
+    assert rateopt.train(problem, method="unconstrained", learning_rate=0.1, n_iter=5).settings["optimizer"] == "adam"
     with pytest.raises(ValueError, match="optimizer must be one of"):
         rateopt.train(problem, method="unconstrained", optimizer="newton")
 
