@@ -245,21 +245,17 @@ def solve_lp(cost, A, row_lower, row_upper, *, col_lower=0.0, col_upper=np.inf, 
             raise ValueError(f"{lo} must be <= {hi}: entry {bad[0]} has "
                              f"{bounds[lo][bad[0]]!r} > {bounds[hi][bad[0]]!r}")
 
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n_cols, n_rows
-    lp.col_cost_ = c
-    lp.col_lower_ = _highs_bounds(bounds["col_lower"])
-    lp.col_upper_ = _highs_bounds(bounds["col_upper"])
-    lp.row_lower_ = _highs_bounds(bounds["row_lower"])
-    lp.row_upper_ = _highs_bounds(bounds["row_upper"])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n_cols, n_rows
-    lp.a_matrix_.start_ = M.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = M.indices.astype(np.int32)
-    lp.a_matrix_.value_ = M.data
-
     h = quiet_highs(options)
-    if h.passModel(lp) == highspy.HighsStatus.kError:
+    # The arrays go to HiGHS as NumPy buffers: a HighsLp's attributes would convert them element by element
+    # (tens of milliseconds for an exact threshold LP's 10^5 entries). Same model, same solve. Every column is
+    # continuous (an empty integrality array would be read past its end: highspy 1.16 passes its pointer).
+    pass_status = h.passModel(
+        n_cols, n_rows, M.nnz, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
+        np.ascontiguousarray(c), _highs_bounds(bounds["col_lower"]), _highs_bounds(bounds["col_upper"]),
+        _highs_bounds(bounds["row_lower"]), _highs_bounds(bounds["row_upper"]),
+        M.indptr.astype(np.int32), M.indices.astype(np.int32), np.ascontiguousarray(M.data, dtype=np.float64),
+        np.zeros(n_cols, dtype=np.int32))
+    if pass_status == highspy.HighsStatus.kError:
         raise LpSolveError(f"HiGHS rejected {what} (passModel returned kError)")
     run_status = h.run()
     status = h.getModelStatus()
