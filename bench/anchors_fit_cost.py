@@ -1,9 +1,12 @@
-"""Where rateopt's fit time goes on the anchors' Adult problems, in two trees (issue 35, "the two-class pass").
+"""Where rateopt's fit time goes on the anchors' problems, in two trees (issue 35: the TFCO and fairlearn ratios).
 
 ``bench/compare_anchors.py`` times rateopt's whole fit (``Dataset``, ``Problem``,
-``rateopt.train`` and ``solution("m-stochastic")``) against TFCO and fairlearn.
+``rateopt.train`` and ``solution("m-stochastic")``) against TFCO and fairlearn,
+and ``bench/multiclass.py`` (b) times it (``ClassDataset``, ``Problem``, train,
+``solution("m-stochastic")``) against TFCO on K = 4 and K = 5 classes.
 This script times the same fits, at the settings the validation grids selected
-(``FITS``), in a fresh subprocess per tree whose ``PYTHONPATH`` is that tree's
+for the Adult problems and at ``bench/multiclass.py``'s settings for the K-class
+ones (``FITS``), in a fresh subprocess per tree whose ``PYTHONPATH`` is that tree's
 ``python/`` directory: this tree, and with ``--reference PATH`` another one (for
 example ``/work/main/python``, with its own built ``_core``), the trees
 interleaved ``--repeats`` times. Per fit and tree:
@@ -11,8 +14,8 @@ interleaved ``--repeats`` times. Per fit and tree:
 - ``fit_s`` / ``fit_cpu_s``: the whole fit's wall time and the process's CPU time
   (medians; the CPU time is less sensitive to other processes on a shared
   machine, the wall time is what the anchors' ratio uses);
-- a cProfile (CPU time) of one more fit, split into ``loop`` (the core training loop,
-  ``rateopt._core.train_loop``, and the minibatch draws around it), ``rules``
+- a cProfile (CPU time) of one more fit, split into ``loop`` (the training loop:
+  the core loop with the minibatch draws around it, or the Python loop of K-class runs), ``rules``
   (the threshold-rule candidates of the window averages: their LPs and passes),
   ``averages`` (the window averages' passes), ``solution`` (``TrainResult``,
   the shrinking LP and the classifier) and ``other`` (data, compile, glue);
@@ -61,10 +64,13 @@ FITS = {
     "adult_tpr4": {"problem": "adult_tpr4", "learning_rate": 0.1, "n_iter": 250, "batch_size": None},
     "adult_eo_sex": {"problem": "adult_eo_sex", "learning_rate": 0.1, "n_iter": 500, "batch_size": "n/8",
                      "record_every": 10},
+    # bench/multiclass.py (b): multiclass demographic parity at slack 0.05, LinearModel(l2=1e-4), proxy-swap
+    "edu4_race_sex": {"setting": "edu4_race_sex"},
+    "edu5_sex": {"setting": "edu5_sex"},
 }
 #: Profile parts: the functions whose cumulative time is each part (first match wins, nested calls excluded).
 PARTS = {
-    "loop": ("_run_core_loop",),
+    "loop": ("_run_core_loop", "_run_python_loop"),
     "rules": ("threshold_rules",),
     "averages": ("window_averages",),
     "solution": ("solution", "feasibility"),
@@ -83,18 +89,31 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
     import _anchors as anchors
     import rateopt
 
-    data = anchors.load_data("adult", False)
     cfg = dict(FITS[job["fit"]])
-    spec = anchors.make_specs(None)[cfg.pop("problem")]
-    tr = data.train
-    if cfg.get("batch_size") == "n/8":
-        cfg["batch_size"] = tr.X.shape[0] // 8
+    if "setting" in cfg:  # bench/multiclass.py (b)
+        import _multiclass_data as md
 
-    def fit():
-        ds = rateopt.Dataset(tr.X, tr.y, groups=dict(tr.groups))
-        problem = rateopt.Problem(constraints=anchors.rateopt_goals(spec), datasets=ds)
-        result = rateopt.train(problem, random_state=anchors.SEED, method="proxy-swap", **cfg)
-        return result, result.solution("m-stochastic")
+        data = md.load(cfg["setting"], quick=False)
+        tr, gc = data.train, data.group
+
+        def fit():
+            ds = rateopt.ClassDataset(tr.X, tr.y, groups={gc: tr.groups[gc]})
+            problem = rateopt.Problem(constraints=[rateopt.goals.multiclass_demographic_parity(gc, slack=0.05)],
+                                      datasets=ds)
+            result = rateopt.train(problem, rateopt.LinearModel(l2=1e-4), method="proxy-swap", random_state=0)
+            return result, result.solution("m-stochastic")
+    else:
+        data = anchors.load_data("adult", False)
+        spec = anchors.make_specs(None)[cfg.pop("problem")]
+        tr = data.train
+        if cfg.get("batch_size") == "n/8":
+            cfg["batch_size"] = tr.X.shape[0] // 8
+
+        def fit():
+            ds = rateopt.Dataset(tr.X, tr.y, groups=dict(tr.groups))
+            problem = rateopt.Problem(constraints=anchors.rateopt_goals(spec), datasets=ds)
+            result = rateopt.train(problem, random_state=anchors.SEED, method="proxy-swap", **cfg)
+            return result, result.solution("m-stochastic")
 
     fit()  # warm: imports, first-touch
     wall, cpu = [], []
@@ -118,6 +137,7 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
         h.update(np.ascontiguousarray(getattr(result, f)).tobytes())
     h.update(np.ascontiguousarray(clf.predict_proba(data.test.X)).tobytes())
     return {"wall_s": wall, "cpu_s": cpu, "profile_total_s": total, "profile_s": parts,
+            "n_iter": int(result.n_iter),
             "digest": h.hexdigest()[:16], "n_recorded": int(result.weights.shape[0])}
 
 
@@ -142,7 +162,7 @@ def _summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(res: dict[str, Any]) -> str:
-    lines = [f"# rateopt's fit on the anchors' Adult problems{' (--quick)' if res['quick'] else ''}", "",
+    lines = [f"# rateopt's fit on the anchors' problems{' (--quick)' if res['quick'] else ''}", "",
              (f"{res['utc']}, git {(res['git'].get('sha') or '?')[:12]}{' (dirty)' if res['git'].get('dirty') else ''}"
               f"; {res['machine'].get('cpu_model')} x {res['machine'].get('cpu_count')}; load average (1, 5, 15 min) "
               f"{res['load_before']} before, {res['load_after']} after; {res['repeats']} interleaved repeat(s) x "
@@ -171,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="another tree's python/ directory (with its built _core) timed in the same run")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved workers per tree (default 3; quick 1)")
     parser.add_argument("--timed", type=int, default=None, help="timed fits per worker (default 3; quick 1)")
+    parser.add_argument("--fits", default=None, help=f"comma-separated fits (default: all of {', '.join(FITS)})")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker is not None:
@@ -185,9 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.reference is not None:
         trees["reference"] = args.reference.resolve()
     load_before = os.getloadavg()
-    samples: dict[str, dict[str, list]] = {f: {t: [] for t in trees} for f in FITS}
+    fits = args.fits.split(",") if args.fits else list(FITS)
+    if set(fits) - set(FITS):
+        parser.error(f"unknown fits {sorted(set(fits) - set(FITS))}")
+    samples: dict[str, dict[str, list]] = {f: {t: [] for t in trees} for f in fits}
     for _ in range(repeats):
-        for fit in FITS:
+        for fit in fits:
             for tree, path in trees.items():
                 s = _run(path, {"fit": fit, "timed": timed})
                 samples[fit][tree].append(s)

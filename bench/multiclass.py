@@ -273,21 +273,23 @@ def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repea
     gc = data.group
     tr = data.train
     params = {} if n_iter is None else {"n_iter": n_iter}
-    times, loads = [], []
+    times, cpus, loads = [], [], []
     for _ in range(repeats):
         with CpuMonitor() as mon:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ds = rateopt.ClassDataset(tr.X, tr.y, groups={gc: tr.groups[gc]})
             problem = rateopt.Problem(
                 constraints=[rateopt.goals.multiclass_demographic_parity(gc, slack=SLACK)], datasets=ds)
             result = rateopt.train(problem, _model(kind), method="proxy-swap", random_state=SEED, **params)
             shrunk = result.solution("m-stochastic")
             times.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         loads.append(mon.external_cores)
     t0 = time.perf_counter()
     best = result.solution("best")
     best_s = time.perf_counter() - t0
-    out: dict[str, Any] = {"status": "ok", "fit_s": median(times), "fit_samples_s": times, "external_cores": loads,
+    out: dict[str, Any] = {"status": "ok", "fit_s": median(times), "fit_samples_s": times,
+                           "fit_cpu_s": median(cpus), "fit_cpu_samples_s": cpus, "external_cores": loads,
                            "wait_quiet": quiet,
                            "settings": {**RATEOPT_CFG, **params, "model": "LinearModel(l2=1e-4)" if kind == "linear"
                                         else f"KernelModel(n_components={KERNEL_COMPONENTS}, l2=1e-4)"},
@@ -417,6 +419,10 @@ def targets(sysd: dict[str, Any]) -> dict[str, Any]:
         sp = tf["fit_s"] / ro["fit_s"]
         t["tfco_speedup"] = {"tfco_fit_s": tf["fit_s"], "rateopt_fit_s": ro["fit_s"], "ratio": sp,
                              "min": TARGET_TFCO_SPEEDUP, "status": "met" if sp >= TARGET_TFCO_SPEEDUP else "missed"}
+        if tf.get("fit_cpu_s") and ro.get("fit_cpu_s"):
+            # CPU seconds of the two fits (every thread of each process): less sensitive to other processes
+            t["tfco_cpu_ratio"] = {"tfco_fit_cpu_s": tf["fit_cpu_s"], "rateopt_fit_cpu_s": ro["fit_cpu_s"],
+                                   "ratio": tf["fit_cpu_s"] / ro["fit_cpu_s"], "status": "info"}
     else:
         t["tfco_speedup"] = {"status": "not measured",
                              "why": "; ".join(str(x.get("error")) for x in (ro, tf) if x.get("status") != "ok")}
