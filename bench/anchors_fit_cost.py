@@ -22,13 +22,14 @@ interleaved ``--repeats`` times. Per fit and tree:
 - ``digest``: a SHA-256 of every array of the ``TrainResult`` and of the
   solution's test probabilities: equal digests mean bit-identical results.
 
-BLAS pools are limited to one thread in the workers. The machine's load average
+BLAS pools are limited to one thread in the workers; ``--threads N`` sets the
+workers' ``OMP_NUM_THREADS`` (the core's threads). The machine's load average
 is recorded before and after.
 
 Run (rateopt's environment with the data package; see ``bench/_anchors.py``)::
 
     PYTHONPATH=python python bench/anchors_fit_cost.py [--quick] [--json] [--out PATH]
-        [--reference /work/main/python] [--repeats N]
+        [--reference /work/main/python] [--repeats N] [--timed N] [--threads N] [--fits a,b]
 
 ``--quick``: one interleaved repeat of one timed fit per worker.
 """
@@ -143,6 +144,8 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
 
 def _run(tree: Path, job: dict[str, Any]) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    if job.get("threads"):  # the core's OpenMP threads (rateopt's n_threads=None follows this setting)
+        env["OMP_NUM_THREADS"] = str(job["threads"])
     out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(job)], env=env, capture_output=True,
                          text=True, check=False)
     if out.returncode:
@@ -166,7 +169,8 @@ def markdown(res: dict[str, Any]) -> str:
              (f"{res['utc']}, git {(res['git'].get('sha') or '?')[:12]}{' (dirty)' if res['git'].get('dirty') else ''}"
               f"; {res['machine'].get('cpu_model')} x {res['machine'].get('cpu_count')}; load average (1, 5, 15 min) "
               f"{res['load_before']} before, {res['load_after']} after; {res['repeats']} interleaved repeat(s) x "
-              f"{res['timed']} timed fit(s) per tree."), "",
+              f"{res['timed']} timed fit(s) per tree; OMP_NUM_THREADS "
+              f"{res.get('threads') or 'unset (every core)'}."), "",
              "Trees: " + ", ".join(f"`{t}` = {p}" for t, p in res["trees"].items()) + ".", ""]
     rows = []
     for fit, trees in res["results"].items():
@@ -191,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="another tree's python/ directory (with its built _core) timed in the same run")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved workers per tree (default 3; quick 1)")
     parser.add_argument("--timed", type=int, default=None, help="timed fits per worker (default 3; quick 1)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="OMP_NUM_THREADS of the workers (default: unset, the core uses every core); 1 makes "
+                             "the CPU times comparable on a loaded machine (no OpenMP thread waits for another)")
     parser.add_argument("--fits", default=None, help=f"comma-separated fits (default: all of {', '.join(FITS)})")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -213,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(repeats):
         for fit in fits:
             for tree, path in trees.items():
-                s = _run(path, {"fit": fit, "timed": timed})
+                s = _run(path, {"fit": fit, "timed": timed, "threads": args.threads})
                 samples[fit][tree].append(s)
                 print(f"{fit} {tree}: {median(s['wall_s']):.3f} s wall, {median(s['cpu_s']):.3f} s CPU",
                       file=sys.stderr)
@@ -224,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             ratios[f"{fit} wall"] = r["reference"]["fit_s"] / r["this"]["fit_s"]
             ratios[f"{fit} CPU"] = r["reference"]["fit_cpu_s"] / r["this"]["fit_cpu_s"]
     res = {"name": NAME, "utc": utc_now(), "git": git_sha(), "quick": args.quick, "repeats": repeats,
-           "timed": timed, "trees": {t: str(p) for t, p in trees.items()},
+           "timed": timed, "threads": args.threads, "trees": {t: str(p) for t, p in trees.items()},
            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
            "results": results, "ratios": ratios,
            "identical_results": {f: len({d for r in rs.values() for d in r["digests"]}) == 1
