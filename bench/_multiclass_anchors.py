@@ -219,7 +219,8 @@ def tfco_fit(Xd: np.ndarray, y: np.ndarray, g: np.ndarray, K: int, slack: float,
     fit_s = time.perf_counter() - t0
     fit_cpu_s = time.process_time() - c0  # every thread of this process (TensorFlow's pools)
     keep = np.flatnonzero(dist > 0)
-    return {"fit_s": fit_s, "fit_cpu_s": fit_cpu_s, "loop_s": loop_s, "steps": cfg["epochs"] * per_epoch, "n_constraints": len(constraints),
+    return {"fit_s": fit_s, "fit_cpu_s": fit_cpu_s, "loop_s": loop_s, "steps": cfg["epochs"] * per_epoch,
+            "n_constraints": len(constraints),
             "W": np.stack([Ws[i] for i in keep]), "B": np.stack([Bs[i] for i in keep]), "dist": dist[keep],
             "iterate_error": objs, "iterate_max_violation": [float(np.max(c)) for c in cons],
             "version": getattr(tfco, "__version__", None) or "0.2", "tf_version": tf.__version__}

@@ -35,7 +35,8 @@ def test_test_se_is_the_binomial_standard_error(bench):
     assert bench.test_se(0.0, 100) == 0.0
 
 
-@pytest.mark.parametrize(("key", "anchor", "need"), [("adult_tpr4", "tfco", 100.0), ("adult_eo_sex", "fairlearn", 300.0),
+@pytest.mark.parametrize(("key", "anchor", "need"), [("adult_tpr4", "tfco", 100.0),
+                                                     ("adult_eo_sex", "fairlearn", 300.0),
                                                      ("census_dp", "fairlearn", 100.0)])
 def test_speedup_thresholds_are_issue_35s(bench, key, anchor, need):
     assert bench.SPEEDUP_NEEDED[key] == need
