@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import resource
 import sys
 import time
@@ -385,16 +386,17 @@ def run_system(system, spec: anchors.Spec, data: anchors.Data, repeats: int, log
         Fit times, training and test error and violation (``_anchors.shared_evaluate``),
         model size, settings and peak memory.
     """
-    times, loads = [], []
+    times, cpus, loads = [], [], []
     model = None
     rss0 = _maxrss_gib()
     for _ in range(repeats):
         model = None
         gc.collect()
         with CpuMonitor() as mon:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             model = system.fit(spec, data)
             times.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         loads.append(mon.external_cores)
     rss1 = _maxrss_gib()
     n_features = data.train.X.shape[1]
@@ -405,6 +407,10 @@ def run_system(system, spec: anchors.Spec, data: anchors.Data, repeats: int, log
     out = {
         "fit_s": median(times),
         "fit_samples_s": times,
+        # CPU time of this process during the fit (every thread: OpenMP's, TensorFlow's pools): less sensitive
+        # to other processes than the wall time on a shared machine
+        "fit_cpu_s": median(cpus),
+        "fit_cpu_samples_s": cpus,
         "external_cores": loads,
         "train_err": ev_tr["error"],
         "test_err": ev_te["error"],
@@ -434,40 +440,51 @@ def _pos(v: float) -> float:
     return max(v, 0.0)
 
 
-#: Issue 14's targets: speed-up over each anchor, and the largest training
-#: violation allowed (TFCO: no more than TFCO's own; fairlearn problems: 0.001).
-SPEEDUP_NEEDED = {"tfco": 60.0, "fairlearn": 100.0}
+#: Issue 35's speed-up targets per problem (issue 14's 60x TFCO / 100x fairlearn before): rateopt's fit is at
+#: least this many times faster than the anchor's, in one run.
+SPEEDUP_NEEDED = {"adult_tpr4": 100.0, "adult_eo_sex": 300.0, "census_dp": 100.0}
+#: The largest training violation allowed against fairlearn (against TFCO: no more than TFCO's own, + 1e-4).
 FAIRLEARN_VIOL = 1e-3
 
 
-def judge(key: str, entry: dict, anchor: str) -> dict:
-    """Issue 14's targets for one problem.
+def test_se(err: float, n_test: int) -> float:
+    """The standard error of a test error rate ``err`` measured on ``n_test`` rows: ``sqrt(err (1 - err) / n)``."""
+    return float(np.sqrt(err * (1.0 - err) / n_test))
 
-    Test error no higher than the anchor's; training violation (positive part)
-    no larger than TFCO's (1e-4 tolerance) or at most 0.001 against fairlearn;
-    speed-up at least 60x (TFCO) / 100x (fairlearn).
+
+def judge(key: str, entry: dict, anchor: str) -> dict:
+    """Issue 35's targets for one problem.
+
+    Test error within one test standard error of the anchor's (the SE of the
+    anchor's test error on the test rows, :func:`test_se`); training violation
+    (positive part) no larger than TFCO's (1e-4 tolerance) or at most 0.001
+    against fairlearn (tight constraints); speed-up at least
+    :data:`SPEEDUP_NEEDED` of the problem.
 
     Parameters
     ----------
     key : str
         The problem.
     entry : dict
-        Its results, with ``rateopt``, the anchor's and ``speedup_vs_<anchor>``.
+        Its results, with ``rateopt``, the anchor's, ``speedup_vs_<anchor>`` and ``data.test_rows``.
     anchor : {"tfco", "fairlearn"}
         The anchor.
 
     Returns
     -------
     dict
-        Whether each target is met, the test error gap and the speed-up needed.
+        Whether each target is met, the test error gap, the test SE and the speed-up needed.
     """
     r, a = entry["rateopt"], entry[anchor]
-    need = SPEEDUP_NEEDED[anchor]
+    need = SPEEDUP_NEEDED[key]
     speed = entry[f"speedup_vs_{anchor}"]
     viol_cap = _pos(a["train_viol"]) + 1e-4 if anchor == "tfco" else FAIRLEARN_VIOL
+    se = test_se(a["test_err"], entry["data"]["test_rows"])
+    gap = r["test_err"] - a["test_err"]
     return {
-        "test_err_ok": r["test_err"] <= a["test_err"],
-        "test_err_gap": r["test_err"] - a["test_err"],
+        "test_err_ok": gap <= se,
+        "test_err_gap": gap,
+        "test_se": se,
         "train_viol_ok": _pos(r["train_viol"]) <= viol_cap,
         "speedup_ok": speed >= need,
         "speedup_needed": need,
@@ -587,6 +604,7 @@ def main(argv=None) -> int:
     wait_s = args.wait_quiet if args.wait_quiet is not None else (15.0 if quick else 120.0)
     log = (lambda *a: print(*a, file=sys.stderr, flush=True)) if args.json else (lambda *a: print(*a, flush=True))
     t_start = time.perf_counter()
+    load_start = os.getloadavg()
 
     info = machine_info(("numpy", "scipy", "sklearn", "pandas", "fairlearn", "tensorflow"))
     from importlib.metadata import PackageNotFoundError, version
@@ -651,15 +669,17 @@ def main(argv=None) -> int:
         a = entry[spec.anchor]
         if "fit_s" in a:
             entry[f"speedup_vs_{spec.anchor}"] = a["fit_s"] / entry["rateopt"]["fit_s"]
+            entry[f"cpu_ratio_vs_{spec.anchor}"] = a["fit_cpu_s"] / entry["rateopt"]["fit_cpu_s"]
             entry["targets"] = judge(key, entry, spec.anchor)
             log(f"  speed-up vs {spec.anchor}: {entry[f'speedup_vs_{spec.anchor}']:.1f}x; targets {entry['targets']}")
         results[key] = entry
         summary[key] = {
-            sysname: {k: entry[sysname].get(k) for k in ("test_err", "train_viol", "test_viol", "fit_s")}
+            sysname: {k: entry[sysname].get(k) for k in ("test_err", "train_viol", "test_viol", "fit_s", "fit_cpu_s")}
             for sysname in ("rateopt", spec.anchor) if "fit_s" in entry[sysname]
         }
         if f"speedup_vs_{spec.anchor}" in entry:
             summary[key][f"speedup_vs_{spec.anchor}"] = entry[f"speedup_vs_{spec.anchor}"]
+            summary[key][f"cpu_ratio_vs_{spec.anchor}"] = entry[f"cpu_ratio_vs_{spec.anchor}"]
         gc.collect()
 
     results = {k: results[k] for k in keys if k in results}
@@ -672,6 +692,8 @@ def main(argv=None) -> int:
         "tuned": not args.no_tune,
         "repeats_rateopt": repeats,
         "total_s": time.perf_counter() - t_start,
+        "loadavg_start": list(load_start),
+        "loadavg_end": list(os.getloadavg()),
         "machine": info,
         "evaluation": ("shared_evaluate: plain NumPy on each system's expected decisions (probability "
                        "of a positive decision for stochastic classifiers); violation = largest g_i in "
@@ -687,6 +709,10 @@ def main(argv=None) -> int:
         emit_json_line({**summary, "loop_overhead": full["loop_overhead"],
                         "memory_floor_ratio": full["memory_floor_ratio"]})
     return 0
+
+
+def _loads(values) -> str:
+    return "?" if not values else " / ".join(f"{x:.2f}" for x in values)
 
 
 def render_markdown(full: dict) -> str:
@@ -714,6 +740,10 @@ def render_markdown(full: dict) -> str:
          f"scikit-learn {v.get('sklearn')}, fairlearn {v.get('fairlearn')}, tensorflow-cpu {v.get('tensorflow')}, "
          f"TFCO {v.get('tensorflow-constrained-optimization')}."),
         "",
+        (f"Load average (1, 5, 15 min) at the start {_loads(full.get('loadavg_start'))}, at the end "
+         f"{_loads(full.get('loadavg_end'))}; other processes' cores during each fit: "
+         "`external_cores` in the JSON."),
+        "",
         ("Every number below comes from one shared NumPy evaluation (`shared_evaluate`) of each "
          "system's expected decisions. Violation: the largest constraint value in `g <= 0` form "
          "(negative = met with margin). Fit: wall time of the whole fit (median of "
@@ -731,12 +761,15 @@ def render_markdown(full: dict) -> str:
                 rows.append([key, sysname, "FAILED: " + r["error"], "", "", "", "", "", ""])
                 continue
             sp = e.get(f"speedup_vs_{sysname}")
+            cr = e.get(f"cpu_ratio_vs_{sysname}")
+            cpu = r.get("fit_cpu_s")
             rows.append([key, sysname, f"{r['train_err']:.4f}", f"{r['test_err']:.4f}", f"{r['train_viol']:+.4f}",
-                         f"{r['test_viol']:+.4f}", f"{r['fit_s']:.2f}", f"{r['n_models']} / {r['n_params']}",
-                         f"{sp:.1f}x" if sp else ""])
+                         f"{r['test_viol']:+.4f}", f"{r['fit_s']:.2f}", "" if cpu is None else f"{cpu:.2f}",
+                         f"{r['n_models']} / {r['n_params']}", f"{sp:.1f}x" if sp else "",
+                         f"{cr:.1f}x" if cr else ""])
     lines.append(markdown_table(
-        ["problem", "system", "train err", "test err", "train viol", "test viol", "fit s", "models / params",
-         "rateopt speed-up"], rows))
+        ["problem", "system", "train err", "test err", "train viol", "test viol", "fit s", "fit CPU s",
+         "models / params", "rateopt speed-up (wall)", "CPU-time ratio"], rows))
     lines += ["", "## Targets", ""]
 
     def yn(b):
@@ -748,9 +781,11 @@ def render_markdown(full: dict) -> str:
         if not t:
             continue
         gap = t.get("test_err_gap")
-        trows.append([key, yn(t["test_err_ok"]) + (f" ({gap:+.4f})" if gap is not None else ""),
+        se = t.get("test_se")
+        trows.append([key, yn(t["test_err_ok"]) + (f" ({gap:+.4f}" + (f", SE {se:.4f})" if se is not None else ")")
+                                                    if gap is not None else ""),
                       yn(t["train_viol_ok"]), f"{yn(t['speedup_ok'])} (needs {t['speedup_needed']:.0f}x)"])
-    lines.append(markdown_table(["problem", "test err <= anchor's (rateopt - anchor)",
+    lines.append(markdown_table(["problem", "test err <= anchor's + 1 test SE (rateopt - anchor, SE)",
                                  "train viol <= TFCO's / <= 0.001", "speed-up"], trows))
     lines += ["", (f"From their own benchmarks: `loop_overhead` = {full.get('loop_overhead')} "
                    f"({full.get('loop_overhead_source')}), kernel `memory_floor_ratio` = "

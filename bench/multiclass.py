@@ -33,7 +33,8 @@ Measured in one run:
 
     Targets (main setting): rateopt-shrunk's training max violation <= 1e-3;
     its test accuracy >= LogisticRegression's - 0.01 where LogisticRegression's
-    training disparity <= 0.10; TFCO's fit time / rateopt's >= 30.
+    training disparity <= 0.10; on every setting, TFCO's fit time / rateopt's >= 80 (issue 35; issue 26's
+    was 30).
 (c) ``rateopt-kernel``: ``KernelModel(n_components=500)`` on the main setting,
     the same goal and solution (full run only).
 
@@ -109,11 +110,13 @@ FUSED_VARIANTS = {"fused": "softmax", "fusedh": "hinge"}
 TARGET_VIOLATION = 1e-3
 TARGET_ACC_GAP = 0.01
 TARGET_DISPARITY_APPLIES = 2 * SLACK
-TARGET_TFCO_SPEEDUP = 30.0
+#: Issue 35: TFCO's fit time / rateopt's >= 80 on every setting (issue 26 asked for 30 on the main one).
+TARGET_TFCO_SPEEDUP = 80.0
 RATEOPT_CFG = {"method": "proxy-swap", "model": "LinearModel(l2=1e-4)", "random_state": SEED}
 QUICK_N_ITER = 100
 KERNEL_COMPONENTS = 500
-ANCHORS_VENV = BENCH_DIR / ".anchors-venv"
+#: The anchors venv's Python (``--anchors-python`` overrides it).
+ANCHORS_PYTHON = BENCH_DIR / ".anchors-venv" / "bin" / "python"
 EXIT_API_MISSING = 3
 
 
@@ -270,21 +273,23 @@ def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repea
     gc = data.group
     tr = data.train
     params = {} if n_iter is None else {"n_iter": n_iter}
-    times, loads = [], []
+    times, cpus, loads = [], [], []
     for _ in range(repeats):
         with CpuMonitor() as mon:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ds = rateopt.ClassDataset(tr.X, tr.y, groups={gc: tr.groups[gc]})
             problem = rateopt.Problem(
                 constraints=[rateopt.goals.multiclass_demographic_parity(gc, slack=SLACK)], datasets=ds)
             result = rateopt.train(problem, _model(kind), method="proxy-swap", random_state=SEED, **params)
             shrunk = result.solution("m-stochastic")
             times.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         loads.append(mon.external_cores)
     t0 = time.perf_counter()
     best = result.solution("best")
     best_s = time.perf_counter() - t0
-    out: dict[str, Any] = {"status": "ok", "fit_s": median(times), "fit_samples_s": times, "external_cores": loads,
+    out: dict[str, Any] = {"status": "ok", "fit_s": median(times), "fit_samples_s": times,
+                           "fit_cpu_s": median(cpus), "fit_cpu_samples_s": cpus, "external_cores": loads,
                            "wait_quiet": quiet,
                            "settings": {**RATEOPT_CFG, **params, "model": "LinearModel(l2=1e-4)" if kind == "linear"
                                         else f"KernelModel(n_components={KERNEL_COMPONENTS}, l2=1e-4)"},
@@ -304,11 +309,12 @@ def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repea
     return out
 
 
-def run_tfco(data: md.MulticlassData, *, epochs: int, tmp: Path, wait_s: float = 0.0) -> dict[str, Any]:
-    """TFCO in the anchors venv (a subprocess); ``skipped`` when the venv is absent."""
-    py = ANCHORS_VENV / "bin" / "python"
+def run_tfco(data: md.MulticlassData, *, epochs: int, tmp: Path, wait_s: float = 0.0,
+             python: Path = ANCHORS_PYTHON) -> dict[str, Any]:
+    """TFCO in the anchors venv's ``python`` (a subprocess); ``skipped`` when it is absent."""
+    py = Path(python)
     if not py.exists():
-        return {"status": "skipped", "error": f"no anchors venv ({ANCHORS_VENV}); create it with the command at the "
+        return {"status": "skipped", "error": f"no anchors venv ({py}); create it with the command at the "
                                               "top of bench/requirements-anchors.txt"}
     K, gc = len(data.classes), data.group
     cfg = dict(ma.TFCO_CFG, epochs=epochs)
@@ -385,7 +391,7 @@ def run_setting(setting: str, args, api: dict[str, Any], tmp: Path) -> dict[str,
         sysd["tfco"] = {"status": "skipped", "error": "--no-tfco"}
     else:
         sysd["tfco"] = run_tfco(data, epochs=ma.TFCO_QUICK_EPOCHS if args.quick else ma.TFCO_CFG["epochs"], tmp=tmp,
-                                wait_s=args.wait_quiet)
+                                wait_s=args.wait_quiet, python=args.anchors_python)
         t = sysd["tfco"]
         log(f"  tfco: {t['status']}" + (f", fit {t['fit_s']:.1f} s, train viol {t['train_viol']:.4f}, test acc "
                                         f"{t['test_acc']:.4f}" if t["status"] == "ok" else f": {t.get('error')}"))
@@ -413,6 +419,10 @@ def targets(sysd: dict[str, Any]) -> dict[str, Any]:
         sp = tf["fit_s"] / ro["fit_s"]
         t["tfco_speedup"] = {"tfco_fit_s": tf["fit_s"], "rateopt_fit_s": ro["fit_s"], "ratio": sp,
                              "min": TARGET_TFCO_SPEEDUP, "status": "met" if sp >= TARGET_TFCO_SPEEDUP else "missed"}
+        if tf.get("fit_cpu_s") and ro.get("fit_cpu_s"):
+            # CPU seconds of the two fits (every thread of each process): less sensitive to other processes
+            t["tfco_cpu_ratio"] = {"tfco_fit_cpu_s": tf["fit_cpu_s"], "rateopt_fit_cpu_s": ro["fit_cpu_s"],
+                                   "ratio": tf["fit_cpu_s"] / ro["fit_cpu_s"], "status": "info"}
     else:
         t["tfco_speedup"] = {"status": "not measured",
                              "why": "; ".join(str(x.get("error")) for x in (ro, tf) if x.get("status") != "ok")}
@@ -422,10 +432,15 @@ def targets(sysd: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- report
 
 
+def _loads(values) -> str:
+    return "?" if not values else " / ".join(f"{x:.2f}" for x in values)
+
+
 def markdown(res: dict[str, Any]) -> str:
     lines = [f"# Multiclass rates ({'quick' if res['quick'] else 'full'} run)", "",
              (f"{res['date']}, git {res['git']['sha']}{' (dirty)' if res['git']['dirty'] else ''}, "
-             f"{res['machine'].get('cpu_model')} x {res['machine'].get('cpu_count')}"), ""]
+             f"{res['machine'].get('cpu_model')} x {res['machine'].get('cpu_count')}; load average (1, 5, 15 min) "
+             f"{_loads(res.get('loadavg_start'))} at the start, {_loads(res.get('loadavg_end'))} at the end"), ""]
     f = res["fused"]
     lines += ["## (a) Fused K=10 pass vs 10 single-column rate_kernel passes", ""]
     if "layouts" in f:
@@ -492,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
     add_common_args(ap)
     ap.add_argument("--settings", default=None, help="comma-separated settings (default: all; --quick: the main one)")
     ap.add_argument("--no-tfco", action="store_true", help="skip TFCO")
+    ap.add_argument("--anchors-python", type=Path, default=ANCHORS_PYTHON,
+                    help="the Python of the venv with TFCO (default: bench/.anchors-venv/bin/python)")
     ap.add_argument("--no-kernel", action="store_true", help="skip the kernel model")
     ap.add_argument("--no-fused", action="store_true", help="skip the fused-pass timing")
     ap.add_argument("--repeats", type=int, default=None, help="rateopt fits timed (default 3; --quick 1)")
@@ -513,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     if api["missing"]:
         log(f"WARNING: {_missing(api['missing'])['error']}; those parts are reported as 'api missing'")
     res: dict[str, Any] = {"bench": NAME, "quick": args.quick, "date": utc_now(), "git": git_sha(),
+                           "loadavg_start": list(os.getloadavg()),
                            "machine": machine_info(("numpy", "scipy", "sklearn")), "slack": SLACK, "api": api,
                            "settings": {}}
     fused_ok = not any(n.startswith("rateopt.core") for n in api["missing"])
@@ -534,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for s in settings:
             res["settings"][s] = run_setting(s, args, api, Path(tmp))
+    res["loadavg_end"] = list(os.getloadavg())
     res["summary"] = {"fused": res["fused"].get("target", {"status": res["fused"].get("status"),
                                                             "why": res["fused"].get("error")}),
                       "main": res["settings"].get(md.MAIN_SETTING, {}).get("targets")}

@@ -380,7 +380,9 @@ def _run_python_loop(game, players_spec, spec, settings, rng, sizes, minibatch, 
             full_rates = None if minibatch else result.rates
         stop = False
         if t % settings.record_every == 0 or t == settings.n_iter - 1:
-            info = recorder.record(t, theta, bias, game.multipliers(), full_rates, offsets=offsets, model=current)
+            # the callback's info (objective and constraint values) only when there is a callback to read it
+            info = recorder.record(t, theta, bias, game.multipliers(), full_rates, offsets=offsets, model=current,
+                                   with_info=callback is not None)
             stop = callback is not None and bool(callback(t, info))
         if bar is not None:
             bar.update(1)
@@ -596,10 +598,11 @@ class _Recorder:
         """The full-data atom rates of one linear iterate on ``spec``."""
         return spec.run_pass(theta, bias, np.zeros(spec.n_atoms), offsets=offsets, **self.passes).rates
 
-    def record(self, t, theta, bias, multipliers, rates=None, offsets=None, model=None):
+    def record(self, t, theta, bias, multipliers, rates=None, offsets=None, model=None, with_info=True):
         """Record iterate ``t`` (``rates``: its full-data atom rates when already known; ``offsets``:
         the trainable thresholds of offset atoms, a training variable recorded beside the model;
-        ``model``: a fitted classifier iterate, whose rates come from its decisions)."""
+        ``model``: a fitted classifier iterate, whose rates come from its decisions). Returns the
+        callback's :meth:`info` (None without ``with_info``: nothing reads it)."""
         if model is not None:
             self.rows["models"].append(model)
         rates = self.rates_of(self.spec, theta, bias, offsets) if rates is None else rates
@@ -614,7 +617,7 @@ class _Recorder:
             r["val_rates"].append(decision_rates(self.val_spec, model) if model is not None
                                   else self.rates_of(self.val_spec, theta, bias, offsets))
         self.n_iter = t + 1
-        return self.info(rates, multipliers)
+        return self.info(rates, multipliers) if with_info else None
 
     def info(self, rates, multipliers):
         """The callback's ``info`` of an iterate with these atom rates and multipliers."""

@@ -273,3 +273,25 @@ def test_estimator_does_not_warn_within_its_epsilon():
 
 def test_the_feasibility_tolerance():
     assert math.isclose(rateopt._solutions._result.FEASIBILITY_RTOL, 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rate_map_constraints_are_each_records_product(seed):
+    """All records' constraint values in one product are, bit for bit, ``C @ r - kappa`` of each record alone."""
+    import scipy.sparse as sp
+
+    from rateopt._solutions._rate_map import RateMap
+
+    rng = np.random.default_rng(seed)
+    m, n, k = int(rng.integers(1, 30)), int(rng.integers(1, 200)), int(rng.integers(0, 40))
+    C = sp.random(m, n, density=float(rng.uniform(0.02, 1.0)), random_state=seed, format="csr")
+    C.data = rng.standard_normal(C.nnz) * 10.0 ** rng.integers(-8, 3, C.nnz)
+    kappa = rng.standard_normal(m)
+    rate_map = RateMap(c0=np.zeros(n), const0=0.0, C=C, kappa=kappa, constraint_names=tuple(map(str, range(m))))
+    R = rng.random((k, n)) * 10.0 ** rng.integers(-6, 1, (k, n))
+    want = np.array([rate_map.C @ r - kappa for r in R]).reshape(k, m)
+    got = rate_map.constraints(R)
+    assert got.shape == (k, m)
+    np.testing.assert_array_equal(got, want)
+    # and, to round-off, the dense product
+    np.testing.assert_allclose(got, R @ C.toarray().T - kappa, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(C.data).max()))

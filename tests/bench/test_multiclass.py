@@ -94,7 +94,7 @@ def test_tfco_mixture_prediction_is_the_weighted_argmax(bench):
 def test_quick_run_without_the_anchors_venv(bench, tmp_path, capsys, monkeypatch):
     from sklearn.linear_model import LogisticRegression
 
-    monkeypatch.setattr(bench, "ANCHORS_VENV", tmp_path / "no-venv")
+    monkeypatch.setattr(bench, "ANCHORS_PYTHON", tmp_path / "no-venv" / "bin" / "python")
     out = tmp_path / "mc.json"
     rc = bench.main(["--quick", "--json", "--out", str(out), "--fused-repeats", "2"])
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

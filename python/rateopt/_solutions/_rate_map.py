@@ -63,7 +63,10 @@ class RateMap:
         """Constraint values of each row of ``atom_rates``: shape (n_recorded, n_constraints)
         (the rows of ``C``, then the metric constraints)."""
         m = self.C.shape[0]
-        G = np.array([self.C @ r - self.kappa for r in atom_rates]).reshape(len(atom_rates), m)
+        n = len(atom_rates)
+        R = np.asarray(atom_rates, dtype=np.float64).reshape(n, self.C.shape[1])
+        # one product for every record (row by row, each entry the same sum as C @ r in the same order)
+        G = (np.asarray(self.C @ R.T).reshape(m, n).T - self.kappa).reshape(n, m)
         if self.metric_constraints:
             extra = np.array([[c.value(r) for c in self.metric_constraints] for r in atom_rates])
             G = np.hstack([G, extra.reshape(len(atom_rates), len(self.metric_constraints))])

@@ -157,7 +157,10 @@ def check_finite(arr, name):
         At the first NaN or inf, naming ``name`` and its place ("at position 3"
         for a vector, "at index (1, 0)" otherwise).
     """
-    bad = np.flatnonzero(~np.isfinite(arr))
+    finite = np.isfinite(arr)
+    if finite.all():  # the common case, in one reduction (a pass checks its inputs on every call)
+        return
+    bad = np.flatnonzero(~finite)
     if bad.size:
         where = np.unravel_index(int(bad[0]), arr.shape)
         place = f"position {where[0]}" if arr.ndim == 1 else f"index {tuple(int(i) for i in where)}"
