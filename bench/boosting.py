@@ -784,6 +784,115 @@ def plot_frontiers(summary, prefix, out_dir):
     return paths
 
 
+# --------------------------------------------------------------------------- the counting rule's noise floor
+
+
+def _group_counts(y, g, rate):
+    """Per group (sorted): the rows of ``rate``'s subset, and the overall count."""
+    rows = _rows_of(rate, y)
+    groups = np.unique(g)
+    return groups, np.array([int(np.sum(rows & (g == v))) for v in groups])
+
+
+def simulated_disparity(n_tr, n_te, r, delta, n_draws, rng):
+    """Draws of the test disparity (and its SE) of a classifier whose training rates were fitted exactly.
+
+    Per rate ``k`` and group ``j``: ``n_tr[k][j]``, ``n_te[k][j]`` rows, overall rate ``r[k]``, and the
+    training deviation ``delta[k][j]`` of the group's rate from the overall rate that the fit left (0: the
+    goal met with equality). The classifier's population deviation is ``delta`` minus the training rows'
+    sampling noise, and its test deviation that plus the test rows' noise (normal, binomial variances
+    ``r (1 - r) / n`` per group; the overall rate's noise the row-weighted mean of the groups'). Returns
+    ``(disparity, se)`` per draw: the largest absolute test deviation over groups and rates (the bench's
+    :func:`disparity`) and the binomial SE of that group's test rate."""
+    best = np.full(n_draws, -1.0)
+    se = np.zeros(n_draws)
+    for ntr, nte, rk, dk in zip(n_tr, n_te, r, delta):
+        ntr, nte, dk = np.asarray(ntr, float), np.asarray(nte, float), np.asarray(dk, float)
+        var = rk * (1 - rk)
+        e_tr = rng.normal(size=(n_draws, ntr.shape[0])) * np.sqrt(var / ntr)
+        e_te = rng.normal(size=(n_draws, nte.shape[0])) * np.sqrt(var / nte)
+        dev = dk - (e_tr - (e_tr @ (ntr / ntr.sum()))[:, None]) + (e_te - (e_te @ (nte / nte.sum()))[:, None])
+        a = np.abs(dev)
+        j = a.argmax(axis=1)
+        m = a[np.arange(n_draws), j]
+        better = m > best
+        best[better] = m[better]
+        se[better] = np.sqrt(var / nte[j[better]])
+    return best, se
+
+
+def noise_floor(datasets, seeds, tolerances, rounds, n_draws=4000):
+    """Per cell (dataset, goal, tolerance): the probability that a classifier trained to the goal *exactly*
+    on the training split counts by the issue's rule (seed-mean test disparity <= tolerance + the RMS test
+    SE), from the group sizes of the bench's splits alone (:func:`simulated_disparity`), in two cases:
+    ``equal`` (the fit left every group at the overall rate: the best case for counting) and ``binding``
+    (each group's training deviation that of plain LightGBM clipped to the tolerance: the constraints that
+    plain LightGBM violates bind at the tolerance)."""
+    rng = np.random.default_rng(20261128)
+    out = []
+    for name in datasets:
+        X, y, g, col = _data(name)
+        per_seed = []
+        for seed in seeds:
+            tr, te = _split(X.shape[0], seed, ACS_ROWS if name.startswith("acs") else None)
+            plain = fit_lightgbm(X[tr], y[tr], rounds, seed)
+            p_tr = (plain.predict(X[tr], raw_score=True) >= 0).astype(float)
+            p_te = (plain.predict(X[te], raw_score=True) >= 0).astype(float)
+            per_seed.append((y[tr], g[tr], y[te], g[te], p_tr, p_te))
+        for goal in GOALS:
+            for tol in tolerances:
+                cell = {"dataset": name, "goal": goal, "tolerance": tol}
+                for case in ("equal", "binding"):
+                    d_sum, se2_sum = np.zeros(n_draws), np.zeros(n_draws)
+                    for y_tr, g_tr, y_te, g_te, p_tr, p_te in per_seed:
+                        n_tr, n_te, r, delta = [], [], [], []
+                        for rate in RATES[goal]:
+                            groups, ntr = _group_counts(y_tr, g_tr, rate)
+                            _, nte = _group_counts(y_te, g_te, rate)
+                            rows = _rows_of(rate, y_tr)
+                            overall = p_tr[rows].mean()
+                            dev = np.array([p_tr[rows & (g_tr == v)].mean() - overall for v in groups])
+                            n_tr.append(ntr)
+                            n_te.append(nte)
+                            r.append(float(p_te[_rows_of(rate, y_te)].mean()))
+                            delta.append(np.zeros_like(dev) if case == "equal" else np.clip(dev, -tol, tol))
+                        d, se = simulated_disparity(n_tr, n_te, r, delta, n_draws, rng)
+                        d_sum += d
+                        se2_sum += se ** 2
+                    k = len(per_seed)
+                    mean_d, rms_se = d_sum / k, np.sqrt(se2_sum / k)
+                    cell[case] = {"p_counts": float(np.mean(mean_d <= tol + rms_se)),
+                                  "median_disparity": float(np.median(mean_d)),
+                                  "q90_disparity": float(np.quantile(mean_d, 0.9)),
+                                  "median_se": float(np.median(rms_se))}
+                out.append(cell)
+    return out
+
+
+def noise_floor_text(cells, frontier):
+    """The noise floor's table beside the recorded points' disparities and whether they counted."""
+    pts = {(s["dataset"], s["goal"], s["tolerance"], s["system"]): s for s in frontier}
+    body = []
+    for c in cells:
+        line = [c["dataset"], c["goal"], c["tolerance"]]
+        for case in ("equal", "binding"):
+            e = c[case]
+            line.append(f"{e['median_disparity']:.4f} / {e['q90_disparity']:.4f} (SE {e['median_se']:.4f}); "
+                        f"P(counts) {e['p_counts']:.2f}")
+        for system in ("rateopt-lightgbm", "post-aware"):
+            s = pts.get((c["dataset"], c["goal"], c["tolerance"], system))
+            line.append("" if s is None else f"{s['test_disparity']:.4f}{'' if _counts(s) else ' (x)'}")
+        body.append(line)
+    exp = {case: sum(c[case]["p_counts"] for c in cells) for case in ("equal", "binding")}
+    obs = {system: sum(_counts(pts[(c["dataset"], c["goal"], c["tolerance"], system)]) for c in cells
+                       if (c["dataset"], c["goal"], c["tolerance"], system) in pts)
+           for system in ("rateopt-lightgbm", "post-aware")}
+    return (markdown_table(["dataset", "goal", "tol", "equal: median / 90% disparity; P(counts)",
+                            "binding: median / 90% disparity; P(counts)", "rateopt disparity", "post-aware disparity"],
+                           body),
+            {"expected_counting_cells": exp, "observed_counting_cells": obs, "cells": len(cells)})
+
+
 # --------------------------------------------------------------------------- cost in fresh subprocesses
 
 
@@ -992,6 +1101,10 @@ def main(argv=None):
                         help=f"comma-separated goals for --collapse (of {', '.join(GOALS)})")
     parser.add_argument("--cost", action="store_true",
                         help="instead: CPU, wall and peak RSS of each system in a fresh subprocess")
+    parser.add_argument("--noise-floor", action="store_true",
+                        help="only the counting rule's noise floor for the recorded frontier's cells (its datasets, "
+                             "seeds, tolerances and trees): how often a classifier fitted to the goal exactly on the "
+                             "training split counts, from the splits' group sizes (boosting_noise_floor.{md,json})")
     parser.add_argument("--reanalyze", action="store_true",
                         help="only re-analyse the rows of the recorded bench/results/boosting_frontier.json (with "
                              "--eg: boosting_eg.json): verdicts, interpolated frontiers, plots; no training")
@@ -1078,6 +1191,34 @@ def main(argv=None):
             datasets = ["adult-sex"]
     seeds = (list(range(args.seeds)) if args.seeds else [0] if args.quick else list(EG_SEEDS) if args.eg
              else [0, 1, 2])
+    if args.noise_floor:
+        rec = json.loads((RESULTS_DIR / "boosting_frontier.json").read_text())
+        datasets = ["adult-sex"] if args.quick else rec["datasets"]
+        cells = noise_floor(datasets, rec["seeds"], rec["tolerances"], rec["rounds"],
+                            n_draws=500 if args.quick else 4000)
+        table, totals = noise_floor_text(cells, rec["summary"])
+        md = ("# The counting rule's noise floor (bench/boosting.py --noise-floor)\n\n"
+              f"For each cell of the recorded frontier ({rec['rounds']} trees, seeds {rec['seeds']}, the same splits): "
+              "the test disparity that a classifier fitted to the goal *exactly* on the training split shows from "
+              "sampling noise alone, and the probability that its point counts by the issue's rule (the mean over "
+              "the seeds of the test disparity <= the tolerance + the RMS test SE of that group's rate), by "
+              "simulation (4,000 draws; `simulated_disparity`): the classifier's population rates differ from its "
+              "training rates by the training rows' binomial noise, and its test rates from those by the test rows' "
+              "(each group's rate variance r (1 - r) / n, r the overall test rate of plain LightGBM for that rate; "
+              "the overall rate's noise the row-weighted mean of the groups'). 'equal': the fit left every group "
+              "exactly at the overall rate (the best case for counting); 'binding': each group's training deviation "
+              "is plain LightGBM's clipped to the tolerance (the constraints it violates bind). Beside: the recorded "
+              "seed-mean test disparities ((x): does not count).\n\n"
+              + table + f"\n\nCells expected to count (sum of the probabilities) against those observed: "
+              + json.dumps(totals) + "\n")
+        json_path, md_path = results_paths("boosting_noise_floor", quick=args.quick, out=args.out)
+        write_results({"bench": "boosting-noise-floor", "date": utc_now(), "frontier_date": rec["date"],
+                       "seeds": rec["seeds"], "rounds": rec["rounds"], "cells": cells, "totals": totals},
+                      md, json_path, md_path)
+        print(md)
+        if args.json:
+            emit_json_line({"bench": "boosting-noise-floor", "totals": totals})
+        return
     if args.reanalyze:
         rec = json.loads((RESULTS_DIR / ("boosting_eg.json" if args.eg else "boosting_frontier.json")).read_text())
         rows = [{**r, "test_gap": float("nan") if r["test_gap"] is None else r["test_gap"]}  # JSON's NaN: null

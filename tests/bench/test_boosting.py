@@ -186,3 +186,22 @@ def test_raw_interpolation_and_the_interpolated_verdicts():
     assert by_tol[0.03]["post-blind"]["better_by_se"] and by_tol[0.03]["post-blind"]["error"] == pytest.approx(0.12)
     assert mod.interpolated_summary(ivs, ("post-blind",))["post-blind"] == {
         "comparable": 1, "le_within_se": 1, "better_by_se": 1}
+
+
+def test_simulated_disparity_of_two_groups_is_a_scaled_half_normal():
+    """Two groups in the same proportions on both splits: group 1's test deviation is ``w2 D`` and group 2's
+    ``-w1 D``, with ``D`` the difference of the groups' training noises minus that of their test noises, so
+    the disparity is ``max(w1, w2) |D|`` (median 0.6745 sd), the smaller group's deviation, and its SE that of
+    the smaller group's rate."""
+    mod = _mod()
+    n_tr, n_te, r = np.array([700, 2100]), np.array([300, 900]), 0.3
+    var = r * (1 - r)
+    sd = np.sqrt(var * (1 / n_tr + 1 / n_te).sum())
+    d, se = mod.simulated_disparity([n_tr], [n_te], [r], [np.zeros(2)], 40000, np.random.default_rng(0))
+    assert np.median(d) == pytest.approx(0.75 * sd * 0.6745, rel=0.03)
+    assert np.allclose(se, np.sqrt(var / 300))
+    # with two rates the disparity is the larger of the two rates' draws
+    d2, _ = mod.simulated_disparity([n_tr, n_tr], [n_te, n_te], [r, r], [np.zeros(2)] * 2, 40000,
+                                    np.random.default_rng(1))
+    # the median of the larger of two independent half-normals: sd * Phi^-1((1 + sqrt(0.5)) / 2) = 1.0383 sd
+    assert np.median(d2) == pytest.approx(0.75 * sd * 1.0383, rel=0.03)
