@@ -276,7 +276,38 @@ def frontier_table(rows, variants):
                              f"{s['mean_test_error_change']:+.5f}", f"{s['worse_1se']} / {s['better_1se']}",
                              f"{s['mean_test_disparity_change']:+.4f}", f"{s['max_train_violation']:+.1e}"]
                             for s in summary]) + "\n")
-    return {"summary": summary, "rows": rows}, md
+    verdict = _verdicts_per_variant(rows, variants)
+    md += ("\nThe issue's two rules with each variant's rows in place of the recorded rateopt-lightgbm rows of "
+           "bench/results/boosting_frontier.json (the comparators' recorded rows, same splits; bench/boosting.py's "
+           "`verdicts` and `interpolated_verdicts`): OK / WIN of the cells judged.\n\n"
+           + markdown_table(["variant", "points counting (of 45)", "cell rule vs fairgbm", "vs post-blind",
+                             "vs post-aware", "envelope vs fairgbm", "vs post-blind", "vs post-aware"],
+                            [[v, x["cell"]["rateopt_counts"]]
+                             + [f"{x['cell'][c]['le_within_se']} / {x['cell'][c]['better_by_se']} of {x['cell'][c]['cells']}"
+                                for c in _COMPARATORS]
+                             + [f"{x['envelope'][c]['le_within_se']} / {x['envelope'][c]['better_by_se']} of "
+                                f"{x['envelope'][c]['comparable']}" for c in _COMPARATORS]
+                             for v, x in verdict.items()]) + "\n")
+    return {"summary": summary, "verdicts": verdict, "rows": rows}, md
+
+
+_COMPARATORS = ("fairgbm", "post-blind", "post-aware")
+
+
+def _verdicts_per_variant(rows, variants):
+    """Per variant: bench/boosting.py's verdict summaries with the variant's rows as rateopt-lightgbm's."""
+    rec = json.loads((RESULTS_DIR / "boosting_frontier.json").read_text())
+    out = {}
+    for v in variants:
+        mine = [{**r, "system": "rateopt-lightgbm", "n_train": 0, "rounds": ROUNDS, "cpu_s": 0.0, "cpu_ratio": 0.0}
+                for r in rows if r["variant"] == v]
+        merged = [r for r in rec["rows"] if r["system"] != "rateopt-lightgbm"] + mine
+        merged = [{**r, "test_gap": float("nan") if r.get("test_gap") is None else r["test_gap"]} for r in merged]
+        summ = [s for s in B.summarize(merged) if s["goal"] != "coverage_budget"]
+        ivs, _ = B.interpolated_verdicts(summ, _COMPARATORS)
+        out[v] = {"cell": B.verdict_summary(B.verdicts(summ, _COMPARATORS), _COMPARATORS),
+                  "envelope": B.interpolated_summary(ivs, _COMPARATORS)}
+    return out
 
 
 HELDOUT_CELLS = (("adult-sex", "equal_opportunity", 0.0), ("adult-sex", "equal_opportunity", 0.05),
