@@ -39,7 +39,9 @@ CPU, wall, peak RSS). Raw rows of full runs go to ``bench/results/boosting_runs/
 mode) so that datasets can run in separate processes and the report gathers them (``--report``).
 
 ``--reanalyze``: the verdicts, the interpolated-frontier comparison and the plots again from the rows of the
-recorded ``boosting_frontier.json`` (``--eg``: ``boosting_eg.json``), without training.
+recorded ``boosting_frontier.json`` (``--eg``: ``boosting_eg.json``), without training. ``--noise-floor``:
+``boosting_noise_floor.{md,json}``, how often a classifier fitted to the goal exactly on the training split
+would count by the issue's rule, from the recorded frontier's splits (group sizes) alone.
 
 Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...]
 [--eg | --collapse N | --cost | --report | --reanalyze]``.
