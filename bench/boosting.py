@@ -38,7 +38,13 @@ Outputs: ``boosting.{md,json}`` (the main tolerance 0.02 and the coverage budget
 CPU, wall, peak RSS). Raw rows of full runs go to ``bench/results/boosting_runs/`` (one file per dataset and
 mode) so that datasets can run in separate processes and the report gathers them (``--report``).
 
-Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...] [--eg | --collapse N | --cost | --report]``.
+``--reanalyze``: the verdicts, the interpolated-frontier comparison and the plots again from the rows of the
+recorded ``boosting_frontier.json`` (``--eg``: ``boosting_eg.json``), without training. ``--noise-floor``:
+``boosting_noise_floor.{md,json}``, how often a classifier fitted to the goal exactly on the training split
+would count by the issue's rule, from the recorded frontier's splits (group sizes) alone.
+
+Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...]
+[--eg | --collapse N | --cost | --report | --reanalyze]``.
 """
 
 from __future__ import annotations
@@ -444,8 +450,8 @@ def verdicts(summary, comparators=("fairgbm", "eg-lightgbm", "post-blind")):
                          "disparity": None if c is None else c["test_disparity"],
                          "system": None if c is None else c["system"]}
         pa = pts.get("post-aware")
-        row["post-aware"] = None if pa is None else {"error": pa["test_error"], "disparity": pa["test_disparity"],
-                                                     "counts": _counts(pa)}
+        row["post-aware-beside"] = None if pa is None else {"error": pa["test_error"],
+                                                            "disparity": pa["test_disparity"], "counts": _counts(pa)}
         out.append(row)
     return out
 
@@ -473,10 +479,207 @@ def verdict_table(vs, comparators=("fairgbm", "eg-lightgbm", "post-blind")):
             line.append("n/a" if d["error"] is None else
                         f"{'OK' if d['le_within_se'] else 'FAIL'}{' WIN' if d['better_by_se'] else ''} "
                         f"({d['verdict']}; {d['error']:.4f} / {d['disparity']:.4f})")
-        pa = v["post-aware"]
+        pa = v["post-aware-beside"]
         line.append("" if pa is None else f"{pa['error']:.4f} / {pa['disparity']:.4f}{'' if pa['counts'] else ' (x)'}")
         body.append(line)
     return markdown_table(heads, body)
+
+
+# --------------------------------------------------------------------------- interpolated frontiers
+
+#: systems whose points are pooled into one frontier: FairGBM at both of its multiplier rates (a user who tunes
+#: the rate may pick either), as the cell rule takes FairGBM's better counting setting
+FRONTIER_POOLS = {"fairgbm": ("fairgbm-mlr0.1", "fairgbm-mlr0.01")}
+
+
+def frontier_curve(points, envelope=True):
+    """A system's test error as a function of its achieved test disparity, from its (seed-mean) points.
+
+    ``points``: summary rows (``test_disparity``, ``test_error``, ``test_error_se``) of one system (or a pool)
+    on one (dataset, goal). Returns the vertices ``[(d, e, se), ...]`` sorted by ``d``, and whether the curve
+    stays flat to the right of its last vertex.
+
+    ``envelope=False``: the points themselves, joined by straight lines in order of their disparity (points of
+    equal disparity: the lower error); defined on ``[min d, max d]`` only.
+
+    ``envelope=True``: the monotone lower convex envelope: the lower convex hull of the points up to the point
+    of least error, then flat. It is attainable: randomizing between two classifiers with probability ``a``
+    gives the test error ``a e1 + (1 - a) e2`` exactly and, since each group's rate and the overall rate are
+    linear in ``a`` and the disparity is a maximum of their distances (convex), a test disparity at most
+    ``a d1 + (1 - a) d2`` (per split, hence for the means over seeds with the same ``a``); and a classifier
+    of disparity ``d' <= d`` also has disparity at most ``d``. So every point of the envelope is the error of
+    a classifier of disparity at most its abscissa. Defined on ``[min d, inf)``.
+    """
+    pts = sorted(((p["test_disparity"], p["test_error"], p["test_error_se"]) for p in points),
+                 key=lambda q: (q[0], q[1]))
+    if not envelope:
+        out = []
+        for q in pts:
+            if not out or q[0] > out[-1][0]:
+                out.append(q)
+        return out, False
+    i_best = min(range(len(pts)), key=lambda i: (pts[i][1], pts[i][0]))
+    hull = []
+    for q in pts[:i_best + 1]:  # the lower convex hull, left to right (monotone chain)
+        while len(hull) >= 2 and ((hull[-1][0] - hull[-2][0]) * (q[1] - hull[-2][1])
+                                  - (hull[-1][1] - hull[-2][1]) * (q[0] - hull[-2][0])) <= 0:
+            hull.pop()
+        if hull and q[0] == hull[-1][0]:  # equal disparity: the lower error was taken first
+            continue
+        hull.append(q)
+    return hull, True
+
+
+def curve_at(curve, d):
+    """``(error, se)`` of a :func:`frontier_curve` at disparity ``d`` (straight lines between vertices, the SE
+    interpolated alike), or None where the curve is not defined."""
+    verts, flat = curve
+    if not verts or d < verts[0][0] - 1e-12:
+        return None
+    for (d0, e0, s0), (d1, e1, s1) in zip(verts, verts[1:]):
+        if d <= d1:
+            a = 0.0 if d1 == d0 else (d - d0) / (d1 - d0)
+            return e0 + a * (e1 - e0), s0 + a * (s1 - s0)
+    if d <= verts[-1][0] + 1e-12 or flat:
+        return verts[-1][1], verts[-1][2]
+    return None
+
+
+def _system_points(pts, comp):
+    names = FRONTIER_POOLS.get(comp, (comp,))
+    return [p for p in pts if p["system"] in names]
+
+
+def interpolated_verdicts(summary, comparators, envelope=True, grid=200):
+    """Per cell (dataset, goal, tolerance ``t``): rateopt-lightgbm's frontier against each comparator's at
+    equal achieved test disparity ``d = t``, where both curves are defined there; and per (dataset, goal),
+    over a grid of ``grid`` disparities spanning the range both cover (``envelope``: from the larger of the
+    two least disparities to the largest disparity of either), the fraction of the range where rateopt is
+    within / better by 1 SE. 1 SE: the larger of the two interpolated test-error SEs."""
+    out, ranges = [], []
+    for dataset, goal in sorted({(s["dataset"], s["goal"]) for s in summary if s["goal"] != "coverage_budget"}):
+        pts = [s for s in summary if (s["dataset"], s["goal"]) == (dataset, goal)]
+        r_curve = frontier_curve(_system_points(pts, "rateopt-lightgbm"), envelope)
+        if not r_curve[0]:
+            continue
+        curves = {c: frontier_curve(_system_points(pts, c), envelope) for c in comparators
+                  if _system_points(pts, c)}
+        for tol in sorted({s["tolerance"] for s in pts}):
+            row = {"dataset": dataset, "goal": goal, "tolerance": tol, "rateopt": curve_at(r_curve, tol)}
+            for comp in comparators:
+                if comp not in curves:
+                    row[comp] = {"verdict": "n/a", "le_within_se": None, "better_by_se": None}
+                    continue
+                r, c = row["rateopt"], curve_at(curves[comp], tol)
+                if r is None or c is None:
+                    who = ("neither reaches" if r is None and c is None
+                           else f"{'rateopt' if r is None else comp} does not reach")
+                    row[comp] = {"verdict": f"outside ({who} d={tol:g})", "le_within_se": None,
+                                 "better_by_se": None, "error": None if c is None else c[0]}
+                    continue
+                se = max(r[1], c[1])
+                diff = r[0] - c[0]
+                row[comp] = {"verdict": f"{diff / se:+.1f} SE", "le_within_se": bool(diff <= se),
+                             "better_by_se": bool(diff <= -se), "error": c[0], "diff_se": diff / se}
+            out.append(row)
+        for comp, c_curve in curves.items():
+            lo = max(r_curve[0][0][0], c_curve[0][0][0])
+            hi = max(r_curve[0][-1][0], c_curve[0][-1][0]) if envelope else min(r_curve[0][-1][0],
+                                                                                 c_curve[0][-1][0])
+            if hi < lo:
+                ranges.append({"dataset": dataset, "goal": goal, "comparator": comp, "lo": lo, "hi": hi,
+                               "within": None, "better": None, "worst_se": None, "best_se": None})
+                continue
+            zs = []
+            for d in np.linspace(lo, hi, grid):
+                r, c = curve_at(r_curve, d), curve_at(c_curve, d)
+                zs.append((r[0] - c[0]) / max(r[1], c[1]))
+            zs = np.array(zs)
+            ranges.append({"dataset": dataset, "goal": goal, "comparator": comp, "lo": lo, "hi": hi,
+                           "within": float(np.mean(zs <= 1)), "better": float(np.mean(zs <= -1)),
+                           "worst_se": float(zs.max()), "best_se": float(zs.min())})
+    return out, ranges
+
+
+def interpolated_summary(ivs, comparators):
+    out = {"cells": len(ivs), "rateopt_defined": sum(v["rateopt"] is not None for v in ivs)}
+    for comp in comparators:
+        judged = [v for v in ivs if v[comp]["le_within_se"] is not None]
+        out[comp] = {"comparable": len(judged), "le_within_se": sum(v[comp]["le_within_se"] for v in judged),
+                     "better_by_se": sum(v[comp]["better_by_se"] for v in judged)}
+    return out
+
+
+def side_by_side_table(vs, ivs, comparators):
+    """Per cell, the cell rule's verdict and the interpolated (envelope) rule's, for each comparator."""
+    iv = {(v["dataset"], v["goal"], v["tolerance"]): v for v in ivs}
+    heads = ["dataset", "goal", "tol", "rateopt: point err / disp | envelope err at d=tol"]
+    for c in comparators:
+        heads += [f"{c}: cell rule", f"{c}: at equal disparity"]
+    body = []
+
+    def short(d):
+        if d.get("le_within_se") is None:
+            return d["verdict"]
+        return f"{'OK' if d['le_within_se'] else 'FAIL'}{' WIN' if d['better_by_se'] else ''} ({d['verdict']})"
+
+    for v in vs:
+        i = iv.get((v["dataset"], v["goal"], v["tolerance"]))
+        r = None if i is None else i["rateopt"]
+        line = [v["dataset"], v["goal"], v["tolerance"],
+                f"{v['rateopt_error']:.4f} / {v['rateopt_disparity']:.4f}{'' if v['rateopt_counts'] else ' (x)'} | "
+                + ("-" if r is None else f"{r[0]:.4f}")]
+        for c in comparators:
+            cell = v.get(c)
+            line.append("" if cell is None else "n/a" if cell.get("error") is None and cell["verdict"] == "n/a"
+                        else short(cell) if cell.get("le_within_se") is not None else cell["verdict"])
+            line.append("" if i is None else short(i[c]))
+        body.append(line)
+    return markdown_table(heads, body)
+
+
+def interpolated_text(vs, ivs, iranges, isum, comparators):
+    """The markdown of the interpolated-frontier comparison: the rule, the side-by-side table, the counts."""
+    return (
+        "### At equal achieved test disparity (interpolated frontiers)\n\n"
+        "The issue's second rule. Per (dataset, goal), each system's test error as a function of its achieved test "
+        "disparity, from its seed-mean points over the tolerances (FairGBM: its points at both multiplier rates "
+        "pooled). The **envelope** rule (judged in the table): the monotone lower convex envelope of the points "
+        "(lower convex hull up to the point of least error, flat after it), which is attainable (randomizing "
+        "between two classifiers with probability a gives the error a e1 + (1 - a) e2 exactly and a test "
+        "disparity at most a d1 + (1 - a) d2, the disparity being a maximum of distances of rates linear in a; "
+        "a classifier of disparity d' <= d also has disparity at most d), defined from the system's least test "
+        "disparity on. The **raw** rule (counts only): the points joined by straight lines in order of their "
+        "disparity, defined between the least and the largest. Each cell (dataset, goal, tolerance t) compares "
+        "the two curves at d = t where both are defined (else 'outside', not counted); 1 SE is the larger of the "
+        "two interpolated test-error SEs (each vertex's SE as in the cell rule, interpolated linearly). OK: "
+        "rateopt's error <= the comparator's + 1 SE; WIN: <= its - 1 SE. The disparity itself carries a test SE "
+        "(see the points' table) that this rule does not allow for: it compares curves measured on the test "
+        "rows, not a tolerance a user sets beforehand.\n\n"
+        + side_by_side_table(vs, ivs, comparators)
+        + "\n\nCounts (cell rule: of the cells where the comparator states the goal; interpolated: of the cells "
+          "where both curves are defined at d = t):\n\n"
+        + markdown_table(["comparator", "cell rule: OK / WIN of cells", "envelope: OK / WIN of comparable",
+                          "raw: OK / WIN of comparable"],
+                         [[c, f"{vsum_c['le_within_se']} / {vsum_c['better_by_se']} of {vsum_c['cells']}",
+                           f"{e['le_within_se']} / {e['better_by_se']} of {e['comparable']}",
+                           f"{r['le_within_se']} / {r['better_by_se']} of {r['comparable']}"]
+                          for c in comparators
+                          for vsum_c, e, r in [(verdict_summary(vs, (c,))[c], isum["envelope"][c], isum["raw"][c])]])
+        + "\n\nOver the whole disparity range both envelopes cover (200 evenly spaced disparities from the larger "
+          "of the two least disparities to the largest of either; flat parts included), the share where rateopt's "
+          "envelope is within 1 SE of the comparator's and better by 1 SE, and its worst and best difference in "
+          "SEs:\n\n" + ranges_table(iranges) + "\n")
+
+
+def ranges_table(ranges):
+    return markdown_table(
+        ["dataset", "goal", "comparator", "common disparity range", "rateopt within 1 SE", "rateopt better by 1 SE",
+         "rateopt's worst / best (SE)"],
+        [[r["dataset"], r["goal"], r["comparator"], f"{r['lo']:.3f} - {r['hi']:.3f}",
+          "-" if r["within"] is None else f"{100 * r['within']:.0f}%",
+          "-" if r["better"] is None else f"{100 * r['better']:.0f}%",
+          "-" if r["worst_se"] is None else f"{r['worst_se']:+.1f} / {r['best_se']:+.1f}"] for r in ranges])
 
 
 def frontier_collapses(rows):
@@ -512,7 +715,8 @@ def summary_table(summary):
 
 
 def plot_frontiers(summary, prefix, out_dir):
-    """Test error against test disparity over the tolerances, per (dataset, goal): one png each."""
+    """Test error against test disparity over the tolerances, per (dataset, goal): one png each, with each
+    system's monotone lower convex envelope (:func:`frontier_curve`) drawn broad and faint in its colour."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -541,6 +745,20 @@ def plot_frontiers(summary, prefix, out_dir):
                             xytext=(3, 3), textcoords="offset points")
         for t in tols:
             ax.axvline(t, color="0.85", lw=0.6, zorder=0)
+        # each system's monotone lower convex envelope (the interpolated rule's curve), broad and faint
+        x_right = max([s["test_disparity"] for s in pts if s["test_error"] <= 1.5 * min(
+            p["test_error"] for p in pts) + 0.02] + tols)
+        for system, color in (("rateopt-lightgbm", "C0"), ("fairgbm", "C3"), ("eg-lightgbm", "C4"),
+                              ("post-aware", "C2"), ("post-blind", "C7")):
+            mine = _system_points(pts, system)
+            if not mine:
+                continue
+            verts, _ = frontier_curve(mine, envelope=True)
+            xs, ys = [v[0] for v in verts], [v[1] for v in verts]
+            if xs[-1] < x_right:
+                xs, ys = xs + [x_right], ys + [ys[-1]]
+            ax.plot(xs, ys, color=color, lw=6, alpha=0.3, solid_capstyle="butt", zorder=1,
+                    label=f"{system} envelope" if system == "rateopt-lightgbm" else None)
         n = pts[0]["n_seeds"]
         ax.set_xlabel(f"test disparity (max over groups of |{'/'.join(RATES[goal])} - overall|)")
         ax.set_ylabel("test error")
@@ -566,6 +784,115 @@ def plot_frontiers(summary, prefix, out_dir):
         paths.append(str(path.relative_to(out_dir.parent.parent)) if out_dir.parent.parent in path.parents
                      else str(path))
     return paths
+
+
+# --------------------------------------------------------------------------- the counting rule's noise floor
+
+
+def _group_counts(y, g, rate):
+    """Per group (sorted): the rows of ``rate``'s subset, and the overall count."""
+    rows = _rows_of(rate, y)
+    groups = np.unique(g)
+    return groups, np.array([int(np.sum(rows & (g == v))) for v in groups])
+
+
+def simulated_disparity(n_tr, n_te, r, delta, n_draws, rng):
+    """Draws of the test disparity (and its SE) of a classifier whose training rates were fitted exactly.
+
+    Per rate ``k`` and group ``j``: ``n_tr[k][j]``, ``n_te[k][j]`` rows, overall rate ``r[k]``, and the
+    training deviation ``delta[k][j]`` of the group's rate from the overall rate that the fit left (0: the
+    goal met with equality). The classifier's population deviation is ``delta`` minus the training rows'
+    sampling noise, and its test deviation that plus the test rows' noise (normal, binomial variances
+    ``r (1 - r) / n`` per group; the overall rate's noise the row-weighted mean of the groups'). Returns
+    ``(disparity, se)`` per draw: the largest absolute test deviation over groups and rates (the bench's
+    :func:`disparity`) and the binomial SE of that group's test rate."""
+    best = np.full(n_draws, -1.0)
+    se = np.zeros(n_draws)
+    for ntr, nte, rk, dk in zip(n_tr, n_te, r, delta):
+        ntr, nte, dk = np.asarray(ntr, float), np.asarray(nte, float), np.asarray(dk, float)
+        var = rk * (1 - rk)
+        e_tr = rng.normal(size=(n_draws, ntr.shape[0])) * np.sqrt(var / ntr)
+        e_te = rng.normal(size=(n_draws, nte.shape[0])) * np.sqrt(var / nte)
+        dev = dk - (e_tr - (e_tr @ (ntr / ntr.sum()))[:, None]) + (e_te - (e_te @ (nte / nte.sum()))[:, None])
+        a = np.abs(dev)
+        j = a.argmax(axis=1)
+        m = a[np.arange(n_draws), j]
+        better = m > best
+        best[better] = m[better]
+        se[better] = np.sqrt(var / nte[j[better]])
+    return best, se
+
+
+def noise_floor(datasets, seeds, tolerances, rounds, n_draws=4000):
+    """Per cell (dataset, goal, tolerance): the probability that a classifier trained to the goal *exactly*
+    on the training split counts by the issue's rule (seed-mean test disparity <= tolerance + the RMS test
+    SE), from the group sizes of the bench's splits alone (:func:`simulated_disparity`), in two cases:
+    ``equal`` (the fit left every group at the overall rate: the best case for counting) and ``binding``
+    (each group's training deviation that of plain LightGBM clipped to the tolerance: the constraints that
+    plain LightGBM violates bind at the tolerance)."""
+    rng = np.random.default_rng(20261128)
+    out = []
+    for name in datasets:
+        X, y, g, col = _data(name)
+        per_seed = []
+        for seed in seeds:
+            tr, te = _split(X.shape[0], seed, ACS_ROWS if name.startswith("acs") else None)
+            plain = fit_lightgbm(X[tr], y[tr], rounds, seed)
+            p_tr = (plain.predict(X[tr], raw_score=True) >= 0).astype(float)
+            p_te = (plain.predict(X[te], raw_score=True) >= 0).astype(float)
+            per_seed.append((y[tr], g[tr], y[te], g[te], p_tr, p_te))
+        for goal in GOALS:
+            for tol in tolerances:
+                cell = {"dataset": name, "goal": goal, "tolerance": tol}
+                for case in ("equal", "binding"):
+                    d_sum, se2_sum = np.zeros(n_draws), np.zeros(n_draws)
+                    for y_tr, g_tr, y_te, g_te, p_tr, p_te in per_seed:
+                        n_tr, n_te, r, delta = [], [], [], []
+                        for rate in RATES[goal]:
+                            groups, ntr = _group_counts(y_tr, g_tr, rate)
+                            _, nte = _group_counts(y_te, g_te, rate)
+                            rows = _rows_of(rate, y_tr)
+                            overall = p_tr[rows].mean()
+                            dev = np.array([p_tr[rows & (g_tr == v)].mean() - overall for v in groups])
+                            n_tr.append(ntr)
+                            n_te.append(nte)
+                            r.append(float(p_te[_rows_of(rate, y_te)].mean()))
+                            delta.append(np.zeros_like(dev) if case == "equal" else np.clip(dev, -tol, tol))
+                        d, se = simulated_disparity(n_tr, n_te, r, delta, n_draws, rng)
+                        d_sum += d
+                        se2_sum += se ** 2
+                    k = len(per_seed)
+                    mean_d, rms_se = d_sum / k, np.sqrt(se2_sum / k)
+                    cell[case] = {"p_counts": float(np.mean(mean_d <= tol + rms_se)),
+                                  "median_disparity": float(np.median(mean_d)),
+                                  "q90_disparity": float(np.quantile(mean_d, 0.9)),
+                                  "median_se": float(np.median(rms_se))}
+                out.append(cell)
+    return out
+
+
+def noise_floor_text(cells, frontier):
+    """The noise floor's table beside the recorded points' disparities and whether they counted."""
+    pts = {(s["dataset"], s["goal"], s["tolerance"], s["system"]): s for s in frontier}
+    body = []
+    for c in cells:
+        line = [c["dataset"], c["goal"], c["tolerance"]]
+        for case in ("equal", "binding"):
+            e = c[case]
+            line.append(f"{e['median_disparity']:.4f} / {e['q90_disparity']:.4f} (SE {e['median_se']:.4f}); "
+                        f"P(counts) {e['p_counts']:.2f}")
+        for system in ("rateopt-lightgbm", "post-aware"):
+            s = pts.get((c["dataset"], c["goal"], c["tolerance"], system))
+            line.append("" if s is None else f"{s['test_disparity']:.4f}{'' if _counts(s) else ' (x)'}")
+        body.append(line)
+    exp = {case: sum(c[case]["p_counts"] for c in cells) for case in ("equal", "binding")}
+    obs = {system: sum(_counts(pts[(c["dataset"], c["goal"], c["tolerance"], system)]) for c in cells
+                       if (c["dataset"], c["goal"], c["tolerance"], system) in pts)
+           for system in ("rateopt-lightgbm", "post-aware")}
+    return (markdown_table(["dataset", "goal", "tol", "equal: median / 90% disparity; P(counts)",
+                            "binding: median / 90% disparity; P(counts)", "rateopt disparity", "post-aware disparity"],
+                           body),
+            {"expected_counting_cells": exp, "observed_counting_cells": obs, "cells": len(cells)})
 
 
 # --------------------------------------------------------------------------- cost in fresh subprocesses
@@ -646,14 +973,21 @@ def _load_runs(tag):
     return rows, info
 
 
-def report(rows, *, quick, out, tag, tolerances, run_info, json_line):
-    """Write the main table (main tolerance + budget), the frontier table with verdicts, and the plots."""
+def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=None):
+    """Write the main table (main tolerance + budget), the frontier table with verdicts, and the plots.
+
+    ``recorded``: the metadata of a recorded frontier JSON whose rows are re-analysed (``--reanalyze``): its
+    date and machine are kept, and the main table (``boosting.{md,json}``) is not rewritten."""
     summary = summarize(rows)
     main_rows = [s for s in summary if s["tolerance"] == MAIN_TOL or s["goal"] == "coverage_budget"]
     frontier = [s for s in summary if s["goal"] != "coverage_budget"]
-    comparators = ("fairgbm", "eg-lightgbm", "post-blind") if tag == "eg" else ("fairgbm", "post-blind")
+    comparators = (("fairgbm", "eg-lightgbm", "post-blind", "post-aware") if tag == "eg"
+                   else ("fairgbm", "post-blind", "post-aware"))
     vs = verdicts(frontier, comparators)
     vsum = verdict_summary(vs, comparators)
+    ivs, iranges = interpolated_verdicts(frontier, comparators, envelope=True)
+    ivs_raw, iranges_raw = interpolated_verdicts(frontier, comparators, envelope=False)
+    isum = {"envelope": interpolated_summary(ivs, comparators), "raw": interpolated_summary(ivs_raw, comparators)}
     name = "boosting_eg" if tag == "eg" else "boosting"
     datasets = sorted({r["dataset"] for r in rows})
     sizes = {d: next(r["n_train"] for r in rows if r["dataset"] == d) for d in datasets}
@@ -675,17 +1009,23 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line):
              f"counts if its test disparity <= tolerance + 1 test SE; (x) marks one that does not. OK: rateopt's "
              f"test error <= the comparator's + 1 test SE (the larger of the two SEs); WIN: <= its - 1 SE (or the "
              f"comparator's point does not count while rateopt's does). 'fairgbm' is FairGBM's better counting "
-             f"setting of mlr 0.1 / 0.01. post-aware (group at prediction) is shown beside, not judged.\n\n"
-             + verdict_table(vs, comparators) + "\n\nSummary: " + json.dumps(vsum) + "\n")
+             f"setting of mlr 0.1 / 0.01. post-aware (group at prediction) is judged alike and its point shown.\n\n"
+             + verdict_table(vs, comparators) + "\n\nSummary: " + json.dumps(vsum) + "\n\n"
+             + interpolated_text(vs, ivs, iranges, isum, comparators))
     meta = {"date": utc_now(), "quick": quick, "rounds": rounds, "seeds": seeds, "datasets": datasets,
             "n_train": sizes, "tolerances": list(tolerances), "machine": _machine(), "runs": run_info}
+    if recorded is not None:
+        meta.update({k: recorded[k] for k in ("date", "quick", "machine", "runs") if k in recorded},
+                    reanalysed=utc_now())
+    interp = {"interpolated_verdicts": ivs, "interpolated_ranges": iranges, "interpolated_verdicts_raw": ivs_raw,
+              "interpolated_ranges_raw": iranges_raw, "interpolated_summary": isum}
     if tag == "eg":
         md = (f"# ExponentiatedGradient(LightGBM) beside rateopt boosting (bench/boosting.py --eg)\n\n"
               f"A smaller setting for every system of this table: {rounds} trees, goals {list(EG_GOALS)}, tolerances "
               f"{list(EG_TOLERANCES)}, ACS subsampled to {EG_ACS_ROWS} rows "
               f"(Adult: all rows). " + head + "\n" + summary_table(summary) + "\n\n## Verdicts\n\n" + vtext)
         data = {"bench": "boosting-eg", **meta, "rows": rows, "summary": summary, "verdicts": vs,
-                "verdict_summary": vsum, "plots": plots}
+                "verdict_summary": vsum, **interp, "plots": plots}
         json_path, md_path = results_paths(name, quick=quick, out=out)
         write_results(data, md, json_path, md_path)
     else:
@@ -695,7 +1035,8 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line):
         data = {"bench": "boosting", **meta, "rows": [r for r in rows if r["tolerance"] == MAIN_TOL
                                                       or r["goal"] == "coverage_budget"], "summary": main_rows}
         json_path, md_path = results_paths(name, quick=quick, out=out)
-        write_results(data, md, json_path, md_path)
+        if recorded is None:
+            write_results(data, md, json_path, md_path)
         coll = frontier_collapses([r for r in rows if r["goal"] != "coverage_budget"])
         ctext = ("## Collapses on the frontier\n\nRuns (dataset, goal, tolerance, seed) whose test error exceeds "
                  "group-aware post-processing's (same split, same tolerance) by more than 0.02.\n\n" + markdown_table(
@@ -708,14 +1049,15 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line):
                + summary_table(frontier) + "\n\nPlots: " + ", ".join(plots) + "\n")
         fdata = {"bench": "boosting-frontier", **meta, "rows": rows, "summary": frontier, "verdicts": vs,
                  "collapses": coll,
-                 "verdict_summary": vsum, "plots": plots}
+                 "verdict_summary": vsum, **interp, "plots": plots}
         fj, fm = results_paths("boosting_frontier", quick=quick, out=None if out is None else
                                Path(out).with_name(Path(out).stem + "_frontier.json"))
         write_results(fdata, fmd, fj, fm)
     print(md)
     print("verdict summary:", json.dumps(vsum))
+    print("interpolated summary:", json.dumps(isum))
     if json_line:
-        emit_json_line({"bench": name, "quick": quick, "verdict_summary": vsum,
+        emit_json_line({"bench": name, "quick": quick, "verdict_summary": vsum, "interpolated_summary": isum,
                         "main": [{k: s[k] for k in ("dataset", "goal", "tolerance", "system", "test_error",
                                                     "test_disparity", "max_train_violation", "cpu_ratio_median")}
                                  for s in main_rows]})
@@ -761,6 +1103,13 @@ def main(argv=None):
                         help=f"comma-separated goals for --collapse (of {', '.join(GOALS)})")
     parser.add_argument("--cost", action="store_true",
                         help="instead: CPU, wall and peak RSS of each system in a fresh subprocess")
+    parser.add_argument("--noise-floor", action="store_true",
+                        help="only the counting rule's noise floor for the recorded frontier's cells (its datasets, "
+                             "seeds, tolerances and trees): how often a classifier fitted to the goal exactly on the "
+                             "training split counts, from the splits' group sizes (boosting_noise_floor.{md,json})")
+    parser.add_argument("--reanalyze", action="store_true",
+                        help="only re-analyse the rows of the recorded bench/results/boosting_frontier.json (with "
+                             "--eg: boosting_eg.json): verdicts, interpolated frontiers, plots; no training")
     parser.add_argument("--report", action="store_true",
                         help="only rebuild the tables and plots from bench/results/boosting_runs/")
     parser.add_argument("--full-acs", action="store_true", help=f"all ACS rows (default: {ACS_ROWS} of them)")
@@ -844,6 +1193,41 @@ def main(argv=None):
             datasets = ["adult-sex"]
     seeds = (list(range(args.seeds)) if args.seeds else [0] if args.quick else list(EG_SEEDS) if args.eg
              else [0, 1, 2])
+    if args.noise_floor:
+        rec = json.loads((RESULTS_DIR / "boosting_frontier.json").read_text())
+        datasets = ["adult-sex"] if args.quick else rec["datasets"]
+        cells = noise_floor(datasets, rec["seeds"], rec["tolerances"], rec["rounds"],
+                            n_draws=500 if args.quick else 4000)
+        table, totals = noise_floor_text(cells, rec["summary"])
+        md = ("# The counting rule's noise floor (bench/boosting.py --noise-floor)\n\n"
+              f"For each cell of the recorded frontier ({rec['rounds']} trees, seeds {rec['seeds']}, the same splits): "
+              "the test disparity that a classifier fitted to the goal *exactly* on the training split shows from "
+              "sampling noise alone, and the probability that its point counts by the issue's rule (the mean over "
+              "the seeds of the test disparity <= the tolerance + the RMS test SE of that group's rate), by "
+              "simulation (4,000 draws; `simulated_disparity`): the classifier's population rates differ from its "
+              "training rates by the training rows' binomial noise, and its test rates from those by the test rows' "
+              "(each group's rate variance r (1 - r) / n, r the overall test rate of plain LightGBM for that rate; "
+              "the overall rate's noise the row-weighted mean of the groups'). 'equal': the fit left every group "
+              "exactly at the overall rate (the best case for counting); 'binding': each group's training deviation "
+              "is plain LightGBM's clipped to the tolerance (the constraints it violates bind). Beside: the recorded "
+              "seed-mean test disparities ((x): does not count).\n\n"
+              + table + f"\n\nCells expected to count (sum of the probabilities) against those observed: "
+              + json.dumps(totals) + "\n")
+        json_path, md_path = results_paths("boosting_noise_floor", quick=args.quick, out=args.out)
+        write_results({"bench": "boosting-noise-floor", "date": utc_now(), "frontier_date": rec["date"],
+                       "seeds": rec["seeds"], "rounds": rec["rounds"], "cells": cells, "totals": totals},
+                      md, json_path, md_path)
+        print(md)
+        if args.json:
+            emit_json_line({"bench": "boosting-noise-floor", "totals": totals})
+        return
+    if args.reanalyze:
+        rec = json.loads((RESULTS_DIR / ("boosting_eg.json" if args.eg else "boosting_frontier.json")).read_text())
+        rows = [{**r, "test_gap": float("nan") if r["test_gap"] is None else r["test_gap"]}  # JSON's NaN: null
+                for r in rec["rows"]]
+        report(rows, quick=False, out=args.out, tag=tag, tolerances=rec["tolerances"],
+               run_info=rec.get("runs", {}), json_line=args.json, recorded=rec)
+        return
     if args.report:
         rows, info = _load_runs(tag)
         report(rows, quick=False, out=args.out, tag=tag, tolerances=tolerances, run_info=info, json_line=args.json)

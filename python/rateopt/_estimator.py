@@ -177,8 +177,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         The swap-regret update of ``method="proxy-swap"``.
     lambda_init : {"objective", "uniform"}, default="objective"
         Where ``proxy-swap``'s multipliers start (TFCO's or the paper's matrix).
-    lambda_floor : float, default=1e-3
-        ``proxy-swap``'s floor on the entries of its stochastic matrix, times m+1.
+    lambda_floor : float, default=None
+        ``proxy-swap``'s floor on the entries of its stochastic matrix, times m+1
+        (None: 1e-3; 1e-2 with ``model="boosting"``, whose runs are short).
     objective_warmup : float, default=None
         The share of ``n_iter`` at the start during which the multipliers do
         not move, so the first iterates train the objective (None: 0.2 for

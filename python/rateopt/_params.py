@@ -80,7 +80,8 @@ TRAIN_PARAMS = (
     Param("lambda_floor", None, lambda n, v: None if v is None else _check_floor(n, v),
           "proxy-swap, multiplicative update: every entry of the stochastic matrix stays >= lambda_floor/(m+1) "
           "(TFCO's minimum_multiplier_radius), so a constraint's weight never falls so low that it takes long "
-          "to come back; 0: no floor (None: the method's default, 1e-3 for 'proxy-swap')."),
+          "to come back; 0: no floor (None: the method's default, 1e-3 for 'proxy-swap', 1e-2 for 'proxy-swap' with a "
+          "BoostingModel, whose runs are short)."),
     Param("objective_warmup", None, lambda n, v: None if v is None else _check_floor(n, v),
           "The share of n_iter, at the start, during which the multipliers stay where they start (with "
           "lambda_init='objective': the objective alone, up to lambda_floor), so the first iterates train the "

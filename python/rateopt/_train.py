@@ -43,7 +43,7 @@ from ._solutions._stopping import PlateauRule
 from ._training import _class_spec  # noqa: F401  (registers the K-class game spec: Arity.game_spec)
 from ._training._arity import arity_of
 from ._training._model_kind import model_kind_of
-from ._training._boosting import boosted_eta_lambda
+from ._training._boosting import boosted_eta_lambda, boosted_lambda_floor
 from ._training._lbfgs import lbfgs_refusal, run_lbfgs
 from ._training._players import LagrangePlayer, SwapRegretPlayer
 from ._training._spec import (
@@ -144,7 +144,8 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         starting matrix: TFCO's, almost all weight on the objective; or
         ``"uniform"``, the paper's), ``lambda_floor=1e-3`` (``proxy-swap``,
         multiplicative update: every entry of the matrix stays at least
-        ``lambda_floor / (m+1)``, TFCO's minimum multiplier radius; 0: none),
+        ``lambda_floor / (m+1)``, TFCO's minimum multiplier radius; 0: none;
+        ``1e-2`` for a :class:`BoostingModel`, whose runs are short),
         ``lambda_radius=None`` (L1 radius of Lagrange multipliers; None: no
         cap, except for ``"oracle-lagrangian"``, whose default ``B0 / gamma``
         bounds the optimal multipliers: the objective's range over the better
@@ -448,7 +449,7 @@ def _boosting_params(model, game_cls, params):
         params["n_iter"] = model.n_rounds
     if params.get("record_every") is None:
         params["record_every"] = 1  # a prefix is free to record, and its rates are measured anyway
-    return params
+    return boosted_lambda_floor(game_cls, params)
 
 
 def _refuse_for_boosting(spec, val_spec, *, init, resume, checkpoint):

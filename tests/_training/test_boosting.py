@@ -199,6 +199,28 @@ def test_the_default_multiplier_step_scales_with_the_rounds():
         math.sqrt(k * math.log(k) / (10 * (base / 3.0) ** -2)), rel=1e-12)
 
 
+def test_a_boosted_runs_default_multiplier_floor_is_1e_2():
+    """proxy-swap's floor (and objective-focused start) is 1e-2 for boosted runs (bench/boosting_collapse_study.py)
+    and 1e-3 for linear models; a given floor is kept. The floor holds: a constraint met with room to spare
+    sinks to it (every entry of the swap matrix is kept near floor / k or above, the column then renormalized,
+    so each stationary multiplier is too) and, with the game's 1e-3, sinks ten times lower."""
+    pytest.importorskip("lightgbm")
+    from rateopt._training._boosting import BOOSTED_LAMBDA_FLOOR
+
+    problem, X, y, g = _problem(rateopt.goals.demographic_parity("group", slack=0.6), n=400)
+    k = spec_from_problem(problem).n_constraints + 1
+    boosted = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=60))
+    assert boosted.settings["lambda_floor"] == BOOSTED_LAMBDA_FLOOR == 1e-2
+    lam = boosted.multipliers[boosted.n_trivial + 1:, 1:]
+    assert lam.min() >= 0.95 * BOOSTED_LAMBDA_FLOOR / k
+    low = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=60), lambda_floor=1e-3)
+    assert low.settings["lambda_floor"] == 1e-3
+    assert low.multipliers[low.n_trivial + 1:, 1:].min() < 0.2 * BOOSTED_LAMBDA_FLOOR / k
+    assert rateopt.train(problem, n_iter=10).settings["lambda_floor"] == 1e-3
+    external = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=5), "proxy-external")
+    assert external.settings["lambda_floor"] == 0.0  # a game without a floor keeps none
+
+
 def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_at_most_32_prefixes():
     """solution() of a boosted run with goals: the thresholded solution, whose candidates are the trivial rules,
     the m-stochastic support, the best and last prefixes and evenly spaced ones (at most 32); no goals: the

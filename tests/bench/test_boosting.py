@@ -98,3 +98,110 @@ def test_verdicts_pick_fairgbms_better_counting_setting():
     (v,) = mod.verdicts(summary, ("fairgbm", "post-blind"))
     assert v["fairgbm"]["system"] == "fairgbm-mlr0.01" and v["fairgbm"]["le_within_se"] and v["fairgbm"]["better_by_se"]
     assert v["post-blind"]["better_by_se"]
+
+
+def _brute_envelope(points, d, n_a=4001):
+    """The least error of a mixture of two of ``points`` (pairs suffice: an LP with two constraints) whose
+    interpolated disparity is at most ``d``, on a grid of mixing weights."""
+    best = np.inf
+    a = np.linspace(0.0, 1.0, n_a)
+    for d1, e1 in points:
+        for d2, e2 in points:
+            dd, ee = a * d1 + (1 - a) * d2, a * e1 + (1 - a) * e2
+            ok = dd <= d + 1e-12
+            if ok.any():
+                best = min(best, float(ee[ok].min()))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_envelope_is_the_least_error_of_two_point_mixtures(seed):
+    mod = _mod()
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 8))
+    points = list(zip(rng.random(n) * 0.2, 0.1 + rng.random(n) * 0.1))
+    curve = mod.frontier_curve([_pt(e, d) for d, e in points], envelope=True)
+    dmin = min(d for d, _ in points)
+    for d in np.linspace(0.0, 0.3, 61):
+        got = mod.curve_at(curve, d)
+        if d < dmin:
+            assert got is None
+            continue
+        ref = _brute_envelope(points, d)
+        # the grid of mixing weights finds the optimum up to its spacing (slope <= 0.1 / tiny disparity steps)
+        assert got[0] <= ref + 1e-12 and got[0] >= ref - 2e-3, (d, got, ref)
+        assert all(got[0] <= e + 1e-12 for dp, e in points if dp <= d)  # never above a point to its left
+
+
+def test_envelope_points_are_attained_by_mixing_classifiers():
+    """A point of the envelope between two vertices: the randomized mixture of the two classifiers has that
+    test error exactly and a test disparity at most that abscissa (recounted by the per-row loop)."""
+    mod = _mod()
+    rng = np.random.default_rng(7)
+    n = 400
+    y, g = (rng.random(n) < 0.4).astype(np.int64), rng.choice(["a", "b", "c"], n)
+    clfs = [np.clip(rng.random(n) + shift * (g == "a"), 0, 1) for shift in (0.0, 0.3, -0.3, 0.6)]
+    pts = []
+    for p in clfs:
+        r = _loop_rates(p, y, g, "ppr")
+        d = max(abs(r[k][0] - r["all"][0]) for k in r if k != "all")
+        pts.append((p, d, float(np.mean(np.abs(p - y)))))
+    curve = mod.frontier_curve([_pt(e, d) for _, d, e in pts], envelope=True)
+    verts = curve[0]
+    assert len(verts) >= 2
+    for (d0, e0, _), (d1, e1, _) in zip(verts, verts[1:]):
+        p0 = next(p for p, d, e in pts if (d, e) == (d0, e0))
+        p1 = next(p for p, d, e in pts if (d, e) == (d1, e1))
+        for a in (0.25, 0.5, 0.8):
+            mix = (1 - a) * p0 + a * p1
+            r = _loop_rates(mix, y, g, "ppr")
+            d_mix = max(abs(r[k][0] - r["all"][0]) for k in r if k != "all")
+            e_at = mod.curve_at(curve, (1 - a) * d0 + a * d1)[0]
+            assert float(np.mean(np.abs(mix - y))) == pytest.approx(e_at, abs=1e-12)
+            assert d_mix <= (1 - a) * d0 + a * d1 + 1e-12
+
+
+def test_raw_interpolation_and_the_interpolated_verdicts():
+    mod = _mod()
+    pts = [(0.05, 0.12), (0.01, 0.15), (0.03, 0.11), (0.08, 0.10)]
+    raw = mod.frontier_curve([_pt(e, d) for d, e in pts], envelope=False)
+    xs, ys = zip(*sorted(pts))
+    for d in np.linspace(0.01, 0.08, 15):
+        assert mod.curve_at(raw, d)[0] == pytest.approx(np.interp(d, xs, ys), abs=1e-12)
+    assert mod.curve_at(raw, 0.0) is None and mod.curve_at(raw, 0.09) is None
+    # the envelope drops the point above the hull (0.05, 0.12) and stays flat after the least error
+    env = mod.frontier_curve([_pt(e, d) for d, e in pts], envelope=True)
+    assert [v[:2] for v in env[0]] == [(0.01, 0.15), (0.03, 0.11), (0.08, 0.10)]
+    assert mod.curve_at(env, 0.2)[0] == pytest.approx(0.10)
+    # verdicts at d = tolerance: rateopt 0.11 at 0.03 against a comparator of 0.12 there (SE 0.001: a win);
+    # at 0.01 the comparator starts at 0.02: outside, not counted
+    base = {"dataset": "d", "goal": "equal_opportunity", "n_seeds": 1}
+    summary = [dict(base, **_pt(e, d, tol=t, system="rateopt-lightgbm")) for (d, e), t in zip(
+        [(0.01, 0.15), (0.03, 0.11)], (0.01, 0.03))]
+    summary += [dict(base, **_pt(e, d, tol=t, system="post-blind")) for (d, e), t in zip(
+        [(0.02, 0.13), (0.04, 0.11)], (0.01, 0.03))]
+    ivs, ranges = mod.interpolated_verdicts(summary, ("post-blind",))
+    by_tol = {v["tolerance"]: v for v in ivs}
+    assert by_tol[0.01]["post-blind"]["le_within_se"] is None
+    assert by_tol[0.03]["post-blind"]["better_by_se"] and by_tol[0.03]["post-blind"]["error"] == pytest.approx(0.12)
+    assert mod.interpolated_summary(ivs, ("post-blind",))["post-blind"] == {
+        "comparable": 1, "le_within_se": 1, "better_by_se": 1}
+
+
+def test_simulated_disparity_of_two_groups_is_a_scaled_half_normal():
+    """Two groups in the same proportions on both splits: group 1's test deviation is ``w2 D`` and group 2's
+    ``-w1 D``, with ``D`` the difference of the groups' training noises minus that of their test noises, so
+    the disparity is ``max(w1, w2) |D|`` (median 0.6745 sd), the smaller group's deviation, and its SE that of
+    the smaller group's rate."""
+    mod = _mod()
+    n_tr, n_te, r = np.array([700, 2100]), np.array([300, 900]), 0.3
+    var = r * (1 - r)
+    sd = np.sqrt(var * (1 / n_tr + 1 / n_te).sum())
+    d, se = mod.simulated_disparity([n_tr], [n_te], [r], [np.zeros(2)], 40000, np.random.default_rng(0))
+    assert np.median(d) == pytest.approx(0.75 * sd * 0.6745, rel=0.03)
+    assert np.allclose(se, np.sqrt(var / 300))
+    # with two rates the disparity is the larger of the two rates' draws
+    d2, _ = mod.simulated_disparity([n_tr, n_tr], [n_te, n_te], [r, r], [np.zeros(2)] * 2, 40000,
+                                    np.random.default_rng(1))
+    # the median of the larger of two independent half-normals: sd * Phi^-1((1 + sqrt(0.5)) / 2) = 1.0383 sd
+    assert np.median(d2) == pytest.approx(0.75 * sd * 1.0383, rel=0.03)
