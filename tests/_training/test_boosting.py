@@ -252,3 +252,36 @@ def test_a_zero_weight_row_trains_the_xgboost_ensemble_of_the_row_removed():
     a, b = with_zeros.solution("last"), without.solution("last")
     assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
     assert not np.all(a.predict_proba(X)[:, 1] == a.predict_proba(X)[0, 1])  # trees were grown
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_backends_direct_calls_grow_the_trees_and_scores_of_their_public_api(backend, monkeypatch):
+    """add_tree calls the backends' C functions directly: the same trees and training scores, bit for bit, as
+    their public ``Booster.update(fobj=...)`` / ``Booster.boost`` and ``predict`` (the reference)."""
+    from rateopt._predictors import _boosting as adapters
+
+    problem, X, _, _ = _problem(rateopt.goals.demographic_parity("group", slack=0.05))
+    spec = spec_from_problem(problem)
+    model = rateopt.BoostingModel(backend)
+
+    def grow(direct):
+        if not direct:
+            monkeypatch.setattr(adapters, "_lightgbm_lib", lambda booster: None)
+            monkeypatch.setattr(adapters, "_xgboost_lib", lambda: None)
+        player = BoostingPlayer(spec, model, train_settings(get_game("proxy-swap"), model))
+        lib = (adapters._lightgbm_lib(player.booster.booster) if backend == "lightgbm"
+               else adapters._xgboost_lib())
+        assert (lib is not None) == direct
+        rng = np.random.default_rng(4)
+        scores = []
+        for _ in range(8):
+            player.step(player.run_pass(rng.normal(size=spec.n_atoms)).grad)
+            scores.append(player.scores.copy())
+        monkeypatch.undo()
+        return player.booster.to_bytes(player.booster.n_trees), scores
+
+    direct_trees, direct_scores = grow(True)
+    public_trees, public_scores = grow(False)
+    assert direct_trees == public_trees
+    for a, b in zip(direct_scores, public_scores):
+        assert np.array_equal(a, b)
