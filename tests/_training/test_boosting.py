@@ -199,9 +199,9 @@ def test_the_default_multiplier_step_scales_with_the_rounds():
         math.sqrt(k * math.log(k) / (10 * (base / 3.0) ** -2)), rel=1e-12)
 
 
-def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_nine_evenly_spaced_prefixes():
+def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_17_evenly_spaced_prefixes():
     """solution() of a boosted run with goals: the thresholded solution, whose candidates are the trivial rules
-    and the prefixes round(j T / 8), j = 0..8 (fixed before training); no goals: the m-stochastic solution
+    and the prefixes round(j T / 16), j = 0..16 (fixed before training); no goals: the m-stochastic solution
     (the best prefix)."""
     pytest.importorskip("lightgbm")
     from rateopt._postprocess._mixture import ThresholdedMixture
@@ -212,8 +212,9 @@ def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_nine_
     clf = result.solution()
     assert isinstance(clf, ThresholdedMixture)
     lengths = result.threshold_candidates().prefix_lengths_
-    # Python's round() halves to even, as NumPy's: 7.5 -> 8, 22.5 -> 22, 37.5 -> 38, 52.5 -> 52
-    assert lengths.tolist() == [-1] + [round(j * 60 / 8) for j in range(9)] == [-1, 0, 8, 15, 22, 30, 38, 45, 52, 60]
+    # Python's round() halves to even, as NumPy's: 3.75 -> 4, 11.25 -> 11, 18.75 -> 19, 22.5 -> 22, 37.5 -> 38
+    assert lengths.tolist() == [-1] + [round(j * 60 / 16) for j in range(17)] == [
+        -1, 0, 4, 8, 11, 15, 19, 22, 26, 30, 34, 38, 41, 45, 49, 52, 56, 60]
     assert set(clf.scorer.prefix_lengths_.tolist()) <= set(lengths.tolist())
     p = clf.predict_proba(X)[:, 1]  # the goal recounted: TPR and FPR of each group within 0.01 of the overall
     for label in (0, 1):
@@ -226,12 +227,12 @@ def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_nine_
 def test_candidates_of_a_run_recording_every_fifth_prefix_are_the_nearest_recorded_ones():
     pytest.importorskip("lightgbm")
     problem, *_ = _problem(rateopt.goals.demographic_parity("group", slack=0.02), n=600)
-    result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=30), record_every=7)
+    result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=60), record_every=14)
     recorded = [m.n_trees for m in result.models]
-    assert recorded == [-1, 0, 7, 14, 21, 28, 30]
-    # wanted round(j 30 / 8) = 0, 4, 8, 11, 15, 19, 22, 26, 30: nearest recorded 0, 7 (4: 7 is 3 away, 0 is 4),
-    # 7, 14 (11), 14 (15), 21 (19), 21 (22), 28 (26), 30
-    assert result.threshold_candidates().prefix_lengths_.tolist() == [-1, 0, 7, 14, 21, 28, 30]
+    assert recorded == [-1, 0, 14, 28, 42, 56, 60]
+    # wanted round(j 60 / 16): 0, 4, 8, 11, 15, 19, 22, 26, 30, 34, 38, 41, 45, 49, 52, 56, 60; the nearest
+    # recorded: 0 (4), 14 (8, 11, 15, 19), 28 (22, 26, 30, 34), 42 (38, 41, 45, 49), 56 (52, 56), 60
+    assert result.threshold_candidates().prefix_lengths_.tolist() == [-1, 0, 14, 28, 42, 56, 60]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -247,11 +248,13 @@ def test_the_kept_candidate_scores_are_the_backends_predictions_and_give_the_res
     result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=40))
     scorer = result.threshold_candidates()
     booster = scorer.booster
-    assert sorted(booster.kept) == [5, 10, 15, 20, 25, 30, 35, 40]
+    assert sorted(booster.kept) == [round(j * 40 / 16) for j in range(1, 17)]
     for t in booster.kept:
         assert np.array_equal(booster.kept_training_scores(t), booster.raw_scores(X, t))
-    kept = scorer.kept_training_scores()
+    kept, order = scorer.kept_training_scores()
     assert np.array_equal(kept, scorer.scores(X).T)
+    for row, o in zip(kept, order):  # a sort of each prefix's scores
+        assert np.array_equal(np.sort(o), np.arange(len(o))) and np.all(np.diff(row[o]) >= 0)
     rescored, _ = fit_thresholded_mixture(problem.compiled, scorer, {"train": X}, n_bins=256)
     monkeypatch.setattr(type(booster), "prefix_scores", lambda *a: pytest.fail("the rows were scored again"))
     monkeypatch.setattr(type(booster), "raw_scores", lambda *a: pytest.fail("the rows were scored again"))

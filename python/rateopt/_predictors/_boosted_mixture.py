@@ -34,7 +34,7 @@ THRESHOLDED_KIND = "boosted-thresholded"
 
 #: Candidate prefixes of a boosted run's thresholded solution: the ``K + 1`` prefixes ``round(j T / K)``,
 #: ``j = 0..K``, of a run of ``T`` trees. Chosen by measurement (bench/boosting_candidates.py).
-CANDIDATE_ROUNDS = 8
+CANDIDATE_ROUNDS = 16
 
 
 def candidate_rounds(n_trees, k=CANDIDATE_ROUNDS):
@@ -131,23 +131,33 @@ class BoostedMixture(EstimatorMixture):
         return self.decision_function(X)
 
     def kept_training_scores(self):
-        """Every support prefix's training scores kept while the trees were grown, shape (n_models, n_rows),
-        or None unless every prefix's were (the constant rules need none: their scores are -1 and 0).
+        """Every support prefix's training scores kept while the trees were grown, and each prefix's row
+        order by score, or None unless every prefix's were kept (the constant rules need none: their
+        scores are -1 and 0).
 
         Returns
         -------
-        ndarray of shape (n_models, n_rows) or None
+        scores : ndarray of shape (n_models, n_rows)
+        order : ndarray of shape (n_models, n_rows) of int64
+            ``order[j]`` sorts ``scores[j]`` (rows of equal scores in row order).
         """
-        if getattr(self.booster, "kept_training_scores", None) is None:
+        if getattr(self.booster, "kept_codes", None) is None:
             return None
-        kept = {int(t): self.booster.kept_training_scores(int(t)) for t in self.prefix_lengths_ if t > 0}
+        kept = {int(t): self.booster.kept_codes(int(t)) for t in self.prefix_lengths_ if t > 0}
         if not kept or any(v is None for v in kept.values()):
             return None
-        n = next(iter(kept.values())).shape[0]
-        out = np.empty((self.prefix_lengths_.shape[0], n))
+        n = next(iter(kept.values()))[1].shape[0]
+        scores = np.empty((self.prefix_lengths_.shape[0], n))
+        order = np.empty(scores.shape, dtype=np.int64)
         for j, t in enumerate(self.prefix_lengths_):
-            out[j] = kept[int(t)] if t > 0 else (-1.0 if t == NEGATIVE_PREFIX else 0.0)
-        return out
+            if t > 0:
+                values, codes = kept[int(t)]
+                scores[j] = values[codes]
+                order[j] = np.argsort(codes, kind="stable")  # a radix sort of the narrow codes
+            else:
+                scores[j] = -1.0 if t == NEGATIVE_PREFIX else 0.0
+                order[j] = np.arange(n)
+        return scores, order
 
     def subset(self, keep, probabilities):
         """The mixture of the support prefixes ``keep`` with new ``probabilities``.
