@@ -1,7 +1,7 @@
 """The cost of a boosted run's default solution: CPU time of ``rateopt.train`` and of ``result.solution()``.
 
 Issue 33's cost target is CPU time <= 1.5x the plain backend's with the same trees and rounds; since the
-default solution of a two-class boosted run with goals is the thresholded one (9 prefixes fixed before
+default solution of a two-class boosted run with goals is the thresholded one (17 prefixes fixed before
 training, whose training scores the run keeps, each re-fitted an exact threshold rule), what a user pays is
 training plus ``solution()``. This bench times both,
 per backend, against the plain backend's fit (binary log-loss, same tree parameters and rounds):

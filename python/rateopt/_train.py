@@ -381,7 +381,7 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
     the whole booster. Each iteration costs one core pass over the training
     scores (:func:`rateopt.core.boosting_pass`) besides the backend's tree.
     The training scores of the thresholded solution's candidate prefixes
-    (:func:`~rateopt._predictors._boosted_mixture.candidate_rounds`) are kept
+    (``_predictors._boosted_mixture.candidate_rounds``) are kept
     as they pass, so that the solution does not score the rows again.
     """
     player, T = game.model_player, settings.n_iter

@@ -135,6 +135,10 @@ class BoostingModel:
         return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state, inert=inert)
 
 
+#: Rows per block of :meth:`_KeptScores.keep_training_scores`'s search (its int64 temporary: 8 bytes a row).
+_CODE_ROWS = 8192
+
+
 class _KeptScores:
     """The training rows' scores of chosen prefixes, kept while the trees are grown (a booster adapter's part).
 
@@ -151,15 +155,10 @@ class _KeptScores:
     def keep_training_scores(self, scores):
         """Keep ``scores`` (the training rows' scores of the current ensemble) as those of its prefix."""
         scores = np.asarray(scores, dtype=np.float64)
-        n = scores.shape[0]
-        order = np.argsort(scores)
-        ranked = scores[order]
-        new = np.ones(n, dtype=bool)  # where the sorted scores change: np.unique's inverse, in fewer temporaries
-        np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
-        values = ranked[new]
-        del ranked
-        codes = np.empty(n, dtype=np.uint16 if values.shape[0] < 1 << 16 else np.uint32)
-        codes[order] = np.cumsum(new, dtype=codes.dtype) - codes.dtype.type(1)
+        values = np.unique(scores)  # one sorted copy of the scores at a time, besides the codes
+        codes = np.empty(scores.shape[0], dtype=np.uint16 if values.shape[0] <= 1 << 16 else np.uint32)
+        for a in range(0, scores.shape[0], _CODE_ROWS):  # a block at a time: no int64 index of every row
+            codes[a:a + _CODE_ROWS] = np.searchsorted(values, scores[a:a + _CODE_ROWS])
         self.kept[self.n_trees] = (values, codes)
 
     def kept_codes(self, n_trees):
