@@ -29,6 +29,7 @@ from . import core
 from ._params import TRAIN_PARAMS, defaults, train_settings
 from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._predictors._scoring import feature_names_of
+from ._predictors._boosted_mixture import candidate_rounds
 from ._solutions._result import (
     TRIVIAL_ITERATION,
     FeasibilityReport,
@@ -402,11 +403,17 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
     give ``n_iter + 1`` iterates, from the empty ensemble (every score 0) to
     the whole booster. Each iteration costs one core pass over the training
     scores (:func:`rateopt.core.boosting_pass`) besides the backend's tree.
+    The training scores of the thresholded solution's candidate prefixes
+    (``_predictors._boosted_mixture.candidate_rounds``) are kept
+    as they pass, so that the solution does not score the rows again.
     """
     player, T = game.model_player, settings.n_iter
+    keep = set(candidate_rounds(T).tolist()) - {0} if game.spec.n_constraints else set()
     for t in range(T + 1):
         # one core pass: the rates the multipliers see and the derivatives the next tree grows on
         result = player.run_pass(game.combinations())
+        if t in keep:
+            player.booster.keep_training_scores(player.scores)
         stop = False
         if t % settings.record_every == 0 or t == T:
             info = recorder.record(t, _NO_WEIGHTS, 0.0, game.multipliers(), result.rates, model=player.prefix())

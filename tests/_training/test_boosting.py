@@ -221,13 +221,12 @@ def test_a_boosted_runs_default_multiplier_floor_is_1e_2():
     assert external.settings["lambda_floor"] == 0.0  # a game without a floor keeps none
 
 
-def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_at_most_32_prefixes():
-    """solution() of a boosted run with goals: the thresholded solution, whose candidates are the trivial rules,
-    the m-stochastic support, the best and last prefixes and evenly spaced ones (at most 32); no goals: the
-    m-stochastic solution (the best prefix)."""
+def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_17_evenly_spaced_prefixes():
+    """solution() of a boosted run with goals: the thresholded solution, whose candidates are the trivial rules
+    and the prefixes round(j T / 16), j = 0..16 (fixed before training); no goals: the m-stochastic solution
+    (the best prefix)."""
     pytest.importorskip("lightgbm")
     from rateopt._postprocess._mixture import ThresholdedMixture
-    from rateopt._solutions._result import MAX_BOOSTED_CANDIDATES
 
     problem, X, y, g = _problem(rateopt.goals.equalized_odds("group", slack=0.01), n=800)
     result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=60))
@@ -235,11 +234,9 @@ def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_at_mo
     clf = result.solution()
     assert isinstance(clf, ThresholdedMixture)
     lengths = result.threshold_candidates().prefix_lengths_
-    assert len(lengths) == MAX_BOOSTED_CANDIDATES == 32
-    support = result.solution("m-stochastic").prefix_lengths_
-    best = result.solution("best").prefix_lengths_
-    assert {-1, 0, 60} | set(support.tolist()) | set(best.tolist()) <= set(lengths.tolist())
-    assert np.all(np.diff(lengths) > 0)  # distinct prefixes, in order
+    # Python's round() halves to even, as NumPy's: 3.75 -> 4, 11.25 -> 11, 18.75 -> 19, 22.5 -> 22, 37.5 -> 38
+    assert lengths.tolist() == [-1] + [round(j * 60 / 16) for j in range(17)] == [
+        -1, 0, 4, 8, 11, 15, 19, 22, 26, 30, 34, 38, 41, 45, 49, 52, 56, 60]
     assert set(clf.scorer.prefix_lengths_.tolist()) <= set(lengths.tolist())
     p = clf.predict_proba(X)[:, 1]  # the goal recounted: TPR and FPR of each group within 0.01 of the overall
     for label in (0, 1):
@@ -247,6 +244,49 @@ def test_the_default_solution_of_a_boosted_run_is_the_thresholded_one_over_at_mo
         assert max(abs(p[(g == v) & (y == label)].mean() - overall) for v in ("a", "b")) <= 0.01 + 1e-3
     plain, *_ = _problem(None, n=800)
     assert rateopt.train(plain, rateopt.BoostingModel("lightgbm", n_rounds=5)).default_kind() == "m-stochastic"
+
+
+def test_candidates_of_a_run_recording_every_fifth_prefix_are_the_nearest_recorded_ones():
+    pytest.importorskip("lightgbm")
+    problem, *_ = _problem(rateopt.goals.demographic_parity("group", slack=0.02), n=600)
+    result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=60), record_every=14)
+    recorded = [m.n_trees for m in result.models]
+    assert recorded == [-1, 0, 14, 28, 42, 56, 60]
+    # wanted round(j 60 / 16): 0, 4, 8, 11, 15, 19, 22, 26, 30, 34, 38, 41, 45, 49, 52, 56, 60; the nearest
+    # recorded: 0 (4), 14 (8, 11, 15, 19), 28 (22, 26, 30, 34), 42 (38, 41, 45, 49), 56 (52, 56), 60
+    assert result.threshold_candidates().prefix_lengths_.tolist() == [-1, 0, 14, 28, 42, 56, 60]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_kept_candidate_scores_are_the_backends_predictions_and_give_the_rescored_solution(backend,
+                                                                                                 monkeypatch):
+    """The training loop keeps the candidates' training scores: bit for bit the backend's own predictions
+    of each prefix, and the thresholded solution fitted on them is the one fitted on the rows scored again
+    (the reference: every candidate scored through the backend); solution() then scores no row."""
+    from rateopt._predictors import _boosting as adapters
+    from rateopt._postprocess._mixture import fit_thresholded_mixture
+
+    problem, X, y, g = _problem(rateopt.goals.equal_opportunity("group", slack=0.01), n=1200, seed=5)
+    result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=40))
+    scorer = result.threshold_candidates()
+    booster = scorer.booster
+    assert sorted(booster.kept) == [round(j * 40 / 16) for j in range(1, 17)]
+    for t in booster.kept:
+        assert np.array_equal(booster.kept_training_scores(t), booster.raw_scores(X, t))
+    kept, order = scorer.kept_training_scores()
+    assert np.array_equal(kept, scorer.scores(X).T)
+    for row, o in zip(kept, order):  # a sort of each prefix's scores
+        assert np.array_equal(np.sort(o), np.arange(len(o))) and np.all(np.diff(row[o]) >= 0)
+    rescored, _ = fit_thresholded_mixture(problem.compiled, scorer, {"train": X}, n_bins=256)
+    monkeypatch.setattr(type(booster), "prefix_scores", lambda *a: pytest.fail("the rows were scored again"))
+    monkeypatch.setattr(type(booster), "raw_scores", lambda *a: pytest.fail("the rows were scored again"))
+    clf = result.solution()
+    monkeypatch.undo()
+    for field in ("mu", "start", "edges", "table", "support"):
+        assert np.array_equal(getattr(clf, field), getattr(rescored, field)), field
+    assert np.array_equal(clf.predict_proba(X), rescored.predict_proba(X))
+
+
 def test_a_zero_weight_row_trains_the_xgboost_ensemble_of_the_row_removed():
     """A row of weight 0 changes no rate and gets zero derivatives; with XGBoost its feature values also
     stay out of the histogram cuts (DMatrix weight 0), so the trees' decisions everywhere, the removed
@@ -274,3 +314,61 @@ def test_a_zero_weight_row_trains_the_xgboost_ensemble_of_the_row_removed():
     a, b = with_zeros.solution("last"), without.solution("last")
     assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
     assert not np.all(a.predict_proba(X)[:, 1] == a.predict_proba(X)[0, 1])  # trees were grown
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_backends_direct_calls_grow_the_trees_and_scores_of_their_public_api(backend, monkeypatch):
+    """add_tree calls the backends' C functions directly: the same trees and training scores, bit for bit, as
+    their public ``Booster.update(fobj=...)`` / ``Booster.boost`` and ``predict`` (the reference)."""
+    from rateopt._predictors import _boosting as adapters
+
+    problem, X, _, _ = _problem(rateopt.goals.demographic_parity("group", slack=0.05))
+    spec = spec_from_problem(problem)
+    model = rateopt.BoostingModel(backend)
+
+    def grow(direct):
+        if not direct:
+            monkeypatch.setattr(adapters, "_lightgbm_lib", lambda booster: None)
+            monkeypatch.setattr(adapters, "_xgboost_lib", lambda: None)
+        player = BoostingPlayer(spec, model, train_settings(get_game("proxy-swap"), model))
+        lib = (adapters._lightgbm_lib(player.booster.booster) if backend == "lightgbm"
+               else adapters._xgboost_lib())
+        assert (lib is not None) == direct
+        rng = np.random.default_rng(4)
+        scores = []
+        for _ in range(8):
+            player.step(player.run_pass(rng.normal(size=spec.n_atoms)).grad)
+            scores.append(player.scores.copy())
+        monkeypatch.undo()
+        return player.booster.to_bytes(player.booster.n_trees), scores
+
+    direct_trees, direct_scores = grow(True)
+    public_trees, public_scores = grow(False)
+    assert direct_trees == public_trees
+    for a, b in zip(direct_scores, public_scores):
+        assert np.array_equal(a, b)
+
+
+def test_the_default_solution_falls_back_to_the_m_stochastic_one_where_that_is_better(monkeypatch):
+    """The thresholded solution's candidates need not hold the m-stochastic support: where the m-stochastic
+    solution is better on the training rows (forced here: candidates cut to the two constant rules), solution()
+    is it, each prefix at its own threshold 0 (the reference: solution("m-stochastic")'s own probabilities)."""
+    pytest.importorskip("lightgbm")
+    from rateopt._postprocess._mixture import ThresholdedMixture
+    from rateopt._solutions._result import TrainResult
+
+    problem, X, y, g = _problem(rateopt.goals.equal_opportunity("group", slack=0.02), n=1000, seed=6)
+    result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=30))
+    ms = result.solution("m-stochastic")
+    assert result.solution_objective("m-stochastic") < min(y.mean(), 1 - y.mean())  # beats both constants
+    full = TrainResult.threshold_candidates
+    monkeypatch.setattr(TrainResult, "threshold_candidates",
+                        lambda self, epsilon=0.0: full(self, epsilon).subset([0, 1], np.array([0.5, 0.5])))
+    clf = result.solution()
+    assert isinstance(clf, ThresholdedMixture)
+    assert clf.scorer.prefix_lengths_.tolist() == ms.prefix_lengths_.tolist()
+    assert np.array_equal(clf.predict_proba(X), ms.predict_proba(X))
+    monkeypatch.undo()
+    # with its own candidates, the thresholded solution is at least as good as the m-stochastic one on training
+    p = result.solution().predict_proba(X)[:, 1]
+    assert np.mean(np.where(y == 1, 1 - p, p)) <= result.solution_objective("m-stochastic") + 1e-12

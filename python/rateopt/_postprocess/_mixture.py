@@ -205,7 +205,7 @@ AUTO_EXACT_MAX = 1_000_000
 AUTO_BINS = 256
 
 
-def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilon=0.0):
+def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilon=0.0, scores=None):
     """The best mixture of thresholded models under a compiled problem.
 
     Parameters
@@ -222,6 +222,11 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         the models it keeps are then re-fitted with every distinct score as a
         bin (exact over all their thresholds).
     epsilon : float, default=0.0
+    scores : tuple of two ndarrays of shape (n_models, n_rows), default=None
+        Every model's scores of the problem's rows (its datasets' rows in
+        order) and each model's row order by score, when known already (a
+        boosted run's kept training scores): ``scorer`` does not score the
+        rows again.
 
     Returns
     -------
@@ -234,7 +239,7 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         rows = sum(np.asarray(features[n]).shape[0] if not hasattr(features[n], "nnz") else features[n].shape[0]
                    for n in compiled.datasets)
         n_bins = None if scorer.n_models * rows <= AUTO_EXACT_MAX else AUTO_BINS
-    sorted_scores = _sorted_scores(compiled, scorer, features)
+    sorted_scores = _sorted_scores(compiled, scorer, features, scores)
     mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon)
     if n_bins is not None:
         # Exact re-fit on the support: every distinct score of the chosen models is a bin. A binned rule
@@ -249,13 +254,20 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
     return mixture, sol
 
 
-def _sorted_scores(compiled, scorer, features):
+def _sorted_scores(compiled, scorer, features, scores=None):
     """Every model's scores of the problem's rows, shape (n_models, n_rows), and each model's row order by score.
 
     The rows are the problem's datasets' rows in order; the scorer scores each dataset once, all its models
-    together.
+    together (unless ``scores``, the same arrays, are given).
     """
     names = compiled.datasets
+    if scores is not None:
+        by_model, by_score = (np.ascontiguousarray(a, dtype=d) for a, d in zip(scores, (np.float64, np.int64)))
+        n = sum(compiled.tables[name].n_samples for name in names)
+        if by_model.shape != (scorer.n_models, n) or by_score.shape != by_model.shape:
+            raise ValueError(f"scores must be two arrays of shape (n_models, n_rows) = {(scorer.n_models, n)}, "
+                             f"got {by_model.shape} and {by_score.shape}")
+        return by_model, by_score
     pooled = np.concatenate([np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names], axis=0)
     by_model = np.ascontiguousarray(pooled.T)
     return by_model, np.argsort(by_model, axis=1)

@@ -24,13 +24,38 @@ from ._scoring import checked_feature_names
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
-__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "THRESHOLDED_KIND", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
+__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "CANDIDATE_ROUNDS", "THRESHOLDED_KIND", "candidate_rounds", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
            "booster_of", "models_mixture", "prefixes_scorer", "prefix_lengths_from_file"]
 
 #: The format name of a boosted model file.
 BOOSTED_FORMAT = "rateopt-boosted-model"
 #: The file kind of a thresholded solution of boosted prefixes (each prefix followed by its threshold rule).
 THRESHOLDED_KIND = "boosted-thresholded"
+
+#: Candidate prefixes of a boosted run's thresholded solution: the ``K + 1`` prefixes ``round(j T / K)``,
+#: ``j = 0..K``, of a run of ``T`` trees. Chosen by measurement (bench/boosting_candidates.py).
+CANDIDATE_ROUNDS = 16
+
+
+def candidate_rounds(n_trees, k=CANDIDATE_ROUNDS):
+    """The prefix lengths whose threshold rules a boosted run's thresholded solution re-fits.
+
+    ``round(j n_trees / k)`` for ``j = 0..k`` (distinct; every prefix when
+    ``n_trees <= k``), from the empty ensemble to the whole booster. Fixed by
+    the number of trees alone, so that the training loop knows them before it
+    grows the trees and keeps their training scores
+    (``keep_training_scores`` of the booster adapters).
+
+    Parameters
+    ----------
+    n_trees : int
+    k : int, default=CANDIDATE_ROUNDS
+
+    Returns
+    -------
+    ndarray of int64
+    """
+    return np.unique(np.round(np.linspace(0, int(n_trees), int(k) + 1)).astype(np.int64))
 
 
 class BoostedMixture(EstimatorMixture):
@@ -104,6 +129,35 @@ class BoostedMixture(EstimatorMixture):
         ndarray of shape (n_samples, n_models)
         """
         return self.decision_function(X)
+
+    def kept_training_scores(self):
+        """Every support prefix's training scores kept while the trees were grown, and each prefix's row
+        order by score, or None unless every prefix's were kept (the constant rules need none: their
+        scores are -1 and 0).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_models, n_rows)
+        order : ndarray of shape (n_models, n_rows) of int64
+            ``order[j]`` sorts ``scores[j]`` (rows of equal scores in row order).
+        """
+        if getattr(self.booster, "kept_codes", None) is None:
+            return None
+        kept = {int(t): self.booster.kept_codes(int(t)) for t in self.prefix_lengths_ if t > 0}
+        if not kept or any(v is None for v in kept.values()):
+            return None
+        n = next(iter(kept.values()))[1].shape[0]
+        scores = np.empty((self.prefix_lengths_.shape[0], n))
+        order = np.empty(scores.shape, dtype=np.int64)
+        for j, t in enumerate(self.prefix_lengths_):
+            if t > 0:
+                values, codes = kept[int(t)]
+                scores[j] = values[codes]
+                order[j] = np.argsort(codes, kind="stable")  # a radix sort of the narrow codes
+            else:
+                scores[j] = -1.0 if t == NEGATIVE_PREFIX else 0.0
+                order[j] = np.arange(n)
+        return scores, order
 
     def subset(self, keep, probabilities):
         """The mixture of the support prefixes ``keep`` with new ``probabilities``.

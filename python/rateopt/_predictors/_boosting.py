@@ -16,6 +16,7 @@ only when a :class:`BoostingModel` starts training.
 
 from __future__ import annotations
 
+import ctypes
 import json
 
 import numpy as np
@@ -134,7 +135,44 @@ class BoostingModel:
         return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state, inert=inert)
 
 
-class _LightGBMBooster:
+#: Rows per block of :meth:`_KeptScores.keep_training_scores`'s search (its int64 temporary: 8 bytes a row).
+_CODE_ROWS = 8192
+
+
+class _KeptScores:
+    """The training rows' scores of chosen prefixes, kept while the trees are grown (a booster adapter's part).
+
+    A boosted run's thresholded solution re-fits the threshold rules of a few
+    prefixes on the training rows (:func:`rateopt._predictors._boosted_mixture.candidate_rounds`);
+    scoring them afterwards is one leaf pass over the longest one's trees,
+    about a third of a plain fit's time at 200 trees. The training loop
+    already holds every prefix's training scores (the backend's running sums,
+    bit for bit a fresh prediction's), so it keeps those of the candidate
+    rounds: each as its sorted distinct values and one code per row (2 bytes
+    while there are at most 65,536 distinct scores, else 4), exact.
+    """
+
+    def keep_training_scores(self, scores):
+        """Keep ``scores`` (the training rows' scores of the current ensemble) as those of its prefix."""
+        scores = np.asarray(scores, dtype=np.float64)
+        values = np.unique(scores)  # one sorted copy of the scores at a time, besides the codes
+        codes = np.empty(scores.shape[0], dtype=np.uint16 if values.shape[0] <= 1 << 16 else np.uint32)
+        for a in range(0, scores.shape[0], _CODE_ROWS):  # a block at a time: no int64 index of every row
+            codes[a:a + _CODE_ROWS] = np.searchsorted(values, scores[a:a + _CODE_ROWS])
+        self.kept[self.n_trees] = (values, codes)
+
+    def kept_codes(self, n_trees):
+        """``(values, codes)`` of the prefix of ``n_trees`` trees: its training scores are ``values[codes]``
+        (``values`` sorted, distinct), or None if they were not kept."""
+        return self.kept.get(int(n_trees)) if n_trees > 0 else None
+
+    def kept_training_scores(self, n_trees):
+        """The kept training scores of the prefix of ``n_trees`` trees (float64), or None if not kept."""
+        kept = self.kept_codes(n_trees)
+        return None if kept is None else kept[0][kept[1]]
+
+
+class _LightGBMBooster(_KeptScores):
     """A LightGBM booster: grown a tree at a time from given gradients and Hessians, or loaded."""
 
     backend = "lightgbm"
@@ -142,6 +180,12 @@ class _LightGBMBooster:
     def __init__(self, booster):
         self.booster = booster
         self.n_trees = booster.current_iteration()
+        self._train_scores = None  # the training rows' scores, written by LightGBM (direct calls only)
+        self.kept = {}  # prefix length -> its training scores (_KeptScores)
+
+    def __getstate__(self):
+        """Pickled without the training-score buffer (a scratch array of the training run)."""
+        return {**self.__dict__, "_train_scores": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state, inert=None):
@@ -172,18 +216,48 @@ class _LightGBMBooster:
     def add_tree(self, grad, hess):
         """Grow one tree; return the ensemble's scores on every training row.
 
-        The scores are LightGBM's own running sums on the training rows, read
-        through ``eval_train`` (which hands them to an evaluation function):
-        no re-scoring of the rows, and the sums a fresh prediction forms. The
-        array is LightGBM's own buffer, which it overwrites with the next
-        tree's scores: read it before the next ``add_tree``.
+        The scores are LightGBM's own running sums on the training rows
+        (:meth:`scores`): no re-scoring of the rows, and the sums a fresh
+        prediction forms. The array is a buffer LightGBM overwrites with the
+        next tree's scores: read it before the next ``add_tree``. The tree is
+        grown by LightGBM's ``LGBM_BoosterUpdateOneIterCustom`` on the float32
+        arrays as given (what ``Booster.update(fobj=...)`` calls, without its
+        copy of the scores for an objective that does not read them), or by
+        ``update`` itself where that call is not available.
         """
-        self.booster.update(fobj=lambda preds, data: (grad, hess))
+        lib = _lightgbm_lib(self.booster)
+        if lib is None or not (_is_f32(grad, self._n_train()) and _is_f32(hess, self._n_train())):
+            self.booster.update(fobj=lambda preds, data: (grad, hess))
+        else:  # LightGBM's own call, without update()'s copy of the scores for an fobj that does not read them
+            lib, safe_call = lib
+            finished = ctypes.c_int(0)
+            safe_call(lib.LGBM_BoosterUpdateOneIterCustom(self.booster._handle, _float_ptr(grad), _float_ptr(hess),
+                                                          ctypes.byref(finished)))
         self.n_trees += 1
         return self.scores()
 
+    def _n_train(self):
+        return self.booster.train_set.num_data()
+
     def scores(self):
-        """The ensemble's scores on every training row: LightGBM's own float64 buffer, no copy."""
+        """The ensemble's scores on every training row, a float64 buffer LightGBM overwrites after each tree.
+
+        Read through LightGBM's ``LGBM_BoosterGetPredict`` (its running sums on the training rows, no
+        re-scoring) into one buffer of this booster's, or through ``eval_train`` (which hands LightGBM's own
+        buffer to an evaluation function) where the direct call is not available.
+        """
+        lib = _lightgbm_lib(self.booster)
+        if lib is not None:
+            lib, safe_call = lib
+            n = self._n_train()
+            if self._train_scores is None:
+                self._train_scores = np.empty(n)
+            length = ctypes.c_int64(0)
+            safe_call(lib.LGBM_BoosterGetPredict(self.booster._handle, ctypes.c_int(0), ctypes.byref(length),
+                                                 self._train_scores.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+            if length.value != n:
+                raise RateoptError(f"LightGBM returned {length.value} training scores for {n} rows")
+            return self._train_scores
         box = []
 
         def capture(preds, data):
@@ -224,7 +298,7 @@ class _LightGBMBooster:
         return out
 
 
-class _XGBoostBooster:
+class _XGBoostBooster(_KeptScores):
     """An XGBoost booster: grown a tree at a time from given gradients and Hessians, or loaded."""
 
     backend = "xgboost"
@@ -232,6 +306,7 @@ class _XGBoostBooster:
     def __init__(self, booster, dtrain=None):
         self.booster = booster
         self.dtrain = dtrain
+        self.kept = {}  # prefix length -> its training scores (_KeptScores)
         self.n_trees = booster.num_boosted_rounds()
 
     def __getstate__(self):
@@ -276,14 +351,41 @@ class _XGBoostBooster:
 
         XGBoost sums its trees in float32: the scores come from its prediction
         cache of the training rows (one pass, no re-scoring of the earlier
-        trees), whose sums are the ones a fresh prediction forms.
+        trees), whose sums are the ones a fresh prediction forms. The tree is
+        grown by XGBoost's ``XGBoosterTrainOneIter`` on the float32 arrays as
+        given (what ``Booster.boost`` calls, without its per-call checks), or
+        by ``boost`` itself where that call is not available.
         """
-        self.booster.boost(self.dtrain, self.n_trees, grad=grad, hess=hess)
+        lib = _xgboost_lib()
+        n = self.dtrain.num_row()
+        if lib is None or not (_is_f32(grad, n) and _is_f32(hess, n)):
+            self.booster.boost(self.dtrain, self.n_trees, grad=grad, hess=hess)
+        else:  # XGBoost's own call with the arrays' interfaces (what boost() builds, less its per-call checks)
+            lib, check_call = lib
+            check_call(lib.XGBoosterTrainOneIter(self.booster.handle, self.dtrain.handle, self.n_trees,
+                                                 _array_interface(grad), _array_interface(hess)))
         self.n_trees += 1
         return self.scores()
 
     def scores(self):
-        """The ensemble's scores on every training row (float32, as the core's pass reads them)."""
+        """The ensemble's scores on every training row (float32, as the core's pass reads them).
+
+        XGBoost's prediction cache of the training rows, read by its own ``XGBoosterPredictFromDMatrix``
+        (the call ``predict(dtrain, output_margin=True)`` makes, without its per-call Python checks and
+        copy): the array is XGBoost's own buffer, valid until the booster's next prediction (read it
+        before the next :meth:`add_tree`).
+        """
+        lib = _xgboost_lib()
+        n = self.dtrain.num_row()
+        if lib is not None:
+            lib, check_call = lib
+            shape = ctypes.POINTER(ctypes.c_uint64)()
+            dims = ctypes.c_uint64()
+            preds = ctypes.POINTER(ctypes.c_float)()
+            check_call(lib.XGBoosterPredictFromDMatrix(self.booster.handle, self.dtrain.handle, _MARGIN_CONFIG,
+                                                       ctypes.byref(shape), ctypes.byref(dims), ctypes.byref(preds)))
+            if dims.value == 1 and shape[0] == n:
+                return np.ctypeslib.as_array(preds, shape=(n,))
         return self.booster.predict(self.dtrain, output_margin=True)
 
     def raw_scores(self, X, n_trees):
@@ -336,6 +438,48 @@ class _XGBoostBooster:
         if len(trees) != n_trees or any(int(t["tree_param"].get("size_leaf_vector", "1")) > 1 for t in trees):
             return None
         return [np.asarray(t["split_conditions"], dtype=np.float32) for t in trees]
+
+
+#: ``XGBoosterPredictFromDMatrix``'s configuration of ``predict(data, output_margin=True)`` (XGBoost 2 and 3).
+_MARGIN_CONFIG = json.dumps({"type": 1, "training": False, "iteration_begin": 0, "iteration_end": 0,
+                             "strict_shape": False}).encode("utf-8")
+
+
+def _is_f32(a, n):
+    """Whether ``a`` is a C-contiguous float32 array of ``n`` entries (what the backends' direct calls read)."""
+    return isinstance(a, np.ndarray) and a.dtype == np.float32 and a.shape == (n,) and a.flags.c_contiguous
+
+
+def _float_ptr(a):
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+def _array_interface(a):
+    """The ``__array_interface__`` JSON of a 1-D float32 array, as XGBoost's C API reads gradients."""
+    return json.dumps({"data": [int(a.ctypes.data), False], "strides": None, "descr": [["", "<f4"]],
+                       "typestr": "<f4", "shape": [int(a.shape[0])], "version": 3}).encode("utf-8")
+
+
+def _lightgbm_lib(booster):
+    """``(LightGBM's C library, its error check)``, or None where this LightGBM does not expose them the
+    way :meth:`_LightGBMBooster.add_tree` calls them (then the public API is used)."""
+    basic = getattr(__import__("lightgbm"), "basic", None)
+    lib, safe_call = getattr(basic, "_LIB", None), getattr(basic, "_safe_call", None)
+    if lib is None or safe_call is None or not hasattr(booster, "_handle") \
+            or getattr(booster, "train_set", None) is None or not hasattr(lib, "LGBM_BoosterUpdateOneIterCustom"):
+        return None
+    return lib, safe_call
+
+
+def _xgboost_lib():
+    """``(XGBoost's C library, its error check)``, or None where this XGBoost does not expose them (then
+    the public API is used)."""
+    core = getattr(__import__("xgboost"), "core", None)
+    lib, check_call = getattr(core, "_LIB", None), getattr(core, "_check_call", None)
+    if lib is None or check_call is None or not hasattr(lib, "XGBoosterTrainOneIter") \
+            or not hasattr(lib, "XGBoosterPredictFromDMatrix"):
+        return None
+    return lib, check_call
 
 
 #: The prefix "length" of the constant classifier that decides negative on every row (score -1): a trivial

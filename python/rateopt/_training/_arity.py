@@ -35,11 +35,11 @@ from .._language._classes import ClassDataset
 from .._language._data import Dataset
 from .._postprocess._cell_map import problem_cell_map
 from .._postprocess._class_mixture import thresholded_from_iterates
-from .._postprocess._mixture import fit_thresholded_mixture
+from .._postprocess._mixture import AUTO_BINS, fit_thresholded_mixture
 from .._postprocess._plugin import PlugInRule, fit_plugin_rule
 from .._postprocess._rule import cell_codes, fit_threshold_rule
 from .._predictors._archive import class_labels_from_meta, class_labels_meta
-from .._predictors._boosted_mixture import booster_of
+from .._predictors._boosted_mixture import booster_of, models_mixture
 from .._predictors._linear import LinearClassifier, StochasticClassifier
 from .._predictors._multiclass import MulticlassClassifier
 from .._utils._archive import damaged
@@ -322,8 +322,16 @@ class TwoClasses(Arity):
             raise ValueError("group_blind=False is for K classes: a two-class thresholded solution needs no groups "
                              "unless the groups are features")
         features = {name: ds.X for name, ds in problem.datasets.items()}
-        mixture, _ = fit_thresholded_mixture(problem.compiled, result.threshold_candidates(epsilon), features,
-                                             n_bins=n_bins, epsilon=epsilon)
+        scorer = result.threshold_candidates(epsilon)
+        kept = None
+        if result.models is not None:  # prefixes of one booster
+            # the run kept its candidates' training scores while it grew the trees: no second pass
+            kept = getattr(scorer, "kept_training_scores", None) if problem is result.training_problem else None
+            n_bins = AUTO_BINS if n_bins == "auto" else n_bins  # then the support re-fitted exactly
+        mixture, sol = fit_thresholded_mixture(problem.compiled, scorer, features, n_bins=n_bins, epsilon=epsilon,
+                                               scores=None if kept is None else kept())
+        if result.models is not None and problem is result.training_problem:
+            return _m_stochastic_floor(result, mixture, sol, epsilon)
         return mixture
 
     def expected_evaluation(self, problem, classifier):
@@ -333,6 +341,33 @@ class TwoClasses(Arity):
 
     def __repr__(self):
         return "TwoClasses()"
+
+
+def _m_stochastic_floor(result, mixture, sol, epsilon):
+    """A boosted run's thresholded solution, or its m-stochastic solution where that one is better.
+
+    The thresholded solution's candidates are a few prefixes fixed before
+    training (``TrainResult.threshold_candidates``), which need not hold the
+    m-stochastic support. Both solutions' expected training atom rates are
+    known without scoring a row (the LP's, and the mixture of the recorded
+    iterates'): where the m-stochastic solution violates the goals by no more
+    (beyond ``epsilon``) and has a smaller objective, it is returned as a
+    thresholded mixture of its prefixes, each with its own threshold 0, so
+    that on the training data the default solution is never worse than the
+    m-stochastic one.
+    """
+    rmap = result.rate_map
+    r_thr, r_ms = sol.atom_rates, result.solution_atom_rates("m-stochastic", epsilon=epsilon)
+    worst = [max(0.0, float(rmap.constraints([r])[0].max(initial=-np.inf)) - epsilon) for r in (r_thr, r_ms)]
+    if not (worst[1] <= worst[0] + 1e-12 and rmap.objective(r_ms) < rmap.objective(r_thr) - 1e-12):
+        return mixture
+    support = np.asarray(result.shrink(epsilon).support, dtype=np.int64)
+    p = result.mixture("m-stochastic", epsilon=epsilon)[support]
+    scorer = models_mixture([result.models[t] for t in support], p / p.sum(), result.feature_names)
+    k = support.shape[0]
+    # each prefix positive iff its score >= 0: bins [-1, 0) (and below, clipped) and [0, inf)
+    return type(mixture)(scorer, scorer.probabilities_, np.arange(0, 2 * k + 1, 2), np.tile([-1.0, 0.0], k),
+                         np.tile([0.0, 1.0], k), support)
 
 
 class KClasses(Arity):
