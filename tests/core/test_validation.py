@@ -339,13 +339,6 @@ def test_atom_table_range_checks_sealed_narrow_ids():
     assert AtomTable(GOOD_INDPTR, ok, GOOD_WEIGHTS, 3).indices is ok
 
 
-def test_row_pointer_and_id_dtypes_at_their_bounds():
-    from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
-
-    assert row_pointer_dtype(2**31 - 1) == np.int32 and row_pointer_dtype(2**31) == np.int64
-    assert atom_id_dtype(0) == np.uint8 and atom_id_dtype(2**16 + 1) == np.int32
-
-
 def test_atom_table_range_checks_int64_indices_before_narrowing():
     big = GOOD_INDICES.astype(np.int64)
     big[1] = 2**32 + 1  # would wrap to 1 if cast to int32 before the range check
