@@ -100,24 +100,53 @@ darray copy_of(const darray& a) {
 // ---- the arguments of the rate kernels and the training loop's datasets ------
 
 struct AtomArgs {
-    py::array_t<int64_t, py::array::c_style> indptr;
-    py::array_t<int32_t, py::array::c_style> indices;
+    py::array indptr;   // int32 or int64
+    py::array indices;  // uint8, uint16 or int32
     darray weights;
     rateopt::AtomView view;
 };
 
+// The narrow atom table (matrix_view.hpp AtomView): int32 or int64 row pointers,
+// uint8, uint16 or int32 atom ids, float64 weights; each borrowed, never converted.
 AtomArgs atom_args(const py::array& indptr, const py::array& indices, const py::array& weights,
                    int64_t n_atoms, int64_t n_rows) {
-    AtomArgs a{borrow<int64_t>(indptr, "atoms.indptr", 1), borrow<int32_t>(indices, "atoms.indices", 1),
-               borrow<double>(weights, "atoms.weights", 1), {}};
-    check_len(a.indptr.shape(0), n_rows + 1, "atoms.indptr (n_samples + 1)");
-    check_len(a.weights.shape(0), a.indices.shape(0), "atoms.weights (nnz of atoms.indices)");
-    const int64_t nnz = a.indices.shape(0);
-    if (a.indptr.at(0) != 0 || a.indptr.at(n_rows) != nnz)
-        value_error("atoms.indptr must start at 0 and end at len(atoms.indices)");
+    AtomArgs a{indptr, indices, borrow<double>(weights, "atoms.weights", 1), {}};
+    rateopt::AtomView& v = a.view;
+    int64_t first = 0, last = 0, n_ptr = 0;
+    if (is_exact<int32_t>(indptr)) {
+        const auto p = borrow<int32_t>(indptr, "atoms.indptr", 1);
+        v.indptr32 = p.data();
+        n_ptr = p.shape(0);
+        if (n_ptr > 0) first = p.at(0), last = p.at(n_ptr - 1);
+    } else {
+        const auto p = borrow<int64_t>(indptr, "atoms.indptr", 1);  // raises for any other dtype
+        v.indptr64 = p.data();
+        n_ptr = p.shape(0);
+        if (n_ptr > 0) first = p.at(0), last = p.at(n_ptr - 1);
+    }
+    int64_t nnz = 0;
+    if (is_exact<uint8_t>(indices)) {
+        v.indices = borrow<uint8_t>(indices, "atoms.indices", 1).data();
+        v.id_width = rateopt::AtomIdWidth::kU8;
+    } else if (is_exact<uint16_t>(indices)) {
+        v.indices = borrow<uint16_t>(indices, "atoms.indices", 1).data();
+        v.id_width = rateopt::AtomIdWidth::kU16;
+    } else {
+        if (!is_exact<int32_t>(indices))
+            type_error("atoms.indices must be a C-contiguous array of dtype uint8, uint16 or int32, got dtype " +
+                       py::str(indices.dtype()).cast<std::string>());
+        v.indices = borrow<int32_t>(indices, "atoms.indices", 1).data();
+        v.id_width = rateopt::AtomIdWidth::kI32;
+    }
+    nnz = indices.shape(0);
+    check_len(n_ptr, n_rows + 1, "atoms.indptr (n_samples + 1)");
+    check_len(a.weights.shape(0), nnz, "atoms.weights (nnz of atoms.indices)");
+    if (first != 0 || last != nnz) value_error("atoms.indptr must start at 0 and end at len(atoms.indices)");
     if (n_atoms < 0 || n_atoms > std::numeric_limits<int32_t>::max())
         value_error("atoms.n_atoms out of range");
-    a.view = rateopt::AtomView{a.indptr.data(), a.indices.data(), a.weights.data(), n_rows, n_atoms};
+    v.weights = a.weights.data();
+    v.n_rows = n_rows;
+    v.n_atoms = n_atoms;
     return a;
 }
 

@@ -11,16 +11,18 @@ def default_threads() -> int: ...
 def available_cores() -> int: ...
 def build_info() -> dict[str, Any]: ...
 def rate_kernel_dense(
-    X: NDArray[np.floating], theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int64],
-    atom_indices: NDArray[np.int32], atom_weights: NDArray[np.float64], n_atoms: int, coef: NDArray[np.float64],
+    X: NDArray[np.floating], theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int32 | np.int64],
+    atom_indices: NDArray[np.uint8 | np.uint16 | np.int32], atom_weights: NDArray[np.float64], n_atoms: int,
+    coef: NDArray[np.float64],
     proxies: NDArray[np.int32], grad_weights: NDArray[np.float64], separate_gradients: bool,
     margin: float, rows: NDArray[np.int64] | None, n_threads: int,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
            NDArray[np.float64], NDArray[np.float64], int]: ...
 def rate_kernel_csr(
     data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
-    n_features: int, theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int64],
-    atom_indices: NDArray[np.int32], atom_weights: NDArray[np.float64], n_atoms: int, coef: NDArray[np.float64],
+    n_features: int, theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int32 | np.int64],
+    atom_indices: NDArray[np.uint8 | np.uint16 | np.int32], atom_weights: NDArray[np.float64], n_atoms: int,
+    coef: NDArray[np.float64],
     proxies: NDArray[np.int32], grad_weights: NDArray[np.float64], separate_gradients: bool,
     margin: float, rows: NDArray[np.int64] | None, n_threads: int,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
@@ -63,8 +65,9 @@ def gram_transform(
 def _call_in_parallel_region(fn: Any, n_outer: int) -> int: ...
 # --- offset-atom kernel (AUC, issue 11)
 def offset_kernel_dense(
-    X: NDArray[np.floating], theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int64],
-    atom_indices: NDArray[np.int32], atom_weights: NDArray[np.float64], n_atoms: int, offset_ids: NDArray[np.int32],
+    X: NDArray[np.floating], theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int32 | np.int64],
+    atom_indices: NDArray[np.uint8 | np.uint16 | np.int32], atom_weights: NDArray[np.float64], n_atoms: int,
+    offset_ids: NDArray[np.int32],
     offsets: NDArray[np.float64], coef: NDArray[np.float64], proxies: NDArray[np.int32],
     grad_weights: NDArray[np.float64], separate_gradients: bool, margin: float, rows: NDArray[np.int64] | None,
     n_threads: int,
@@ -72,8 +75,9 @@ def offset_kernel_dense(
            NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]: ...
 def offset_kernel_csr(
     data: NDArray[np.floating], indices: NDArray[np.integer], indptr: NDArray[np.integer], n_samples: int,
-    n_features: int, theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int64],
-    atom_indices: NDArray[np.int32], atom_weights: NDArray[np.float64], n_atoms: int, offset_ids: NDArray[np.int32],
+    n_features: int, theta: NDArray[np.float64], bias: float, atom_indptr: NDArray[np.int32 | np.int64],
+    atom_indices: NDArray[np.uint8 | np.uint16 | np.int32], atom_weights: NDArray[np.float64], n_atoms: int,
+    offset_ids: NDArray[np.int32],
     offsets: NDArray[np.float64], coef: NDArray[np.float64], proxies: NDArray[np.int32],
     grad_weights: NDArray[np.float64], separate_gradients: bool, margin: float, rows: NDArray[np.int64] | None,
     n_threads: int,
@@ -122,7 +126,8 @@ def multiclass_scores_csr(
 ) -> tuple[NDArray[np.float64], int]: ...
 # --- the boosting pass (issue 33)
 def boosting_pass(
-    scores: NDArray[np.floating], atom_indptr: NDArray[np.int64], atom_indices: NDArray[np.int32],
+    scores: NDArray[np.floating], atom_indptr: NDArray[np.int32 | np.int64],
+    atom_indices: NDArray[np.uint8 | np.uint16 | np.int32],
     atom_weights: NDArray[np.float64], n_atoms: int, coef: NDArray[np.float64], proxy: int, scale: float,
     grad: NDArray[np.floating], hess: NDArray[np.floating], n_threads: int,
 ) -> tuple[NDArray[np.float64], int]: ...

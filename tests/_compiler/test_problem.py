@@ -69,8 +69,9 @@ def test_compiled_structure_and_tables():
     for name in cp.datasets:
         t = cp.tables[name]
         r = recs[name]
-        assert t.indptr.dtype == np.int64 and t.indptr.shape == (r["n"] + 1,)
-        assert t.indices.dtype == np.int32 and t.weights.dtype == np.float64
+        # the core's narrow layout, written directly: int32 row pointers, uint8 ids (fewer than 256 atoms)
+        assert t.indptr.dtype == np.int32 and t.indptr.shape == (r["n"] + 1,)
+        assert t.indices.dtype == np.uint8 and t.weights.dtype == np.float64
         assert t.indptr[0] == 0 and t.indptr[-1] == t.indices.size == t.weights.size
         assert np.all(np.diff(t.indptr) >= 0)
         assert not t.weights.flags.writeable and not cp.C.B.data.flags.writeable

@@ -374,8 +374,8 @@ def test_from_membership_weights(sparse_membership, weighted):
     membership = sp.csr_matrix(B) if sparse_membership else B
     atoms = AtomTable.from_membership(membership, sample_weight=w)
     assert atoms.n_samples == n and atoms.n_atoms == n_atoms
-    assert atoms.indptr.dtype == np.int64 and atoms.indptr.shape == (n + 1,)
-    assert atoms.indices.dtype == np.int32 and atoms.weights.dtype == np.float64
+    assert atoms.indptr.dtype == np.int32 and atoms.indptr.shape == (n + 1,)
+    assert atoms.indices.dtype == np.uint8 and atoms.weights.dtype == np.float64
     assert atoms.indices.shape == atoms.weights.shape == (atoms.indptr[-1],)
     ww = np.ones(n) if w is None else w
     expected = np.where(B, ww[:, None] / (B * ww[:, None]).sum(axis=0)[None, :], 0.0)

@@ -25,6 +25,7 @@ from rateopt.core import (
     swap_regret_update_additive,
 )
 from rateopt.exceptions import DataCopyWarning
+from rateopt._utils._sealed import sealed
 
 import reference as ref
 
@@ -305,7 +306,7 @@ def test_atom_table_owns_sealed_copies_and_shares_sealed_arrays():
     """The table the core reads is a read-only copy (issue 24 item 4); a table built from another
     validated table's arrays shares them (no second copy per training run)."""
     t = AtomTable(GOOD_INDPTR, GOOD_INDICES, GOOD_WEIGHTS, 3)
-    assert t.indices.dtype == np.int32
+    assert t.indices.dtype == np.uint8 and t.indptr.dtype == np.int32  # narrowed: 3 atoms, 4 entries
     for name, given in (("indptr", GOOD_INDPTR), ("indices", GOOD_INDICES), ("weights", GOOD_WEIGHTS)):
         a = getattr(t, name)
         assert not np.shares_memory(a, given) and not a.flags.writeable, name
@@ -314,10 +315,28 @@ def test_atom_table_owns_sealed_copies_and_shares_sealed_arrays():
     assert again.indptr is t.indptr and again.indices is t.indices and again.weights is t.weights
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.uint16, np.int8])
-def test_atom_table_converts_other_index_dtypes_to_int32(dtype):
-    t = AtomTable(GOOD_INDPTR, GOOD_INDICES.astype(dtype), GOOD_WEIGHTS, 3)
-    assert t.indices.dtype == np.int32 and t.indices.tolist() == GOOD_INDICES.tolist()
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.int8, np.uint8])
+def test_atom_table_converts_other_index_dtypes_to_the_narrowest(dtype):
+    t = AtomTable(GOOD_INDPTR.astype(np.int64), GOOD_INDICES.astype(dtype), GOOD_WEIGHTS, 3)
+    assert t.indices.dtype == np.uint8 and t.indices.tolist() == GOOD_INDICES.tolist()
+    assert t.indptr.dtype == np.int32 and t.indptr.tolist() == GOOD_INDPTR.tolist()
+
+
+@pytest.mark.parametrize(("n_atoms", "dtype"), [(1, np.uint8), (256, np.uint8), (257, np.uint16),
+                                                 (65536, np.uint16), (65537, np.int32)])
+def test_atom_table_id_dtype_is_the_narrowest_that_holds_n_atoms(n_atoms, dtype):
+    ids = np.array([0, n_atoms - 1, n_atoms // 2], dtype=np.int64)  # the largest id must survive
+    t = AtomTable(np.array([0, 2, 3]), ids, np.full(3, 0.5), n_atoms)
+    assert t.indices.dtype == dtype and t.indices.tolist() == ids.tolist()
+
+
+def test_atom_table_range_checks_sealed_narrow_ids():
+    """A sealed uint8 id array is kept as it is (a compiled table's), but still range-checked."""
+    ids = sealed(np.array([0, 3, 1, 0, 1], dtype=np.uint8), np.uint8)  # 3 is outside [0, 3)
+    with pytest.raises(ValueError, match=r"atoms.indices holds atom id 3 at position 1, outside \[0, n_atoms=3\)"):
+        AtomTable(GOOD_INDPTR, ids, GOOD_WEIGHTS, 3)
+    ok = sealed(GOOD_INDICES.astype(np.uint8), np.uint8)
+    assert AtomTable(GOOD_INDPTR, ok, GOOD_WEIGHTS, 3).indices is ok
 
 
 def test_atom_table_range_checks_int64_indices_before_narrowing():
@@ -519,11 +538,12 @@ def test_validated_tables_share_one_message_per_defect(make, ids_name, kind, at,
 
 
 @pytest.mark.parametrize("make", [p.values[0] for p in TABLES])
-def test_validated_tables_read_sealed_int32_copies(make):
+def test_validated_tables_read_sealed_narrow_copies(make):
     ids, w = np.array([0, 2, 1, 2], np.int64), np.array([1.0, 0.5, 2.0, 1.0])
     t = make(ids, w, 3)
     got_ids = t.indices if isinstance(t, AtomTable) else t.cells
-    assert got_ids.dtype == np.int32 and got_ids.tolist() == ids.tolist() and not got_ids.flags.writeable
+    narrow = np.uint8 if isinstance(t, AtomTable) else np.int32  # an atom table's ids: the narrowest for 3 atoms
+    assert got_ids.dtype == narrow and got_ids.tolist() == ids.tolist() and not got_ids.flags.writeable
     assert t.weights.tolist() == w.tolist() and not t.weights.flags.writeable
     ids[0], w[0] = 2, -1.0  # the caller's arrays change; the validated copies do not
     assert got_ids[0] == 0 and t.weights[0] == 1.0

@@ -170,13 +170,10 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
                 const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
                 double* rates = acc.data() + (j % kCopies) * n_atoms;
                 double u = 0.0;
-                const std::int64_t e_end = atoms.indptr[j + 1];
-                for (std::int64_t e = atoms.indptr[j]; e < e_end; ++e) {
-                    const std::int32_t a = atoms.indices[e];
-                    const double v = atoms.weights[e];
+                atoms.for_each_entry(j, [&](std::int32_t a, double v) {
                     rates[a] += v * positive;
                     u += coef[a] * v;
-                }
+                });
                 ubuf[j - b0] = u;
             }
             // phase 2: the derivatives, vectorized

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #include <emmintrin.h>
@@ -189,12 +190,60 @@ struct CsrView {
 
 // The atom-membership table: CSR over examples. Row j lists the atoms example j
 // belongs to and its normalized weight w_j / sum_{i in S_a} w_i in that atom.
+//
+// Stored narrow (issue 33's memory target): the row pointers are int32 when the
+// table has fewer than 2^31 entries (else int64), and the atom ids uint8, uint16
+// or int32, the narrowest that holds n_atoms. Every reader goes through
+// for_each_entry, which picks the layout once per row (a predictable branch)
+// and then visits the row's entries in storage order with the id widened to
+// int32 and the weight as stored: the same values in the same order as the
+// wide table, so every sum over them is bit-identical.
+enum class AtomIdWidth : int { kU8 = 1, kU16 = 2, kI32 = 4 };
+
 struct AtomView {
-    const std::int64_t* indptr;   // in: (n_rows + 1,)
-    const std::int32_t* indices;  // in: (nnz,) atom ids in [0, n_atoms)
-    const double* weights;        // in: (nnz,) normalized weights, >= 0
-    std::int64_t n_rows;
-    std::int64_t n_atoms;
+    const std::int64_t* indptr64 = nullptr;  // in: (n_rows + 1,), or null when indptr32 is set
+    const std::int32_t* indptr32 = nullptr;  // in: (n_rows + 1,), or null when indptr64 is set
+    const void* indices = nullptr;           // in: (nnz,) atom ids in [0, n_atoms), of id_width
+    AtomIdWidth id_width = AtomIdWidth::kI32;
+    const double* weights = nullptr;         // in: (nnz,) normalized weights, >= 0
+    std::int64_t n_rows = 0;
+    std::int64_t n_atoms = 0;
+
+    std::int64_t row_begin(std::int64_t j) const {
+        return indptr32 ? static_cast<std::int64_t>(indptr32[j]) : indptr64[j];
+    }
+    std::int64_t row_end(std::int64_t j) const { return row_begin(j + 1); }
+
+    // Calls f(a, v) for each entry of row j in storage order (a: int32 atom id,
+    // v: its weight). If f returns bool, a false stops the row and
+    // for_each_entry returns false; otherwise it returns true.
+    template <class F>
+    bool for_each_entry(std::int64_t j, F&& f) const {
+        const std::int64_t b = row_begin(j), e = row_end(j);
+        switch (id_width) {
+            case AtomIdWidth::kU8:
+                return visit(static_cast<const std::uint8_t*>(indices), b, e, f);
+            case AtomIdWidth::kU16:
+                return visit(static_cast<const std::uint16_t*>(indices), b, e, f);
+            default:
+                return visit(static_cast<const std::int32_t*>(indices), b, e, f);
+        }
+    }
+
+private:
+    template <class Id, class F>
+    bool visit(const Id* ids, std::int64_t b, std::int64_t e, F& f) const {
+        for (std::int64_t p = b; p < e; ++p) {
+            const std::int32_t a = static_cast<std::int32_t>(ids[p]);
+            const double v = weights[p];
+            if constexpr (std::is_same_v<decltype(f(a, v)), bool>) {
+                if (!f(a, v)) return false;
+            } else {
+                f(a, v);
+            }
+        }
+        return true;
+    }
 };
 
 }  // namespace rateopt

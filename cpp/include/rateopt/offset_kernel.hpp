@@ -96,13 +96,10 @@ inline int process_offset_row(const Matrix& X, std::int64_t j, const double* the
     if (!row_score(X, j, theta, bias, s)) return 1;
     const std::int64_t k = cb.k;
     KernelScratch& b = acc.base;
-    const std::int64_t end = atoms.indptr[j + 1];
-    for (std::int64_t e = atoms.indptr[j]; e < end; ++e) {
-        const std::int32_t a = atoms.indices[e];
-        const double v = atoms.weights[e];
+    const bool finite = atoms.for_each_entry(j, [&](std::int32_t a, double v) {
         const std::int64_t slot = offset_slot(off, a);
         const double sa = slot_score(off, s, slot);
-        if (!std::isfinite(sa)) return 1;
+        if (!std::isfinite(sa)) return false;
         add_atom_rates(b, a, v, sa, margin);
         if (!acc.seen[slot]) {
             acc.seen[slot] = 1;
@@ -111,7 +108,9 @@ inline int process_offset_row(const Matrix& X, std::int64_t j, const double* the
         double* ug = acc.u.data() + slot * k;
         const double* ca = coef_t + static_cast<std::int64_t>(a) * k;
         for (std::int64_t c = 0; c < k; ++c) ug[c] += ca[c] * v;
-    }
+        return true;
+    });
+    if (!finite) return 1;
     double d = 0.0;
     for (const std::int64_t slot : acc.touched) {
         double* ug = acc.u.data() + slot * k;

@@ -210,13 +210,10 @@ inline int process_row_single(const Matrix& X, std::int64_t j, const double* the
     const double hinge_pos = std::max(0.0, margin + s);
     const double hinge_neg = std::max(0.0, margin - s);
     double u = 0.0;
-    const std::int64_t end = atoms.indptr[j + 1];
-    for (std::int64_t e = atoms.indptr[j]; e < end; ++e) {
-        const std::int32_t a = atoms.indices[e];
-        const double v = atoms.weights[e];
+    atoms.for_each_entry(j, [&](std::int32_t a, double v) {
         add_atom_rates(acc, a, v, s, margin);
         u += coef[a] * v;
-    }
+    });
     double d = 0.0;
     if (u > 0.0) {
         proxy_value += u * hinge_pos;
@@ -244,14 +241,11 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
     const std::int64_t k = cb.k;
     double* u = acc.u.data();
     std::fill(u, u + k, 0.0);
-    const std::int64_t end = atoms.indptr[j + 1];
-    for (std::int64_t e = atoms.indptr[j]; e < end; ++e) {
-        const std::int32_t a = atoms.indices[e];
-        const double v = atoms.weights[e];
+    atoms.for_each_entry(j, [&](std::int32_t a, double v) {
         add_atom_rates(acc, a, v, s, margin);
         const double* ca = coef_t + static_cast<std::int64_t>(a) * k;
         for (std::int64_t c = 0; c < k; ++c) u[c] += ca[c] * v;
-    }
+    });
     double d = 0.0;
     if (AllHinge && !cb.separate_gradients) {
         // Branch-free (the signs of u_c and the hinge regimes are unpredictable

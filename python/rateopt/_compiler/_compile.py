@@ -30,6 +30,7 @@ from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
+from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
 from rateopt._utils._sealed import sealed
 from rateopt._utils._weights import GRID_EXPONENT, exact_normalized
 from rateopt.exceptions import ConstantConstraintError, RateoptError
@@ -599,7 +600,11 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
     k = int(sizes.shape[0])
     w = ds.weights
     chunks = _chunks(sizes)
-    indptr = np.zeros(n + 1, dtype=np.int64)
+    # the core's narrow layout (rateopt._utils._narrow): int32 row pointers below 2**31 entries, and
+    # uint8 ids up to 256 atoms (uint16 up to 65,536), written directly, so no wide copy ever exists
+    nnz = int(sizes.sum())
+    ptr_dtype, id_dtype = row_pointer_dtype(nnz), atom_id_dtype(k)
+    indptr = np.zeros(n + 1, dtype=ptr_dtype)
     counts = indptr[1:]
     for a, b in chunks:
         rows = rows_of(a, b)
@@ -610,8 +615,7 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
         else:
             np.add.at(counts, rows, 1)
     np.cumsum(counts, out=counts)
-    nnz = int(indptr[-1])
-    indices = np.empty(nnz, dtype=np.int32)
+    indices = np.empty(nnz, dtype=id_dtype)
     weights = np.empty(nnz, dtype=np.float64)
     written = np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written so far
     for a, b in chunks:
@@ -648,8 +652,8 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
     del written, counts
     # sealed (their memory immutable bytes), one array at a time: the core's AtomTable keeps these very
     # arrays instead of copying them (rateopt.core seals what it validates), so training holds one table
-    indptr = sealed(indptr, np.int64)
-    indices = sealed(indices, np.int32)
+    indptr = sealed(indptr, ptr_dtype)
+    indices = sealed(indices, id_dtype)
     weights = sealed(weights, np.float64)
     return MembershipTable(
         dataset=ds.name,

@@ -84,10 +84,10 @@ class MembershipTable:
         Number of rows.
     n_atoms : int
         Number of dataset-local atoms.
-    indptr : ndarray of shape (n_samples + 1,) of int64
-        Row pointers.
-    indices : ndarray of shape (nnz,) of int32
-        Dataset-local atom ids.
+    indptr : ndarray of shape (n_samples + 1,) of int32 or int64
+        Row pointers (int32 when ``nnz < 2**31``).
+    indices : ndarray of shape (nnz,) of uint8, uint16 or int32
+        Dataset-local atom ids (the narrowest dtype that holds ``n_atoms``).
     weights : ndarray of shape (nnz,) of float64
         Normalized weights.
     atom_ids : ndarray of shape (n_atoms,) of int64

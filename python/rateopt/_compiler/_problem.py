@@ -9,8 +9,9 @@ into a frozen :class:`~rateopt._compiler._compiled.CompiledProblem`:
   within a dataset are merged), numbered so that each dataset's atoms form a
   contiguous block of the global numbering;
 * per dataset, the CSR membership table in the format of
-  ``rateopt.core.AtomTable``: ``indptr`` int64 ``(n_samples + 1,)``,
-  ``indices`` int32 (dataset-local atom ids), ``weights`` float64
+  ``rateopt.core.AtomTable``: ``indptr`` int32 (int64 from ``2**31``
+  entries) ``(n_samples + 1,)``, ``indices`` uint8, uint16 or int32
+  (dataset-local atom ids, the narrowest that holds them), ``weights`` float64
   ``w_j / sum_{i in S_a} w_i``;
 * the constraint matrix ``C`` (n_constraints, n_atoms), offsets ``kappa`` with
   the normal form ``g_i = C[i] @ p - kappa[i] <= 0``, the objective's

@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils._sealed import sealed
+from .._utils._narrow import atom_id_dtype, row_pointer_dtype
+from .._utils._sealed import is_sealed, sealed
 from .._utils._validation import as_index_array, as_real_array
 from .._utils._weights import exact_normalized
 from ..exceptions import DataCopyWarning, RateoptError
@@ -106,6 +107,23 @@ def checked_ids(ids, name, n, *, n_name, kind, at="position"):
     if bad >= 0:
         raise RateoptError(f"{name} holds {kind} id {int(ids[bad])} at {at} {bad}, outside [0, {n_name}={n})")
     return ids if ids.dtype == np.int32 else sealed(ids, np.int32)  # in range: ids < n < 2**31
+
+
+def _checked_atom_ids(ids, n_atoms):
+    """Sealed atom ids in ``[0, n_atoms)`` of :func:`~rateopt._utils._narrow.atom_id_dtype` (what the core reads).
+
+    Ids already of that dtype and sealed (a compiled table's) are range-checked in place, not copied;
+    others go through :func:`checked_ids`, then narrow (exact: every id is below ``n_atoms``).
+    """
+    narrow = atom_id_dtype(n_atoms)
+    if ids.dtype == narrow and is_sealed(ids, narrow):
+        if ids.size and int(ids.max()) >= n_atoms:
+            bad = int(np.flatnonzero(ids >= n_atoms)[0])
+            raise RateoptError(f"atoms.indices holds atom id {int(ids[bad])} at position {bad}, "
+                               f"outside [0, n_atoms={n_atoms})")
+        return ids
+    ids = checked_ids(ids, "atoms.indices", n_atoms, n_name="n_atoms", kind="atom")
+    return sealed(ids, narrow)
 
 
 def checked_weights(weights, name, *, at="position"):
@@ -415,8 +433,10 @@ class AtomTable:
     ----------
     indptr : array-like of int, shape (n_samples + 1,)
         Row pointers, starting at 0, non-decreasing, ending at ``len(indices)``.
+        Stored as int32 when ``len(indices) < 2**31``, else int64.
     indices : array-like of int, shape (nnz,)
-        Atom ids in ``[0, n_atoms)``.
+        Atom ids in ``[0, n_atoms)``. Stored as the narrowest of uint8 (up to
+        256 atoms), uint16 (up to 65,536) and int32.
     weights : array-like of float, shape (nnz,)
         Normalized weights, finite and non-negative.
     n_atoms : int
@@ -424,8 +444,8 @@ class AtomTable:
 
     Attributes
     ----------
-    indptr : ndarray of int64
-    indices : ndarray of int32
+    indptr : ndarray of int32 or int64
+    indices : ndarray of uint8, uint16 or int32
     weights : ndarray of float64
     n_samples : int
     n_atoms : int
@@ -458,8 +478,12 @@ class AtomTable:
         # table is small beside X (one id and one weight per membership), and all of it is copied (the
         # ids and row pointers address memory; the weights are copied too, so the table a kernel reads
         # is the one that was validated, negative weights included).
-        indptr = sealed(as_index_array(indptr, "atoms.indptr", np.int64), np.int64)
-        idx_dtype = np.int32 if getattr(indices, "dtype", None) == np.int32 else np.int64
+        # The narrow layouts (int32 row pointers, uint8/uint16 ids) are kept as given when sealed, so a
+        # compiled table (rateopt._compiler) is shared, not copied; wider ones are checked, then narrowed.
+        ptr_dtype = np.int32 if getattr(indptr, "dtype", None) == np.int32 else np.int64
+        indptr = sealed(as_index_array(indptr, "atoms.indptr", ptr_dtype), ptr_dtype)
+        given = getattr(indices, "dtype", None)
+        idx_dtype = given if given in (np.uint8, np.uint16, np.int32) else np.int64
         indices = as_index_array(indices, "atoms.indices", idx_dtype)
         weights = as_real_array(weights, "atoms.weights")
         n_atoms = checked_count(n_atoms, "atoms.n_atoms", low=0)
@@ -472,8 +496,9 @@ class AtomTable:
         bad = _core.first_decrease(indptr, _check_threads())
         if bad >= 0:
             raise ValueError(f"atoms.indptr decreases at row {bad}")
-        indices = checked_ids(indices, "atoms.indices", n_atoms, n_name="n_atoms", kind="atom")
+        indices = _checked_atom_ids(indices, n_atoms)
         weights = checked_weights(weights, "atoms.weights")
+        indptr = sealed(indptr, row_pointer_dtype(indices.shape[0]))  # values checked: 0 ... nnz
         self._indptr = indptr
         self._indices = indices
         self._weights = weights
@@ -482,12 +507,12 @@ class AtomTable:
 
     @property
     def indptr(self):
-        """Row pointers (int64, read-only)."""
+        """Row pointers (int32 when the table has fewer than ``2**31`` entries, else int64; read-only)."""
         return self._indptr
 
     @property
     def indices(self):
-        """Atom ids (int32, read-only)."""
+        """Atom ids (uint8 up to 256 atoms, uint16 up to 65,536, else int32; read-only)."""
         return self._indices
 
     @property
