@@ -265,6 +265,7 @@ def test_membership_table_of_many_atoms_is_the_atom_by_atom_table(block, monkeyp
     # many atoms of many sizes (1 to 40 rows, and two large ones), overlapping, with weights spanning
     # 30 orders of magnitude: written a chunk of atoms at a time, the table is the atom-by-atom one, bit for bit
     import rateopt._compiler._compile as compile_module
+    from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
 
     monkeypatch.setattr(compile_module, "_TABLE_BLOCK_ROWS", block)
     rng = np.random.default_rng(7)
@@ -276,8 +277,10 @@ def test_membership_table_of_many_atoms_is_the_atom_by_atom_table(block, monkeyp
     members += [np.flatnonzero(rng.random(n) < 0.3)]
     t = compile_module._membership_table(ds, members, 5)
     indptr, indices, weights = _reference_table(ds, members)
-    assert _bits(t.indptr) == _bits(indptr.astype(np.int64))
-    assert _bits(t.indices) == _bits(indices)
+    # stored in the core's narrow layout (rateopt._utils._narrow), with the atom-by-atom table's values
+    assert t.indptr.dtype == row_pointer_dtype(int(indptr[-1])) and t.indices.dtype == atom_id_dtype(len(members))
+    assert _bits(t.indptr.astype(np.int64)) == _bits(indptr.astype(np.int64))
+    assert _bits(t.indices.astype(np.int32)) == _bits(indices)
     assert _bits(t.weights) == _bits(weights)
     assert t.n_atoms == len(members) and t.atom_ids.tolist() == list(range(5, 5 + len(members)))
 
