@@ -38,6 +38,7 @@ from rateopt._compiler._compile import (
     constant_constraint_error,
     datasets_by_name,
     membership_table,
+    rate_row_name,
 )
 from rateopt._compiler._linear_map import LinearMap
 from rateopt._compiler._rows import rows_from_terms
@@ -558,14 +559,9 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
         return ok and cst[k] == const
 
     def add(name, ref, idx_val, const):
-        k = seen.get(name)
-        if k is not None:
-            if same(k, *idx_val(), const):
-                return
-            j = 2
-            while f"{name} #{j}" in seen:
-                j += 1
-            name = f"{name} #{j}"
+        name = rate_row_name(seen, name, lambda k: same(k, *idx_val(), const))
+        if name is None:
+            return
         seen[name] = len(names)
         names.append(name)
         row_of.append(ref)

@@ -38,7 +38,8 @@ from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
 
 __all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints", "unique_names",
-           "merge_by_membership", "merge_contexts", "number_atoms", "constant_constraint_error", "membership_table"]
+           "merge_by_membership", "merge_contexts", "number_atoms", "constant_constraint_error", "membership_table",
+           "rate_row_name"]
 
 
 def resolve_role(datasets, role: str):
@@ -474,21 +475,30 @@ def constant_constraint_error(constraint, form, subsets):
     )
 
 
+def rate_row_name(seen, name, is_same):
+    """The rate layer's name for a new row: ``name``, or ``name #2``, ``#3``, ... when taken; None when the row
+    already named ``name`` (index ``seen[name]``) is the same (``is_same(index)``), so nothing is added."""
+    k = seen.get(name)
+    if k is None:
+        return name
+    if is_same(k):
+        return None
+    j = 2
+    while f"{name} #{j}" in seen:
+        j += 1
+    return f"{name} #{j}"
+
+
 def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
     """Every rate leaf, then every atom, under unique names (``A`` a sparse :class:`LinearMap`)."""
     names, rows, consts = [], [], []
     seen: dict = {}
 
     def add(name, coef, const):
-        k = seen.get(name)
-        if k is not None:
-            if (np.array_equal(rows[k][0], coef[0]) and np.array_equal(rows[k][1], coef[1])
-                    and consts[k] == const):
-                return
-            j = 2
-            while f"{name} #{j}" in seen:
-                j += 1
-            name = f"{name} #{j}"
+        name = rate_row_name(seen, name, lambda k: (np.array_equal(rows[k][0], coef[0])
+                                                  and np.array_equal(rows[k][1], coef[1]) and consts[k] == const))
+        if name is None:
+            return
         seen[name] = len(names)
         names.append(name)
         rows.append(coef)
