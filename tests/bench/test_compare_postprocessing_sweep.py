@@ -64,7 +64,10 @@ def test_runner_fits_repeatedly_and_reports_every_wall_and_cpu_time(tmp_path):
     inp, out = tmp_path / "in.npz", tmp_path / "out.npz"
     np.savez(inp, tasks=np.array(json.dumps(tasks)), s_train=s, s_test=s, y_train=y, y_test=y, g_train=g,
              g_test=g)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python")] + sys.path))
+    import rateopt
+
+    # the runner imports the rateopt this test imports (the installed one in CI, whose source tree has no core)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pathlib.Path(rateopt.__file__).parents[1])] + sys.path))
     subprocess.run([sys.executable, str(RUNNER), "--system", "rateopt-threshold", "--in", str(inp), "--out",
                     str(out)], check=True, env=env, capture_output=True, timeout=300)
     z = np.load(out)
