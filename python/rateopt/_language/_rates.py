@@ -33,6 +33,8 @@ model's decision ``1[h(x) >= 0]``):
 
 from __future__ import annotations
 
+import re
+
 from rateopt._language._data import Context, Dataset
 from rateopt._language._expressions import (
     Constant,
@@ -180,13 +182,21 @@ class Rate(Expression):
         return self.name
 
 
-def _leaf(class_name, short, doc, *, labels=False, baseline=False, model=True):
+def _snake_case(class_name):
+    """``"TruePositiveRate"`` -> ``"true_positive_rate"``: a node class's function name."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", class_name).lower()
+
+
+def _leaf(class_name, short, *, labels=False, baseline=False, model=True):
+    """A rate node class; its docstring names the function that builds it."""
+    func = _snake_case(class_name)
+    summary = func.replace("_", " ").capitalize() + (" (data constant)" if not model else "") + " node."
     cls = type(
         class_name,
         (Rate,),
         {
             "__slots__": (),
-            "__doc__": doc,
+            "__doc__": _NODE_DOC.format(summary=summary, func=func),
             "short_name": short,
             "needs_labels": labels,
             "needs_baseline": baseline,
@@ -207,94 +217,32 @@ _NODE_DOC = """{summary}
         The subset the rate is measured on.
     """
 
-PositivePredictionRate = _leaf(
-    "PositivePredictionRate", "ppr",
-    _NODE_DOC.format(summary="Positive prediction rate node.", func="positive_prediction_rate"))
-NegativePredictionRate = _leaf(
-    "NegativePredictionRate", "npr",
-    _NODE_DOC.format(summary="Negative prediction rate node.", func="negative_prediction_rate"))
-TruePositiveRate = _leaf(
-    "TruePositiveRate", "tpr",
-    _NODE_DOC.format(summary="True positive rate node.", func="true_positive_rate"), labels=True)
-FalseNegativeRate = _leaf(
-    "FalseNegativeRate", "fnr",
-    _NODE_DOC.format(summary="False negative rate node.", func="false_negative_rate"), labels=True)
-FalsePositiveRate = _leaf(
-    "FalsePositiveRate", "fpr",
-    _NODE_DOC.format(summary="False positive rate node.", func="false_positive_rate"), labels=True)
-TrueNegativeRate = _leaf(
-    "TrueNegativeRate", "tnr",
-    _NODE_DOC.format(summary="True negative rate node.", func="true_negative_rate"), labels=True)
-ErrorRate = _leaf(
-    "ErrorRate", "error",
-    _NODE_DOC.format(summary="Error rate node.", func="error_rate"), labels=True)
-Accuracy = _leaf(
-    "Accuracy", "accuracy",
-    _NODE_DOC.format(summary="Accuracy node.", func="accuracy"), labels=True)
-TruePositiveProportion = _leaf(
-    "TruePositiveProportion", "tp_prop",
-    _NODE_DOC.format(summary="True positive proportion node.", func="true_positive_proportion"),
-    labels=True)
-FalsePositiveProportion = _leaf(
-    "FalsePositiveProportion", "fp_prop",
-    _NODE_DOC.format(summary="False positive proportion node.", func="false_positive_proportion"),
-    labels=True)
-TrueNegativeProportion = _leaf(
-    "TrueNegativeProportion", "tn_prop",
-    _NODE_DOC.format(summary="True negative proportion node.", func="true_negative_proportion"),
-    labels=True)
-FalseNegativeProportion = _leaf(
-    "FalseNegativeProportion", "fn_prop",
-    _NODE_DOC.format(summary="False negative proportion node.", func="false_negative_proportion"),
-    labels=True)
-PositivePredictionCount = _leaf(
-    "PositivePredictionCount", "pos_count",
-    _NODE_DOC.format(summary="Positive prediction count node.", func="positive_prediction_count"))
-NegativePredictionCount = _leaf(
-    "NegativePredictionCount", "neg_count",
-    _NODE_DOC.format(summary="Negative prediction count node.", func="negative_prediction_count"))
-TruePositiveCount = _leaf(
-    "TruePositiveCount", "tp_count",
-    _NODE_DOC.format(summary="True positive count node.", func="true_positive_count"), labels=True)
-FalsePositiveCount = _leaf(
-    "FalsePositiveCount", "fp_count",
-    _NODE_DOC.format(summary="False positive count node.", func="false_positive_count"),
-    labels=True)
-TrueNegativeCount = _leaf(
-    "TrueNegativeCount", "tn_count",
-    _NODE_DOC.format(summary="True negative count node.", func="true_negative_count"), labels=True)
-FalseNegativeCount = _leaf(
-    "FalseNegativeCount", "fn_count",
-    _NODE_DOC.format(summary="False negative count node.", func="false_negative_count"),
-    labels=True)
-ChurnRate = _leaf(
-    "ChurnRate", "churn",
-    _NODE_DOC.format(summary="Churn rate node.", func="churn_rate"), baseline=True)
-WinRate = _leaf(
-    "WinRate", "win_rate",
-    _NODE_DOC.format(summary="Win rate node.", func="win_rate"), labels=True, baseline=True)
-LossRate = _leaf(
-    "LossRate", "loss_rate",
-    _NODE_DOC.format(summary="Loss rate node.", func="loss_rate"), labels=True, baseline=True)
-WinCount = _leaf(
-    "WinCount", "win_count",
-    _NODE_DOC.format(summary="Win count node.", func="win_count"), labels=True, baseline=True)
-LossCount = _leaf(
-    "LossCount", "loss_count",
-    _NODE_DOC.format(summary="Loss count node.", func="loss_count"), labels=True, baseline=True)
-Prevalence = _leaf(
-    "Prevalence", "prevalence",
-    _NODE_DOC.format(summary="Prevalence (data constant) node.", func="prevalence"),
-    labels=True, model=False)
-BaselinePositiveRate = _leaf(
-    "BaselinePositiveRate", "baseline_ppr",
-    _NODE_DOC.format(summary="Baseline positive rate (data constant) node.",
-                     func="baseline_positive_rate"),
-    baseline=True, model=False)
-BaselineAccuracy = _leaf(
-    "BaselineAccuracy", "baseline_accuracy",
-    _NODE_DOC.format(summary="Baseline accuracy (data constant) node.", func="baseline_accuracy"),
-    labels=True, baseline=True, model=False)
+PositivePredictionRate = _leaf("PositivePredictionRate", "ppr")
+NegativePredictionRate = _leaf("NegativePredictionRate", "npr")
+TruePositiveRate = _leaf("TruePositiveRate", "tpr", labels=True)
+FalseNegativeRate = _leaf("FalseNegativeRate", "fnr", labels=True)
+FalsePositiveRate = _leaf("FalsePositiveRate", "fpr", labels=True)
+TrueNegativeRate = _leaf("TrueNegativeRate", "tnr", labels=True)
+ErrorRate = _leaf("ErrorRate", "error", labels=True)
+Accuracy = _leaf("Accuracy", "accuracy", labels=True)
+TruePositiveProportion = _leaf("TruePositiveProportion", "tp_prop", labels=True)
+FalsePositiveProportion = _leaf("FalsePositiveProportion", "fp_prop", labels=True)
+TrueNegativeProportion = _leaf("TrueNegativeProportion", "tn_prop", labels=True)
+FalseNegativeProportion = _leaf("FalseNegativeProportion", "fn_prop", labels=True)
+PositivePredictionCount = _leaf("PositivePredictionCount", "pos_count")
+NegativePredictionCount = _leaf("NegativePredictionCount", "neg_count")
+TruePositiveCount = _leaf("TruePositiveCount", "tp_count", labels=True)
+FalsePositiveCount = _leaf("FalsePositiveCount", "fp_count", labels=True)
+TrueNegativeCount = _leaf("TrueNegativeCount", "tn_count", labels=True)
+FalseNegativeCount = _leaf("FalseNegativeCount", "fn_count", labels=True)
+ChurnRate = _leaf("ChurnRate", "churn", baseline=True)
+WinRate = _leaf("WinRate", "win_rate", labels=True, baseline=True)
+LossRate = _leaf("LossRate", "loss_rate", labels=True, baseline=True)
+WinCount = _leaf("WinCount", "win_count", labels=True, baseline=True)
+LossCount = _leaf("LossCount", "loss_count", labels=True, baseline=True)
+Prevalence = _leaf("Prevalence", "prevalence", labels=True, model=False)
+BaselinePositiveRate = _leaf("BaselinePositiveRate", "baseline_ppr", baseline=True, model=False)
+BaselineAccuracy = _leaf("BaselineAccuracy", "baseline_accuracy", labels=True, baseline=True, model=False)
 
 
 class LossOnlyChurnRate(Rate):
@@ -390,7 +338,9 @@ _NEEDS_BASELINE = """
 """
 
 
-def _make_function(name, node_cls, summary, formula, needs=""):
+def _make_function(node_cls, summary, formula, needs=""):
+    name = _snake_case(node_cls.__name__)
+
     def f(context):
         return node_cls(context)
 
@@ -402,138 +352,112 @@ def _make_function(name, node_cls, summary, formula, needs=""):
 
 
 positive_prediction_rate = _make_function(
-    "positive_prediction_rate", PositivePredictionRate,
-    "Positive prediction rate (coverage) on a subset.",
+    PositivePredictionRate, "Positive prediction rate (coverage) on a subset.",
     "``ppr(S) = sum_{j in S} w_j 1[h(x_j) >= 0] / W(S)``, the atom ``p+(S)`` itself.")
 negative_prediction_rate = _make_function(
-    "negative_prediction_rate", NegativePredictionRate,
-    "Negative prediction rate on a subset.",
+    NegativePredictionRate, "Negative prediction rate on a subset.",
     "``npr(S) = 1 - p+(S)``.")
 true_positive_rate = _make_function(
-    "true_positive_rate", TruePositiveRate,
-    "True positive rate (recall) on a subset.",
+    TruePositiveRate, "True positive rate (recall) on a subset.",
     "``tpr(S) = p+(S[y=1])``: the weighted fraction of positives predicted positive.",
     _NEEDS_LABELS)
 false_negative_rate = _make_function(
-    "false_negative_rate", FalseNegativeRate,
-    "False negative rate on a subset.",
+    FalseNegativeRate, "False negative rate on a subset.",
     "``fnr(S) = 1 - p+(S[y=1])``.",
     _NEEDS_LABELS)
 false_positive_rate = _make_function(
-    "false_positive_rate", FalsePositiveRate,
-    "False positive rate on a subset.",
+    FalsePositiveRate, "False positive rate on a subset.",
     "``fpr(S) = p+(S[y=0])``: the weighted fraction of negatives predicted positive.",
     _NEEDS_LABELS)
 true_negative_rate = _make_function(
-    "true_negative_rate", TrueNegativeRate,
-    "True negative rate on a subset.",
+    TrueNegativeRate, "True negative rate on a subset.",
     "``tnr(S) = 1 - p+(S[y=0])``.",
     _NEEDS_LABELS)
 error_rate = _make_function(
-    "error_rate", ErrorRate,
-    "Weighted error rate on a subset.",
+    ErrorRate, "Weighted error rate on a subset.",
     "``error(S) = sum_{j in S} w_j 1[pred_j != y_j] / W(S)\n"
     "    = pi1 (1 - p+(S[y=1])) + pi0 p+(S[y=0])`` with the weighted class\n"
     "    proportions ``pi1 = W(S[y=1]) / W(S)``, ``pi0 = W(S[y=0]) / W(S)``.",
     _NEEDS_LABELS)
 accuracy = _make_function(
-    "accuracy", Accuracy,
-    "Weighted accuracy on a subset.",
+    Accuracy, "Weighted accuracy on a subset.",
     "``accuracy(S) = 1 - error(S)``.",
     _NEEDS_LABELS)
 true_positive_proportion = _make_function(
-    "true_positive_proportion", TruePositiveProportion,
-    "Proportion of true positives in a subset.",
+    TruePositiveProportion, "Proportion of true positives in a subset.",
     "``tp_prop(S) = sum_{j in S, y_j=1} w_j pred_j / W(S) = pi1 p+(S[y=1])``.",
     _NEEDS_LABELS)
 false_positive_proportion = _make_function(
-    "false_positive_proportion", FalsePositiveProportion,
-    "Proportion of false positives in a subset.",
+    FalsePositiveProportion, "Proportion of false positives in a subset.",
     "``fp_prop(S) = sum_{j in S, y_j=0} w_j pred_j / W(S) = pi0 p+(S[y=0])``.",
     _NEEDS_LABELS)
 true_negative_proportion = _make_function(
-    "true_negative_proportion", TrueNegativeProportion,
-    "Proportion of true negatives in a subset.",
+    TrueNegativeProportion, "Proportion of true negatives in a subset.",
     "``tn_prop(S) = pi0 (1 - p+(S[y=0]))``.",
     _NEEDS_LABELS)
 false_negative_proportion = _make_function(
-    "false_negative_proportion", FalseNegativeProportion,
-    "Proportion of false negatives in a subset.",
+    FalseNegativeProportion, "Proportion of false negatives in a subset.",
     "``fn_prop(S) = pi1 (1 - p+(S[y=1]))``.",
     _NEEDS_LABELS)
 positive_prediction_count = _make_function(
-    "positive_prediction_count", PositivePredictionCount,
-    "Weighted count of positive predictions in a subset.",
+    PositivePredictionCount, "Weighted count of positive predictions in a subset.",
     "``pos_count(S) = sum_{j in S} w_j pred_j = W(S) p+(S)`` (the number of\n"
     "    positive predictions when all weights are 1).")
 negative_prediction_count = _make_function(
-    "negative_prediction_count", NegativePredictionCount,
-    "Weighted count of negative predictions in a subset.",
+    NegativePredictionCount, "Weighted count of negative predictions in a subset.",
     "``neg_count(S) = W(S) (1 - p+(S))``.")
 true_positive_count = _make_function(
-    "true_positive_count", TruePositiveCount,
-    "Weighted count of true positives in a subset.",
+    TruePositiveCount, "Weighted count of true positives in a subset.",
     "``tp_count(S) = sum_{j in S, y_j=1} w_j pred_j = W(S[y=1]) p+(S[y=1])``.",
     _NEEDS_LABELS)
 false_positive_count = _make_function(
-    "false_positive_count", FalsePositiveCount,
-    "Weighted count of false positives in a subset.",
+    FalsePositiveCount, "Weighted count of false positives in a subset.",
     "``fp_count(S) = W(S[y=0]) p+(S[y=0])``.",
     _NEEDS_LABELS)
 true_negative_count = _make_function(
-    "true_negative_count", TrueNegativeCount,
-    "Weighted count of true negatives in a subset.",
+    TrueNegativeCount, "Weighted count of true negatives in a subset.",
     "``tn_count(S) = W(S[y=0]) (1 - p+(S[y=0]))``.",
     _NEEDS_LABELS)
 false_negative_count = _make_function(
-    "false_negative_count", FalseNegativeCount,
-    "Weighted count of false negatives in a subset.",
+    FalseNegativeCount, "Weighted count of false negatives in a subset.",
     "``fn_count(S) = W(S[y=1]) (1 - p+(S[y=1]))``.",
     _NEEDS_LABELS)
 churn_rate = _make_function(
-    "churn_rate", ChurnRate,
-    "Churn against the baseline: the weighted fraction of changed decisions.",
+    ChurnRate, "Churn against the baseline: the weighted fraction of changed decisions.",
     "``churn(S) = sum_{j in S} w_j 1[pred_j != b_j] / W(S)\n"
     "    = P(b=1) (1 - p+(S[b=1])) + P(b=0) p+(S[b=0])`` with weighted\n"
     "    ``P(b=k) = W(S[b=k]) / W(S)`` (Cotter et al., 2018, Eq. 12 divided by ``|D|``).\n"
     "    Needs no labels.",
     _NEEDS_BASELINE)
 win_rate = _make_function(
-    "win_rate", WinRate,
-    "Proportion of the subset that the model wins against the baseline.",
+    WinRate, "Proportion of the subset that the model wins against the baseline.",
     "``win_rate(S) = sum_{j in S} w_j 1[pred_j = y_j != b_j] / W(S)``: the model\n"
     "    is right where the baseline was wrong.",
     _NEEDS_BASELINE)
 loss_rate = _make_function(
-    "loss_rate", LossRate,
-    "Proportion of the subset that the model loses against the baseline.",
+    LossRate, "Proportion of the subset that the model loses against the baseline.",
     "``loss_rate(S) = sum_{j in S} w_j 1[pred_j != y_j = b_j] / W(S)``: the model\n"
     "    is wrong where the baseline was right. Equal to\n"
     "    ``loss_only_churn_rate(S)`` with ``normalize='all'``.",
     _NEEDS_BASELINE)
 win_count = _make_function(
-    "win_count", WinCount,
-    "Weighted count of wins against the baseline.",
+    WinCount, "Weighted count of wins against the baseline.",
     "``win_count(S) = sum_{j in S} w_j 1[pred_j = y_j != b_j]``.",
     _NEEDS_BASELINE)
 loss_count = _make_function(
-    "loss_count", LossCount,
-    "Weighted count of losses against the baseline.",
+    LossCount, "Weighted count of losses against the baseline.",
     "``loss_count(S) = sum_{j in S} w_j 1[pred_j != y_j = b_j]``.",
     _NEEDS_BASELINE)
 prevalence = _make_function(
-    "prevalence", Prevalence,
-    "Weighted fraction of positive labels in a subset (a data constant).",
+    Prevalence, "Weighted fraction of positive labels in a subset (a data constant).",
     "``prevalence(S) = W(S[y=1]) / W(S)``; used by accurate coverage.",
     _NEEDS_LABELS)
 baseline_positive_rate = _make_function(
-    "baseline_positive_rate", BaselinePositiveRate,
-    "Positive rate of the baseline model on a subset (a data constant).",
+    BaselinePositiveRate, "Positive rate of the baseline model on a subset (a data constant).",
     "``baseline_ppr(S) = W(S[b=1]) / W(S)``; used by no lost benefits.",
     _NEEDS_BASELINE)
 baseline_accuracy = _make_function(
-    "baseline_accuracy", BaselineAccuracy,
-    "Weighted accuracy of the baseline model on a subset (a data constant).",
+    BaselineAccuracy, "Weighted accuracy of the baseline model on a subset (a data constant).",
     "``baseline_accuracy(S) = W(S[b=y]) / W(S)``; used by not worse off.",
     _NEEDS_BASELINE)
 
