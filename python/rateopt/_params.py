@@ -319,8 +319,3 @@ def train_settings(game, model, *, arity=TWO_CLASSES, **params):
         values["record_every"] = 1 if full else max(1, values["n_iter"] // 100)
     return TrainSettings(method=game.name, l2=model.l2 if model.l2 == "auto" else float(model.l2),
                          radius=model.radius, fit_intercept=bool(model.fit_intercept), **values)
-
-
-def param_docs():
-    """``{name: one-line meaning}`` of every training parameter (for docstrings and the CLI)."""
-    return {p.name: p.doc for p in TRAIN_PARAMS}
