@@ -205,10 +205,10 @@ def _names(enc):
 
 
 def test_libsvm_pipeline(tmp_path):
-    from rateopt.cli._io import write_libsvm
+    from sklearn.datasets import dump_svmlight_file
 
     X, y, g = rateopt.make_groups_dataset(N, random_state=1)
-    write_libsvm(tmp_path / "train.svm", X, np.where(y == 1, 1, -1))
+    dump_svmlight_file(X, np.where(y == 1, 1, -1), str(tmp_path / "train.svm"), zero_based=False)
     (tmp_path / "goals.toml").write_text(GOALS.replace('group = "group"', 'group = "3"'))
     fit = _run("fit", tmp_path / "train.svm", "--groups", "3", "--goals", tmp_path / "goals.toml", "--out",
                tmp_path / "m.npz")  # in a subprocess
@@ -223,18 +223,16 @@ def test_libsvm_pipeline(tmp_path):
 
 
 def test_parquet_pipeline_matches_csv(work, tmp_path):
-    pytest.importorskip("pyarrow")
-    from rateopt.cli._io import write_parquet
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
 
     d, cols = work
-    write_parquet(tmp_path / "train.parquet", cols)
+    pq.write_table(pa.table({k: np.asarray(v) for k, v in cols.items()}), tmp_path / "train.parquet")
     assert main(["--quiet", "fit", str(tmp_path / "train.parquet"), "--label", "label", "--groups", "group",
                  "--goals", str(d / "goals.toml"), "--out", str(tmp_path / "m.npz")]) == 0
     pred = _run("predict", tmp_path / "m.npz", tmp_path / "train.parquet", "--out", tmp_path / "p.parquet",
                 "--proba")  # in a subprocess
     assert pred.returncode == 0, pred.stderr
-    import pyarrow.parquet as pq
-
     got = pq.read_table(tmp_path / "p.parquet").to_pydict()
     ref = rateopt.load(d / "model.npz")  # trained on the same values from CSV
     enc = json.loads((d / "model.rateopt.json").read_text())["encoding"]

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils._atomic import atomic_path
 from ..exceptions import RateoptError
 
 __all__ = ["InputError", "Frame", "SparseChunk", "file_format", "read_chunks", "read_all"]
@@ -216,15 +215,6 @@ def _arrow_column(col):
     return np.array(["" if v is None else str(v) for v in col.to_pylist()], dtype=object)
 
 
-def write_parquet(path, columns):
-    """Write ``{name: 1-D array}`` to a Parquet file."""
-    pq = pyarrow_parquet()
-    import pyarrow as pa
-
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.table({k: np.asarray(v) for k, v in columns.items()}), tmp)
-
-
 # --------------------------------------------------------------------------- LIBSVM / svmlight
 
 
@@ -276,13 +266,3 @@ def _sparse(labels, indptr, indices, data, n_features, path, start, width=0):
     X = sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32),
                        np.asarray(indptr, dtype=np.int64)), shape=(len(labels), n_cols))
     return SparseChunk(X, np.array(labels, dtype=object), path, start)
-
-
-def write_libsvm(path, X, y):
-    """Write rows of ``X`` (dense or sparse) with labels ``y`` in LIBSVM format (1-based indices)."""
-    X = sp.csr_matrix(X)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
-        for i in range(X.shape[0]):
-            lo, hi = X.indptr[i], X.indptr[i + 1]
-            feats = " ".join(f"{j + 1}:{v:.17g}" for j, v in zip(X.indices[lo:hi], X.data[lo:hi]))
-            f.write(f"{y[i]} {feats}\n")
