@@ -29,8 +29,8 @@ from rateopt.exceptions import EmptySubsetError, RateoptError
 
 from .._language._expressions import as_scalar
 
-__all__ = ["BOUND_PARAMS", "BOUND_PARAMS_HEAD", "BOUND_PARAMS_TAIL", "BoundGoal", "Goal", "SIDES", "bound_goal",
-           "check_number", "goal_fields", "validate_group"]
+__all__ = ["BOUND_PARAMS", "BOUND_PARAMS_HEAD", "BOUND_PARAMS_TAIL", "GOAL_PARAMS_TAIL", "BoundGoal", "Goal", "SIDES",
+           "bound_goal", "check_number", "goal_fields", "validate_group"]
 
 
 #: The ``sides`` a goal may bound against the whole dataset.
@@ -406,15 +406,18 @@ def bound_goal(bound: str, *, hi: float | None = 1.0, grouped: bool = True, opti
     return make
 
 
-BOUND_PARAMS = """group : str or tuple of str, default=None
-        Group column(s): one constraint per group value; ``None``: one on the
-        whole dataset.
-    values : tuple, default=None
+#: The last three parameters of most goals' docstrings (``values``, ``dataset``, ``name``).
+GOAL_PARAMS_TAIL = """values : tuple, default=None
         Restrict to these group values (a single column only).
     dataset : str, default="train"
         Role of the dataset the goal applies to.
     name : str, default=None
         Prefix of the constraint names."""
+
+BOUND_PARAMS = """group : str or tuple of str, default=None
+        Group column(s): one constraint per group value; ``None``: one on the
+        whole dataset.
+    """ + GOAL_PARAMS_TAIL
 
 # BOUND_PARAMS in two parts, for goals with parameters between ``values`` and ``dataset``.
 BOUND_PARAMS_HEAD, BOUND_PARAMS_TAIL = BOUND_PARAMS.split("\n    dataset : str", 1)

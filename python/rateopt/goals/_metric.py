@@ -17,6 +17,7 @@ from rateopt.goals._base import (
     BOUND_PARAMS,
     BOUND_PARAMS_HEAD,
     BOUND_PARAMS_TAIL,
+    GOAL_PARAMS_TAIL,
     SIDES,
     BoundGoal,
     Goal,
@@ -84,12 +85,7 @@ _METRIC_PARITY_PARAMS = """group : str or tuple of str
         Against the whole dataset: both inequalities, or only
         ``m(g) >= m(all) - slack`` ("lower") or only ``m(g) <= m(all) + slack``
         ("upper"). Ignored when ``pairwise``.
-    values : tuple, default=None
-        Restrict to these group values (a single column only).
-    dataset : str, default="train"
-        Role of the dataset the goal applies to.
-    name : str, default=None
-        Prefix of the constraint names."""
+    """ + GOAL_PARAMS_TAIL
 
 
 @dataclass(frozen=True, repr=False)

@@ -28,7 +28,7 @@ from rateopt._language._classes import (
     confusion_rate,
 )
 from rateopt.exceptions import RateoptError
-from rateopt.goals._base import SIDES, Goal, check_number, goal_fields, validate_group
+from rateopt.goals._base import GOAL_PARAMS_TAIL, SIDES, Goal, check_number, goal_fields, validate_group
 from rateopt.goals._parity import relative_bounds
 
 __all__ = ["ClassGoal", "ClassPrecisionFloor", "ClassPriorMatching", "ClassRecallFloor",
@@ -108,12 +108,7 @@ _CLASS_PARITY_PARAMS = """group : str or tuple of str
     sides : {"both", "lower", "upper"}, default="both"
         Both inequalities, or only ``rate(g) >= rate(all) - slack`` ("lower") or
         only ``rate(g) <= rate(all) + slack`` ("upper").
-    values : tuple, default=None
-        Restrict to these group values (a single column only).
-    dataset : str, default="train"
-        Role of the dataset the goal applies to.
-    name : str, default=None
-        Prefix of the constraint names."""
+    """ + GOAL_PARAMS_TAIL
 
 
 @dataclass(frozen=True, repr=False)
@@ -233,12 +228,7 @@ _FLOOR_PARAMS = """group : str or tuple of str, default=None
         Per group (None: on the whole dataset).
     classes : tuple, default=None
         These classes only.
-    values : tuple, default=None
-        Restrict to these group values (a single column only).
-    dataset : str, default="train"
-        Role of the dataset the goal applies to.
-    name : str, default=None
-        Prefix of the constraint names."""
+    """ + GOAL_PARAMS_TAIL
 
 
 @dataclass(frozen=True, repr=False)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rateopt._language import _rates as R
 from rateopt._language._families import GroupFamily
 from rateopt.exceptions import RateoptError
-from rateopt.goals._base import SIDES, Goal, check_number, goal_fields, validate_group
+from rateopt.goals._base import GOAL_PARAMS_TAIL, SIDES, Goal, check_number, goal_fields, validate_group
 
 __all__ = ["AccurateCoverage", "DemographicParity", "EqualAccuracy", "EqualOpportunity", "EqualizedOdds",
            "NoLostBenefits", "NotWorseOff", "accurate_coverage", "demographic_parity", "equal_accuracy",
@@ -121,12 +121,7 @@ _PARITY_PARAMS = """group : str or tuple of str
         Against the whole dataset: both inequalities, or only
         ``rate(g) >= ...`` ("lower") or only ``rate(g) <= ...`` ("upper").
         Ignored when ``pairwise`` (which is symmetric).
-    values : tuple, default=None
-        Restrict to these group values (a single column only).
-    dataset : str, default="train"
-        Role of the dataset the goal applies to.
-    name : str, default=None
-        Prefix of the constraint names."""
+    """ + GOAL_PARAMS_TAIL
 
 
 @dataclass(frozen=True, repr=False)
@@ -252,12 +247,7 @@ _RELATIVE_PARAMS = """group : str or tuple of str, default=None
         shortfall in [0, 1).
     multiplicative : bool, default=False
         Multiplicative slack.
-    values : tuple, default=None
-        Restrict to these group values (a single column only).
-    dataset : str, default="train"
-        Role of the dataset the goal applies to.
-    name : str, default=None
-        Prefix of the constraint names."""
+    """ + GOAL_PARAMS_TAIL
 
 
 @dataclass(frozen=True, repr=False)
