@@ -513,7 +513,7 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
     The common case, where the atoms' names are distinct and each one a leaf already has is that leaf's
     unit row (``ppr[g=a]``: the leaf and the atom), is decided on arrays; any other goes name by name.
     """
-    leaf_names, counts, gids, vals, masses, consts, unit = [], [], [], [], [], [], []
+    leaf_names, counts, gids, vals, masses, consts = [], [], [], [], [], []
     for run in leaves.runs:
         if run[0] == "form":
             f = run[2]

@@ -38,14 +38,12 @@ from rateopt._language._validation import (
     FactorizedColumn,
     factorize,
     as_1d,
-    missing_mask,
     nullable_columns,
     parse_baseline,
     parse_groups,
     parse_labels,
     parse_weights,
     readonly,
-    unique,
 )
 from rateopt.exceptions import MissingBaselineError, MissingLabelsError, RateoptError
 
