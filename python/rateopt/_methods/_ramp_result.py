@@ -14,6 +14,7 @@ from .._predictors._linear import LinearClassifier, RampClassifier
 from .._solutions._result import TrainResult
 from .._solutions._result_file import checked_rates
 from .._utils._archive import damaged, real_array
+from .._utils._json import json_ready
 
 __all__ = ["RampMMResult", "RAMP_RESULT_KIND", "ramp_result_from_file"]
 
@@ -101,7 +102,7 @@ class RampMMResult(TrainResult):
 
     def _payload(self):
         meta, arrays = super()._payload()
-        meta = dict(meta, kind=RAMP_RESULT_KIND, info=_plain(self.info))
+        meta = dict(meta, kind=RAMP_RESULT_KIND, info=json_ready(self.info, nonfinite="keep"))
         arrays = dict(arrays, ramp_atom_rates=self.ramp_atom_rates, regularizers=self.regularizers)
         return meta, arrays
 
@@ -111,23 +112,6 @@ class RampMMResult(TrainResult):
 
 
 RAMP_RESULT_KIND = "ramp-mm-result"
-
-
-def _plain(obj):
-    """``obj`` with NumPy scalars and arrays turned into Python numbers and lists (for JSON)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    return obj
 
 
 def ramp_result_from_file(fields, meta, arrays, path):
