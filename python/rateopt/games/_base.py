@@ -27,7 +27,8 @@ import numpy as np
 from .._training._players import ModelPlayer
 from .._training._spec import Combinations
 
-__all__ = ["GAMES", "Game", "Combinations", "register", "MODEL_PLAYER_SETTINGS", "LOOP_METHODS"]
+__all__ = ["GAMES", "Game", "MultiplierGame", "Combinations", "register", "MODEL_PLAYER_SETTINGS",
+           "LOOP_METHODS"]
 
 GAMES: dict = {}
 
@@ -70,7 +71,8 @@ class Game:
     """Base class of the training games.
 
     Subclasses set ``name`` (the ``method`` string) and implement
-    :meth:`combinations`, :meth:`step` and :meth:`multipliers`; the model player
+    :meth:`combinations`, :meth:`step` and :meth:`multipliers` (or take
+    :class:`MultiplierGame`'s); the model player
     (gradient steps on the linear model) is provided here. What the driver
     needs to know of a game is on its class: :attr:`defaults`, :attr:`reads`,
     :attr:`resumable` and :attr:`core_program`, so a subclass registered under
@@ -229,3 +231,25 @@ class Game:
     def multipliers(self):  # pragma: no cover - abstract
         """The multipliers recorded with the current iterate (objective weight first)."""
         raise NotImplementedError
+
+
+class MultiplierGame(Game):
+    """A game whose multipliers are one player, ``self.player`` (set by the subclass's ``__init__``).
+
+    The model steps on the multiplier-weighted :func:`model_combinations`
+    (``player.weights()``); after the objective warm-up the player updates on
+    the pass's 0-1 constraint values; the records keep ``player.state()``.
+    """
+
+    def combinations(self):
+        lam0, lam = self.player.weights()
+        return model_combinations(self.spec, lam0, lam, self.settings.proxy, self.objective_coef())
+
+    def step(self, result):
+        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
+        self.observe(result)
+        if self.spec.n_constraints and self.multipliers_move():
+            self.player.update(self.spec.constraints(result.rates))
+
+    def multipliers(self):
+        return self.player.state()

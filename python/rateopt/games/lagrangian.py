@@ -26,15 +26,14 @@ from .._training._players import LagrangePlayer
 from ._base import (
     MODEL_PLAYER_SETTINGS,
     Combinations,
-    Game,
-    model_combinations,
+    MultiplierGame,
     register,
 )
 
 __all__ = ["ProxyExternalGame", "LagrangianHingeGame"]
 
 
-class _LagrangianGame(Game):
+class _LagrangianGame(MultiplierGame):
     reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "lambda_radius"}
     resumable = True
 
@@ -49,13 +48,6 @@ class _LagrangianGame(Game):
         R = 1.0 if settings.lambda_radius is None else settings.lambda_radius
         return R / (spec.constraint_bound() * math.sqrt(2 * max(settings.n_iter, 1)))
 
-    def combinations(self):
-        lam0, lam = self.player.weights()
-        return model_combinations(self.spec, lam0, lam, self.settings.proxy, self.objective_coef())
-
-    def multipliers(self):
-        return self.player.state()
-
 
 @register
 class ProxyExternalGame(_LagrangianGame):
@@ -69,12 +61,6 @@ class ProxyExternalGame(_LagrangianGame):
     class_defaults = MappingProxyType({
         "n_iter": 500, "learning_rate": 0.02, "proxy": "logistic", "eta_lambda": None,
         "lambda_init": "objective", "lambda_floor": 1e-3, "objective_warmup": 0.2})
-
-    def step(self, result):
-        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
-        self.observe(result)
-        if self.spec.n_constraints and self.multipliers_move():
-            self.player.update(self.spec.constraints(result.rates))
 
 
 @register

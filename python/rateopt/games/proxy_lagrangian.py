@@ -12,13 +12,13 @@ import math
 from types import MappingProxyType
 
 from .._training._players import SwapRegretPlayer
-from ._base import MODEL_PLAYER_SETTINGS, Game, model_combinations, register
+from ._base import MODEL_PLAYER_SETTINGS, MultiplierGame, register
 
 __all__ = ["ProxySwapGame"]
 
 
 @register
-class ProxySwapGame(Game):
+class ProxySwapGame(MultiplierGame):
     """``method="proxy-swap"``: proxies for the model, swap-regret multipliers on 0-1 rates."""
 
     name = "proxy-swap"
@@ -66,17 +66,3 @@ class ProxySwapGame(Game):
         """Lemma 8: ``sqrt((m+1) ln(m+1) / (T B^2))``, B the largest possible ``|g_i|``."""
         k, T, B = spec.n_constraints + 1, max(settings.n_iter, 1), spec.constraint_bound()
         return math.sqrt(k * math.log(k) / (T * B * B)) if k > 1 else 0.0
-
-    def combinations(self):
-        lam0, lam = self.player.weights()
-        return model_combinations(self.spec, lam0, lam, self.settings.proxy, self.objective_coef())
-
-    def step(self, result):
-        self.model_player.step(result.grad, result.grad_bias, result.grad_offsets)
-        self.observe(result)
-        if self.spec.n_constraints and self.multipliers_move():
-            self.player.update(self.spec.constraints(result.rates))
-
-    def multipliers(self):
-        return self.player.state()
-
