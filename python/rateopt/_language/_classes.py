@@ -267,11 +267,6 @@ class ClassRate(Expression):
         """The leaf itself."""
         yield self
 
-    @property
-    def is_linear_in_rates(self) -> bool:
-        """Always True."""
-        return True
-
     def label_mask(self, which="label"):
         """The true classes the numerator (or the denominator) counts.
 

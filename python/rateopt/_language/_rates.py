@@ -169,11 +169,6 @@ class Rate(Expression):
         yield self
 
     @property
-    def is_linear_in_rates(self) -> bool:
-        """Always True."""
-        return True
-
-    @property
     def name(self) -> str:
         """The rate's name in reports, e.g. ``"tpr[sex=Female]"``."""
         return f"{self.short_name}[{self.context.label}]"
