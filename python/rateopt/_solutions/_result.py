@@ -302,9 +302,7 @@ class TrainResult:
         if kind == "T-stochastic":
             if weighting == "uniform":
                 return np.r_[np.zeros(k), _shrink.uniform_mixture(T - k)]
-            if weighting == "lambda":
-                return np.r_[np.zeros(k), _shrink.lambda_weighted_mixture(self.multipliers[k:, 0])]
-            raise ValueError(f"weighting must be 'uniform' or 'lambda', got {weighting!r}")
+            return np.r_[np.zeros(k), _shrink.lambda_weighted_mixture(self.multipliers[k:, 0])]
         if kind == "m-stochastic":
             return self.shrink(epsilon).weights
         if kind == "exact":
