@@ -464,15 +464,13 @@ class PlugInOracle(Oracle):
         P1 = np.where(reps[:, None] >= 0, cf.M1[np.maximum(reps, 0)], False)
         P0 = np.where(reps[:, None] >= 0, cf.M0[np.maximum(reps, 0)], False)
         inv = cf.inverse_normalizers()
-        eta = _probabilities(self.eta_hat, X)
+        _probabilities(self.eta_hat, X)  # refuses a bad eta_hat here, before training
         eta_hat, cols = self.eta_hat, self.group_columns
 
         def best(coef, warm_start=None):
             c = np.asarray(coef, dtype=np.float64)[blk.atom_ids] * inv
             return PlugInRule(eta_hat, cols, P1 @ c, P0 @ c, d)
 
-        best.training_probabilities = eta
-        best.memberships = cf
         return best
 
     def __repr__(self):
