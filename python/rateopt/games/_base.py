@@ -72,7 +72,7 @@ class Game:
 
     Subclasses set ``name`` (the ``method`` string) and implement
     :meth:`combinations`, :meth:`step` and :meth:`multipliers` (or take
-    :class:`MultiplierGame`'s); the model player
+    ``MultiplierGame``'s); the model player
     (gradient steps on the linear model) is provided here. What the driver
     needs to know of a game is on its class: :attr:`defaults`, :attr:`reads`,
     :attr:`resumable` and :attr:`core_program`, so a subclass registered under
@@ -236,7 +236,7 @@ class Game:
 class MultiplierGame(Game):
     """A game whose multipliers are one player, ``self.player`` (set by the subclass's ``__init__``).
 
-    The model steps on the multiplier-weighted :func:`model_combinations`
+    The model steps on the multiplier-weighted ``model_combinations``
     (``player.weights()``); after the objective warm-up the player updates on
     the pass's 0-1 constraint values; the records keep ``player.state()``.
     """
