@@ -316,7 +316,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         if blocks is not None:
             sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
             key = np.flatnonzero(sums > 0)
-        elif positive and not padded and m == n and _columns_disjoint(atoms, n_atoms):
+        elif positive and not padded and m == n and _columns_disjoint(atoms):
             sums = _sums_by_column(var_of_row, atoms, weights, n_atoms, size)
             key = np.flatnonzero(sums > 0)
         else:
@@ -383,14 +383,13 @@ def _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded):
     return out
 
 
-def _columns_disjoint(atoms, n_atoms):
-    """Whether every atom appears in one column of ``atoms`` only (as a label's and a group's atoms do)."""
-    if atoms.shape[1] < 2:
+def _columns_disjoint(atoms):
+    """Whether every column of ``atoms`` holds atoms above all of the column before's (so every atom appears
+    in one column only, as a label's atoms and then a group's do)."""
+    if atoms.shape[1] < 2 or atoms.shape[0] == 0:
         return True
-    seen = np.zeros(n_atoms, dtype=np.int64)
-    for j in range(atoms.shape[1]):
-        seen += np.bincount(atoms[:, j], minlength=n_atoms) > 0
-    return bool(np.all(seen <= 1))
+    lo, hi = atoms.min(axis=0), atoms.max(axis=0)
+    return bool(np.all(lo[1:] > hi[:-1]))
 
 
 def _sums_by_column(var_of_row, atoms, weights, n_atoms, size):
