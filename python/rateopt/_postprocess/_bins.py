@@ -137,6 +137,8 @@ def row_atoms(tables, names):
         w[row, slot] = t.weights
         parts_a.append(a)
         parts_w.append(w)
+    if len(parts_a) == 1:  # one dataset: its arrays themselves (the weights a view of its table's), no copy
+        return parts_a[0], parts_w[0]
     return np.concatenate(parts_a, axis=0), np.concatenate(parts_w, axis=0)
 
 
