@@ -32,11 +32,15 @@ from ._predictors._draws import row_uniforms
 from ._training._arity import arity_of_labels
 from ._utils._archive import write_archive
 from ._utils._group_columns import split_group_columns
+from ._utils._highs import import_highspy
 from ._utils._validation import UINT64_MAX, check_seed
 from .exceptions import InfeasibleWarning, RateoptError
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 
 __all__ = ["ThresholdClassifier"]
+
+# every fit solves an LP with HiGHS: load it with the class (as its scikit-learn base), not in the first fit
+import_highspy()
 
 #: The format name of a saved threshold rule (``rateopt.load`` reads it back as a ThresholdClassifier).
 THRESHOLD_FORMAT = "rateopt.ThresholdClassifier"

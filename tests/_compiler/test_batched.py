@@ -260,14 +260,17 @@ def _reference_table(ds, members):
     return indptr, indices, weights
 
 
+@pytest.mark.parametrize("own", [1 << 12, 30])
 @pytest.mark.parametrize("block", [7, 64, 1 << 20])
-def test_membership_table_of_many_atoms_is_the_atom_by_atom_table(block, monkeypatch):
+def test_membership_table_of_many_atoms_is_the_atom_by_atom_table(block, own, monkeypatch):
     # many atoms of many sizes (1 to 40 rows, and two large ones), overlapping, with weights spanning
     # 30 orders of magnitude: written a chunk of atoms at a time, the table is the atom-by-atom one, bit for bit
+    # (own=30: the atoms of 30 rows or more are chunks of their own, between chunks of smaller atoms)
     import rateopt._compiler._compile as compile_module
     from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
 
     monkeypatch.setattr(compile_module, "_TABLE_BLOCK_ROWS", block)
+    monkeypatch.setattr(compile_module, "_OWN_CHUNK_ROWS", own)
     rng = np.random.default_rng(7)
     n = 3000
     w = np.exp(rng.uniform(-35, 35, n))

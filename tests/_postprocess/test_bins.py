@@ -236,3 +236,33 @@ def test_records_sums_are_the_row_order_sums_bit_for_bit(seed, padded, monkeypat
         assert np.array_equal(whole.M.toarray().view(np.int64), dense.view(np.int64))
         np.testing.assert_array_equal(whole.M.indices, got.M.indices)
         np.testing.assert_array_equal(whole.M.indptr, got.M.indptr)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sums_one_column_at_a_time_are_the_row_order_sums_bit_for_bit(seed, monkeypatch):
+    """One record whose atoms each sit in one column (a label's atom, then a group's): the dense (bin, atom)
+    table summed a column at a time is a brute-force loop's, in row order, bit for bit, and that of one
+    bincount over every entry."""
+    import rateopt._postprocess._bins as B
+    rng = np.random.default_rng(seed)
+    n, n_groups = int(rng.integers(50, 400)), int(rng.integers(2, 5))
+    atoms = np.stack([rng.integers(0, 2, n), 2 + rng.integers(0, n_groups, n)], axis=1)
+    weights = np.exp(rng.uniform(-20, 0, (n, 2)))  # sums whose order matters
+    scores = np.round(rng.random(n), 2)
+    chain = atoms[:, 1] - 2 if seed % 2 else np.zeros(n, dtype=np.int64)
+    n_chains = n_groups if seed % 2 else 1
+    n_atoms = 2 + n_groups
+    assert B._columns_disjoint(atoms)
+    assert not B._columns_disjoint(np.array([[0, 2], [1, 2], [0, 1]]))  # atom 1 in both columns
+    got = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=False)
+    bins = got.bins()
+    ref = np.zeros((n_atoms, got.start[-1]))
+    for i in range(n):
+        for j in range(2):
+            ref[atoms[i, j], bins[i]] += weights[i, j]
+    dense = got.M.toarray()
+    assert np.array_equal(dense.view(np.int64), ref.view(np.int64))
+    monkeypatch.setattr(B, "_columns_disjoint", lambda *a: False)  # one bincount over every entry
+    whole = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=False)
+    assert np.array_equal(whole.M.toarray().view(np.int64), dense.view(np.int64))
+    np.testing.assert_array_equal(whole.M.indices, got.M.indices)

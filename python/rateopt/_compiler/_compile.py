@@ -534,13 +534,23 @@ def _membership_table(ds: Dataset, members: list, offset: int) -> MembershipTabl
                             offset)
 
 
+#: An atom with at least this many members is a chunk of its own: its entries go to their slots directly,
+#: with no sort of the chunk's members (a few large atoms, such as labels and groups, need no sort at all).
+_OWN_CHUNK_ROWS = 1 << 12
+
+
 def _chunks(sizes):
-    """``[(a, b), ...]``: consecutive atoms whose members total at most ``_TABLE_BLOCK_ROWS`` (or one atom)."""
+    """``[(a, b), ...]``: consecutive atoms whose members total at most ``_TABLE_BLOCK_ROWS`` (or one atom);
+    an atom of ``_OWN_CHUNK_ROWS`` members or more is a chunk of its own."""
     cum = np.cumsum(sizes)
+    big = np.flatnonzero(sizes >= _OWN_CHUNK_ROWS)
     out, a, k = [], 0, sizes.shape[0]
     while a < k:
         before = int(cum[a - 1]) if a else 0
         b = max(int(np.searchsorted(cum, before + _TABLE_BLOCK_ROWS, side="right")), a + 1)
+        nxt = int(np.searchsorted(big, a))  # the first large atom at or after a
+        if nxt < big.size and big[nxt] < b:
+            b = max(int(big[nxt]), a + 1)  # the small atoms before it, or the large atom alone
         out.append((a, b))
         a = b
     return out

@@ -85,13 +85,17 @@ def sorted_by_chain(scores, chain, n_chains):
     """
     order = np.argsort(scores)
     if n_chains > 1:
-        key = chain[order]
-        if n_chains <= 1 << 8:
-            key = key.astype(np.uint8)
-        elif n_chains <= 1 << 16:
-            key = key.astype(np.uint16)
-        order = order[np.argsort(key, kind="stable")]
+        order = order[np.argsort(_narrow_codes(chain, n_chains)[order], kind="stable")]
     return order
+
+
+def _narrow_codes(chain, n_chains):
+    """The chain codes as uint8 (up to 256 chains) or uint16 (up to 65,536), else as given: equal where they are."""
+    if n_chains <= 1 << 8:
+        return chain.astype(np.uint8)
+    if n_chains <= 1 << 16:
+        return chain.astype(np.uint16)
+    return chain
 
 
 def row_atoms(tables, names):
@@ -119,7 +123,8 @@ def row_atoms(tables, names):
         t = tables[name]
         n = t.n_samples
         counts = np.diff(t.indptr)
-        ids = t.offset + t.indices.astype(np.int64)
+        ids = t.indices.astype(np.int64)
+        ids += t.offset
         if n and np.all(counts == r):
             parts_a.append(ids.reshape(n, r))
             parts_w.append(np.asarray(t.weights, dtype=np.float64).reshape(n, r))
@@ -132,6 +137,8 @@ def row_atoms(tables, names):
         w[row, slot] = t.weights
         parts_a.append(a)
         parts_w.append(w)
+    if len(parts_a) == 1:  # one dataset: its arrays themselves (the weights a view of its table's), no copy
+        return parts_a[0], parts_w[0]
     return np.concatenate(parts_a, axis=0), np.concatenate(parts_w, axis=0)
 
 
@@ -250,10 +257,11 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     if order is None:
         order = sorted_by_chain(scores, chain, n_chains)
     s = scores[order]
-    c = chain[order]
+    c = _narrow_codes(chain, n_chains)[order]
     chain_first = np.empty(n, dtype=bool)
     chain_first[:1] = True
     np.not_equal(c[1:], c[:-1], out=chain_first[1:])
+    del c
     distinct = chain_first.copy()
     distinct[1:] |= s[1:] != s[:-1]
     cut = distinct if n_bins is None else _quantile_cuts(s, distinct, chain_first, n_bins)
@@ -271,7 +279,8 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
 
     same = same_atoms() if merge else None
     cut_pos = np.flatnonzero(cut)
-    bin_of = np.cumsum(cut) - 1
+    bin_of = np.cumsum(cut)
+    bin_of -= 1
     if merge:
         impure = np.zeros(cut_pos.size, dtype=bool)
         impure[bin_of[1:][~same & ~cut[1:]]] = True  # the pattern changes inside the bin
@@ -283,6 +292,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         keep = ~join
         var_of_bin = np.cumsum(keep) - 1
         var = var_of_bin[bin_of]
+        del bin_of
         first_pos = cut_pos[keep]
     else:
         var = bin_of
@@ -307,6 +317,9 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         blocks = _record_blocks(var_of_row, m) if positive else None
         if blocks is not None:
             sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
+            key = np.flatnonzero(sums > 0)
+        elif positive and not padded and m == n and _columns_disjoint(atoms):
+            sums = _sums_by_column(var_of_row, atoms, weights, n_atoms, size)
             key = np.flatnonzero(sums > 0)
         else:
             key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
@@ -369,6 +382,36 @@ def _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded):
         if valid is not None:
             key = key[valid]
         out[a * n_atoms: b * n_atoms] = np.bincount(key, weights=w, minlength=(b - a) * n_atoms)
+    return out
+
+
+def _columns_disjoint(atoms):
+    """Whether every column of ``atoms`` holds atoms above all of the column before's (so every atom appears
+    in one column only, as a label's atoms and then a group's do)."""
+    if atoms.shape[1] < 2 or atoms.shape[0] == 0:
+        return True
+    lo, hi = atoms.min(axis=0), atoms.max(axis=0)
+    return bool(np.all(lo[1:] > hi[:-1]))
+
+
+def _sums_by_column(var_of_row, atoms, weights, n_atoms, size):
+    """The dense (bin, atom) sums of one record, one column of ``atoms`` at a time.
+
+    Where every atom appears in one column only (:func:`_columns_disjoint`),
+    each (bin, atom) sum adds the same entries in the same (row) order as
+    :func:`numpy.bincount` over all the entries at once, and the other
+    columns add exact zeros to it: the same sums, with (n_rows,) temporaries
+    instead of (n_rows, r) ones.
+    """
+    base = var_of_row * n_atoms
+    out = None
+    for j in range(atoms.shape[1]):
+        key = np.add(base, atoms[:, j], out=np.empty_like(base) if out is None else key)
+        col = np.bincount(key, weights=weights[:, j], minlength=size)
+        if out is None:
+            out = col
+        else:
+            out += col
     return out
 
 

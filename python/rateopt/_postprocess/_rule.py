@@ -489,8 +489,8 @@ def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, 
     """
     n_cells = len(cells)
     names = compiled.datasets
-    pooled = np.concatenate([np.asarray(scores[n], dtype=np.float64) for n in names])
-    pooled_codes = np.concatenate([np.asarray(codes[n], dtype=np.int64) for n in names])
+    pooled = _pooled([np.asarray(scores[n], dtype=np.float64) for n in names])
+    pooled_codes = _pooled([np.asarray(codes[n], dtype=np.int64) for n in names])
     empty = np.flatnonzero(np.bincount(pooled_codes, minlength=n_cells) == 0)
     if empty.size:
         raise RateoptError(f"the group cell {dict(zip(columns, cells[int(empty[0])]))!r} has no rows")
@@ -500,3 +500,8 @@ def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, 
     chains = Chains(start=binned.start, record=np.zeros(n_cells, dtype=np.int64), n_records=1, M=binned.M)
     solution = solve_threshold_lp(compiled, chains, epsilon=epsilon)
     return ThresholdRule(columns, cells, binned.start, binned.edges, solution.x), solution
+
+
+def _pooled(parts):
+    """The datasets' arrays one after another (a single dataset's array itself, not a copy)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)

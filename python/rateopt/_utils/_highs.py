@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from ..exceptions import RateoptError
 
-__all__ = ["LpSolution", "LpSolveError", "quiet_highs", "solve_lp", "solve_mixture_lp"]
+__all__ = ["LpSolution", "LpSolveError", "import_highspy", "quiet_highs", "solve_lp", "solve_mixture_lp"]
 
 _lock = threading.Lock()
 _first_done = False
@@ -77,6 +77,25 @@ def _construct_silenced():
     finally:
         os.close(saved)
     return h
+
+
+def import_highspy():
+    """Import highspy now: for a module whose every use solves LPs, at that module's own import.
+
+    ``import rateopt`` loads no highspy (this module is imported with it, so
+    it imports highspy lazily); a lazily imported module whose every fit
+    solves an LP (the threshold post-processor) calls this at its import, as
+    it imports scikit-learn, so its first fit does not pay the import (about
+    10 ms).
+
+    Returns
+    -------
+    module
+        ``highspy``.
+    """
+    import highspy  # lazy: `import rateopt` loads no highspy
+
+    return highspy
 
 
 def quiet_highs(options=None):
