@@ -423,7 +423,7 @@ class TrainResult:
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(
             kind, np.arange(self.n_trivial, p.shape[0]))
         if self.models is not None:
-            return models_mixture([self.models[t] for t in s], p[s], self.feature_names)
+            return models_mixture([self.models[t] for t in s], p[s], self.feature_names, self.classes)
         return self.arity.mixture(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map,
                                   feature_names=self.feature_names)
 
@@ -435,7 +435,7 @@ class TrainResult:
         LinearClassifier, MulticlassClassifier, EstimatorMixture or BoostedMixture
         """
         if self.models is not None:
-            return models_mixture([self.models[t]], [1.0], self.feature_names)
+            return models_mixture([self.models[t]], [1.0], self.feature_names, self.classes)
         return self.arity.iterate(self.weights[t], self.biases[t], feature_map=self.feature_map,
                                   feature_names=self.feature_names)
 
@@ -445,7 +445,7 @@ class TrainResult:
         Prefixes of one booster (a :class:`~rateopt.BoostingModel`'s iterates) give a
         :class:`~rateopt.BoostedMixture` of every prefix; other fitted estimators are refused.
         """
-        if self.models is not None:
+        if self.models is not None and not self.arity.multiclass:  # K-class iterates: refused below
             scorer = prefixes_scorer(self.models, self.feature_names)
             if scorer is None:
                 raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
