@@ -149,12 +149,13 @@ def test_refusals(params, message):
         rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=5), **params)
 
 
-def test_k_class_problems_are_refused():
+def test_k_class_problems_are_refused_with_xgboost():
+    """K classes train with LightGBM (tests/_training/test_boosting_multiclass.py); XGBoost's are refused."""
     rng = np.random.default_rng(0)
     ds = rateopt.ClassDataset(rng.normal(size=(60, 2)), np.arange(60) % 3, groups={"g": np.arange(60) % 2})
     problem = rateopt.Problem(datasets=ds)
-    with pytest.raises(ValueError, match="two-class problems only"):
-        rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=3))
+    with pytest.raises(ValueError, match="Only binary classification is supported with BoostingModel"):
+        rateopt.train(problem, rateopt.BoostingModel("xgboost", n_rounds=3))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

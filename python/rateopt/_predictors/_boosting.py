@@ -138,9 +138,9 @@ class BoostingModel:
             return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state,
                                                 inert=inert)
         if self.backend != "lightgbm":
-            raise ValueError(f"BoostingModel(backend={self.backend!r}) trains two classes only: K classes train "
-                             "with backend='lightgbm' (XGBoost still needs its (n, K) custom gradients, prefix "
-                             "scores and model slicing in rateopt's adapter)")
+            raise ValueError(f"Only binary classification is supported with BoostingModel(backend={self.backend!r}): "
+                             "K classes train with backend='lightgbm' (XGBoost still needs its (n, K) custom "
+                             "gradients, prefix scores and model slicing in rateopt's adapter)")
         return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state,
                                             n_classes=n_classes)
 
