@@ -25,7 +25,8 @@ from ._scoring import checked_feature_names
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
-__all__ = ["BoostedMixture", "ClassBoostedMixture", "BOOSTED_FORMAT", "CANDIDATE_ROUNDS", "THRESHOLDED_KIND", "candidate_rounds", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
+__all__ = ["BoostedMixture", "ClassBoostedMixture",
+           "BOOSTED_FORMAT", "CANDIDATE_ROUNDS", "THRESHOLDED_KIND", "candidate_rounds", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
            "booster_of", "models_mixture", "prefixes_scorer", "prefix_lengths_from_file"]
 
 #: The format name of a boosted model file.
@@ -323,7 +324,15 @@ class ClassBoostedMixture(BoostedMixture):
                                    feature_names=self.feature_names_in_)
 
     def save_as(self, path, kind, arrays=None, meta=None):
-        """As :meth:`BoostedMixture.save_as`, with the class labels (``metadata.classes``)."""
+        """As ``BoostedMixture.save_as``, with the class labels (``metadata.classes``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        kind : str
+        arrays : dict of str to ndarray, default=None
+        meta : dict, default=None
+        """
         super().save_as(path, kind, arrays, {"classes": class_labels_meta(self.classes_), **(meta or {})})
 
     def __repr__(self):

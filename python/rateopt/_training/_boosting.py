@@ -53,7 +53,8 @@ import scipy.sparse as sp
 from .. import core
 from .._predictors._boosting import BoosterPrefix
 
-__all__ = ["BoostingPlayer", "BoostingPass", "ClassBoostingPlayer", "RowDerivatives", "BOOSTING_PROXY", "BOOSTED_LAMBDA_FLOOR",
+__all__ = ["BoostingPlayer", "BoostingPass", "ClassBoostingPlayer", "RowDerivatives", "BOOSTING_PROXY",
+           "BOOSTED_LAMBDA_FLOOR",
            "boosted_eta_lambda", "boosted_lambda_floor"]
 
 #: The core's boosting proxy of each ``proxy`` training parameter (a Hessian is needed: the hinge is squared).
