@@ -176,6 +176,14 @@ def test_refusals(kwargs, model, message):
         rateopt.train(_problem(X, y, g), model, **kwargs)
 
 
+def test_the_thresholded_solution_is_refused_with_the_kinds_that_work():
+    X, y, g = _data(n=200)
+    problem = _problem(X, y, g)
+    result = rateopt.train(problem, rateopt.BoostingModel(n_rounds=3))
+    with pytest.raises(rateopt.exceptions.RateoptError, match="has no thresholded solution"):
+        result.solution("thresholded", problem=problem)
+
+
 def test_validation_is_refused():
     X, y, g = _data(n=60)
     with pytest.raises(ValueError, match="takes no validation dataset"):

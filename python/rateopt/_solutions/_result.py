@@ -567,6 +567,9 @@ class TrainResult:
         """
         _check_problem(problem)
         check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
+        if self.models is not None and self.arity.multiclass:
+            raise RateoptError("a K-class boosted run has no thresholded solution (its rules re-fit linear or "
+                               "kernel iterates): use solution('m-stochastic'), the default, or 'best'/'last'")
         if self.models is not None:
             self.iterates_scorer()  # refused, with the reason
         return self.arity.thresholded(self, problem, n_bins=n_bins, epsilon=epsilon, group_blind=group_blind)
