@@ -322,8 +322,6 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        # boosted trees train K classes with LightGBM only (XGBoost's K-class adapter is not built)
-        tags.classifier_tags.multi_class = self.model != "boosting" or self.backend == "lightgbm"
         return tags
 
     def fit(self, X, y, groups=None, sample_weight=None, baseline=None, extra_datasets=None):

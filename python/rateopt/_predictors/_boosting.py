@@ -132,17 +132,13 @@ class BoostingModel:
         ``inert``: None, or a boolean per row, True where the row weighs nothing in every rate (zero
         weight): such rows get zero derivatives, and XGBoost also leaves them out of its histogram cuts.
         ``n_classes``: 1 (one score per row, two classes), or K > 2 (K scores per row: the backend's
-        multiclass booster, K trees a round; LightGBM only so far).
+        multiclass booster, K trees a round).
         """
         if n_classes == 1:
             return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state,
                                                 inert=inert)
-        if self.backend != "lightgbm":
-            raise ValueError(f"Only binary classification is supported with BoostingModel(backend={self.backend!r}): "
-                             "K classes train with backend='lightgbm' (XGBoost still needs its (n, K) custom "
-                             "gradients, prefix scores and model slicing in rateopt's adapter)")
         return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state,
-                                            n_classes=n_classes)
+                                            inert=inert, n_classes=n_classes)
 
 
 #: Rows per block of :meth:`_KeptScores.keep_training_scores`'s search (its int64 temporary: 8 bytes a row).
@@ -192,6 +188,8 @@ class _LightGBMBooster(_KeptScores):
         self.n_trees = booster.current_iteration()
         #: Scores per row: 1, or K for a multiclass booster (K trees a round; its scores are (n, K)).
         self.n_classes = int(booster.num_model_per_iteration())
+        #: The layout of a multiclass booster's training scores and custom gradients: (K, n).
+        self.class_major = True
         self._train_scores = None  # the training rows' scores, written by LightGBM (direct calls only)
         self.kept = {}  # prefix length -> its training scores (_KeptScores)
 
@@ -335,14 +333,20 @@ class _XGBoostBooster(_KeptScores):
         self.dtrain = dtrain
         self.kept = {}  # prefix length -> its training scores (_KeptScores)
         self.n_trees = booster.num_boosted_rounds()
+        #: Scores per row: 1, or K for a multiclass booster (K trees a round; its scores are (n, K)).
+        self.n_classes = max(1, int(json.loads(booster.save_config())["learner"]["learner_model_param"]
+                                    .get("num_class", "0")))
+        #: The layout of a multiclass booster's training scores and custom gradients: (n, K).
+        self.class_major = False
 
     def __getstate__(self):
         """Pickled without the training DMatrix (a handle of XGBoost's, needed only while trees are grown)."""
         return {**self.__dict__, "dtrain": None}
 
     @classmethod
-    def start(cls, model, X, *, n_threads, random_state, inert=None):
-        """A booster with no tree on the training rows ``X``.
+    def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
+        """A booster with no tree on the training rows ``X`` (``n_classes`` > 1: a multiclass booster,
+        ``num_class``, K trees a round on (n, K) derivatives, through ``Booster.boost``).
 
         XGBoost's histogram cuts come from the rows of its DMatrix: a row of weight 0 (``inert``) would add
         its feature values as cut candidates and move the split thresholds, so that a weight of 0 and a
@@ -356,6 +360,8 @@ class _XGBoostBooster(_KeptScores):
                   "verbosity": 0, **model.params}
         if model.max_depth == -1:
             params["max_depth"] = 0
+        if n_classes > 1:  # the objective only names the margins' shape: the gradients are the game's
+            params.update(num_class=int(n_classes), objective="multi:softprob")
         dtrain = xgb.DMatrix(X) if inert is None or not inert.any() else xgb.DMatrix(
             X, weight=np.logical_not(inert).astype(np.float32))
         return cls(xgb.Booster(params, [dtrain]), dtrain)
@@ -418,7 +424,8 @@ class _XGBoostBooster(_KeptScores):
     def raw_scores(self, X, n_trees):
         """The raw scores of the first ``n_trees`` trees on ``X`` (:data:`NEGATIVE_PREFIX`: -1 on every row)."""
         if n_trees <= 0:
-            return np.full(X.shape[0], -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
+            shape = X.shape[0] if self.n_classes == 1 else (X.shape[0], self.n_classes)
+            return np.full(shape, -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
         xgb = _import_backend("xgboost")  # not kept on the object, which pickles
         data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
         return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)

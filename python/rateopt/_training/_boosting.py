@@ -254,14 +254,15 @@ class ClassBoostingPlayer(BoostingPlayer):
     number of rows, from one core pass (:func:`rateopt.core.boosting_multiclass_pass`)
     that also counts the 0-1 confusion statistics of the ensemble's argmax
     predictions, which the multipliers see. The backend grows one tree per
-    class on its column (its multiclass custom objective).
+    class on its column (its multiclass custom objective: LightGBM reads
+    (K, n) class-major arrays, XGBoost (n, K); the pass reads and writes
+    either layout in place).
 
     Parameters
     ----------
     spec : ClassGameSpec
         The K-class game.
     model : BoostingModel
-        LightGBM only (the XGBoost adapter is two-class so far).
     settings : TrainSettings
         Its ``proxy`` (``"logistic"`` only: the softmax; the Crammer-Singer
         hinge has no Hessian) and ``n_threads`` are read.
@@ -277,10 +278,12 @@ class ClassBoostingPlayer(BoostingPlayer):
         self.n_features = spec.n_features
         blk = spec.blocks[0]
         self.cells = blk.cells
+        inert = np.asarray(blk.cells.weights) == 0 if model.backend == "xgboost" else None  # as two classes
         self.booster = model.start(blk.X.data, n_threads=settings.n_threads, random_state=settings.random_state,
-                                   n_classes=spec.n_classes)
+                                   inert=inert, n_classes=spec.n_classes)
         self._wide = None
-        self.scores = self.booster.scores()  # (K, n): LightGBM's own buffer, class-major
+        # LightGBM: its own buffer, (K, n) class-major; XGBoost: its float32 (n, K) margins, read as they are
+        self.scores = self.booster.scores()
         self.derivatives = RowDerivatives(np.zeros(self.scores.shape, dtype=np.float32),
                                           np.zeros(self.scores.shape, dtype=np.float32))
 
@@ -294,9 +297,14 @@ class ClassBoostingPlayer(BoostingPlayer):
         spec, d = self.spec, self.derivatives
         cost = (net / spec.scale).reshape(spec.n_cells * spec.n_classes, spec.n_classes)
         counts, _, _ = core.boosting_multiclass_pass(self.scores, self.cells, cost, scale=float(self.cells.n_samples),
-                                                     class_major=True, grad=d.grad, hess=d.hess,
-                                                     n_threads=self.n_threads)
+                                                     class_major=self.booster.class_major, grad=d.grad,
+                                                     hess=d.hess, n_threads=self.n_threads)
         return BoostingPass(counts.reshape(-1) / spec.scale, d)
+
+    def step(self, grad, grad_bias=0.0, grad_offsets=None):
+        """Grow one round of K trees on ``grad`` (a :class:`RowDerivatives`); the scores become the new
+        ensemble's (read as the backend holds them: the pass reads float32 scores too)."""
+        self.scores = self.booster.add_tree(grad.grad, grad.hess)
 
 
 def _inert_rows(blocks):
