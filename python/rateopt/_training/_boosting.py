@@ -156,6 +156,14 @@ class BoostingPass:
     grad_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
+def net_coefficients(combinations):
+    """One coefficient vector of the game's combinations: summed with their gradient weights (a
+    :class:`~rateopt._training._spec.Combinations`), or one given vector (over atoms or statistics)."""
+    if hasattr(combinations, "coefs"):
+        return np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
+    return np.asarray(combinations, dtype=np.float64)
+
+
 class BoostingPlayer:
     """The model player of a :class:`~rateopt.BoostingModel`: one tree per step.
 
@@ -204,10 +212,7 @@ class BoostingPlayer:
         derivatives are written into :attr:`derivatives` (the arrays the next
         :meth:`step` hands the backend).
         """
-        if hasattr(combinations, "coefs"):
-            net = np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
-        else:
-            net = np.asarray(combinations, dtype=np.float64)
+        net = net_coefficients(combinations)
         rates = np.zeros(self.n_atoms)
         scale = float(self.scores.shape[0])
         d = self.derivatives
@@ -244,8 +249,7 @@ class BoostingPlayer:
 class ClassBoostingPlayer(BoostingPlayer):
     """The model player of a :class:`~rateopt.BoostingModel` on K classes: K trees (one round) per step.
 
-    The K-class twin of :class:`BoostingPlayer`, on the same driver loop and
-    the same :meth:`step`. The game's combinations are summed (with their
+    The K-class twin of :class:`BoostingPlayer`, on the same driver loop. The game's combinations are summed (with their
     gradient weights) into one vector over the confusion statistics, read as a
     cost table (one row per (cell, label) pair, one column per predicted
     class); each row's K raw scores get the gradient and diagonal Hessian of
@@ -281,7 +285,6 @@ class ClassBoostingPlayer(BoostingPlayer):
         inert = np.asarray(blk.cells.weights) == 0 if model.backend == "xgboost" else None  # as two classes
         self.booster = model.start(blk.X.data, n_threads=settings.n_threads, random_state=settings.random_state,
                                    inert=inert, n_classes=spec.n_classes)
-        self._wide = None
         # LightGBM: its own buffer, (K, n) class-major; XGBoost: its float32 (n, K) margins, read as they are
         self.scores = self.booster.scores()
         self.derivatives = RowDerivatives(np.zeros(self.scores.shape, dtype=np.float32),
@@ -290,10 +293,7 @@ class ClassBoostingPlayer(BoostingPlayer):
     def run_pass(self, combinations):
         """The current ensemble's confusion statistics and the derivatives of the game's combinations, in one
         core pass (written into :attr:`derivatives`, the arrays the next :meth:`step` hands the backend)."""
-        if hasattr(combinations, "coefs"):
-            net = np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
-        else:
-            net = np.asarray(combinations, dtype=np.float64)
+        net = net_coefficients(combinations)
         spec, d = self.spec, self.derivatives
         cost = (net / spec.scale).reshape(spec.n_cells * spec.n_classes, spec.n_classes)
         counts, _, _ = core.boosting_multiclass_pass(self.scores, self.cells, cost, scale=float(self.cells.n_samples),
