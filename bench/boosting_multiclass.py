@@ -28,9 +28,14 @@ standard error, the largest violation on both splits, and CPU seconds):
 - ``plugin(lgbm)``: ``ThresholdClassifier(LGBMClassifier(same), goals)``, the
   exact K-class plug-in post-processing of it (group-aware at prediction).
 
+``--backend xgboost`` runs the boosted system and the unconstrained references
+with XGBoost (``XGBClassifier`` with the same trees) instead; ``--no-linear``
+and ``--no-experiment`` leave those rows out.
+
 Run::
 
     PYTHONPATH=python .venv/bin/python bench/boosting_multiclass.py [--quick] [--json] [--rounds T]
+        [--backend lightgbm|xgboost] [--no-linear] [--no-experiment]
 
 Results: ``bench/results/boosting_multiclass.{json,md}`` (``_quick`` for
 ``--quick``).
@@ -80,7 +85,13 @@ def _timed(f):
     return out, _cpu() - c0, time.perf_counter() - t0
 
 
-def _lgbm(T: int):
+def _plain(backend: str, T: int):
+    """The unconstrained multiclass classifier of ``backend`` with the boosted run's trees."""
+    if backend == "xgboost":
+        from xgboost import XGBClassifier
+
+        return XGBClassifier(n_estimators=T, learning_rate=0.1, max_depth=6, max_leaves=31, min_child_weight=1e-3,
+                             tree_method="hist", random_state=SEED, verbosity=0)
     from lightgbm import LGBMClassifier
 
     return LGBMClassifier(n_estimators=T, learning_rate=0.1, max_depth=6, num_leaves=31, min_child_weight=1e-3,
@@ -116,8 +127,9 @@ def _fit_thresholded(st, booster, lengths, blind):
     return fit, fit.rule.distribution(S_tr, st.cells_tr), fit.rule.distribution(S_te, st.cells_te)
 
 
-def run(quick: bool, rounds: int) -> dict[str, Any]:
-    import lightgbm  # noqa: F401  (imported before any timing: its import is no system's cost)
+def run(quick: bool, rounds: int, backend: str = "lightgbm", linear: bool = True,
+        experiment: bool = True) -> dict[str, Any]:
+    __import__(backend)  # imported before any timing: its import is no system's cost
 
     import rateopt
 
@@ -125,8 +137,8 @@ def run(quick: bool, rounds: int) -> dict[str, Any]:
     st = mq.Setup(spec)
     Xtr, Xte, gtr, gte = spec["Xtr"], spec["Xte"], {"group": spec["gtr"]}, {"group": spec["gte"]}
     rows = []
-    log(f"[boosted] {Xtr.shape[0]} training rows, {rounds} rounds")
-    res, cpu, wall = _timed(lambda: rateopt.train(st.problem, rateopt.BoostingModel(n_rounds=rounds),
+    log(f"[boosted] {backend}, {Xtr.shape[0]} training rows, {rounds} rounds")
+    res, cpu, wall = _timed(lambda: rateopt.train(st.problem, rateopt.BoostingModel(backend, n_rounds=rounds),
                                                   random_state=SEED))
     kind = res.default_kind(st.problem)
     clf, cpu_s, wall_s = _timed(lambda: res.solution(problem=st.problem))
@@ -135,30 +147,35 @@ def run(quick: bool, rounds: int) -> dict[str, Any]:
     best = res.solution("best")
     rows.append(st.row("boosted-best", best.predict_proba(Xtr), best.predict_proba(Xte), kind="best",
                        support=1, cpu_s=cpu, wall_s=wall))
-    rows += thresholded_experiment(st, res, clf)
-    log("[linear] the K-class linear defaults")
-    lin, cpu, wall = _timed(lambda: rateopt.train(st.problem, random_state=SEED))
-    kind = lin.default_kind(st.problem)
-    clf, cpu_s, wall_s = _timed(lambda: lin.solution(problem=st.problem))
-    rows.append(st.row("linear-default", clf.predict_proba(Xtr), clf.predict_proba(Xte), kind=kind,
-                       cpu_s=cpu + cpu_s, wall_s=wall + wall_s))
-    log("[lgbm] unconstrained, and its plug-in post-processing")
-    plain, cpu, wall = _timed(lambda: _lgbm(rounds).fit(Xtr, spec["ytr"]))
+    if experiment:
+        rows += thresholded_experiment(st, res, clf)
+    if linear:
+        log("[linear] the K-class linear defaults")
+        lin, cpu, wall = _timed(lambda: rateopt.train(st.problem, random_state=SEED))
+        kind = lin.default_kind(st.problem)
+        clf, cpu_s, wall_s = _timed(lambda: lin.solution(problem=st.problem))
+        rows.append(st.row("linear-default", clf.predict_proba(Xtr), clf.predict_proba(Xte), kind=kind,
+                           cpu_s=cpu + cpu_s, wall_s=wall + wall_s))
+    name = {"lightgbm": "lgbm", "xgboost": "xgb"}[backend]
+    log(f"[{name}] unconstrained, and its plug-in post-processing")
+    y = np.searchsorted(st.classes, spec["ytr"])  # XGBoost takes class positions; the same for LightGBM
+    plain, cpu, wall = _timed(lambda: _plain(backend, rounds).fit(Xtr, y))
     onehot = lambda P: np.eye(P.shape[1])[P.argmax(axis=1)]  # noqa: E731
-    rows.append(st.row("lgbm", onehot(plain.predict_proba(Xtr)), onehot(plain.predict_proba(Xte)),
+    rows.append(st.row(name, onehot(plain.predict_proba(Xtr)), onehot(plain.predict_proba(Xte)),
                        kind="argmax", cpu_s=cpu, wall_s=wall))
-    post, cpu, wall = _timed(lambda: rateopt.ThresholdClassifier(_lgbm(rounds), goals=st.goals).fit(
-        Xtr, spec["ytr"], groups=gtr))
-    rows.append(st.row("plugin(lgbm)", post.predict_proba(Xtr, groups=gtr), post.predict_proba(Xte, groups=gte),
+    post, cpu, wall = _timed(lambda: rateopt.ThresholdClassifier(_plain(backend, rounds), goals=st.goals).fit(
+        Xtr, y, groups=gtr))  # class positions: the columns of predict_proba are those of st.classes
+    rows.append(st.row(f"plugin({name})", post.predict_proba(Xtr, groups=gtr), post.predict_proba(Xte, groups=gte),
                        kind="group-aware", cpu_s=cpu, wall_s=wall))
     return {"problem": "adult_marital", "slack": spec["slack"], "n_train": int(Xtr.shape[0]),
-            "n_test": int(Xte.shape[0]), "rounds": rounds, "rows": rows}
+            "n_test": int(Xte.shape[0]), "rounds": rounds, "backend": backend, "rows": rows}
 
 
 def markdown(result: dict[str, Any]) -> str:
     q = result["quality"]
     head = (f"# K-class boosting on Adult marital status (3 classes, parity by sex at {q['slack']})\n\n"
-            f"{q['n_train']} training / {q['n_test']} test rows, {q['rounds']} rounds; load average "
+            f"{q.get('backend', 'lightgbm')}; {q['n_train']} training / {q['n_test']} test rows, {q['rounds']} "
+            f"rounds; load average "
             f"{result['load_before']} before, {result['load_after']} after; {result['seconds']} s.\n"
             f"Command: `{result['command']}`\n\n")
     table = markdown_table(
@@ -173,13 +190,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(ap)
     ap.add_argument("--rounds", type=int, default=None, help="trees per class (default 200; --quick 100)")
+    ap.add_argument("--backend", choices=("lightgbm", "xgboost"), default="lightgbm",
+                    help="the boosting library of the boosted run and of the unconstrained references")
+    ap.add_argument("--no-linear", action="store_true", help="leave out the linear K-class default")
+    ap.add_argument("--no-experiment", action="store_true", help="leave out the thresholded experiment")
     args = ap.parse_args(argv)
     rounds = args.rounds or (100 if args.quick else 200)
     t0 = time.perf_counter()
     result: dict[str, Any] = {"name": NAME, "utc": utc_now(), "git": git_sha(), "machine": machine_info(),
                               "quick": args.quick, "load_before": [round(v, 2) for v in os.getloadavg()],
                               "command": "python bench/boosting_multiclass.py " + " ".join(argv or sys.argv[1:])}
-    result["quality"] = run(args.quick, rounds)
+    result["quality"] = run(args.quick, rounds, args.backend, not args.no_linear, not args.no_experiment)
     result["load_after"] = [round(v, 2) for v in os.getloadavg()]
     result["seconds"] = round(time.perf_counter() - t0, 1)
     json_path, md_path = results_paths(NAME, quick=args.quick, out=args.out)
