@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "rateopt/boosting_multiclass_pass.hpp"
 #include "rateopt/boosting_pass.hpp"
 #include "rateopt/kernel_block.hpp"
 #include "rateopt/lambda_player.hpp"
@@ -635,6 +636,71 @@ py::tuple boosting_pass(const py::array& scores, const py::array& atom_indptr, c
     if (s32) return run_boosting_pass<float, double>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
     if (g32) return run_boosting_pass<double, float>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
     return run_boosting_pass<double, double>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
+}
+
+// ---- the K-class boosting pass (boosting_multiclass_pass.hpp) ----------------
+// scores (float32 or float64), C-contiguous 2-D: (n, K) row-major, or (K, n)
+// with class_major (LightGBM's layout); grad and hess of the same shape, both
+// float32 or both float64, written in place. The cells are a ClassCells
+// (validated once); the cost table (n_cells, K) finite. Returns (counts,
+// n_nonfinite_scores).
+
+template <class S, class G>
+py::tuple run_boosting_multiclass_pass(const py::array& scores_in, bool class_major,
+                                       const rateopt::ClassCellsView& cells, const darray& cost, double scale,
+                                       py::array& grad_in, py::array& hess_in, int n_threads) {
+    const auto scores = borrow<S>(scores_in, "scores", 2);
+    auto grad = borrow<G>(grad_in, "grad", 2);
+    auto hess = borrow<G>(hess_in, "hess", 2);
+    const int64_t n = class_major ? scores.shape(1) : scores.shape(0);
+    const int64_t K = class_major ? scores.shape(0) : scores.shape(1);
+    for (const py::array* a : {static_cast<const py::array*>(&grad), static_cast<const py::array*>(&hess)})
+        if (a->shape(0) != scores.shape(0) || a->shape(1) != scores.shape(1))
+            value_error("grad and hess must have the shape of scores");
+    if (!grad.writeable() || !hess.writeable()) value_error("grad and hess must be writable");
+    darray counts({cells.n_cells, K});
+    rateopt::BoostingMulticlassOutput<G> out{counts.mutable_data(), grad.mutable_data(), hess.mutable_data()};
+    (void)n;
+    {
+        py::gil_scoped_release release;
+        rateopt::boosting_multiclass_pass(scores.data(), n, K, class_major ? 1 : K, class_major ? n : 1, cells,
+                                          cost.data(), scale, n_threads, out);
+    }
+    return py::make_tuple(counts, out.n_nonfinite_scores);
+}
+
+py::tuple boosting_multiclass_pass(const py::array& scores, bool class_major, const py::array& cells_in,
+                                   const py::array& cell_weights, int64_t n_cells, const py::array& cost_in,
+                                   double scale, py::array grad, py::array hess, int n_threads) {
+    check_threads(n_threads);
+    if (scores.ndim() != 2) value_error("scores must be 2-D, got " + std::to_string(scores.ndim()) + "-D");
+    const int64_t n = class_major ? scores.shape(1) : scores.shape(0);
+    const int64_t K = class_major ? scores.shape(0) : scores.shape(1);
+    if (K < 2) value_error("scores must have n_classes >= 2 columns");
+    const auto cells = borrow<int32_t>(cells_in, "cells.cells", 1);
+    const darray weights = borrow<double>(cell_weights, "cells.weights", 1);
+    check_len(cells.shape(0), n, "cells.cells (n_samples)");
+    check_len(weights.shape(0), n, "cells.weights (n_samples)");
+    if (n_cells < 1 || n_cells > std::numeric_limits<int32_t>::max()) value_error("cells.n_cells out of range");
+    const darray cost = borrow<double>(cost_in, "cost", 2);
+    if (cost.shape(0) != n_cells || cost.shape(1) != K)
+        value_error("cost must have shape (n_cells=" + std::to_string(n_cells) + ", n_classes=" + std::to_string(K) +
+                    ")");
+    for (int64_t j = 0; j < n_cells * K; ++j)
+        if (!std::isfinite(cost.data()[j])) value_error("cost holds a non-finite value");
+    if (!std::isfinite(scale)) value_error("scale must be finite");
+    const rateopt::ClassCellsView view{cells.data(), weights.data(), n_cells};
+    const bool s32 = is_exact<float>(scores), g32 = is_exact<float>(grad);
+    if (g32 != is_exact<float>(hess)) type_error("grad and hess must have the same dtype (float32 or float64)");
+    if (s32 && g32)
+        return run_boosting_multiclass_pass<float, float>(scores, class_major, view, cost, scale, grad, hess, n_threads);
+    if (s32)
+        return run_boosting_multiclass_pass<float, double>(scores, class_major, view, cost, scale, grad, hess,
+                                                           n_threads);
+    if (g32)
+        return run_boosting_multiclass_pass<double, float>(scores, class_major, view, cost, scale, grad, hess,
+                                                           n_threads);
+    return run_boosting_multiclass_pass<double, double>(scores, class_major, view, cost, scale, grad, hess, n_threads);
 }
 
 // ============================================================================
@@ -1343,6 +1409,9 @@ PYBIND11_MODULE(_core, m) {
           py::arg("n_samples"), py::arg("n_features"), py::arg("coef"), py::arg("intercept"), py::arg("n_threads"));
     m.def("boosting_pass", &boosting_pass, py::arg("scores"), py::arg("atom_indptr"), py::arg("atom_indices"),
           py::arg("atom_weights"), py::arg("n_atoms"), py::arg("coef"), py::arg("proxy"), py::arg("scale"),
+          py::arg("grad"), py::arg("hess"), py::arg("n_threads"));
+    m.def("boosting_multiclass_pass", &boosting_multiclass_pass, py::arg("scores"), py::arg("class_major"),
+          py::arg("cells"), py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost"), py::arg("scale"),
           py::arg("grad"), py::arg("hess"), py::arg("n_threads"));
 
     // 5. kernel blocks

@@ -22,3 +22,32 @@ def test_sklearn_compatible_boosting(estimator, check):
     if estimator.backend == "xgboost":
         pytest.importorskip("xgboost")
     check(estimator)
+
+
+def test_k_class_estimator_predicts_the_boosted_mixtures_class_distribution():
+    """Three classes: ``predict_proba`` is (n, 3), the m-stochastic boosted mixture's, recounted from each
+    support prefix's argmax of LightGBM's own scores; labels are the training labels."""
+    import numpy as np
+
+    import rateopt
+
+    rng = np.random.default_rng(0)
+    n = 900
+    g = rng.random(n) < 0.4
+    X = np.column_stack([rng.normal(size=(n, 3)) + 0.7 * g[:, None], g])
+    y = np.array(["lo", "mid", "hi"])[np.digitize(X[:, 0] + rng.normal(0, 0.6, n), [-0.2, 1.0])]
+    est = RateConstrainedClassifier(model="boosting", n_iter=30,
+                                    goals=[rateopt.goals.multiclass_demographic_parity("group", slack=0.05)],
+                                    random_state=0)
+    est.fit(X, y, groups={"group": g})
+    assert est.multiclass_ and list(est.classes_) == ["hi", "lo", "mid"]
+    P = est.predict_proba(X)
+    clf = est.classifier_
+    booster = clf.booster.booster
+    want = np.zeros((n, 3))
+    for t, p in zip(clf.prefix_lengths_, clf.probabilities_):
+        S = booster.predict(X, num_iteration=int(t), raw_score=True) if t else np.zeros((n, 3))
+        want[np.arange(n), np.argmax(S, axis=1)] += p
+    np.testing.assert_allclose(P, want, rtol=0, atol=1e-12)
+    assert set(est.predict(X)) <= {"hi", "lo", "mid"}
+    assert est.feasibility_.feasible

@@ -120,6 +120,12 @@ def _check_boosting(namespace, out):
     assert all(abs(p[group == g].mean() - p.mean()) <= 0.02 + 1e-3 for g in ("a", "b"))
     y = namespace["y"]
     assert abs(y[group == "a"].mean() - y[group == "b"].mean()) > 0.1  # the goal binds: base rates differ
+    # K classes: every class's predicted share per group within 0.05 of its overall share, recounted
+    P3, group3, y3 = namespace["P3"], namespace["group3"], namespace["y3"]
+    assert np.allclose(P3.sum(axis=1), 1.0)
+    assert all(np.abs(P3[group3 == g].mean(axis=0) - P3.mean(axis=0)).max() <= 0.05 + 1e-3 for g in ("a", "b"))
+    shares = [np.bincount(y3[group3 == g], minlength=3) / np.sum(group3 == g) for g in ("a", "b")]
+    assert np.abs(shares[0] - shares[1]).max() > 0.1  # the goal binds: the classes' shares differ by group
 
 
 def _check_front_page(namespace, out):

@@ -20,7 +20,7 @@ import warnings as _warnings
 from . import core, exceptions, games, goals, metrics, oracles
 from ._predictors._linear import LinearClassifier, RampClassifier, StochasticClassifier
 from .core._config import get_config, show_config
-from ._predictors._boosted_mixture import BoostedMixture
+from ._predictors._boosted_mixture import BoostedMixture, ClassBoostedMixture
 from ._predictors._ensembles import EstimatorMixture
 from ._methods._group_opt import (
     FoldedObjective,
@@ -180,6 +180,7 @@ __all__ = [
     "StochasticClassifier",
     "EstimatorMixture",
     "BoostedMixture",
+    "ClassBoostedMixture",
     "ThresholdClassifier",
     "ThresholdRule",
     "Certificate",

@@ -131,3 +131,8 @@ def boosting_pass(
     atom_weights: NDArray[np.float64], n_atoms: int, coef: NDArray[np.float64], proxy: int, scale: float,
     grad: NDArray[np.floating], hess: NDArray[np.floating], n_threads: int,
 ) -> tuple[NDArray[np.float64], int]: ...
+def boosting_multiclass_pass(
+    scores: NDArray[np.floating], class_major: bool, cells: NDArray[np.int32], cell_weights: NDArray[np.float64],
+    n_cells: int, cost: NDArray[np.float64], scale: float, grad: NDArray[np.floating], hess: NDArray[np.floating],
+    n_threads: int,
+) -> tuple[NDArray[np.float64], int]: ...

@@ -322,7 +322,6 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = self.model != "boosting"  # boosted trees train two classes only
         return tags
 
     def fit(self, X, y, groups=None, sample_weight=None, baseline=None, extra_datasets=None):

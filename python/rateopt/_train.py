@@ -41,7 +41,7 @@ from ._postprocess._folded_rules import folded_threshold_rules, rule_cells
 from ._solutions._candidates import AVERAGE_ITERATION, THRESHOLD_RULE_ITERATION, rule_window, window_averages
 from ._solutions._resume import Checkpoint, check_resumable, joined, resume_state
 from ._solutions._stopping import PlateauRule
-from ._training import _class_spec  # noqa: F401  (registers the K-class game spec: Arity.game_spec)
+from ._training._class_spec import ClassBlock  # (importing it registers the K-class game spec: Arity.game_spec)
 from ._training._arity import arity_of
 from ._training._model_kind import model_kind_of
 from ._training._boosting import boosted_eta_lambda, boosted_lambda_floor
@@ -408,7 +408,9 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
     as they pass, so that the solution does not score the rows again.
     """
     player, T = game.model_player, settings.n_iter
-    keep = set(candidate_rounds(T).tolist()) - {0} if game.spec.n_constraints else set()
+    multiclass = game.spec.arity.multiclass  # K classes: no thresholded solution, so no kept scores
+    keep = set(candidate_rounds(T).tolist()) - {0} if game.spec.n_constraints and not multiclass else set()
+    no_weights, no_bias = game.spec.arity.player_zeros(0)  # the records' empty weights of this arity
     for t in range(T + 1):
         # one core pass: the rates the multipliers see and the derivatives the next tree grows on
         result = player.run_pass(game.combinations())
@@ -416,7 +418,7 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
             player.booster.keep_training_scores(player.scores)
         stop = False
         if t % settings.record_every == 0 or t == T:
-            info = recorder.record(t, _NO_WEIGHTS, 0.0, game.multipliers(), result.rates, model=player.prefix())
+            info = recorder.record(t, no_weights, no_bias, game.multipliers(), result.rates, model=player.prefix())
             stop = callback is not None and bool(callback(t, info))
         if bar is not None and t:
             bar.update(1)
@@ -424,8 +426,6 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
             break
         game.step(result)
 
-
-_NO_WEIGHTS = np.zeros(0)
 
 
 #: The training parameters of a linear model player that a boosted model sets on itself, or does without.
@@ -466,7 +466,10 @@ def _refuse_for_boosting(spec, val_spec, *, init, resume, checkpoint):
                          "stored in rateopt's result files)")
     if spec.n_offsets:
         raise ValueError("BoostingModel cannot train the thresholds of ROC-AUC goals (offset atoms)")
-    remote = [blk.name for blk in spec.blocks if type(blk) is not Block]
+    if spec.arity.multiclass and val_spec is not None:
+        raise ValueError("BoostingModel on K classes takes no validation dataset yet (the prefixes' validation "
+                         "statistics are not counted): evaluate the solution on held-out rows instead")
+    remote = [blk.name for blk in spec.blocks if type(blk) not in (Block, ClassBlock)]
     if remote:
         raise ValueError(f"BoostingModel trains on rows in this process; the datasets {remote} are not")
 
@@ -499,7 +502,7 @@ def _core_loop_refusal(game_cls, spec):
     if m * n > _CORE_LOOP_MAP_ENTRIES:
         return (f"its constraint map is large ({m} constraints x {n} atoms): the core loop reads it as a dense "
                 "matrix, the Python loop through its sparse factors")
-    remote = [blk.name for blk in spec.blocks if type(blk) is not Block]
+    remote = [blk.name for blk in spec.blocks if type(blk) not in (Block, ClassBlock)]
     if remote:
         return (f"the datasets {remote} are not in this process (e.g. rateopt.dask partitions: each "
                 "iteration's kernel pass runs on their workers)")

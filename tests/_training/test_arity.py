@@ -90,10 +90,13 @@ def test_model_kinds_are_found_from_the_model_spec_and_refused_by_the_arity():
         model_kind_of("linear")
     assert TWO_CLASSES.model_kind_refusal(BOOSTED) is None
     assert KClasses([0, 1, 2]).model_kind_refusal(WEIGHTS) is None
-    X, y, labels, g, _ = _rows(3)
-    problem = ro.Problem(datasets=ro.ClassDataset(X, y, groups={"g": g}))
-    with pytest.raises(ValueError, match="Only binary classification is supported with BoostingModel"):
-        ro.train(problem, ro.BoostingModel(), n_iter=2)
+    assert KClasses([0, 1, 2]).model_kind_refusal(BOOSTED) is None  # K classes through LightGBM's multiclass
+
+    class TwoClassKind(type(BOOSTED)):
+        trains_k_classes = False
+
+    refusal = KClasses([0, 1, 2]).model_kind_refusal(TwoClassKind())
+    assert refusal.startswith("Only binary classification is supported with BoostingModel")
 
 
 @pytest.mark.parametrize("K", [2, 3])

@@ -149,14 +149,6 @@ def test_refusals(params, message):
         rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=5), **params)
 
 
-def test_k_class_problems_are_refused():
-    rng = np.random.default_rng(0)
-    ds = rateopt.ClassDataset(rng.normal(size=(60, 2)), np.arange(60) % 3, groups={"g": np.arange(60) % 2})
-    problem = rateopt.Problem(datasets=ds)
-    with pytest.raises(ValueError, match="two-class problems only"):
-        rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=3))
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_solution_is_never_worse_than_the_feasible_constant_negative_rule(backend, tmp_path):
     # Exact parity on a rare label: the empty ensemble (everyone positive, error 1 - base rate) was the only

@@ -18,13 +18,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._boosting import BACKENDS, BOOSTERS, NEGATIVE_PREFIX, BoosterPrefix
+from ._draws import check_row_key, mixture_draws, mixture_proba
 from ._ensembles import EstimatorMixture
-from ._archive import feature_names_from_meta
+from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
 from ._scoring import checked_feature_names
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
-__all__ = ["BoostedMixture", "BOOSTED_FORMAT", "CANDIDATE_ROUNDS", "THRESHOLDED_KIND", "candidate_rounds", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
+__all__ = ["BoostedMixture", "ClassBoostedMixture",
+           "BOOSTED_FORMAT", "CANDIDATE_ROUNDS", "THRESHOLDED_KIND", "candidate_rounds", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
            "booster_of", "models_mixture", "prefixes_scorer", "prefix_lengths_from_file"]
 
 #: The format name of a boosted model file.
@@ -208,6 +210,136 @@ class BoostedMixture(EstimatorMixture):
                 f"prefix_lengths={self.prefix_lengths_.tolist()})")
 
 
+class ClassBoostedMixture(BoostedMixture):
+    """A mixture of prefixes of one multiclass booster (K classes); each row is classified by one drawn prefix.
+
+    A prefix of ``t`` rounds (``t K`` trees) predicts the class of its largest
+    raw score (lowest position on ties, as :class:`~rateopt.MulticlassClassifier`);
+    the empty prefix (every score 0) predicts ``classes[0]``. The draws are
+    the row-keyed ones of every rateopt mixture.
+
+    Parameters
+    ----------
+    booster : object
+        The backend's multiclass booster adapter (``n_classes`` = K).
+    prefix_lengths : array-like of int of shape (n_models,)
+        The rounds of each support prefix, in ``[0, booster.n_trees]``.
+    probabilities : array-like of shape (n_models,)
+        Mixture probabilities (non-negative, summing to 1).
+    n_features : int
+        Width of the inputs.
+    classes : array-like of shape (K,)
+        The class labels, in the order of the score columns.
+    feature_names : sequence of str, default=None
+        The training columns: a DataFrame's columns are checked against them.
+    """
+
+    def __init__(self, booster, prefix_lengths, probabilities, n_features, *, classes, feature_names=None):
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or classes.shape[0] != getattr(booster, "n_classes", 1) or classes.shape[0] < 3:
+            raise ValueError(f"classes must hold one label per score column of the booster "
+                             f"({getattr(booster, 'n_classes', 1)}, at least 3), got shape {classes.shape}")
+        if np.any(np.asarray(prefix_lengths) < 0):
+            raise ValueError("prefix_lengths of a multiclass booster must be >= 0 (no constant negative prefix)")
+        super().__init__(booster, prefix_lengths, probabilities, n_features, feature_names=feature_names)
+        self.classes_ = classes
+
+    @property
+    def n_classes(self):
+        """Number of classes K."""
+        return self.classes_.shape[0]
+
+    def _all_scores(self, Xm):
+        """Every support prefix's K scores, shape (n_samples, n_models, K)."""
+        data = sp.csr_matrix(Xm.data) if sp.issparse(Xm.data) else Xm.data
+        return np.stack([self.booster.raw_scores(data, int(t)) for t in self.prefix_lengths_], axis=1)
+
+    def _votes(self, Xm):
+        """Every support prefix's predicted class position, shape (n_samples, n_models)."""
+        return np.argmax(self._all_scores(Xm), axis=2).astype(np.int64)
+
+    def decision_function(self, X):
+        """Every support prefix's K raw scores, shape (n_samples, n_models, K)."""
+        return self._all_scores(self._features(X))
+
+    def scores(self, X):
+        """Refused: the thresholded solutions of boosted runs are two-class (a K-class run's default is
+        the m-stochastic mixture)."""
+        raise RateoptError("a K-class boosted mixture has no one score per prefix: use decision_function(X)")
+
+    def kept_training_scores(self):
+        """None: no training scores are kept for K-class prefixes (no thresholded solution re-fits them)."""
+        return None
+
+    def predict_proba(self, X):
+        """The exact decision distribution ``P(yhat = k | x)`` over the draw of the prefix.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return mixture_proba(self._votes(self._features(X)), self.probabilities_, self.n_classes)
+
+    def predict(self, X, random_state=0, row_key=None):
+        """The predicted class labels, one support prefix drawn per row.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        random_state : int, default=0
+            Seed of the draws.
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (see :meth:`rateopt.StochasticClassifier.predict`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        Xm = self._features(X)
+        votes = self._votes(Xm)
+        if self.n_models == 1:
+            check_row_key(row_key, votes.shape[0])
+            return self.classes_[votes[:, 0]]
+        return self.classes_[mixture_draws(votes, self.probabilities_, Xm.data, random_state, row_key)]
+
+    def subset(self, keep, probabilities):
+        """The mixture of the support prefixes ``keep`` with new ``probabilities``.
+
+        Parameters
+        ----------
+        keep : array-like of int
+        probabilities : array-like of shape (len(keep),)
+
+        Returns
+        -------
+        ClassBoostedMixture
+        """
+        return ClassBoostedMixture(self.booster, self.prefix_lengths_[np.asarray(keep, dtype=np.int64)],
+                                   probabilities, self.n_features_in_, classes=self.classes_,
+                                   feature_names=self.feature_names_in_)
+
+    def save_as(self, path, kind, arrays=None, meta=None):
+        """As ``BoostedMixture.save_as``, with the class labels (``metadata.classes``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        kind : str
+        arrays : dict of str to ndarray, default=None
+        meta : dict, default=None
+        """
+        super().save_as(path, kind, arrays, {"classes": class_labels_meta(self.classes_), **(meta or {})})
+
+    def __repr__(self):
+        return (f"ClassBoostedMixture(backend={self.backend!r}, n_models={self.n_models}, "
+                f"n_classes={self.n_classes}, prefix_lengths={self.prefix_lengths_.tolist()})")
+
+
 def booster_payload(booster, n_trees, n_features):
     """The metadata and arrays that store a booster's first ``n_trees`` trees (read by :func:`booster_from_file`)."""
     trees = booster.to_bytes(n_trees)
@@ -271,14 +403,24 @@ def boosted_mixture_from_file(meta, arrays, path, kind=BoostedMixture.kind):
     if p.dtype.kind != "f" or p.shape != lengths.shape or not np.all(np.isfinite(p)) or np.any(p < 0) \
             or abs(float(p.sum()) - 1.0) > 1e-9:
         raise damaged(path, "probabilities", "must be finite, non-negative, sum to 1 and have one entry per prefix")
-    return BoostedMixture(booster, lengths, p, n_features,
-                          feature_names=feature_names_from_meta(meta, n_features, path))
+    names = feature_names_from_meta(meta, n_features, path)
+    if "classes" in meta or getattr(booster, "n_classes", 1) > 1:  # a K-class mixture: its labels, one per score
+        classes = class_labels_from_meta(meta.get("classes"), path)
+        if len(classes) != getattr(booster, "n_classes", 1) or np.any(lengths < 0):
+            raise damaged(path, "metadata.classes", f"holds {len(classes)} labels for a booster of "
+                          f"{getattr(booster, 'n_classes', 1)} score columns (or a prefix length is negative)")
+        return ClassBoostedMixture(booster, lengths, p, n_features, classes=classes, feature_names=names)
+    return BoostedMixture(booster, lengths, p, n_features, feature_names=names)
 
 
-def models_mixture(models, probabilities, feature_names=None):
-    """The mixture of classifier iterates: a :class:`BoostedMixture` of prefixes of one booster, or else an
+def models_mixture(models, probabilities, feature_names=None, classes=None):
+    """The mixture of classifier iterates: a :class:`BoostedMixture` of prefixes of one booster (a
+    :class:`ClassBoostedMixture` with the labels ``classes`` for a multiclass booster), or else an
     :class:`~rateopt._predictors._ensembles.EstimatorMixture` of fitted estimators."""
     if booster_of(models) is not None:
+        if models[0].n_classes > 1:
+            return ClassBoostedMixture(models[0].booster, [m.n_trees for m in models], probabilities,
+                                       models[0].n_features_in_, classes=classes, feature_names=feature_names)
         return BoostedMixture(models[0].booster, [m.n_trees for m in models], probabilities,
                               models[0].n_features_in_, feature_names=feature_names)
     return EstimatorMixture(models, probabilities, models[0].n_features_in_)

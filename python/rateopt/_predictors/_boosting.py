@@ -126,13 +126,19 @@ class BoostingModel:
                 f"{self.learning_rate}, max_depth={self.max_depth}, num_leaves={self.num_leaves}, "
                 f"min_child_weight={self.min_child_weight}, params={self.params})")
 
-    def start(self, X, *, n_threads, random_state, inert=None):
+    def start(self, X, *, n_threads, random_state, inert=None, n_classes=1):
         """A booster with no tree on the training rows ``X`` (the backend's adapter in ``BOOSTERS``).
 
         ``inert``: None, or a boolean per row, True where the row weighs nothing in every rate (zero
         weight): such rows get zero derivatives, and XGBoost also leaves them out of its histogram cuts.
+        ``n_classes``: 1 (one score per row, two classes), or K > 2 (K scores per row: the backend's
+        multiclass booster, K trees a round).
         """
-        return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state, inert=inert)
+        if n_classes == 1:
+            return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state,
+                                                inert=inert)
+        return BOOSTERS[self.backend].start(self, X, n_threads=n_threads, random_state=random_state,
+                                            inert=inert, n_classes=n_classes)
 
 
 #: Rows per block of :meth:`_KeptScores.keep_training_scores`'s search (its int64 temporary: 8 bytes a row).
@@ -180,6 +186,10 @@ class _LightGBMBooster(_KeptScores):
     def __init__(self, booster):
         self.booster = booster
         self.n_trees = booster.current_iteration()
+        #: Scores per row: 1, or K for a multiclass booster (K trees a round; its scores are (n, K)).
+        self.n_classes = int(booster.num_model_per_iteration())
+        #: The layout of a multiclass booster's training scores and custom gradients: (K, n).
+        self.class_major = True
         self._train_scores = None  # the training rows' scores, written by LightGBM (direct calls only)
         self.kept = {}  # prefix length -> its training scores (_KeptScores)
 
@@ -188,14 +198,17 @@ class _LightGBMBooster(_KeptScores):
         return {**self.__dict__, "_train_scores": None}
 
     @classmethod
-    def start(cls, model, X, *, n_threads, random_state, inert=None):
+    def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
         """A booster with no tree on the training rows ``X`` (``inert`` rows need nothing: their derivatives
-        are 0, and LightGBM's bins of a zero-weight row's values change no tree's training decisions)."""
+        are 0, and LightGBM's bins of a zero-weight row's values change no tree's training decisions).
+        ``n_classes`` > 1: a multiclass booster (``num_class``), K trees a round on (K, n) derivatives."""
         lgb = _import_backend("lightgbm")
         params = {"objective": "none", "learning_rate": model.learning_rate, "max_depth": model.max_depth,
                   "num_leaves": model.num_leaves, "min_sum_hessian_in_leaf": model.min_child_weight,
                   "num_threads": int(n_threads), "seed": _seed(random_state), "deterministic": True,
                   "verbosity": -1, "boost_from_average": False, **model.params}
+        if n_classes > 1:
+            params["num_class"] = int(n_classes)
         # feature_pre_filter=False keeps the features min_data_in_leaf makes unsplittable (the trees are the
         # same): with none left, LightGBM refuses to grow a tree on few rows, where it should grow one leaf
         # no label: the custom objective's derivatives are the game's, so a label would be n float32 held twice
@@ -226,8 +239,10 @@ class _LightGBMBooster(_KeptScores):
         ``update`` itself where that call is not available.
         """
         lib = _lightgbm_lib(self.booster)
-        if lib is None or not (_is_f32(grad, self._n_train()) and _is_f32(hess, self._n_train())):
-            self.booster.update(fobj=lambda preds, data: (grad, hess))
+        shape = self._score_shape()
+        if lib is None or not (_is_f32(grad, shape) and _is_f32(hess, shape)):
+            # update() ravels a multiclass fobj's (n, K) arrays class-major: the transposes of ours (K, n)
+            self.booster.update(fobj=lambda preds, data: (grad.T, hess.T) if self.n_classes > 1 else (grad, hess))
         else:  # LightGBM's own call, without update()'s copy of the scores for an fobj that does not read them
             lib, safe_call = lib
             finished = ctypes.c_int(0)
@@ -239,6 +254,12 @@ class _LightGBMBooster(_KeptScores):
     def _n_train(self):
         return self.booster.train_set.num_data()
 
+    def _score_shape(self):
+        """The training scores' shape: (n,), or (K, n) for a multiclass booster (LightGBM's class-major
+        layout, which its custom gradients also take)."""
+        n = self._n_train()
+        return (n,) if self.n_classes == 1 else (self.n_classes, n)
+
     def scores(self):
         """The ensemble's scores on every training row, a float64 buffer LightGBM overwrites after each tree.
 
@@ -249,9 +270,10 @@ class _LightGBMBooster(_KeptScores):
         lib = _lightgbm_lib(self.booster)
         if lib is not None:
             lib, safe_call = lib
-            n = self._n_train()
+            shape = self._score_shape()
+            n = int(np.prod(shape))
             if self._train_scores is None:
-                self._train_scores = np.empty(n)
+                self._train_scores = np.empty(shape)
             length = ctypes.c_int64(0)
             safe_call(lib.LGBM_BoosterGetPredict(self.booster._handle, ctypes.c_int(0), ctypes.byref(length),
                                                  self._train_scores.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
@@ -265,12 +287,15 @@ class _LightGBMBooster(_KeptScores):
             return "scores", 0.0, False
 
         self.booster.eval_train(feval=capture)
+        if self.n_classes > 1:  # (n, K) here: as the direct call's (K, n)
+            return np.ascontiguousarray(np.reshape(box[0], (self._n_train(), self.n_classes)).T)
         return box[0]
 
     def raw_scores(self, X, n_trees):
         """The raw scores of the first ``n_trees`` trees on ``X`` (:data:`NEGATIVE_PREFIX`: -1 on every row)."""
         if n_trees <= 0:
-            return np.full(X.shape[0], -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
+            shape = X.shape[0] if self.n_classes == 1 else (X.shape[0], self.n_classes)
+            return np.full(shape, -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
         return self.booster.predict(X, num_iteration=n_trees, raw_score=True)
 
     def prefix_scores(self, X, lengths):
@@ -308,14 +333,20 @@ class _XGBoostBooster(_KeptScores):
         self.dtrain = dtrain
         self.kept = {}  # prefix length -> its training scores (_KeptScores)
         self.n_trees = booster.num_boosted_rounds()
+        #: Scores per row: 1, or K for a multiclass booster (K trees a round; its scores are (n, K)).
+        self.n_classes = max(1, int(json.loads(booster.save_config())["learner"]["learner_model_param"]
+                                    .get("num_class", "0")))
+        #: The layout of a multiclass booster's training scores and custom gradients: (n, K).
+        self.class_major = False
 
     def __getstate__(self):
         """Pickled without the training DMatrix (a handle of XGBoost's, needed only while trees are grown)."""
         return {**self.__dict__, "dtrain": None}
 
     @classmethod
-    def start(cls, model, X, *, n_threads, random_state, inert=None):
-        """A booster with no tree on the training rows ``X``.
+    def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
+        """A booster with no tree on the training rows ``X`` (``n_classes`` > 1: a multiclass booster,
+        ``num_class``, K trees a round on (n, K) derivatives, through ``Booster.boost``).
 
         XGBoost's histogram cuts come from the rows of its DMatrix: a row of weight 0 (``inert``) would add
         its feature values as cut candidates and move the split thresholds, so that a weight of 0 and a
@@ -329,6 +360,8 @@ class _XGBoostBooster(_KeptScores):
                   "verbosity": 0, **model.params}
         if model.max_depth == -1:
             params["max_depth"] = 0
+        if n_classes > 1:  # the objective only names the margins' shape: the gradients are the game's
+            params.update(num_class=int(n_classes), objective="multi:softprob")
         dtrain = xgb.DMatrix(X) if inert is None or not inert.any() else xgb.DMatrix(
             X, weight=np.logical_not(inert).astype(np.float32))
         return cls(xgb.Booster(params, [dtrain]), dtrain)
@@ -391,7 +424,8 @@ class _XGBoostBooster(_KeptScores):
     def raw_scores(self, X, n_trees):
         """The raw scores of the first ``n_trees`` trees on ``X`` (:data:`NEGATIVE_PREFIX`: -1 on every row)."""
         if n_trees <= 0:
-            return np.full(X.shape[0], -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
+            shape = X.shape[0] if self.n_classes == 1 else (X.shape[0], self.n_classes)
+            return np.full(shape, -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
         xgb = _import_backend("xgboost")  # not kept on the object, which pickles
         data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
         return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)
@@ -446,8 +480,10 @@ _MARGIN_CONFIG = json.dumps({"type": 1, "training": False, "iteration_begin": 0,
 
 
 def _is_f32(a, n):
-    """Whether ``a`` is a C-contiguous float32 array of ``n`` entries (what the backends' direct calls read)."""
-    return isinstance(a, np.ndarray) and a.dtype == np.float32 and a.shape == (n,) and a.flags.c_contiguous
+    """Whether ``a`` is a C-contiguous float32 array of ``n`` entries, or of the shape ``n`` (a tuple): what
+    the backends' direct calls read."""
+    shape = n if isinstance(n, tuple) else (n,)
+    return isinstance(a, np.ndarray) and a.dtype == np.float32 and a.shape == shape and a.flags.c_contiguous
 
 
 def _float_ptr(a):
@@ -511,15 +547,25 @@ class BoosterPrefix:
         self.n_trees = int(n_trees)
         self.n_features_in_ = int(n_features)
 
+    @property
+    def n_classes(self):
+        """Scores per row: 1 (two classes), or K for a prefix of a multiclass booster (``n_trees`` rounds)."""
+        return getattr(self.booster, "n_classes", 1)
+
     def decision_function(self, X):
-        """The prefix's raw score of every row (positive decision iff the score is >= 0)."""
+        """The prefix's raw score of every row (positive decision iff the score is >= 0), or its K scores
+        (n_samples, K) for a multiclass booster."""
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         return self.booster.raw_scores(X, self.n_trees)
 
     def predict(self, X):
-        """0/1 decisions ``1[score >= 0]``."""
-        return (self.decision_function(X) >= 0).astype(np.int64)
+        """0/1 decisions ``1[score >= 0]``; for a multiclass booster, each row's class position
+        ``argmax_k`` of its K scores (lowest on ties, as the K-class linear predictor)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 2:
+            return np.argmax(scores, axis=1).astype(np.int64)
+        return (scores >= 0).astype(np.int64)
 
     def __repr__(self):
         return f"BoosterPrefix(n_trees={self.n_trees})"

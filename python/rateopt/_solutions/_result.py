@@ -421,7 +421,7 @@ class TrainResult:
         s = {"m-stochastic": self.shrink(epsilon).support, "exact": np.flatnonzero(p)}.get(
             kind, np.arange(self.n_trivial, p.shape[0]))
         if self.models is not None:
-            return models_mixture([self.models[t] for t in s], p[s], self.feature_names)
+            return models_mixture([self.models[t] for t in s], p[s], self.feature_names, self.classes)
         return self.arity.mixture(self.weights[s], self.biases[s], p[s], feature_map=self.feature_map,
                                   feature_names=self.feature_names)
 
@@ -433,7 +433,7 @@ class TrainResult:
         LinearClassifier, MulticlassClassifier, EstimatorMixture or BoostedMixture
         """
         if self.models is not None:
-            return models_mixture([self.models[t]], [1.0], self.feature_names)
+            return models_mixture([self.models[t]], [1.0], self.feature_names, self.classes)
         return self.arity.iterate(self.weights[t], self.biases[t], feature_map=self.feature_map,
                                   feature_names=self.feature_names)
 
@@ -443,7 +443,7 @@ class TrainResult:
         Prefixes of one booster (a :class:`~rateopt.BoostingModel`'s iterates) give a
         :class:`~rateopt.BoostedMixture` of every prefix; other fitted estimators are refused.
         """
-        if self.models is not None:
+        if self.models is not None and not self.arity.multiclass:  # K-class iterates: refused below
             scorer = prefixes_scorer(self.models, self.feature_names)
             if scorer is None:
                 raise RateoptError("the iterates are fitted estimators (an estimator oracle): thresholds and "
@@ -565,6 +565,9 @@ class TrainResult:
         """
         _check_problem(problem)
         check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
+        if self.models is not None and self.arity.multiclass:
+            raise RateoptError("a K-class boosted run has no thresholded solution (its rules re-fit linear or "
+                               "kernel iterates): use solution('m-stochastic'), the default, or 'best'/'last'")
         if self.models is not None:
             self.iterates_scorer()  # refused, with the reason
         return self.arity.thresholded(self, problem, n_bins=n_bins, epsilon=epsilon, group_blind=group_blind)

@@ -53,7 +53,8 @@ import scipy.sparse as sp
 from .. import core
 from .._predictors._boosting import BoosterPrefix
 
-__all__ = ["BoostingPlayer", "BoostingPass", "RowDerivatives", "BOOSTING_PROXY", "BOOSTED_LAMBDA_FLOOR",
+__all__ = ["BoostingPlayer", "BoostingPass", "ClassBoostingPlayer", "RowDerivatives", "BOOSTING_PROXY",
+           "BOOSTED_LAMBDA_FLOOR",
            "boosted_eta_lambda", "boosted_lambda_floor"]
 
 #: The core's boosting proxy of each ``proxy`` training parameter (a Hessian is needed: the hinge is squared).
@@ -155,6 +156,14 @@ class BoostingPass:
     grad_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
+def net_coefficients(combinations):
+    """One coefficient vector of the game's combinations: summed with their gradient weights (a
+    :class:`~rateopt._training._spec.Combinations`), or one given vector (over atoms or statistics)."""
+    if hasattr(combinations, "coefs"):
+        return np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
+    return np.asarray(combinations, dtype=np.float64)
+
+
 class BoostingPlayer:
     """The model player of a :class:`~rateopt.BoostingModel`: one tree per step.
 
@@ -203,10 +212,7 @@ class BoostingPlayer:
         derivatives are written into :attr:`derivatives` (the arrays the next
         :meth:`step` hands the backend).
         """
-        if hasattr(combinations, "coefs"):
-            net = np.asarray(combinations.grad_weights, dtype=np.float64) @ np.asarray(combinations.coefs)
-        else:
-            net = np.asarray(combinations, dtype=np.float64)
+        net = net_coefficients(combinations)
         rates = np.zeros(self.n_atoms)
         scale = float(self.scores.shape[0])
         d = self.derivatives
@@ -238,6 +244,67 @@ class BoostingPlayer:
             self._wide = np.empty(scores.shape[0], dtype=np.float64)
         np.copyto(self._wide, scores)
         return self._wide
+
+
+class ClassBoostingPlayer(BoostingPlayer):
+    """The model player of a :class:`~rateopt.BoostingModel` on K classes: K trees (one round) per step.
+
+    The K-class twin of :class:`BoostingPlayer`, on the same driver loop. The game's combinations are summed (with their
+    gradient weights) into one vector over the confusion statistics, read as a
+    cost table (one row per (cell, label) pair, one column per predicted
+    class); each row's K raw scores get the gradient and diagonal Hessian of
+    the table's softmax proxy (the K-class pass's ``"softmax"``, the
+    multinomial logistic loss weighted by the row's cost gaps), times the
+    number of rows, from one core pass (:func:`rateopt.core.boosting_multiclass_pass`)
+    that also counts the 0-1 confusion statistics of the ensemble's argmax
+    predictions, which the multipliers see. The backend grows one tree per
+    class on its column (its multiclass custom objective: LightGBM reads
+    (K, n) class-major arrays, XGBoost (n, K); the pass reads and writes
+    either layout in place).
+
+    Parameters
+    ----------
+    spec : ClassGameSpec
+        The K-class game.
+    model : BoostingModel
+    settings : TrainSettings
+        Its ``proxy`` (``"logistic"`` only: the softmax; the Crammer-Singer
+        hinge has no Hessian) and ``n_threads`` are read.
+    """
+
+    def __init__(self, spec, model, settings):
+        if settings.proxy != "logistic":
+            raise ValueError(f"BoostingModel trains K classes on proxy='logistic' (the softmax), got "
+                             f"proxy={settings.proxy!r}: the Crammer-Singer hinge has no Hessian to grow trees on")
+        self.spec = spec
+        self.n_threads = settings.n_threads
+        self.n_atoms = spec.n_atoms
+        self.n_features = spec.n_features
+        blk = spec.blocks[0]
+        self.cells = blk.cells
+        inert = np.asarray(blk.cells.weights) == 0 if model.backend == "xgboost" else None  # as two classes
+        self.booster = model.start(blk.X.data, n_threads=settings.n_threads, random_state=settings.random_state,
+                                   inert=inert, n_classes=spec.n_classes)
+        # LightGBM: its own buffer, (K, n) class-major; XGBoost: its float32 (n, K) margins, read as they are
+        self.scores = self.booster.scores()
+        self.derivatives = RowDerivatives(np.zeros(self.scores.shape, dtype=np.float32),
+                                          np.zeros(self.scores.shape, dtype=np.float32))
+
+    def run_pass(self, combinations):
+        """The current ensemble's confusion statistics and the derivatives of the game's combinations, in one
+        core pass (written into :attr:`derivatives`, the arrays the next :meth:`step` hands the backend)."""
+        net = net_coefficients(combinations)
+        spec, d = self.spec, self.derivatives
+        cost = (net / spec.scale).reshape(spec.n_cells * spec.n_classes, spec.n_classes)
+        counts, _, _ = core.boosting_multiclass_pass(self.scores, self.cells, cost, scale=float(self.cells.n_samples),
+                                                     class_major=self.booster.class_major, grad=d.grad,
+                                                     hess=d.hess, n_threads=self.n_threads)
+        return BoostingPass(counts.reshape(-1) / spec.scale, d)
+
+    def step(self, grad, grad_bias=0.0, grad_offsets=None):
+        """Grow one round of K trees on ``grad`` (a :class:`RowDerivatives`); the scores become the new
+        ensemble's (read as the backend holds them: the pass reads float32 scores too)."""
+        self.scores = self.booster.add_tree(grad.grad, grad.hess)
 
 
 def _inert_rows(blocks):

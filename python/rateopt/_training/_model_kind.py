@@ -27,7 +27,7 @@ import numpy as np
 
 from .._predictors._boosting import NEGATIVE_PREFIX, BoosterPrefix, BoostingModel
 from .._predictors._specs import KernelModel, LinearModel
-from ._boosting import BoostingPlayer
+from ._boosting import BoostingPlayer, ClassBoostingPlayer
 
 __all__ = ["BOOSTED", "ESTIMATORS", "KINDS", "ModelKind", "TRIVIAL_ITERATION", "WEIGHTS", "model_kind_of"]
 
@@ -99,20 +99,23 @@ class _Boosted(ModelKind):
     """Boosted trees (:class:`~rateopt.BoostingModel`): iterate ``t`` is the first ``t`` trees of one booster."""
 
     name = "BoostingModel"
-    trains_k_classes = False
+    trains_k_classes = True
     grows_iterates = True
     takes_l2 = False
 
     def player(self, spec, model, settings):
+        if spec.arity.multiclass:
+            return ClassBoostingPlayer(spec, model, settings)  # one round of K trees per step
         return BoostingPlayer(spec, model, settings)  # one tree per step
 
     def trivial_rules(self, recorder, fit_intercept=True):
         """The always-negative rule (prefix length -1): no atom has a positive row, so its rates are 0.
 
-        The always-positive rule is the run's first iterate, the empty ensemble (every score 0).
+        The always-positive rule is the run's first iterate, the empty ensemble (every score 0). K classes:
+        none (the empty ensemble, every score 0, is the constant rule of the first class).
         """
         r = recorder.rows
-        if not r["models"]:
+        if not r["models"] or recorder.spec.arity.multiclass:
             return None
         first = r["models"][0]
         model = BoosterPrefix(first.booster, NEGATIVE_PREFIX, first.n_features_in_)

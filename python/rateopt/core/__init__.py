@@ -13,7 +13,9 @@ Its modules, one concern each:
   :func:`rate_kernel_multi`, :func:`rate_kernel_offsets`, :func:`ramp_rates`,
   the :data:`PROXIES` codes);
 * ``_boosting``: the boosting pass :func:`boosting_pass` (atom rates and each
-  row's proxy gradient and Hessian at given scores, the :data:`BOOSTING_PROXIES`);
+  row's proxy gradient and Hessian at given scores, the :data:`BOOSTING_PROXIES`)
+  and its K-class twin :func:`boosting_multiclass_pass` (confusion counts and
+  the softmax proxy's per-row, per-class derivatives);
 * ``_multiclass``: the fused K-column multiclass pass (:class:`ClassCells`,
   :func:`multiclass_pass`, :func:`multiclass_scores`, the
   :data:`MULTICLASS_PROXIES` codes);
@@ -39,7 +41,7 @@ References
 
 from __future__ import annotations
 
-from ._boosting import BOOSTING_PROXIES, boosting_pass
+from ._boosting import BOOSTING_PROXIES, boosting_multiclass_pass, boosting_pass
 from ._kernel import (
     PROXIES,
     KernelResult,
@@ -85,6 +87,7 @@ from ._sdca import SdcaResult, sdca_two_sided_hinge
 __all__ = [
     "BOOSTING_PROXIES",
     "boosting_pass",
+    "boosting_multiclass_pass",
     "FeatureMatrix",
     "AtomTable",
     "KernelResult",

@@ -16,22 +16,26 @@ import numpy as np
 from .._utils._validation import as_finite_scalar, as_float_vector
 from ..exceptions import NumericalError
 from ._matrix import AtomTable
+from ._multiclass import ClassCells
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
-__all__ = ["BOOSTING_PROXIES", "boosting_pass"]
+__all__ = ["BOOSTING_PROXIES", "boosting_multiclass_pass", "boosting_pass"]
 
 #: The proxies of :func:`boosting_pass`, by name (values are the core's codes).
 BOOSTING_PROXIES = {"logistic": 0, "squared_hinge": 1}
 
 
 def _out_array(a, name, n):
-    if not isinstance(a, np.ndarray) or a.dtype not in (np.float32, np.float64) or a.ndim != 1:
-        raise TypeError(f"{name} must be a 1-D float32 or float64 ndarray")
+    """``a`` checked as an output of ``n`` rows (an int), or of the shape ``n`` (a tuple)."""
+    shape = n if isinstance(n, tuple) else (n,)
+    if not isinstance(a, np.ndarray) or a.dtype not in (np.float32, np.float64) or a.ndim != len(shape):
+        raise TypeError(f"{name} must be a {len(shape)}-D float32 or float64 ndarray")
     if not (a.flags.c_contiguous and a.flags.writeable):
         raise ValueError(f"{name} must be C-contiguous and writable")
-    if a.shape[0] != n:
-        raise ValueError(f"{name} has length {a.shape[0]}, expected n_samples={n}")
+    if a.shape != shape:
+        raise ValueError(f"{name} has shape {a.shape}, expected {shape}" if isinstance(n, tuple)
+                         else f"{name} has length {a.shape[0]}, expected n_samples={n}")
     return a
 
 
@@ -113,3 +117,87 @@ def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None
     if nonfinite:
         raise NumericalError(f"{nonfinite} of the {n} scores are not finite")
     return rates, grad, hess
+
+
+def boosting_multiclass_pass(scores, cells, cost, *, scale=1.0, class_major=False, grad=None, hess=None,
+                             n_threads=None):
+    """The K-class boosting pass: every cell's 0-1 prediction counts and each row's softmax-proxy derivatives.
+
+    Each row ``i`` (cell ``c``, weight ``w_i``) predicts ``argmax_k s_ik``
+    (lowest index on ties). With ``a = cost[c]``, ``t = argmin_k a_k`` and
+    ``D = a - a_t``, the row's proxy is ``max(D) (logsumexp(s_i) - s_it)``
+    (the K-class pass's softmax, :func:`multiclass_pass`), whose derivatives
+    with respect to the row's K scores are written, times ``scale * w_i``:
+    ``g_ik = max(D) (p_ik - 1[k = t])`` and the diagonal Hessian
+    ``h_ik = max(D) p_ik (1 - p_ik)``, ``p_i = softmax(s_i)``. A row of weight
+    0, or whose cell's costs are all equal, gets 0.
+
+    Parameters
+    ----------
+    scores : ndarray, float32 or float64
+        The K scores of each row: shape (n_samples, K), or (K, n_samples) with
+        ``class_major`` (LightGBM's layout).
+    cells : ClassCells
+        Each row's cell and weight.
+    cost : array-like of shape (n_cells, K)
+        The cost of predicting each class in each cell (finite).
+    scale : float, default=1.0
+        Factor on both derivatives.
+    class_major : bool, default=False
+        Whether ``scores`` (and ``grad``, ``hess``) are (K, n_samples).
+    grad, hess : ndarray of the shape of ``scores``, float32 or float64, default=None
+        Where to write the derivatives (C-contiguous, writable, one dtype):
+        None allocates float32 arrays, the dtype the boosting backends consume.
+    n_threads : int, default=None
+        ``None`` follows the OpenMP setting, ``-1`` uses all cores.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_cells, K)
+        ``counts[c, k]``: the weight of the rows of cell ``c`` predicting ``k``.
+    grad, hess : ndarray of the shape of ``scores``
+        The arrays written.
+
+    Raises
+    ------
+    ValueError
+        On shape mismatches, fewer than 2 classes, a non-finite ``cost`` or
+        ``scale``, or read-only outputs.
+    rateopt.exceptions.NumericalError
+        If a score is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rateopt.core import ClassCells, boosting_multiclass_pass
+    >>> cells = ClassCells([0, 0], [1.0, 1.0], n_cells=1)
+    >>> counts, g, h = boosting_multiclass_pass(np.zeros((2, 2)), cells, [[0.0, 1.0]])
+    >>> counts.tolist(), g[0].tolist(), h[0].tolist()
+    ([[2.0, 0.0]], [-0.5, 0.5], [0.25, 0.25])
+    """
+    if not isinstance(cells, ClassCells):
+        raise TypeError(f"cells must be a ClassCells, got {type(cells).__name__}")
+    if not isinstance(scores, np.ndarray) or scores.dtype not in (np.float32, np.float64):
+        scores = np.asarray(scores, dtype=np.float64)
+    n = cells.n_samples
+    if scores.ndim != 2 or scores.shape[1 if class_major else 0] != n or scores.shape[0 if class_major else 1] < 2:
+        want = "(n_classes >= 2, n_samples)" if class_major else "(n_samples, n_classes >= 2)"
+        raise ValueError(f"scores must have shape {want} with n_samples={n}, got {scores.shape}")
+    scores = np.ascontiguousarray(scores)
+    K = scores.shape[0 if class_major else 1]
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    if cost.shape != (cells.n_cells, K):
+        raise ValueError(f"cost must have shape (n_cells, n_classes)=({cells.n_cells}, {K}), got {cost.shape}")
+    if not np.all(np.isfinite(cost)):
+        raise ValueError("cost must be finite")
+    scale = as_finite_scalar(scale, "scale")
+    grad = np.empty(scores.shape, dtype=np.float32) if grad is None else _out_array(grad, "grad", scores.shape)
+    hess = np.empty(scores.shape, dtype=grad.dtype) if hess is None else _out_array(hess, "hess", scores.shape)
+    if hess.dtype != grad.dtype:
+        raise TypeError("grad and hess must have the same dtype")
+    counts, nonfinite = _core.boosting_multiclass_pass(scores, bool(class_major), cells.cells, cells.weights,
+                                                       cells.n_cells, cost, scale, grad, hess,
+                                                       resolve_n_threads(n_threads))
+    if nonfinite:
+        raise NumericalError(f"{nonfinite} of the {n} rows' scores are not finite")
+    return counts, grad, hess
