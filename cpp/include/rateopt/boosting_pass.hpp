@@ -133,6 +133,61 @@ ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s, cons
     nonfinite += bad;
 }
 
+
+// Phase 1 of rows [b0, b1): each row's 0-1 decision added (weighted) into the
+// rates copy of its row (j mod 4 of the interleaved copies acc), and its net
+// coefficient u_j = sum_a coef_a v_ja into u[j - b0]. The atom table's index
+// widths are dispatched once per block, not per row (the sums are the same:
+// the same terms in the same order).
+template <class S, class P, class Id>
+inline void boosting_block_rates_typed(const S* __restrict scores, const P* __restrict indptr,
+                                       const Id* __restrict ids, const double* __restrict weights,
+                                       const double* __restrict coef, double* __restrict acc,
+                                       std::int64_t n_atoms, std::int64_t b0, std::int64_t b1,
+                                       double* __restrict u) {
+    constexpr double kMax = 1.7976931348623157e308;
+    std::int64_t p = static_cast<std::int64_t>(indptr[b0]);
+    for (std::int64_t j = b0; j < b1; ++j) {
+        const double sj = static_cast<double>(scores[j]);
+        const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
+        double* rates = acc + (j & 3) * n_atoms;
+        const std::int64_t e = static_cast<std::int64_t>(indptr[j + 1]);
+        double uj = 0.0;
+        for (; p < e; ++p) {
+            const std::int32_t a = static_cast<std::int32_t>(ids[p]);
+            const double v = weights[p];
+            rates[a] += v * positive;
+            uj += coef[a] * v;
+        }
+        u[j - b0] = uj;
+    }
+}
+
+template <class S, class P>
+inline void boosting_block_rates_ids(const S* scores, const P* indptr, const AtomView& atoms, const double* coef,
+                                     double* acc, std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
+    switch (atoms.id_width) {
+        case AtomIdWidth::kU8:
+            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint8_t*>(atoms.indices),
+                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+        case AtomIdWidth::kU16:
+            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint16_t*>(atoms.indices),
+                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+        default:
+            return boosting_block_rates_typed(scores, indptr, static_cast<const std::int32_t*>(atoms.indices),
+                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+    }
+}
+
+template <class S>
+inline void boosting_block_rates(const S* scores, const AtomView& atoms, const double* coef, double* acc,
+                                 std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
+    if (atoms.indptr32)
+        boosting_block_rates_ids(scores, atoms.indptr32, atoms, coef, acc, n_atoms, b0, b1, u);
+    else
+        boosting_block_rates_ids(scores, atoms.indptr64, atoms, coef, acc, n_atoms, b0, b1, u);
+}
+
 }  // namespace detail
 
 template <class S, class G>
@@ -165,17 +220,7 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
         for (std::int64_t b0 = begin; b0 < end; b0 += detail::kBoostingBlock) {
             const std::int64_t b1 = std::min(end, b0 + detail::kBoostingBlock);
             // phase 1: the atom rates of the 0-1 decisions and each row's net coefficient
-            for (std::int64_t j = b0; j < b1; ++j) {
-                const double sj = static_cast<double>(scores[j]);
-                const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
-                double* rates = acc.data() + (j % kCopies) * n_atoms;
-                double u = 0.0;
-                atoms.for_each_entry(j, [&](std::int32_t a, double v) {
-                    rates[a] += v * positive;
-                    u += coef[a] * v;
-                });
-                ubuf[j - b0] = u;
-            }
+            detail::boosting_block_rates(scores, atoms, coef, acc.data(), n_atoms, b0, b1, ubuf);
             // phase 2: the derivatives, vectorized
             detail::boosting_block_derivatives(scores + b0, ubuf, tmp, b1 - b0, kind, scale, out.grad + b0,
                                                out.hess + b0, nonfinite);
