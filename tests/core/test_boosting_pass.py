@@ -182,6 +182,7 @@ def test_every_atom_table_layout_gives_the_same_pass(id_dtype, wide_pointers):
     ref_rates, ref_g, ref_h, _ = _reference("logistic", M, w, coef, scores, float(n))
     np.testing.assert_allclose(want[0], ref_rates, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(want[1], ref_g, rtol=2e-7, atol=2e-7 * np.abs(ref_g).max())
+    np.testing.assert_allclose(want[2], ref_h, rtol=2e-7, atol=2e-7 * np.abs(ref_h).max())
     n_atoms = {np.uint8: k, np.uint16: 300, np.int32: 70000}[id_dtype]
     spread = np.linspace(0, n_atoms - 1, k).astype(np.int64)  # atom a of the base table is atom spread[a]
     table = AtomTable(base.indptr, spread[base.indices.astype(np.int64)], base.weights, n_atoms)
