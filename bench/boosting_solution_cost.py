@@ -17,10 +17,11 @@ the per-repeat ratios to the same repeat's plain fit are reported, with the load
 The solutions' decisions are compared between ``rateopt`` and ``rateopt-baseline`` (same seed, same rows).
 
 Data: Adult (sex; ``rateopt.datasets``), a random 70% training split (seed 0), equal opportunity at slack 0.02
-(bench/boosting_cost.py's rows and parameters).
+(bench/boosting_cost.py's rows and parameters; ``--goals`` adds demographic parity at the same slack).
 
-Run: ``python bench/boosting_solution_cost.py [--quick] [--json] [--baseline PATH]`` (results in
-``bench/results/boosting_solution_cost.{md,json}``, ``boosting_solution_cost_quick.*`` with ``--quick``).
+Run: ``python bench/boosting_solution_cost.py [--quick] [--json] [--baseline PATH] [--backends lightgbm,xgboost]
+[--goals equal_opportunity,demographic_parity]`` (results in ``bench/results/boosting_solution_cost.{md,json}``,
+``boosting_solution_cost_quick.*`` with ``--quick``).
 """
 
 from __future__ import annotations
@@ -56,16 +57,16 @@ def _plain(backend, X, y, rounds):
     return xgb.train(params, xgb.DMatrix(X, label=y), num_boost_round=rounds)
 
 
-def _rateopt(backend, X, y, g, col, rounds):
+def _rateopt(backend, X, y, g, col, rounds, goal=GOAL):
     import rateopt
 
-    problem = rateopt.Problem(constraints=[getattr(rateopt.goals, GOAL)(col, slack=SLACK)],
+    problem = rateopt.Problem(constraints=[getattr(rateopt.goals, goal)(col, slack=SLACK)],
                               datasets=rateopt.Dataset(X, y, groups={col: g}))
     return rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=rounds, **PARAMS), n_threads=1,
                          random_state=0)
 
 
-def worker(system, backend, path, rounds):
+def worker(system, backend, path, rounds, goal=GOAL):
     """One fit (and, for rateopt, its default solution) in this process: CPU seconds as one JSON line."""
     import gc
     import time
@@ -84,10 +85,10 @@ def worker(system, backend, path, rounds):
             _plain(backend, X, y, rounds)
             out["train_s"], out["solution_s"] = time.process_time() - t0, 0.0
         else:
-            _rateopt(backend, X[:2000], y[:2000], g[:2000], col, 3).solution()
+            _rateopt(backend, X[:2000], y[:2000], g[:2000], col, 3, goal).solution()
             gc.collect()
             t0 = time.process_time()
-            result = _rateopt(backend, X, y, g, col, rounds)
+            result = _rateopt(backend, X, y, g, col, rounds, goal)
             t1 = time.process_time()
             clf = result.solution()
             t2 = time.process_time()
@@ -99,28 +100,37 @@ def worker(system, backend, path, rounds):
     print(json.dumps(out))
 
 
-def _run_worker(system, backend, path, rounds, baseline):
+def _run_worker(system, backend, path, rounds, baseline, goal=GOAL):
     env = dict(os.environ)
     src = baseline if system == "rateopt-baseline" else str(HERE.parent / "python")
     env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["OMP_NUM_THREADS"] = "1"
-    out = subprocess.run([sys.executable, __file__, "--worker", system, backend, str(path), str(rounds)], env=env,
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, __file__, "--worker", system, backend, str(path), str(rounds), goal],
+                         env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def summarize(runs, backends, systems):
-    """Per (backend, system): median CPU seconds of training, solution and both; median ratios to the plain fit."""
+def summarize(runs, backends, systems, goals=(GOAL,)):
+    """Per (goal, backend, system): median CPU seconds of training, solution and both; median ratios to the plain
+    fit."""
+    summary = []
+    for goal in goals:
+        for backend in backends:
+            summary += _summarize_cell([r for r in runs if r["backend"] == backend and r.get("goal", GOAL) == goal],
+                                       goal, backend, systems)
+    return summary
+
+
+def _summarize_cell(cell, goal, backend, systems):
     import numpy as np
 
     summary = []
-    for backend in backends:
-        cell = [r for r in runs if r["backend"] == backend]
+    if cell:
         plain = {r["repeat"]: r["train_s"] for r in cell if r["system"] == backend}
         for system in [backend] + systems:
             rs = [r for r in cell if r["system"] == system]
             summary.append({
-                "backend": backend, "system": system,
+                "goal": goal, "backend": backend, "system": system,
                 **{f"{k}_median": float(np.median([r[k] for r in rs])) for k in ("train_s", "solution_s", "total_s")},
                 "train_ratio_median": float(np.median([r["train_s"] / plain[r["repeat"]] for r in rs])),
                 "total_ratio_median": float(np.median([r["total_s"] / plain[r["repeat"]] for r in rs])),
@@ -133,33 +143,38 @@ def markdown(result):
     from _common import markdown_table
 
     lb, la = result["load_average_before"], result["load_average_after"]
-    rows = [[s["backend"], s["system"], f"{s['train_s_median']:.3f}", f"{s['solution_s_median']:.3f}",
+    rows = [[s.get("goal", GOAL), s["backend"], s["system"], f"{s['train_s_median']:.3f}",
+             f"{s['solution_s_median']:.3f}",
              f"{s['train_ratio_median']:.2f}", f"{s['total_ratio_median']:.2f}",
              ",".join(h[:8] for h in s["proba_sha1"] if h)] for s in result["summary"]]
     return (f"# The cost of a boosted run's default solution (bench/boosting_solution_cost.py)\n\n"
-            f"Adult (sex), {GOAL} slack {SLACK}, {result['rounds']} trees, {result['repeats']} interleaved repeats, "
+            f"Adult (sex), {', '.join(result.get('goals', [GOAL]))} at slack {SLACK}, {result['rounds']} trees, {result['repeats']} interleaved repeats, "
             f"one thread, each fit in a fresh process; load average before {lb[0]:.2f}, after {la[0]:.2f} "
             f"(1-minute). Ratios: median over repeats of CPU / the same repeat's plain fit of the backend; "
             f"total = train + solution(). Target: total ratio <= 1.5. The last column hashes the solution's "
             f"predict_proba on the training rows (equal hashes: the same decisions).\n\n"
-            + markdown_table(["backend", "system", "train CPU s", "solution() CPU s", "train / plain",
+            + markdown_table(["goal", "backend", "system", "train CPU s", "solution() CPU s", "train / plain",
                               "(train + solution) / plain", "proba sha1"], rows) + "\n")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--worker", nargs=4, metavar=("SYSTEM", "BACKEND", "DATA", "ROUNDS"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=5, metavar=("SYSTEM", "BACKEND", "DATA", "ROUNDS", "GOAL"),
+                        help=argparse.SUPPRESS)
     parser.add_argument("--baseline", default=None,
                         help="the python/ folder of another rateopt checkout (compiled core in place)")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repeats (default 3, --quick 1)")
     parser.add_argument("--backends", default="lightgbm,xgboost")
+    parser.add_argument("--goals", default=GOAL,
+                        help="comma-separated subset of equal_opportunity, demographic_parity (default "
+                             f"{GOAL})")
     from _common import add_common_args, emit_json_line, machine_info, results_paths, utc_now, write_results
 
     add_common_args(parser)
     args = parser.parse_args(argv)
     if args.worker:
-        system, backend, path, rounds = args.worker
-        worker(system, backend, path, int(rounds))
+        system, backend, path, rounds, goal = args.worker
+        worker(system, backend, path, int(rounds), goal)
         return
     import importlib.util
     import tempfile
@@ -172,22 +187,24 @@ def main(argv=None):
     path = Path(tmp.name) / "adult-sex.npz"
     _save("adult-sex", path)
     load_before = os.getloadavg()
+    goals = args.goals.split(",")
     runs = []
-    for backend in backends:
-        for r in range(repeats):
-            order = [backend] + systems
-            order = order[r % len(order):] + order[: r % len(order)]
-            for system in order:
-                out = _run_worker(system, backend, path, rounds, args.baseline)
-                runs.append({"backend": backend, "repeat": r, "system": system, **out})
-                print(f"{backend} repeat {r} {system}: train {out['train_s']:.3f} s, solution "
-                      f"{out['solution_s']:.3f} s", flush=True)
+    for goal in goals:
+        for backend in backends:
+            for r in range(repeats):
+                order = [backend] + systems
+                order = order[r % len(order):] + order[: r % len(order)]
+                for system in order:
+                    out = _run_worker(system, backend, path, rounds, args.baseline, goal)
+                    runs.append({"goal": goal, "backend": backend, "repeat": r, "system": system, **out})
+                    print(f"{goal} {backend} repeat {r} {system}: train {out['train_s']:.3f} s, solution "
+                          f"{out['solution_s']:.3f} s", flush=True)
     load_after = os.getloadavg()
     tmp.cleanup()
     result = {"name": "boosting_solution_cost", "when": utc_now(), "quick": args.quick, "rounds": rounds,
-              "repeats": repeats, "params": PARAMS, "slack": SLACK, "goal": GOAL, "baseline": args.baseline,
+              "repeats": repeats, "params": PARAMS, "slack": SLACK, "goals": goals, "baseline": args.baseline,
               "load_average_before": load_before, "load_average_after": load_after,
-              "summary": summarize(runs, backends, systems), "runs": runs,
+              "summary": summarize(runs, backends, systems, goals), "runs": runs,
               "machine": machine_info(("numpy", "scipy", "lightgbm", "xgboost"))}
     md = markdown(result)
     json_path, md_path = results_paths("boosting_solution_cost", quick=args.quick, out=args.out)

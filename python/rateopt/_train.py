@@ -418,7 +418,8 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
             player.booster.keep_training_scores(player.scores)
         stop = False
         if t % settings.record_every == 0 or t == T:
-            info = recorder.record(t, no_weights, no_bias, game.multipliers(), result.rates, model=player.prefix())
+            info = recorder.record(t, no_weights, no_bias, game.multipliers(), result.rates, model=player.prefix(),
+                                   with_info=callback is not None)
             stop = callback is not None and bool(callback(t, info))
         if bar is not None and t:
             bar.update(1)

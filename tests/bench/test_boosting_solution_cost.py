@@ -29,3 +29,20 @@ def test_summary_ratios_are_per_repeat_ratios_to_the_plain_fit():
     assert got["solution_s_median"] == pytest.approx(statistics.median(solution))
     assert got["proba_sha1"] == ["ab"]
     assert summary["xgboost"]["total_ratio_median"] == pytest.approx(1.0)
+
+
+def test_each_goal_is_summarized_against_its_own_plain_fits():
+    mod = load_bench_script(SCRIPT, "bench_boosting_solution_cost")
+    runs = []
+    for goal, plain, train in (("equal_opportunity", [0.5, 0.4], [0.6, 0.6]),
+                               ("demographic_parity", [1.0, 2.0], [1.5, 2.0])):
+        runs += [{"goal": goal, "backend": "xgboost", "repeat": r, "system": "xgboost", "train_s": plain[r],
+                  "solution_s": 0.0, "total_s": plain[r]} for r in range(2)]
+        runs += [{"goal": goal, "backend": "xgboost", "repeat": r, "system": "rateopt", "train_s": train[r],
+                  "solution_s": 0.1, "total_s": train[r] + 0.1} for r in range(2)]
+    summary = {(s["goal"], s["system"]): s for s in mod.summarize(runs, ["xgboost"], ["rateopt"],
+                                                                   ["equal_opportunity", "demographic_parity"])}
+    # by hand: equal opportunity 1.2 and 1.5 (median 1.35); demographic parity 1.5 and 1.0 (median 1.25)
+    assert summary[("equal_opportunity", "rateopt")]["train_ratio_median"] == pytest.approx(1.35)
+    assert summary[("demographic_parity", "rateopt")]["train_ratio_median"] == pytest.approx(1.25)
+    assert summary[("demographic_parity", "rateopt")]["total_ratio_median"] == pytest.approx((1.6 + 1.05) / 2)

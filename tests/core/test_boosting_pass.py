@@ -162,3 +162,37 @@ def test_refusals():
     bad[3] = np.inf
     with pytest.raises(NumericalError, match="1 of the 50 scores are not finite"):
         boosting_pass(bad, atoms, coef)
+
+
+@pytest.mark.parametrize("id_dtype", [np.uint8, np.uint16, np.int32])
+@pytest.mark.parametrize("wide_pointers", [False, True])
+def test_every_atom_table_layout_gives_the_same_pass(id_dtype, wide_pointers):
+    """The pass reads the table's row pointers (int32 or int64) and atom ids (uint8, uint16 or int32) in
+    typed loops chosen once per block: every layout gives the bits of the NumPy-checked uint8/int32 table.
+    The same memberships are spread over more atom ids (the unused ones stay empty) so that the narrowest
+    id type is the one under test; int64 row pointers (tables of 2**31 entries and more) go straight to the
+    core's binding, the only way to reach them on a small table."""
+    from rateopt.core._runtime import extension as _core
+
+    n, k = 5000, 6
+    M, w, coef, scores = _case(n, k, True, seed=7)
+    base = AtomTable.from_membership(M, sample_weight=w)
+    assert base.indices.dtype == np.uint8 and base.indptr.dtype == np.int32
+    want = boosting_pass(scores, base, coef, scale=float(n))
+    ref_rates, ref_g, ref_h, _ = _reference("logistic", M, w, coef, scores, float(n))
+    np.testing.assert_allclose(want[0], ref_rates, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(want[1], ref_g, rtol=2e-7, atol=2e-7 * np.abs(ref_g).max())
+    np.testing.assert_allclose(want[2], ref_h, rtol=2e-7, atol=2e-7 * np.abs(ref_h).max())
+    n_atoms = {np.uint8: k, np.uint16: 300, np.int32: 70000}[id_dtype]
+    spread = np.linspace(0, n_atoms - 1, k).astype(np.int64)  # atom a of the base table is atom spread[a]
+    table = AtomTable(base.indptr, spread[base.indices.astype(np.int64)], base.weights, n_atoms)
+    assert table.indices.dtype == id_dtype
+    wide_coef = np.zeros(n_atoms)
+    wide_coef[spread] = coef
+    grad, hess = np.empty(n, np.float32), np.empty(n, np.float32)
+    indptr = table.indptr.astype(np.int64) if wide_pointers else table.indptr
+    rates, nonfinite = _core.boosting_pass(scores, indptr, table.indices, table.weights, n_atoms, wide_coef, 0,
+                                           float(n), grad, hess, 1)
+    assert nonfinite == 0
+    assert np.array_equal(rates[spread], want[0]) and not rates[np.setdiff1d(np.arange(n_atoms), spread)].any()
+    assert np.array_equal(grad, want[1]) and np.array_equal(hess, want[2])

@@ -55,6 +55,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "fast_exp.hpp"
@@ -95,42 +96,126 @@ constexpr std::int64_t kBoostingBlock = 512;
 // its score s[i] and net coefficient u[i] (tmp: m doubles of scratch), in
 // simple branch-free loops that vectorize (boosting_row_derivative's
 // arithmetic, term for term; the clamp in a loop of its own, fast_exp.hpp).
-// A row whose score is not finite gets g = h = 0 and is counted.
+// A row whose score is not finite gets g = h = 0 and is counted. float32
+// scores are widened into a block buffer first (exact), so every loop reads
+// doubles. Every select chooses between values its loop computes on every
+// row: GCC keeps a floating-point operation whose only use is one arm of a
+// select behind a branch (it may trap), and a loop with a branch is not
+// vectorized; so the derivatives go to block buffers, zeroed where a row has
+// none in a loop of their own, then converted to G.
 template <class S, class G>
-ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s, const double* __restrict u,
+ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, const double* __restrict u,
                                                      double* __restrict tmp, std::int64_t m, BoostingProxy kind,
                                                      double scale, G* __restrict grad, G* __restrict hess,
                                                      std::int64_t& nonfinite) {
     constexpr double kMax = 1.7976931348623157e308;
-    std::int64_t bad = 0;
+    // The block's scores as doubles (exactly), so that every loop below reads one type.
+    double sbuf[kBoostingBlock];
+    const double* __restrict s = sbuf;
+    if constexpr (std::is_same_v<S, double>) {
+        s = s_in;
+    } else {
+        for (std::int64_t i = 0; i < m; ++i) sbuf[i] = static_cast<double>(s_in[i]);
+    }
+    double gbuf[kBoostingBlock], hbuf[kBoostingBlock];
     if (kind == BoostingProxy::logistic) {
         for (std::int64_t i = 0; i < m; ++i) {
-            const double x = -std::fabs(static_cast<double>(s[i]));
+            const double x = -std::fabs(s[i]);
             tmp[i] = x < -kMaxExpArg ? -kMaxExpArg : x;
         }
         for (std::int64_t i = 0; i < m; ++i) tmp[i] = exp_nonpositive(tmp[i]);
         for (std::int64_t i = 0; i < m; ++i) {
-            const double si = static_cast<double>(s[i]), ui = u[i], e = tmp[i];
+            const double si = s[i], ui = u[i], e = tmp[i];
             const double big = 1.0 / (1.0 + e), small = e * big;
-            const double sig_pos = si >= 0.0 ? big : small, sig_neg = si >= 0.0 ? small : big;
-            const double g = ui * (ui > 0.0 ? sig_pos : sig_neg);
+            // u sigmoid(s) for u > 0, u sigmoid(-s) for u <= 0: big where the signs of s and u agree
+            const double g = ui * ((si >= 0.0) == (ui > 0.0) ? big : small);
             const double h = std::fabs(ui) * (big * small);
-            const bool finite = std::fabs(si) <= kMax;
-            grad[i] = static_cast<G>(finite ? scale * g : 0.0);
-            hess[i] = static_cast<G>(finite ? scale * h : 0.0);
-            bad += finite ? 0 : 1;
+            gbuf[i] = scale * g;
+            hbuf[i] = scale * h;
         }
     } else {
+        // the margin term z = 1 + s (u > 0) or 1 - s (u <= 0), as 1 + (+-s): the same sum, one addition
         for (std::int64_t i = 0; i < m; ++i) {
-            const double si = static_cast<double>(s[i]), ui = u[i];
-            const double z = ui > 0.0 ? 1.0 + si : 1.0 - si;
-            const bool on = z > 0.0 && ui != 0.0 && std::fabs(si) <= kMax;
-            grad[i] = static_cast<G>(on ? scale * (ui * z) : 0.0);
-            hess[i] = static_cast<G>(on ? scale * std::fabs(ui) : 0.0);
-            bad += std::fabs(si) <= kMax ? 0 : 1;
+            const double si = s[i], ui = u[i];
+            tmp[i] = 1.0 + (ui > 0.0 ? si : -si);
+        }
+        for (std::int64_t i = 0; i < m; ++i) {
+            const double ui = u[i];
+            gbuf[i] = scale * (ui * tmp[i]);
+            hbuf[i] = scale * std::fabs(ui);
+        }
+        for (std::int64_t i = 0; i < m; ++i) {  // zero where the margin term is not positive
+            const bool on = (tmp[i] > 0.0) & (u[i] != 0.0);
+            gbuf[i] = on ? gbuf[i] : 0.0;
+            hbuf[i] = on ? hbuf[i] : 0.0;
         }
     }
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+        const bool finite = std::fabs(s[i]) <= kMax;
+        gbuf[i] = finite ? gbuf[i] : 0.0;
+        hbuf[i] = finite ? hbuf[i] : 0.0;
+        bad += finite ? 0 : 1;
+    }
+    for (std::int64_t i = 0; i < m; ++i) {
+        grad[i] = static_cast<G>(gbuf[i]);
+        hess[i] = static_cast<G>(hbuf[i]);
+    }
     nonfinite += bad;
+}
+
+// Phase 1 of rows [b0, b1): each row's 0-1 decision added (weighted) into the
+// rates copy of its row (j mod 4 of the interleaved copies acc), and its net
+// coefficient u_j = sum_a coef_a v_ja into u[j - b0]. The atom table's index
+// widths are dispatched once per block, not per row (the sums are the same:
+// the same terms in the same order).
+template <class S, class P, class Id>
+inline void boosting_block_rates_typed(const S* __restrict scores, const P* __restrict indptr,
+                                       const Id* __restrict ids, const double* __restrict weights,
+                                       const double* __restrict coef, double* __restrict acc,
+                                       std::int64_t n_atoms, std::int64_t b0, std::int64_t b1,
+                                       double* __restrict u) {
+    constexpr double kMax = 1.7976931348623157e308;
+    std::int64_t p = static_cast<std::int64_t>(indptr[b0]);
+    for (std::int64_t j = b0; j < b1; ++j) {
+        const double sj = static_cast<double>(scores[j]);
+        const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
+        double* rates = acc + (j & 3) * n_atoms;
+        const std::int64_t e = static_cast<std::int64_t>(indptr[j + 1]);
+        double uj = 0.0;
+        for (; p < e; ++p) {
+            const std::int32_t a = static_cast<std::int32_t>(ids[p]);
+            const double v = weights[p];
+            rates[a] += v * positive;
+            uj += coef[a] * v;
+        }
+        u[j - b0] = uj;
+    }
+}
+
+template <class S, class P>
+inline void boosting_block_rates_ids(const S* scores, const P* indptr, const AtomView& atoms, const double* coef,
+                                     double* acc, std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
+    switch (atoms.id_width) {
+        case AtomIdWidth::kU8:
+            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint8_t*>(atoms.indices),
+                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+        case AtomIdWidth::kU16:
+            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint16_t*>(atoms.indices),
+                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+        default:
+            return boosting_block_rates_typed(scores, indptr, static_cast<const std::int32_t*>(atoms.indices),
+                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+    }
+}
+
+template <class S>
+inline void boosting_block_rates(const S* scores, const AtomView& atoms, const double* coef, double* acc,
+                                 std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
+    if (atoms.indptr32)
+        boosting_block_rates_ids(scores, atoms.indptr32, atoms, coef, acc, n_atoms, b0, b1, u);
+    else
+        boosting_block_rates_ids(scores, atoms.indptr64, atoms, coef, acc, n_atoms, b0, b1, u);
 }
 
 }  // namespace detail
@@ -165,17 +250,7 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
         for (std::int64_t b0 = begin; b0 < end; b0 += detail::kBoostingBlock) {
             const std::int64_t b1 = std::min(end, b0 + detail::kBoostingBlock);
             // phase 1: the atom rates of the 0-1 decisions and each row's net coefficient
-            for (std::int64_t j = b0; j < b1; ++j) {
-                const double sj = static_cast<double>(scores[j]);
-                const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
-                double* rates = acc.data() + (j % kCopies) * n_atoms;
-                double u = 0.0;
-                atoms.for_each_entry(j, [&](std::int32_t a, double v) {
-                    rates[a] += v * positive;
-                    u += coef[a] * v;
-                });
-                ubuf[j - b0] = u;
-            }
+            detail::boosting_block_rates(scores, atoms, coef, acc.data(), n_atoms, b0, b1, ubuf);
             // phase 2: the derivatives, vectorized
             detail::boosting_block_derivatives(scores + b0, ubuf, tmp, b1 - b0, kind, scale, out.grad + b0,
                                                out.hess + b0, nonfinite);

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -338,10 +339,12 @@ class _XGBoostBooster(_KeptScores):
                                     .get("num_class", "0")))
         #: The layout of a multiclass booster's training scores and custom gradients: (n, K).
         self.class_major = False
+        self._calls = None  # the direct calls' reusable arguments (_XGBoostCalls), made at the first tree
 
     def __getstate__(self):
-        """Pickled without the training DMatrix (a handle of XGBoost's, needed only while trees are grown)."""
-        return {**self.__dict__, "dtrain": None}
+        """Pickled without the training DMatrix and the direct calls' arguments (XGBoost's handles and
+        ctypes objects, needed only while trees are grown)."""
+        return {**self.__dict__, "dtrain": None, "_calls": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
@@ -389,14 +392,9 @@ class _XGBoostBooster(_KeptScores):
         given (what ``Booster.boost`` calls, without its per-call checks), or
         by ``boost`` itself where that call is not available.
         """
-        lib = _xgboost_lib()
-        n = self.dtrain.num_row()
-        if lib is None or not (_is_f32(grad, n) and _is_f32(hess, n)):
+        calls = self._direct_calls()
+        if calls is None or not calls.train_one_iter(self.n_trees, grad, hess):
             self.booster.boost(self.dtrain, self.n_trees, grad=grad, hess=hess)
-        else:  # XGBoost's own call with the arrays' interfaces (what boost() builds, less its per-call checks)
-            lib, check_call = lib
-            check_call(lib.XGBoosterTrainOneIter(self.booster.handle, self.dtrain.handle, self.n_trees,
-                                                 _array_interface(grad), _array_interface(hess)))
         self.n_trees += 1
         return self.scores()
 
@@ -408,18 +406,19 @@ class _XGBoostBooster(_KeptScores):
         copy): the array is XGBoost's own buffer, valid until the booster's next prediction (read it
         before the next :meth:`add_tree`).
         """
-        lib = _xgboost_lib()
-        n = self.dtrain.num_row()
-        if lib is not None:
-            lib, check_call = lib
-            shape = ctypes.POINTER(ctypes.c_uint64)()
-            dims = ctypes.c_uint64()
-            preds = ctypes.POINTER(ctypes.c_float)()
-            check_call(lib.XGBoosterPredictFromDMatrix(self.booster.handle, self.dtrain.handle, _MARGIN_CONFIG,
-                                                       ctypes.byref(shape), ctypes.byref(dims), ctypes.byref(preds)))
-            if dims.value == 1 and shape[0] == n:
-                return np.ctypeslib.as_array(preds, shape=(n,))
-        return self.booster.predict(self.dtrain, output_margin=True)
+        calls = self._direct_calls()
+        preds = None if calls is None else calls.margins()
+        return self.booster.predict(self.dtrain, output_margin=True) if preds is None else preds
+
+    def _direct_calls(self):
+        """The direct calls on this booster and its training DMatrix (None where XGBoost does not expose
+        them: then the public API is used)."""
+        if self._calls is None:
+            lib = _xgboost_lib()
+            if lib is None:
+                return None
+            self._calls = _XGBoostCalls(*lib, self.booster, self.dtrain)
+        return self._calls
 
     def raw_scores(self, X, n_trees):
         """The raw scores of the first ``n_trees`` trees on ``X`` (:data:`NEGATIVE_PREFIX`: -1 on every row)."""
@@ -494,6 +493,66 @@ def _array_interface(a):
     """The ``__array_interface__`` JSON of a 1-D float32 array, as XGBoost's C API reads gradients."""
     return json.dumps({"data": [int(a.ctypes.data), False], "strides": None, "descr": [["", "<f4"]],
                        "typestr": "<f4", "shape": [int(a.shape[0])], "version": 3}).encode("utf-8")
+
+
+class _XGBoostCalls:
+    """XGBoost's C calls that grow a tree and read the training margins, with their arguments made once.
+
+    A boosted run hands XGBoost the same two gradient buffers every round and
+    reads the same prediction buffer back. What would otherwise be built
+    every round is built once: each gradient array's interface JSON (checked
+    and built at its first use; while a weak reference to the array still
+    gives that array, its identity stands for its address, length and dtype,
+    all an interface names), the ctypes out-parameters, and the NumPy view of
+    XGBoost's margins (made again only when XGBoost's buffer moves).
+    """
+
+    #: Gradient arrays whose interfaces are kept (a caller that hands new arrays every round: the oldest go).
+    MAX_ARRAYS = 4
+
+    def __init__(self, lib, check_call, booster, dtrain):
+        self.lib, self.check_call = lib, check_call
+        self.booster, self.dtrain = booster.handle, dtrain.handle
+        self.n = dtrain.num_row()
+        self._arrays = {}  # id(array) -> (weak ref to it, its interface JSON or None: the direct call cannot read it)
+        self._shape = ctypes.POINTER(ctypes.c_uint64)()
+        self._dims = ctypes.c_uint64()
+        self._preds = ctypes.c_void_p()  # XGBoost writes the address of its float32 margins here
+        self._out = (ctypes.byref(self._shape), ctypes.byref(self._dims), ctypes.byref(self._preds))
+        self._view = (None, None)  # (address, the float32 view of XGBoost's buffer there)
+
+    def _interface(self, a):
+        """``a``'s interface JSON, or None unless it is a C-contiguous float32 array of the rows' length."""
+        if not isinstance(a, np.ndarray):
+            return None
+        kept = self._arrays.get(id(a))
+        if kept is None or kept[0]() is not a:
+            if len(self._arrays) >= self.MAX_ARRAYS:
+                self._arrays.pop(next(iter(self._arrays)))
+            kept = self._arrays[id(a)] = (weakref.ref(a), _array_interface(a) if _is_f32(a, self.n) else None)
+        return kept[1]
+
+    def train_one_iter(self, iteration, grad, hess):
+        """Grow one tree on ``grad`` and ``hess`` through ``XGBoosterTrainOneIter`` (what ``Booster.boost``
+        calls, less its per-call checks); False, with nothing done, unless both are C-contiguous float32
+        arrays of the training rows' length."""
+        g, h = self._interface(grad), self._interface(hess)
+        if g is None or h is None:
+            return False
+        self.check_call(self.lib.XGBoosterTrainOneIter(self.booster, self.dtrain, int(iteration), g, h))
+        return True
+
+    def margins(self):
+        """The training rows' margins from XGBoost's prediction cache (``XGBoosterPredictFromDMatrix``):
+        a float32 view of XGBoost's own buffer, or None if XGBoost gave another shape."""
+        self.check_call(self.lib.XGBoosterPredictFromDMatrix(self.booster, self.dtrain, _MARGIN_CONFIG, *self._out))
+        if self._dims.value != 1 or self._shape[0] != self.n:
+            return None
+        address = self._preds.value
+        if self._view[0] != address:
+            pointer = ctypes.cast(address, ctypes.POINTER(ctypes.c_float))
+            self._view = (address, np.ctypeslib.as_array(pointer, shape=(self.n,)))
+        return self._view[1]
 
 
 def _lightgbm_lib(booster):

@@ -199,8 +199,9 @@ class BoostingPlayer:
             X = np.vstack(data)
         self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state,
                                    inert=_inert_rows(spec.blocks) if model.backend == "xgboost" else None)
-        self._wide = None  # float64 scores for the core pass when the backend's are float32 (XGBoost)
-        self.scores = self._widened(self.booster.scores())  # LightGBM: its own buffer, no copy of ours
+        # the backend's own buffer, no copy of ours (LightGBM's float64, XGBoost's float32: the core pass
+        # reads either at the same speed, widening each block of float32 scores as it goes)
+        self.scores = self.booster.scores()
         # the backends' custom objectives take float32 gradients: written in place, never copied
         self.derivatives = RowDerivatives(np.zeros(start, dtype=np.float32), np.zeros(start, dtype=np.float32))
 
@@ -228,22 +229,7 @@ class BoostingPlayer:
 
     def step(self, grad, grad_bias=0.0, grad_offsets=None):
         """Grow one tree on ``grad`` (a :class:`RowDerivatives`); the scores become the new ensemble's."""
-        self.scores = self._widened(self.booster.add_tree(grad.grad, grad.hess))
-
-    def _widened(self, scores):
-        """``scores`` as float64, in a buffer reused every iteration when the backend's are float32.
-
-        The core pass converts every score to float64 anyway (exactly); over a
-        float32 array its loops run at about 1.5x the time of one float64 copy
-        plus the pass (bench/boosting_cost.py's XGBoost rows), so XGBoost's
-        float32 scores are copied once (8 bytes per row, the same values).
-        """
-        if scores.dtype != np.float32:
-            return scores
-        if self._wide is None:
-            self._wide = np.empty(scores.shape[0], dtype=np.float64)
-        np.copyto(self._wide, scores)
-        return self._wide
+        self.scores = self.booster.add_tree(grad.grad, grad.hess)
 
 
 class ClassBoostingPlayer(BoostingPlayer):
