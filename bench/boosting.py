@@ -1140,13 +1140,13 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=N
 
 
 def collapse_count(datasets, n_seeds, rounds, tolerances, fairgbm_python, goals=("equal_opportunity",),
-                   backend="lightgbm"):
+                   backend="lightgbm", seed_start=0):
     """Seeds at defaults where a system loses > 2 pp of test accuracy beyond group-aware post-processing (of
     LightGBM, whichever ``backend`` rateopt boosts with)."""
     out = []
     mine = f"rateopt-{backend}"
     for name in datasets:
-        for seed in range(n_seeds):
+        for seed in range(seed_start, seed_start + n_seeds):
             rows = run_split(name, seed, goals, tolerances, rounds, fairgbm_python=fairgbm_python,
                              xgboost="all" if backend == "xgboost" else False, coverage=False,
                              systems={mine, "fairgbm-mlr0.1", "post-aware"},
@@ -1207,6 +1207,10 @@ def main(argv=None):
                              "--eg: boosting_eg.json): verdicts, interpolated frontiers, plots; no training")
     parser.add_argument("--report", action="store_true",
                         help="only rebuild the tables and plots from bench/results/boosting_runs/")
+    parser.add_argument("--collapse-seed-start", type=int, default=0, metavar="S",
+                        help="with --collapse N: seeds S..S+N-1 (default 0), so that a long count runs in pieces")
+    parser.add_argument("--collapse-merge", default=None, metavar="JSON,...",
+                        help="instead: one collapse table from the runs of several --collapse result files")
     parser.add_argument("--collapse-backend", default="lightgbm", choices=("lightgbm", "xgboost"),
                         help="with --collapse: rateopt's backend (post-processing is of LightGBM either way)")
     parser.add_argument("--reuse", default=None, metavar="SYSTEMS",
@@ -1259,19 +1263,37 @@ def main(argv=None):
         if args.json:
             emit_json_line({"bench": "boosting-cost", "summary": summary})
         return
-    if args.collapse:
-        tols = [float(t) for t in args.collapse_tolerances.split(",")]
-        cgoals = args.collapse_goals.split(",")
-        runs = collapse_count(datasets, args.collapse, rounds, tols, args.fairgbm_python, goals=cgoals,
-                              backend=args.collapse_backend)
+    if args.collapse or args.collapse_merge:
+        if args.collapse_merge:
+            recs = [json.loads(Path(p).read_text()) for p in args.collapse_merge.split(",")]
+            runs = [r for rec in recs for r in rec["runs"]]
+            if len({rec["rounds"] for rec in recs}) != 1:
+                parser.error(f"--collapse-merge: the files' trees differ: {sorted({rec['rounds'] for rec in recs})}")
+            rounds = recs[0]["rounds"]
+            if len({(r["dataset"], r["goal"], r["tolerance"], r["seed"], r["system"]) for r in runs}) != len(runs):
+                parser.error("--collapse-merge: a run (dataset, goal, tolerance, seed, system) is in two files")
+            datasets = [d for d in DATASETS if any(r["dataset"] == d for r in runs)]
+            cgoals = [g for g in GOALS if any(r["goal"] == g for r in runs)]
+            tols = sorted({r["tolerance"] for r in runs})
+            backend = "xgboost" if any(r["system"] == "rateopt-xgboost" for r in runs) else "lightgbm"
+            load = f"{min(rec['loadavg'][0] for rec in recs):.1f}-{max(rec['loadavg'][0] for rec in recs):.1f}"
+        else:
+            tols = [float(t) for t in args.collapse_tolerances.split(",")]
+            cgoals = args.collapse_goals.split(",")
+            backend = args.collapse_backend
+            runs = collapse_count(datasets, args.collapse, rounds, tols, args.fairgbm_python, goals=cgoals,
+                                  backend=backend, seed_start=args.collapse_seed_start)
+            load = f"{os.getloadavg()[0]:.1f}"
+        seeds = {d: sorted({r["seed"] for r in runs if r["dataset"] == d}) for d in datasets}
         systems = sorted({r["system"] for r in runs})
         counts = {s: sum(r["collapsed"] for r in runs if r["system"] == s) for s in systems}
         worst = {s: max(r["excess_loss"] for r in runs if r["system"] == s) for s in systems}
         worst_violation = {s: max(r["train_violation"] for r in runs if r["system"] == s) for s in systems}
-        out = {"bench": "boosting-collapse", "date": utc_now(), "seeds": args.collapse, "rounds": rounds,
+        out = {"bench": "boosting-collapse", "date": utc_now(), "seeds": seeds, "rounds": rounds,
                "datasets": datasets, "goals": cgoals, "tolerances": tols, "counts": counts,
                "worst_excess_loss": worst, "worst_train_violation": worst_violation, "runs": runs,
-               "loadavg": os.getloadavg(), "machine": _machine()}
+               "loadavg": os.getloadavg(), "machine": _machine(),
+               "merged_from": args.collapse_merge.split(",") if args.collapse_merge else None}
         by = []
         for d, goal, t, s in [(d, goal, t, s) for d in datasets for goal in cgoals for t in tols for s in systems]:
             cell = [r for r in runs if (r["dataset"], r["goal"], r["tolerance"], r["system"]) == (d, goal, t, s)]
@@ -1279,12 +1301,17 @@ def main(argv=None):
                 by.append([d, goal, t, s, sum(r["collapsed"] for r in cell), len(cell),
                            f"{max(r['excess_loss'] for r in cell):+.4f}",
                            f"{float(np.median([r['excess_loss'] for r in cell])):+.4f}"])
-        md = (f"# Collapses at defaults (bench/boosting.py --collapse {args.collapse}"
-              f"{' --collapse-backend ' + args.collapse_backend if args.collapse_backend != 'lightgbm' else ''})\n\n"
-              f"{args.collapse} seeds per dataset ({', '.join(datasets)}; ACS: a random {ACS_ROWS} of its rows per "
+        how = (f"--collapse-merge {args.collapse_merge}" if args.collapse_merge else
+               f"--collapse {args.collapse}" + (f" --collapse-seed-start {args.collapse_seed_start}"
+                                                if args.collapse_seed_start else ""))
+        md = (f"# Collapses at defaults (bench/boosting.py {how}"
+              f"{' --collapse-backend ' + backend if backend != 'lightgbm' else ''})\n\n"
+              f"rateopt's backend: {backend}. Seeds per dataset: "
+              + "; ".join(f"{d} {len(v)} ({v[0]}-{v[-1]})" for d, v in seeds.items() if v)
+              + f" (ACS: a random {ACS_ROWS} of its rows per "
               f"seed), goals {cgoals} at tolerances {tols}, {rounds} trees. A collapse: more than 2 pp of test "
               "error beyond group-aware post-processing of LightGBM at the same tolerance (excess = test error - "
-              f"post-aware's test error). Load average at the end: {os.getloadavg()[0]:.1f}.\n\n" + markdown_table(
+              f"post-aware's test error). Load average at the end: {load}.\n\n" + markdown_table(
                   ["system", "collapses", "runs", "worst excess loss", "worst train violation"],
                   [[s, counts[s], sum(r["system"] == s for r in runs), f"{worst[s]:+.4f}",
                     f"{worst_violation[s]:+.4f}"] for s in systems])
