@@ -43,8 +43,17 @@ recorded ``boosting_frontier.json`` (``--eg``: ``boosting_eg.json``), without tr
 ``boosting_noise_floor.{md,json}``, how often a classifier fitted to the goal exactly on the training split
 would count by the issue's rule, from the recorded frontier's splits (group sizes) alone.
 
-Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...]
-[--eg | --collapse N | --cost | --report | --reanalyze]``.
+``--reuse SYSTEMS``: those systems are not run but their rows taken from a recorded file (``--reuse-from``;
+default ``boosting_frontier.json``, ``--eg``: ``boosting_eg.json``), matched by dataset, seed, goal and
+tolerance, each split's sizes and trees checked against the run's: the anchors (FairGBM, EG) whose libraries
+did not change need not be rerun when rateopt's defaults do. ``--name NAME``: the outputs go to
+``boosting_frontier_<NAME>[_eg|_main].{md,json}`` and ``boosting_frontier_<NAME>[_eg]_<dataset>_<goal>.png``.
+``--collapse N --collapse-backend xgboost``: the count with rateopt's XGBoost backend (post-processing of
+LightGBM stays the reference); ``--collapse-seed-start S`` runs seeds S..S+N-1, and ``--collapse-merge
+A.json,B.json`` makes one table of several such files.
+
+Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...] [--reuse SYSTEMS] [--name NAME]
+[--eg | --collapse N | --collapse-merge FILES | --cost | --report | --reanalyze]``.
 """
 
 from __future__ import annotations
