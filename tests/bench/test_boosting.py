@@ -253,3 +253,26 @@ def test_collapse_grid_counts_each_cell():
     runs.append(dict(runs[0], system="fairgbm-mlr0.1", excess_loss=0.5, collapsed=True))
     table = mod.collapse_grid(runs, "rateopt-xgboost")
     assert table.splitlines()[-1] == "| d | g | 1/3, +0.0300 | 0/2, +0.0050 |"
+
+
+def test_collapse_merge_joins_pieces_and_refuses_a_run_twice(tmp_path):
+    import json
+
+    mod = _mod()
+
+    def piece(seeds, name):
+        runs = [{"system": "rateopt-xgboost", "dataset": "adult-sex", "goal": "equal_opportunity", "tolerance": 0.0,
+                 "seed": s, "excess_loss": 0.03 if s == 1 else 0.001, "collapsed": s == 1, "train_violation": 0.0}
+                for s in seeds]
+        path = tmp_path / name
+        path.write_text(json.dumps({"rounds": 100, "loadavg": [1.0, 1.0, 1.0], "runs": runs}))
+        return str(path)
+
+    a, b = piece([0, 1], "a.json"), piece([2], "b.json")
+    out = tmp_path / "m.json"
+    mod.main(["--collapse-merge", f"{a},{b}", "--out", str(out)])
+    merged = json.loads(out.read_text())
+    assert merged["counts"] == {"rateopt-xgboost": 1} and merged["seeds"] == {"adult-sex": [0, 1, 2]}
+    assert "| adult-sex | equal_opportunity | 1/3, +0.0300 |" in out.with_suffix(".md").read_text()
+    with pytest.raises(SystemExit):
+        mod.main(["--collapse-merge", f"{a},{a}", "--out", str(tmp_path / "n.json")])
