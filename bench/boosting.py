@@ -43,8 +43,17 @@ recorded ``boosting_frontier.json`` (``--eg``: ``boosting_eg.json``), without tr
 ``boosting_noise_floor.{md,json}``, how often a classifier fitted to the goal exactly on the training split
 would count by the issue's rule, from the recorded frontier's splits (group sizes) alone.
 
-Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...]
-[--eg | --collapse N | --cost | --report | --reanalyze]``.
+``--reuse SYSTEMS``: those systems are not run but their rows taken from a recorded file (``--reuse-from``;
+default ``boosting_frontier.json``, ``--eg``: ``boosting_eg.json``), matched by dataset, seed, goal and
+tolerance, each split's sizes and trees checked against the run's: the anchors (FairGBM, EG) whose libraries
+did not change need not be rerun when rateopt's defaults do. ``--name NAME``: the outputs go to
+``boosting_frontier_<NAME>[_eg|_main].{md,json}`` and ``boosting_frontier_<NAME>[_eg]_<dataset>_<goal>.png``.
+``--collapse N --collapse-backend xgboost``: the count with rateopt's XGBoost backend (post-processing of
+LightGBM stays the reference); ``--collapse-seed-start S`` runs seeds S..S+N-1, and ``--collapse-merge
+A.json,B.json`` makes one table of several such files.
+
+Run: ``python bench/boosting.py [--quick] [--json] [--datasets ...] [--reuse SYSTEMS] [--name NAME]
+[--eg | --collapse N | --collapse-merge FILES | --cost | --report | --reanalyze]``.
 """
 
 from __future__ import annotations
@@ -313,7 +322,10 @@ def _warm_up():
 
 def run_split(name, seed, goals, tolerances, rounds, *, fairgbm_python=None, eg_python=None, xgboost=True,
               coverage=True, max_rows=None, systems=None):
-    """Every system on one train/test split of a dataset, for each goal and tolerance: a list of row dicts."""
+    """Every system on one train/test split of a dataset, for each goal and tolerance: a list of row dicts.
+
+    ``xgboost``: rateopt's XGBoost backend at the main tolerance and the budget (True), at every tolerance
+    (``"all"``) or not at all (False)."""
     X, y, g, col = _data(name)
     tr, te = _split(X.shape[0], seed, max_rows)
     X_tr, X_te, y_tr, y_te, g_tr, g_te = X[tr], X[te], y[tr], y[te], g[tr], g[te]
@@ -347,7 +359,8 @@ def run_split(name, seed, goals, tolerances, rounds, *, fairgbm_python=None, eg_
                            if want(f"fairgbm-mlr{mlr}")], rounds, seed)
     for goal, tol in cases:
         add("lightgbm", goal, tol, (s_tr >= 0).astype(float), (s_te >= 0).astype(float), cpu_plain, cpu_plain)
-        backends = ["lightgbm"] + (["xgboost"] if xgboost and tol in (MAIN_TOL, budget) else [])
+        backends = ["lightgbm"] + (["xgboost"] if xgboost == "all" or (xgboost and tol in (MAIN_TOL, budget))
+                                   else [])
         for backend in backends:
             if want(f"rateopt-{backend}"):
                 res, cpu_train = _cpu(lambda: train_rateopt(backend, X_tr, y_tr, g_tr, col, goal, tol, rounds, seed))
@@ -636,6 +649,27 @@ def side_by_side_table(vs, ivs, comparators):
             line.append("" if i is None else short(i[c]))
         body.append(line)
     return markdown_table(heads, body)
+
+
+def cpu_against(rows, other, mine="rateopt-lightgbm"):
+    """Per cell (dataset, goal, tolerance): ``other``'s CPU seconds over ``mine``'s on each split (seed), with
+    both medians over the seeds and their ratio; and the smallest per-split ratio over every cell."""
+    cells = sorted({(r["dataset"], r["goal"], r["tolerance"]) for r in rows if r["system"] == other})
+    out = []
+    for cell in cells:
+        by = {}
+        for r in rows:
+            if (r["dataset"], r["goal"], r["tolerance"]) == cell and r["system"] in (mine, other):
+                by.setdefault(r["seed"], {})[r["system"]] = r["cpu_s"]
+        pairs = {s: v for s, v in sorted(by.items()) if mine in v and other in v}
+        if not pairs:
+            continue
+        a = float(np.median([v[mine] for v in pairs.values()]))
+        b = float(np.median([v[other] for v in pairs.values()]))
+        out.append({"dataset": cell[0], "goal": cell[1], "tolerance": cell[2], "seeds": list(pairs),
+                    f"{mine}_cpu_s": a, f"{other}_cpu_s": b, "ratio_of_medians": b / a,
+                    "per_seed_ratios": [v[other] / v[mine] for v in pairs.values()]})
+    return out, min((x for c in out for x in c["per_seed_ratios"]), default=float("nan"))
 
 
 def interpolated_text(vs, ivs, iranges, isum, comparators):
@@ -973,11 +1007,45 @@ def _load_runs(tag):
     return rows, info
 
 
-def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=None):
+def reuse_rows(recorded, rows, systems):
+    """The rows of ``systems`` in a recorded JSON's ``rows`` for the splits (dataset, seed) that ``rows`` ran.
+
+    A recorded row is matched to a split by its dataset and seed; its training and test sizes and trees must
+    equal the run's (the same deterministic split, ``_split``), and its (goal, tolerance) must be one the run
+    has (a coverage budget's cap is the split's own, so it matches too). Raises ``SystemExit`` naming a
+    mismatch, or a system with no recorded row on a split that ran."""
+    splits = {}
+    for r in rows:
+        splits.setdefault((r["dataset"], r["seed"]), set()).add((r["goal"], r["tolerance"]))
+        size = (r["n_train"], r["n_test"], r["rounds"])
+        if splits.get(("size",) + (r["dataset"], r["seed"]), size) != size:
+            raise SystemExit(f"--reuse: the run's own rows disagree on {r['dataset']} seed {r['seed']}'s size")
+        splits[("size", r["dataset"], r["seed"])] = size
+    out = []
+    for r in recorded:
+        key = (r["dataset"], r["seed"])
+        if r["system"] not in systems or key not in splits:
+            continue
+        if (r["n_train"], r["n_test"], r["rounds"]) != splits[("size",) + key]:
+            raise SystemExit(f"--reuse: recorded {r['system']} on {key[0]} seed {key[1]} has (train, test, trees) "
+                             f"{(r['n_train'], r['n_test'], r['rounds'])}, the run {splits[('size',) + key]}")
+        if (r["goal"], r["tolerance"]) in splits[key]:
+            out.append({**r, "test_gap": float("nan") if r["test_gap"] is None else r["test_gap"], "reused": True})
+    for system in systems:
+        for key in [k for k in splits if k[0] != "size"]:
+            if not any(r["system"] == system and (r["dataset"], r["seed"]) == key for r in out):
+                raise SystemExit(f"--reuse: no recorded {system} row on {key[0]} seed {key[1]}")
+    return out
+
+
+def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=None, name=None, reused=None):
     """Write the main table (main tolerance + budget), the frontier table with verdicts, and the plots.
 
     ``recorded``: the metadata of a recorded frontier JSON whose rows are re-analysed (``--reanalyze``): its
-    date and machine are kept, and the main table (``boosting.{md,json}``) is not rewritten."""
+    date and machine are kept, and the main table (``boosting.{md,json}``) is not rewritten. ``name``: write
+    ``boosting_frontier_<name>[_eg|_main].{md,json}`` and ``boosting_frontier_<name>[_eg]_<dataset>_<goal>.png``
+    instead of the default files. ``reused``: which systems' rows came from which recorded file (``--reuse``),
+    stated in the tables."""
     summary = summarize(rows)
     main_rows = [s for s in summary if s["tolerance"] == MAIN_TOL or s["goal"] == "coverage_budget"]
     frontier = [s for s in summary if s["goal"] != "coverage_budget"]
@@ -988,7 +1056,9 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=N
     ivs, iranges = interpolated_verdicts(frontier, comparators, envelope=True)
     ivs_raw, iranges_raw = interpolated_verdicts(frontier, comparators, envelope=False)
     isum = {"envelope": interpolated_summary(ivs, comparators), "raw": interpolated_summary(ivs_raw, comparators)}
-    name = "boosting_eg" if tag == "eg" else "boosting"
+    prefix = ("boosting_frontier" if name is None else f"boosting_frontier_{name}") + ("_eg" if tag == "eg" else "")
+    name = (("boosting_eg" if tag == "eg" else "boosting") if name is None
+            else f"boosting_frontier_{name}" + ("_eg" if tag == "eg" else "_main"))
     datasets = sorted({r["dataset"] for r in rows})
     sizes = {d: next(r["n_train"] for r in rows if r["dataset"] == d) for d in datasets}
     seeds = sorted({r["seed"] for r in rows})
@@ -1003,8 +1073,11 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=N
             "33's 'TPR gap'). Violation: the largest excess over the tolerance of a group against the overall rate "
             "on the training split. coverage_budget: overall positive rate <= half the training base rate; its "
             "'disparity' column is the test positive rate minus the cap.\n")
-    plots = [] if quick else plot_frontiers(frontier, "boosting_frontier_eg" if tag == "eg" else "boosting_frontier",
-                                            RESULTS_DIR)
+    if reused:
+        head += ("Rows not rerun but reused from the recorded files (same splits, sizes and trees checked): "
+                 + "; ".join(f"{', '.join(v['systems'])} from {k} (recorded {v['date']})" for k, v in reused.items())
+                 + ".\n")
+    plots = [] if quick else plot_frontiers(frontier, prefix, RESULTS_DIR)
     vtext = (f"Per cell (dataset, goal, tolerance): rateopt-lightgbm (group-blind) against each comparator. A point "
              f"counts if its test disparity <= tolerance + 1 test SE; (x) marks one that does not. OK: rateopt's "
              f"test error <= the comparator's + 1 test SE (the larger of the two SEs); WIN: <= its - 1 SE (or the "
@@ -1013,7 +1086,8 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=N
              + verdict_table(vs, comparators) + "\n\nSummary: " + json.dumps(vsum) + "\n\n"
              + interpolated_text(vs, ivs, iranges, isum, comparators))
     meta = {"date": utc_now(), "quick": quick, "rounds": rounds, "seeds": seeds, "datasets": datasets,
-            "n_train": sizes, "tolerances": list(tolerances), "machine": _machine(), "runs": run_info}
+            "n_train": sizes, "tolerances": list(tolerances), "machine": _machine(), "runs": run_info,
+            "reused": reused or {}}
     if recorded is not None:
         meta.update({k: recorded[k] for k in ("date", "quick", "machine", "runs") if k in recorded},
                     reanalysed=utc_now())
@@ -1024,7 +1098,18 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=N
               f"A smaller setting for every system of this table: {rounds} trees, goals {list(EG_GOALS)}, tolerances "
               f"{list(EG_TOLERANCES)}, ACS subsampled to {EG_ACS_ROWS} rows "
               f"(Adult: all rows). " + head + "\n" + summary_table(summary) + "\n\n## Verdicts\n\n" + vtext)
+        cpu, cpu_min = cpu_against(rows, "eg-lightgbm")
+        md += ("\n\n## CPU: ExponentiatedGradient(LightGBM) over rateopt\n\nProcess CPU seconds of one fit (rateopt: "
+               "training plus its default solution), medians over the seeds, and EG's CPU over rateopt's on each "
+               "split" + (" (EG's rows reused: measured in the recorded run, not beside rateopt's)" if reused and any(
+                   "eg-lightgbm" in v["systems"] for v in reused.values()) else "") + ".\n\n" + markdown_table(
+                   ["dataset", "goal", "tol", "rateopt CPU s", "EG CPU s", "EG / rateopt", "per seed"],
+                   [[c["dataset"], c["goal"], c["tolerance"], f"{c['rateopt-lightgbm_cpu_s']:.2f}",
+                     f"{c['eg-lightgbm_cpu_s']:.1f}", f"{c['ratio_of_medians']:.0f}x",
+                     ", ".join(f"{x:.0f}x" for x in c["per_seed_ratios"])] for c in cpu])
+               + f"\n\nSmallest per-split ratio: {cpu_min:.0f}x.\n")
         data = {"bench": "boosting-eg", **meta, "rows": rows, "summary": summary, "verdicts": vs,
+                "cpu_vs_eg": cpu, "cpu_vs_eg_min_ratio": cpu_min,
                 "verdict_summary": vsum, **interp, "plots": plots}
         json_path, md_path = results_paths(name, quick=quick, out=out)
         write_results(data, md, json_path, md_path)
@@ -1050,7 +1135,7 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=N
         fdata = {"bench": "boosting-frontier", **meta, "rows": rows, "summary": frontier, "verdicts": vs,
                  "collapses": coll,
                  "verdict_summary": vsum, **interp, "plots": plots}
-        fj, fm = results_paths("boosting_frontier", quick=quick, out=None if out is None else
+        fj, fm = results_paths(prefix, quick=quick, out=None if out is None else
                                Path(out).with_name(Path(out).stem + "_frontier.json"))
         write_results(fdata, fmd, fj, fm)
     print(md)
@@ -1063,20 +1148,23 @@ def report(rows, *, quick, out, tag, tolerances, run_info, json_line, recorded=N
                                  for s in main_rows]})
 
 
-def collapse_count(datasets, n_seeds, rounds, tolerances, fairgbm_python, goals=("equal_opportunity",)):
-    """Seeds at defaults where a system loses > 2 pp of test accuracy beyond group-aware post-processing."""
+def collapse_count(datasets, n_seeds, rounds, tolerances, fairgbm_python, goals=("equal_opportunity",),
+                   backend="lightgbm", seed_start=0):
+    """Seeds at defaults where a system loses > 2 pp of test accuracy beyond group-aware post-processing (of
+    LightGBM, whichever ``backend`` rateopt boosts with)."""
     out = []
+    mine = f"rateopt-{backend}"
     for name in datasets:
-        for seed in range(n_seeds):
+        for seed in range(seed_start, seed_start + n_seeds):
             rows = run_split(name, seed, goals, tolerances, rounds, fairgbm_python=fairgbm_python,
-                             xgboost=False, coverage=False,
-                             systems={"rateopt-lightgbm", "fairgbm-mlr0.1", "post-aware"},
+                             xgboost="all" if backend == "xgboost" else False, coverage=False,
+                             systems={mine, "fairgbm-mlr0.1", "post-aware"},
                              max_rows=ACS_ROWS if name.startswith("acs") else None)
             for goal, tol in [(goal, tol) for goal in goals for tol in tolerances]:
                 cell = [r for r in rows if r["tolerance"] == tol and r["goal"] == goal]
                 post = next(r["test_error"] for r in cell if r["system"] == "post-aware")
                 for r in cell:
-                    if r["system"] in ("rateopt-lightgbm", "fairgbm-mlr0.1"):
+                    if r["system"] in (mine, "fairgbm-mlr0.1"):
                         excess = r["test_error"] - post  # the accuracy lost beyond what post-processing loses
                         out.append({"dataset": name, "goal": goal, "seed": seed, "tolerance": tol,
                                     "system": r["system"],
@@ -1084,6 +1172,22 @@ def collapse_count(datasets, n_seeds, rounds, tolerances, fairgbm_python, goals=
                                     "train_violation": r["train_violation"]})
             print(f"collapse {name} seed {seed}: done", flush=True)
     return out
+
+
+def collapse_grid(runs, system):
+    """A markdown table of ``system``'s collapse runs: a row per (dataset, goal), a column per tolerance, each cell
+    "collapses/runs, worst excess"."""
+    runs = [r for r in runs if r["system"] == system]
+    tols = sorted({r["tolerance"] for r in runs})
+    body = []
+    for d, goal in sorted({(r["dataset"], r["goal"]) for r in runs}):
+        row = [d, goal]
+        for t in tols:
+            cell = [r for r in runs if (r["dataset"], r["goal"], r["tolerance"]) == (d, goal, t)]
+            row.append(f"{sum(r['collapsed'] for r in cell)}/{len(cell)}, "
+                       f"{max(r['excess_loss'] for r in cell):+.4f}" if cell else "")
+        body.append(row)
+    return markdown_table(["dataset", "goal"] + [f"tol {t:g}" for t in tols], body)
 
 
 def main(argv=None):
@@ -1112,6 +1216,22 @@ def main(argv=None):
                              "--eg: boosting_eg.json): verdicts, interpolated frontiers, plots; no training")
     parser.add_argument("--report", action="store_true",
                         help="only rebuild the tables and plots from bench/results/boosting_runs/")
+    parser.add_argument("--collapse-seed-start", type=int, default=0, metavar="S",
+                        help="with --collapse N: seeds S..S+N-1 (default 0), so that a long count runs in pieces")
+    parser.add_argument("--collapse-merge", default=None, metavar="JSON,...",
+                        help="instead: one collapse table from the runs of several --collapse result files")
+    parser.add_argument("--collapse-backend", default="lightgbm", choices=("lightgbm", "xgboost"),
+                        help="with --collapse: rateopt's backend (post-processing is of LightGBM either way)")
+    parser.add_argument("--reuse", default=None, metavar="SYSTEMS",
+                        help=f"comma-separated systems (of {', '.join(SYSTEMS)}) not to run but to take from the "
+                             "recorded rows of --reuse-from, matched by dataset, seed, goal and tolerance (the same "
+                             "splits: sizes and trees checked)")
+    parser.add_argument("--reuse-from", default=None, metavar="JSON",
+                        help="with --reuse: the recorded file (default bench/results/boosting_frontier.json; --eg: "
+                             "boosting_eg.json)")
+    parser.add_argument("--name", default=None,
+                        help="write boosting_frontier_<NAME>[_eg|_main].{md,json} and its plots instead of the "
+                             "default files (raw rows: boosting_runs/<mode>-<NAME>_*.json)")
     parser.add_argument("--full-acs", action="store_true", help=f"all ACS rows (default: {ACS_ROWS} of them)")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=None, help=f"trees (default {ROUNDS}; --quick 50)")
@@ -1123,6 +1243,10 @@ def main(argv=None):
     bad = sorted(set(datasets) - set(DATASETS))
     if bad:
         parser.error(f"--datasets: unknown {bad}; choose from {', '.join(DATASETS)}")
+    reuse = [] if not args.reuse else args.reuse.split(",")
+    if sorted(set(reuse) - set(SYSTEMS)) or "lightgbm" in reuse:
+        parser.error(f"--reuse: unknown or not reusable {sorted(set(reuse) - set(SYSTEMS)) or ['lightgbm']}; "
+                     f"choose from {', '.join(s for s in SYSTEMS if s != 'lightgbm')}")
     if args.one:
         _one(args.one, datasets[0], 0, rounds)
         return
@@ -1148,18 +1272,37 @@ def main(argv=None):
         if args.json:
             emit_json_line({"bench": "boosting-cost", "summary": summary})
         return
-    if args.collapse:
-        tols = [float(t) for t in args.collapse_tolerances.split(",")]
-        cgoals = args.collapse_goals.split(",")
-        runs = collapse_count(datasets, args.collapse, rounds, tols, args.fairgbm_python, goals=cgoals)
+    if args.collapse or args.collapse_merge:
+        if args.collapse_merge:
+            recs = [json.loads(Path(p).read_text()) for p in args.collapse_merge.split(",")]
+            runs = [r for rec in recs for r in rec["runs"]]
+            if len({rec["rounds"] for rec in recs}) != 1:
+                parser.error(f"--collapse-merge: the files' trees differ: {sorted({rec['rounds'] for rec in recs})}")
+            rounds = recs[0]["rounds"]
+            if len({(r["dataset"], r["goal"], r["tolerance"], r["seed"], r["system"]) for r in runs}) != len(runs):
+                parser.error("--collapse-merge: a run (dataset, goal, tolerance, seed, system) is in two files")
+            datasets = [d for d in DATASETS if any(r["dataset"] == d for r in runs)]
+            cgoals = [g for g in GOALS if any(r["goal"] == g for r in runs)]
+            tols = sorted({r["tolerance"] for r in runs})
+            backend = "xgboost" if any(r["system"] == "rateopt-xgboost" for r in runs) else "lightgbm"
+            load = f"{min(rec['loadavg'][0] for rec in recs):.1f}-{max(rec['loadavg'][0] for rec in recs):.1f}"
+        else:
+            tols = [float(t) for t in args.collapse_tolerances.split(",")]
+            cgoals = args.collapse_goals.split(",")
+            backend = args.collapse_backend
+            runs = collapse_count(datasets, args.collapse, rounds, tols, args.fairgbm_python, goals=cgoals,
+                                  backend=backend, seed_start=args.collapse_seed_start)
+            load = f"{os.getloadavg()[0]:.1f}"
+        seeds = {d: sorted({r["seed"] for r in runs if r["dataset"] == d}) for d in datasets}
         systems = sorted({r["system"] for r in runs})
         counts = {s: sum(r["collapsed"] for r in runs if r["system"] == s) for s in systems}
         worst = {s: max(r["excess_loss"] for r in runs if r["system"] == s) for s in systems}
         worst_violation = {s: max(r["train_violation"] for r in runs if r["system"] == s) for s in systems}
-        out = {"bench": "boosting-collapse", "date": utc_now(), "seeds": args.collapse, "rounds": rounds,
+        out = {"bench": "boosting-collapse", "date": utc_now(), "seeds": seeds, "rounds": rounds,
                "datasets": datasets, "goals": cgoals, "tolerances": tols, "counts": counts,
                "worst_excess_loss": worst, "worst_train_violation": worst_violation, "runs": runs,
-               "loadavg": os.getloadavg(), "machine": _machine()}
+               "loadavg": os.getloadavg(), "machine": _machine(),
+               "merged_from": args.collapse_merge.split(",") if args.collapse_merge else None}
         by = []
         for d, goal, t, s in [(d, goal, t, s) for d in datasets for goal in cgoals for t in tols for s in systems]:
             cell = [r for r in runs if (r["dataset"], r["goal"], r["tolerance"], r["system"]) == (d, goal, t, s)]
@@ -1167,14 +1310,21 @@ def main(argv=None):
                 by.append([d, goal, t, s, sum(r["collapsed"] for r in cell), len(cell),
                            f"{max(r['excess_loss'] for r in cell):+.4f}",
                            f"{float(np.median([r['excess_loss'] for r in cell])):+.4f}"])
-        md = (f"# Collapses at defaults (bench/boosting.py --collapse {args.collapse})\n\n"
-              f"{args.collapse} seeds per dataset ({', '.join(datasets)}; ACS: a random {ACS_ROWS} of its rows per "
+        how = (f"--collapse-merge {args.collapse_merge}" if args.collapse_merge else
+               f"--collapse {args.collapse}" + (f" --collapse-seed-start {args.collapse_seed_start}"
+                                                if args.collapse_seed_start else ""))
+        md = (f"# Collapses at defaults (bench/boosting.py {how}"
+              f"{' --collapse-backend ' + backend if backend != 'lightgbm' else ''})\n\n"
+              f"rateopt's backend: {backend}. Seeds per dataset: "
+              + "; ".join(f"{d} {len(v)} ({v[0]}-{v[-1]})" for d, v in seeds.items() if v)
+              + f" (ACS: a random {ACS_ROWS} of its rows per "
               f"seed), goals {cgoals} at tolerances {tols}, {rounds} trees. A collapse: more than 2 pp of test "
               "error beyond group-aware post-processing of LightGBM at the same tolerance (excess = test error - "
-              f"post-aware's test error). Load average at the end: {os.getloadavg()[0]:.1f}.\n\n" + markdown_table(
+              f"post-aware's test error). Load average at the end: {load}.\n\n" + markdown_table(
                   ["system", "collapses", "runs", "worst excess loss", "worst train violation"],
                   [[s, counts[s], sum(r["system"] == s for r in runs), f"{worst[s]:+.4f}",
                     f"{worst_violation[s]:+.4f}"] for s in systems])
+              + "".join(f"\n\n{s}: collapses/runs, worst excess\n\n" + collapse_grid(runs, s) for s in systems)
               + "\n\n" + markdown_table(["dataset", "goal", "tolerance", "system", "collapses", "runs",
                                           "worst excess", "median excess"], by)
               + "\n")
@@ -1228,9 +1378,23 @@ def main(argv=None):
         report(rows, quick=False, out=args.out, tag=tag, tolerances=rec["tolerances"],
                run_info=rec.get("runs", {}), json_line=args.json, recorded=rec)
         return
+    runs_tag = tag if args.name is None else f"{tag}-{args.name}"
+    reused = None
+    if reuse:
+        src = Path(args.reuse_from) if args.reuse_from else RESULTS_DIR / ("boosting_eg.json" if args.eg
+                                                                           else "boosting_frontier.json")
+        rec = json.loads(src.read_text())
+        reused = {src.name: {"systems": reuse, "date": rec["date"]}}
+
+    def finish(rows, **kw):
+        if reuse:
+            rows = rows + reuse_rows(rec["rows"], rows, reuse)
+        report(rows, out=args.out, tag=tag, tolerances=tolerances, json_line=args.json, name=args.name,
+               reused=reused, **kw)
+
     if args.report:
-        rows, info = _load_runs(tag)
-        report(rows, quick=False, out=args.out, tag=tag, tolerances=tolerances, run_info=info, json_line=args.json)
+        rows, info = _load_runs(runs_tag)
+        finish(rows, quick=False, run_info=info)
         return
     _warm_up()
     rows = []
@@ -1240,19 +1404,18 @@ def main(argv=None):
             split_rows = run_split(name, seed, goals, tolerances, EG_ROUNDS if args.eg and not args.rounds else rounds,
                                    fairgbm_python=args.fairgbm_python, eg_python=args.eg_python if args.eg else None,
                                    xgboost=not args.eg, coverage=not args.eg,
+                                   systems=set(SYSTEMS) - set(reuse) if reuse else None,
                                    max_rows=None if args.full_acs or not name.startswith("acs")
                                    else EG_ACS_ROWS if args.eg else ACS_ROWS)
             rows += split_rows
             if not args.quick:
-                _save_runs(tag, name, [r for r in rows if r["dataset"] == name])
+                _save_runs(runs_tag, name, [r for r in rows if r["dataset"] == name])
             print(f"{name} seed {seed}: {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}", flush=True)
     if args.quick:
-        report(rows, quick=True, out=args.out, tag=tag, tolerances=tolerances,
-               run_info={"loadavg": os.getloadavg()}, json_line=args.json)
+        finish(rows, quick=True, run_info={"loadavg": os.getloadavg()})
     else:
-        all_rows, info = _load_runs(tag)
-        report(all_rows, quick=False, out=args.out, tag=tag, tolerances=tolerances, run_info=info,
-               json_line=args.json)
+        all_rows, info = _load_runs(runs_tag)
+        finish(all_rows, quick=False, run_info=info)
 
 
 if __name__ == "__main__":

@@ -205,3 +205,74 @@ def test_simulated_disparity_of_two_groups_is_a_scaled_half_normal():
                                     np.random.default_rng(1))
     # the median of the larger of two independent half-normals: sd * Phi^-1((1 + sqrt(0.5)) / 2) = 1.0383 sd
     assert np.median(d2) == pytest.approx(0.75 * sd * 1.0383, rel=0.03)
+
+
+def _row(system, dataset="d", seed=0, goal="equal_opportunity", tol=0.02, n_train=70, n_test=30, rounds=100):
+    return {"system": system, "dataset": dataset, "seed": seed, "goal": goal, "tolerance": tol, "n_train": n_train,
+            "n_test": n_test, "rounds": rounds, "test_gap": None}
+
+
+def test_reuse_rows_takes_the_recorded_rows_of_the_splits_that_ran():
+    mod = _mod()
+    ran = [_row("lightgbm", tol=t, seed=s) for t in (0.0, 0.02) for s in (0, 1)]
+    recorded = ([_row("fairgbm-mlr0.1", tol=t, seed=s) for t in (0.0, 0.02, 0.05) for s in (0, 1, 2)]
+                + [_row("post-aware", tol=0.02, seed=0), _row("fairgbm-mlr0.1", dataset="other", tol=0.02)])
+    got = mod.reuse_rows(recorded, ran, ["fairgbm-mlr0.1"])
+    # by enumeration: the reused system, on the seeds and cells that ran, nothing else
+    want = {("fairgbm-mlr0.1", "d", s, t) for s in (0, 1) for t in (0.0, 0.02)}
+    assert {(r["system"], r["dataset"], r["seed"], r["tolerance"]) for r in got} == want
+    assert len(got) == len(want) and all(r["reused"] and np.isnan(r["test_gap"]) for r in got)
+
+
+def test_reuse_rows_refuses_another_split_or_a_missing_system():
+    mod = _mod()
+    ran = [_row("lightgbm")]
+    with pytest.raises(SystemExit, match="train, test, trees"):
+        mod.reuse_rows([_row("fairgbm-mlr0.1", n_train=71)], ran, ["fairgbm-mlr0.1"])
+    with pytest.raises(SystemExit, match="train, test, trees"):
+        mod.reuse_rows([_row("fairgbm-mlr0.1", rounds=50)], ran, ["fairgbm-mlr0.1"])
+    with pytest.raises(SystemExit, match="no recorded eg-lightgbm"):
+        mod.reuse_rows([_row("fairgbm-mlr0.1")], ran, ["fairgbm-mlr0.1", "eg-lightgbm"])
+
+
+def test_cpu_against_pairs_each_split_and_takes_medians():
+    mod = _mod()
+    rows = [dict(_row("rateopt-lightgbm", seed=s), cpu_s=c) for s, c in ((0, 2.0), (1, 4.0), (2, 3.0))]
+    rows += [dict(_row("eg-lightgbm", seed=s), cpu_s=c) for s, c in ((0, 300.0), (1, 200.0))]  # seed 2: no EG row
+    (cell,), smallest = mod.cpu_against(rows, "eg-lightgbm")
+    assert cell["seeds"] == [0, 1] and cell["per_seed_ratios"] == [150.0, 50.0] and smallest == 50.0
+    assert cell["rateopt-lightgbm_cpu_s"] == 3.0 and cell["eg-lightgbm_cpu_s"] == 250.0  # medians of seeds 0, 1
+    assert cell["ratio_of_medians"] == 250.0 / 3.0
+
+
+def test_collapse_grid_counts_each_cell():
+    mod = _mod()
+    runs = [{"system": "rateopt-xgboost", "dataset": "d", "goal": "g", "tolerance": t, "seed": s,
+             "excess_loss": e, "collapsed": e > 0.02}
+            for t, es in ((0.0, (0.01, 0.03, -0.002)), (0.1, (0.0, 0.005))) for s, e in enumerate(es)]
+    runs.append(dict(runs[0], system="fairgbm-mlr0.1", excess_loss=0.5, collapsed=True))
+    table = mod.collapse_grid(runs, "rateopt-xgboost")
+    assert table.splitlines()[-1] == "| d | g | 1/3, +0.0300 | 0/2, +0.0050 |"
+
+
+def test_collapse_merge_joins_pieces_and_refuses_a_run_twice(tmp_path):
+    import json
+
+    mod = _mod()
+
+    def piece(seeds, name):
+        runs = [{"system": "rateopt-xgboost", "dataset": "adult-sex", "goal": "equal_opportunity", "tolerance": 0.0,
+                 "seed": s, "excess_loss": 0.03 if s == 1 else 0.001, "collapsed": s == 1, "train_violation": 0.0}
+                for s in seeds]
+        path = tmp_path / name
+        path.write_text(json.dumps({"rounds": 100, "loadavg": [1.0, 1.0, 1.0], "runs": runs}))
+        return str(path)
+
+    a, b = piece([0, 1], "a.json"), piece([2], "b.json")
+    out = tmp_path / "m.json"
+    mod.main(["--collapse-merge", f"{a},{b}", "--out", str(out)])
+    merged = json.loads(out.read_text())
+    assert merged["counts"] == {"rateopt-xgboost": 1} and merged["seeds"] == {"adult-sex": [0, 1, 2]}
+    assert "| adult-sex | equal_opportunity | 1/3, +0.0300 |" in out.with_suffix(".md").read_text()
+    with pytest.raises(SystemExit):
+        mod.main(["--collapse-merge", f"{a},{a}", "--out", str(tmp_path / "n.json")])
