@@ -413,7 +413,7 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
         # one core pass: the rates the multipliers see and the derivatives the next tree grows on
         result = player.run_pass(game.combinations())
         if t in keep:
-            player.booster.keep_training_scores(player.scores)
+            player.booster.keep_training_scores(player.scores, exact=t == T)
         stop = False
         if t % settings.record_every == 0 or t == T:
             info = recorder.record(t, _NO_WEIGHTS, 0.0, game.multipliers(), result.rates, model=player.prefix())
