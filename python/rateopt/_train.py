@@ -404,8 +404,9 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
     the whole booster. Each iteration costs one core pass over the training
     scores (:func:`rateopt.core.boosting_pass`) besides the backend's tree.
     The training scores of the thresholded solution's candidate prefixes
-    (``_predictors._boosted_mixture.candidate_rounds``) are kept
-    as they pass, so that the solution does not score the rows again.
+    (``_predictors._boosted_mixture.candidate_rounds``) are kept as they pass
+    (their quantile bins, and the last prefix's exact scores), so that the
+    solution scores at most its support's other prefixes again.
     """
     player, T = game.model_player, settings.n_iter
     keep = set(candidate_rounds(T).tolist()) - {0} if game.spec.n_constraints else set()
