@@ -180,13 +180,17 @@ class _KeptScores:
         its prefix, and the scores themselves when ``exact``."""
         scores = np.asarray(scores)
         n = scores.shape[0]
-        s = np.sort(scores).astype(np.float64, copy=False)  # one sorted copy of the scores at a time
-        distinct = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])) if n else np.zeros(0, dtype=bool))
-        if distinct.size > KEPT_BINS:  # the first row of each quantile's score (as bin_chains cuts)
+        s = np.array(scores, dtype=self.score_dtype)  # one sorted copy at a time, in the backend's precision
+        s.sort()
+        first = np.empty(n, dtype=bool)  # the first of its score in sorted order (one byte a row, no index)
+        first[:1] = True
+        np.not_equal(s[1:], s[:-1], out=first[1:])
+        if np.count_nonzero(first) > KEPT_BINS:  # the first row of each quantile's score (as bin_chains cuts)
             pos = quantile_positions(np.array([n], dtype=np.int64), KEPT_BINS)[0]
-            starts = np.unique(np.concatenate(([0], distinct[np.searchsorted(distinct, pos, side="right") - 1])))
+            starts = np.unique(np.concatenate(([0], np.searchsorted(s, s[pos], side="left"))))
         else:
-            starts = distinct
+            starts = np.flatnonzero(first)
+        del first
         lows = s[starts].astype(np.float64)
         below = np.full(lows.shape[0], np.nan)
         below[1:] = s[starts[1:] - 1]
