@@ -404,8 +404,9 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
     the whole booster. Each iteration costs one core pass over the training
     scores (:func:`rateopt.core.boosting_pass`) besides the backend's tree.
     The training scores of the thresholded solution's candidate prefixes
-    (``_predictors._boosted_mixture.candidate_rounds``) are kept
-    as they pass, so that the solution does not score the rows again.
+    (``_predictors._boosted_mixture.candidate_rounds``) are kept as they pass
+    (their quantile bins, and the last prefix's exact scores), so that the
+    solution scores at most its support's other prefixes again.
     """
     player, T = game.model_player, settings.n_iter
     multiclass = game.spec.arity.multiclass  # K classes: no thresholded solution, so no kept scores
@@ -415,7 +416,7 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
         # one core pass: the rates the multipliers see and the derivatives the next tree grows on
         result = player.run_pass(game.combinations())
         if t in keep:
-            player.booster.keep_training_scores(player.scores)
+            player.booster.keep_training_scores(player.scores, exact=t == T)
         stop = False
         if t % settings.record_every == 0 or t == T:
             info = recorder.record(t, no_weights, no_bias, game.multipliers(), result.rates, model=player.prefix(),

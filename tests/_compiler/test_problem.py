@@ -433,6 +433,39 @@ def test_rate_layer_gives_every_named_rate_from_atom_rates():
         layer.index("no such rate")
 
 
+def test_membership_table_of_several_atoms_a_row_needs_little_beyond_itself_at_default_settings():
+    """Atoms written a chunk at a time (an eighth of the rows' worth of members, by default), so that the
+    chunk's temporaries (its rows, weights, sort and slots: about 64 bytes a member) stay small beside the
+    table: a whole table's members in one chunk took about 190 bytes per row here beyond the table, now
+    about 27 (the largest atom's weights and their running sum, 16 bytes a member, and a chunk's)."""
+    import tracemalloc
+
+    import rateopt._compiler._compile as compile_module
+
+    n = 40_000
+    rng = np.random.default_rng(1)
+    g = rng.integers(0, 40, n)
+    ds = Dataset(np.zeros((n, 1)), rng.integers(0, 2, n), groups={"g": g})
+    # three atoms a row: every row, its group, and one of 40 other random halves
+    h = rng.integers(0, 40, n)
+    members = [np.arange(n)] + [np.flatnonzero(g == k) for k in range(40)] + [np.flatnonzero(h == k)
+                                                                              for k in range(40)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        t = compile_module._membership_table(ds, members, 0)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    table_bytes = t.indptr.nbytes + t.indices.nbytes + t.weights.nbytes
+    assert peak - table_bytes < 40 * n
+    ref = np.zeros((n, 81), dtype=bool)  # the reference: each row's atoms, ascending
+    for a, m in enumerate(members):
+        ref[m, a] = True
+    assert np.array_equal(np.diff(t.indptr), ref.sum(axis=1))
+    assert np.array_equal(t.indices.astype(np.int64), np.nonzero(ref)[1])
+
+
 def test_membership_table_is_written_in_place(monkeypatch):
     """The compiled table of overlapping atoms matches a row-by-row reference,
     and building it needs little beyond the table itself (a counting sort

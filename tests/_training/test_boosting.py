@@ -249,31 +249,55 @@ def test_candidates_of_a_run_recording_every_fifth_prefix_are_the_nearest_record
     assert result.threshold_candidates().prefix_lengths_.tolist() == [-1, 0, 14, 28, 42, 56, 60]
 
 
+@pytest.mark.parametrize("goal", [rateopt.goals.equal_opportunity("group", slack=0.01),
+                                  rateopt.goals.equalized_odds("group", slack=0.0)])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_the_kept_candidate_scores_are_the_backends_predictions_and_give_the_rescored_solution(backend,
-                                                                                                 monkeypatch):
-    """The training loop keeps the candidates' training scores: bit for bit the backend's own predictions
-    of each prefix, and the thresholded solution fitted on them is the one fitted on the rows scored again
-    (the reference: every candidate scored through the backend); solution() then scores no row."""
-    from rateopt._predictors import _boosting as adapters
-    from rateopt._postprocess._mixture import fit_thresholded_mixture
+def test_the_kept_candidate_bins_are_the_backends_predictions_bins_and_give_the_rescored_solution(backend, goal,
+                                                                                                  monkeypatch):
+    """The training loop keeps each candidate's quantile bins of its training scores: the bins and edges
+    that bin_chains cuts at 256 quantiles of the backend's own predictions of the prefix (the reference:
+    every candidate scored through the backend), one byte a row, and the last prefix's exact scores. The
+    thresholded solution fitted from them is the one fitted on the rows scored again, field by field;
+    solution() scores at most the support prefixes other than the last, in one pass."""
+    from rateopt._postprocess._bins import bin_chains, row_atoms, separating_edges
+    from rateopt._postprocess._mixture import AUTO_BINS, fit_thresholded_mixture
+    from rateopt._predictors._boosting import KEPT_BINS
 
-    problem, X, y, g = _problem(rateopt.goals.equal_opportunity("group", slack=0.01), n=1200, seed=5)
+    assert KEPT_BINS == AUTO_BINS  # the kept bins are the first LP's
+    problem, X, y, g = _problem(goal, n=1200, seed=5)
     result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=40))
     scorer = result.threshold_candidates()
     booster = scorer.booster
     assert sorted(booster.kept) == [round(j * 40 / 16) for j in range(1, 17)]
-    for t in booster.kept:
-        assert np.array_equal(booster.kept_training_scores(t), booster.raw_scores(X, t))
-    kept, order = scorer.kept_training_scores()
-    assert np.array_equal(kept, scorer.scores(X).T)
-    for row, o in zip(kept, order):  # a sort of each prefix's scores
-        assert np.array_equal(np.sort(o), np.arange(len(o))) and np.all(np.diff(row[o]) >= 0)
+    atoms, weights = row_atoms(problem.compiled.tables, problem.compiled.datasets)
+    n_distinct = []
+    for t, kept in booster.kept.items():
+        scores = booster.raw_scores(X, t)
+        n_distinct.append(np.unique(scores).size)
+        ref = bin_chains(scores, np.zeros(len(scores), dtype=np.int64), 1, atoms, weights,
+                         problem.compiled.n_atoms, n_bins=256, merge=False)
+        bin_of_row = np.empty(len(scores), dtype=np.int64)
+        bin_of_row[ref.order] = ref.bin_of_sorted
+        assert kept.codes.dtype == np.uint8 and np.array_equal(kept.codes, bin_of_row)
+        edges = np.concatenate((kept.lows[:1], separating_edges(kept.below[1:], kept.lows[1:])))
+        assert np.array_equal(edges, ref.edges)
+        for b in range(kept.lows.size):  # each bin's bounds: its smallest score, and the largest one below it
+            assert kept.lows[b] == scores[bin_of_row == b].min()
+            assert b == 0 or kept.below[b] == scores[bin_of_row == b - 1].max()
+        if t == 40:
+            assert kept.exact is not None and np.array_equal(np.asarray(kept.exact, dtype=np.float64), scores)
+        else:
+            assert kept.exact is None
+    assert min(n_distinct) <= 256 < max(n_distinct)  # both kinds of bins: every distinct score, and quantiles
     rescored, _ = fit_thresholded_mixture(problem.compiled, scorer, {"train": X}, n_bins=256)
-    monkeypatch.setattr(type(booster), "prefix_scores", lambda *a: pytest.fail("the rows were scored again"))
-    monkeypatch.setattr(type(booster), "raw_scores", lambda *a: pytest.fail("the rows were scored again"))
+    calls = []
+    original = type(booster).prefix_scores
+    monkeypatch.setattr(type(booster), "prefix_scores",
+                        lambda self, data, lengths: calls.append(list(lengths)) or original(self, data, lengths))
+    monkeypatch.setattr(type(booster), "raw_scores", lambda *a: pytest.fail("the rows were scored prefix by prefix"))
     clf = result.solution()
     monkeypatch.undo()
+    assert len(calls) <= 1 and all(0 < t < 40 for t in sum(calls, []))
     for field in ("mu", "start", "edges", "table", "support"):
         assert np.array_equal(getattr(clf, field), getattr(rescored, field)), field
     assert np.array_equal(clf.predict_proba(X), rescored.predict_proba(X))

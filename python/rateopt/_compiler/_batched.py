@@ -449,6 +449,7 @@ def compile_batched(objective, pairs):
         thresholds=(),
         atom_contexts=LazyTuple(n_atoms, atom_contexts),
     )
+    env.forget_members()  # the tables hold the rows; the lazy report forms may scan them again
     return datasets, constraints, compiled
 
 

@@ -516,6 +516,16 @@ def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
 
 #: Rows per block when a membership table's entries are written.
 _TABLE_BLOCK_ROWS = 1 << 20
+#: The fewest members of a chunk of several atoms (``_chunk_members``).
+_MIN_CHUNK_MEMBERS = 1 << 12
+
+
+def _chunk_members(n_rows):
+    """The members a chunk of several atoms may hold: an eighth of the dataset's rows (between
+    ``_MIN_CHUNK_MEMBERS`` and ``_TABLE_BLOCK_ROWS``), so that a chunk's temporaries (about 64 bytes
+    a member: its rows, their weights, sort and slots) stay near 8 bytes a row of the dataset, below the
+    table itself, instead of a whole table's entries at once."""
+    return min(_TABLE_BLOCK_ROWS, max(_MIN_CHUNK_MEMBERS, int(n_rows) // 8))
 
 
 def _scale_by_max_in_place(w):
@@ -539,15 +549,16 @@ def _membership_table(ds: Dataset, members: list, offset: int) -> MembershipTabl
 _OWN_CHUNK_ROWS = 1 << 12
 
 
-def _chunks(sizes):
-    """``[(a, b), ...]``: consecutive atoms whose members total at most ``_TABLE_BLOCK_ROWS`` (or one atom);
+def _chunks(sizes, n_rows):
+    """``[(a, b), ...]``: consecutive atoms whose members total at most ``_chunk_members`` (or one atom);
     an atom of ``_OWN_CHUNK_ROWS`` members or more is a chunk of its own."""
     cum = np.cumsum(sizes)
+    budget = _chunk_members(n_rows)
     big = np.flatnonzero(sizes >= _OWN_CHUNK_ROWS)
     out, a, k = [], 0, sizes.shape[0]
     while a < k:
         before = int(cum[a - 1]) if a else 0
-        b = max(int(np.searchsorted(cum, before + _TABLE_BLOCK_ROWS, side="right")), a + 1)
+        b = max(int(np.searchsorted(cum, before + budget, side="right")), a + 1)
         nxt = int(np.searchsorted(big, a))  # the first large atom at or after a
         if nxt < big.size and big[nxt] < b:
             b = max(int(big[nxt]), a + 1)  # the small atoms before it, or the large atom alone
@@ -593,7 +604,7 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
     """Build the CSR membership table of one dataset from its atoms' rows.
 
     The entries are written in place, a chunk of consecutive atoms at a time
-    (at most ``_TABLE_BLOCK_ROWS`` members, or one larger atom), at each row's
+    (at most ``_chunk_members`` members, or one larger atom), at each row's
     next free slots in atom order (a counting sort: ascending atom ids within a
     row), so the memory beyond the table itself is one byte (or int32) per row
     (entries written so far) and a few numbers per member of the chunk being
@@ -619,7 +630,7 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
     n = ds.n_samples
     k = int(sizes.shape[0])
     w = ds.weights
-    chunks = _chunks(sizes)
+    chunks = _chunks(sizes, n)
     # the core's narrow layout (rateopt._utils._narrow): int32 row pointers below 2**31 entries, and
     # uint8 ids up to 256 atoms (uint16 up to 65,536), written directly, so no wide copy ever exists
     nnz = int(sizes.sum())

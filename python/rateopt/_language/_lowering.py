@@ -160,6 +160,14 @@ class Env:
         rows.flags.writeable = False
         self._members.setdefault(ctx, rows)
 
+    def forget_members(self):
+        """Drop the cached rows of every subset (their memory: 8 bytes a member), keeping the weight sums.
+
+        For an environment that outlives its compilation (lazily lowered
+        report forms): a later :meth:`members` scans its subset again.
+        """
+        self._members.clear()
+
     def mask(self, ctx: Context) -> np.ndarray:
         """The subset's membership mask (read-only; rebuilt from :meth:`members` on each call)."""
         m = np.zeros(ctx.dataset.n_samples, dtype=bool)

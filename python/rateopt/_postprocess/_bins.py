@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils._quantiles import quantile_positions
+
 __all__ = ["BinnedChains", "bin_chains", "row_atoms", "segment_accumulate", "separating_edges", "sorted_by_chain"]
 
 
@@ -212,11 +214,7 @@ def _quantile_cuts(s, distinct, chain_first, n_bins):
     wide = np.flatnonzero(n_distinct > n_bins)
     if wide.size == 0:
         return cut
-    probs = np.arange(n_bins) / n_bins
-    index = (ends[wide] - firsts[wide])[:, None] * probs[None, :] - 1
-    below = np.floor(index)
-    pos = np.where(index - below == 0, below, below + 1).astype(np.intp)
-    pos[pos < 0] = 0
+    pos = quantile_positions(ends[wide] - firsts[wide], n_bins)
     pos += firsts[wide][:, None]
     distinct_pos = np.flatnonzero(distinct)
     is_wide = np.zeros(firsts.size, dtype=bool)

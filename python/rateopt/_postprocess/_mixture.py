@@ -22,7 +22,7 @@ from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
-from ._bins import bin_chains, row_atoms
+from ._bins import bin_chains, row_atoms, separating_edges
 from ._rule import ThresholdRule, check_n_bins
 
 __all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture",
@@ -222,11 +222,13 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         the models it keeps are then re-fitted with every distinct score as a
         bin (exact over all their thresholds).
     epsilon : float, default=0.0
-    scores : tuple of two ndarrays of shape (n_models, n_rows), default=None
+    scores : tuple of two ndarrays of shape (n_models, n_rows), or KeptBins, default=None
         Every model's scores of the problem's rows (its datasets' rows in
-        order) and each model's row order by score, when known already (a
-        boosted run's kept training scores): ``scorer`` does not score the
-        rows again.
+        order) and each model's row order by score, when known already:
+        ``scorer`` does not score the rows again. Or a boosted run's kept
+        quantile bins (``_predictors._boosted_mixture.KeptBins``): the first
+        LP reads them (when ``n_bins`` is theirs), and the exact re-fit scores
+        only the support models whose exact scores were not kept.
 
     Returns
     -------
@@ -239,22 +241,34 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         rows = sum(np.asarray(features[n]).shape[0] if not hasattr(features[n], "nnz") else features[n].shape[0]
                    for n in compiled.datasets)
         n_bins = None if scorer.n_models * rows <= AUTO_EXACT_MAX else AUTO_BINS
-    sorted_scores = _sorted_scores(compiled, scorer, features, scores)
-    mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon)
+    kept = scores if hasattr(scores, "binned_scores") else None  # a boosted run's kept quantile bins
+    if kept is not None:
+        if n_bins != kept.n_bins:  # other bins than the kept ones: every candidate is scored again
+            kept = scores = None
+        else:
+            *sorted_scores, bounds = kept.binned_scores()
+            edges = np.concatenate([np.concatenate((lows[:1], separating_edges(below[1:], lows[1:])))
+                                    for lows, below in bounds])
+            mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=edges)
+    if kept is None:
+        sorted_scores = _sorted_scores(compiled, scorer, features, scores)
+        mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon)
     if n_bins is not None:
         # Exact re-fit on the support: every distinct score of the chosen models is a bin. A binned rule
         # is one of these rules, so the objective can only improve (the support has at most m + 2 models).
-        # The support's scores and sort are the first LP's rows of those models (no re-scoring, no re-sort).
+        # The support's scores and sort are the first LP's rows of those models (no re-scoring, no re-sort),
+        # or, from kept bins, the kept exact scores and a fresh scoring of the other support models.
         keep = mixture.support
-        exact, exact_sol = _fit(compiled, mixture.scorer, (sorted_scores[0][keep], sorted_scores[1][keep]), None,
-                                epsilon)
+        support = ((sorted_scores[0][keep], sorted_scores[1][keep]) if kept is None
+                   else _support_scores(compiled, mixture.scorer, features, kept.exact(keep)))
+        exact, exact_sol = _fit(compiled, mixture.scorer, support, None, epsilon)
         if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
             exact.support = mixture.support[exact.support]
             return exact, exact_sol
     return mixture, sol
 
 
-def _sorted_scores(compiled, scorer, features, scores=None):
+def _sorted_scores(compiled, scorer, features, scores=None, sort=True):
     """Every model's scores of the problem's rows, shape (n_models, n_rows), and each model's row order by score.
 
     The rows are the problem's datasets' rows in order; the scorer scores each dataset once, all its models
@@ -270,13 +284,27 @@ def _sorted_scores(compiled, scorer, features, scores=None):
         return by_model, by_score
     pooled = np.concatenate([np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names], axis=0)
     by_model = np.ascontiguousarray(pooled.T)
-    return by_model, np.argsort(by_model, axis=1)
+    return by_model, np.argsort(by_model, axis=1) if sort else None
 
 
-def _fit(compiled, scorer, sorted_scores, n_bins, epsilon):
+def _support_scores(compiled, scorer, features, known):
+    """The exact scores of ``scorer``'s models (shape (n_models, n_rows)) and each one's rows sorted by score
+    (stable): ``known[j]`` where given, the others scored (one pass of ``scorer.subset`` over the rows)."""
+    missing = [j for j, s in enumerate(known) if s is None]
+    if missing:
+        fresh = _sorted_scores(compiled, scorer.subset(missing, np.full(len(missing), 1.0 / len(missing))),
+                               features, sort=False)[0]
+        for i, j in enumerate(missing):
+            known[j] = fresh[i]
+    by_model = np.stack(known)
+    return by_model, np.argsort(by_model, axis=1, kind="stable")
+
+
+def _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=None):
     """One LP over every model's bins: the rows sorted once per model, bins merged where no goal separates them.
 
-    ``sorted_scores``: :func:`_sorted_scores` of ``scorer``'s models.
+    ``sorted_scores``: :func:`_sorted_scores` of ``scorer``'s models. ``edges``: the bins' edges, where the
+    scores are bin numbers (a boosted run's kept bins) and the edges their real scores.
     """
     names = compiled.datasets
     by_model, by_score = sorted_scores
@@ -287,6 +315,10 @@ def _fit(compiled, scorer, sorted_scores, n_bins, epsilon):
     binned = bin_chains(by_model.ravel(), np.repeat(np.arange(R, dtype=np.int64), n), R, atoms, weights,
                         compiled.n_atoms, n_bins=n_bins, order=order, merge=n_bins is None)
     start, edges_all = binned.start, binned.edges
+    if edges is not None:
+        if edges.shape != edges_all.shape:
+            raise ValueError(f"edges: {edges.shape[0]} given for {edges_all.shape[0]} bins")
+        edges_all = edges
     chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=binned.M)
     sol = solve_threshold_lp(compiled, chains, epsilon=epsilon)
     keep = np.flatnonzero(sol.mu > 1e-12)

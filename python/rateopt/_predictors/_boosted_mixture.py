@@ -17,7 +17,7 @@ import hashlib
 import numpy as np
 import scipy.sparse as sp
 
-from ._boosting import BACKENDS, BOOSTERS, NEGATIVE_PREFIX, BoosterPrefix
+from ._boosting import BACKENDS, BOOSTERS, KEPT_BINS, NEGATIVE_PREFIX, BoosterPrefix, KeptPrefix
 from ._draws import check_row_key, mixture_draws, mixture_proba
 from ._ensembles import EstimatorMixture
 from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
@@ -25,7 +25,7 @@ from ._scoring import checked_feature_names
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
 
-__all__ = ["BoostedMixture", "ClassBoostedMixture",
+__all__ = ["BoostedMixture", "ClassBoostedMixture", "KeptBins",
            "BOOSTED_FORMAT", "CANDIDATE_ROUNDS", "THRESHOLDED_KIND", "candidate_rounds", "boosted_mixture_from_file", "booster_from_file", "booster_payload",
            "booster_of", "models_mixture", "prefixes_scorer", "prefix_lengths_from_file"]
 
@@ -133,33 +133,24 @@ class BoostedMixture(EstimatorMixture):
         return self.decision_function(X)
 
     def kept_training_scores(self):
-        """Every support prefix's training scores kept while the trees were grown, and each prefix's row
-        order by score, or None unless every prefix's were kept (the constant rules need none: their
-        scores are -1 and 0).
+        """The training rows' quantile bins of every support prefix, kept while the trees were grown, or None
+        unless every prefix's were kept (the constant rules need none: their scores are -1 and 0).
 
         Returns
         -------
-        scores : ndarray of shape (n_models, n_rows)
-        order : ndarray of shape (n_models, n_rows) of int64
-            ``order[j]`` sorts ``scores[j]`` (rows of equal scores in row order).
+        KeptBins or None
         """
-        if getattr(self.booster, "kept_codes", None) is None:
+        if getattr(self.booster, "kept_prefix", None) is None:
             return None
-        kept = {int(t): self.booster.kept_codes(int(t)) for t in self.prefix_lengths_ if t > 0}
+        kept = {int(t): self.booster.kept_prefix(int(t)) for t in self.prefix_lengths_ if t > 0}
         if not kept or any(v is None for v in kept.values()):
             return None
-        n = next(iter(kept.values()))[1].shape[0]
-        scores = np.empty((self.prefix_lengths_.shape[0], n))
-        order = np.empty(scores.shape, dtype=np.int64)
-        for j, t in enumerate(self.prefix_lengths_):
-            if t > 0:
-                values, codes = kept[int(t)]
-                scores[j] = values[codes]
-                order[j] = np.argsort(codes, kind="stable")  # a radix sort of the narrow codes
-            else:
-                scores[j] = -1.0 if t == NEGATIVE_PREFIX else 0.0
-                order[j] = np.arange(n)
-        return scores, order
+        n = next(iter(kept.values())).codes.shape[0]
+        constant = {NEGATIVE_PREFIX: -1.0, 0: 0.0}
+        prefixes = [kept[int(t)] if t > 0 else KeptPrefix(np.zeros(n, dtype=np.uint8), np.array([constant[int(t)]]),
+                                                         np.array([np.nan]), np.full(n, constant[int(t)]))
+                    for t in self.prefix_lengths_]
+        return KeptBins(prefixes)
 
     def subset(self, keep, probabilities):
         """The mixture of the support prefixes ``keep`` with new ``probabilities``.
@@ -338,6 +329,39 @@ class ClassBoostedMixture(BoostedMixture):
     def __repr__(self):
         return (f"ClassBoostedMixture(backend={self.backend!r}, n_models={self.n_models}, "
                 f"n_classes={self.n_classes}, prefix_lengths={self.prefix_lengths_.tolist()})")
+
+
+class KeptBins:
+    """A boosted mixture's prefixes' training scores as the run kept them: quantile bins, and some exact scores.
+
+    What a thresholded solution's first LP over every candidate reads
+    (:data:`~rateopt._predictors._boosting.KEPT_BINS` quantile bins a prefix,
+    as ``bin_chains`` cuts them) without scoring a row; the exact re-fit of
+    the prefixes it keeps reads their exact scores, kept for the last prefix
+    and the constant rules (``exact``) and scored again for the others.
+
+    Parameters
+    ----------
+    prefixes : list of KeptPrefix
+        One per model of the mixture, in its order.
+    """
+
+    n_bins = KEPT_BINS
+
+    def __init__(self, prefixes):
+        self.prefixes = list(prefixes)
+
+    def binned_scores(self):
+        """Every model's bin of every row (as float64, shape (n_models, n_rows)), each model's rows by bin
+        (stable: rows of one bin in row order), and each model's ``(lows, below)`` bin bounds."""
+        codes = np.stack([p.codes for p in self.prefixes])
+        order = np.argsort(codes, axis=1, kind="stable")  # a radix sort of the one-byte codes
+        return codes.astype(np.float64), order, [(p.lows, p.below) for p in self.prefixes]
+
+    def exact(self, keep):
+        """The exact training scores (float64) of the models ``keep``, None for those not kept."""
+        return [None if self.prefixes[j].exact is None else np.asarray(self.prefixes[j].exact, dtype=np.float64)
+                for j in np.asarray(keep).tolist()]
 
 
 def booster_payload(booster, n_trees, n_features):

@@ -19,13 +19,15 @@ from __future__ import annotations
 import ctypes
 import json
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils._quantiles import quantile_positions
 from ..exceptions import RateoptError
 
-__all__ = ["BoostingModel", "BoosterPrefix", "BACKENDS", "BOOSTERS"]
+__all__ = ["BoostingModel", "BoosterPrefix", "BACKENDS", "BOOSTERS", "KEPT_BINS", "KeptPrefix"]
 
 #: The supported backends and the package each needs.
 BACKENDS = {"lightgbm": "lightgbm", "xgboost": "xgboost"}
@@ -144,45 +146,82 @@ class BoostingModel:
 
 #: Rows per block of :meth:`_KeptScores.keep_training_scores`'s search (its int64 temporary: 8 bytes a row).
 _CODE_ROWS = 8192
+#: Quantile bins per kept prefix: those of a thresholded solution's first LP (``_postprocess._mixture.AUTO_BINS``).
+KEPT_BINS = 256
+
+
+class KeptPrefix(NamedTuple):
+    """A kept prefix's training scores: a quantile bin per row, each bin's bounds, the exact scores if kept.
+
+    ``codes[i]`` is row ``i``'s bin (bins ascending by score; a bin holds the
+    rows whose scores lie in ``[lows[b], lows[b + 1])``); ``below[b]`` is the
+    largest score under ``lows[b]`` (NaN for the first bin), so the bins are
+    those :func:`rateopt._postprocess._bins.bin_chains` cuts at
+    :data:`KEPT_BINS` quantiles (every distinct score while there are at most
+    that many), with the edges it gives them. ``exact``: the scores
+    themselves (the backend's dtype), or None.
+    """
+
+    codes: np.ndarray
+    lows: np.ndarray
+    below: np.ndarray
+    exact: object
 
 
 class _KeptScores:
     """The training rows' scores of chosen prefixes, kept while the trees are grown (a booster adapter's part).
 
     A boosted run's thresholded solution re-fits the threshold rules of a few
-    prefixes on the training rows (:func:`rateopt._predictors._boosted_mixture.candidate_rounds`);
-    scoring them afterwards is one leaf pass over the longest one's trees,
-    about a third of a plain fit's time at 200 trees. The training loop
-    already holds every prefix's training scores (the backend's running sums,
-    bit for bit a fresh prediction's), so it keeps those of the candidate
-    rounds: each as its sorted distinct values and one code per row (2 bytes
-    while there are at most 65,536 distinct scores, else 4), exact.
+    prefixes on the training rows (:func:`rateopt._predictors._boosted_mixture.candidate_rounds`):
+    a first LP over :data:`KEPT_BINS` quantile bins of every candidate, then
+    an exact re-fit of the few it keeps. The training loop already holds every
+    prefix's training scores (the backend's running sums, bit for bit a fresh
+    prediction's), so it keeps each candidate's quantile bins as it passes:
+    one byte per row and the bins' bounds, which is all the first LP reads.
+    The last prefix's exact scores are kept too (the support of most
+    solutions); the exact re-fit scores any other support prefix again.
     """
 
-    def keep_training_scores(self, scores):
-        """Keep ``scores`` (the training rows' scores of the current ensemble) as those of its prefix."""
-        scores = np.asarray(scores, dtype=np.float64)
-        values = np.unique(scores)  # one sorted copy of the scores at a time, besides the codes
-        codes = np.empty(scores.shape[0], dtype=np.uint16 if values.shape[0] <= 1 << 16 else np.uint32)
-        for a in range(0, scores.shape[0], _CODE_ROWS):  # a block at a time: no int64 index of every row
-            codes[a:a + _CODE_ROWS] = np.searchsorted(values, scores[a:a + _CODE_ROWS])
-        self.kept[self.n_trees] = (values, codes)
+    def keep_training_scores(self, scores, exact=False):
+        """Keep the quantile bins of ``scores`` (the training rows' scores of the current ensemble) as those of
+        its prefix, and the scores themselves when ``exact``."""
+        scores = np.asarray(scores)
+        n = scores.shape[0]
+        s = np.array(scores, dtype=self.score_dtype)  # one sorted copy at a time, in the backend's precision
+        s.sort()
+        first = np.empty(n, dtype=bool)  # the first of its score in sorted order (one byte a row, no index)
+        first[:1] = True
+        np.not_equal(s[1:], s[:-1], out=first[1:])
+        if np.count_nonzero(first) > KEPT_BINS:  # the first row of each quantile's score (as bin_chains cuts)
+            pos = quantile_positions(np.array([n], dtype=np.int64), KEPT_BINS)[0]
+            starts = np.unique(np.concatenate(([0], np.searchsorted(s, s[pos], side="left"))))
+        else:
+            starts = np.flatnonzero(first)
+        del first
+        lows = s[starts].astype(np.float64)
+        below = np.full(lows.shape[0], np.nan)
+        below[1:] = s[starts[1:] - 1]
+        del s
+        codes = np.empty(n, dtype=np.uint8)
+        for a in range(0, n, _CODE_ROWS):  # a block at a time: no int64 index of every row
+            codes[a:a + _CODE_ROWS] = np.searchsorted(lows, scores[a:a + _CODE_ROWS], side="right") - 1
+        self.kept[self.n_trees] = KeptPrefix(codes, lows, below, self._exact_scores(scores) if exact else None)
 
-    def kept_codes(self, n_trees):
-        """``(values, codes)`` of the prefix of ``n_trees`` trees: its training scores are ``values[codes]``
-        (``values`` sorted, distinct), or None if they were not kept."""
+    def _exact_scores(self, scores):
+        """The exact scores to keep: a copy in the backend's dtype (an adapter that owns the buffer may hand it
+        over instead)."""
+        return np.array(scores, dtype=self.score_dtype)
+
+    def kept_prefix(self, n_trees):
+        """The :class:`KeptPrefix` of the prefix of ``n_trees`` trees, or None if it was not kept."""
         return self.kept.get(int(n_trees)) if n_trees > 0 else None
-
-    def kept_training_scores(self, n_trees):
-        """The kept training scores of the prefix of ``n_trees`` trees (float64), or None if not kept."""
-        kept = self.kept_codes(n_trees)
-        return None if kept is None else kept[0][kept[1]]
 
 
 class _LightGBMBooster(_KeptScores):
     """A LightGBM booster: grown a tree at a time from given gradients and Hessians, or loaded."""
 
     backend = "lightgbm"
+    score_dtype = np.float64  # LightGBM sums its trees in float64
 
     def __init__(self, booster):
         self.booster = booster
@@ -261,6 +300,14 @@ class _LightGBMBooster(_KeptScores):
         n = self._n_train()
         return (n,) if self.n_classes == 1 else (self.n_classes, n)
 
+    def _exact_scores(self, scores):
+        """The last prefix's exact scores: this adapter's own score buffer, handed over rather than copied (a
+        later :meth:`scores` allocates a new one)."""
+        if scores is self._train_scores:
+            self._train_scores = None
+            return scores
+        return super()._exact_scores(scores)
+
     def scores(self):
         """The ensemble's scores on every training row, a float64 buffer LightGBM overwrites after each tree.
 
@@ -328,6 +375,7 @@ class _XGBoostBooster(_KeptScores):
     """An XGBoost booster: grown a tree at a time from given gradients and Hessians, or loaded."""
 
     backend = "xgboost"
+    score_dtype = np.float32  # XGBoost sums its trees in float32
 
     def __init__(self, booster, dtrain=None):
         self.booster = booster

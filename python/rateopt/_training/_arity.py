@@ -325,7 +325,7 @@ class TwoClasses(Arity):
         scorer = result.threshold_candidates(epsilon)
         kept = None
         if result.models is not None:  # prefixes of one booster
-            # the run kept its candidates' training scores while it grew the trees: no second pass
+            # the run kept its candidates' training score bins while it grew the trees: no second pass
             kept = getattr(scorer, "kept_training_scores", None) if problem is result.training_problem else None
             n_bins = AUTO_BINS if n_bins == "auto" else n_bins  # then the support re-fitted exactly
         mixture, sol = fit_thresholded_mixture(problem.compiled, scorer, features, n_bins=n_bins, epsilon=epsilon,
