@@ -55,6 +55,15 @@ Run (rateopt's environment, with scikit-learn and the data package
     PYTHONPATH=python .venv/bin/python bench/multiclass.py [--quick] [--json] [--out PATH]
         [--settings edu4_race_sex,edu5_sex] [--no-tfco] [--repeats N] [--n-iter N]
 
+``--baseline PATH`` (issue 35): also time the linear rateopt fit of another
+tree (``PATH``: its ``python/`` directory, e.g. ``/work/main/python``) in the same
+run. Each setting then runs ``--baseline-rounds`` rounds (default 2) of one fresh
+worker process per tree, baseline then this tree, each timing ``--repeats`` fits
+after a warm-up fit; the medians (wall and CPU) and the ratio go into the JSON
+(``systems["rateopt-baseline"]``, ``systems["rateopt-this"]``) and the markdown,
+with TFCO's ratio to each and whether the two trees' scores (violations,
+accuracies, ``evaluate``) are equal to 1e-12.
+
 ``--quick`` (CI; well under a minute): the main setting subsampled to 4,000 /
 2,000 rows, the fused pass on those rows with 5 repeats, one rateopt fit of
 100 iterations, TFCO for 3 epochs if its venv exists, no kernel model; results
@@ -309,6 +318,55 @@ def run_rateopt(data: md.MulticlassData, *, kind: str, n_iter: int | None, repea
     return out
 
 
+#: The scores of a fit compared between two trees (``--baseline``), each to 1e-12.
+COMPARED_SCORES = ("train_viol", "test_viol", "train_acc", "test_acc")
+
+
+def fit_worker(setting: str, *, quick: bool, n_iter: int | None, repeats: int) -> dict[str, Any]:
+    """One worker process's rateopt fits (``--fit-worker``): a warm-up fit, then ``repeats`` timed ones."""
+    import rateopt
+
+    data = md.load(setting, quick=quick)
+    run_rateopt(data, kind="linear", n_iter=n_iter, repeats=1)  # warm-up: imports, caches
+    out = run_rateopt(data, kind="linear", n_iter=n_iter, repeats=repeats)
+    out["tree"] = str(Path(rateopt.__file__).resolve().parents[1])
+    return out
+
+
+def run_baseline(setting: str, args) -> dict[str, dict[str, Any]]:
+    """Interleaved worker processes of the baseline tree and this one (``--baseline``): wall, CPU, scores."""
+    this_tree = Path(__import__("rateopt").__file__).resolve().parents[1]
+    trees = {"rateopt-baseline": Path(args.baseline).resolve(), "rateopt-this": this_tree}
+    runs: dict[str, list[dict[str, Any]]] = {k: [] for k in trees}
+    for _ in range(args.baseline_rounds):
+        for key, tree in trees.items():
+            env = dict(os.environ, PYTHONPATH=str(tree))
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--fit-worker", setting,
+                   "--repeats", str(args.repeats)] + (["--quick"] if args.quick else []) + \
+                  ([] if args.n_iter is None else ["--n-iter", str(args.n_iter)])
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+            if proc.returncode:
+                return {k: {"status": "failed", "error": f"{key}: exit {proc.returncode}: {proc.stderr.strip()[-800:]}"}
+                        for k in trees}
+            runs[key].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    out: dict[str, dict[str, Any]] = {}
+    for key, rs in runs.items():
+        walls = [x for r in rs for x in r["fit_samples_s"]]
+        cpus = [x for r in rs for x in r["fit_cpu_samples_s"]]
+        out[key] = {**rs[0], "fit_s": median(walls), "fit_samples_s": walls, "fit_cpu_s": median(cpus),
+                    "fit_cpu_samples_s": cpus, "external_cores": [x for r in rs for x in r["external_cores"]],
+                    "tree": str(trees[key])}
+    b, t = out["rateopt-baseline"], out["rateopt-this"]
+    diffs = {f"{sol}.{name}": abs(b[sol][name] - t[sol][name]) for sol in ("shrunk", "best")
+             for name in COMPARED_SCORES}
+    diffs.update({f"{sol}.evaluate.{name}": abs(b[sol]["rateopt_evaluate"][name] - t[sol]["rateopt_evaluate"][name])
+                  for sol in ("shrunk", "best") for name in ("objective", "max_violation")})
+    t["vs_baseline"] = {"wall_ratio": b["fit_s"] / t["fit_s"], "cpu_ratio": b["fit_cpu_s"] / t["fit_cpu_s"],
+                        "max_score_diff": max(diffs.values()), "score_diffs": diffs,
+                        "same_scores": max(diffs.values()) <= 1e-12}
+    return out
+
+
 def run_tfco(data: md.MulticlassData, *, epochs: int, tmp: Path, wait_s: float = 0.0,
              python: Path = ANCHORS_PYTHON) -> dict[str, Any]:
     """TFCO in the anchors venv's ``python`` (a subprocess); ``skipped`` when it is absent."""
@@ -387,6 +445,13 @@ def run_setting(setting: str, args, api: dict[str, Any], tmp: Path) -> dict[str,
         r = sysd[key]
         log(f"  {key}: {r['fit_s']:.2f} s, shrunk train viol {r['shrunk']['train_viol']:.2e}, "
             f"test acc {r['shrunk']['test_acc']:.4f}; best test acc {r['best']['test_acc']:.4f}")
+    if args.baseline is not None and not need:
+        log(f"  rateopt: {args.baseline_rounds} interleaved rounds of worker fits, {args.baseline} and this tree")
+        sysd.update(run_baseline(setting, args))
+        for key in ("rateopt-baseline", "rateopt-this"):
+            r = sysd[key]
+            if r.get("status") == "ok":
+                log(f"  {key}: wall {r['fit_s']:.3f} s, CPU {r['fit_cpu_s']:.3f} s")
     if args.no_tfco:
         sysd["tfco"] = {"status": "skipped", "error": "--no-tfco"}
     else:
@@ -423,6 +488,14 @@ def targets(sysd: dict[str, Any]) -> dict[str, Any]:
             # CPU seconds of the two fits (every thread of each process): less sensitive to other processes
             t["tfco_cpu_ratio"] = {"tfco_fit_cpu_s": tf["fit_cpu_s"], "rateopt_fit_cpu_s": ro["fit_cpu_s"],
                                    "ratio": tf["fit_cpu_s"] / ro["fit_cpu_s"], "status": "info"}
+        for key in ("rateopt-this", "rateopt-baseline"):  # --baseline: worker fits of both trees, same run
+            r = sysd.get(key, {})
+            if r.get("status") == "ok":
+                t[f"tfco_speedup_{key.split('-')[1]}"] = {
+                    "tfco_fit_s": tf["fit_s"], "rateopt_fit_s": r["fit_s"], "ratio": tf["fit_s"] / r["fit_s"],
+                    "cpu_ratio": (tf["fit_cpu_s"] / r["fit_cpu_s"]) if tf.get("fit_cpu_s") else None,
+                    "min": TARGET_TFCO_SPEEDUP, "status": "met" if tf["fit_s"] / r["fit_s"] >= TARGET_TFCO_SPEEDUP
+                    else "missed"}
     else:
         t["tfco_speedup"] = {"status": "not measured",
                              "why": "; ".join(str(x.get("error")) for x in (ro, tf) if x.get("status") != "ok")}
@@ -486,6 +559,14 @@ def markdown(res: dict[str, Any]) -> str:
                              rr["test_acc"]])
         lines.append(markdown_table(["system", "status", "fit (s)", "other load (cores)", "train viol",
                                      "test viol", "train acc", "test acc"], rows))
+        vb = s["systems"].get("rateopt-this", {}).get("vs_baseline")
+        if vb:
+            lines += ["", (f"`rateopt-baseline` ({s['systems']['rateopt-baseline']['tree']}) and `rateopt-this` "
+                           f"({s['systems']['rateopt-this']['tree']}): worker processes, interleaved; fit = median "
+                           f"wall. Baseline / this: wall {vb['wall_ratio']:.2f}x, CPU {vb['cpu_ratio']:.2f}x (CPU "
+                           f"s: {s['systems']['rateopt-baseline']['fit_cpu_s']:.3f} / "
+                           f"{s['systems']['rateopt-this']['fit_cpu_s']:.3f}); largest score difference "
+                           f"{vb['max_score_diff']:.3g} ({'equal' if vb['same_scores'] else 'DIFFERENT'} to 1e-12).")]
         lines += ["", "Targets:", ""]
         for k, v in s["targets"].items():
             lines.append(f"- {k}: **{v['status']}** " + json.dumps({a: b for a, b in v.items() if a != 'status'},
@@ -514,6 +595,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=None, help="rateopt fits timed (default 3; --quick 1)")
     ap.add_argument("--fused-repeats", type=int, default=None, help="fused-pass rounds (default 21; --quick 5)")
     ap.add_argument("--n-iter", type=int, default=None, help="rateopt's n_iter (default: the library's; --quick 100)")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another tree's python/ directory whose linear fit is timed in the same run (worker "
+                         "processes, interleaved with this tree's)")
+    ap.add_argument("--baseline-rounds", type=int, default=2, help="interleaved rounds with --baseline (default 2)")
+    ap.add_argument("--fit-worker", default=None, help=argparse.SUPPRESS)  # one setting's fits, JSON on stdout
     ap.add_argument("--wait-quiet", type=float, default=None,
                     help="seconds to wait for other processes to go quiet before each timed part (default 90; "
                          "--quick 0)")
@@ -521,6 +607,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.wait_quiet is None:
         args.wait_quiet = 0.0 if args.quick else 90.0
     args.repeats = args.repeats or (1 if args.quick else 3)
+    if args.fit_worker:
+        print(json.dumps(fit_worker(args.fit_worker, quick=args.quick, n_iter=args.n_iter if args.n_iter is not None
+                                    else (QUICK_N_ITER if args.quick else None), repeats=args.repeats),
+                         default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+        return 0
     fused_repeats = args.fused_repeats or (5 if args.quick else 21)
     settings = (args.settings.split(",") if args.settings
                 else [md.MAIN_SETTING] if args.quick else list(md.SETTINGS))

@@ -515,7 +515,7 @@ MulticlassArgs multiclass_args(const py::array& coef, const py::array& intercept
 
 template <class Matrix>
 py::tuple run_multiclass_pass(const Matrix& X, const MulticlassArgs& a, bool gradient, double margin,
-                              const py::object& rows_in, int n_threads) {
+                              const py::object& rows_in, int n_threads, bool value) {
     check_threads(n_threads);
     if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
     const RowsArg batch(rows_in, X.n_rows);
@@ -523,6 +523,7 @@ py::tuple run_multiclass_pass(const Matrix& X, const MulticlassArgs& a, bool gra
     darray counts({a.cell_view.n_cells, K});
     py::object grad = py::none(), grad_intercept = py::none();
     rateopt::MulticlassPassOutput out{counts.mutable_data(), nullptr, nullptr};
+    out.want_proxy_value = value;
     if (gradient) {
         darray g({X.n_cols, K}), gi(K);
         out.grad = g.mutable_data();
@@ -543,24 +544,28 @@ py::tuple multiclass_pass_dense(const py::array& X, const py::array& coef, const
                                 const py::array& cells, const py::array& cell_weights, int64_t n_cells,
                                 const py::array& cost_objective, const py::array& cost_constraints,
                                 int objective_proxy, int constraint_proxy, bool gradient, double margin,
-                                const py::object& rows, int n_threads) {
+                                const py::object& rows, int n_threads, bool value) {
     check_matrix_ndim(X);
     const MulticlassArgs a = multiclass_args(coef, intercept, cells, cell_weights, n_cells, cost_objective,
                                              cost_constraints, objective_proxy, constraint_proxy, X.shape(0),
                                              X.shape(1));
     return with_dense(X,
-                      [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, margin, rows, n_threads); });
+                      [&](const auto& Xv) {
+                          return run_multiclass_pass(Xv, a, gradient, margin, rows, n_threads, value);
+                      });
 }
 
 py::tuple multiclass_pass_csr(const py::array& data, const py::array& indices, const py::array& indptr, int64_t n,
                               int64_t d, const py::array& coef, const py::array& intercept, const py::array& cells,
                               const py::array& cell_weights, int64_t n_cells, const py::array& cost_objective,
                               const py::array& cost_constraints, int objective_proxy, int constraint_proxy,
-                              bool gradient, double margin, const py::object& rows, int n_threads) {
+                              bool gradient, double margin, const py::object& rows, int n_threads, bool value) {
     const MulticlassArgs a = multiclass_args(coef, intercept, cells, cell_weights, n_cells, cost_objective,
                                              cost_constraints, objective_proxy, constraint_proxy, n, d);
     return with_csr({data, indices, indptr, n, d},
-                    [&](const auto& Xv) { return run_multiclass_pass(Xv, a, gradient, margin, rows, n_threads); });
+                    [&](const auto& Xv) {
+                        return run_multiclass_pass(Xv, a, gradient, margin, rows, n_threads, value);
+                    });
 }
 
 template <class Matrix>
@@ -1397,12 +1402,12 @@ PYBIND11_MODULE(_core, m) {
     m.def("multiclass_pass_dense", &multiclass_pass_dense, py::arg("X"), py::arg("coef"), py::arg("intercept"),
           py::arg("cells"), py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost_objective"),
           py::arg("cost_constraints"), py::arg("objective_proxy"), py::arg("constraint_proxy"), py::arg("gradient"),
-          py::arg("margin"), py::arg("rows"), py::arg("n_threads"));
+          py::arg("margin"), py::arg("rows"), py::arg("n_threads"), py::arg("value") = true);
     m.def("multiclass_pass_csr", &multiclass_pass_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),
           py::arg("n_samples"), py::arg("n_features"), py::arg("coef"), py::arg("intercept"), py::arg("cells"),
           py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost_objective"), py::arg("cost_constraints"),
           py::arg("objective_proxy"), py::arg("constraint_proxy"), py::arg("gradient"), py::arg("margin"),
-          py::arg("rows"), py::arg("n_threads"));
+          py::arg("rows"), py::arg("n_threads"), py::arg("value") = true);
     m.def("multiclass_scores_dense", &multiclass_scores_dense, py::arg("X"), py::arg("coef"), py::arg("intercept"),
           py::arg("n_threads"));
     m.def("multiclass_scores_csr", &multiclass_scores_csr, py::arg("data"), py::arg("indices"), py::arg("indptr"),

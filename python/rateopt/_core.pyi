@@ -106,7 +106,7 @@ def multiclass_pass_dense(
     X: NDArray[np.floating], coef: NDArray[np.float64], intercept: NDArray[np.float64], cells: NDArray[np.int32],
     cell_weights: NDArray[np.float64], n_cells: int, cost_objective: NDArray[np.float64],
     cost_constraints: NDArray[np.float64], objective_proxy: int, constraint_proxy: int, gradient: bool,
-    margin: float, rows: NDArray[np.int64] | None, n_threads: int,
+    margin: float, rows: NDArray[np.int64] | None, n_threads: int, value: bool = ...,
 ) -> tuple[NDArray[np.float64], float, float, float, NDArray[np.float64] | None, NDArray[np.float64] | None,
            int]: ...
 def multiclass_pass_csr(
@@ -114,7 +114,7 @@ def multiclass_pass_csr(
     n_features: int, coef: NDArray[np.float64], intercept: NDArray[np.float64], cells: NDArray[np.int32],
     cell_weights: NDArray[np.float64], n_cells: int, cost_objective: NDArray[np.float64],
     cost_constraints: NDArray[np.float64], objective_proxy: int, constraint_proxy: int, gradient: bool,
-    margin: float, rows: NDArray[np.int64] | None, n_threads: int,
+    margin: float, rows: NDArray[np.int64] | None, n_threads: int, value: bool = ...,
 ) -> tuple[NDArray[np.float64], float, float, float, NDArray[np.float64] | None, NDArray[np.float64] | None,
            int]: ...
 def multiclass_scores_dense(

@@ -278,6 +278,8 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     sizes = [blk.n_samples for blk in spec.blocks]
     minibatch = settings.batch_size is not None and any(settings.batch_size < n for n in sizes)
     passes = dict(margin=settings.margin, n_threads=settings.n_threads)
+    if spec.arity.multiclass and not type(game).reads_proxy_values:
+        passes["value"] = False  # the K-class pass then takes no softmax logarithm (same rates and gradients)
     estimators = getattr(game, "estimator_iterates", False)
     recorder = _Recorder(spec, val_spec, passes, model_kind_of(model, estimators))
     if _rules_apply(problem, spec, feature_map, kind.grows_iterates or estimators, settings):

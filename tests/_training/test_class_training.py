@@ -223,3 +223,36 @@ def test_the_k_class_games_reproduce_the_reference_loop(warmup):
         gvals = np.tensordot(A, N, axes=([1, 2, 3], [0, 1, 2])) - c.offsets
         if t >= round(warmup * T):
             lam = np.maximum(lam + 0.5 * gvals, 0.0)
+
+
+def test_skipping_the_proxy_value_changes_no_record(monkeypatch):
+    """proxy-swap never reads the pass's proxy value, so its K-class passes skip it (no softmax logarithm).
+
+    Reference: the same run with the value computed (the game marked as reading it): every record is equal,
+    bit for bit, and so are the solution's probabilities.
+    """
+    from rateopt.games.proxy_lagrangian import ProxySwapGame
+
+    X, y, g = _data(n=2500, K=4, seed=3)
+    ds = ro.ClassDataset(X, y, groups={"g": g})
+    p = ro.Problem(constraints=[ro.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
+    assert ProxySwapGame.reads_proxy_values is False
+    seen = []
+    real_pass = ro.core.multiclass_pass
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("value", True))
+        return real_pass(*args, **kwargs)
+
+    monkeypatch.setattr(ro.core, "multiclass_pass", spy)
+    skipped = ro.train(p, method="proxy-swap", n_iter=80, random_state=0, record_every=1)
+    n_skipped = len(seen)
+    assert n_skipped >= 80 and not any(seen)  # every pass of the run skipped the value
+    monkeypatch.setattr(ProxySwapGame, "reads_proxy_values", True)
+    computed = ro.train(p, method="proxy-swap", n_iter=80, random_state=0, record_every=1)
+    assert len(seen) == 2 * n_skipped and all(seen[n_skipped:])
+    for name in ("weights", "biases", "multipliers", "atom_rates", "objectives", "constraints"):
+        a, b = getattr(skipped, name), getattr(computed, name)
+        assert a.shape == b.shape and np.array_equal(a, b), name
+    np.testing.assert_array_equal(skipped.solution("m-stochastic").predict_proba(X),
+                                  computed.solution("m-stochastic").predict_proba(X))

@@ -120,3 +120,35 @@ def test_quick_run_without_the_anchors_venv(bench, tmp_path, capsys, monkeypatch
             # rateopt's own evaluation and the shared one agree on the training violation
             assert ro[sol]["rateopt_evaluate"]["max_violation"] == pytest.approx(max(0.0, ro[sol]["train_viol"]), abs=1e-9)
         assert all(r["ratio"] > 0 for lay in fused["layouts"].values() for r in lay.values())
+
+
+def test_baseline_workers_reproduce_the_in_process_fit(bench, tmp_path, capsys, monkeypatch):
+    """``--baseline``: worker fits of two trees (here this tree twice) in the same run.
+
+    Reference: the in-process fit of the same run. Both trees' workers must score
+    exactly as it does (the same code, the same seed), and the comparison must
+    then report no difference.
+    """
+    monkeypatch.setattr(bench, "ANCHORS_PYTHON", tmp_path / "no-venv" / "bin" / "python")
+    if bench.api_status()["missing"]:
+        pytest.skip("rateopt's multiclass API is missing")
+    tree = pathlib.Path(bench.__file__).resolve().parents[1] / "python"
+    monkeypatch.setenv("PYTHONPATH", str(tree))
+    out = tmp_path / "mc.json"
+    rc = bench.main(["--quick", "--json", "--out", str(out), "--no-fused", "--n-iter", "20",
+                     "--baseline", str(tree), "--baseline-rounds", "1"])
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 0
+    sysd = line["settings"][bench.md.MAIN_SETTING]["systems"]
+    ref = sysd["rateopt"]
+    for key in ("rateopt-baseline", "rateopt-this"):
+        r = sysd[key]
+        assert r["status"] == "ok" and r["n_iter"] == ref["n_iter"] == 20
+        assert len(r["fit_samples_s"]) == 1 and r["fit_s"] > 0 and r["fit_cpu_s"] > 0
+        for sol in ("shrunk", "best"):
+            for name in bench.COMPARED_SCORES:
+                assert r[sol][name] == ref[sol][name], (key, sol, name)
+    vb = sysd["rateopt-this"]["vs_baseline"]
+    assert vb["same_scores"] and vb["max_score_diff"] == 0.0
+    assert vb["wall_ratio"] == pytest.approx(sysd["rateopt-baseline"]["fit_s"] / sysd["rateopt-this"]["fit_s"])
+    assert "Baseline / this" in out.with_suffix(".md").read_text()

@@ -419,6 +419,25 @@ def test_gradient_false(fmt, proxies):
         full.proxy_value, full.objective_value, full.constraint_value)
 
 
+@pytest.mark.parametrize("fmt", ["dense", "csr64"])
+@pytest.mark.parametrize("proxies", PROXY_PAIRS)
+@pytest.mark.parametrize("K", [3, 4, 5, 12])
+@pytest.mark.parametrize("batch", [False, True])
+def test_value_false_changes_nothing_else(fmt, proxies, K, batch):
+    """value=False: proxy_value is NaN; counts, exact values and gradients are the full pass's, bit for bit."""
+    D, coef, intercept, cells, w, n_cells, cost_o, cost_c = make_problem(9, K, n=2001)
+    Xm = FeatureMatrix(make_X(D, fmt, np.float64))
+    cc = ClassCells(cells, w, n_cells)
+    rows = np.random.default_rng(K).integers(0, 2001, 777) if batch else None
+    kw = dict(objective_proxy=proxies[0], constraint_proxy=proxies[1], rows=rows, n_threads=2)
+    full = multiclass_pass(Xm, coef, intercept, cc, cost_o, cost_c, **kw)
+    bare = multiclass_pass(Xm, coef, intercept, cc, cost_o, cost_c, value=False, **kw)
+    assert np.isnan(bare.proxy_value) and np.isfinite(full.proxy_value)
+    assert np.array_equal(bare.counts, full.counts)
+    assert np.array_equal(bare.grad, full.grad) and np.array_equal(bare.grad_intercept, full.grad_intercept)
+    assert (bare.objective_value, bare.constraint_value) == (full.objective_value, full.constraint_value)
+
+
 @pytest.mark.parametrize("proxies", PROXY_PAIRS)
 @pytest.mark.parametrize("K", [2, 3, 5])
 def test_gradient_finite_differences(proxies, K):
@@ -495,6 +514,7 @@ BAD_CALLS = [
     ({"objective_proxy": "logistic"}, ValueError, r"objective_proxy must be one of \['hinge', 'softmax'\]"),
     ({"constraint_proxy": 1}, ValueError, r"constraint_proxy must be one of"),
     ({"gradient": "yes"}, ValueError, r"gradient must be a bool"),
+    ({"value": 1}, ValueError, r"value must be a bool"),
     ({"margin": 0.0}, ValueError, r"margin must be > 0"),
     ({"margin": np.nan}, ValueError, r"margin"),
     ({"rows": np.zeros(0, int)}, ValueError, r"rows must not be empty"),

@@ -68,6 +68,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -138,6 +139,10 @@ struct MulticlassPassOutput {
     // Rows with a non-finite score: their terms are skipped, so any nonzero
     // count makes the other outputs meaningless.
     std::int64_t n_nonfinite_scores = 0;
+    // in: whether proxy_value is wanted. Without it no row's softmax log is
+    // taken (a tenth of a softmax pass) and proxy_value is NaN; every other
+    // output is the same, bit for bit.
+    bool want_proxy_value = true;
 };
 
 namespace detail {
@@ -665,11 +670,13 @@ template <int KC, class Matrix>
 ROPT_MULTICLASS_CLONES void multiclass_chunk(const Matrix& X, const MulticlassModel& m,
                                              const ClassCellsView& cells, const MulticlassCosts& costs,
                                              const CellCosts& obj, const CellCosts& con, bool gradient,
-                                             double margin, const std::int64_t* rows, std::int64_t begin,
-                                             std::int64_t end, MulticlassScratch& acc) {
+                                             bool value, double margin, const std::int64_t* rows,
+                                             std::int64_t begin, std::int64_t end, MulticlassScratch& acc) {
     const std::int64_t K = KC > 0 ? KC : m.n_classes;
-    const bool any_softmax =
-        costs.objective_proxy == MulticlassProxy::softmax || costs.constraint_proxy == MulticlassProxy::softmax;
+    // Without the value, a softmax table's term (its log) is never formed: the
+    // rows add their hinge terms only, and the caller discards the sum.
+    const bool any_softmax = value && (costs.objective_proxy == MulticlassProxy::softmax ||
+                                       costs.constraint_proxy == MulticlassProxy::softmax);
     RowTerms<KC> terms{cells, costs, obj, con, K, gradient, acc, any_softmax, margin};
     double* grad = acc.grad.ptr;
     double* s = acc.s.data();
@@ -767,8 +774,8 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
         std::int64_t begin, end;
         chunk_range(n, threads, t, begin, end);
         detail::with_class_count(K, [&](auto kc) {
-            detail::multiclass_chunk<decltype(kc)::value>(X, mp, cells, costs, obj, con, gradient, margin, rows,
-                                                          begin, end, acc);
+            detail::multiclass_chunk<decltype(kc)::value>(X, mp, cells, costs, obj, con, gradient,
+                                                          out.want_proxy_value, margin, rows, begin, end, acc);
         });
     });
 
@@ -803,6 +810,7 @@ void multiclass_pass(const Matrix& X, const MulticlassModel& m, const ClassCells
         out.objective_value *= scale;
         out.constraint_value *= scale;
     }
+    if (!out.want_proxy_value) out.proxy_value = std::numeric_limits<double>::quiet_NaN();
 }
 
 // The K scores of every row into out (n_rows, K), row-major; returns the number

@@ -192,7 +192,8 @@ class ClassGameSpec:
         """The game the players see (K-class tensors are rates: never rescaled)."""
         return self
 
-    def run_pass(self, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None, offsets=None):
+    def run_pass(self, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None, offsets=None,
+                 value=True):
         """One fused K-column pass at ``(theta (d, K), bias (K,))`` for the game's combinations.
 
         ``combinations``: one (the objective's, any proxy) or two (the
@@ -201,7 +202,9 @@ class ClassGameSpec:
         hinge's; ``rows`` is one minibatch per block (the K-class game has
         one), as for :func:`~rateopt._training._spec.kernel_pass`: the
         statistics and gradients are then scaled estimates of the full
-        pass's. ``offsets`` are ignored (none).
+        pass's. ``offsets`` are ignored (none). Without ``value`` the
+        pass skips the proxy value (``proxy_values`` is NaN; every other
+        output is the same): for games that never read it.
         """
         if not isinstance(combinations, Combinations):
             combinations = Combinations(np.asarray(combinations, dtype=np.float64)[None, :], ("hinge",), np.zeros(1))
@@ -217,7 +220,7 @@ class ClassGameSpec:
         res = core.multiclass_pass(blk.X, theta, bias, blk.cells, cost_obj, cost_con,
                                    objective_proxy=CLASS_PROXIES[combinations.proxies[0]],
                                    constraint_proxy=con_proxy, gradient=gradient, margin=margin,
-                                   rows=None if rows is None else rows[0], n_threads=n_threads)
+                                   rows=None if rows is None else rows[0], n_threads=n_threads, value=value)
         stats = res.counts.reshape(-1) / self.scale
         empty = np.zeros(0)
         return KernelPass(stats, empty, empty, res.grad, res.grad_intercept, np.array([res.proxy_value]))

@@ -185,7 +185,7 @@ def _nonfinite_error(count):
 
 
 def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints, *, objective_proxy="softmax",
-                    constraint_proxy="hinge", gradient=True, margin=1.0, rows=None, n_threads=None):
+                    constraint_proxy="hinge", gradient=True, margin=1.0, rows=None, n_threads=None, value=True):
     """Prediction counts, cost values, their proxies and gradients of a K-class linear model in one pass.
 
     Row ``i`` has the K scores ``s_k = x_i . coef[:, k] + intercept[k]`` and
@@ -239,12 +239,18 @@ def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints,
         Minibatch row ids in ``[0, n_samples)`` (None: every row).
     n_threads : int, default=None
         ``None`` follows the OpenMP setting, ``-1`` uses all cores.
+    value : bool, default=True
+        Whether to compute ``proxy_value``. Without it (a training loop that
+        reads only the counts and the gradient) no row's softmax logarithm is
+        taken, ``proxy_value`` is NaN, and every other output is the same,
+        bit for bit.
 
     Returns
     -------
     MulticlassPassResult
-        The counts, the proxy value ``sum_i w_i (phi_obj,i + phi_con,i)``,
-        both exact cost values and, with ``gradient``, the gradients.
+        The counts, the proxy value ``sum_i w_i (phi_obj,i + phi_con,i)``
+        (NaN without ``value``), both exact cost values and, with
+        ``gradient``, the gradients.
 
     Raises
     ------
@@ -287,18 +293,20 @@ def multiclass_pass(X, coef, intercept, cells, cost_objective, cost_constraints,
     con_code = _proxy_code(constraint_proxy, "constraint_proxy")
     if not isinstance(gradient, (bool, np.bool_)):
         raise ValueError(f"gradient must be a bool, got {gradient!r}")
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"value must be a bool, got {value!r}")
     threads = resolve_n_threads(n_threads)
     margin, rows = margin_and_rows(Xm, margin, rows)
     args = (coef, intercept, cells.cells, cells.weights, cells.n_cells, cost_objective, cost_constraints, obj_code,
             con_code, bool(gradient), margin, rows, threads)
     if Xm.is_sparse:
-        out = _core.multiclass_pass_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
+        out = _core.multiclass_pass_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args, value=bool(value))
     else:
-        out = _core.multiclass_pass_dense(Xm.data, *args)
+        out = _core.multiclass_pass_dense(Xm.data, *args, value=bool(value))
     counts, proxy_value, objective_value, constraint_value, grad, grad_intercept, n_nonfinite = out
     if n_nonfinite:
         raise _nonfinite_error(n_nonfinite)
-    checked = [counts, np.array([proxy_value, objective_value, constraint_value])]
+    checked = [counts, np.array([proxy_value if value else 0.0, objective_value, constraint_value])]
     if gradient:
         checked += [grad, grad_intercept]
     if not all(np.all(np.isfinite(a)) for a in checked):

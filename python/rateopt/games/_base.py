@@ -112,6 +112,8 @@ class Game:
     #: Whether ``train(resume=...)`` can continue the game: its whole
     #: multiplier state is in the records (:mod:`rateopt._solutions._resume`).
     resumable: ClassVar[bool] = False
+    #: Whether :meth:`step` reads the pass's ``proxy_values`` (False: a K-class pass skips computing them).
+    reads_proxy_values: ClassVar[bool] = True
     #: The program of :func:`rateopt.core.run_train_loop` that runs the game
     #: whole in the core (a key of ``rateopt.core.LOOP_GAMES``), or None.
     core_program: ClassVar = None

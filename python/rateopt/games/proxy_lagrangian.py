@@ -38,6 +38,8 @@ class ProxySwapGame(MultiplierGame):
     reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "update", "lambda_init", "lambda_floor", "objective_warmup"}
     resumable = True
     core_program = "proxy-swap"
+    #: The game reads the pass's rates and gradient, never its proxy value (a K-class pass then skips it).
+    reads_proxy_values = False
 
     def __init__(self, spec, settings):
         super().__init__(spec, settings)
