@@ -132,7 +132,11 @@ def test_baseline_workers_reproduce_the_in_process_fit(bench, tmp_path, capsys, 
     monkeypatch.setattr(bench, "ANCHORS_PYTHON", tmp_path / "no-venv" / "bin" / "python")
     if bench.api_status()["missing"]:
         pytest.skip("rateopt's multiclass API is missing")
-    tree = pathlib.Path(bench.__file__).resolve().parents[1] / "python"
+    import rateopt
+
+    # the tree of the rateopt this test imports (the source tree in development, the installed package in CI,
+    # where the source tree has no built core)
+    tree = pathlib.Path(rateopt.__file__).resolve().parents[1]
     monkeypatch.setenv("PYTHONPATH", str(tree))
     out = tmp_path / "mc.json"
     rc = bench.main(["--quick", "--json", "--out", str(out), "--no-fused", "--n-iter", "20",
