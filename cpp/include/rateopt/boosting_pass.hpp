@@ -228,7 +228,6 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
                    double scale,             // factor on grad and hess (the caller's row count)
                    int n_threads,
                    BoostingPassOutput<G>& out) {
-    constexpr double kMax = 1.7976931348623157e308;
     constexpr std::int64_t kCopies = 4;  // rate accumulators per chunk, row j adds to copy j % 4
     const std::int64_t n = atoms.n_rows, n_atoms = atoms.n_atoms;
     // The per-row work is a few flops: below ~8k rows per thread the private
