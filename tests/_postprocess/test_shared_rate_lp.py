@@ -248,3 +248,34 @@ def test_a_chain_outside_the_shared_rate_and_the_rows_takes_its_cheapest_thresho
     sol = srl.solve_shared_rate(compiled, start, Mc)
     assert sol.objective == pytest.approx(-1.04, abs=1e-12)
     np.testing.assert_allclose(sol.x, [0.0, 0.2, 1.0], atol=1e-12)
+
+
+@pytest.mark.parametrize("slack", [0.0, 0.02, 0.1])
+def test_equalized_odds_over_many_groups_reaches_its_closed_form_optimum(slack, monkeypatch):
+    # 600 groups of 2 positives and 2 negatives: group 0 scores both negatives above both positives (its ROC
+    # hull lies under the diagonal: t <= f), every other group both positives above both negatives (t >= f
+    # reachable up to (0, 1)). Every group's rates are within `slack` of the overall ones, so T - F <= 2 slack,
+    # and the error (equal classes) is (1 - (T - F)) / 2 >= 1/2 - slack. It is reached: group 0 on the diagonal
+    # at 1/2, the others at t = 1/2 + slack n/(n-1), f = 1/2 - slack n/(n-1) (within slack/(n-1) of the overall
+    # rates 1/2 +- slack). Two shared rates: the structured solver declines, HiGHS solves it.
+    n = srl.MIN_CHAINS + 88
+    rng = np.random.default_rng(11)
+    g = np.repeat(np.arange(n), 4)
+    y = np.tile([1, 1, 0, 0], n)
+    s = np.empty(4 * n)
+    hi, lo = rng.uniform(0.6, 0.9, (n, 2)), rng.uniform(0.1, 0.4, (n, 2))  # distinct scores in every group
+    s[0::4], s[1::4], s[2::4], s[3::4] = hi[:, 0], hi[:, 1], lo[:, 0], lo[:, 1]
+    s[0:2], s[2:4] = lo[0], hi[0]  # group 0: positives low, negatives high
+    calls = _spy(monkeypatch)
+    clf = ro.ThresholdClassifier(goals=[ro.goals.equalized_odds("g", slack=slack)]).fit(s, y, groups={"g": g})
+    assert calls == [False]
+    assert clf.violation_ == 0.0
+    assert clf.training_.objective == pytest.approx(0.5 - slack, abs=1e-9)
+    p = clf.predict_proba(s, groups={"g": g})[:, 1]
+    pos, neg = y == 1, y == 0
+    assert float(np.mean(p * neg + (1 - p) * pos)) == pytest.approx(0.5 - slack, abs=1e-9)
+    tpr, fpr = p[pos].mean(), p[neg].mean()
+    tpr_g = np.bincount(g[pos], weights=p[pos]) / 2
+    fpr_g = np.bincount(g[neg], weights=p[neg]) / 2
+    assert np.max(np.abs(tpr_g - tpr)) <= slack + 1e-9
+    assert np.max(np.abs(fpr_g - fpr)) <= slack + 1e-9
