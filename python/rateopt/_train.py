@@ -494,8 +494,8 @@ _CORE_LOOP_MAP_ENTRIES = 1 << 24
 #: A sparse map (at most 1/_CORE_LOOP_SPARSE_RATIO of its dense entries stored) runs in the Python loop from this
 #: many dense entries on: the core loop's dense products cost more per iteration than the Python loop's overhead
 #: (one-row groups under parity, 100 iterations: 400 groups, 3.2e5 dense entries, 0.20 s core, 0.06 s Python;
-#: 2,800 groups 35.6 s against 0.14 s; equalized odds over 1,000 groups of 4 rows 13.2 s against 0.19 s; the same
-#: numbers either way).
+#: 2,800 groups 26.6 s against 0.145 s; equalized odds over 1,000 groups of 4 rows 10.5 s against 0.18 s,
+#: bench/results/many_groups_train_loop.md; the same numbers either way).
 _CORE_LOOP_SPARSE_ENTRIES = 1 << 18
 _CORE_LOOP_SPARSE_RATIO = 64
 
