@@ -158,6 +158,18 @@ print("RESULT " + json.dumps(out))
 '''
 
 
+def _vm_hwm_mib(pid):
+    """A running process's peak resident memory (``VmHWM``), MiB; None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
 def run_worker(pythonpath, spec, timeout, mem_limit_gib):
     """One case in a fresh interpreter: its result dict, or ``{"status": ...}`` on a timeout or failure."""
     import resource
@@ -170,16 +182,23 @@ def run_worker(pythonpath, spec, timeout, mem_limit_gib):
 
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    try:
-        with CpuMonitor() as mon:
-            proc = subprocess.run([sys.executable, "-c", WORKER, json.dumps(spec)], env=env, capture_output=True,
-                                  text=True, timeout=timeout, preexec_fn=pre)
-    except subprocess.TimeoutExpired:
-        return {"status": f"timeout after {timeout:.0f} s"}
+    with CpuMonitor() as mon:
+        proc = subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(spec)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, preexec_fn=pre)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            peak = _vm_hwm_mib(proc.pid)  # the worker's peak so far, read before it is stopped
+            proc.kill()
+            proc.communicate()
+            out = {"status": f"timeout after {timeout:.0f} s", "loadavg_before": load0}
+            if peak is not None:
+                out["peak_at_timeout_mib"] = peak
+            return out
     wall = time.perf_counter() - t0
-    line = next((x for x in proc.stdout.splitlines()[::-1] if x.startswith("RESULT ")), None)
+    line = next((x for x in stdout.splitlines()[::-1] if x.startswith("RESULT ")), None)
     if proc.returncode != 0 or line is None:
-        err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        err = (stderr.strip().splitlines() or ["?"])[-1]
         return {"status": f"failed: {err[:200]}", "loadavg_before": load0}
     out = json.loads(line[len("RESULT "):])
     out.update(status="ok", wall_s=wall, loadavg_before=load0, loadavg_after=os.getloadavg()[0],
@@ -266,7 +285,8 @@ def markdown(result):
                          r.get("peak_mib") if ok else None,
                          f"{r.get('loadavg_before', float('nan')):.1f}",
                          r.get("external_cores") if ok else None,
-                         "ok" if ok else r["status"]])
+                         "ok" if ok else (r["status"] + (f" (peak so far {r['peak_at_timeout_mib']:.0f} MiB)"
+                                                          if "peak_at_timeout_mib" in r else ""))])
     lines.append(markdown_table(["case", "groups", "rateopt", "compile s", "fit s", "before LP s", "LP s",
                                  "train s", "C entries",
                                  "peak MiB", "load before", "other cores busy", "status"], rows))
