@@ -299,7 +299,11 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
     if settings.stop_tol is not None:
-        callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback)
+        # K classes: the rule's LPs also hold the window averages the solution will mix (each scored once,
+        # cached for the result); two-class runs keep the records alone (the core loop records at its end).
+        extra = recorder.average_scores if spec.arity.multiclass else None
+        callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback, start=game.warmup_steps(),
+                               extra=extra)
     if checkpoint is not None:
         if estimators:
             raise ValueError("checkpoint: an estimator oracle's iterates are scikit-learn estimators, which "
@@ -681,6 +685,14 @@ class _Recorder:
             if self.val_spec is not None:
                 out["val_rates"].append(val_rates)
         return out if out["w"] else None
+
+    def average_scores(self):
+        """The objectives (n,) and constraint values (n, m) of the window averages so far (:meth:`window_averages`)."""
+        avg = self.window_averages()
+        if avg is None:
+            return np.zeros(0), np.zeros((0, len(self.rate_map.constraint_names)))
+        return (np.array([self.rate_map.objective(r) for r in avg["rates"]]),
+                np.asarray(self.rate_map.constraints(avg["rates"]), dtype=np.float64))
 
     def threshold_rules(self):
         """The folded threshold rules of the window averages, as records (``_solutions._candidates``; None if none).
