@@ -24,7 +24,10 @@ Measured in one run:
       LinearModel(l2=1e-4), method="proxy-swap", random_state=0)`` on
       ``goals.multiclass_demographic_parity(group, slack=0.05)``, its
       ``solution("m-stochastic")`` and ``solution("best")``; time = ClassDataset,
-      Problem, train and the solution (median of ``--repeats``);
+      Problem, train and the solution (median of ``--repeats``). The library's
+      K-class defaults: at most 500 iterations, the stopping rule on (issue 35:
+      ``stop_tol=1e-4``, ``stop_patience=50`` after the objective warm-up); the
+      JSON's ``n_iter`` is where the fit stopped;
     - ``tfco``: TFCO 0.2's proxy-Lagrangian in ``bench/.anchors-venv`` (a
       subprocess; skipped when the venv is absent, and the JSON says so). TFCO
       0.2 has no multiclass rates (``multiclass_rate_context`` is missing); the

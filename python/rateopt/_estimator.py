@@ -205,9 +205,12 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         ``max(1, n_iter // 100)`` otherwise).
     stop_tol : float, default=None
         Stop early when the m-stochastic LP over the records has improved by at
-        most this much over the last ``stop_patience`` records (None: never).
-    stop_patience : int, default=20
-        Records without such an improvement before stopping.
+        most this much over the last ``stop_patience`` records, never during the
+        objective warm-up (None: the method's default, off except for K-class
+        problems with ``proxy-swap``, full batch: 1e-4; 0: off).
+    stop_patience : int, default=None
+        Records without such an improvement before stopping (None: 20, or 50
+        for K-class problems with ``proxy-swap``).
     epsilon : float, default=0.0
         Allowed violation in the m-stochastic LP.
     random_state : int or None, default=None

@@ -36,6 +36,8 @@ LAMBDA_INITS = ("objective", "uniform")
 #: The model player's optimizers: the core's gradient steps, and L-BFGS (``rateopt._training._lbfgs``).
 MODEL_OPTIMIZERS = (*OPTIMIZERS, "lbfgs")
 LOOPS = ("auto", "core", "python")
+#: ``stop_patience`` when neither the caller nor the method's defaults set it.
+DEFAULT_STOP_PATIENCE = 20
 
 
 # --------------------------------------------------------------------------- #
@@ -103,12 +105,14 @@ TRAIN_PARAMS = (
           "Record the iterate every this many iterations (None: every iteration for a full-batch run "
           "without stop_tol of a game without metrics, so that a longer run's candidates include a shorter run's and its solution is "
           "never worse on the training data; max(1, T // 100) otherwise); the last is always recorded."),
-    Param("stop_tol", None, lambda n, v: check_positive(n, v, allow_none=True),
+    Param("stop_tol", None, lambda n, v: None if v is None else check_nonnegative(n, v),
           "Stop early once the m-stochastic LP over the records so far has improved by at most this much "
           "(its objective, or its smallest achievable violation while infeasible) over the last "
-          "stop_patience records (None: run all n_iter iterations)."),
-    Param("stop_patience", 20, lambda n, v: check_int(n, v, 2),
-          "Records without an improvement above stop_tol before stopping (with stop_tol)."),
+          "stop_patience records; never during the objective warm-up (None: the method's default, off "
+          "except for K-class problems with 'proxy-swap': 1e-4; 0: off, run all n_iter iterations)."),
+    Param("stop_patience", None, lambda n, v: None if v is None else check_int(n, v, 2),
+          "Records without an improvement above stop_tol before stopping (with stop_tol; None: the "
+          "method's default, 20, or 50 for K-class problems with 'proxy-swap')."),
     Param("random_state", None, check_seed, "Seed of the minibatch sampling (None: fresh entropy)."),
     Param("n_threads", None, lambda n, v: resolve_n_threads(v),
           "Threads of the core (None: the OpenMP setting; -1: all cores)."),
@@ -303,6 +307,7 @@ def train_settings(game, model, *, arity=TWO_CLASSES, **params):
                          f"{sorted(reads)} besides {sorted(DRIVER_PARAMS)}")
     table = arity.game_defaults(game)
     arity.check_proxy(values["proxy"])
+    stop_given = values["stop_tol"]  # before the table's default: the records' spacing reads it
     if values["optimizer"] is None:  # the game's choice (a settings holder that is no Game: Adam)
         choose = getattr(game, "default_optimizer", None)
         values["optimizer"] = "adam" if choose is None else choose(values, model, arity)
@@ -312,9 +317,14 @@ def train_settings(game, model, *, arity=TWO_CLASSES, **params):
     for name, default in table.items():
         if values[name] is None:
             values[name] = default
+    if values["stop_tol"] == 0.0 or values["batch_size"] is not None and stop_given is None:
+        values["stop_tol"] = None  # 0: off; a default rule is for full-batch runs only
+    if values["stop_patience"] is None:
+        values["stop_patience"] = DEFAULT_STOP_PATIENCE
     if values["record_every"] is None:  # every iterate of a full-batch run: see record_every's help
-        # (not for the metric games: their "exact" solution's SLSQP grows with the cube of the records)
-        full = (values["batch_size"] is None and values["stop_tol"] is None
+        # (not for the metric games: their "exact" solution's SLSQP grows with the cube of the records;
+        # a default stopping rule keeps every record: the run is a prefix of the run without it)
+        full = (values["batch_size"] is None and (stop_given is None or stop_given == 0.0)
                 and not getattr(game, "accepts_metric", False))
         values["record_every"] = 1 if full else max(1, values["n_iter"] // 100)
     return TrainSettings(method=game.name, l2=model.l2 if model.l2 == "auto" else float(model.l2),

@@ -160,10 +160,13 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         ``record_every=None`` (default: every iteration for a full-batch run
         without ``stop_tol`` of a game without metrics (not ``three-player``), so that a longer run's candidates include a
         shorter run's; ``max(1, T // 100)`` otherwise; the last iterate is
-        always recorded), ``stop_tol=None`` and ``stop_patience=20`` (stop
+        always recorded), ``stop_tol=None`` and ``stop_patience=None`` (stop
         early once the m-stochastic LP over the records so far has improved by
-        at most ``stop_tol`` over the last ``stop_patience`` records:
-        :mod:`rateopt._solutions._stopping`), ``random_state=None`` (minibatch seed),
+        at most ``stop_tol`` over the last ``stop_patience`` records, never
+        during the objective warm-up: :mod:`rateopt._solutions._stopping`;
+        None: the method's default, off with patience 20, except K-class
+        ``proxy-swap`` with ``batch_size=None``: 1e-4 and 50, so that its fits
+        end once the game has settled; ``stop_tol=0``: off), ``random_state=None`` (minibatch seed),
         ``n_threads=None`` (None: the OpenMP setting; -1: all cores),
         ``verbose=False`` (a tqdm progress bar), ``loop="auto"`` (where the
         iterations run: ``"core"``, one C++ call with the GIL released, for the
@@ -212,7 +215,8 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
     validation, checkpoints and result: the games with K-class defaults
     (``Game.class_defaults``: ``"proxy-swap"``, ``"proxy-external"``,
     ``"unconstrained"``; 500 iterations, Adam at 0.02, the multipliers' step
-    ``3 / B`` or ``1 / B``) run one fused K-column pass per iteration
+    ``3 / B`` or ``1 / B``; ``"proxy-swap"`` in full batch stops once its
+    records' LP settles, ``stop_tol=1e-4``) run one fused K-column pass per iteration
     (:mod:`rateopt._training._class_spec`; ``proxy="logistic"`` is the
     softmax cross-entropy, ``"hinge"`` the Crammer-Singer hinge) in the
     Python loop, and the :class:`TrainResult` holds K-class weights
@@ -299,7 +303,11 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
     if settings.stop_tol is not None:
-        callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback)
+        # K classes: the rule's LPs also hold the window averages the solution will mix (each scored once,
+        # cached for the result); two-class runs keep the records alone (the core loop records at its end).
+        extra = recorder.average_scores if spec.arity.multiclass else None
+        callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback, start=game.warmup_steps(),
+                               extra=extra)
     if checkpoint is not None:
         if estimators:
             raise ValueError("checkpoint: an estimator oracle's iterates are scikit-learn estimators, which "
@@ -689,6 +697,14 @@ class _Recorder:
             if self.val_spec is not None:
                 out["val_rates"].append(val_rates)
         return out if out["w"] else None
+
+    def average_scores(self):
+        """The objectives (n,) and constraint values (n, m) of the window averages so far (:meth:`window_averages`)."""
+        avg = self.window_averages()
+        if avg is None:
+            return np.zeros(0), np.zeros((0, len(self.rate_map.constraint_names)))
+        return (np.array([self.rate_map.objective(r) for r in avg["rates"]]),
+                np.asarray(self.rate_map.constraints(avg["rates"]), dtype=np.float64))
 
     def threshold_rules(self):
         """The folded threshold rules of the window averages, as records (``_solutions._candidates``; None if none).

@@ -122,8 +122,75 @@ def test_rule_counts_its_lp_solves():
     assert rule.n_checks == 5 and rule.stopped_at == 9
 
 
-@pytest.mark.parametrize("bad, msg", [(dict(stop_tol=0.0), "stop_tol"), (dict(stop_tol=-1.0), "stop_tol"),
+@pytest.mark.parametrize("bad, msg", [(dict(stop_tol=-1.0), "stop_tol"), (dict(stop_tol=math.inf), "stop_tol"),
                                       (dict(stop_tol=1e-3, stop_patience=1), "stop_patience")])
 def test_bad_stopping_parameters_name_themselves(bad, msg):
     with pytest.raises(ValueError, match=msg):
         rateopt.train(_problem(), n_iter=5, **bad)
+
+
+# --------------------------------------------------------------------------- K classes: the rule is on by default
+
+
+def _class_problem(seed=0, n=1200):
+    """Three classes, a binary group shifting the class logits (as tests/_training/test_class_training.py)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    g = rng.integers(0, 2, n)
+    logits = X[:, :3] @ np.array([[1.0, 0.0, -1.0], [0.0, 1.0, 0.0], [-0.5, 0.5, 1.0]]) + np.outer(g, [1.5, 0, -1.5])
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    y = (rng.random(n)[:, None] > np.cumsum(p, 1)).sum(1)
+    ds = rateopt.ClassDataset(np.c_[X, g], y, groups={"g": g})
+    return rateopt.Problem(constraints=[rateopt.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
+
+
+def replay_k_class(res_full, tol, patience, start):
+    """The iteration at which the K-class default rule stops, by its definition, on the uninterrupted run.
+
+    The rule's LP at a check holds the records so far and the window averages (iterations [50 j, 50 j + 50))
+    complete so far; it checks every ``patience // 4`` records counted from the first record at ``start``."""
+    f, G, its = res_full.objectives, res_full.constraints, res_full.iterations
+    avg = np.flatnonzero(its == -2)  # the window averages, in window order
+    rec = np.flatnonzero(its >= 0)
+    every = max(1, patience // 4)
+    n_before = int(np.sum(its[rec] < start))
+    best, best_at = None, 0
+    for n in range(n_before + every, rec.size + 1, every):
+        t = int(its[rec[n - 1]])
+        done = avg[:(t + 1) // 50]
+        idx = np.r_[done, rec[:n]]
+        score = scipy_lp_score(f[idx], G[idx])
+        if best is None or improved_by(best, score, tol):
+            best, best_at = score, n
+        elif n - best_at >= patience:
+            return t
+    return None
+
+
+def test_k_class_default_rule_stops_where_its_definition_says_and_keeps_the_prefix():
+    problem = _class_problem()
+    stopped = rateopt.train(problem, method="proxy-swap", random_state=0)
+    full = rateopt.train(problem, method="proxy-swap", random_state=0, stop_tol=0)  # 0: off
+    s = stopped.settings
+    assert (s["stop_tol"], s["stop_patience"], s["record_every"], s["n_iter"]) == (1e-4, 50, 1, 500)
+    assert full.settings["stop_tol"] is None and full.n_iter == 500
+    warmup = round(0.2 * 500)
+    t = replay_k_class(full, 1e-4, 50, warmup)
+    assert t is not None and warmup + 50 <= t < 499  # this run plateaus, after the warm-up and one patience
+    assert stopped.n_iter == t + 1
+    # the stopped run's iterates are the uninterrupted run's first t + 1, bit for bit
+    a, b = stopped.iterations >= 0, full.iterations >= 0
+    np.testing.assert_array_equal(stopped.weights[a], full.weights[b][:t + 1])
+    np.testing.assert_array_equal(stopped.constraints[a], full.constraints[b][:t + 1])
+    # its window averages are the uninterrupted run's first ones
+    wa, wb = stopped.iterations == -2, full.iterations == -2
+    np.testing.assert_array_equal(stopped.weights[wa], full.weights[wb][:int(wa.sum())])
+
+
+def test_k_class_rule_is_off_for_minibatches_and_two_classes_keep_theirs():
+    problem = _class_problem(n=400)
+    res = rateopt.train(problem, method="proxy-swap", random_state=0, n_iter=20, batch_size=64)
+    assert res.settings["stop_tol"] is None and res.n_iter == 20
+    two = rateopt.train(_problem(), n_iter=5, random_state=0)
+    assert two.settings["stop_tol"] is None and two.settings["stop_patience"] == 20

@@ -56,6 +56,15 @@ class PlateauRule:
     callback : callable or None
         The user's callback, called first on every record; its ``True`` stops
         training too.
+    start : int, default=0
+        The first iteration that may stop training: earlier records (e.g. the
+        objective warm-up's) enter the LP, but the rule neither checks nor
+        counts its patience before it.
+    extra : callable or None, default=None
+        Returns the other candidates of the solution so far (e.g. the window
+        averages), as ``(objectives (n,), constraints (n, m))``: each check's
+        LP holds them beside the records, so the rule sees what the solution
+        will mix.
 
     Attributes
     ----------
@@ -65,8 +74,10 @@ class PlateauRule:
         LPs solved (one every ``max(1, patience // 4)`` records).
     """
 
-    def __init__(self, tol, patience, callback=None):
+    def __init__(self, tol, patience, callback=None, start=0, extra=None):
         self.tol, self.patience, self.callback = float(tol), int(patience), callback
+        self.start, self.extra = int(start), extra
+        self.n_before = 0  # records before ``start``
         self.every = max(1, self.patience // 4)
         self.objectives, self.constraints = [], []
         self.best = None
@@ -79,10 +90,19 @@ class PlateauRule:
         self.objectives.append(float(info["objective"]))
         self.constraints.append(np.asarray(info["constraints"], dtype=np.float64))
         n = len(self.objectives)
-        if stop or n % self.every:
+        if t < self.start:
+            self.n_before = n
+            return stop
+        if stop or (n - self.n_before) % self.every:
             return stop
         self.n_checks += 1
-        score = lp_score(self.objectives, np.array(self.constraints).reshape(n, -1))
+        objectives, constraints = self.objectives, np.array(self.constraints).reshape(n, -1)
+        if self.extra is not None:
+            more_f, more_g = self.extra()
+            if len(more_f):
+                objectives = np.concatenate([np.asarray(more_f, dtype=np.float64), objectives])
+                constraints = np.vstack([np.asarray(more_g, dtype=np.float64).reshape(len(more_f), -1), constraints])
+        score = lp_score(objectives, constraints)
         if self.best is None or improved_by(self.best, score, self.tol):
             self.best, self.best_at = score, n
         elif n - self.best_at >= self.patience:

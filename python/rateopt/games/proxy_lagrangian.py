@@ -29,11 +29,14 @@ class ProxySwapGame(MultiplierGame):
     defaults = MappingProxyType({
         "n_iter": 250, "learning_rate": 0.1, "proxy": "logistic", "eta_lambda": None,
         "lambda_init": "objective", "lambda_floor": 1e-3})
-    #: K classes (see ``Game.class_defaults``): Adam at 0.02 for 500 iterations, the softmax
-    #: cross-entropy ("logistic") objective proxy, TFCO's objective-focused start and floor.
+    #: K classes (see ``Game.class_defaults``): Adam at 0.02 for at most 500 iterations, the softmax
+    #: cross-entropy ("logistic") objective proxy, TFCO's objective-focused start and floor; the
+    #: stopping rule on (full batch): after the warm-up, stop once the m-stochastic LP over the records
+    #: has improved by at most 1e-4 over 50 records (docs/defaults.md, "K classes: the stopping rule").
     class_defaults = MappingProxyType({
         "n_iter": 500, "learning_rate": 0.02, "proxy": "logistic", "eta_lambda": None,
-        "lambda_init": "objective", "lambda_floor": 1e-3, "objective_warmup": 0.2})
+        "lambda_init": "objective", "lambda_floor": 1e-3, "objective_warmup": 0.2,
+        "stop_tol": 1e-4, "stop_patience": 50})
     class_eta = 3.0
     reads = MODEL_PLAYER_SETTINGS | {"eta_lambda", "update", "lambda_init", "lambda_floor", "objective_warmup"}
     resumable = True
