@@ -20,8 +20,8 @@ Data: Adult (sex; ``rateopt.datasets``), a random 70% training split (seed 0), e
 (bench/boosting_cost.py's rows and parameters; ``--goals`` adds demographic parity at the same slack).
 
 Run: ``python bench/boosting_solution_cost.py [--quick] [--json] [--baseline PATH] [--backends lightgbm,xgboost]
-[--goals equal_opportunity,demographic_parity] [--rounds N]`` (results in ``bench/results/boosting_solution_cost.{md,json}``,
-``boosting_solution_cost_quick.*`` with ``--quick``).
+[--goals equal_opportunity,demographic_parity] [--rounds N]`` (results in
+``bench/results/boosting_solution_cost.{md,json}``, ``boosting_solution_cost_quick.*`` with ``--quick``).
 """
 
 from __future__ import annotations
