@@ -372,8 +372,8 @@ class _LightGBMBooster(_KeptScores):
 
         One pass over the trees: every row's leaf in each of the first ``max(lengths)`` trees, and the running
         sum of the leaves' outputs in tree order, which is the sum LightGBM's own prediction forms (so the
-        columns equal :meth:`raw_scores` bit for bit; linear trees, whose leaves are not constants, are
-        scored prefix by prefix).
+        columns equal :meth:`raw_scores` bit for bit; linear trees, whose leaves are not constants, and a
+        single prefix, which LightGBM's own prediction scores faster, are scored prefix by prefix).
         """
         lengths = np.asarray(lengths, dtype=np.int64)
         top = int(lengths.max(initial=0))
@@ -504,8 +504,9 @@ class _XGBoostBooster(_KeptScores):
 
         One pass over the trees: every row's leaf in each of the first ``max(lengths)`` trees
         (``pred_leaf=True``), and the float32 running sum of the leaves' values in tree order, which is the sum
-        XGBoost's own prediction forms (so the columns equal :meth:`raw_scores` bit for bit). Boosters that are
-        not plain scalar-leaf tree ensembles with a zero base score are scored prefix by prefix.
+        XGBoost's own prediction forms (so the columns equal :meth:`raw_scores` bit for bit). A single prefix
+        (XGBoost's own prediction is faster) and boosters that are not plain scalar-leaf tree ensembles with a
+        zero base score are scored prefix by prefix.
         """
         lengths = np.asarray(lengths, dtype=np.int64)
         top = int(lengths.max(initial=0))
