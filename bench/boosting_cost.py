@@ -32,7 +32,8 @@ Run: ``python bench/boosting_cost.py [--quick] [--json] [--baseline PATH] [--bac
 
 ``--eg PYTHON`` instead measures issue 33's third cost target, ExponentiatedGradient(LightGBM)'s CPU over
 rateopt's (>= 50), on bench/boosting.py's EG cells (its ``_data``, ``_split``, ``EG_*`` settings and
-bench/_eg_runner.py run by ``PYTHON``): results in ``bench/results/boosting_cost_eg.{md,json}``.
+bench/_eg_runner.py run by ``PYTHON``): results in ``bench/results/boosting_cost_eg.{md,json}``; with
+``--eg-times JSON`` the EG CPU seconds of an earlier such file are reused and only the others are fitted.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def _fit(system, X, y, g, col, goal, rounds):
 # --------------------------------------------------------------------------- --eg: the ratio to fairlearn's EG
 
 
-def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line):
+def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line, eg_times=None):
     """EG(LightGBM)'s CPU seconds over rateopt boosting's, on bench/boosting.py's EG cells and splits.
 
     For each dataset, seed and goal of bench/boosting.py's ``--eg`` table (``EG_DATASETS``, ``EG_SEEDS``,
@@ -130,6 +131,8 @@ def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line):
     ``_split``): one ExponentiatedGradient(LGBMClassifier) fit (bench/_eg_runner.py, its process CPU), and
     ``repeats`` interleaved fits of plain LightGBM, rateopt (and the ``--baseline`` rateopt), each in a fresh
     worker process, rateopt's including its default solution (``result.solution()``, as fit_rateopt).
+    ``eg_times``: a results file of an earlier ``--eg`` run whose EG CPU seconds are reused (same cells,
+    splits and EG versions) instead of fitting EG again.
     """
     import tempfile
 
@@ -139,6 +142,10 @@ def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line):
     import boosting as B
     from _common import emit_json_line, machine_info, markdown_table, results_paths, utc_now, write_results
 
+    recorded = None
+    if eg_times is not None:
+        recorded = {(r["dataset"], r["seed"], r["goal"]): r["eg_cpu_s"]
+                    for r in json.loads(Path(eg_times).read_text(encoding="utf-8"))["runs"]}
     rounds, tol = B.EG_ROUNDS, B.EG_TOLERANCES[0]
     if tol != SLACK:
         raise SystemExit(f"EG tolerance {tol} is not this script's slack {SLACK}")
@@ -156,7 +163,8 @@ def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line):
                      if hasattr(X, "tocsr") else {"X": X[tr]})
             np.savez(path, y=y[tr], g=g[tr], col=col, **parts)
             for goal in (B.EG_GOALS[:1] if quick else B.EG_GOALS):
-                eg = B.fit_eg(eg_python, X[tr], y[tr], g[tr], X[te], goal, tol, rounds, seed)
+                eg = ((None, None, recorded[(name, seed, goal)]) if recorded is not None
+                      else B.fit_eg(eg_python, X[tr], y[tr], g[tr], X[te], goal, tol, rounds, seed))
                 if eg is None:
                     raise SystemExit(f"--eg: no interpreter at {eg_python}")
                 row = {"dataset": name, "seed": seed, "goal": goal, "n_rows": int(len(tr)), "eg_cpu_s": eg[2]}
@@ -176,13 +184,16 @@ def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line):
              + [f"{r[f'{sy}_median']:.3f}" for sy in systems] + [f"{r[f'eg_over_{sy}']:.1f}" for sy in systems]
              + [f"{r['rateopt-lightgbm_median'] / r['lightgbm_median']:.2f}"] for r in runs]
     result = {"name": "boosting_cost_eg", "when": utc_now(), "rounds": rounds, "tolerance": tol, "repeats": repeats,
-              "baseline": baseline, "eg_python": eg_python, "load_average_before": load_before,
+              "baseline": baseline, "eg_python": eg_python, "eg_times": None if eg_times is None else str(eg_times),
+              "load_average_before": load_before,
               "load_average_after": load_after, "runs": runs,
               "machine": machine_info(("numpy", "scipy", "lightgbm"))}
     md = (f"# ExponentiatedGradient(LightGBM) over rateopt boosting, CPU (bench/boosting_cost.py --eg)\n\n"
           f"bench/boosting.py's EG cells and splits: {rounds} trees, tolerance {tol}, ACS subsampled to "
-          f"{B.EG_ACS_ROWS} rows (70% trained), Adult all rows; one thread everywhere. EG: one fit "
-          f"(bench/_eg_runner.py in {eg_python}, its process CPU); the others: median of {repeats} interleaved "
+          f"{B.EG_ACS_ROWS} rows (70% trained), Adult all rows; one thread everywhere. EG: "
+          + (f"the CPU seconds recorded in {eg_times} (not rerun)" if recorded is not None
+             else f"one fit (bench/_eg_runner.py in {eg_python}, its process CPU)")
+          + f"; the others: median of {repeats} interleaved "
           f"fits, each in a fresh process, rateopt's with its default solution. '-baseline': the rateopt of "
           f"{baseline} (the before). Load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
           f"(1-minute). Target: EG / rateopt >= 50.\n\n"
@@ -318,6 +329,8 @@ def main(argv=None):
     parser.add_argument("--eg", default=None, metavar="PYTHON",
                         help="instead: EG(LightGBM)'s CPU over rateopt's on bench/boosting.py's EG cells, EG run by "
                              "this interpreter (fairlearn, lightgbm 4.7.0: /work/venv-fl/bin/python here)")
+    parser.add_argument("--eg-times", type=Path, default=None, metavar="JSON",
+                        help="with --eg: reuse the EG CPU seconds of this earlier --eg results file (EG not rerun)")
     parser.add_argument("--render", type=Path, default=None, metavar="JSON",
                         help="instead: summarize the runs of a results file again and rewrite it and its table")
     sys.path.insert(0, str(HERE))
@@ -336,7 +349,7 @@ def main(argv=None):
     if args.eg:
         eg_ratio(args.eg, args.baseline, args.repeats or (1 if args.quick else 3),
                  args.datasets.split(",") if args.datasets else ["adult-sex", "acs-race"], args.out, args.quick,
-                 args.json)
+                 args.json, args.eg_times)
         return
     if args.render:
         result = json.loads(args.render.read_text(encoding="utf-8"))

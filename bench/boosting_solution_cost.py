@@ -20,8 +20,8 @@ Data: Adult (sex; ``rateopt.datasets``), a random 70% training split (seed 0), e
 (bench/boosting_cost.py's rows and parameters; ``--goals`` adds demographic parity at the same slack).
 
 Run: ``python bench/boosting_solution_cost.py [--quick] [--json] [--baseline PATH] [--backends lightgbm,xgboost]
-[--goals equal_opportunity,demographic_parity]`` (results in ``bench/results/boosting_solution_cost.{md,json}``,
-``boosting_solution_cost_quick.*`` with ``--quick``).
+[--goals equal_opportunity,demographic_parity] [--rounds N]`` (results in
+``bench/results/boosting_solution_cost.{md,json}``, ``boosting_solution_cost_quick.*`` with ``--quick``).
 """
 
 from __future__ import annotations
@@ -164,6 +164,7 @@ def main(argv=None):
     parser.add_argument("--baseline", default=None,
                         help="the python/ folder of another rateopt checkout (compiled core in place)")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repeats (default 3, --quick 1)")
+    parser.add_argument("--rounds", type=int, default=None, help="trees per fit (default 200, --quick 50)")
     parser.add_argument("--backends", default="lightgbm,xgboost")
     parser.add_argument("--goals", default=GOAL,
                         help="comma-separated subset of equal_opportunity, demographic_parity (default "
@@ -179,7 +180,7 @@ def main(argv=None):
     import importlib.util
     import tempfile
 
-    rounds = 50 if args.quick else 200
+    rounds = args.rounds or (50 if args.quick else 200)
     repeats = args.repeats or (1 if args.quick else 3)
     backends = [b for b in args.backends.split(",") if importlib.util.find_spec(b) is not None]
     systems = ["rateopt"] + (["rateopt-baseline"] if args.baseline else [])

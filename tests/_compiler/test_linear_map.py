@@ -261,3 +261,29 @@ def test_transposed_products_are_cached_and_equal_scipys_bit_for_bit():
         assert L._transposes()[0] is first[0]  # built once
         back = pickle.loads(pickle.dumps(L))
         assert "_transposed" not in back.__dict__ and np.array_equal(back.rmatvec(np.ones(6)), L.rmatvec(np.ones(6)))
+
+
+def test_vector_products_equal_scipys_bit_for_bit():
+    """``C @ x`` and ``C.T @ y`` of vectors call scipy's csr_matvec directly: the same sums as scipy's own
+    products, bit for bit (entries of wide dynamic range, cancellations, inf and NaN included), and the
+    matrix products keep scipy's route."""
+    rng = np.random.default_rng(11)
+    for t in range(60):
+        m, r, n = (int(v) for v in rng.integers(0, 12, 3))
+        B = sp.random(m, r, density=0.5, random_state=t, format="csr")
+        B.data *= 10.0 ** rng.integers(-8, 8, B.data.shape[0])
+        A = None if t % 3 == 0 else sp.random(r, n, density=0.5, random_state=500 + t, format="csr")
+        L = LinearMap(B, A)
+        x = rng.normal(size=L.shape[1]) * 10.0 ** rng.integers(-8, 8, L.shape[1])
+        y = rng.normal(size=L.shape[0])
+        if t % 10 == 1 and x.size:
+            x[0] = np.inf if t % 20 == 1 else np.nan
+        want = L.B @ (x if L.A is None else L.A @ x)
+        got = L @ x
+        assert got.dtype == np.float64 and got.shape == (L.shape[0],)
+        assert np.array_equal(got, np.asarray(want), equal_nan=True)
+        want_t = L.B.T @ y if L.A is None else L.A.T @ (L.B.T @ y)
+        assert np.array_equal(L.rmatvec(y), np.asarray(want_t)) and np.array_equal(y @ L, np.asarray(want_t))
+        assert np.array_equal(L @ x[::-1].copy()[::-1], got, equal_nan=True)  # a strided vector too
+        X = rng.normal(size=(L.shape[1], 2))
+        assert np.array_equal(L @ X, np.asarray(L.B @ (X if L.A is None else L.A @ X)))

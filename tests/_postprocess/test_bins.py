@@ -266,3 +266,39 @@ def test_sums_one_column_at_a_time_are_the_row_order_sums_bit_for_bit(seed, monk
     whole = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=False)
     assert np.array_equal(whole.M.toarray().view(np.int64), dense.view(np.int64))
     np.testing.assert_array_equal(whole.M.indices, got.M.indices)
+
+
+@pytest.mark.parametrize("case", ["unit", "weighted", "padded", "zero_weight", "one_chain"])
+def test_bin_codes_is_bin_chains_of_the_codes(case):
+    """Chains already binned (a boosted run's kept codes): ``bin_codes`` gives :func:`bin_chains`'s ``start``
+    and ``M`` bit for bit, and says None where ``bin_chains`` sums another way (zero weights, one chain)."""
+    from rateopt._postprocess._bins import bin_codes
+
+    rng = np.random.default_rng(5)
+    m, n_atoms, R = 3000, 7, 1 if case == "one_chain" else 6
+    r = 3
+    atoms = np.sort(rng.choice(n_atoms, size=(m, r)), axis=1)
+    atoms[:, 1] = np.where(atoms[:, 1] == atoms[:, 0], -1, atoms[:, 1]) if case == "padded" else atoms[:, 1]
+    if case != "padded":  # distinct atoms per row: one column per atom group
+        atoms = np.stack([rng.integers(0, 2, m), 2 + rng.integers(0, 2, m), 4 + rng.integers(0, 3, m)], axis=1)
+    weights = np.ones((m, r)) / m if case == "unit" else rng.uniform(0.1, 2.0, (m, r)) / m
+    weights[atoms < 0] = 0.0
+    if case == "zero_weight":
+        weights[5, 0] = 0.0
+    n_codes = rng.integers(1, 257, R)
+    codes = []
+    for k in range(R):  # every code used at least once, the rest at random
+        c = rng.integers(0, n_codes[k], m)
+        c[rng.permutation(m)[:n_codes[k]]] = np.arange(n_codes[k])
+        codes.append(c.astype(np.uint8))
+    got = bin_codes(codes, n_codes, atoms, weights, n_atoms)
+    if case in ("zero_weight", "one_chain"):
+        assert got is None
+        return
+    scores = np.concatenate(codes).astype(np.float64)
+    chain = np.repeat(np.arange(R, dtype=np.int64), m)
+    want = bin_chains(scores, chain, R, atoms, weights, n_atoms, n_bins=256, merge=False)
+    assert np.array_equal(got.start, want.start)
+    assert got.M.shape == want.M.shape
+    for name in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(got.M, name), getattr(want.M, name)), name

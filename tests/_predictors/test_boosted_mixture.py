@@ -261,3 +261,21 @@ def test_a_damaged_thresholded_boosted_file_is_refused(tmp_path):
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(RateoptError):
         rateopt.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kept_bin_codes_are_searchsorteds(dtype):
+    """The kept prefixes' branch-free bin search equals ``np.searchsorted(lows, scores, side="right") - 1``
+    for 1 to 256 bins, ties at the bounds, and more rows than one block."""
+    from rateopt._predictors._boosting import _CODE_ROWS, _bin_codes
+
+    rng = np.random.default_rng(2)
+    for t in range(60):
+        n = int(rng.integers(1, 3 * _CODE_ROWS))
+        scores = rng.choice(rng.normal(size=int(rng.integers(1, 600))), size=n).astype(dtype)
+        distinct = np.unique(scores)
+        L = int(rng.integers(1, min(256, distinct.size) + 1))
+        lows = np.unique(np.concatenate((distinct[:1], rng.choice(distinct, L - 1))))
+        got = _bin_codes(scores, lows)
+        assert got.dtype == np.uint8
+        assert np.array_equal(got, np.searchsorted(lows.astype(np.float64), scores, side="right") - 1)

@@ -196,3 +196,27 @@ def test_every_atom_table_layout_gives_the_same_pass(id_dtype, wide_pointers):
     assert nonfinite == 0
     assert np.array_equal(rates[spread], want[0]) and not rates[np.setdiff1d(np.arange(n_atoms), spread)].any()
     assert np.array_equal(grad, want[1]) and np.array_equal(hess, want[2])
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+@pytest.mark.parametrize("score_dtype", [np.float64, np.float32])
+def test_trusted_pass_against_numpy_reference_and_the_checked_pass(proxy, score_dtype):
+    """boosting_pass_trusted (a boosted run's per-tree call) gives the reference's rates and derivatives, and
+    the checked pass's bits; a non-finite score still raises."""
+    from rateopt.core import boosting_pass_trusted
+
+    n = 2000
+    M, w, coef, scores = _case(n, 5, True, seed=3)
+    scores = scores.astype(score_dtype)
+    atoms = AtomTable.from_membership(M, sample_weight=w)
+    grad, hess = np.full(n, np.nan, dtype=np.float32), np.full(n, np.nan, dtype=np.float32)
+    rates = boosting_pass_trusted(scores, atoms, coef, BOOSTING_PROXIES[proxy], float(n), grad, hess, 1)
+    want_rates, want_g, want_h, _ = _reference(proxy, M, w, coef, scores, float(n))
+    np.testing.assert_allclose(rates, want_rates, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grad, want_g, rtol=2e-7, atol=2e-7 * np.abs(want_g).max())
+    np.testing.assert_allclose(hess, want_h, rtol=2e-7, atol=2e-7 * np.abs(want_h).max())
+    checked_rates, g, h = boosting_pass(scores, atoms, coef, proxy=proxy, scale=float(n), n_threads=1)
+    assert np.array_equal(rates, checked_rates) and np.array_equal(grad, g) and np.array_equal(hess, h)
+    scores[5] = np.inf
+    with pytest.raises(NumericalError, match="not finite"):
+        boosting_pass_trusted(scores, atoms, coef, BOOSTING_PROXIES[proxy], float(n), grad, hess, 1)

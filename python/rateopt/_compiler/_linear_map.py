@@ -22,6 +22,27 @@ __all__ = ["LinearMap"]
 #: ``toarray()`` refuses a dense copy larger than this many entries (16 GiB of float64).
 DENSE_LIMIT = 1 << 31
 
+try:  # scipy's own CSR x vector kernel, the one ``M @ x`` ends in
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+except ImportError:  # pragma: no cover - another scipy layout: the public product
+    _csr_matvec = None
+
+
+def _matvec(M, x):
+    """``M @ x`` for a CSR factor ``M`` and a float64 array ``x``.
+
+    A vector goes straight to scipy's kernel (``csr_matvec``, the call ``M @ x``
+    ends in, into a zeroed float64 output: the same sums bit for bit) without
+    the product's per-call dispatch and checks, which cost more than the
+    product itself on the small maps a game multiplies every iteration.
+    """
+    if _csr_matvec is None or x.ndim != 1:
+        return np.asarray(M @ x)
+    x = np.ascontiguousarray(x)
+    y = np.zeros(M.shape[0])
+    _csr_matvec(M.shape[0], M.shape[1], M.indptr, M.indices, M.data, x, y)
+    return y
+
 
 def _csr(M, shape=None) -> sp.csr_matrix:
     """A canonical float64 CSR copy of a matrix (dense or sparse); explicit zeros are dropped."""
@@ -140,8 +161,8 @@ class LinearMap:
         x = np.asarray(x, dtype=np.float64)
         if x.shape[:1] != (self.shape[1],):
             raise ValueError(f"C @ x: C has {self.shape[1]} columns, x has shape {x.shape}")
-        y = x if self.A is None else self.A @ x
-        return np.asarray(self.B @ y)
+        y = x if self.A is None else _matvec(self.A, x)
+        return _matvec(self.B, y)
 
     def __rmatmul__(self, y):
         """``y @ C`` for ``y`` of shape (m,) or (k, m)."""
@@ -166,8 +187,8 @@ class LinearMap:
         if y.shape[:1] != (self.shape[0],):
             raise ValueError(f"C.T @ y: C has {self.shape[0]} rows, y has shape {y.shape}")
         BT, AT = self._transposes()
-        z = BT @ y
-        return np.asarray(z if AT is None else AT @ z)
+        z = _matvec(BT, y)
+        return z if AT is None else _matvec(AT, z)
 
     def _transposes(self):
         """``(B.T, A.T)`` as CSR matrices, built once per factor (a game asks ``lam @ C`` every iteration:

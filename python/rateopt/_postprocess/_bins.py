@@ -29,7 +29,8 @@ import scipy.sparse as sp
 
 from .._utils._quantiles import quantile_positions
 
-__all__ = ["BinnedChains", "bin_chains", "row_atoms", "segment_accumulate", "separating_edges", "sorted_by_chain"]
+__all__ = ["BinnedChains", "bin_chains", "bin_codes", "row_atoms", "segment_accumulate", "separating_edges",
+           "sorted_by_chain"]
 
 
 @dataclass(frozen=True)
@@ -345,6 +346,63 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         a, v, val = ids[valid], col[valid], sums[valid]
     M = _csc(a, v, val, n_atoms, n_vars)
     return BinnedChains(start=start, edges=edges, order=order, bin_of_sorted=var, M=M)
+
+
+def bin_codes(codes, n_codes, atoms, weights, n_atoms):
+    """:func:`bin_chains` of chains already binned: every bin's atom rates, with no sort of the rows.
+
+    Chain ``k`` (one scoring of the ``m`` rows, a boosted run's kept
+    quantile bins) gives row ``i`` the bin ``codes[k][i]`` in
+    ``0..n_codes[k]-1``, every bin holding a row. :func:`bin_chains` of these
+    codes as scores (``n_bins`` at least every chain's bins, ``merge=False``)
+    makes each code a bin of its own, in code order, and sums each bin's
+    entries in row order: so does this, one chain at a time, bit for bit the
+    same ``start`` and ``M``, without sorting the rows by code or forming
+    the (chains x rows) arrays of scores and order.
+
+    Parameters
+    ----------
+    codes : sequence of ndarray of shape (m,) of unsigned int
+        Each chain's bin of every row.
+    n_codes : sequence of int
+        Each chain's number of bins (its largest code + 1).
+    atoms, weights : ndarray of shape (m, r)
+        Every row's atoms and entry weights (:func:`row_atoms`).
+    n_atoms : int
+
+    Returns
+    -------
+    BinnedChains or None
+        Its ``start`` and ``M`` (``edges``, ``order`` and ``bin_of_sorted``
+        are None: the caller knows the bins' edges). None where
+        :func:`bin_chains` would not take its dense per-chain sums (a zero
+        weight, no atoms, or too many (bin, atom) pairs): then call it.
+    """
+    m, r = atoms.shape
+    R = len(codes)
+    n_codes = np.asarray(n_codes, dtype=np.int64)
+    n_vars = int(n_codes.sum())
+    n = R * m
+    if r == 0 or n == 0 or R < 2 or not n_vars * n_atoms <= max(4 * n * r, 1 << 22):
+        return None
+    padded = bool(np.any(atoms < 0))
+    if not (bool(np.all(weights[atoms >= 0] > 0)) if padded else weights.min() > 0):
+        return None
+    valid = (atoms >= 0).ravel() if padded else None
+    w = weights.ravel() if valid is None else weights.ravel()[valid]
+    start = np.zeros(R + 1, dtype=np.int64)
+    np.cumsum(n_codes, out=start[1:])
+    sums = np.zeros(n_vars * n_atoms)
+    for k in range(R):
+        key = (np.asarray(codes[k], dtype=np.int64)[:, None] * n_atoms + atoms).ravel()
+        if valid is not None:
+            key = key[valid]
+        sums[start[k] * n_atoms: start[k + 1] * n_atoms] = np.bincount(key, weights=w,
+                                                                       minlength=int(n_codes[k]) * n_atoms)
+    key = np.flatnonzero(sums > 0)
+    v, a = np.divmod(key, n_atoms)
+    M = _csc(a, v, sums[key], n_atoms, n_vars)
+    return BinnedChains(start=start, edges=None, order=None, bin_of_sorted=None, M=M)
 
 
 def _record_blocks(var_of_row, m):

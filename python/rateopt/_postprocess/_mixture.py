@@ -22,7 +22,7 @@ from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
-from ._bins import bin_chains, row_atoms, separating_edges
+from ._bins import bin_chains, bin_codes, row_atoms, separating_edges
 from ._rule import ThresholdRule, check_n_bins
 
 __all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture",
@@ -246,10 +246,16 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         if n_bins != kept.n_bins:  # other bins than the kept ones: every candidate is scored again
             kept = scores = None
         else:
-            *sorted_scores, bounds = kept.binned_scores()
+            codes, bounds = kept.codes()
             edges = np.concatenate([np.concatenate((lows[:1], separating_edges(below[1:], lows[1:])))
                                     for lows, below in bounds])
-            mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=edges)
+            atoms, weights = row_atoms(compiled.tables, compiled.datasets)
+            binned = bin_codes(codes, [lows.shape[0] for lows, _ in bounds], atoms, weights, compiled.n_atoms)
+            if binned is not None:  # the kept codes are the bins: no sort of the rows by code
+                mixture, sol = _fit_binned(compiled, scorer, binned.start, edges, binned.M, epsilon)
+            else:
+                *sorted_scores, _ = kept.binned_scores()
+                mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=edges)
     if kept is None:
         sorted_scores = _sorted_scores(compiled, scorer, features, scores)
         mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon)
@@ -319,7 +325,14 @@ def _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=None):
         if edges.shape != edges_all.shape:
             raise ValueError(f"edges: {edges.shape[0]} given for {edges_all.shape[0]} bins")
         edges_all = edges
-    chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=binned.M)
+    return _fit_binned(compiled, scorer, start, edges_all, binned.M, epsilon)
+
+
+def _fit_binned(compiled, scorer, start, edges_all, M, epsilon):
+    """:func:`_fit`'s LP and mixture, given every model's bins: ``start`` (model ``r``'s bins are
+    ``start[r]:start[r+1]``), their lower edges and every atom's rate per bin ``M``."""
+    R = start.shape[0] - 1
+    chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=M)
     sol = solve_threshold_lp(compiled, chains, epsilon=epsilon)
     keep = np.flatnonzero(sol.mu > 1e-12)
     mu = sol.mu[keep] / sol.mu[keep].sum()

@@ -358,6 +358,11 @@ class KeptBins:
         order = np.argsort(codes, axis=1, kind="stable")  # a radix sort of the one-byte codes
         return codes.astype(np.float64), order, [(p.lows, p.below) for p in self.prefixes]
 
+    def codes(self):
+        """Every model's bin of every row (its one-byte codes, as kept) and each model's ``(lows, below)`` bin
+        bounds; model ``j`` has ``len(lows)`` bins, each holding a row."""
+        return [p.codes for p in self.prefixes], [(p.lows, p.below) for p in self.prefixes]
+
     def exact(self, keep):
         """The exact training scores (float64) of the models ``keep``, None for those not kept."""
         return [None if self.prefixes[j].exact is None else np.asarray(self.prefixes[j].exact, dtype=np.float64)

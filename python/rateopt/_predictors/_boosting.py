@@ -150,6 +150,29 @@ _CODE_ROWS = 8192
 KEPT_BINS = 256
 
 
+def _bin_codes(scores, lows):
+    """Each score's bin: the last ``b`` with ``lows[b] <= score`` (``np.searchsorted(lows, scores,
+    side="right") - 1``), as uint8.
+
+    ``lows``: at most 256 ascending bin bounds, the first at most every score, in the scores' dtype (the
+    scores are finite). A branch-free binary search, one vectorized step per bit of the bin number, a block
+    of rows at a time (no int64 index of every row): about twice as fast as ``searchsorted`` over 256 bins.
+    """
+    n, L = scores.shape[0], lows.shape[0]
+    bits = max(L - 1, 0).bit_length()
+    padded = np.full(1 << bits, np.nan, dtype=lows.dtype)  # NaN: never <= a score, so no code reaches it
+    padded[:L] = lows
+    codes = np.empty(n, dtype=np.uint8)
+    for a in range(0, n, _CODE_ROWS):
+        x = scores[a:a + _CODE_ROWS]
+        c = np.zeros(x.shape[0], dtype=np.intp)
+        for bit in range(bits - 1, -1, -1):
+            step = 1 << bit
+            c += step * (padded[c + step] <= x)
+        codes[a:a + _CODE_ROWS] = c
+    return codes
+
+
 class KeptPrefix(NamedTuple):
     """A kept prefix's training scores: a quantile bin per row, each bin's bounds, the exact scores if kept.
 
@@ -201,10 +224,8 @@ class _KeptScores:
         lows = s[starts].astype(np.float64)
         below = np.full(lows.shape[0], np.nan)
         below[1:] = s[starts[1:] - 1]
+        codes = _bin_codes(scores, s[starts])
         del s
-        codes = np.empty(n, dtype=np.uint8)
-        for a in range(0, n, _CODE_ROWS):  # a block at a time: no int64 index of every row
-            codes[a:a + _CODE_ROWS] = np.searchsorted(lows, scores[a:a + _CODE_ROWS], side="right") - 1
         self.kept[self.n_trees] = KeptPrefix(codes, lows, below, self._exact_scores(scores) if exact else None)
 
     def _exact_scores(self, scores):
@@ -351,12 +372,13 @@ class _LightGBMBooster(_KeptScores):
 
         One pass over the trees: every row's leaf in each of the first ``max(lengths)`` trees, and the running
         sum of the leaves' outputs in tree order, which is the sum LightGBM's own prediction forms (so the
-        columns equal :meth:`raw_scores` bit for bit; linear trees, whose leaves are not constants, are
-        scored prefix by prefix).
+        columns equal :meth:`raw_scores` bit for bit; linear trees, whose leaves are not constants, and a
+        single prefix, which LightGBM's own prediction scores faster, are scored prefix by prefix).
         """
         lengths = np.asarray(lengths, dtype=np.int64)
         top = int(lengths.max(initial=0))
-        if top <= 0 or str(self.booster.params.get("linear_tree", "")).lower() in ("true", "1"):
+        if np.count_nonzero(lengths > 0) <= 1 or str(self.booster.params.get("linear_tree", "")).lower() in (
+                "true", "1"):  # one prefix (a thresholded solution's re-fit): LightGBM's own sums are faster
             return np.column_stack([self.raw_scores(X, int(t)) for t in lengths])
         leaves = self.booster.predict(X, num_iteration=top, pred_leaf=True).reshape(X.shape[0], top)
         sums = np.zeros(X.shape[0])
@@ -482,12 +504,14 @@ class _XGBoostBooster(_KeptScores):
 
         One pass over the trees: every row's leaf in each of the first ``max(lengths)`` trees
         (``pred_leaf=True``), and the float32 running sum of the leaves' values in tree order, which is the sum
-        XGBoost's own prediction forms (so the columns equal :meth:`raw_scores` bit for bit). Boosters that are
-        not plain scalar-leaf tree ensembles with a zero base score are scored prefix by prefix.
+        XGBoost's own prediction forms (so the columns equal :meth:`raw_scores` bit for bit). A single prefix
+        (XGBoost's own prediction is faster) and boosters that are not plain scalar-leaf tree ensembles with a
+        zero base score are scored prefix by prefix.
         """
         lengths = np.asarray(lengths, dtype=np.int64)
         top = int(lengths.max(initial=0))
-        values = self._leaf_values(top) if top > 0 else None
+        # one prefix (a thresholded solution's re-fit): XGBoost's own prediction is faster than the leaf pass
+        values = self._leaf_values(top) if np.count_nonzero(lengths > 0) > 1 else None
         if values is None:
             return np.column_stack([self.raw_scores(X, int(t)) for t in lengths])
         xgb = _import_backend("xgboost")

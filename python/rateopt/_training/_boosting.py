@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import core
+from ..core._threads import resolve_n_threads
 from .._predictors._boosting import BoosterPrefix
 
 __all__ = ["BoostingPlayer", "BoostingPass", "ClassBoostingPlayer", "RowDerivatives", "BOOSTING_PROXY",
@@ -182,6 +183,8 @@ class BoostingPlayer:
             raise ValueError(f"BoostingModel trains on proxy='logistic' or 'hinge', got proxy={settings.proxy!r}")
         self.proxy = BOOSTING_PROXY[settings.proxy]
         self.n_threads = settings.n_threads
+        self._proxy_code = core.BOOSTING_PROXIES[self.proxy]
+        self._threads = resolve_n_threads(settings.n_threads)
         self.blocks = []
         start = 0
         for blk in spec.blocks:
@@ -217,10 +220,14 @@ class BoostingPlayer:
         rates = np.zeros(self.n_atoms)
         scale = float(self.scores.shape[0])
         d = self.derivatives
-        for rows, atoms, atom_ids in self.blocks:
-            rates[atom_ids], _, _ = core.boosting_pass(self.scores[rows], atoms, net[atom_ids], proxy=self.proxy,
-                                                       scale=scale, grad=d.grad[rows], hess=d.hess[rows],
-                                                       n_threads=self.n_threads)
+        scores = self.scores
+        if not (isinstance(scores, np.ndarray) and scores.dtype in (np.float32, np.float64)
+                and scores.flags.c_contiguous):  # what the trusted pass reads (the backends' buffers are)
+            scores = np.ascontiguousarray(scores, dtype=np.float64)
+        for rows, atoms, atom_ids in self.blocks:  # arguments checked once (__init__): the trusted pass
+            rates[atom_ids] = core.boosting_pass_trusted(scores[rows], atoms, np.ascontiguousarray(net[atom_ids]),
+                                                         self._proxy_code, scale, d.grad[rows], d.hess[rows],
+                                                         self._threads)
         return BoostingPass(rates, d)
 
     def prefix(self):

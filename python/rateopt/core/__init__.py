@@ -26,8 +26,8 @@ Its modules, one concern each:
 * ``_kernel_block``, ``_threads``, ``_config``: kernel matrices, thread
   counts, the build report.
 
-:func:`stationary_distribution_trusted` and :func:`swap_update_trusted` are
-importable from here too, but kept out of ``__all__``: they skip every check,
+:func:`stationary_distribution_trusted`, :func:`swap_update_trusted` and
+``boosting_pass_trusted`` are importable from here too, but kept out of ``__all__``: they skip every check,
 for callers whose state is valid by construction.
 
 See ``docs/core_api.md`` for the mathematical contract.
@@ -42,6 +42,7 @@ References
 from __future__ import annotations
 
 from ._boosting import BOOSTING_PROXIES, boosting_multiclass_pass, boosting_pass
+from ._boosting import boosting_pass_trusted as boosting_pass_trusted
 from ._kernel import (
     PROXIES,
     KernelResult,

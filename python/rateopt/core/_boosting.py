@@ -20,7 +20,7 @@ from ._multiclass import ClassCells
 from ._runtime import extension as _core
 from ._threads import resolve_n_threads
 
-__all__ = ["BOOSTING_PROXIES", "boosting_multiclass_pass", "boosting_pass"]
+__all__ = ["BOOSTING_PROXIES", "boosting_multiclass_pass", "boosting_pass", "boosting_pass_trusted"]
 
 #: The proxies of :func:`boosting_pass`, by name (values are the core's codes).
 BOOSTING_PROXIES = {"logistic": 0, "squared_hinge": 1}
@@ -117,6 +117,32 @@ def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None
     if nonfinite:
         raise NumericalError(f"{nonfinite} of the {n} scores are not finite")
     return rates, grad, hess
+
+
+def boosting_pass_trusted(scores, atoms, coef, proxy, scale, grad, hess, n_threads):
+    """:func:`boosting_pass` for a caller that checked its arguments once: the same computation, the same
+    bits, without the per-call Python checks (a boosted run calls it once per tree).
+
+    ``scores``: a C-contiguous float32 or float64 vector; ``proxy``: a code of
+    :data:`BOOSTING_PROXIES`; ``grad``, ``hess``: C-contiguous writable arrays of one dtype;
+    ``n_threads``: resolved (``resolve_n_threads``). The compiled module still checks the
+    lengths, dtypes and the finiteness of ``coef`` and ``scale``.
+
+    Returns
+    -------
+    ndarray of shape (n_atoms,)
+        The atom rates (``grad`` and ``hess`` are written in place).
+
+    Raises
+    ------
+    rateopt.exceptions.NumericalError
+        If a score is not finite.
+    """
+    rates, nonfinite = _core.boosting_pass(scores, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coef,
+                                           proxy, scale, grad, hess, n_threads)
+    if nonfinite:
+        raise NumericalError(f"{nonfinite} of the {atoms.n_samples} scores are not finite")
+    return rates
 
 
 def boosting_multiclass_pass(scores, cells, cost, *, scale=1.0, class_major=False, grad=None, hess=None,
