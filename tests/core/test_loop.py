@@ -113,6 +113,24 @@ def test_core_loop_matches_for_every_optimizer_and_proxy(method, opts):
     assert_same_run(py, co)
 
 
+@pytest.mark.parametrize("case", [
+    dict(record_every=5),
+    dict(margin=2.0, batch_size=300, random_state=4, record_every=10),
+    dict(margin=0.5, n_threads=2, record_every=3),
+], ids=["full-batch", "minibatch-margin2", "two-threads-margin0.5"])
+@pytest.mark.parametrize("method", ["proxy-swap", "proxy-external", "unconstrained"])
+def test_core_loop_matches_with_the_logistic_objective_on_rows_without_objective_atoms(method, case):
+    """The core loop's logistic-objective pass (one logistic combination whose value it does not read, plus the
+    constraints' hinge: its own branch-free row code in rate_kernel.hpp) against the Python driver, whose
+    passes take the general path. The unlabelled dataset's rows have a zero objective coefficient, and
+    rows outside the constrained groups a zero hinge coefficient: the cases the branch-free code adds as
+    exact zeros where the general path skips them."""
+    problem, val = _two_dataset_problem(2, sparse=True), _two_dataset_problem(6)
+    py, co = _both(problem, method=method, n_iter=90, eta_lambda=0.5, proxy="logistic", validation=val,
+                   learning_rate=0.05, **case)
+    assert_same_run(py, co)
+
+
 @pytest.mark.parametrize("model", [rateopt.LinearModel(l2=0.05, radius=0.3),
                                    rateopt.LinearModel(fit_intercept=False, radius=5.0)], ids=["l2-ball", "no-bias"])
 @pytest.mark.parametrize("method", ["proxy-swap", "lagrangian-hinge"])
