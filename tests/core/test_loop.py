@@ -179,6 +179,35 @@ def test_minibatch_segments_draw_the_same_rows(monkeypatch):
     np.testing.assert_array_equal(seg.multipliers, one.multipliers)
 
 
+@pytest.mark.parametrize("n, batch", [(600, 64), (700, 1), (70_000, 5000)], ids=["2-byte", "batch-1", "3-byte"])
+def test_the_core_loop_sorts_minibatch_rows_as_numpy_does(monkeypatch, n, batch):
+    """train() hands the core loop unsorted draws with sort_rows=True (its radix sort, one byte of the row ids per
+    pass); the reference sorts the same draws with numpy.sort and asks the loop to keep their order. Every record
+    must be the same bits, and the loop must have been given unsorted rows (else the test proves nothing)."""
+    problem = _problem(n=n)
+    kw = dict(n_iter=12, eta_lambda=0.5, batch_size=batch, random_state=5, record_every=4, proxy="logistic")
+    given = []
+    real = core.run_train_loop
+
+    def spy(*a, **k):
+        given.append(k["rows"].copy())
+        assert k["sort_rows"] is True
+        return real(*a, **k)
+
+    monkeypatch.setattr(core, "run_train_loop", spy)
+    ours = run_game(problem, loop="core", **kw)
+
+    def numpy_sorted(*a, **k):
+        return real(*a, **dict(k, rows=np.sort(k["rows"], axis=-1), sort_rows=False))
+
+    monkeypatch.setattr(core, "run_train_loop", numpy_sorted)
+    ref = run_game(problem, loop="core", **kw)
+    if batch > 1:
+        assert any(np.any(np.diff(r, axis=-1) < 0) for r in given)
+    for f in ("weights", "biases", "multipliers", "atom_rates"):
+        np.testing.assert_array_equal(getattr(ours, f), getattr(ref, f))
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_core_loop_is_deterministic_for_a_thread_count(threads):
     problem = _problem(n=12000, sparse=True)  # enough rows for several kernel chunks
