@@ -70,6 +70,13 @@ files::
 library.) Run::
 
     bench/.anchors-venv/bin/python bench/compare_anchors.py [--quick] [--json] [--out PATH] [--only KEYS]
+        [--reference /work/main/python]
+
+``--reference PATH`` (another tree's ``python/`` directory, with its built
+``_core``) also times that tree's rateopt at the same settings, in a worker
+process started right after this tree's timed fits (one untimed warm-up fit
+first, as the validation grid warms this process): its fit times, scores and
+ratios to the same anchor fit are the run's "before" (``rateopt_reference``).
 
 ``--quick`` (about 2 minutes on a quiet 2-core machine): TFCO for 5 epochs
 instead of 40, census subsampled to 10,000 / 2,000 / 10,000 rows, one timing
@@ -84,8 +91,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import resource
+import subprocess
 import sys
 import time
 import warnings
@@ -436,6 +445,51 @@ def run_system(system, spec: anchors.Spec, data: anchors.Data, repeats: int, log
     return out
 
 
+def _reference_worker(job: dict) -> dict:
+    """``--worker``: time rateopt's fit of one problem in this process's tree (``run_system``), after one warm-up."""
+    spec_key, cfg = job["key"], job["cfg"]
+    data = anchors.load_data("adult" if spec_key.startswith("adult") else "census", job["quick"])
+    groups = sorted(set(data.train.groups["race_sex"].tolist())) if spec_key == "census_dp" else None
+    spec = anchors.make_specs(groups)[spec_key]
+    system = RateoptSystem(dict(RATEOPT_BASE, **cfg))
+    system.fit(spec, data)  # warm-up: imports, first touch (the validation grid's role in the main process)
+    out = run_system(system, spec, data, job["repeats"], lambda *a: print(*a, file=sys.stderr, flush=True))
+    import rateopt
+
+    out["tree"] = str(Path(rateopt.__file__).resolve().parents[1])
+    return out
+
+
+def run_reference(tree: Path, key: str, cfg: dict, repeats: int, quick: bool) -> dict:
+    """Time another tree's rateopt on one problem (``--reference``), in a worker process on that tree.
+
+    Parameters
+    ----------
+    tree : Path
+        The tree's ``python/`` directory (with its built ``_core``).
+    key : str
+        The problem.
+    cfg : dict
+        rateopt's settings (the selected validation-grid configuration).
+    repeats : int
+        Timed fits (median).
+    quick : bool
+        ``--quick`` data.
+
+    Returns
+    -------
+    dict
+        :func:`run_system`'s record of that tree's fit, with the ``tree``.
+    """
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    job = {"key": key, "cfg": cfg, "repeats": repeats, "quick": quick}
+    out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(job)], env=env, capture_output=True,
+                         text=True, check=False)
+    if out.returncode:
+        raise RuntimeError(f"reference worker failed ({tree}): {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def _pos(v: float) -> float:
     return max(v, 0.0)
 
@@ -593,7 +647,14 @@ def main(argv=None) -> int:
     parser.add_argument("--wait-quiet", type=float, default=None,
                         help="seconds to wait at most before each timed fit for other processes to go "
                              "quiet (default 120, --quick 15)")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help="another tree's python/ directory (with its built _core): its rateopt fit is timed "
+                             "too, at the same settings, in a worker process (the run's 'before')")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker is not None:
+        print(json.dumps(_reference_worker(json.loads(args.worker))))
+        return 0
     quick = args.quick
     keys = ("adult_tpr4", "adult_eo_sex", "census_dp")
     order = [k for k in args.only.split(",") if k] if args.only else list(keys)
@@ -657,6 +718,11 @@ def main(argv=None) -> int:
                     t_cfg = TFCO_UNTUNED
         entry["quiet_before_rateopt"] = wait_for_quiet(wait_s)
         entry["rateopt"] = run_system(make_rateopt(r_cfg), spec, data, repeats, log)
+        if args.reference is not None:
+            entry["rateopt_reference"] = run_reference(args.reference.resolve(), key, r_cfg, repeats, quick)
+            ref = entry["rateopt_reference"]
+            log(f"  reference  fit {ref['fit_s']:8.2f} s ({ref['fit_cpu_s']:.2f} s CPU)  train err "
+                f"{ref['train_err']:.4f} viol {ref['train_viol']:+.4f} | test err {ref['test_err']:.4f} ({ref['tree']})")
         entry["quiet_before_anchor"] = wait_for_quiet(wait_s)
         if spec.anchor == "tfco":
             try:
@@ -670,16 +736,20 @@ def main(argv=None) -> int:
         if "fit_s" in a:
             entry[f"speedup_vs_{spec.anchor}"] = a["fit_s"] / entry["rateopt"]["fit_s"]
             entry[f"cpu_ratio_vs_{spec.anchor}"] = a["fit_cpu_s"] / entry["rateopt"]["fit_cpu_s"]
+            if "rateopt_reference" in entry:
+                ref = entry["rateopt_reference"]
+                entry[f"reference_speedup_vs_{spec.anchor}"] = a["fit_s"] / ref["fit_s"]
+                entry[f"reference_cpu_ratio_vs_{spec.anchor}"] = a["fit_cpu_s"] / ref["fit_cpu_s"]
             entry["targets"] = judge(key, entry, spec.anchor)
             log(f"  speed-up vs {spec.anchor}: {entry[f'speedup_vs_{spec.anchor}']:.1f}x; targets {entry['targets']}")
         results[key] = entry
         summary[key] = {
             sysname: {k: entry[sysname].get(k) for k in ("test_err", "train_viol", "test_viol", "fit_s", "fit_cpu_s")}
-            for sysname in ("rateopt", spec.anchor) if "fit_s" in entry[sysname]
+            for sysname in ("rateopt", "rateopt_reference", spec.anchor) if "fit_s" in entry.get(sysname, {})
         }
-        if f"speedup_vs_{spec.anchor}" in entry:
-            summary[key][f"speedup_vs_{spec.anchor}"] = entry[f"speedup_vs_{spec.anchor}"]
-            summary[key][f"cpu_ratio_vs_{spec.anchor}"] = entry[f"cpu_ratio_vs_{spec.anchor}"]
+        for ratio in ("speedup_vs", "cpu_ratio_vs", "reference_speedup_vs", "reference_cpu_ratio_vs"):
+            if f"{ratio}_{spec.anchor}" in entry:
+                summary[key][f"{ratio}_{spec.anchor}"] = entry[f"{ratio}_{spec.anchor}"]
         gc.collect()
 
     results = {k: results[k] for k in keys if k in results}
@@ -690,6 +760,7 @@ def main(argv=None) -> int:
         "git": git_sha(),
         "quick": quick,
         "tuned": not args.no_tune,
+        "reference": None if args.reference is None else str(args.reference.resolve()),
         "repeats_rateopt": repeats,
         "total_s": time.perf_counter() - t_start,
         "loadavg_start": list(load_start),
@@ -753,15 +824,20 @@ def render_markdown(full: dict) -> str:
     ]
     rows = []
     for key, e in full["results"].items():
-        for sysname in ("rateopt", "tfco", "fairlearn"):
+        anchor = "tfco" if "tfco" in e else "fairlearn"
+        for sysname in ("rateopt", "rateopt_reference", "tfco", "fairlearn"):
             if sysname not in e:
                 continue
             r = e[sysname]
             if "error" in r:
                 rows.append([key, sysname, "FAILED: " + r["error"], "", "", "", "", "", ""])
                 continue
-            sp = e.get(f"speedup_vs_{sysname}")
-            cr = e.get(f"cpu_ratio_vs_{sysname}")
+            if sysname == "rateopt":
+                sp, cr = e.get(f"speedup_vs_{anchor}"), e.get(f"cpu_ratio_vs_{anchor}")
+            elif sysname == "rateopt_reference":
+                sp, cr = e.get(f"reference_speedup_vs_{anchor}"), e.get(f"reference_cpu_ratio_vs_{anchor}")
+            else:
+                sp = cr = None
             cpu = r.get("fit_cpu_s")
             rows.append([key, sysname, f"{r['train_err']:.4f}", f"{r['test_err']:.4f}", f"{r['train_viol']:+.4f}",
                          f"{r['test_viol']:+.4f}", f"{r['fit_s']:.2f}", "" if cpu is None else f"{cpu:.2f}",
@@ -769,7 +845,11 @@ def render_markdown(full: dict) -> str:
                          f"{cr:.1f}x" if cr else ""])
     lines.append(markdown_table(
         ["problem", "system", "train err", "test err", "train viol", "test viol", "fit s", "fit CPU s",
-         "models / params", "rateopt speed-up (wall)", "CPU-time ratio"], rows))
+         "models / params", "anchor / rateopt (wall)", "anchor / rateopt (CPU)"], rows))
+    if full.get("reference"):
+        lines += ["", (f"`rateopt_reference`: the same fit by the tree `{full['reference']}` (the run's before), "
+                       "timed in a worker process right after this tree's fits; its ratios are to the same "
+                       "anchor fit.")]
     lines += ["", "## Targets", ""]
 
     def yn(b):

@@ -1195,6 +1195,7 @@ LoopScheduleArgs loop_schedule(const py::dict& schedule, const LoopBlocks& block
         }
         sch.rows = rows.data();
         sch.sampled = sampled.data();
+        sch.sort_rows = dict_get<bool>(schedule, "schedule", "sort_rows");
     }
     return a;
 }

@@ -113,6 +113,24 @@ def test_core_loop_matches_for_every_optimizer_and_proxy(method, opts):
     assert_same_run(py, co)
 
 
+@pytest.mark.parametrize("case", [
+    dict(record_every=5),
+    dict(margin=2.0, batch_size=300, random_state=4, record_every=10),
+    dict(margin=0.5, n_threads=2, record_every=3),
+], ids=["full-batch", "minibatch-margin2", "two-threads-margin0.5"])
+@pytest.mark.parametrize("method", ["proxy-swap", "proxy-external", "unconstrained"])
+def test_core_loop_matches_with_the_logistic_objective_on_rows_without_objective_atoms(method, case):
+    """The core loop's logistic-objective pass (one logistic combination whose value it does not read, plus the
+    constraints' hinge: its own branch-free row code in rate_kernel.hpp) against the Python driver, whose
+    passes take the general path. The unlabelled dataset's rows have a zero objective coefficient, and
+    rows outside the constrained groups a zero hinge coefficient: the cases the branch-free code adds as
+    exact zeros where the general path skips them."""
+    problem, val = _two_dataset_problem(2, sparse=True), _two_dataset_problem(6)
+    py, co = _both(problem, method=method, n_iter=90, eta_lambda=0.5, proxy="logistic", validation=val,
+                   learning_rate=0.05, **case)
+    assert_same_run(py, co)
+
+
 @pytest.mark.parametrize("model", [rateopt.LinearModel(l2=0.05, radius=0.3),
                                    rateopt.LinearModel(fit_intercept=False, radius=5.0)], ids=["l2-ball", "no-bias"])
 @pytest.mark.parametrize("method", ["proxy-swap", "lagrangian-hinge"])
@@ -159,6 +177,35 @@ def test_minibatch_segments_draw_the_same_rows(monkeypatch):
     assert calls == list(range(0, 60, 7))
     np.testing.assert_array_equal(seg.weights, one.weights)
     np.testing.assert_array_equal(seg.multipliers, one.multipliers)
+
+
+@pytest.mark.parametrize("n, batch", [(600, 64), (700, 1), (70_000, 5000)], ids=["2-byte", "batch-1", "3-byte"])
+def test_the_core_loop_sorts_minibatch_rows_as_numpy_does(monkeypatch, n, batch):
+    """train() hands the core loop unsorted draws with sort_rows=True (its radix sort, one byte of the row ids per
+    pass); the reference sorts the same draws with numpy.sort and asks the loop to keep their order. Every record
+    must be the same bits, and the loop must have been given unsorted rows (else the test proves nothing)."""
+    problem = _problem(n=n)
+    kw = dict(n_iter=12, eta_lambda=0.5, batch_size=batch, random_state=5, record_every=4, proxy="logistic")
+    given = []
+    real = core.run_train_loop
+
+    def spy(*a, **k):
+        given.append(k["rows"].copy())
+        assert k["sort_rows"] is True
+        return real(*a, **k)
+
+    monkeypatch.setattr(core, "run_train_loop", spy)
+    ours = run_game(problem, loop="core", **kw)
+
+    def numpy_sorted(*a, **k):
+        return real(*a, **dict(k, rows=np.sort(k["rows"], axis=-1), sort_rows=False))
+
+    monkeypatch.setattr(core, "run_train_loop", numpy_sorted)
+    ref = run_game(problem, loop="core", **kw)
+    if batch > 1:
+        assert any(np.any(np.diff(r, axis=-1) < 0) for r in given)
+    for f in ("weights", "biases", "multipliers", "atom_rates"):
+        np.testing.assert_array_equal(getattr(ours, f), getattr(ref, f))
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])

@@ -100,7 +100,7 @@ inline int process_offset_row(const Matrix& X, std::int64_t j, const double* the
         const std::int64_t slot = offset_slot(off, a);
         const double sa = slot_score(off, s, slot);
         if (!std::isfinite(sa)) return false;
-        add_atom_rates(b, a, v, sa, margin);
+        add_atom_rates(b, a, v, RowHinges(sa, margin));
         if (!acc.seen[slot]) {
             acc.seen[slot] = 1;
             acc.touched.push_back(slot);

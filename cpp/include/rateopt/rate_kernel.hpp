@@ -100,11 +100,46 @@ inline bool row_score(const Matrix& X, std::int64_t j, const double* theta, doub
     return std::isfinite(s);
 }
 
-// Atom a's 0-1 and hinge-rate terms of a row with weight v in a, at score s.
-inline void add_atom_rates(KernelScratch& acc, std::int32_t a, double v, double s, double margin) {
-    acc.rates[a] += v * (s >= 0.0 ? 1.0 : 0.0);
-    acc.ppos[a] += v * std::max(0.0, margin + s);
-    acc.pneg[a] += v * std::max(0.0, margin - s);
+// Branch-free selections, bit for bit the ternaries they replace. The score's
+// sign and the hinge regimes change unpredictably from row to row, and GCC
+// compiles `c ? x : 0.0` and std::max(0.0, x) on doubles into conditional
+// jumps (it keeps their signed-zero and NaN semantics). With SSE2 (the x86-64
+// base ISA) each is one max/min or compare-and-mask instruction with the same
+// IEEE result: maxsd(x, 0) = x > 0 ? x : +0 = std::max(0.0, x),
+// minsd(x, 0) = x < 0 ? x : +0, and a compare mask ANDed with x gives x or +0.
+// On the Adult pass (issue 35) the single-combination path was no faster for
+// them alone (within noise); the logistic + hinge path below needs them to be
+// branch-free.
+#if defined(ROPT_CSR_SSE2)
+inline double pos_part(double x) { return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(x), _mm_setzero_pd())); }
+inline double neg_part(double x) { return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(x), _mm_setzero_pd())); }
+// x if c > 0 else +0.
+inline double if_positive(double c, double x) {
+    return _mm_cvtsd_f64(_mm_and_pd(_mm_cmpgt_sd(_mm_set_sd(c), _mm_setzero_pd()), _mm_set_sd(x)));
+}
+// 1 if s >= 0 else +0.
+inline double step(double s) {
+    return _mm_cvtsd_f64(_mm_and_pd(_mm_cmpge_sd(_mm_set_sd(s), _mm_setzero_pd()), _mm_set_sd(1.0)));
+}
+#else
+inline double pos_part(double x) { return std::max(0.0, x); }
+inline double neg_part(double x) { return x < 0.0 ? x : 0.0; }
+inline double if_positive(double c, double x) { return c > 0.0 ? x : 0.0; }
+inline double step(double s) { return s >= 0.0 ? 1.0 : 0.0; }
+#endif
+
+// A row's hinge terms at score s: the 0-1 step and the two hinges, computed
+// once per row (every atom entry of the row reads them).
+struct RowHinges {
+    double step, pos, neg;  // 1[s >= 0], max(0, margin + s), max(0, margin - s)
+    RowHinges(double s, double margin) : step(detail::step(s)), pos(pos_part(margin + s)), neg(pos_part(margin - s)) {}
+};
+
+// Atom a's 0-1 and hinge-rate terms of a row with weight v in a.
+inline void add_atom_rates(KernelScratch& acc, std::int32_t a, double v, const RowHinges& h) {
+    acc.rates[a] += v * h.step;
+    acc.ppos[a] += v * h.pos;
+    acc.pneg[a] += v * h.neg;
 }
 
 // The proxy terms of the k combinations whose net coefficients at row j (for
@@ -207,24 +242,67 @@ inline int process_row_single(const Matrix& X, std::int64_t j, const double* the
                               KernelScratch& acc, double& proxy_value, double& grad_bias) {
     double s;
     if (!row_score(X, j, theta, bias, s)) return 1;
-    const double hinge_pos = std::max(0.0, margin + s);
-    const double hinge_neg = std::max(0.0, margin - s);
+    const RowHinges h(s, margin);
     double u = 0.0;
     atoms.for_each_entry(j, [&](std::int32_t a, double v) {
-        add_atom_rates(acc, a, v, s, margin);
+        add_atom_rates(acc, a, v, h);
         u += coef[a] * v;
     });
-    double d = 0.0;
-    if (u > 0.0) {
-        proxy_value += u * hinge_pos;
-        if (margin + s > 0.0) d = weight * u;
-    } else if (u < 0.0) {
-        proxy_value += -u * hinge_neg + u;
-        if (margin - s > 0.0) d = weight * u;
-    }
+    // Branch-free, term for term the branches
+    //   u > 0: value += u hinge_pos, d = weight u if margin + s > 0;
+    //   u < 0: value += -u hinge_neg + u, d = weight u if margin - s > 0;
+    //   u = 0: nothing.
+    // With up = max(u, 0) and un = min(u, 0) (one of them +0): up hp - un hn + un
+    // is u hp + 0 - 0, or +0 - u hn + u = -u hn + u (negation is exact), or +0,
+    // and the sum never holds -0, so adding +0 leaves it unchanged.
+    const double up = pos_part(u), un = neg_part(u);
+    proxy_value += up * h.pos - un * h.neg + un;
+    const double d = weight * (if_positive(margin + s, up) + if_positive(margin - s, un));
     if (d != 0.0) {
         X.axpy(j, d, acc.grad.data());
         grad_bias += d;  // register-resident here, not acc.grad_bias[0]
+    }
+    return 0;
+}
+
+// The core loop's default pair (train_loop.hpp, a logistic objective): combination 0
+// a logistic proxy whose value no player reads (slope only), combination 1 the
+// constraints' hinge, their gradients summed. Both net coefficients, the hinge's
+// value and the bias gradient stay in registers, and the row logic has no
+// data-dependent branch. The same arithmetic as the general path, term for term:
+// there a combination with u_c = 0 or a zero slope adds nothing; here it adds an
+// exact +0 or -0 to d and +0 to the hinge's value, and neither sum ever holds -0
+// (they start at +0, and an exact zero sum of nonzero terms is +0), so the sums
+// are the same bits.
+template <class Matrix>
+inline int process_row_logistic_hinge(const Matrix& X, std::int64_t j, const double* theta, double bias,
+                                      const AtomView& atoms, const double* coef0, const double* coef1, double w0,
+                                      double w1, double margin, KernelScratch& acc, double& proxy1,
+                                      double& grad_bias) {
+    constexpr double inv_ln2 = 1.4426950408889634;  // proxy.hpp's
+    double s;
+    if (!row_score(X, j, theta, bias, s)) return 1;
+    const RowHinges h(s, margin);
+    double u0 = 0.0, u1 = 0.0;
+    atoms.for_each_entry(j, [&](std::int32_t a, double v) {
+        add_atom_rates(acc, a, v, h);
+        u0 += coef0[a] * v;
+        u1 += coef1[a] * v;
+    });
+    // proxy_slope(logistic, u0, s): u0 (s >= 0 ? big : small) / ln 2 for u0 > 0,
+    // u0 (s >= 0 ? small : big) / ln 2 otherwise.
+    const double e = std::exp(-std::fabs(s));
+    const double big = 1.0 / (1.0 + e), small = e * big;
+    const double f = (u0 > 0.0) == (s >= 0.0) ? big : small;
+    double d = 0.0;
+    d += w0 * (u0 * f * inv_ln2);
+    // proxy_term(hinge, u1, s): as process_row_single.
+    const double up = pos_part(u1), un = neg_part(u1);
+    proxy1 += up * h.pos - un * h.neg + un;
+    d += w1 * (if_positive(margin + s, up) + if_positive(margin - s, un));
+    if (d != 0.0) {
+        X.axpy(j, d, acc.grad.data());
+        grad_bias += d;
     }
     return 0;
 }
@@ -241,8 +319,9 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
     const std::int64_t k = cb.k;
     double* u = acc.u.data();
     std::fill(u, u + k, 0.0);
+    const RowHinges h(s, margin);
     atoms.for_each_entry(j, [&](std::int32_t a, double v) {
-        add_atom_rates(acc, a, v, s, margin);
+        add_atom_rates(acc, a, v, h);
         const double* ca = coef_t + static_cast<std::int64_t>(a) * k;
         for (std::int64_t c = 0; c < k; ++c) u[c] += ca[c] * v;
     });
@@ -251,8 +330,8 @@ inline int process_row(const Matrix& X, std::int64_t j, const double* theta, dou
         // Branch-free (the signs of u_c and the hinge regimes are unpredictable
         // row to row), so the loop over combinations vectorizes; for u_c = 0
         // every term is an exact zero, as in the general path.
-        const double hinge_pos = std::max(0.0, margin + s);
-        const double hinge_neg = std::max(0.0, margin - s);
+        const double hinge_pos = h.pos;
+        const double hinge_neg = h.neg;
         const double on_pos = margin + s > 0.0 ? 1.0 : 0.0;
         const double on_neg = margin - s > 0.0 ? 1.0 : 0.0;
         double* proxy = acc.proxy.data();
@@ -300,6 +379,9 @@ void rate_kernel(const Matrix& X,
     bool all_hinge = true;
     for (std::int64_t c = 0; c < k; ++c) all_hinge &= cb.kinds[c] == static_cast<std::int32_t>(ProxyKind::hinge);
     const bool single = all_hinge && k == 1;  // separate or summed: the same for one combination
+    const bool logistic_hinge = k == 2 && !cb.separate_gradients && cb.slope_only && cb.slope_only[0] &&
+                                !cb.slope_only[1] && cb.kinds[0] == static_cast<std::int32_t>(ProxyKind::logistic) &&
+                                cb.kinds[1] == static_cast<std::int32_t>(ProxyKind::hinge);
 
     std::vector<detail::KernelScratch> scratch(static_cast<std::size_t>(threads));
     parallel_chunks(threads, [&](int t) {
@@ -321,6 +403,26 @@ void rate_kernel(const Matrix& X,
                                                             proxy_value, grad_bias);
             }
             acc.proxy[0] = proxy_value;
+            acc.grad_bias[0] = grad_bias;
+            acc.nonfinite = nonfinite;
+            return;
+        }
+        if (logistic_hinge) {
+            double proxy1 = 0.0, grad_bias = 0.0;  // register-resident
+            std::int64_t nonfinite = 0;
+            const double* c0 = cb.coef;
+            const double* c1 = cb.coef + n_atoms;
+            const double w0 = cb.grad_weights[0], w1 = cb.grad_weights[1];
+            if (rows) {
+                for (std::int64_t r = begin; r < end; ++r)
+                    nonfinite += detail::process_row_logistic_hinge(X, rows[r], theta, bias, atoms, c0, c1, w0, w1,
+                                                                    margin, acc, proxy1, grad_bias);
+            } else {
+                for (std::int64_t j = begin; j < end; ++j)
+                    nonfinite += detail::process_row_logistic_hinge(X, j, theta, bias, atoms, c0, c1, w0, w1, margin,
+                                                                    acc, proxy1, grad_bias);
+            }
+            acc.proxy[1] = proxy1;
             acc.grad_bias[0] = grad_bias;
             acc.nonfinite = nonfinite;
             return;

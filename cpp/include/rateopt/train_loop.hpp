@@ -11,6 +11,8 @@
 //      distribution; lambda_player.hpp), or projected Lagrangian ascent;
 //   4. every `record_every` iterations (and at the last), the record: model,
 //      multipliers, full-data atom rates (training and validation datasets).
+// Minibatch rows may come unsorted (sort_rows): the loop sorts them, in
+// O(batch) per pass of a radix sort, cheaper than the caller's comparison sort.
 // The games are those of python/rateopt/games: "proxy-swap" (seed 001,
 // Algorithm 3), "proxy-external" (Algorithm 4), "lagrangian-hinge"
 // (Algorithm 5) and "unconstrained". Every step is the Python players'
@@ -151,9 +153,30 @@ struct LoopSchedule {
     const std::int64_t* rows = nullptr;
     const std::uint8_t* sampled = nullptr;
     std::int64_t batch = 0;
+    // Visit each block's minibatch rows in increasing order: the caller drew them
+    // unsorted and the loop sorts them (sort_row_ids), so the kernel reads X in
+    // memory order. The same rows in the same order as the caller's sorted draw.
+    bool sort_rows = false;
     // The callback runs after every record and every `progress_every` iterations (0: records only).
     std::int64_t progress_every = 0;
 };
+
+// Row ids in [0, n_rows), ascending, into `out` (LSD radix sort, one byte per
+// pass, as many passes as n_rows - 1 has bytes: two for up to 65,536 rows).
+// Equal ids are interchangeable, so this is the sorted array numpy's sort gives.
+inline void sort_row_ids(const std::int64_t* ids, std::int64_t n, std::int64_t n_rows,
+                         std::vector<std::int64_t>& out, std::vector<std::int64_t>& tmp) {
+    out.assign(ids, ids + n);
+    tmp.resize(static_cast<std::size_t>(n));
+    std::uint64_t top = n_rows > 0 ? static_cast<std::uint64_t>(n_rows - 1) : 0;
+    for (int shift = 0; top; shift += 8, top >>= 8) {
+        std::int64_t count[257] = {0};
+        for (std::int64_t i = 0; i < n; ++i) ++count[((static_cast<std::uint64_t>(out[i]) >> shift) & 0xff) + 1];
+        for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+        for (std::int64_t i = 0; i < n; ++i) tmp[count[(static_cast<std::uint64_t>(out[i]) >> shift) & 0xff]++] = out[i];
+        out.swap(tmp);
+    }
+}
 
 // Whether iteration t is recorded: every `record_every`-th and the last of the run.
 inline bool is_record_iteration(const LoopSchedule& sch, std::int64_t t) {
@@ -430,6 +453,8 @@ inline LoopOutcome run_train_loop(const std::vector<const LoopBlock*>& blocks,
     std::vector<double> cvals(static_cast<std::size_t>(m));
     std::vector<double> work(static_cast<std::size_t>((m + 1) + (m + 1) * (m + 1)));
     std::vector<const std::int64_t*> block_rows(blocks.size(), nullptr);
+    std::vector<std::vector<std::int64_t>> sorted_rows(sch.sort_rows ? blocks.size() : 0);
+    std::vector<std::int64_t> sort_tmp;
     std::int64_t n_sampled = 0;
     if (sch.rows)
         for (std::size_t b = 0; b < blocks.size(); ++b) n_sampled += sch.sampled[b] ? 1 : 0;
@@ -443,8 +468,13 @@ inline LoopOutcome run_train_loop(const std::vector<const LoopBlock*>& blocks,
         if (sch.rows) {
             const std::int64_t* base = sch.rows + (t - sch.t_begin) * n_sampled * sch.batch;
             std::int64_t s = 0;
-            for (std::size_t b = 0; b < blocks.size(); ++b)
+            for (std::size_t b = 0; b < blocks.size(); ++b) {
                 block_rows[b] = sch.sampled[b] ? base + (s++) * sch.batch : nullptr;
+                if (block_rows[b] && sch.sort_rows) {
+                    sort_row_ids(block_rows[b], sch.batch, blocks[b]->n_rows(), sorted_rows[b], sort_tmp);
+                    block_rows[b] = sorted_rows[b].data();
+                }
+            }
         }
         LoopStatus status = detail::game_pass(blocks, st.theta, *st.bias, gc, A, spec.margin,
                                               sch.rows ? block_rows.data() : nullptr, sch.batch, sch.n_threads, pb,

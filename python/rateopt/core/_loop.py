@@ -121,8 +121,8 @@ def _loop_block(block):
 
 def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record_every, optimizer, learning_rate,
                    l2, radius, fit_intercept, eta_lambda, update, lambda_radius, lambda_floor, proxy, margin,
-                   t_begin=0, t_end=None, val_blocks=(), rows=None, sampled=None, callback=None, progress_every=0,
-                   n_threads=None):
+                   t_begin=0, t_end=None, val_blocks=(), rows=None, sampled=None, sort_rows=False, callback=None,
+                   progress_every=0, n_threads=None):
     """Run iterations ``[t_begin, t_end)`` of a built-in game in the core, the GIL released.
 
     Each iteration is one fused kernel pass over every block (for the game's
@@ -173,6 +173,10 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
         Minibatch rows of the sampled blocks for each iteration (None: full batch).
     sampled : array-like of shape (len(blocks),) of bool
         Which blocks ``rows`` samples (the others are read in full).
+    sort_rows : bool, default=False
+        Visit each iteration's rows of a block in increasing order (the loop
+        sorts them: a radix sort, cheaper than ``numpy.sort`` per iteration);
+        False visits them in the order given.
     callback : callable, default=None
         ``callback(t, n_records) -> bool`` after every record and every
         ``progress_every`` iterations, with the GIL held; True stops the loop
@@ -238,6 +242,7 @@ def run_train_loop(blocks, game, C, kappa, c0, state, records, *, n_iter, record
         if sampled is None:
             raise ValueError("sampled must be given with rows")
         schedule["sampled"] = np.ascontiguousarray(sampled, dtype=np.uint8)
+        schedule["sort_rows"] = bool(sort_rows)
     game_d = dict(game=LOOP_GAMES[game], C=C, kappa=kappa, c0=c0, n_features=int(state.theta.shape[0]),
                   objective_proxy=PROXIES[proxy], margin=float(margin))
     model_d = dict(optimizer=OPTIMIZERS[optimizer], learning_rate=float(learning_rate), l2=float(l2),
