@@ -26,7 +26,16 @@
 //                   (the hinge smoothed to C^1 by squaring: a Newton step
 //                   needs a Hessian > 0 wherever the gradient is not 0, which
 //                   the Huberized hinge's linear part does not have.)
-// A row with u = 0 gets g = h = 0. sigmoid(+-s) come from e = exp(-|s|)
+// With a curvature coefficient per atom (hess_coef, optional, >= 0), the
+// Hessian's |u| is replaced by the row's w_j = sum_a hess_coef_a v_ja (the
+// gradient is unchanged): the caller passes the sum of the absolute terms
+// whose net is coef (the objective's and the constraints' coefficients
+// apart), so h is the curvature of the sum of the terms' own proxies, which
+// bounds the net proxy's from above. A row whose terms nearly cancel (u
+// small, w not) then gets a damped step -g / h of the order of u / w, where
+// the net proxy's Newton step -g / h = -+1 / sigmoid(-+s) would be full
+// size whatever |u|.
+// A row with u = 0 gets g = h = 0 (with or without hess_coef). sigmoid(+-s) come from e = exp(-|s|)
 // (fast_exp.hpp, overflow-free for every s).
 //
 // Each chunk goes through its rows in blocks of 512, in two phases: (1) the
@@ -93,7 +102,8 @@ namespace detail {
 constexpr std::int64_t kBoostingBlock = 512;
 
 // Phase 2 of a block of m rows: each row's scaled gradient and Hessian from
-// its score s[i] and net coefficient u[i] (tmp: m doubles of scratch), in
+// its score s[i], net coefficient u[i] and Hessian coefficient hu[i] (u
+// itself, or the curvature coefficient w; tmp: m doubles of scratch), in
 // simple branch-free loops that vectorize (boosting_row_derivative's
 // arithmetic, term for term; the clamp in a loop of its own, fast_exp.hpp).
 // A row whose score is not finite gets g = h = 0 and is counted. float32
@@ -105,6 +115,7 @@ constexpr std::int64_t kBoostingBlock = 512;
 // none in a loop of their own, then converted to G.
 template <class S, class G>
 ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, const double* __restrict u,
+                                                     const double* __restrict hu,
                                                      double* __restrict tmp, std::int64_t m, BoostingProxy kind,
                                                      double scale, G* __restrict grad, G* __restrict hess,
                                                      std::int64_t& nonfinite) {
@@ -129,7 +140,7 @@ ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, c
             const double big = 1.0 / (1.0 + e), small = e * big;
             // u sigmoid(s) for u > 0, u sigmoid(-s) for u <= 0: big where the signs of s and u agree
             const double g = ui * ((si >= 0.0) == (ui > 0.0) ? big : small);
-            const double h = std::fabs(ui) * (big * small);
+            const double h = (ui != 0.0 ? std::fabs(hu[i]) : 0.0) * (big * small);  // no net term: h = 0
             gbuf[i] = scale * g;
             hbuf[i] = scale * h;
         }
@@ -142,7 +153,7 @@ ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, c
         for (std::int64_t i = 0; i < m; ++i) {
             const double ui = u[i];
             gbuf[i] = scale * (ui * tmp[i]);
-            hbuf[i] = scale * std::fabs(ui);
+            hbuf[i] = scale * std::fabs(hu[i]);
         }
         for (std::int64_t i = 0; i < m; ++i) {  // zero where the margin term is not positive
             const bool on = (tmp[i] > 0.0) & (u[i] != 0.0);
@@ -218,12 +229,24 @@ inline void boosting_block_rates(const S* scores, const AtomView& atoms, const d
         boosting_block_rates_ids(scores, atoms.indptr64, atoms, coef, acc, n_atoms, b0, b1, u);
 }
 
+// Each row's curvature coefficient w_j = sum_a hess_coef_a v_ja of rows [b0, b1), into w[j - b0] (a second
+// gather over the block's atom entries, only when a curvature coefficient is given).
+inline void boosting_block_curvature(const AtomView& atoms, const double* __restrict hess_coef, std::int64_t b0,
+                                     std::int64_t b1, double* __restrict w) {
+    for (std::int64_t j = b0; j < b1; ++j) {
+        double wj = 0.0;
+        atoms.for_each_entry(j, [&](std::int32_t a, double v) { wj += hess_coef[a] * v; });
+        w[j - b0] = wj;
+    }
+}
+
 }  // namespace detail
 
 template <class S, class G>
 void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's scores
                    const AtomView& atoms,    // in: atoms.n_rows rows
                    const double* coef,       // in: (n_atoms,) the combination's coefficients
+                   const double* hess_coef,  // in: (n_atoms,) curvature coefficients (>= 0), or null: |coef|'s
                    BoostingProxy kind,
                    double scale,             // factor on grad and hess (the caller's row count)
                    int n_threads,
@@ -243,16 +266,18 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
         // Consecutive rows mostly hit the same atoms: kCopies interleaved
         // accumulators break the add-store-load chain through one rates[a].
         std::vector<double> acc(static_cast<std::size_t>(kCopies * n_atoms), 0.0);
-        double ubuf[detail::kBoostingBlock], tmp[detail::kBoostingBlock];
+        double ubuf[detail::kBoostingBlock], wbuf[detail::kBoostingBlock], tmp[detail::kBoostingBlock];
         std::int64_t begin, end, nonfinite = 0;
         chunk_range(n, threads, t, begin, end);
         for (std::int64_t b0 = begin; b0 < end; b0 += detail::kBoostingBlock) {
             const std::int64_t b1 = std::min(end, b0 + detail::kBoostingBlock);
             // phase 1: the atom rates of the 0-1 decisions and each row's net coefficient
             detail::boosting_block_rates(scores, atoms, coef, acc.data(), n_atoms, b0, b1, ubuf);
+            // the Hessian's coefficient of each row: the curvature coefficient's, not |u|
+            if (hess_coef != nullptr) detail::boosting_block_curvature(atoms, hess_coef, b0, b1, wbuf);
             // phase 2: the derivatives, vectorized
-            detail::boosting_block_derivatives(scores + b0, ubuf, tmp, b1 - b0, kind, scale, out.grad + b0,
-                                               out.hess + b0, nonfinite);
+            detail::boosting_block_derivatives(scores + b0, ubuf, hess_coef != nullptr ? wbuf : ubuf, tmp, b1 - b0,
+                                               kind, scale, out.grad + b0, out.hess + b0, nonfinite);
         }
         part.rates.assign(static_cast<std::size_t>(n_atoms), 0.0);
         for (std::int64_t a = 0; a < n_atoms; ++a)
