@@ -40,7 +40,8 @@
 //
 // Each chunk goes through its rows in blocks of 512, in two phases: (1) the
 // scatter of the 0-1 decisions into the atom rates and each row's net
-// coefficient u_j (a CSR gather, into a block buffer); (2) the derivatives,
+// coefficient u_j (and curvature coefficient w_j, with hess_coef) (a CSR
+// gather, into block buffers); (2) the derivatives,
 // in branch-free loops over the block that vectorize (the exponential in its
 // own loop). Consecutive rows mostly belong to the same few atoms, so row j
 // adds into one of 4 interleaved copies of the rates (j mod 4), which breaks
@@ -177,15 +178,17 @@ ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, c
 
 // Phase 1 of rows [b0, b1): each row's 0-1 decision added (weighted) into the
 // rates copy of its row (j mod 4 of the interleaved copies acc), and its net
-// coefficient u_j = sum_a coef_a v_ja into u[j - b0]. The atom table's index
-// widths are dispatched once per block, not per row (the sums are the same:
-// the same terms in the same order).
-template <class S, class P, class Id>
+// coefficient u_j = sum_a coef_a v_ja into u[j - b0]; with a curvature
+// coefficient (Curv), also w_j = sum_a hess_coef_a v_ja into w[j - b0], in the
+// same sweep over the entries. The atom table's index widths are dispatched
+// once per block, not per row (the sums are the same: the same terms in the
+// same order).
+template <bool Curv, class S, class P, class Id>
 inline void boosting_block_rates_typed(const S* __restrict scores, const P* __restrict indptr,
                                        const Id* __restrict ids, const double* __restrict weights,
-                                       const double* __restrict coef, double* __restrict acc,
-                                       std::int64_t n_atoms, std::int64_t b0, std::int64_t b1,
-                                       double* __restrict u) {
+                                       const double* __restrict coef, const double* __restrict hess_coef,
+                                       double* __restrict acc, std::int64_t n_atoms, std::int64_t b0, std::int64_t b1,
+                                       double* __restrict u, double* __restrict w) {
     constexpr double kMax = 1.7976931348623157e308;
     std::int64_t p = static_cast<std::int64_t>(indptr[b0]);
     for (std::int64_t j = b0; j < b1; ++j) {
@@ -193,50 +196,49 @@ inline void boosting_block_rates_typed(const S* __restrict scores, const P* __re
         const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
         double* rates = acc + (j & 3) * n_atoms;
         const std::int64_t e = static_cast<std::int64_t>(indptr[j + 1]);
-        double uj = 0.0;
+        double uj = 0.0, wj = 0.0;
         for (; p < e; ++p) {
             const std::int32_t a = static_cast<std::int32_t>(ids[p]);
             const double v = weights[p];
             rates[a] += v * positive;
             uj += coef[a] * v;
+            if constexpr (Curv) wj += hess_coef[a] * v;
         }
         u[j - b0] = uj;
+        if constexpr (Curv) w[j - b0] = wj;
     }
 }
 
-template <class S, class P>
+template <bool Curv, class S, class P>
 inline void boosting_block_rates_ids(const S* scores, const P* indptr, const AtomView& atoms, const double* coef,
-                                     double* acc, std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
+                                     const double* hess_coef, double* acc, std::int64_t n_atoms, std::int64_t b0,
+                                     std::int64_t b1, double* u, double* w) {
     switch (atoms.id_width) {
         case AtomIdWidth::kU8:
-            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint8_t*>(atoms.indices),
-                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+            return boosting_block_rates_typed<Curv>(scores, indptr, static_cast<const std::uint8_t*>(atoms.indices),
+                                                    atoms.weights, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
         case AtomIdWidth::kU16:
-            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint16_t*>(atoms.indices),
-                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+            return boosting_block_rates_typed<Curv>(scores, indptr, static_cast<const std::uint16_t*>(atoms.indices),
+                                                    atoms.weights, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
         default:
-            return boosting_block_rates_typed(scores, indptr, static_cast<const std::int32_t*>(atoms.indices),
-                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+            return boosting_block_rates_typed<Curv>(scores, indptr, static_cast<const std::int32_t*>(atoms.indices),
+                                                    atoms.weights, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
     }
 }
 
 template <class S>
-inline void boosting_block_rates(const S* scores, const AtomView& atoms, const double* coef, double* acc,
-                                 std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
-    if (atoms.indptr32)
-        boosting_block_rates_ids(scores, atoms.indptr32, atoms, coef, acc, n_atoms, b0, b1, u);
-    else
-        boosting_block_rates_ids(scores, atoms.indptr64, atoms, coef, acc, n_atoms, b0, b1, u);
-}
-
-// Each row's curvature coefficient w_j = sum_a hess_coef_a v_ja of rows [b0, b1), into w[j - b0] (a second
-// gather over the block's atom entries, only when a curvature coefficient is given).
-inline void boosting_block_curvature(const AtomView& atoms, const double* __restrict hess_coef, std::int64_t b0,
-                                     std::int64_t b1, double* __restrict w) {
-    for (std::int64_t j = b0; j < b1; ++j) {
-        double wj = 0.0;
-        atoms.for_each_entry(j, [&](std::int32_t a, double v) { wj += hess_coef[a] * v; });
-        w[j - b0] = wj;
+inline void boosting_block_rates(const S* scores, const AtomView& atoms, const double* coef,
+                                 const double* hess_coef, double* acc, std::int64_t n_atoms, std::int64_t b0,
+                                 std::int64_t b1, double* u, double* w) {
+    if (hess_coef != nullptr) {
+        if (atoms.indptr32)
+            boosting_block_rates_ids<true>(scores, atoms.indptr32, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
+        else
+            boosting_block_rates_ids<true>(scores, atoms.indptr64, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
+    } else if (atoms.indptr32) {
+        boosting_block_rates_ids<false>(scores, atoms.indptr32, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
+    } else {
+        boosting_block_rates_ids<false>(scores, atoms.indptr64, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
     }
 }
 
@@ -272,9 +274,8 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
         for (std::int64_t b0 = begin; b0 < end; b0 += detail::kBoostingBlock) {
             const std::int64_t b1 = std::min(end, b0 + detail::kBoostingBlock);
             // phase 1: the atom rates of the 0-1 decisions and each row's net coefficient
-            detail::boosting_block_rates(scores, atoms, coef, acc.data(), n_atoms, b0, b1, ubuf);
-            // the Hessian's coefficient of each row: the curvature coefficient's, not |u|
-            if (hess_coef != nullptr) detail::boosting_block_curvature(atoms, hess_coef, b0, b1, wbuf);
+            // (and, with a curvature coefficient, each row's w_j: the Hessian's coefficient instead of |u_j|)
+            detail::boosting_block_rates(scores, atoms, coef, hess_coef, acc.data(), n_atoms, b0, b1, ubuf, wbuf);
             // phase 2: the derivatives, vectorized
             detail::boosting_block_derivatives(scores + b0, ubuf, hess_coef != nullptr ? wbuf : ubuf, tmp, b1 - b0,
                                                kind, scale, out.grad + b0, out.hess + b0, nonfinite);
