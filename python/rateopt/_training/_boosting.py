@@ -161,7 +161,7 @@ class BoostingPass:
 
 
 def curvature_coefficients(combinations):
-    """Each atom's curvature coefficient of the game's combinations, or None (one combination: ``|u|``'s).
+    """Each atom's curvature coefficient of the game's combinations, or None (one nonzero combination: ``|u|``).
 
     The sum over the combinations of the absolute value of each one's atom
     coefficients (with their gradient weights): with the logistic proxy the
@@ -178,9 +178,13 @@ def curvature_coefficients(combinations):
     between the accurate classifier and the trivial one (issue 33's
     collapses, bench/results/boosting_collapse_xgboost_xc_dissect.md).
     """
-    if not hasattr(combinations, "coefs") or np.asarray(combinations.coefs).shape[0] < 2:
+    if not hasattr(combinations, "coefs"):
         return None
-    return np.abs(np.asarray(combinations.grad_weights, dtype=np.float64)) @ np.abs(np.asarray(combinations.coefs))
+    weights = np.abs(np.asarray(combinations.grad_weights, dtype=np.float64))
+    coefs = np.abs(np.asarray(combinations.coefs, dtype=np.float64))
+    if np.count_nonzero((weights > 0) & np.any(coefs > 0, axis=1)) < 2:  # one term (e.g. no constraint): |u|
+        return None
+    return weights @ coefs
 
 
 def net_coefficients(combinations):
