@@ -104,6 +104,10 @@ def test_the_hessian_weighs_the_objective_and_the_constraints_apart():
     assert np.allclose(got_g, want_g, rtol=1e-6, atol=1e-6 * np.abs(want_g).max())
     assert np.allclose(got_h, want_h, rtol=1e-6, atol=1e-6 * np.abs(want_h).max())
     assert np.all(w >= np.abs(u) - 1e-15) and np.any(w > 2 * np.abs(u))  # the terms do cancel on some rows
+    # no constraint term (an unconstrained run's zero row): |u|, bit for bit as a single vector
+    alone = player.run_pass(Combinations(np.vstack([lam0 * spec.c0, np.zeros(spec.n_atoms)]),
+                                         ("logistic", "hinge"), np.ones(2))).grad.hess.copy()
+    assert np.array_equal(alone, player.run_pass(lam0 * spec.c0).grad.hess)
     # one combination (a single coefficient vector, or the hinge's one combination): |u| as before
     single = player.run_pass(lam0 * spec.c0 + lam @ spec.C)
     assert np.allclose(single.grad.hess.astype(float), n * np.abs(u) * sig * (1 - sig), rtol=1e-6,
