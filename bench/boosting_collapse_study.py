@@ -10,6 +10,10 @@ Modes (each writes ``bench/results/boosting_collapse_study_<mode>.{md,json}``):
   overall rate) over the 100 prefixes, the multipliers over the run, the thresholded solution with its 32
   candidate prefixes and with all of them, and variants of the multipliers' dynamics on the same split
   (the step x3 and x10, ``lambda_floor`` 0.01 and 0.1, ``method="proxy-external"``, 200 rounds).
+* ``--trace SEED``: each variant of ``--variants`` on one seed, prefix by prefix (training error and
+  largest violation at the 0-1 decisions, the share of rows one tree flips, the trees' score changes) and
+  its default solution against group-aware post-processing.
+* ``--compare BEFORE AFTER``: two sets of bench/boosting.py ``--collapse`` result files, paired run by run.
 * ``--seeds N``: seeds 0..N-1 of that cell, each variant of ``--variants`` against group-aware
   post-processing: the collapse count and the excess test error per seed.
 * ``--frontier``: each variant of ``--variants`` over bench/boosting.py's frontier grid (ACS race, Adult,
@@ -23,10 +27,13 @@ Modes (each writes ``bench/results/boosting_collapse_study_<mode>.{md,json}``):
   a random 70% of the training split, the thresholds on the other 30%: the constraints met on rows the trees
   did not fit).
 
-Variants: ``default``; ``floor<x>`` (``lambda_floor=x``); ``external`` (``method="proxy-external"``).
+Variants: ``+``-joined tokens (``_variant``): ``xgb`` (the XGBoost backend), ``default``; ``floor<x>``
+(``lambda_floor=x``); ``external`` (``method="proxy-external"``); ``eta*<x>``; ``net`` (the Hessian of the net
+coefficient, as before the curvature coefficients); ``lossguide``, ``lambda<x>``, ``mds<x>`` (XGBoost tree
+parameters).
 
-Run: ``python bench/boosting_collapse_study.py [--quick] [--json] (--dissect S | --seeds N | --frontier | --heldout)
-[--variants default,floor0.01,external]``.
+Run: ``python bench/boosting_collapse_study.py [--quick] [--json] (--dissect S | --trace S | --seeds N | --frontier
+| --heldout) [--variants default,floor0.01,external]``.
 """
 
 from __future__ import annotations
@@ -52,16 +59,38 @@ ROUNDS = 100
 
 
 def _variant(v):
-    """(method, training keyword arguments) of a variant name."""
-    if v == "default":
-        return "auto", {}
-    if v == "external":
-        return "proxy-external", {}
-    if v.startswith("floor"):
-        return "auto", {"lambda_floor": float(v[5:])}
-    if v.startswith("eta*"):
-        return "auto", {"eta_scale": float(v[4:])}
-    raise SystemExit(f"unknown variant {v!r}: default, external, floor<x>, eta*<x>")
+    """(method, training keyword arguments, backend, backend parameters, net Hessian) of a variant name.
+
+    A name is ``+``-joined tokens: ``xgb`` / ``lgb`` (the backend; default LightGBM), ``default``,
+    ``external`` (``method="proxy-external"``), ``floor<x>`` (``lambda_floor=x``), ``eta*<x>`` (the default
+    multiplier step times x), ``net`` (the Hessian of the net coefficient ``|u_j|``, as before the curvature
+    coefficients: ``_training._boosting.curvature_coefficients`` returns None), and XGBoost tree parameters
+    ``lossguide`` (``grow_policy``), ``lambda<x>`` (leaf L2), ``mds<x>`` (``max_delta_step``).
+    """
+    method, kw, backend, params, net = "auto", {}, "lightgbm", {}, False
+    for tok in v.split("+"):
+        if tok in ("default", "lgb"):
+            continue
+        if tok == "xgb":
+            backend = "xgboost"
+        elif tok == "external":
+            method = "proxy-external"
+        elif tok == "net":
+            net = True
+        elif tok == "lossguide":
+            params["grow_policy"] = "lossguide"
+        elif tok.startswith("floor"):
+            kw["lambda_floor"] = float(tok[5:])
+        elif tok.startswith("eta*"):
+            kw["eta_scale"] = float(tok[4:])
+        elif tok.startswith("lambda"):
+            params["lambda"] = float(tok[6:])
+        elif tok.startswith("mds"):
+            params["max_delta_step"] = float(tok[3:])
+        else:
+            raise SystemExit(f"unknown variant token {tok!r} in {v!r}: xgb, lgb, default, external, net, floor<x>, "
+                             "eta*<x>, lossguide, lambda<x>, mds<x>")
+    return method, kw, backend, params, net
 
 
 def _split(name, seed):
@@ -71,14 +100,22 @@ def _split(name, seed):
 
 
 def _train(problem, variant, seed, rounds=ROUNDS):
-    method, kw = _variant(variant)
+    from rateopt._training import _boosting as TB
+
+    method, kw, backend, params, net = _variant(variant)
     kw = dict(kw)
     if "eta_scale" in kw:  # the default step times a factor
         base = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=1, **B.PARAMS), n_threads=1,
                              random_state=seed).settings["eta_lambda"] * np.sqrt(1 / rounds)
         kw = {"eta_lambda": base * kw.pop("eta_scale")}
-    return rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=rounds, **B.PARAMS), method,
-                         n_threads=1, random_state=seed, **kw)
+    model = rateopt.BoostingModel(backend, n_rounds=rounds, **B.PARAMS, params=params or None)
+    curvature = TB.curvature_coefficients
+    if net:  # the Hessian of the net coefficient: no curvature coefficients
+        TB.curvature_coefficients = lambda combinations: None
+    try:
+        return rateopt.train(problem, model, method, n_threads=1, random_state=seed, **kw)
+    finally:
+        TB.curvature_coefficients = curvature
 
 
 def _measure(clf, X_tr, X_te, y_tr, y_te, g_tr, g_te, goal, tol):
@@ -167,6 +204,110 @@ def dissect(seed, quick):
                              f"{m['mean_constraint_multiplier_mass']:.3f}" if "mean_constraint_multiplier_mass" in m
                              else ""] for k, m in out["solutions"].items()]) + "\n")
     return out, md
+
+
+def trace(seed, variants):
+    """Each variant's run on one seed of the cell, prefix by prefix: the training error and largest violation
+    at the 0-1 decisions the multipliers see, the share of training rows whose decision one tree flips, the
+    median and largest score change of a tree, and the default solution against group-aware
+    post-processing."""
+    X_tr, X_te, y_tr, y_te, g_tr, g_te, col = _split(DATASET, seed)
+    problem = rateopt.Problem(constraints=B._goal_constraints(GOAL, col, TOL),
+                              datasets=rateopt.Dataset(X_tr, y_tr, groups={col: g_tr}))
+    post = _post_aware(X_tr, X_te, y_tr, y_te, g_tr, g_te, col, GOAL, TOL, seed)
+    out = {"seed": seed, "post-aware": post, "variants": {}}
+    for v in variants:
+        res = _train(problem, v, seed)
+        first = res.n_trivial + 1  # iterate of the first tree
+        booster = res.models[-1].booster
+        S = np.column_stack([booster.raw_scores(X_tr, t) for t in range(0, ROUNDS + 1)])
+        D = np.diff(S, axis=1)
+        flips = np.mean((S[:, 1:] >= 0) != (S[:, :-1] >= 0), axis=0)
+        obj, viol = res.objectives[first:], res.constraints[first:].max(axis=1)
+        m = _measure(res.solution(), X_tr, X_te, y_tr, y_te, g_tr, g_te, GOAL, TOL)
+        m["excess"] = m["test_error"] - post["test_error"]
+        out["variants"][v] = {
+            "solution": m, "objective": obj.tolist(), "max_violation": viol.tolist(), "flipped": flips.tolist(),
+            "median_step": np.median(np.abs(D), axis=0).tolist(), "max_step": np.abs(D).max(axis=0).tolist(),
+            "objective_multiplier": res.multipliers[first:, 0].tolist()}
+        print(f"trace {v}: excess {m['excess']:+.4f}", flush=True)
+    rows = []
+    for v, r in out["variants"].items():
+        obj, fl, med, mx = (np.array(r[k]) for k in ("objective", "flipped", "median_step", "max_step"))
+        rows.append([v, f"{r['solution']['train_error']:.4f}", f"{r['solution']['test_error']:.4f}",
+                     f"{r['solution']['excess']:+.4f}", f"{r['solution']['train_violation']:+.1e}",
+                     f"{obj.min():.3f} / {np.median(obj):.3f} / {obj.max():.3f}", int(np.sum(obj > 0.3)),
+                     f"{np.median(fl):.3f} / {fl.max():.3f}", f"{np.median(med):.3f}", f"{mx.max():.3g}"])
+    every = list(range(0, ROUNDS, 5))
+    md = (f"# ACS race, equalized odds at tolerance 0, seed {seed}: the prefixes of each variant "
+          "(bench/boosting_collapse_study.py --trace)\n\n"
+          f"{ROUNDS} trees. Group-aware post-processing of plain LightGBM: training error "
+          f"{post['train_error']:.4f}, test error {post['test_error']:.4f}. Objective: the prefix's training "
+          "error at its 0-1 decisions (what the multipliers see); flipped: the share of training rows whose "
+          "decision the prefix's last tree flips; step: a tree's score change on a training row. Variants: "
+          "see the module docstring (`net`: the Hessian of the net coefficient, main before the curvature "
+          f"coefficients). Load average at the end: {os.getloadavg()[0]:.1f}.\n\n"
+          + markdown_table(["variant", "solution train error", "test error", "excess", "train violation",
+                            "prefix objective min / median / max", "prefixes with objective > 0.3",
+                            "flipped median / max", "median step", "largest step"], rows)
+          + "\n\nEvery fifth prefix (objective, largest violation, flipped):\n\n"
+          + markdown_table(["trees"] + list(out["variants"]),
+                           [[t + 1] + [f"{r['objective'][t]:.3f}, {r['max_violation'][t]:+.3f}, "
+                                       f"{r['flipped'][t]:.3f}" for r in out["variants"].values()]
+                            for t in every]) + "\n")
+    return out, md
+
+
+def compare_runs(before_paths, after_paths):
+    """Collapse-count runs (bench/boosting.py --collapse result files) before and after a change, paired by
+    (system, dataset, goal, tolerance, seed): per system and cell, the collapses and worst excess of each, and
+    the paired change of the excess (median, and the runs better / worse by more than 0.005)."""
+    def runs(paths):
+        out = {}
+        for p in paths.split(","):
+            for r in json.loads(Path(p).read_text())["runs"]:
+                out[(r["system"], r["dataset"], r["goal"], r["tolerance"], r["seed"])] = r
+        return out
+
+    before, after = runs(before_paths), runs(after_paths)
+    keys = sorted(set(before) & set(after))
+    cells = sorted({k[:4] for k in keys})
+    table, summary = [], {}
+    for cell in cells:
+        ks = [k for k in keys if k[:4] == cell]
+        b = np.array([before[k]["excess_loss"] for k in ks])
+        a = np.array([after[k]["excess_loss"] for k in ks])
+        d = a - b
+        table.append([*cell, len(ks), f"{int(np.sum(b > 0.02))} / {int(np.sum(a > 0.02))}",
+                      f"{b.max():+.4f} / {a.max():+.4f}", f"{np.median(d):+.4f}",
+                      f"{int(np.sum(d < -0.005))} / {int(np.sum(d > 0.005))}",
+                      f"{max(after[k]['train_violation'] for k in ks):+.1e}"])
+    for system in sorted({k[0] for k in keys}):
+        ks = [k for k in keys if k[0] == system]
+        b = np.array([before[k]["excess_loss"] for k in ks])
+        a = np.array([after[k]["excess_loss"] for k in ks])
+        summary[system] = {"runs": len(ks), "collapses_before": int(np.sum(b > 0.02)),
+                           "collapses_after": int(np.sum(a > 0.02)), "worst_before": float(b.max()),
+                           "worst_after": float(a.max()), "median_before": float(np.median(b)),
+                           "median_after": float(np.median(a)), "mean_change": float(np.mean(a - b)),
+                           "better_0.005": int(np.sum(a - b < -0.005)), "worse_0.005": int(np.sum(a - b > 0.005)),
+                           "max_train_violation_after": float(max(after[k]["train_violation"] for k in ks))}
+    md = ("# Collapse counts before and after, paired run by run (bench/boosting_collapse_study.py --compare)\n\n"
+          f"Before: {before_paths}.\n\nAfter: {after_paths}.\n\nExcess: test error minus group-aware "
+          "post-processing's of plain LightGBM on the same split; a collapse: excess > 0.02. Only runs in both.\n\n"
+          + markdown_table(["system", "runs", "collapses before / after", "worst before / after",
+                            "median before / after", "mean change", "runs better / worse by > 0.005",
+                            "max train violation after"],
+                           [[k, v["runs"], f"{v['collapses_before']} / {v['collapses_after']}",
+                             f"{v['worst_before']:+.4f} / {v['worst_after']:+.4f}",
+                             f"{v['median_before']:+.4f} / {v['median_after']:+.4f}", f"{v['mean_change']:+.4f}",
+                             f"{v['better_0.005']} / {v['worse_0.005']}", f"{v['max_train_violation_after']:+.1e}"]
+                            for k, v in summary.items()])
+          + "\n\nPer cell:\n\n"
+          + markdown_table(["system", "dataset", "goal", "tolerance", "runs", "collapses before / after",
+                            "worst before / after", "median change", "better / worse by > 0.005",
+                            "max train violation after"], table) + "\n")
+    return {"summary": summary}, md
 
 
 def seeds_rows(n_seeds, variants):
@@ -387,6 +528,9 @@ def main(argv=None):
     add_common_args(parser)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--dissect", type=int, metavar="SEED", help="take one seed's run apart")
+    mode.add_argument("--trace", type=int, metavar="SEED", help="each variant's prefixes on one seed")
+    mode.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                      help="comma-separated bench/boosting.py --collapse result files, before and after a change")
     mode.add_argument("--seeds", type=int, metavar="N", help="seeds 0..N-1 of the cell, per variant")
     mode.add_argument("--frontier", action="store_true", help="the variants over the frontier grid, 2 seeds")
     mode.add_argument("--heldout", action="store_true", help="thresholds fitted on held-out rows, HELDOUT_CELLS")
@@ -403,6 +547,12 @@ def main(argv=None):
     if args.dissect is not None:
         data, md = dissect(args.dissect, args.quick)
         tag = "dissect"
+    elif args.trace is not None:
+        data, md = trace(args.trace, variants)
+        tag = "trace"
+    elif args.compare is not None:
+        data, md = compare_runs(*args.compare)
+        tag = "compare"
     elif args.seeds is not None:
         rows = _load(args.rows) if args.rows else seeds_rows(2 if args.quick else args.seeds, variants)
         data, md = seeds_table(rows, variants)

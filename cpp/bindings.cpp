@@ -600,11 +600,14 @@ py::tuple multiclass_scores_csr(const py::array& data, const py::array& indices,
 // scores (float32 or float64, one per row of the atom table), the combination's
 // coefficients (one per atom, finite), and grad/hess: writable, C-contiguous,
 // both float32 or both float64, written in place (the arrays the boosting
-// backend consumes). Returns (rates, n_nonfinite_scores).
+// backend consumes); hess_coef: None, or a curvature coefficient per atom
+// (finite, >= 0) that replaces |u| in the Hessian. Returns (rates,
+// n_nonfinite_scores).
 
 template <class S, class G>
-py::tuple run_boosting_pass(const py::array& scores_in, const AtomArgs& atoms, const darray& coef, int kind,
-                            double scale, py::array& grad_in, py::array& hess_in, int n_threads) {
+py::tuple run_boosting_pass(const py::array& scores_in, const AtomArgs& atoms, const darray& coef,
+                            const double* hess_coef, int kind, double scale, py::array& grad_in, py::array& hess_in,
+                            int n_threads) {
     const auto scores = borrow<S>(scores_in, "scores", 1);
     auto grad = borrow<G>(grad_in, "grad", 1);
     auto hess = borrow<G>(hess_in, "hess", 1);
@@ -617,15 +620,15 @@ py::tuple run_boosting_pass(const py::array& scores_in, const AtomArgs& atoms, c
     rateopt::BoostingPassOutput<G> out{rates.mutable_data(), grad.mutable_data(), hess.mutable_data()};
     {
         py::gil_scoped_release release;
-        rateopt::boosting_pass(scores.data(), atoms.view, coef.data(), static_cast<rateopt::BoostingProxy>(kind),
-                               scale, n_threads, out);
+        rateopt::boosting_pass(scores.data(), atoms.view, coef.data(), hess_coef,
+                               static_cast<rateopt::BoostingProxy>(kind), scale, n_threads, out);
     }
     return py::make_tuple(rates, out.n_nonfinite_scores);
 }
 
 py::tuple boosting_pass(const py::array& scores, const py::array& atom_indptr, const py::array& atom_indices,
                         const py::array& atom_weights, int64_t n_atoms, const py::array& coef_in, int proxy,
-                        double scale, py::array grad, py::array hess, int n_threads) {
+                        double scale, py::array grad, py::array hess, int n_threads, const py::object& hess_coef_in) {
     check_threads(n_threads);
     if (scores.ndim() != 1) value_error("scores must be 1-D, got " + std::to_string(scores.ndim()) + "-D");
     const AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, scores.shape(0));
@@ -633,14 +636,24 @@ py::tuple boosting_pass(const py::array& scores, const py::array& atom_indptr, c
     check_len(coef.shape(0), n_atoms, "coef (n_atoms)");
     for (int64_t a = 0; a < n_atoms; ++a)
         if (!std::isfinite(coef.at(a))) value_error("coef holds a non-finite value at atom " + std::to_string(a));
+    darray hess_coef;  // empty: the Hessian's coefficient is |u|
+    if (!hess_coef_in.is_none()) {
+        hess_coef = borrow<double>(hess_coef_in.cast<py::array>(), "hess_coef", 1);
+        check_len(hess_coef.shape(0), n_atoms, "hess_coef (n_atoms)");
+        for (int64_t a = 0; a < n_atoms; ++a)
+            if (!(std::isfinite(hess_coef.at(a)) && hess_coef.at(a) >= 0.0))
+                value_error("hess_coef must be finite and >= 0, got a bad value at atom " + std::to_string(a));
+    }
+    const double* hc = hess_coef_in.is_none() ? nullptr : hess_coef.data();
     if (!rateopt::valid_boosting_proxy(proxy)) value_error("unknown boosting proxy code " + std::to_string(proxy));
     if (!std::isfinite(scale)) value_error("scale must be finite");
     const bool s32 = is_exact<float>(scores), g32 = is_exact<float>(grad);
     if (g32 != is_exact<float>(hess)) type_error("grad and hess must have the same dtype (float32 or float64)");
-    if (s32 && g32) return run_boosting_pass<float, float>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
-    if (s32) return run_boosting_pass<float, double>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
-    if (g32) return run_boosting_pass<double, float>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
-    return run_boosting_pass<double, double>(scores, atoms, coef, proxy, scale, grad, hess, n_threads);
+    if (s32 && g32)
+        return run_boosting_pass<float, float>(scores, atoms, coef, hc, proxy, scale, grad, hess, n_threads);
+    if (s32) return run_boosting_pass<float, double>(scores, atoms, coef, hc, proxy, scale, grad, hess, n_threads);
+    if (g32) return run_boosting_pass<double, float>(scores, atoms, coef, hc, proxy, scale, grad, hess, n_threads);
+    return run_boosting_pass<double, double>(scores, atoms, coef, hc, proxy, scale, grad, hess, n_threads);
 }
 
 // ---- the K-class boosting pass (boosting_multiclass_pass.hpp) ----------------
@@ -1415,7 +1428,7 @@ PYBIND11_MODULE(_core, m) {
           py::arg("n_samples"), py::arg("n_features"), py::arg("coef"), py::arg("intercept"), py::arg("n_threads"));
     m.def("boosting_pass", &boosting_pass, py::arg("scores"), py::arg("atom_indptr"), py::arg("atom_indices"),
           py::arg("atom_weights"), py::arg("n_atoms"), py::arg("coef"), py::arg("proxy"), py::arg("scale"),
-          py::arg("grad"), py::arg("hess"), py::arg("n_threads"));
+          py::arg("grad"), py::arg("hess"), py::arg("n_threads"), py::arg("hess_coef") = py::none());
     m.def("boosting_multiclass_pass", &boosting_multiclass_pass, py::arg("scores"), py::arg("class_major"),
           py::arg("cells"), py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost"), py::arg("scale"),
           py::arg("grad"), py::arg("hess"), py::arg("n_threads"));

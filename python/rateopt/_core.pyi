@@ -130,6 +130,7 @@ def boosting_pass(
     atom_indices: NDArray[np.uint8 | np.uint16 | np.int32],
     atom_weights: NDArray[np.float64], n_atoms: int, coef: NDArray[np.float64], proxy: int, scale: float,
     grad: NDArray[np.floating], hess: NDArray[np.floating], n_threads: int,
+    hess_coef: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], int]: ...
 def boosting_multiclass_pass(
     scores: NDArray[np.floating], class_major: bool, cells: NDArray[np.int32], cell_weights: NDArray[np.float64],

@@ -70,6 +70,50 @@ def test_player_pass_over_two_blocks_against_a_numpy_recount(proxy):
     assert np.allclose(g1, want_g, rtol=1e-6, atol=1e-7) and np.allclose(h1, want_h, rtol=1e-6, atol=1e-7)
 
 
+def test_the_hessian_weighs_the_objective_and_the_constraints_apart():
+    """With the logistic proxy the game's combinations are the objective's (``lam0 c0``) and the constraints'
+    (``lam C``): the gradient is that of their net coefficient ``u_j``, the Hessian's coefficient is
+    ``w_j = sum_a (|lam0 c0_a| + |(lam C)_a|) v_ja`` instead of ``|u_j|`` (a NumPy reference from the dense
+    membership weights). Multipliers that balance the objective on the negative rows make ``u_j`` cancel
+    there while ``w_j`` does not: their Newton steps ``|g| / h`` shrink by ``|u_j| / w_j``."""
+    pytest.importorskip("lightgbm")
+    from rateopt._training._spec import Combinations
+
+    problem, X, y, g = _problem(rateopt.goals.equalized_odds("group", slack=0.0), n=2000, seed=3)
+    spec = spec_from_problem(problem)
+    model = rateopt.BoostingModel("lightgbm")
+    player = BoostingPlayer(spec, model, train_settings(get_game("proxy-swap"), model))
+    rng = np.random.default_rng(0)
+    n = X.shape[0]
+    s = rng.normal(scale=2.0, size=n)
+    player.scores = s
+    lam0, lam = 0.5, rng.uniform(0.0, 0.5, spec.n_constraints)
+    combos = Combinations(np.vstack([lam0 * spec.c0, lam @ spec.C]), ("logistic", "hinge"), np.ones(2))
+    result = player.run_pass(combos)
+    atoms = spec.blocks[0].atoms
+    V = np.zeros((n, spec.n_atoms))  # dense normalized membership weights, row by row
+    for j in range(n):
+        for p in range(atoms.indptr[j], atoms.indptr[j + 1]):
+            V[j, spec.blocks[0].atom_ids[atoms.indices[p]]] += atoms.weights[p]
+    u = V @ (lam0 * spec.c0 + lam @ spec.C)
+    w = V @ (np.abs(lam0 * spec.c0) + np.abs(lam @ spec.C))
+    sig = 1 / (1 + np.exp(-s))
+    want_g = n * u * np.where(u > 0, sig, 1 - sig)
+    want_h = n * w * sig * (1 - sig)
+    got_g, got_h = result.grad.grad.astype(float), result.grad.hess.astype(float)
+    assert np.allclose(got_g, want_g, rtol=1e-6, atol=1e-6 * np.abs(want_g).max())
+    assert np.allclose(got_h, want_h, rtol=1e-6, atol=1e-6 * np.abs(want_h).max())
+    assert np.all(w >= np.abs(u) - 1e-15) and np.any(w > 2 * np.abs(u))  # the terms do cancel on some rows
+    # no constraint term (an unconstrained run's zero row): |u|, bit for bit as a single vector
+    alone = player.run_pass(Combinations(np.vstack([lam0 * spec.c0, np.zeros(spec.n_atoms)]),
+                                         ("logistic", "hinge"), np.ones(2))).grad.hess.copy()
+    assert np.array_equal(alone, player.run_pass(lam0 * spec.c0).grad.hess)
+    # one combination (a single coefficient vector, or the hinge's one combination): |u| as before
+    single = player.run_pass(lam0 * spec.c0 + lam @ spec.C)
+    assert np.allclose(single.grad.hess.astype(float), n * np.abs(u) * sig * (1 - sig), rtol=1e-6,
+                       atol=1e-6 * np.abs(want_h).max())
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_player_scores_are_the_backends_fresh_predictions(backend):
     problem, X, _, _ = _problem(rateopt.goals.demographic_parity("group", slack=0.05))

@@ -276,3 +276,34 @@ def test_collapse_merge_joins_pieces_and_refuses_a_run_twice(tmp_path):
     assert "| adult-sex | equal_opportunity | 1/3, +0.0300 |" in out.with_suffix(".md").read_text()
     with pytest.raises(SystemExit):
         mod.main(["--collapse-merge", f"{a},{a}", "--out", str(tmp_path / "n.json")])
+
+
+def test_xgboost_acs_equalized_odds_at_zero_seed_7_does_not_collapse():
+    """Issue 33's XGBoost collapse, reproduced on the bench's own split (ACSEmployment race, 42,000 training
+    rows, equalized odds at tolerance 0, seed 7, 100 trees): at main's Hessian (``|u_j|``, before the curvature
+    coefficients) the default solution's training error was 0.256 against 0.182 for group-aware
+    post-processing of plain LightGBM (the issue's reference), so the thresholded solution lost 7 pp on the
+    training rows. Checked here on the training rows, against that reference: within the issue's 2 pp, and
+    the goal met (training violation <= 1e-3)."""
+    pytest.importorskip("xgboost")
+    pytest.importorskip("lightgbm")
+    import importlib.util
+
+    if importlib.util.find_spec("nannyml") is None:
+        pytest.skip("ACSEmployment ships in the nannyml wheel (DATASETS.md)")
+    import rateopt
+
+    B = _mod()
+    X, y, g, col = B._data("acs-race")
+    tr, _ = B._split(X.shape[0], 7, B.ACS_ROWS)
+    X_tr, y_tr, g_tr = X[tr], y[tr], g[tr]
+    res = B.train_rateopt("xgboost", X_tr, y_tr, g_tr, col, "equalized_odds", 0.0, 100, 7)
+    p = res.solution().predict_proba(X_tr)[:, 1]
+    plain = B.fit_lightgbm(X_tr, y_tr, 100, 7)
+    s_tr = plain.predict(X_tr, raw_score=True)
+    tc = rateopt.ThresholdClassifier(goals=B._goal_constraints("equalized_odds", col, 0.0), prefit=True)
+    tc.fit(s_tr, y_tr, groups={col: g_tr})
+    post = tc.predict_proba(s_tr, groups={col: g_tr})[:, 1]
+    err, post_err = float(np.mean(np.abs(p - y_tr))), float(np.mean(np.abs(post - y_tr)))
+    assert err <= post_err + 0.02, (err, post_err)
+    assert B.violation(p, y_tr, g_tr, "equalized_odds", 0.0) <= 1e-3

@@ -220,3 +220,77 @@ def test_trusted_pass_against_numpy_reference_and_the_checked_pass(proxy, score_
     scores[5] = np.inf
     with pytest.raises(NumericalError, match="not finite"):
         boosting_pass_trusted(scores, atoms, coef, BOOSTING_PROXIES[proxy], float(n), grad, hess, 1)
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("out_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_threads", [1, 3])
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_curvature_coefficient_replaces_abs_u_in_the_hessian_only(proxy, weighted, out_dtype, n_threads, wide):
+    """``hess_coef``: the Hessian's ``|u_j|`` becomes ``w_j = sum_a hess_coef_a v_ja`` (recomputed here from the
+    dense membership, not the atom table); the rates and the gradient are those of the pass without it, bit for
+    bit. Every atom-table layout (``wide``: int32 ids over 70,000 atoms, int64 row pointers)."""
+    from rateopt.core._runtime import extension as _core
+
+    n, k = 30000, 6
+    M, w, coef, scores = _case(n, k, weighted, seed=3)
+    rng = np.random.default_rng(5)
+    hess_coef = np.abs(coef) + rng.uniform(0.0, 2.0, k)  # >= |coef|: the absolute terms of a net coefficient
+    hess_coef[0] = 0.0  # an atom with no curvature
+    atoms = AtomTable.from_membership(M, sample_weight=w)
+    base = boosting_pass(scores, atoms, coef, proxy=proxy, scale=float(n), grad=np.empty(n, out_dtype),
+                         hess=np.empty(n, out_dtype), n_threads=n_threads)
+    grad, hess = np.full(n, np.nan, out_dtype), np.full(n, np.nan, out_dtype)
+    if wide:
+        n_atoms = 70000
+        spread = np.linspace(0, n_atoms - 1, k).astype(np.int64)
+        table = AtomTable(atoms.indptr, spread[atoms.indices.astype(np.int64)], atoms.weights, n_atoms)
+        wide_coef, wide_hc = np.zeros(n_atoms), np.zeros(n_atoms)
+        wide_coef[spread], wide_hc[spread] = coef, hess_coef
+        rates, nonfinite = _core.boosting_pass(scores, table.indptr.astype(np.int64), table.indices, table.weights,
+                                               n_atoms, wide_coef, BOOSTING_PROXIES[proxy], float(n), grad, hess,
+                                               n_threads, wide_hc)
+        assert nonfinite == 0
+        rates = rates[spread]
+    else:
+        rates, _, _ = boosting_pass(scores, atoms, coef, proxy=proxy, scale=float(n), grad=grad, hess=hess,
+                                    n_threads=n_threads, hess_coef=hess_coef)
+    assert np.array_equal(rates, base[0]) and np.array_equal(grad, base[1])
+    _, _, ref_h, u = _reference(proxy, M, w, coef, scores, float(n))
+    ww = np.ones(n) if w is None else w
+    V = M * ww[:, None] / (M * ww[:, None]).sum(axis=0)
+    wj = V @ hess_coef
+    with np.errstate(divide="ignore", invalid="ignore"):  # the reference's Hessian with |u| replaced by w
+        want_h = np.where(u != 0, ref_h / np.abs(u) * wj, 0.0)
+    tol = 1e-12 if out_dtype == np.float64 else 2e-7
+    np.testing.assert_allclose(hess, want_h, rtol=tol, atol=tol * np.abs(want_h).max())
+    assert np.any(hess.astype(float) > np.asarray(base[2], dtype=float) * (1 + 1e-3))  # it does change the Hessian
+
+
+def test_hess_coef_refusals():
+    M, w, coef, scores = _case(50, 3, False, seed=2)
+    atoms = AtomTable.from_membership(M)
+    for bad, msg in [(np.array([1.0, -1.0, 1.0]), ">= 0"), (np.array([1.0, np.nan, 1.0]), "non-finite"),
+                     (np.ones(2), "hess_coef has length 2")]:
+        with pytest.raises(ValueError, match=msg):
+            boosting_pass(scores, atoms, coef, hess_coef=bad)
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+def test_trusted_pass_takes_the_curvature_coefficients_as_the_checked_pass(proxy):
+    """boosting_pass_trusted with ``hess_coef`` gives the checked pass's bits (the boosted player's call)."""
+    from rateopt.core import boosting_pass_trusted
+
+    n = 1500
+    M, w, coef, scores = _case(n, 4, True, seed=5)
+    atoms = AtomTable.from_membership(M, w)
+    curv = np.abs(coef) + np.random.default_rng(5).uniform(0.0, 1.0, coef.shape)
+    rates, g, h = boosting_pass(scores, atoms, coef, proxy=proxy, scale=float(n), n_threads=1, hess_coef=curv)
+    grad, hess = np.empty(n, np.float32), np.empty(n, np.float32)
+    got = boosting_pass_trusted(scores, atoms, np.ascontiguousarray(coef), BOOSTING_PROXIES[proxy], float(n),
+                                grad, hess, 1, np.ascontiguousarray(curv))
+    assert np.array_equal(got, rates) and np.array_equal(grad, g) and np.array_equal(hess, h)
+    # the curvature changes the Hessian where the net coefficient is smaller than the absolute sum
+    plain = boosting_pass(scores, atoms, coef, proxy=proxy, scale=float(n), n_threads=1)[2]
+    assert not np.array_equal(plain, h)

@@ -26,12 +26,22 @@
 //                   (the hinge smoothed to C^1 by squaring: a Newton step
 //                   needs a Hessian > 0 wherever the gradient is not 0, which
 //                   the Huberized hinge's linear part does not have.)
-// A row with u = 0 gets g = h = 0. sigmoid(+-s) come from e = exp(-|s|)
+// With a curvature coefficient per atom (hess_coef, optional, >= 0), the
+// Hessian's |u| is replaced by the row's w_j = sum_a hess_coef_a v_ja (the
+// gradient is unchanged): the caller passes the sum of the absolute terms
+// whose net is coef (the objective's and the constraints' coefficients
+// apart), so h is the curvature of the sum of the terms' own proxies, which
+// bounds the net proxy's from above. A row whose terms nearly cancel (u
+// small, w not) then gets a damped step -g / h of the order of u / w, where
+// the net proxy's Newton step -g / h = -+1 / sigmoid(-+s) would be full
+// size whatever |u|.
+// A row with u = 0 gets g = h = 0 (with or without hess_coef). sigmoid(+-s) come from e = exp(-|s|)
 // (fast_exp.hpp, overflow-free for every s).
 //
 // Each chunk goes through its rows in blocks of 512, in two phases: (1) the
 // scatter of the 0-1 decisions into the atom rates and each row's net
-// coefficient u_j (a CSR gather, into a block buffer); (2) the derivatives,
+// coefficient u_j (and curvature coefficient w_j, with hess_coef) (a CSR
+// gather, into block buffers); (2) the derivatives,
 // in branch-free loops over the block that vectorize (the exponential in its
 // own loop). Consecutive rows mostly belong to the same few atoms, so row j
 // adds into one of 4 interleaved copies of the rates (j mod 4), which breaks
@@ -93,7 +103,8 @@ namespace detail {
 constexpr std::int64_t kBoostingBlock = 512;
 
 // Phase 2 of a block of m rows: each row's scaled gradient and Hessian from
-// its score s[i] and net coefficient u[i] (tmp: m doubles of scratch), in
+// its score s[i], net coefficient u[i] and Hessian coefficient hu[i] (u
+// itself, or the curvature coefficient w; tmp: m doubles of scratch), in
 // simple branch-free loops that vectorize (boosting_row_derivative's
 // arithmetic, term for term; the clamp in a loop of its own, fast_exp.hpp).
 // A row whose score is not finite gets g = h = 0 and is counted. float32
@@ -105,6 +116,7 @@ constexpr std::int64_t kBoostingBlock = 512;
 // none in a loop of their own, then converted to G.
 template <class S, class G>
 ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, const double* __restrict u,
+                                                     const double* __restrict hu,
                                                      double* __restrict tmp, std::int64_t m, BoostingProxy kind,
                                                      double scale, G* __restrict grad, G* __restrict hess,
                                                      std::int64_t& nonfinite) {
@@ -129,7 +141,7 @@ ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, c
             const double big = 1.0 / (1.0 + e), small = e * big;
             // u sigmoid(s) for u > 0, u sigmoid(-s) for u <= 0: big where the signs of s and u agree
             const double g = ui * ((si >= 0.0) == (ui > 0.0) ? big : small);
-            const double h = std::fabs(ui) * (big * small);
+            const double h = (ui != 0.0 ? std::fabs(hu[i]) : 0.0) * (big * small);  // no net term: h = 0
             gbuf[i] = scale * g;
             hbuf[i] = scale * h;
         }
@@ -142,7 +154,7 @@ ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, c
         for (std::int64_t i = 0; i < m; ++i) {
             const double ui = u[i];
             gbuf[i] = scale * (ui * tmp[i]);
-            hbuf[i] = scale * std::fabs(ui);
+            hbuf[i] = scale * std::fabs(hu[i]);
         }
         for (std::int64_t i = 0; i < m; ++i) {  // zero where the margin term is not positive
             const bool on = (tmp[i] > 0.0) & (u[i] != 0.0);
@@ -166,15 +178,17 @@ ROPT_BOOSTING_CLONES void boosting_block_derivatives(const S* __restrict s_in, c
 
 // Phase 1 of rows [b0, b1): each row's 0-1 decision added (weighted) into the
 // rates copy of its row (j mod 4 of the interleaved copies acc), and its net
-// coefficient u_j = sum_a coef_a v_ja into u[j - b0]. The atom table's index
-// widths are dispatched once per block, not per row (the sums are the same:
-// the same terms in the same order).
-template <class S, class P, class Id>
+// coefficient u_j = sum_a coef_a v_ja into u[j - b0]; with a curvature
+// coefficient (Curv), also w_j = sum_a hess_coef_a v_ja into w[j - b0], in the
+// same sweep over the entries. The atom table's index widths are dispatched
+// once per block, not per row (the sums are the same: the same terms in the
+// same order).
+template <bool Curv, class S, class P, class Id>
 inline void boosting_block_rates_typed(const S* __restrict scores, const P* __restrict indptr,
                                        const Id* __restrict ids, const double* __restrict weights,
-                                       const double* __restrict coef, double* __restrict acc,
-                                       std::int64_t n_atoms, std::int64_t b0, std::int64_t b1,
-                                       double* __restrict u) {
+                                       const double* __restrict coef, const double* __restrict hess_coef,
+                                       double* __restrict acc, std::int64_t n_atoms, std::int64_t b0, std::int64_t b1,
+                                       double* __restrict u, double* __restrict w) {
     constexpr double kMax = 1.7976931348623157e308;
     std::int64_t p = static_cast<std::int64_t>(indptr[b0]);
     for (std::int64_t j = b0; j < b1; ++j) {
@@ -182,40 +196,50 @@ inline void boosting_block_rates_typed(const S* __restrict scores, const P* __re
         const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
         double* rates = acc + (j & 3) * n_atoms;
         const std::int64_t e = static_cast<std::int64_t>(indptr[j + 1]);
-        double uj = 0.0;
+        double uj = 0.0, wj = 0.0;
         for (; p < e; ++p) {
             const std::int32_t a = static_cast<std::int32_t>(ids[p]);
             const double v = weights[p];
             rates[a] += v * positive;
             uj += coef[a] * v;
+            if constexpr (Curv) wj += hess_coef[a] * v;
         }
         u[j - b0] = uj;
+        if constexpr (Curv) w[j - b0] = wj;
     }
 }
 
-template <class S, class P>
+template <bool Curv, class S, class P>
 inline void boosting_block_rates_ids(const S* scores, const P* indptr, const AtomView& atoms, const double* coef,
-                                     double* acc, std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
+                                     const double* hess_coef, double* acc, std::int64_t n_atoms, std::int64_t b0,
+                                     std::int64_t b1, double* u, double* w) {
     switch (atoms.id_width) {
         case AtomIdWidth::kU8:
-            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint8_t*>(atoms.indices),
-                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+            return boosting_block_rates_typed<Curv>(scores, indptr, static_cast<const std::uint8_t*>(atoms.indices),
+                                                    atoms.weights, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
         case AtomIdWidth::kU16:
-            return boosting_block_rates_typed(scores, indptr, static_cast<const std::uint16_t*>(atoms.indices),
-                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+            return boosting_block_rates_typed<Curv>(scores, indptr, static_cast<const std::uint16_t*>(atoms.indices),
+                                                    atoms.weights, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
         default:
-            return boosting_block_rates_typed(scores, indptr, static_cast<const std::int32_t*>(atoms.indices),
-                                              atoms.weights, coef, acc, n_atoms, b0, b1, u);
+            return boosting_block_rates_typed<Curv>(scores, indptr, static_cast<const std::int32_t*>(atoms.indices),
+                                                    atoms.weights, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
     }
 }
 
 template <class S>
-inline void boosting_block_rates(const S* scores, const AtomView& atoms, const double* coef, double* acc,
-                                 std::int64_t n_atoms, std::int64_t b0, std::int64_t b1, double* u) {
-    if (atoms.indptr32)
-        boosting_block_rates_ids(scores, atoms.indptr32, atoms, coef, acc, n_atoms, b0, b1, u);
-    else
-        boosting_block_rates_ids(scores, atoms.indptr64, atoms, coef, acc, n_atoms, b0, b1, u);
+inline void boosting_block_rates(const S* scores, const AtomView& atoms, const double* coef,
+                                 const double* hess_coef, double* acc, std::int64_t n_atoms, std::int64_t b0,
+                                 std::int64_t b1, double* u, double* w) {
+    if (hess_coef != nullptr) {
+        if (atoms.indptr32)
+            boosting_block_rates_ids<true>(scores, atoms.indptr32, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
+        else
+            boosting_block_rates_ids<true>(scores, atoms.indptr64, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
+    } else if (atoms.indptr32) {
+        boosting_block_rates_ids<false>(scores, atoms.indptr32, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
+    } else {
+        boosting_block_rates_ids<false>(scores, atoms.indptr64, atoms, coef, hess_coef, acc, n_atoms, b0, b1, u, w);
+    }
 }
 
 }  // namespace detail
@@ -224,6 +248,7 @@ template <class S, class G>
 void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's scores
                    const AtomView& atoms,    // in: atoms.n_rows rows
                    const double* coef,       // in: (n_atoms,) the combination's coefficients
+                   const double* hess_coef,  // in: (n_atoms,) curvature coefficients (>= 0), or null: |coef|'s
                    BoostingProxy kind,
                    double scale,             // factor on grad and hess (the caller's row count)
                    int n_threads,
@@ -243,16 +268,17 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
         // Consecutive rows mostly hit the same atoms: kCopies interleaved
         // accumulators break the add-store-load chain through one rates[a].
         std::vector<double> acc(static_cast<std::size_t>(kCopies * n_atoms), 0.0);
-        double ubuf[detail::kBoostingBlock], tmp[detail::kBoostingBlock];
+        double ubuf[detail::kBoostingBlock], wbuf[detail::kBoostingBlock], tmp[detail::kBoostingBlock];
         std::int64_t begin, end, nonfinite = 0;
         chunk_range(n, threads, t, begin, end);
         for (std::int64_t b0 = begin; b0 < end; b0 += detail::kBoostingBlock) {
             const std::int64_t b1 = std::min(end, b0 + detail::kBoostingBlock);
             // phase 1: the atom rates of the 0-1 decisions and each row's net coefficient
-            detail::boosting_block_rates(scores, atoms, coef, acc.data(), n_atoms, b0, b1, ubuf);
+            // (and, with a curvature coefficient, each row's w_j: the Hessian's coefficient instead of |u_j|)
+            detail::boosting_block_rates(scores, atoms, coef, hess_coef, acc.data(), n_atoms, b0, b1, ubuf, wbuf);
             // phase 2: the derivatives, vectorized
-            detail::boosting_block_derivatives(scores + b0, ubuf, tmp, b1 - b0, kind, scale, out.grad + b0,
-                                               out.hess + b0, nonfinite);
+            detail::boosting_block_derivatives(scores + b0, ubuf, hess_coef != nullptr ? wbuf : ubuf, tmp, b1 - b0,
+                                               kind, scale, out.grad + b0, out.hess + b0, nonfinite);
         }
         part.rates.assign(static_cast<std::size_t>(n_atoms), 0.0);
         for (std::int64_t a = 0; a < n_atoms; ++a)

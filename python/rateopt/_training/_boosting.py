@@ -19,7 +19,11 @@ each training row's score ``s_j``:
     the error rate with unit weights (``u_j = +-1/n``, scaled by ``n``) these
     are the backend's own log-loss derivatives ``sigma - y`` and
     ``sigma (1 - sigma)``, so its leaf parameters (``min_child_weight``,
-    ``lambda_l2``) mean what they usually mean.
+    ``lambda_l2``) mean what they usually mean. The Hessian's ``|u_j|`` is
+    the row's curvature coefficient ``w_j >= |u_j|`` instead
+    (:func:`curvature_coefficients`: the objective's and the constraints'
+    coefficients in absolute value, not their net), so a row whose terms
+    nearly cancel gets a small step, not a full Newton step.
   - ``"hinge"``: the *squared* hinge, ``1[s >= 0] / 2 <= max(0, 1 + s)^2 / 2``,
     with ``g_j = u_j max(0, 1 +- s_j)`` and ``h_j = |u_j|`` where the margin
     term is positive (else 0). The hinge itself has no Hessian, and a
@@ -55,7 +59,7 @@ from ..core._threads import resolve_n_threads
 from .._predictors._boosting import BoosterPrefix
 
 __all__ = ["BoostingPlayer", "BoostingPass", "ClassBoostingPlayer", "RowDerivatives", "BOOSTING_PROXY",
-           "BOOSTED_LAMBDA_FLOOR",
+           "BOOSTED_LAMBDA_FLOOR", "curvature_coefficients",
            "boosted_eta_lambda", "boosted_lambda_floor"]
 
 #: The core's boosting proxy of each ``proxy`` training parameter (a Hessian is needed: the hinge is squared).
@@ -157,6 +161,33 @@ class BoostingPass:
     grad_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
+def curvature_coefficients(combinations):
+    """Each atom's curvature coefficient of the game's combinations, or None (one nonzero combination: ``|u|``).
+
+    The sum over the combinations of the absolute value of each one's atom
+    coefficients (with their gradient weights): with the logistic proxy the
+    combinations are the objective's (``lam0 c0``) and the constraints'
+    (``lam C``), so a row's coefficient ``w_j >= |u_j|`` does not cancel
+    where the two pull its score apart. The Hessian ``w_j sigma sigma'`` is
+    the curvature of the sum of the two terms' own proxies, which bounds the
+    net proxy's (``|u_j| sigma sigma'``) from above: the leaf values
+    ``-G / H`` are damped Newton steps. Without it, a row whose net
+    coefficient nearly cancels gets the full Newton step ``1 / sigma(-+s)``
+    whatever ``|u_j|``: when a constraint's multiplier comes to balance the
+    objective on a group of rows (an overall rate's constraint on every
+    negative row, say), one tree flips them all, and the prefixes swing
+    between the accurate classifier and the trivial one (issue 33's
+    collapses, bench/results/boosting_collapse_xgboost_xc_dissect.md).
+    """
+    if not hasattr(combinations, "coefs"):
+        return None
+    weights = np.abs(np.asarray(combinations.grad_weights, dtype=np.float64))
+    coefs = np.abs(np.asarray(combinations.coefs, dtype=np.float64))
+    if np.count_nonzero((weights > 0) & np.any(coefs > 0, axis=1)) < 2:  # one term (e.g. no constraint): |u|
+        return None
+    return weights @ coefs
+
+
 def net_coefficients(combinations):
     """One coefficient vector of the game's combinations: summed with their gradient weights (a
     :class:`~rateopt._training._spec.Combinations`), or one given vector (over atoms or statistics)."""
@@ -212,11 +243,12 @@ class BoostingPlayer:
         """The current ensemble's atom rates and the derivatives of the game's combinations, in one core pass.
 
         ``combinations``: a :class:`~rateopt._training._spec.Combinations` (summed
-        with its gradient weights) or one vector of atom coefficients. The
+        with its gradient weights; the Hessian's coefficients from
+        :func:`curvature_coefficients`) or one vector of atom coefficients. The
         derivatives are written into :attr:`derivatives` (the arrays the next
         :meth:`step` hands the backend).
         """
-        net = net_coefficients(combinations)
+        net, curv = net_coefficients(combinations), curvature_coefficients(combinations)
         rates = np.zeros(self.n_atoms)
         scale = float(self.scores.shape[0])
         d = self.derivatives
@@ -227,7 +259,9 @@ class BoostingPlayer:
         for rows, atoms, atom_ids in self.blocks:  # arguments checked once (__init__): the trusted pass
             rates[atom_ids] = core.boosting_pass_trusted(scores[rows], atoms, np.ascontiguousarray(net[atom_ids]),
                                                          self._proxy_code, scale, d.grad[rows], d.hess[rows],
-                                                         self._threads)
+                                                         self._threads,
+                                                         None if curv is None
+                                                         else np.ascontiguousarray(curv[atom_ids]))
         return BoostingPass(rates, d)
 
     def prefix(self):

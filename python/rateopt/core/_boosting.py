@@ -39,7 +39,8 @@ def _out_array(a, name, n):
     return a
 
 
-def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None, hess=None, n_threads=None):
+def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None, hess=None, n_threads=None,
+                  hess_coef=None):
     """Every atom's 0-1 rate and each row's proxy gradient and Hessian, in one pass over the scores.
 
     With ``u_j = sum_a coef_a v_ja`` the net coefficient of row ``j`` (``v`` the
@@ -53,6 +54,14 @@ def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None
       ``-max(0, 1 - s)^2 / 2`` (``u < 0``, up to a constant);
       ``g = u max(0, 1 +- s)``, ``h = |u|`` where that margin term is positive,
       else 0. It bounds ``1[s >= 0] / 2``.
+
+    With ``hess_coef`` (a curvature coefficient per atom, ``>= 0``), each
+    row's ``|u_j|`` in the Hessian is replaced by ``w_j = sum_a hess_coef_a v_ja``
+    (the gradient is unchanged). Given the sum of the absolute values of the
+    terms whose net is ``coef`` (``w_j >= |u_j|``), ``h`` is the curvature of
+    the sum of the terms' own proxies, which bounds the net proxy's from
+    above: where the terms nearly cancel, the Newton step ``-g / h`` shrinks
+    with ``|u_j| / w_j`` instead of staying full size.
 
     Parameters
     ----------
@@ -70,6 +79,9 @@ def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None
         None allocates float32 arrays, the dtype the boosting backends consume.
     n_threads : int, default=None
         ``None`` follows the OpenMP setting, ``-1`` uses all cores.
+    hess_coef : array-like of shape (n_atoms,), default=None
+        Curvature coefficients (finite, ``>= 0``) of the Hessian; None:
+        ``|u_j|``.
 
     Returns
     -------
@@ -81,7 +93,8 @@ def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None
     Raises
     ------
     ValueError
-        On length mismatches, a non-finite ``coef`` or ``scale``, an unknown
+        On length mismatches, a non-finite ``coef`` or ``scale``, a negative
+        or non-finite ``hess_coef``, an unknown
         ``proxy``, or read-only outputs.
     rateopt.exceptions.NumericalError
         If a score is not finite.
@@ -111,21 +124,26 @@ def boosting_pass(scores, atoms, coef, *, proxy="logistic", scale=1.0, grad=None
     hess = np.empty(n, dtype=grad.dtype) if hess is None else _out_array(hess, "hess", n)
     if hess.dtype != grad.dtype:
         raise TypeError("grad and hess must have the same dtype")
+    if hess_coef is not None:
+        hess_coef = as_float_vector(hess_coef, "hess_coef", ("n_atoms", atoms.n_atoms))
+        if np.any(hess_coef < 0):
+            raise ValueError("hess_coef must be >= 0 (curvature coefficients)")
     rates, nonfinite = _core.boosting_pass(scores, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coef,
                                            BOOSTING_PROXIES[proxy], scale, grad, hess,
-                                           resolve_n_threads(n_threads))
+                                           resolve_n_threads(n_threads), hess_coef)
     if nonfinite:
         raise NumericalError(f"{nonfinite} of the {n} scores are not finite")
     return rates, grad, hess
 
 
-def boosting_pass_trusted(scores, atoms, coef, proxy, scale, grad, hess, n_threads):
+def boosting_pass_trusted(scores, atoms, coef, proxy, scale, grad, hess, n_threads, hess_coef=None):
     """:func:`boosting_pass` for a caller that checked its arguments once: the same computation, the same
     bits, without the per-call Python checks (a boosted run calls it once per tree).
 
     ``scores``: a C-contiguous float32 or float64 vector; ``proxy``: a code of
     :data:`BOOSTING_PROXIES`; ``grad``, ``hess``: C-contiguous writable arrays of one dtype;
-    ``n_threads``: resolved (``resolve_n_threads``). The compiled module still checks the
+    ``n_threads``: resolved (``resolve_n_threads``); ``hess_coef``: None or a C-contiguous
+    float64 vector of finite values ``>= 0``. The compiled module still checks the
     lengths, dtypes and the finiteness of ``coef`` and ``scale``.
 
     Returns
@@ -139,7 +157,7 @@ def boosting_pass_trusted(scores, atoms, coef, proxy, scale, grad, hess, n_threa
         If a score is not finite.
     """
     rates, nonfinite = _core.boosting_pass(scores, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coef,
-                                           proxy, scale, grad, hess, n_threads)
+                                           proxy, scale, grad, hess, n_threads, hess_coef)
     if nonfinite:
         raise NumericalError(f"{nonfinite} of the {atoms.n_samples} scores are not finite")
     return rates
