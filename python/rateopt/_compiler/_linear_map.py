@@ -22,25 +22,30 @@ __all__ = ["LinearMap"]
 #: ``toarray()`` refuses a dense copy larger than this many entries (16 GiB of float64).
 DENSE_LIMIT = 1 << 31
 
-def _private_csr_matvec():
-    """scipy's own CSR x vector kernel (the one ``M @ x`` ends in), or None.
+try:  # scipy's own CSR x vector kernel, the one ``M @ x`` ends in (private to scipy)
+    from scipy.sparse._sparsetools import csr_matvec as _scipy_csr_matvec
+except ImportError:  # pragma: no cover - another scipy layout: the public product
+    _scipy_csr_matvec = None
 
-    The kernel is private to scipy, so it is used only if it imports and gives
-    ``M @ x`` bit for bit on a small check; any other scipy takes the public product.
+
+def _checked_csr_matvec():
+    """scipy's private CSR x vector kernel if it gives ``M @ x`` bit for bit on a small check, else None.
+
+    Any other scipy (another layout or signature) takes the public product.
     """
+    if _scipy_csr_matvec is None:  # pragma: no cover
+        return None
     try:
-        from scipy.sparse._sparsetools import csr_matvec
-
         M = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.5]]))
         x = np.array([0.1, 0.2, 0.3])
         y = np.zeros(2)
-        csr_matvec(2, 3, M.indptr, M.indices, M.data, x, y)
-        return csr_matvec if np.array_equal(y, M @ x) else None
-    except Exception:  # pragma: no cover - another scipy layout or signature
+        _scipy_csr_matvec(2, 3, M.indptr, M.indices, M.data, x, y)
+        return _scipy_csr_matvec if np.array_equal(y, M @ x) else None
+    except Exception:  # pragma: no cover - another signature
         return None
 
 
-_csr_matvec = _private_csr_matvec()
+_csr_matvec = _checked_csr_matvec()
 
 
 def _matvec(M, x):
