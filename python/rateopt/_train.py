@@ -31,7 +31,6 @@ from ._predictors._specs import KernelModel, LinearModel, resolve_l2
 from ._predictors._scoring import feature_names_of
 from ._predictors._boosted_mixture import candidate_rounds
 from ._solutions._result import (
-    TRIVIAL_ITERATION,
     FeasibilityReport,
     RateMap,
     TrainResult,
