@@ -128,3 +128,18 @@ def test_k_class_rates_as_frame_and_default_classes():
 def test_k_class_bad_input_is_named(kwargs, message):
     with pytest.raises(rateopt.exceptions.RateoptError, match=message):
         rateopt.group_rates(**kwargs)
+
+
+@pytest.mark.parametrize("groups", [None, {}], ids=["none", "no-columns"])
+def test_without_groups_only_the_overall_row(groups):
+    """``groups=None`` (the default) gave an IndexError; now one ("all", "all") row, recounted here."""
+    rng = np.random.default_rng(7)
+    y, p, w = rng.integers(0, 2, 50), rng.random(50), rng.uniform(0.5, 2.0, 50)
+    t = rateopt.group_rates(y, p, groups, sample_weight=w, as_frame=False)
+    assert t["group"] == ["all"] and t["value"] == ["all"]
+    assert t["count"].tolist() == [50.0] and t["weight"][0] == pytest.approx(w.sum(), rel=1e-12)
+    assert t["tpr"][0] == pytest.approx((w * p)[y == 1].sum() / w[y == 1].sum(), rel=1e-12)
+    assert t["error"][0] == pytest.approx((w * np.where(y == 1, 1 - p, p)).sum() / w.sum(), rel=1e-12)
+    probs = rng.dirichlet(np.ones(3), size=50)
+    k = rateopt.group_rates(rng.integers(0, 3, 50), probs, groups, as_frame=False)
+    assert k["value"] == ["all"] and k["proportion[1]"][0] == pytest.approx(probs[:, 1].mean(), rel=1e-12)

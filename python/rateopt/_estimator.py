@@ -21,7 +21,7 @@ from ._params import MODEL_PARAMS, SOLUTION_PARAMS, TRAIN_PARAMS, build_model, d
 from ._compiler._problem import Problem
 from ._language._classes import class_positions
 from ._solutions._result import canonical_kind, warn_if_infeasible
-from ._train import run_game
+from ._train import default_l2_of, run_game
 from ._training._arity import arity_of_labels
 from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 from .exceptions import RateoptError
@@ -159,10 +159,12 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         Largest number of leaves per tree of ``model="boosting"``.
     min_child_weight : float, default=1e-3
         Smallest Hessian sum in a leaf of ``model="boosting"``.
-    l2 : float or "auto", default=0.0
+    l2 : float, "auto" or None, default=None
         L2 regularization of the weights (the RKHS norm for kernel models);
         ``"auto"``: ``1 / (n ln 2)``, scikit-learn's ``LogisticRegression(C=1)``
-        strength for unit weights.
+        strength for unit weights. None: the method's default, the model
+        :func:`rateopt.train` builds when given none (``"auto"`` for
+        ``method="unconstrained"`` on two classes, 0 otherwise).
     optimizer : {"adam", "adagrad", "sgd", "lbfgs"}, default=None
         The model player's steps (None: ``"adam"``; ``method="unconstrained"``
         with the logistic proxy, full batch and no ``learning_rate``:
@@ -382,8 +384,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                              f"a callable or None, got {self.objective!r}")
         if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
             raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
-        model = build_model(params, random_state=self.random_state)
-        train_params = train_params_for(model, params)
+        validate(MODEL_PARAMS, params)  # the model's parameters refused before the data are read
         method = self.method
         X, groups = self._split_groups(X, groups)
         nullable_columns(X)  # pd.NA in a nullable column: refused naming the column, as Dataset does
@@ -400,7 +401,6 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError("give estimator= or oracle=, not both")
             if self.model != "linear":
                 raise ValueError("estimator= trains its own model class: leave model='linear'")
-            train_params["oracle"] = EstimatorOracle(self.estimator)
             method = "oracle-proxy" if method == "auto" else method
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)
@@ -418,6 +418,11 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
             datasets[role] = ds
         goals = list(self.goals) if self.goals is not None else []
         self.problem_ = Problem(objective=objective, constraints=goals, datasets=datasets)
+        model = build_model(params, random_state=self.random_state,
+                            default_l2=default_l2_of(self.problem_, method))  # train's default model, l2=None
+        train_params = train_params_for(model, params)
+        if self.estimator is not None:
+            train_params["oracle"] = EstimatorOracle(self.estimator)
         self.result_ = run_game(self.problem_, model, method=method, **train_params)
         if solution["solution"] is None:
             solution["solution"] = self.result_.default_kind(self.problem_)

@@ -108,7 +108,8 @@ def group_rates(y, predictions, groups=None, *, sample_weight=None, classes=None
     """
     where = "group_rates"
     inp = read_inputs(y, predictions, sample_weight, classes, where=where, predicted_labels=False)
-    cells = make_cells(group_columns(groups, inp.n, where), inp.n, intersections=False, as_str=True)
+    columns_of_groups = group_columns(groups, inp.n, where)
+    cells = make_cells(columns_of_groups, inp.n, intersections=False, as_str=True)
     if inp.per_class:
         names = [str(c) for c in inp.classes]
         columns = class_rate_columns(inp.classes)
@@ -123,12 +124,13 @@ def group_rates(y, predictions, groups=None, *, sample_weight=None, classes=None
         if y is not None:
             metrics.update({c: c for c in ("tpr", "fpr", "fnr", "tnr", "error", "prevalence")})
     d = compute(inp, resolve_metrics(metrics, inp), cells, ci=None).to_dict()
-    keys = [("all", "all")] + d["keys"]
+    rows = slice(None) if columns_of_groups else slice(0)  # no group columns: the ("all", "all") row alone
+    keys = [("all", "all")] + d["keys"][rows]
     table = {c: np.full(len(keys), np.nan) for c in columns}
-    table["count"] = np.concatenate([[d["overall"]["count"]], d["count"]]).astype(np.float64)
-    table["weight"] = np.concatenate([[d["overall"]["weight"]], d["weight"]])
+    table["count"] = np.concatenate([[d["overall"]["count"]], d["count"][rows]]).astype(np.float64)
+    table["weight"] = np.concatenate([[d["overall"]["weight"]], d["weight"][rows]])
     for m, v in d["values"].items():
-        table[m] = np.concatenate([[d["overall"][m]], v])
+        table[m] = np.concatenate([[d["overall"][m]], v[rows]])
     return _output(keys, table, columns, as_frame)
 
 

@@ -130,6 +130,8 @@ _BY_NAME = {p.name: p for p in TRAIN_PARAMS}
 
 
 def _check_l2(name, value):
+    if value is None:  # the method's default (``build_model``'s ``default_l2``)
+        return None
     try:
         return check_l2(value)
     except ValueError:
@@ -167,9 +169,11 @@ MODEL_PARAMS = (
     Param("max_depth", 6, lambda n, v: check_int(n, v, -1), "Largest tree depth of model='boosting'."),
     Param("num_leaves", 31, lambda n, v: check_int(n, v, 2), "Largest number of leaves per tree of model='boosting'."),
     Param("min_child_weight", 1e-3, check_nonnegative, "Smallest Hessian sum in a leaf of model='boosting'."),
-    Param("l2", 0.0, lambda n, v: _check_l2(n, v),
+    Param("l2", None, lambda n, v: _check_l2(n, v),
           "L2 regularization of the weights (the RKHS norm for kernel models); 'auto': 1 / (n ln 2), n the "
-          "training rows (scikit-learn's LogisticRegression(C=1) strength for rateopt's logistic loss in bits)."),
+          "training rows (scikit-learn's LogisticRegression(C=1) strength for rateopt's logistic loss in bits); "
+          "None: the method's default, as train builds it ('auto' for method='unconstrained' on two classes, "
+          "0 otherwise)."),
     Param("fit_intercept", True, check_bool, "Whether the model has a trained intercept."),
     Param("radius", None, lambda n, v: check_positive(n, v, allow_none=True),
           "Project the weights onto the L2 ball of this radius after each step (None: no projection)."),
@@ -198,26 +202,29 @@ def validate(table, values):
     return {p.name: p.validate(values.get(p.name, p.default)) for p in table}
 
 
-def build_model(values, random_state=None):
+def build_model(values, random_state=None, default_l2=0.0):
     """A :class:`LinearModel`, :class:`KernelModel` or :class:`BoostingModel` from :data:`MODEL_PARAMS` values.
 
-    ``values`` are validated here. For ``model="boosting"`` the training parameter ``learning_rate``
+    ``values`` are validated here. ``l2=None`` takes ``default_l2``, the
+    method's default (``rateopt._train.default_l2_of``), so that the estimator,
+    the command line and ``train`` given no model build the same model. For ``model="boosting"`` the training parameter ``learning_rate``
     (in ``values``, None: 0.1) is the trees' shrinkage: :func:`train_params_for` leaves it out of the
     training parameters.
     """
     v = validate(MODEL_PARAMS, values)
     if v["model"] == "boosting":
-        if v["l2"] != 0.0 or v["radius"] is not None or not v["fit_intercept"]:
+        if v["l2"] not in (None, 0.0) or v["radius"] is not None or not v["fit_intercept"]:
             raise ValueError("l2, radius and fit_intercept are for linear and kernel models: model='boosting' "
                              "regularizes with its trees' parameters")
         rate = values.get("learning_rate")
         return BoostingModel(v["backend"], learning_rate=0.1 if rate is None else rate, max_depth=v["max_depth"],
                              num_leaves=v["num_leaves"], min_child_weight=v["min_child_weight"])
+    l2 = default_l2 if v["l2"] is None else v["l2"]
     if v["model"] == "kernel":
         return KernelModel(kernel=v["kernel"], gamma=v["gamma"], degree=v["degree"], coef0=v["coef0"],
-                           n_components=v["n_components"], landmarks=v["landmarks"], l2=v["l2"],
+                           n_components=v["n_components"], landmarks=v["landmarks"], l2=l2,
                            fit_intercept=v["fit_intercept"], radius=v["radius"], random_state=random_state)
-    return LinearModel(l2=v["l2"], fit_intercept=v["fit_intercept"], radius=v["radius"])
+    return LinearModel(l2=l2, fit_intercept=v["fit_intercept"], radius=v["radius"])
 
 
 def train_params_for(model, values):

@@ -786,6 +786,17 @@ def _resolve_method(problem, method):
     return method, game_cls
 
 
+def default_l2_of(problem, method="auto"):
+    """The L2 strength of the linear model :func:`run_game` builds for ``problem`` and ``method`` given no model.
+
+    The method's ``Game.default_l2`` on the problem's number of classes
+    (``"auto"`` for ``"unconstrained"`` on two classes, 0 otherwise); the
+    estimator and the command line build their models with it when ``l2`` is
+    None (``rateopt._params.build_model``).
+    """
+    return _resolve_method(problem, method)[1].default_l2(arity_of(problem))
+
+
 def resolve_model(problem, model, default_l2=0.0):
     """The model to train: ``model``, or a linear model with the problem's ``regularization``.
 

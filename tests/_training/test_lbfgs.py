@@ -199,3 +199,41 @@ def test_k_classes_keep_adam_and_no_penalty():
     assert res.settings["optimizer"] == "adam" and res.settings["l2"] == 0.0
     with pytest.raises(ValueError, match="optimizer='lbfgs' trains two-class models"):
         rateopt.train(problem, method="unconstrained", optimizer="lbfgs", n_iter=10)
+
+
+def test_estimator_and_command_line_build_trains_default_model(tmp_path):
+    """``l2=None`` (the estimator's and the goals file's default) is the method's default, as ``train`` builds it.
+
+    ``RateConstrainedClassifier(method="unconstrained")`` used to keep ``l2=0``
+    (it always passed a model) while ``train`` given no model fits
+    ``LogisticRegression(C=1)``'s problem. Reference: scikit-learn's fit, as in
+    the test above; an explicit ``l2`` still wins.
+    """
+    from rateopt.cli import main
+
+    X, y, _ = _data(seed=5)
+    n = X.shape[0]
+    auto = 1.0 / (n * math.log(2))
+    res = rateopt.RateConstrainedClassifier(method="unconstrained").fit(X, y).result_
+    assert res.settings["l2"] == pytest.approx(auto, rel=1e-15)
+    ref = LogisticRegression(C=1.0, tol=1e-13, max_iter=100000).fit(X, y)
+    f, grad, hess = _objective(X, y, None, auto)
+    x_ref, x = np.append(ref.coef_[0], ref.intercept_[0]), np.append(res.weights[-1], res.biases[-1])
+    g_ref, gnorm = float(np.linalg.norm(grad(x_ref))), float(np.linalg.norm(grad(x)))
+    mu = 0.5 * min(np.linalg.eigvalsh(hess(x))[0], np.linalg.eigvalsh(hess(x_ref))[0])
+    assert np.linalg.norm(x - x_ref) <= (gnorm + g_ref) / mu
+    explicit = rateopt.RateConstrainedClassifier(method="unconstrained", l2=0.0).fit(X, y).result_
+    assert explicit.settings["l2"] == 0.0
+    # the other methods keep 0, as train's default model does
+    assert rateopt.RateConstrainedClassifier(n_iter=5).fit(X, y).result_.settings["l2"] == 0.0
+
+    cols = {f"x{j}": X[:, j] for j in range(X.shape[1])}
+    with open(tmp_path / "train.csv", "w", encoding="utf-8") as fh:
+        fh.write(",".join([*cols, "label"]) + "\n")
+        for i in range(n):
+            fh.write(",".join([*(repr(float(cols[c][i])) for c in cols), str(int(y[i]))]) + "\n")
+    (tmp_path / "goals.toml").write_text('objective = "error"\n\n[train]\nmethod = "unconstrained"\n')
+    assert main(["--quiet", "fit", str(tmp_path / "train.csv"), "--label", "label", "--goals",
+                 str(tmp_path / "goals.toml"), "--out", str(tmp_path / "model.npz")]) == 0
+    saved = rateopt.load(tmp_path / "model.result.npz")
+    assert saved.settings["l2"] == pytest.approx(auto, rel=1e-15)

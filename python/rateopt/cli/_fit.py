@@ -16,7 +16,7 @@ import numpy as np
 from .._methods._sweep import sweep
 from .._params import SOLUTION_PARAMS, train_params_for, validate
 from .._solutions._result import warn_if_infeasible
-from .._train import run_game
+from .._train import default_l2_of, run_game
 from .._utils._atomic import AtomicFiles
 from .._utils._validation import check_int
 from .._version import __version__
@@ -74,7 +74,8 @@ def fit(args):
         raise InputError("--sweep retrains at each value and reports mixtures of the records; use another "
                          "solution than \"thresholded\" with --sweep")
     problem = build_problem(spec, others, train_tab)
-    model = seeded_model({**model_params, **{k: v for k, v in train_params.items() if k == "learning_rate"}}, args.seed)
+    model = seeded_model({**model_params, **{k: v for k, v in train_params.items() if k == "learning_rate"}}, args.seed,
+                         default_l2_of(problem, method))
     train_params = train_params_for(model, train_params)  # a boosted model's learning_rate is its shrinkage
     try:
         n_iter = check_int("n_iter", train_params.get("n_iter"), 1, allow_none=True)

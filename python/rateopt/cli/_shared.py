@@ -198,11 +198,12 @@ def split_params(spec, args):
     return given.get("method", "auto"), train, model, solution
 
 
-def seeded_model(model_params, seed):
+def seeded_model(model_params, seed, default_l2=0.0):
     """The model of ``model_params``; ``--seed`` is a kernel model's landmark seed (``KernelModel.random_state``,
-    the only landmark seed); the run itself gets the seed once, as ``train``'s ``random_state``."""
+    the only landmark seed); the run itself gets the seed once, as ``train``'s ``random_state``. ``default_l2``:
+    the method's L2 strength when the goals file gives none (``rateopt._train.default_l2_of``)."""
     try:
-        return build_model(model_params, random_state=seed)
+        return build_model(model_params, random_state=seed, default_l2=default_l2)
     except (RateoptError, ValueError) as exc:
         raise InputError(" ".join(str(exc).split())) from None
 
