@@ -302,11 +302,13 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
     if settings.stop_tol is not None:
-        # K classes: the rule's LPs also hold the window averages the solution will mix (each scored once,
-        # cached for the result); two-class runs keep the records alone (the core loop records at its end).
-        extra = recorder.average_scores if spec.arity.multiclass else None
+        # the rule's LPs hold every candidate the solution will mix, for either arity: the records so far
+        # (both loops hand them to the recorder before the callback) and the recorder's other candidates
+        # (the trivial rules, the completed windows' averages and their threshold rules: each scored once,
+        # cached for the result)
+        fit_intercept = getattr(settings, "fit_intercept", True)
         callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback, start=game.warmup_steps(),
-                               extra=extra)
+                               extra=lambda: recorder.candidate_scores(fit_intercept))
     if checkpoint is not None:
         if estimators:
             raise ValueError("checkpoint: an estimator oracle's iterates are scikit-learn estimators, which "
@@ -627,6 +629,7 @@ class _Recorder:
         self.rule_problem = None
         self._rule_cells = None
         self._rules = {}  # first iteration of a window -> its folded rules' records
+        self._trivial = None  # (fit_intercept, the trivial rules' records) once built
 
     def rates_of(self, spec, theta, bias, offsets=None):
         """The full-data atom rates of one linear iterate on ``spec``."""
@@ -674,8 +677,20 @@ class _Recorder:
 
     def trivial_rules(self, fit_intercept=True):
         """The trivial rules of the model kind, as records to put before the iterates (None when they do not
-        apply: see ``ModelKind.trivial_rules``)."""
-        return self.kind.trivial_rules(self, fit_intercept)
+        apply: see ``ModelKind.trivial_rules``). They depend on the first record only (its shapes, or a
+        booster's first prefix), so they are built once, at the first call after a record, and cached."""
+        if self._trivial is None or self._trivial[0] != fit_intercept:
+            if not self.rows["w"]:
+                return None
+            self._trivial = (fit_intercept, self.kind.trivial_rules(self, fit_intercept))
+        return self._trivial[1]
+
+    def candidates(self, fit_intercept=True):
+        """The candidates besides the recorded iterates, in the order the result puts them before the
+        records (last first): the window averages' threshold rules, the window averages, the trivial rules.
+        Both the result (:meth:`result`) and the stopping rule (:meth:`candidate_scores`) read them here."""
+        return [c for c in (self.threshold_rules(), self.window_averages(), self.trivial_rules(fit_intercept))
+                if c is not None]
 
     def window_averages(self):
         """The window averages of the recorded iterates, as records (``_solutions._candidates``; None if none).
@@ -701,13 +716,14 @@ class _Recorder:
                 out["val_rates"].append(val_rates)
         return out if out["w"] else None
 
-    def average_scores(self):
-        """The objectives (n,) and constraint values (n, m) of the window averages so far (:meth:`window_averages`)."""
-        avg = self.window_averages()
-        if avg is None:
+    def candidate_scores(self, fit_intercept=True):
+        """The objectives (n,) and constraint values (n, m) of the candidates so far besides the records
+        (:meth:`candidates`: the stopping rule's LPs hold them beside the records, as the solution's does)."""
+        rates = [r for c in self.candidates(fit_intercept) for r in c["rates"]]
+        if not rates:
             return np.zeros(0), np.zeros((0, len(self.rate_map.constraint_names)))
-        return (np.array([self.rate_map.objective(r) for r in avg["rates"]]),
-                np.asarray(self.rate_map.constraints(avg["rates"]), dtype=np.float64))
+        return (np.array([self.rate_map.objective(r) for r in rates]),
+                np.asarray(self.rate_map.constraints(rates), dtype=np.float64).reshape(len(rates), -1))
 
     def threshold_rules(self):
         """The folded threshold rules of the window averages, as records (``_solutions._candidates``; None if none).
@@ -741,12 +757,10 @@ class _Recorder:
         r, A = dict(self.rows), self.spec.n_atoms
         val = self.val_spec is not None
         # the candidates: the trivial rules, the window averages, their threshold rules, then the recorded iterates
-        for extra in (self.threshold_rules(), self.window_averages(),
-                      self.trivial_rules(getattr(settings, "fit_intercept", True))):
-            if extra is not None:
-                r = {k: extra.get(k, []) + list(v) for k, v in r.items()}
-                if not extra.get("models"):
-                    r["models"] = []
+        for extra in self.candidates(getattr(settings, "fit_intercept", True)):
+            r = {k: extra.get(k, []) + list(v) for k, v in r.items()}
+            if not extra.get("models"):
+                r["models"] = []
         return TrainResult(
             method=method, weights=np.array(r["w"]), biases=np.array(r["b"]), iterations=np.array(r["it"]),
             multipliers=np.array(r["lam"]), atom_rates=np.array(r["rates"]).reshape(len(r["rates"]), A),
