@@ -630,6 +630,7 @@ class _Recorder:
         self._rule_cells = None
         self._rules = {}  # first iteration of a window -> its folded rules' records
         self._trivial = None  # (fit_intercept, the trivial rules' records) once built
+        self._taken = None  # the core loop's record buffers the rows were adopted from (:meth:`take`)
 
     def rates_of(self, spec, theta, bias, offsets=None):
         """The full-data atom rates of one linear iterate on ``spec``."""
@@ -663,16 +664,22 @@ class _Recorder:
 
     def take(self, records, n=None):
         """Adopt the first ``n`` (default ``records.count``) records of the core loop (a
-        :class:`rateopt.core.LoopRecords`)."""
+        :class:`rateopt.core.LoopRecords`). The loop writes each record once, so a later call on the same
+        buffers adopts only the records added since (a callback at every record costs O(1) each)."""
         n, r = records.count if n is None else n, self.rows
-        r["w"] = list(records.weights[:n])
-        r["b"] = [float(b) for b in records.biases[:n]]
-        r["it"] = [int(t) for t in records.iterations[:n]]
-        r["lam"] = list(records.multipliers[:n])
-        r["rates"] = list(records.rates[:n])
-        r["offsets"] = [np.zeros(0) for _ in range(n)]
+        k = len(r["it"]) if self._taken is records and len(r["it"]) <= n else 0
+        if k == 0:
+            for key in ("w", "b", "it", "lam", "rates", "offsets", "val_rates"):
+                r[key] = []
+        self._taken = records
+        r["w"].extend(records.weights[k:n])
+        r["b"].extend(float(b) for b in records.biases[k:n])
+        r["it"].extend(int(t) for t in records.iterations[k:n])
+        r["lam"].extend(records.multipliers[k:n])
+        r["rates"].extend(records.rates[k:n])
+        r["offsets"].extend(np.zeros(0) for _ in range(k, n))
         if records.val_rates is not None:
-            r["val_rates"] = list(records.val_rates[:n])
+            r["val_rates"].extend(records.val_rates[k:n])
         self.n_iter = int(records.iterations[n - 1]) + 1 if n else 0
 
     def trivial_rules(self, fit_intercept=True):
