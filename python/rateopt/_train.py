@@ -160,8 +160,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         without ``stop_tol`` of a game without metrics (not ``three-player``), so that a longer run's candidates include a
         shorter run's; ``max(1, T // 100)`` otherwise; the last iterate is
         always recorded), ``stop_tol=None`` and ``stop_patience=None`` (stop
-        early once the m-stochastic LP over the records so far has improved by
-        at most ``stop_tol`` over the last ``stop_patience`` records, never
+        early once the m-stochastic LP over the candidates so far (the records,
+        the trivial rules, the completed window averages and their threshold
+        rules) has improved by at most ``stop_tol`` over the last ``stop_patience`` records, never
         during the objective warm-up: :mod:`rateopt._solutions._stopping`;
         None: the method's default, off with patience 20, except K-class
         ``proxy-swap`` with ``batch_size=None``: 1e-4 and 50, so that its fits
