@@ -40,7 +40,7 @@ Cotter's ``bank``, ``adult`` and ``compas``, where ``stop_tol=1e-3`` at patience
 50 qualified; ``compas-rbf`` and the three bundle problems were then added as a
 check, and it failed three of them (``compas_eo``, ``credit_dp``,
 ``compas-rbf``), so every problem is measured in one run now
-(``bench/results/stop_rule_anchors.md``).
+(``bench/results/stop_rule_anchors.md``; the earlier runs are ``_run0`` and ``_run1``).
 """
 
 from __future__ import annotations
