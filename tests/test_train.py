@@ -638,3 +638,48 @@ def test_problem_regularization_is_the_default_models_l2(fig2):
     assert not np.array_equal(with_reg.weights, without.weights)
     with pytest.raises(ValueError, match="regularization=0.1 and model.l2=0.2 disagree"):
         train(Problem(constraints=cons, regularization=0.1), LinearModel(l2=0.2), n_iter=5)
+
+
+def test_recorder_take_adopts_the_records_added_since_and_restarts_on_other_buffers():
+    """``_Recorder.take`` called at every record (the core loop's callback) must hold exactly the buffers'
+    first ``n`` records, as slicing them does; a different buffer (a new run) starts over."""
+    import rateopt
+    from rateopt import core
+    from rateopt._train import _as_spec, _Recorder
+    from rateopt._training._model_kind import WEIGHTS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    g = rng.integers(0, 2, 50)
+    ds = rateopt.Dataset(X, (X[:, 0] > 0).astype(int), groups={"g": g})
+    spec = _as_spec(rateopt.Problem(constraints=[rateopt.goals.demographic_parity("g", slack=0.1)], datasets=ds))
+    rec = _Recorder(spec, None, {}, WEIGHTS)
+
+    def buffers(cap, seed):
+        b = core.LoopRecords.allocate(cap, 3, spec.n_constraints, spec.n_atoms)
+        r = np.random.default_rng(seed)
+        for a in (b.weights, b.biases, b.multipliers, b.rates):
+            a[...] = r.normal(size=a.shape)
+        b.iterations[...] = np.arange(cap) * 2
+        return b
+
+    def check(b, n):
+        r = rec.rows
+        assert len(r["w"]) == len(r["b"]) == len(r["it"]) == len(r["lam"]) == len(r["rates"]) == n
+        np.testing.assert_array_equal(np.array(r["w"]).reshape(n, 3), b.weights[:n])
+        np.testing.assert_array_equal(np.array(r["b"]), b.biases[:n])
+        np.testing.assert_array_equal(np.array(r["it"]), b.iterations[:n])
+        np.testing.assert_array_equal(np.array(r["lam"]).reshape(n, -1), b.multipliers[:n])
+        np.testing.assert_array_equal(np.array(r["rates"]).reshape(n, -1), b.rates[:n])
+        assert len(r["offsets"]) == n and rec.n_iter == (int(b.iterations[n - 1]) + 1 if n else 0)
+
+    one, two = buffers(8, 1), buffers(8, 2)
+    for n in (1, 2, 5, 5, 8):
+        rec.take(one, n)
+        check(one, n)
+    rec.take(two, 3)  # other buffers: start over
+    check(two, 3)
+    rec.take(one, 4)
+    check(one, 4)
+    rec.take(one, 2)  # fewer than held: start over
+    check(one, 2)

@@ -106,7 +106,8 @@ TRAIN_PARAMS = (
           "without stop_tol of a game without metrics, so that a longer run's candidates include a shorter run's and its solution is "
           "never worse on the training data; max(1, T // 100) otherwise); the last is always recorded."),
     Param("stop_tol", None, lambda n, v: None if v is None else check_nonnegative(n, v),
-          "Stop early once the m-stochastic LP over the records so far has improved by at most this much "
+          "Stop early once the m-stochastic LP over the candidates so far (the records, the trivial rules, "
+          "the completed window averages and their threshold rules) has improved by at most this much "
           "(its objective, or its smallest achievable violation while infeasible) over the last "
           "stop_patience records; never during the objective warm-up (None: the method's default, off "
           "except for K-class problems with 'proxy-swap': 1e-4; 0: off, run all n_iter iterations)."),

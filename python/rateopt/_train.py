@@ -160,8 +160,9 @@ def train(problem, model=None, method="auto", *, validation=None, callback=None,
         without ``stop_tol`` of a game without metrics (not ``three-player``), so that a longer run's candidates include a
         shorter run's; ``max(1, T // 100)`` otherwise; the last iterate is
         always recorded), ``stop_tol=None`` and ``stop_patience=None`` (stop
-        early once the m-stochastic LP over the records so far has improved by
-        at most ``stop_tol`` over the last ``stop_patience`` records, never
+        early once the m-stochastic LP over the candidates so far (the records,
+        the trivial rules, the completed window averages and their threshold
+        rules) has improved by at most ``stop_tol`` over the last ``stop_patience`` records, never
         during the objective warm-up: :mod:`rateopt._solutions._stopping`;
         None: the method's default, off with patience 20, except K-class
         ``proxy-swap`` with ``batch_size=None``: 1e-4 and 50, so that its fits
@@ -302,11 +303,13 @@ def run_game(problem, model=None, method="auto", *, validation=None, callback=No
     if settings.loop == "core" and refusal is not None:
         raise ValueError(f"loop='core' cannot run this training: {refusal}; use loop='auto' or loop='python'")
     if settings.stop_tol is not None:
-        # K classes: the rule's LPs also hold the window averages the solution will mix (each scored once,
-        # cached for the result); two-class runs keep the records alone (the core loop records at its end).
-        extra = recorder.average_scores if spec.arity.multiclass else None
+        # the rule's LPs hold every candidate the solution will mix, for either arity: the records so far
+        # (both loops hand them to the recorder before the callback) and the recorder's other candidates
+        # (the trivial rules, the completed windows' averages and their threshold rules: each scored once,
+        # cached for the result)
+        fit_intercept = getattr(settings, "fit_intercept", True)
         callback = PlateauRule(settings.stop_tol, settings.stop_patience, callback, start=game.warmup_steps(),
-                               extra=extra)
+                               extra=lambda: recorder.candidate_scores(fit_intercept))
     if checkpoint is not None:
         if estimators:
             raise ValueError("checkpoint: an estimator oracle's iterates are scikit-learn estimators, which "
@@ -627,6 +630,8 @@ class _Recorder:
         self.rule_problem = None
         self._rule_cells = None
         self._rules = {}  # first iteration of a window -> its folded rules' records
+        self._trivial = None  # (fit_intercept, the trivial rules' records) once built
+        self._taken = None  # the core loop's record buffers the rows were adopted from (:meth:`take`)
 
     def rates_of(self, spec, theta, bias, offsets=None):
         """The full-data atom rates of one linear iterate on ``spec``."""
@@ -660,22 +665,40 @@ class _Recorder:
 
     def take(self, records, n=None):
         """Adopt the first ``n`` (default ``records.count``) records of the core loop (a
-        :class:`rateopt.core.LoopRecords`)."""
+        :class:`rateopt.core.LoopRecords`). The loop writes each record once, so a later call on the same
+        buffers adopts only the records added since (a callback at every record costs O(1) each)."""
         n, r = records.count if n is None else n, self.rows
-        r["w"] = list(records.weights[:n])
-        r["b"] = [float(b) for b in records.biases[:n]]
-        r["it"] = [int(t) for t in records.iterations[:n]]
-        r["lam"] = list(records.multipliers[:n])
-        r["rates"] = list(records.rates[:n])
-        r["offsets"] = [np.zeros(0) for _ in range(n)]
+        k = len(r["it"]) if self._taken is records and len(r["it"]) <= n else 0
+        if k == 0:
+            for key in ("w", "b", "it", "lam", "rates", "offsets", "val_rates"):
+                r[key] = []
+        self._taken = records
+        r["w"].extend(records.weights[k:n])
+        r["b"].extend(float(b) for b in records.biases[k:n])
+        r["it"].extend(int(t) for t in records.iterations[k:n])
+        r["lam"].extend(records.multipliers[k:n])
+        r["rates"].extend(records.rates[k:n])
+        r["offsets"].extend(np.zeros(0) for _ in range(k, n))
         if records.val_rates is not None:
-            r["val_rates"] = list(records.val_rates[:n])
+            r["val_rates"].extend(records.val_rates[k:n])
         self.n_iter = int(records.iterations[n - 1]) + 1 if n else 0
 
     def trivial_rules(self, fit_intercept=True):
         """The trivial rules of the model kind, as records to put before the iterates (None when they do not
-        apply: see ``ModelKind.trivial_rules``)."""
-        return self.kind.trivial_rules(self, fit_intercept)
+        apply: see ``ModelKind.trivial_rules``). They depend on the first record only (its shapes, or a
+        booster's first prefix), so they are built once, at the first call after a record, and cached."""
+        if self._trivial is None or self._trivial[0] != fit_intercept:
+            if not self.rows["w"]:
+                return None
+            self._trivial = (fit_intercept, self.kind.trivial_rules(self, fit_intercept))
+        return self._trivial[1]
+
+    def candidates(self, fit_intercept=True):
+        """The candidates besides the recorded iterates, in the order the result puts them before the
+        records (last first): the window averages' threshold rules, the window averages, the trivial rules.
+        Both the result (:meth:`result`) and the stopping rule (:meth:`candidate_scores`) read them here."""
+        return [c for c in (self.threshold_rules(), self.window_averages(), self.trivial_rules(fit_intercept))
+                if c is not None]
 
     def window_averages(self):
         """The window averages of the recorded iterates, as records (``_solutions._candidates``; None if none).
@@ -701,13 +724,14 @@ class _Recorder:
                 out["val_rates"].append(val_rates)
         return out if out["w"] else None
 
-    def average_scores(self):
-        """The objectives (n,) and constraint values (n, m) of the window averages so far (:meth:`window_averages`)."""
-        avg = self.window_averages()
-        if avg is None:
+    def candidate_scores(self, fit_intercept=True):
+        """The objectives (n,) and constraint values (n, m) of the candidates so far besides the records
+        (:meth:`candidates`: the stopping rule's LPs hold them beside the records, as the solution's does)."""
+        rates = [r for c in self.candidates(fit_intercept) for r in c["rates"]]
+        if not rates:
             return np.zeros(0), np.zeros((0, len(self.rate_map.constraint_names)))
-        return (np.array([self.rate_map.objective(r) for r in avg["rates"]]),
-                np.asarray(self.rate_map.constraints(avg["rates"]), dtype=np.float64))
+        return (np.array([self.rate_map.objective(r) for r in rates]),
+                np.asarray(self.rate_map.constraints(rates), dtype=np.float64).reshape(len(rates), -1))
 
     def threshold_rules(self):
         """The folded threshold rules of the window averages, as records (``_solutions._candidates``; None if none).
@@ -741,12 +765,10 @@ class _Recorder:
         r, A = dict(self.rows), self.spec.n_atoms
         val = self.val_spec is not None
         # the candidates: the trivial rules, the window averages, their threshold rules, then the recorded iterates
-        for extra in (self.threshold_rules(), self.window_averages(),
-                      self.trivial_rules(getattr(settings, "fit_intercept", True))):
-            if extra is not None:
-                r = {k: extra.get(k, []) + list(v) for k, v in r.items()}
-                if not extra.get("models"):
-                    r["models"] = []
+        for extra in self.candidates(getattr(settings, "fit_intercept", True)):
+            r = {k: extra.get(k, []) + list(v) for k, v in r.items()}
+            if not extra.get("models"):
+                r["models"] = []
         return TrainResult(
             method=method, weights=np.array(r["w"]), biases=np.array(r["b"]), iterations=np.array(r["it"]),
             multipliers=np.array(r["lam"]), atom_rates=np.array(r["rates"]).reshape(len(r["rates"]), A),

@@ -43,12 +43,14 @@ def scipy_lp_score(f, G):
     return float(res.fun), math.inf
 
 
-def replay(f, G, tol, patience):
-    """Index (into the records) after which the rule stops, by its definition, or None."""
+def replay(f, G, tol, patience, trivial=None):
+    """Index (into the records) after which the rule stops, by its definition, or None (``trivial``: the
+    trivial rules' ``(f, G)``, in every LP beside the records)."""
     every = max(1, patience // 4)
     best, best_at = None, 0
+    tf, tG = (np.zeros(0), np.zeros((0, G.shape[1]))) if trivial is None else trivial
     for n in range(every, len(f) + 1, every):
-        score = scipy_lp_score(f[:n], G[:n])
+        score = scipy_lp_score(np.r_[tf, f[:n]], np.r_[tG, G[:n]])
         if best is None or improved_by(best, score, tol):
             best, best_at = score, n
         elif n - best_at >= patience:
@@ -84,8 +86,9 @@ def test_training_stops_where_the_rule_says_and_keeps_the_prefix(loop):
         full = rateopt.train(problem, **kw)
         tol, patience = 1e-3, 8
         stopped = rateopt.train(problem, stop_tol=tol, stop_patience=patience, **kw)
-    k = full.n_trivial  # the trivial rules come first; the rule watches the recorded iterates
-    n = replay(full.objectives[k:], full.constraints[k:], tol, patience)
+    k = full.n_trivial  # the trivial rules come first (record_every=3: no window averages)
+    n = replay(full.objectives[k:], full.constraints[k:], tol, patience,
+               trivial=(full.objectives[:k], full.constraints[:k]))
     assert n is not None and n < full.objectives.shape[0] - k  # this run does plateau
     # the stopped run is the uninterrupted run's first n records, bit for bit
     assert stopped.objectives.shape[0] == k + n
@@ -148,9 +151,11 @@ def _class_problem(seed=0, n=1200):
 def replay_k_class(res_full, tol, patience, start):
     """The iteration at which the K-class default rule stops, by its definition, on the uninterrupted run.
 
-    The rule's LP at a check holds the records so far and the window averages (iterations [50 j, 50 j + 50))
-    complete so far; it checks every ``patience // 4`` records counted from the first record at ``start``."""
+    The rule's LP at a check holds the trivial rules, the records so far and the window averages (iterations
+    [50 j, 50 j + 50)) complete so far; it checks every ``patience // 4`` records counted from the first record
+    at ``start``."""
     f, G, its = res_full.objectives, res_full.constraints, res_full.iterations
+    trivial = np.flatnonzero(its == -1)
     avg = np.flatnonzero(its == -2)  # the window averages, in window order
     rec = np.flatnonzero(its >= 0)
     every = max(1, patience // 4)
@@ -159,7 +164,7 @@ def replay_k_class(res_full, tol, patience, start):
     for n in range(n_before + every, rec.size + 1, every):
         t = int(its[rec[n - 1]])
         done = avg[:(t + 1) // 50]
-        idx = np.r_[done, rec[:n]]
+        idx = np.r_[trivial, done, rec[:n]]
         score = scipy_lp_score(f[idx], G[idx])
         if best is None or improved_by(best, score, tol):
             best, best_at = score, n
@@ -194,3 +199,91 @@ def test_k_class_rule_is_off_for_minibatches_and_two_classes_keep_theirs():
     assert res.settings["stop_tol"] is None and res.n_iter == 20
     two = rateopt.train(_problem(), n_iter=5, random_state=0)
     assert two.settings["stop_tol"] is None and two.settings["stop_patience"] == 20
+
+
+# --------------------------------------------------------------------------- both arities: the LP sees the candidates
+
+
+def _arity_problem(K, seed=0, n=1500):
+    """Two classes (``K == 2``, a ``Dataset`` under equal opportunity) or K (a ``ClassDataset`` under parity)."""
+    if K == 2:
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n, 4))
+        g = rng.integers(0, 2, n)
+        y = (X[:, 0] + 0.8 * g + rng.normal(scale=0.7, size=n) > 0.4).astype(int)
+        ds = rateopt.Dataset(np.c_[X, g], y, groups={"g": g})
+        return rateopt.Problem(constraints=[rateopt.goals.equal_opportunity("g", slack=0.01)], datasets=ds)
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    g = rng.integers(0, 2, n)
+    logits = X[:, :3] @ rng.normal(size=(3, K)) + np.outer(g, np.linspace(1.5, -1.5, K))
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    y = (rng.random(n)[:, None] > np.cumsum(p, 1)).sum(1)
+    ds = rateopt.ClassDataset(np.c_[X, g], y, groups={"g": g})
+    return rateopt.Problem(constraints=[rateopt.goals.multiclass_demographic_parity("g", slack=0.05)], datasets=ds)
+
+
+def _recount(problem, res):
+    """Objective and constraint values of every candidate of ``res``, from its weights, by ``Problem.evaluate``
+    on the candidate's decisions (scores >= 0 for two classes, the argmax class for K) -- not from the
+    training run's recorded rates."""
+    X = problem.datasets["default"].X if "default" in problem.datasets else next(iter(problem.datasets.values())).X
+    f, G = [], []
+    for w, b in zip(res.weights, res.biases):
+        if np.ndim(w) == 1:
+            ev = problem.evaluate(X @ w + b, kind="scores")
+        else:
+            ev = problem.evaluate(np.argmax(X @ w.T + b, axis=1), kind="labels")
+        f.append(ev.objective)
+        G.append([ev.constraints[c] for c in problem.constraint_names])
+    return np.array(f), np.array(G)
+
+
+def _rows(f, G):
+    """The rows ``(f_i, g_i)`` in a canonical order (a multiset to compare)."""
+    rows = np.c_[np.asarray(f, dtype=np.float64), np.asarray(G, dtype=np.float64).reshape(len(f), -1)]
+    return rows[np.lexsort(np.round(rows, 9).T[::-1])]
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_the_rules_lps_hold_exactly_the_solutions_candidates(K, monkeypatch):
+    """At the check where the rule stops, its LP holds every candidate the m-stochastic solution mixes (the
+    trivial rules, the window averages, for two classes their threshold rules, the records), and no other
+    row; every earlier LP holds a subset of them, the trivial rules and the records so far included."""
+    from rateopt._solutions import _stopping
+
+    calls = []
+
+    def spy(f, G):
+        calls.append((np.array(f, dtype=np.float64), np.array(G, dtype=np.float64)))
+        return lp_score(f, G)
+
+    monkeypatch.setattr(_stopping, "lp_score", spy)
+    problem = _arity_problem(K)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = rateopt.train(problem, method="proxy-swap", n_iter=600, stop_tol=1e-4, stop_patience=50,
+                            record_every=1, random_state=0)
+    assert 100 <= res.n_iter < 600  # it stopped, after at least two complete windows
+    its = res.iterations
+    assert np.sum(its == -1) == K and np.sum(its == -2) >= 2  # the trivial rules, the window averages
+    assert np.sum(its == -3) >= (1 if K == 2 else 0) and (K == 2 or not np.any(its == -3))  # rules: two classes
+    f, G = _recount(problem, res)
+    # the recount is the result's own candidate values (to round-off), so the comparison below is against it
+    np.testing.assert_allclose(f, res.objectives, atol=1e-12)
+    np.testing.assert_allclose(G, res.constraints, atol=1e-12)
+    last = _rows(*calls[-1])
+    np.testing.assert_allclose(last, _rows(f, G), atol=1e-12)
+    final = {tuple(r) for r in np.round(last, 12)}
+    n_trivial = int(np.sum(its == -1))
+    trivial = {tuple(r) for r in np.round(_rows(f[:n_trivial], G[:n_trivial]), 12)}
+    rec = np.flatnonzero(its >= 0)
+    for cf, cG in calls:
+        rows = {tuple(r) for r in np.round(_rows(cf, cG), 12)}
+        assert rows <= final and trivial <= rows
+        # the records so far come last, in order: the run's first records
+        k = next((i for i in range(cf.shape[0])
+                  if np.array_equal(cf[i:], res.objectives[rec[:cf.shape[0] - i]])), None)
+        assert k is not None and k >= n_trivial
+        np.testing.assert_array_equal(cG[k:].reshape(-1, G.shape[1]), res.constraints[rec[:cf.shape[0] - k]])

@@ -2,12 +2,15 @@
 
 The solution a training run returns is the m-stochastic mixture of its recorded
 iterates: the shrinking LP's optimum over the records (Cotter et al., 2019, Lemma 5). Over
-a growing set of records that optimum can only improve -- once some mixture is
+a growing set of candidates that optimum can only improve -- once some mixture is
 feasible the objective never rises, and before that the smallest achievable
 largest violation never rises -- so "has it stopped improving?" is a
 well-defined question. :class:`PlateauRule` asks it every few records and
 stops training once the LP's value has moved by at most ``stop_tol`` over the
-last ``stop_patience`` records.
+last ``stop_patience`` records. Its LPs hold the candidates the solution will
+mix, for both arities: the records so far and the driver's other candidates
+(``extra``: the trivial rules, the completed window averages and, for two
+classes, their threshold rules).
 
 It runs as the training callback (wrapping the user's), so the Python driver
 and the core loop stop at the same record.
@@ -43,7 +46,7 @@ def improved_by(old, new, tol):
 
 
 class PlateauRule:
-    """Training callback that stops when the shrinking LP over the records stops improving.
+    """Training callback that stops when the shrinking LP over the candidates stops improving.
 
     Parameters
     ----------
@@ -61,10 +64,11 @@ class PlateauRule:
         objective warm-up's) enter the LP, but the rule neither checks nor
         counts its patience before it.
     extra : callable or None, default=None
-        Returns the other candidates of the solution so far (e.g. the window
-        averages), as ``(objectives (n,), constraints (n, m))``: each check's
-        LP holds them beside the records, so the rule sees what the solution
-        will mix.
+        Returns the other candidates of the solution so far (the driver's
+        ``_Recorder.candidate_scores``: the trivial rules, the window averages,
+        their threshold rules), as ``(objectives (n,), constraints (n, m))``:
+        each check's LP holds them beside the records, so the rule sees what
+        the solution will mix.
 
     Attributes
     ----------
