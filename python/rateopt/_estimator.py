@@ -206,7 +206,9 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         for a full-batch run without ``stop_tol`` of a game without metrics,
         ``max(1, n_iter // 100)`` otherwise).
     stop_tol : float, default=None
-        Stop early when the m-stochastic LP over the records has improved by at
+        Stop early when the m-stochastic LP over the candidates so far (the
+        records, the trivial rules, the completed window averages and their
+        threshold rules: what the solution mixes) has improved by at
         most this much over the last ``stop_patience`` records, never during the
         objective warm-up (None: the method's default, off except for K-class
         problems with ``proxy-swap``, full batch: 1e-4; 0: off).
