@@ -291,7 +291,7 @@ def compile_batched(objective, pairs):
         size[sl] = np.diff(gset.ptr)
         fp[sl, 0] = gset.rows[gset.ptr[:-1]]
         fp[sl, 1] = gset.rows[gset.ptr[1:] - 1]
-        fp[sl, 2] = np.add.reduceat(gset.rows, gset.ptr[:-1])
+        fp[sl, 2] = np.add.reduceat(gset.rows, gset.ptr[:-1], dtype=np.int64)
 
     def rows_of_sub(sid):
         rows = members.get(sid)

@@ -202,8 +202,13 @@ class _KeptScores:
     prediction's), so it keeps each candidate's quantile bins as it passes:
     one byte per row and the bins' bounds, which is all the first LP reads.
     The last prefix's exact scores are kept too (the support of most
-    solutions); the exact re-fit scores any other support prefix again.
+    solutions); the exact re-fit scores any other support prefix again, on
+    :attr:`training_features` (the run's training features as it validated
+    them, by dataset name; not pickled), so that they are not validated twice.
     """
+
+    #: The training rows' features by dataset name (validated ``FeatureMatrix`` objects), set by the run.
+    training_features = None
 
     def keep_training_scores(self, scores, exact=False):
         """Keep the quantile bins of ``scores`` (the training rows' scores of the current ensemble) as those of
@@ -255,8 +260,8 @@ class _LightGBMBooster(_KeptScores):
         self.kept = {}  # prefix length -> its training scores (_KeptScores)
 
     def __getstate__(self):
-        """Pickled without the training-score buffer (a scratch array of the training run)."""
-        return {**self.__dict__, "_train_scores": None}
+        """Pickled without the training-score buffer and features (of the training run)."""
+        return {**self.__dict__, "_train_scores": None, "training_features": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
@@ -412,9 +417,9 @@ class _XGBoostBooster(_KeptScores):
         self._calls = None  # the direct calls' reusable arguments (_XGBoostCalls), made at the first tree
 
     def __getstate__(self):
-        """Pickled without the training DMatrix and the direct calls' arguments (XGBoost's handles and
-        ctypes objects, needed only while trees are grown)."""
-        return {**self.__dict__, "dtrain": None, "_calls": None}
+        """Pickled without the training DMatrix, features and the direct calls' arguments (XGBoost's
+        handles and ctypes objects, needed only while trees are grown)."""
+        return {**self.__dict__, "dtrain": None, "_calls": None, "training_features": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
