@@ -266,12 +266,12 @@ def test_a_damaged_thresholded_boosted_file_is_refused(tmp_path):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kept_bin_codes_are_searchsorteds(dtype):
     """The kept prefixes' branch-free bin search equals ``np.searchsorted(lows, scores, side="right") - 1``
-    for 1 to 256 bins, ties at the bounds, and more rows than one block."""
-    from rateopt._predictors._boosting import _CODE_ROWS, _bin_codes
+    for 1 to 256 bins, ties at the bounds, and many rows."""
+    from rateopt._predictors._boosting import _bin_codes
 
     rng = np.random.default_rng(2)
     for t in range(60):
-        n = int(rng.integers(1, 3 * _CODE_ROWS))
+        n = int(rng.integers(1, 3 * 8192))
         scores = rng.choice(rng.normal(size=int(rng.integers(1, 600))), size=n).astype(dtype)
         distinct = np.unique(scores)
         L = int(rng.integers(1, min(256, distinct.size) + 1))
@@ -279,3 +279,17 @@ def test_kept_bin_codes_are_searchsorteds(dtype):
         got = _bin_codes(scores, lows)
         assert got.dtype == np.uint8
         assert np.array_equal(got, np.searchsorted(lows.astype(np.float64), scores, side="right") - 1)
+
+
+def test_kept_bin_codes_refuses_bad_bounds():
+    """The core's bin search refuses bounds it cannot search: none, more than 256, not strictly ascending,
+    not finite, or another dtype than the scores'."""
+    from rateopt.core._boosting import kept_bin_codes
+
+    scores = np.linspace(0.0, 1.0, 10)
+    for lows in (np.zeros(0), np.arange(257.0), np.array([0.0, 0.5, 0.5]), np.array([0.0, np.nan])):
+        with pytest.raises(ValueError, match="lows"):
+            kept_bin_codes(scores, lows)
+    with pytest.raises(TypeError, match="lows"):
+        kept_bin_codes(scores, np.array([0.0, 0.5], dtype=np.float32))
+    assert np.array_equal(kept_bin_codes(scores, np.array([0.0])), np.zeros(10, dtype=np.uint8))
