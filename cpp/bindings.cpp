@@ -656,6 +656,33 @@ py::tuple boosting_pass(const py::array& scores, const py::array& atom_indptr, c
     return run_boosting_pass<double, double>(scores, atoms, coef, hc, proxy, scale, grad, hess, n_threads);
 }
 
+// ---- the kept bins' codes (boosting_pass.hpp) ---------------------------------
+// scores and lows: 1-D, C-contiguous, both float32 or both float64; lows: 1 to
+// 256 finite bounds, strictly ascending. Returns the uint8 codes.
+
+template <class S>
+py::array_t<uint8_t> run_kept_bin_codes(const py::array& scores_in, const py::array& lows_in) {
+    const auto scores = borrow<S>(scores_in, "scores", 1);
+    const auto lows = borrow<S>(lows_in, "lows", 1);
+    const int64_t L = lows.shape(0);
+    if (L < 1 || L > 256) value_error("lows must hold 1 to 256 bounds, got " + std::to_string(L));
+    for (int64_t b = 0; b < L; ++b)
+        if (!std::isfinite(lows.at(b)) || (b > 0 && !(lows.at(b - 1) < lows.at(b))))
+            value_error("lows must be finite and strictly ascending (at bound " + std::to_string(b) + ")");
+    py::array_t<uint8_t> codes(scores.shape(0));
+    {
+        py::gil_scoped_release release;
+        rateopt::kept_bin_codes(scores.data(), scores.shape(0), lows.data(), static_cast<int>(L),
+                                codes.mutable_data());
+    }
+    return codes;
+}
+
+py::array_t<uint8_t> kept_bin_codes(const py::array& scores, const py::array& lows) {
+    if (is_exact<float>(scores)) return run_kept_bin_codes<float>(scores, lows);
+    return run_kept_bin_codes<double>(scores, lows);  // raises for any other dtype
+}
+
 // ---- the K-class boosting pass (boosting_multiclass_pass.hpp) ----------------
 // scores (float32 or float64), C-contiguous 2-D: (n, K) row-major, or (K, n)
 // with class_major (LightGBM's layout); grad and hess of the same shape, both
@@ -1429,6 +1456,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("boosting_pass", &boosting_pass, py::arg("scores"), py::arg("atom_indptr"), py::arg("atom_indices"),
           py::arg("atom_weights"), py::arg("n_atoms"), py::arg("coef"), py::arg("proxy"), py::arg("scale"),
           py::arg("grad"), py::arg("hess"), py::arg("n_threads"), py::arg("hess_coef") = py::none());
+    m.def("kept_bin_codes", &kept_bin_codes, py::arg("scores"), py::arg("lows"));
     m.def("boosting_multiclass_pass", &boosting_multiclass_pass, py::arg("scores"), py::arg("class_major"),
           py::arg("cells"), py::arg("cell_weights"), py::arg("n_cells"), py::arg("cost"), py::arg("scale"),
           py::arg("grad"), py::arg("hess"), py::arg("n_threads"));

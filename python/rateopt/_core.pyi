@@ -132,6 +132,7 @@ def boosting_pass(
     grad: NDArray[np.floating], hess: NDArray[np.floating], n_threads: int,
     hess_coef: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], int]: ...
+def kept_bin_codes(scores: NDArray[np.floating], lows: NDArray[np.floating]) -> NDArray[np.uint8]: ...
 def boosting_multiclass_pass(
     scores: NDArray[np.floating], class_major: bool, cells: NDArray[np.int32], cell_weights: NDArray[np.float64],
     n_cells: int, cost: NDArray[np.float64], scale: float, grad: NDArray[np.floating], hess: NDArray[np.floating],

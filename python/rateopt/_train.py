@@ -431,6 +431,9 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
     for t in range(T + 1):
         # one core pass: the rates the multipliers see and the derivatives the next tree grows on
         result = player.run_pass(game.combinations())
+        if t == T:  # no tree follows: the derivatives go before the last prefix's scores are kept (its peak)
+            result.grad = None
+            player.release_derivatives()
         if t in keep:
             player.booster.keep_training_scores(player.scores, exact=t == T)
         stop = False

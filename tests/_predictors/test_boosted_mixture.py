@@ -266,12 +266,12 @@ def test_a_damaged_thresholded_boosted_file_is_refused(tmp_path):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kept_bin_codes_are_searchsorteds(dtype):
     """The kept prefixes' branch-free bin search equals ``np.searchsorted(lows, scores, side="right") - 1``
-    for 1 to 256 bins, ties at the bounds, and more rows than one block."""
-    from rateopt._predictors._boosting import _CODE_ROWS, _bin_codes
+    for 1 to 256 bins, ties at the bounds, and many rows."""
+    from rateopt._predictors._boosting import _bin_codes
 
     rng = np.random.default_rng(2)
     for t in range(60):
-        n = int(rng.integers(1, 3 * _CODE_ROWS))
+        n = int(rng.integers(1, 3 * 8192))
         scores = rng.choice(rng.normal(size=int(rng.integers(1, 600))), size=n).astype(dtype)
         distinct = np.unique(scores)
         L = int(rng.integers(1, min(256, distinct.size) + 1))
@@ -279,3 +279,64 @@ def test_kept_bin_codes_are_searchsorteds(dtype):
         got = _bin_codes(scores, lows)
         assert got.dtype == np.uint8
         assert np.array_equal(got, np.searchsorted(lows.astype(np.float64), scores, side="right") - 1)
+
+
+def test_kept_bin_codes_refuses_bad_bounds():
+    """The core's bin search refuses bounds it cannot search: none, more than 256, not strictly ascending,
+    not finite, or another dtype than the scores'."""
+    from rateopt.core._boosting import kept_bin_codes
+
+    scores = np.linspace(0.0, 1.0, 10)
+    for lows in (np.zeros(0), np.arange(257.0), np.array([0.0, 0.5, 0.5]), np.array([0.0, np.nan])):
+        with pytest.raises(ValueError, match="lows"):
+            kept_bin_codes(scores, lows)
+    with pytest.raises(TypeError, match="lows"):
+        kept_bin_codes(scores, np.array([0.0, 0.5], dtype=np.float32))
+    assert np.array_equal(kept_bin_codes(scores, np.array([0.0])), np.zeros(10, dtype=np.uint8))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_support_prefixes_rescored_on_the_runs_own_features(backend, monkeypatch):
+    """The default solution scores its support prefixes whose exact training scores were not kept on the run's
+    own validated features (and, with XGBoost, its training DMatrix): the same solution as scoring them on the
+    caller's features, validated again, through a new DMatrix (the reference: the run's hand-over removed)."""
+    from rateopt._predictors import _boosting as adapters
+
+    problem, X, y, groups = _equalized_odds_problem(n=1500)
+    result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=40))
+    booster = result.models[0].booster
+    assert set(booster.training_features) == set(problem.compiled.datasets)
+    cls = type(booster)
+    scored, dmatrices = [], []
+    prefix_scores = cls.prefix_scores
+
+    def spy_scores(self, data, lengths):
+        scored.append(tuple(int(t) for t in lengths))
+        return prefix_scores(self, data, lengths)
+
+    monkeypatch.setattr(cls, "prefix_scores", spy_scores)
+    if backend == "xgboost":
+        dmatrix = adapters._XGBoostBooster._dmatrix
+
+        def spy(self, data):
+            out = dmatrix(self, data)
+            dmatrices.append(out is self.dtrain)
+            return out
+
+        monkeypatch.setattr(adapters._XGBoostBooster, "_dmatrix", spy)
+    got = result.solution("thresholded", problem=problem)
+    assert scored and all(0 < t < booster.n_trees for ts in scored for t in ts)  # unkept support prefixes
+    assert dmatrices == ([True] * len(scored) if backend == "xgboost" else [])  # on the training DMatrix
+    monkeypatch.setattr(booster, "training_features", None)
+    if backend == "xgboost":
+        monkeypatch.setattr(booster, "_train_data", None)
+    first = list(scored)
+    scored.clear()
+    dmatrices.clear()
+    want = result.solution("thresholded", problem=problem)
+    assert scored == first  # the reference scored the same prefixes again, on the caller's features
+    assert dmatrices == ([False] * len(scored) if backend == "xgboost" else [])  # through a new DMatrix
+    assert np.array_equal(got.scorer.prefix_lengths_, want.scorer.prefix_lengths_)
+    assert np.array_equal(got.scorer.probabilities_, want.scorer.probabilities_)
+    assert np.array_equal(got.table, want.table) and np.array_equal(got.edges, want.edges)
+    assert np.array_equal(got.predict_proba(X), want.predict_proba(X))

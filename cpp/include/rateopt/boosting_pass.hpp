@@ -65,6 +65,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -290,6 +291,37 @@ void boosting_pass(const S* scores,          // in: (n_rows,) the ensemble's sco
     for (const Part& part : parts) {
         out.n_nonfinite_scores += part.nonfinite;
         for (std::int64_t a = 0; a < n_atoms; ++a) out.rates[a] += part.rates[a];
+    }
+}
+
+// The kept bins' codes of a boosted run's candidate prefix (rateopt._predictors._boosting): each score's
+// quantile bin, code[j] = (the number of lows[b] <= scores[j]) - 1 for ascending bin bounds lows (1 to 256
+// of them, lows[0] <= every score), in the scores' own type. A branch-free binary search per row over lows
+// padded to a power of two with NaN (never <= a score, so no code reaches a pad), one step per bit of the
+// bin number: the same comparisons as np.searchsorted(lows, scores, side="right") - 1. Blocks of 16 rows
+// are searched side by side, so that their independent chains overlap. Cost: O(n log2(n_lows)), one read
+// of the scores and one byte written per row.
+template <class S>
+void kept_bin_codes(const S* scores, std::int64_t n, const S* lows, int n_lows, std::uint8_t* codes) {
+    int bits = 0;
+    while ((1 << bits) < n_lows) ++bits;
+    S padded[256];
+    std::fill(padded, padded + 256, std::numeric_limits<S>::quiet_NaN());
+    std::copy(lows, lows + n_lows, padded);
+    const int top = (1 << bits) >> 1;
+    constexpr int W = 16;  // rows searched side by side: their independent chains overlap
+    std::int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        int c[W] = {};
+        for (int step = top; step > 0; step >>= 1)
+            for (int k = 0; k < W; ++k) c[k] += (padded[c[k] + step] <= scores[j + k]) ? step : 0;
+        for (int k = 0; k < W; ++k) codes[j + k] = static_cast<std::uint8_t>(c[k]);
+    }
+    for (; j < n; ++j) {
+        const S x = scores[j];
+        int c = 0;
+        for (int step = top; step > 0; step >>= 1) c += (padded[c + step] <= x) ? step : 0;
+        codes[j] = static_cast<std::uint8_t>(c);
     }
 }
 

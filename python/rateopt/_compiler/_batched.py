@@ -291,7 +291,7 @@ def compile_batched(objective, pairs):
         size[sl] = np.diff(gset.ptr)
         fp[sl, 0] = gset.rows[gset.ptr[:-1]]
         fp[sl, 1] = gset.rows[gset.ptr[1:] - 1]
-        fp[sl, 2] = np.add.reduceat(gset.rows, gset.ptr[:-1])
+        fp[sl, 2] = np.add.reduceat(gset.rows, gset.ptr[:-1], dtype=np.int64)
 
     def rows_of_sub(sid):
         rows = members.get(sid)
@@ -315,7 +315,7 @@ def compile_batched(objective, pairs):
     if cand.size:
         by_members: dict = {}
         for sid in cand[np.argsort(rank[cand], kind="stable")].tolist():
-            k = (int(sub_ds[sid]), rows_of_sub(sid).tobytes())
+            k = (int(sub_ds[sid]), rows_of_sub(sid).astype(np.int64, copy=False).tobytes())  # sets: int32
             rep[sid] = by_members.setdefault(k, sid)
     is_atom = rep[order] == order
     atom_subs = order[is_atom]  # each atom's first subset, in order of appearance

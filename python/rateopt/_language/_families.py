@@ -54,7 +54,8 @@ class GroupSet:
         The label condition (None: none).
     values : tuple
         The group values, in the goal's order.
-    ptr, rows : ndarray of int64
+    ptr : ndarray of int64
+    rows : ndarray of int32 (int64 from 2**31 rows on)
         Group ``k``'s rows are ``rows[ptr[k]:ptr[k + 1]]`` (ascending).
     group_labels : list of str
         Each group's context label (as rate names print it).
@@ -108,6 +109,8 @@ class GroupSet:
         sel = np.flatnonzero(kk >= 0)
         group = kk[sel]
         rows = sel[np.argsort(group, kind="stable")]
+        if sel.size and sel[-1] < 2**31:  # kept with the problem (sel ascending): 4 bytes a member
+            rows = rows.astype(np.int32)
         counts = np.bincount(group, minlength=k)
         if not counts.all():
             return None

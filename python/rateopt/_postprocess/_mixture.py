@@ -266,7 +266,8 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         # or, from kept bins, the kept exact scores and a fresh scoring of the other support models.
         keep = mixture.support
         support = ((sorted_scores[0][keep], sorted_scores[1][keep]) if kept is None
-                   else _support_scores(compiled, mixture.scorer, features, kept.exact(keep)))
+                   else _support_scores(compiled, mixture.scorer, _kept_features(kept, features, compiled),
+                                        kept.exact(keep)))
         exact, exact_sol = _fit(compiled, mixture.scorer, support, None, epsilon)
         if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
             exact.support = mixture.support[exact.support]
@@ -291,6 +292,15 @@ def _sorted_scores(compiled, scorer, features, scores=None, sort=True):
     pooled = np.concatenate([np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names], axis=0)
     by_model = np.ascontiguousarray(pooled.T)
     return by_model, np.argsort(by_model, axis=1) if sort else None
+
+
+def _kept_features(kept, features, compiled):
+    """The features to score a boosted run's missing support prefixes on: those the run validated (the same
+    rows, by dataset name: no second validation) where it handed them over for every dataset, else ``features``."""
+    own = getattr(kept, "features", None)
+    if own is None or any(name not in own for name in compiled.datasets):
+        return features
+    return own
 
 
 def _support_scores(compiled, scorer, features, known):

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils._quantiles import quantile_positions
+from ..core._boosting import kept_bin_codes
 from ..exceptions import RateoptError
 
 __all__ = ["BoostingModel", "BoosterPrefix", "BACKENDS", "BOOSTERS", "KEPT_BINS", "KeptPrefix"]
@@ -144,8 +145,6 @@ class BoostingModel:
                                             inert=inert, n_classes=n_classes)
 
 
-#: Rows per block of :meth:`_KeptScores.keep_training_scores`'s search (its int64 temporary: 8 bytes a row).
-_CODE_ROWS = 8192
 #: Quantile bins per kept prefix: those of a thresholded solution's first LP (``_postprocess._mixture.AUTO_BINS``).
 KEPT_BINS = 256
 
@@ -154,23 +153,10 @@ def _bin_codes(scores, lows):
     """Each score's bin: the last ``b`` with ``lows[b] <= score`` (``np.searchsorted(lows, scores,
     side="right") - 1``), as uint8.
 
-    ``lows``: at most 256 ascending bin bounds, the first at most every score, in the scores' dtype (the
-    scores are finite). A branch-free binary search, one vectorized step per bit of the bin number, a block
-    of rows at a time (no int64 index of every row): about twice as fast as ``searchsorted`` over 256 bins.
+    ``lows``: 1 to 256 strictly ascending bin bounds, the first at most every score, in the scores' dtype
+    (the scores are finite). The core's branch-free binary search (:func:`rateopt.core._boosting.kept_bin_codes`).
     """
-    n, L = scores.shape[0], lows.shape[0]
-    bits = max(L - 1, 0).bit_length()
-    padded = np.full(1 << bits, np.nan, dtype=lows.dtype)  # NaN: never <= a score, so no code reaches it
-    padded[:L] = lows
-    codes = np.empty(n, dtype=np.uint8)
-    for a in range(0, n, _CODE_ROWS):
-        x = scores[a:a + _CODE_ROWS]
-        c = np.zeros(x.shape[0], dtype=np.intp)
-        for bit in range(bits - 1, -1, -1):
-            step = 1 << bit
-            c += step * (padded[c + step] <= x)
-        codes[a:a + _CODE_ROWS] = c
-    return codes
+    return kept_bin_codes(np.ascontiguousarray(scores), np.ascontiguousarray(lows, dtype=scores.dtype))
 
 
 class KeptPrefix(NamedTuple):
@@ -202,8 +188,13 @@ class _KeptScores:
     prediction's), so it keeps each candidate's quantile bins as it passes:
     one byte per row and the bins' bounds, which is all the first LP reads.
     The last prefix's exact scores are kept too (the support of most
-    solutions); the exact re-fit scores any other support prefix again.
+    solutions); the exact re-fit scores any other support prefix again, on
+    :attr:`training_features` (the run's training features as it validated
+    them, by dataset name; not pickled), so that they are not validated twice.
     """
+
+    #: The training rows' features by dataset name (validated ``FeatureMatrix`` objects), set by the run.
+    training_features = None
 
     def keep_training_scores(self, scores, exact=False):
         """Keep the quantile bins of ``scores`` (the training rows' scores of the current ensemble) as those of
@@ -255,8 +246,8 @@ class _LightGBMBooster(_KeptScores):
         self.kept = {}  # prefix length -> its training scores (_KeptScores)
 
     def __getstate__(self):
-        """Pickled without the training-score buffer (a scratch array of the training run)."""
-        return {**self.__dict__, "_train_scores": None}
+        """Pickled without the training-score buffer and features (of the training run)."""
+        return {**self.__dict__, "_train_scores": None, "training_features": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
@@ -410,11 +401,12 @@ class _XGBoostBooster(_KeptScores):
         #: The layout of a multiclass booster's training scores and custom gradients: (n, K).
         self.class_major = False
         self._calls = None  # the direct calls' reusable arguments (_XGBoostCalls), made at the first tree
+        self._train_data = None  # the training rows' features dtrain was made of (start), while it is kept
 
     def __getstate__(self):
-        """Pickled without the training DMatrix and the direct calls' arguments (XGBoost's handles and
-        ctypes objects, needed only while trees are grown)."""
-        return {**self.__dict__, "dtrain": None, "_calls": None}
+        """Pickled without the training DMatrix, features and the direct calls' arguments (XGBoost's
+        handles and ctypes objects, needed only while trees are grown)."""
+        return {**self.__dict__, "dtrain": None, "_calls": None, "training_features": None, "_train_data": None}
 
     @classmethod
     def start(cls, model, X, *, n_threads, random_state, inert=None, n_classes=1):
@@ -437,7 +429,9 @@ class _XGBoostBooster(_KeptScores):
             params.update(num_class=int(n_classes), objective="multi:softprob")
         dtrain = xgb.DMatrix(X) if inert is None or not inert.any() else xgb.DMatrix(
             X, weight=np.logical_not(inert).astype(np.float32))
-        return cls(xgb.Booster(params, [dtrain]), dtrain)
+        booster = cls(xgb.Booster(params, [dtrain]), dtrain)
+        booster._train_data = X  # what dtrain holds: scoring these rows again reuses it (_dmatrix)
+        return booster
 
     @classmethod
     def from_bytes(cls, data):
@@ -495,9 +489,19 @@ class _XGBoostBooster(_KeptScores):
         if n_trees <= 0:
             shape = X.shape[0] if self.n_classes == 1 else (X.shape[0], self.n_classes)
             return np.full(shape, -1.0 if n_trees == NEGATIVE_PREFIX else 0.0)
+        return self.booster.predict(self._dmatrix(X), iteration_range=(0, n_trees),
+                                    output_margin=True).astype(np.float64)
+
+    def _dmatrix(self, X):
+        """``X`` as an XGBoost DMatrix: the training DMatrix itself while it is kept and ``X`` holds the very
+        arrays it was made of (a thresholded solution scoring a support prefix on the training rows again: no
+        second DMatrix of them), else a new one."""
         xgb = _import_backend("xgboost")  # not kept on the object, which pickles
-        data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
-        return self.booster.predict(data, iteration_range=(0, n_trees), output_margin=True).astype(np.float64)
+        if isinstance(X, xgb.DMatrix):
+            return X
+        if self.dtrain is not None and _same_arrays(X, self._train_data):
+            return self.dtrain
+        return xgb.DMatrix(X)
 
     def prefix_scores(self, X, lengths):
         """The raw scores of the prefixes of each length in ``lengths`` on ``X``, shape (n_samples, len(lengths)).
@@ -514,8 +518,7 @@ class _XGBoostBooster(_KeptScores):
         values = self._leaf_values(top) if np.count_nonzero(lengths > 0) > 1 else None
         if values is None:
             return np.column_stack([self.raw_scores(X, int(t)) for t in lengths])
-        xgb = _import_backend("xgboost")
-        data = X if isinstance(X, xgb.DMatrix) else xgb.DMatrix(X)
+        data = self._dmatrix(X)
         leaves = self.booster.predict(data, iteration_range=(0, top), pred_leaf=True)
         leaves = leaves.reshape(data.num_row(), top).astype(np.int64)
         sums = np.zeros(leaves.shape[0], dtype=np.float32)
@@ -543,6 +546,26 @@ class _XGBoostBooster(_KeptScores):
         if len(trees) != n_trees or any(int(t["tree_param"].get("size_leaf_vector", "1")) > 1 for t in trees):
             return None
         return [np.asarray(t["split_conditions"], dtype=np.float32) for t in trees]
+
+
+def _same_memory(a, b):
+    """Whether the arrays ``a`` and ``b`` view the same memory the same way (address, dtype, shape, strides)."""
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
+            and a.strides == b.strides and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
+def _same_arrays(X, Y):
+    """Whether ``X`` and ``Y`` are the same features: the same array, or views of the same memory (dense), or
+    CSR matrices of one shape whose data, index and pointer arrays view the same memory (a ``csr_matrix`` made
+    of another shares its arrays' memory, through new views)."""
+    if Y is None:
+        return False
+    if X is Y:
+        return True
+    if sp.issparse(X) and sp.issparse(Y):
+        return (X.format == "csr" and Y.format == "csr" and X.shape == Y.shape
+                and all(_same_memory(getattr(X, k), getattr(Y, k)) for k in ("data", "indices", "indptr")))
+    return _same_memory(X, Y)
 
 
 #: ``XGBoosterPredictFromDMatrix``'s configuration of ``predict(data, output_margin=True)`` (XGBoost 2 and 3).

@@ -163,6 +163,20 @@ def boosting_pass_trusted(scores, atoms, coef, proxy, scale, grad, hess, n_threa
     return rates
 
 
+def kept_bin_codes(scores, lows):
+    """Each score's quantile bin of a boosted run's kept prefix: ``np.searchsorted(lows, scores, side="right")
+    - 1``, as uint8, by a branch-free binary search per row (one step per bit of the bin number).
+
+    ``scores``: a C-contiguous float32 or float64 vector, every score at least ``lows[0]``; ``lows``: 1 to
+    256 finite, strictly ascending bounds of the same dtype (checked by the compiled module).
+
+    Returns
+    -------
+    ndarray of uint8, shape (n_samples,)
+    """
+    return _core.kept_bin_codes(scores, lows)
+
+
 def boosting_multiclass_pass(scores, cells, cost, *, scale=1.0, class_major=False, grad=None, hess=None,
                              n_threads=None):
     """The K-class boosting pass: every cell's 0-1 prediction counts and each row's softmax-proxy derivatives.
