@@ -6,7 +6,9 @@ where IN holds ``X_tr, y_tr, g_tr, X_te`` (dense) and the scalars ``goal`` (rate
 ``tolerance`` (fairlearn's ``difference_bound``: each group's rate within it of the overall rate, the
 same statement as rateopt's slack), ``n_estimators``, ``seed``; OUT gets the expected decisions of the
 randomized classifier (``_pmf_predict``, comparable to rateopt's ``predict_proba``) ``d_tr, d_te``,
-the process CPU seconds of the fit (``cpu_s``) and the number of LightGBM fits (``n_oracle_calls``).
+the process CPU seconds of the fit (``cpu_s``), the number of LightGBM fits (``n_oracle_calls``, fairlearn's
+``n_oracle_calls_``), the number of distinct predictors kept (``n_predictors``), the wall seconds spent in those
+fits (``oracle_s``) and EG's last iteration (``last_iter``).
 """
 
 import sys
@@ -30,7 +32,8 @@ def main(src, dst):
     eg.fit(z["X_tr"], z["y_tr"], sensitive_features=z["g_tr"])
     cpu = time.process_time() - t0
     np.savez(dst, d_tr=eg._pmf_predict(z["X_tr"])[:, 1], d_te=eg._pmf_predict(z["X_te"])[:, 1], cpu_s=cpu,
-             n_oracle_calls=len(eg.predictors_))
+             n_oracle_calls=eg.n_oracle_calls_, n_predictors=len(eg.predictors_),
+             oracle_s=float(np.sum(eg.oracle_execution_times_)), last_iter=eg.last_iter_)
 
 
 if __name__ == "__main__":

@@ -297,14 +297,20 @@ def fit_fairgbm(python, X_tr, y_tr, g_tr, X_te, jobs, rounds, seed):
     return {j: (out[f"d_tr_{i}"], out[f"d_te_{i}"], float(out[f"cpu_s_{i}"])) for i, j in enumerate(jobs)}
 
 
-def fit_eg(python, X_tr, y_tr, g_tr, X_te, goal, tol, rounds, seed):
-    """ExponentiatedGradient(LGBMClassifier)'s expected decisions and CPU seconds (None when absent)."""
+def fit_eg(python, X_tr, y_tr, g_tr, X_te, goal, tol, rounds, seed, details=False):
+    """ExponentiatedGradient(LGBMClassifier)'s expected decisions and CPU seconds (None when absent); with
+    ``details``, a fourth item: its LightGBM fits (``n_oracle_calls``), distinct predictors kept
+    (``n_predictors``), wall seconds in those fits (``oracle_s``) and last iteration (``last_iter``)."""
     if python is None or not Path(python).exists():
         return None
     dense = lambda M: M.toarray() if hasattr(M, "toarray") else M  # noqa: E731
     out = _subprocess(python, "_eg_runner.py",
                       {"X_tr": dense(X_tr), "y_tr": y_tr, "g_tr": g_tr.astype(str), "X_te": dense(X_te), "goal": goal,
                        "tolerance": tol, "n_estimators": rounds, "seed": seed})
+    if details:
+        info = {"n_oracle_calls": int(out["n_oracle_calls"]), "n_predictors": int(out["n_predictors"]),
+                "oracle_s": float(out["oracle_s"]), "last_iter": int(out["last_iter"])}
+        return out["d_tr"], out["d_te"], float(out["cpu_s"]), info
     return out["d_tr"], out["d_te"], float(out["cpu_s"])
 
 

@@ -34,6 +34,10 @@ Run: ``python bench/boosting_cost.py [--quick] [--json] [--baseline PATH] [--bac
 rateopt's (>= 50), on bench/boosting.py's EG cells (its ``_data``, ``_split``, ``EG_*`` settings and
 bench/_eg_runner.py run by ``PYTHON``): results in ``bench/results/boosting_cost_eg.{md,json}``; with
 ``--eg-times JSON`` the EG CPU seconds of an earlier such file are reused and only the others are fitted.
+``--eg PYTHON --eg-scale issue`` runs the same cells at issue 33's own task (200 trees, every ACSEmployment-MA
+row; equal opportunity and demographic parity): ``bench/results/boosting_cost_eg_scale.{md,json}``. Each cell
+also records the test accuracy and disparity of EG, rateopt and LightGBM; the results file is rewritten after
+each cell, and ``--resume`` keeps its cells and runs only the others.
 """
 
 from __future__ import annotations
@@ -123,88 +127,188 @@ def _fit(system, X, y, g, col, goal, rounds):
 # --------------------------------------------------------------------------- --eg: the ratio to fairlearn's EG
 
 
-def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line, eg_times=None):
+#: --eg-scale: "frontier" is bench/boosting.py's EG table (EG_ROUNDS trees, ACS subsampled to EG_ACS_ROWS rows,
+#: EG_GOALS); "issue" is issue 33's own task (200 trees, all ACSEmployment-MA rows; equal opportunity and
+#: demographic parity).
+EG_SCALES = {"frontier": {"name": "boosting_cost_eg", "goals": None, "all_rows": False},
+             "issue": {"name": "boosting_cost_eg_scale", "goals": ("equal_opportunity", "demographic_parity"),
+                       "all_rows": True}}
+
+
+def _eg_metrics(p_tr, p_te, y_tr, y_te, g_tr, g_te, goal, tol):
+    """Test accuracy, the goal's test disparity (bench/boosting.py's ``disparity``: a group's rate against the
+    overall rate) with its SE, the largest pairwise group gap, and the training violation beyond ``tol``."""
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    import boosting as B
+
+    p_tr, p_te = np.asarray(p_tr, dtype=float), np.asarray(p_te, dtype=float)
+    disp, se = B.disparity(p_te, y_te, g_te, goal)
+    return {"test_accuracy": float(1.0 - np.mean(np.abs(p_te - y_te))), "test_disparity": disp,
+            "test_disparity_se": se, "test_gap": B.gap(p_te, y_te, g_te, goal),
+            "train_violation": B.violation(p_tr, y_tr, g_tr, goal, tol),
+            "meets_goal": bool(disp <= tol + se)}
+
+
+def eg_ratio(eg_python, baseline, repeats, datasets, out, quick, json_line, eg_times=None, scale="frontier",
+             goals=None, resume=False):
     """EG(LightGBM)'s CPU seconds over rateopt boosting's, on bench/boosting.py's EG cells and splits.
 
-    For each dataset, seed and goal of bench/boosting.py's ``--eg`` table (``EG_DATASETS``, ``EG_SEEDS``,
-    ``EG_GOALS`` at ``EG_TOLERANCES[0]``, ``EG_ROUNDS`` trees, ACS subsampled to ``EG_ACS_ROWS`` rows; its
-    ``_split``): one ExponentiatedGradient(LGBMClassifier) fit (bench/_eg_runner.py, its process CPU), and
-    ``repeats`` interleaved fits of plain LightGBM, rateopt (and the ``--baseline`` rateopt), each in a fresh
-    worker process, rateopt's including its default solution (``result.solution()``, as fit_rateopt).
-    ``eg_times``: a results file of an earlier ``--eg`` run whose EG CPU seconds are reused (same cells,
-    splits and EG versions) instead of fitting EG again.
+    For each dataset, goal and seed (bench/boosting.py's ``EG_SEEDS``; ``goals``, by default ``EG_GOALS`` or the
+    scale's) at ``EG_TOLERANCES[0]``: one ExponentiatedGradient(LGBMClassifier) fit (bench/_eg_runner.py, its
+    process CPU), and ``repeats`` interleaved fits of plain LightGBM, rateopt (and the ``--baseline`` rateopt),
+    each in a fresh worker process, rateopt's including its default solution (``result.solution()``, as
+    fit_rateopt). ``scale`` (``EG_SCALES``): ``"frontier"``, the EG table's ``EG_ROUNDS`` trees and ACS
+    subsampled to ``EG_ACS_ROWS`` rows; ``"issue"``, issue 33's task: ``ROUNDS`` (200) trees, all ACS rows.
+    Each cell also gets the test accuracy and disparity of EG, rateopt and plain LightGBM (rateopt's and
+    LightGBM's from one more fit in this process with the workers' settings), so the ratio compares methods
+    that meet the goal. ``eg_times``: a results file of an earlier ``--eg`` run whose EG CPU seconds are reused
+    (same cells, splits and EG versions) instead of fitting EG again (EG's accuracy is then not measured).
+    ``resume``: keep the cells already in this scale's results file and run only the others. The results file
+    is rewritten after every cell.
     """
+    import shlex
     import tempfile
 
     import numpy as np
 
     sys.path.insert(0, str(HERE))
     import boosting as B
-    from _common import emit_json_line, machine_info, markdown_table, results_paths, utc_now, write_results
+    from _common import emit_json_line, machine_info, results_paths, utc_now, write_results
 
+    cfg = EG_SCALES[scale]
     recorded = None
     if eg_times is not None:
         recorded = {(r["dataset"], r["seed"], r["goal"]): r["eg_cpu_s"]
                     for r in json.loads(Path(eg_times).read_text(encoding="utf-8"))["runs"]}
-    rounds, tol = B.EG_ROUNDS, B.EG_TOLERANCES[0]
+    rounds = B.ROUNDS if scale == "issue" else B.EG_ROUNDS
+    tol = B.EG_TOLERANCES[0]
     if tol != SLACK:
         raise SystemExit(f"EG tolerance {tol} is not this script's slack {SLACK}")
+    goals = list(goals or cfg["goals"] or B.EG_GOALS)
     systems = ["lightgbm", "rateopt-lightgbm"] + (["rateopt-lightgbm-baseline"] if baseline else [])
     os.environ["BOOSTING_COST_SOLUTION"] = "1"
+    json_path, md_path = results_paths(cfg["name"], quick=quick, out=out)
+    previous = json.loads(json_path.read_text(encoding="utf-8")) if resume and json_path.exists() else None
+    if previous is not None and (previous["rounds"], previous["systems"]) != (rounds, systems):
+        raise SystemExit(f"--resume: {json_path} has rounds {previous['rounds']} and systems "
+                         f"{previous['systems']}, not {rounds} and {systems}")
+    runs = [] if previous is None else previous["runs"]
+    invocations = [] if previous is None else previous["invocations"]
+    done = {(r["dataset"], r["goal"], r["seed"]) for r in runs}
+    invocation = {"command": "python " + shlex.join(["bench/boosting_cost.py"] + sys.argv[1:]), "start": utc_now(),
+                  "load_average_before": os.getloadavg()}
+    invocations.append(invocation)
     tmp = tempfile.TemporaryDirectory()
-    load_before = os.getloadavg()
-    runs = []
+    seeds = B.EG_SEEDS[:1] if quick else B.EG_SEEDS
+    result = None
     for name in datasets:
         X, y, g, col = B._data(name)
-        for seed in (B.EG_SEEDS[:1] if quick else B.EG_SEEDS):
-            tr, te = B._split(X.shape[0], seed, B.EG_ACS_ROWS if name.startswith("acs") else None)
-            path = Path(tmp.name) / f"{name}-{seed}.npz"
-            parts = ({"data": X[tr].data, "indices": X[tr].indices, "indptr": X[tr].indptr, "shape": X[tr].shape}
-                     if hasattr(X, "tocsr") else {"X": X[tr]})
-            np.savez(path, y=y[tr], g=g[tr], col=col, **parts)
-            for goal in (B.EG_GOALS[:1] if quick else B.EG_GOALS):
-                eg = ((None, None, recorded[(name, seed, goal)]) if recorded is not None
-                      else B.fit_eg(eg_python, X[tr], y[tr], g[tr], X[te], goal, tol, rounds, seed))
+        max_rows = None if cfg["all_rows"] or not name.startswith("acs") else B.EG_ACS_ROWS
+        for goal in (goals[:1] if quick else goals):
+            for seed in seeds:
+                if (name, goal, seed) in done:
+                    continue
+                tr, te = B._split(X.shape[0], seed, max_rows)
+                path = Path(tmp.name) / f"{name}-{seed}.npz"
+                if not path.exists():
+                    parts = ({"data": X[tr].data, "indices": X[tr].indices, "indptr": X[tr].indptr,
+                              "shape": X[tr].shape} if hasattr(X, "tocsr") else {"X": X[tr]})
+                    np.savez(path, y=y[tr], g=g[tr], col=col, **parts)
+                load_cell = os.getloadavg()
+                if recorded is not None:
+                    eg = (None, None, recorded[(name, seed, goal)], {})
+                else:
+                    eg = B.fit_eg(eg_python, X[tr], y[tr], g[tr], X[te], goal, tol, rounds, seed, details=True)
                 if eg is None:
                     raise SystemExit(f"--eg: no interpreter at {eg_python}")
-                row = {"dataset": name, "seed": seed, "goal": goal, "n_rows": int(len(tr)), "eg_cpu_s": eg[2]}
+                row = {"dataset": name, "goal": goal, "seed": seed, "n_rows": int(len(tr)), "n_test": int(len(te)),
+                       "rounds": rounds, "tolerance": tol, "eg_cpu_s": eg[2], "eg": eg[3], "metrics": {},
+                       "load_average_start": load_cell}
+                args = (y[tr], y[te], g[tr], g[te], goal, tol)
+                if eg[0] is not None:
+                    row["metrics"]["eg-lightgbm"] = _eg_metrics(eg[0], eg[1], *args)
+                booster = _fit("lightgbm", X[tr], y[tr], g[tr], col, goal, rounds)  # the workers' fits, here
+                row["metrics"]["lightgbm"] = _eg_metrics((booster.predict(X[tr]) >= 0.5).astype(float),
+                                                         (booster.predict(X[te]) >= 0.5).astype(float), *args)
+                clf = _fit("rateopt-lightgbm", X[tr], y[tr], g[tr], col, goal, rounds)
+                row["metrics"]["rateopt-lightgbm"] = _eg_metrics(clf.predict_proba(X[tr])[:, 1],
+                                                                 clf.predict_proba(X[te])[:, 1], *args)
                 for r in range(repeats):
                     for system in systems[r % len(systems):] + systems[: r % len(systems)]:
                         row.setdefault(system, []).append(_run_worker(system, path, goal, rounds, baseline)["cpu_s"])
+                for system in systems:
+                    row[f"{system}_median"] = float(np.median(row[system]))
+                    row[f"eg_over_{system}"] = row["eg_cpu_s"] / row[f"{system}_median"]
+                row["load_average_end"] = os.getloadavg()
                 runs.append(row)
-                print(f"eg {name} seed {seed} {goal}: EG {eg[2]:.2f} CPU s, "
-                      + ", ".join(f"{sy} {np.median(row[sy]):.3f}" for sy in systems), flush=True)
-    load_after = os.getloadavg()
+                print(f"eg {name} {goal} seed {seed}: EG {eg[2]:.2f} CPU s, "
+                      + ", ".join(f"{sy} {row[f'{sy}_median']:.3f}" for sy in systems), flush=True)
+                invocation["end"], invocation["load_average_after"] = utc_now(), os.getloadavg()
+                result = {"name": cfg["name"], "scale": scale, "when": utc_now(), "rounds": rounds,
+                          "tolerance": tol, "repeats": repeats, "systems": systems, "baseline": baseline,
+                          "eg_python": eg_python, "eg_times": None if eg_times is None else str(eg_times),
+                          "invocations": invocations, "runs": runs,
+                          "machine": machine_info(("numpy", "scipy", "lightgbm"))}
+                write_results(result, eg_markdown(result), json_path, md_path)
     tmp.cleanup()
-    for row in runs:
-        for system in systems:
-            row[f"{system}_median"] = float(np.median(row[system]))
-            row[f"eg_over_{system}"] = row["eg_cpu_s"] / row[f"{system}_median"]
-    table = [[r["dataset"], r["goal"], r["seed"], r["n_rows"], f"{r['eg_cpu_s']:.2f}"]
+    if result is None:
+        print(f"--eg: every cell is already in {json_path}")
+        return
+    print(eg_markdown(result))
+    if json_line:
+        emit_json_line({k: v for k, v in result.items() if k not in ("machine", "runs")})
+
+
+def eg_markdown(result):
+    """The tables of an ``--eg`` results file: CPU and ratios per cell, then each method's test accuracy and
+    disparity."""
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    from _common import markdown_table
+
+    runs, systems, rounds, tol = result["runs"], result["systems"], result["rounds"], result["tolerance"]
+    issue = result.get("scale") == "issue"
+    table = [[r["dataset"], r["goal"], r["seed"], r["n_rows"], f"{r['eg_cpu_s']:.2f}",
+              r.get("eg", {}).get("n_oracle_calls", "–")]
              + [f"{r[f'{sy}_median']:.3f}" for sy in systems] + [f"{r[f'eg_over_{sy}']:.1f}" for sy in systems]
              + [f"{r['rateopt-lightgbm_median'] / r['lightgbm_median']:.2f}"] for r in runs]
-    result = {"name": "boosting_cost_eg", "when": utc_now(), "rounds": rounds, "tolerance": tol, "repeats": repeats,
-              "baseline": baseline, "eg_python": eg_python, "eg_times": None if eg_times is None else str(eg_times),
-              "load_average_before": load_before,
-              "load_average_after": load_after, "runs": runs,
-              "machine": machine_info(("numpy", "scipy", "lightgbm"))}
-    md = (f"# ExponentiatedGradient(LightGBM) over rateopt boosting, CPU (bench/boosting_cost.py --eg)\n\n"
-          f"bench/boosting.py's EG cells and splits: {rounds} trees, tolerance {tol}, ACS subsampled to "
-          f"{B.EG_ACS_ROWS} rows (70% trained), Adult all rows; one thread everywhere. EG: "
-          + (f"the CPU seconds recorded in {eg_times} (not rerun)" if recorded is not None
-             else f"one fit (bench/_eg_runner.py in {eg_python}, its process CPU)")
-          + f"; the others: median of {repeats} interleaved "
-          f"fits, each in a fresh process, rateopt's with its default solution. '-baseline': the rateopt of "
-          f"{baseline} (the before). Load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
-          f"(1-minute). Target: EG / rateopt >= 50.\n\n"
-          + markdown_table(["dataset", "goal", "seed", "training rows", "EG CPU s"]
-                           + [f"{sy} CPU s" for sy in systems] + [f"EG / {sy}" for sy in systems]
-                           + ["rateopt / LightGBM"], table) + "\n")
-    json_path, md_path = results_paths("boosting_cost_eg", quick=quick, out=out)
-    write_results(result, md, json_path, md_path)
-    print(md)
-    if json_line:
-        emit_json_line({k: v for k, v in result.items() if k not in ("machine",)})
+    ratios = [r["eg_over_rateopt-lightgbm"] for r in runs]
+    fit_rows = [[r["dataset"], r["goal"], r["seed"], system, f"{m['test_accuracy']:.4f}",
+                 f"{m['test_disparity']:.4f} ± {m['test_disparity_se']:.4f}", f"{m['test_gap']:.4f}",
+                 f"{m['train_violation']:+.4f}", "yes" if m["meets_goal"] else "**no**"]
+                for r in runs for system, m in r.get("metrics", {}).items()]
+    loads = "; ".join(f"`{inv['command']}` ({inv['start']}), load average before {inv['load_average_before'][0]:.2f}"
+                      + (f", after {inv['load_average_after'][0]:.2f}" if "load_average_after" in inv else "")
+                      for inv in result["invocations"])
+    scale = (f"issue 33's own task: {rounds} trees, every ACSEmployment-MA row (a random 70% trained), Adult all "
+             f"rows" if issue else f"bench/boosting.py's EG cells and splits: {rounds} trees, ACS subsampled to "
+             f"30000 rows (70% trained), Adult all rows")
+    return (f"# ExponentiatedGradient(LightGBM) over rateopt boosting, CPU (bench/boosting_cost.py --eg"
+            + (" --eg-scale issue" if issue else "") + ")\n\n"
+            f"{scale}; tolerance {tol}; one thread everywhere. EG: fairlearn's ExponentiatedGradient at its "
+            f"defaults (eps 0.01, max_iter 50) over LGBMClassifier with the same tree settings, one fit "
+            + (f"(the CPU seconds recorded in {result['eg_times']}, not rerun)" if result.get("eg_times")
+               else f"(bench/_eg_runner.py in {result['eg_python']}, its process CPU)")
+            + f"; 'EG fits': its LightGBM fits. The others: median of {result['repeats']} interleaved fits, each "
+            f"in a fresh process, rateopt's with its default solution"
+            + (f"; '-baseline': the rateopt of {result['baseline']}" if result.get("baseline") else "")
+            + f". Target: EG / rateopt >= 50. Median EG / rateopt over these {len(ratios)} cells: "
+            f"{np.median(ratios):.1f} (range {min(ratios):.1f}-{max(ratios):.1f}).\n\nRuns: {loads}.\n\n"
+            + markdown_table(["dataset", "goal", "seed", "training rows", "EG CPU s", "EG fits"]
+                             + [f"{sy} CPU s" for sy in systems] + [f"EG / {sy}" for sy in systems]
+                             + ["rateopt / LightGBM"], table) + "\n"
+            + ("" if not fit_rows else
+               "\nTest accuracy and disparity on the split's 30% test rows (EG and rateopt: expected decisions of "
+               "the randomized classifier; LightGBM: its 0.5 threshold). Disparity: the largest distance of a "
+               "group's rate from the overall rate (± the binomial SE of that group's rate), the goal's statement; "
+               "gap: the largest difference between two groups' rates (issue 33's table's 'TPR gap'); training "
+               f"violation: disparity on the training rows beyond {tol}. Meets the goal: test disparity <= "
+               f"{tol} + 1 SE.\n\n"
+               + markdown_table(["dataset", "goal", "seed", "system", "test accuracy", "test disparity", "test gap",
+                                 "training violation", "meets goal"], fit_rows) + "\n"))
 
 
 def _status_kib(field):
@@ -324,11 +428,17 @@ def main(argv=None):
     parser.add_argument("--datasets", default=None, help="comma-separated subset of adult-sex, acs-race")
     parser.add_argument("--backends", default="lightgbm",
                         help="comma-separated subset of lightgbm, xgboost (default lightgbm)")
-    parser.add_argument("--goals", default="equal_opportunity,demographic_parity",
-                        help="comma-separated subset of equal_opportunity, demographic_parity")
+    parser.add_argument("--goals", default=None,
+                        help="comma-separated subset of equal_opportunity, demographic_parity (default both; with "
+                             "--eg: also equalized_odds, default the scale's goals)")
     parser.add_argument("--eg", default=None, metavar="PYTHON",
                         help="instead: EG(LightGBM)'s CPU over rateopt's on bench/boosting.py's EG cells, EG run by "
                              "this interpreter (fairlearn, lightgbm 4.7.0: /work/venv-fl/bin/python here)")
+    parser.add_argument("--eg-scale", choices=sorted(EG_SCALES), default="frontier",
+                        help="with --eg: 'frontier' (bench/boosting.py's EG cells: 50 trees, ACS 30000 rows) or "
+                             "'issue' (issue 33's task: 200 trees, all ACS rows; results boosting_cost_eg_scale.*)")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --eg: keep the cells already in the results file, run only the others")
     parser.add_argument("--eg-times", type=Path, default=None, metavar="JSON",
                         help="with --eg: reuse the EG CPU seconds of this earlier --eg results file (EG not rerun)")
     parser.add_argument("--render", type=Path, default=None, metavar="JSON",
@@ -349,7 +459,8 @@ def main(argv=None):
     if args.eg:
         eg_ratio(args.eg, args.baseline, args.repeats or (1 if args.quick else 3),
                  args.datasets.split(",") if args.datasets else ["adult-sex", "acs-race"], args.out, args.quick,
-                 args.json, args.eg_times)
+                 args.json, args.eg_times, args.eg_scale,
+                 args.goals.split(",") if args.goals else None, args.resume)
         return
     if args.render:
         result = json.loads(args.render.read_text(encoding="utf-8"))
@@ -379,7 +490,7 @@ def main(argv=None):
     load_before = os.getloadavg()
     runs = []
     for dataset in datasets:
-        for goal in args.goals.split(","):
+        for goal in (args.goals or "equal_opportunity,demographic_parity").split(","):
             for r in range(repeats):
                 order = systems[r % len(systems):] + systems[: r % len(systems)]
                 for system in order:

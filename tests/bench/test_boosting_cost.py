@@ -35,3 +35,40 @@ def test_each_system_is_compared_with_its_own_backend_repeat_by_repeat(bc):
     assert got["rateopt-xgboost"]["extra_bytes_per_row"] == pytest.approx(2.0)
     assert got["rateopt-xgboost-baseline"]["extra_bytes_per_row"] == pytest.approx(4.0)
     assert bc._backend("rateopt-xgboost-baseline") == "xgboost" and bc._backend("rateopt-lightgbm") == "lightgbm"
+
+
+
+def test_eg_cells_metrics_count_by_hand(bc):
+    import numpy as np
+
+    # 9 test rows, two groups; equal opportunity reads the positives (rows 0-6) only
+    y = np.array([1, 1, 1, 1, 1, 1, 1, 0, 0])
+    g = np.array(["a", "a", "a", "b", "b", "b", "b", "a", "b"])
+    p = np.array([1.0, 1.0, 0.5, 0.0, 1.0, 0.5, 0.0, 1.0, 0.0])
+    m = bc._eg_metrics(p, p, y, y, g, g, "equal_opportunity", 0.02)
+    # accuracy: 1 - mean |p - y| = 1 - (0 + 0 + .5 + 1 + 0 + .5 + 1 + 1 + 0) / 9
+    assert m["test_accuracy"] == pytest.approx(1 - 4 / 9)
+    # TPRs: a = 2.5/3, b = 1.5/4, overall 4/7; the farthest group is a, its binomial SE over its 3 positives
+    assert m["test_disparity"] == pytest.approx(2.5 / 3 - 4 / 7)
+    assert m["test_disparity_se"] == pytest.approx(np.sqrt((2.5 / 3) * (0.5 / 3) / 3))
+    assert m["test_gap"] == pytest.approx(2.5 / 3 - 1.5 / 4)
+    assert m["train_violation"] == pytest.approx(2.5 / 3 - 4 / 7 - 0.02)
+    # 0.262 > 0.02 + 0.215: the point does not count
+    assert m["meets_goal"] is False
+    loose = bc._eg_metrics(p, p, y, y, g, g, "equal_opportunity", 0.05)  # 0.262 <= 0.05 + 0.215
+    assert loose["meets_goal"] is True
+
+
+def test_eg_table_reports_the_median_ratio_over_cells(bc):
+    systems = ["lightgbm", "rateopt-lightgbm"]
+    runs = []
+    for seed, (eg, plain, ro) in enumerate(((400.0, 4.0, 8.0), (300.0, 3.0, 10.0), (100.0, 1.0, 1.0))):
+        runs.append({"dataset": "acs-race", "goal": "equal_opportunity", "seed": seed, "n_rows": 10, "eg_cpu_s": eg,
+                     "eg": {"n_oracle_calls": 7}, "lightgbm_median": plain, "rateopt-lightgbm_median": ro,
+                     "eg_over_lightgbm": eg / plain, "eg_over_rateopt-lightgbm": eg / ro})
+    result = {"runs": runs, "systems": systems, "rounds": 200, "tolerance": 0.02, "scale": "issue", "repeats": 3,
+              "eg_python": "py", "invocations": [{"command": "c", "start": "t", "load_average_before": [1.0]}]}
+    md = bc.eg_markdown(result)
+    # EG / rateopt per cell: 50, 30, 100 -> median 50, range 30-100
+    assert "Median EG / rateopt over these 3 cells: 50.0 (range 30.0-100.0)" in md
+    assert "| acs-race | equal_opportunity | 1 | 10 | 300.00 | 7 | 3.000 | 10.000 | 100.0 | 30.0 | 3.33 |" in md
