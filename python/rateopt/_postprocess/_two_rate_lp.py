@@ -1,0 +1,730 @@
+"""The two-shared-rate threshold LP (equalized odds over many cells): its structure and an exact oracle.
+
+Equalized odds over many groups states the threshold LP
+(:mod:`rateopt._postprocess._lp`) with rows that compare each cell's true
+(false) positive rate with the overall one: *two* shared atoms, where
+:mod:`rateopt._postprocess._shared_rate_lp` handles one. This module
+recognizes that structure from the compiled rows and the bins' atom rates and
+answers, exactly and in time linear in the bins, the questions an outer search
+over the pair ``R = (T, F)`` of shared rates asks:
+
+- :func:`sum_range`: for a fixed ``R``, the range ``[F_min, F_max]`` of the
+  second shared atom's sum over allocations whose first sums to ``T``, every
+  cell inside its ROC polygon cut by the box its rows give at ``R``;
+  ``R`` is feasible (some rule has shared rates ``R`` and meets every row)
+  exactly when every cell's cut polygon is not empty, ``T`` lies in the range
+  of the first sums, and ``F_min <= F <= F_max`` (:func:`feasible`);
+- :func:`rule_at`: at a feasible ``R``, a rule meeting every row: each cell a
+  mixture of at most four threshold rules (a monotone table in [0, 1]).
+
+Structure (recognized, not read from the goals' types): exactly two shared
+atoms ``s1``, ``s2`` (each sums bins of more than one chain) with
+non-negative restrictions ``d1_k``, ``d2_k`` to each chain; every other atom a
+row reads is local to one chain and a multiple of ``d1_k`` or of ``d2_k`` there;
+every row reads the local atoms of at most one chain and one of the two
+directions only (an axis-aligned box, as equalized odds' rows are). A cell's
+state is then ``r_k = (d1_k . x_k, d2_k . x_k)`` and the shared rates are
+``R = sum_k r_k``. The set of a cell's states is its ROC polygon: the points
+between the lower convex and upper concave hulls of its threshold rules'
+points, both non-decreasing.
+
+Facts used (each checked by the tests against HiGHS):
+
+1. For fixed ``R`` the rows are bounds ``lo_k <= r_k <= hi_k`` affine in ``R``
+   per row; the cell's first coordinate ranges over ``K_k = [max(lo1, 0,
+   upper^-1(lo2)), min(hi1, top1, lower^-1(hi2))]``.
+2. The least second sum at ``sum_k r1_k = T`` minimizes ``sum_k max(lower_k(x_k),
+   lo2_k)``, convex pieces whose slopes are the hull's (fixed) and 0: a greedy
+   fill in ascending slope from ``K_lo`` (exact). The greatest is the greedy
+   fill of ``min(upper_k(x_k), hi2_k)`` in descending slope.
+3. Between the two optimal allocations lies one meeting ``sum f_k <= F <= sum
+   g_k`` (intermediate values on the segment joining them); each cell then
+   takes its second coordinate between its two bounds in one common
+   proportion.
+
+The outer search (the least ``gamma . R`` over feasible ``R``, for objectives
+that read the two shared atoms only) is not part of this module yet: the
+threshold LP with this structure still goes to HiGHS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._compiler._linear_map import LinearMap
+from ._shared_rate_lp import MIN_CHAINS, _PARALLEL_RTOL, _golden, _hulls, _present, _ranges, _Structure
+
+__all__ = ["MIN_CHAINS", "TwoRateSolution", "TwoRateStructure", "feasible", "rule_at", "solve_two_rate", "sum_range",
+           "two_rate_structure"]
+
+#: Absolute tolerance, in units of a rate's range, of the oracle's inequalities (round-off, not a slack).
+_TOL = 1e-12
+
+
+class TwoRateStructure:
+    """The LP reduced to cells' two rates: per-cell hulls and the rows as bounds affine in ``R``.
+
+    Attributes read by callers: ``n_chain``, ``live`` (cells in the shared rates),
+    ``top`` (the two shared atoms' greatest values), ``gamma`` and ``constant``
+    (the objective as ``gamma . R + constant`` when it reads the two shared atoms
+    only, else ``gamma`` is None), ``M``, ``coef``.
+    """
+
+
+def _chain_ranges(M, start, n_atoms):
+    """Every atom's least and greatest chain (-1 for an atom with no entries), and the chain of every bin."""
+    n_chain = start.size - 1
+    chain_of_var = np.repeat(np.arange(n_chain), np.diff(start))
+    counts = np.diff(M.indptr)
+    full = counts > 0
+    ent_chain = chain_of_var[M.indices]
+    lo_chain = np.full(n_atoms, -1, dtype=np.int64)
+    hi_chain = np.full(n_atoms, -1, dtype=np.int64)
+    if full.any():
+        first = M.indptr[:-1][full]
+        lo_chain[full] = np.minimum.reduceat(ent_chain, first)
+        hi_chain[full] = np.maximum.reduceat(ent_chain, first)
+    return chain_of_var, counts, full, lo_chain, hi_chain
+
+
+def _multiples(M, atoms, d, counts, lo_chain, chain_of_var, n_chain):
+    """For each atom (local to one chain), the factor ``alpha`` with ``M[a] = alpha d`` on its chain, or nan."""
+    alpha = np.full(atoms.size, np.nan)
+    if atoms.size == 0:
+        return alpha
+    support = np.bincount(chain_of_var[d > 0], minlength=n_chain)
+    a_first = M.indptr[atoms]
+    a_cnt = counts[atoms]
+    idx = _ranges(a_first, a_cnt)
+    dv = d[M.indices[idx]]
+    seg = np.concatenate([[0], np.cumsum(a_cnt)[:-1]])
+    ok = a_cnt == support[lo_chain[atoms]]
+    bad_entry = (dv <= 0).astype(np.int64)
+    ok &= np.add.reduceat(bad_entry, seg) == 0
+    safe = np.where(dv > 0, dv, 1.0)
+    ratio = M.data[idx] / safe
+    rmin = np.minimum.reduceat(ratio, seg)
+    rmax = np.maximum.reduceat(ratio, seg)
+    ok &= rmax - rmin <= _PARALLEL_RTOL * np.abs(rmax)
+    den = np.add.reduceat(np.where(dv > 0, dv, 0.0), seg)
+    ok &= den > 0
+    alpha[ok] = np.add.reduceat(M.data[idx], seg)[ok] / den[ok]
+    return alpha
+
+
+def two_rate_structure(compiled, start, M):
+    """The reduced problem when the LP has the two-shared-rate structure, else None.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+    start : ndarray of shape (n_chains + 1,) of int64
+        The chains' bins.
+    M : scipy.sparse matrix of shape (n_atoms, n_vars)
+        Every atom rate as a sum over bins.
+
+    Returns
+    -------
+    TwoRateStructure or None
+    """
+    M = sp.csr_matrix(M)
+    M.eliminate_zeros()
+    n_atoms, n_vars = M.shape
+    start = np.asarray(start, dtype=np.int64)
+    n_chain = start.size - 1
+    m = np.shape(compiled.C)[0]
+    if m == 0 or n_chain == 0:
+        return None
+    C = LinearMap.from_dense(compiled.C, (m, n_atoms)).tocsr()
+    C.eliminate_zeros()
+    kappa = np.asarray(compiled.kappa, dtype=np.float64)
+    chain_of_var, counts, full, lo_chain, hi_chain = _chain_ranges(M, start, n_atoms)
+    row_of_entry = np.repeat(np.arange(m), np.diff(C.indptr))
+    atom = C.indices.astype(np.int64)
+    coef = C.data
+    used = full[atom]
+    shared = _present(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
+    if shared.size != 2:
+        return None
+    ds = []
+    for s in shared:
+        d = np.zeros(n_vars)
+        d[M.indices[M.indptr[s]:M.indptr[s + 1]]] = M.data[M.indptr[s]:M.indptr[s + 1]]
+        if np.any(d < 0) or not np.all(np.isfinite(d)):
+            return None
+        ds.append(d)
+    B = np.stack([np.bincount(row_of_entry[atom == s], weights=coef[atom == s], minlength=m) for s in shared])
+    local = used & ~np.isin(atom, shared)
+    l_row, l_atom, l_coef = row_of_entry[local], atom[local], coef[local]
+    atoms_l = _present(l_atom, n_atoms)
+    # every local atom: a multiple of d1 or of d2 on its chain (direction 0 or 1)
+    direction = np.full(n_atoms, -1, dtype=np.int64)
+    alpha = np.zeros(n_atoms)
+    for j, d in enumerate(ds):
+        a = _multiples(M, atoms_l, d, counts, lo_chain, chain_of_var, n_chain)
+        new = np.isfinite(a) & (direction[atoms_l] < 0)
+        direction[atoms_l[new]] = j
+        alpha[atoms_l[new]] = a[new]
+    if atoms_l.size and np.any(direction[atoms_l] < 0):
+        return None
+    # every row reads the local atoms of one chain, in one direction
+    row_chain = np.full(m, -1, dtype=np.int64)
+    row_dir = np.full(m, -1, dtype=np.int64)
+    if l_row.size:
+        ch = lo_chain[l_atom]
+        row_chain[l_row] = ch
+        row_dir[l_row] = direction[l_atom]
+        if np.any(row_chain[l_row] != ch) or np.any(row_dir[l_row] != direction[l_atom]):
+            return None
+    A = np.bincount(l_row, weights=l_coef * alpha[l_atom], minlength=m)
+    row_chain[A == 0] = -1
+    row_dir[A == 0] = -1
+    live = (np.bincount(chain_of_var, weights=ds[0], minlength=n_chain) > 0) | (
+        np.bincount(chain_of_var, weights=ds[1], minlength=n_chain) > 0)
+    if np.any(~live[row_chain[row_chain >= 0]]):
+        return None
+    if compiled.metric is not None:
+        return None
+    st = TwoRateStructure()
+    st.n_vars, st.n_chain, st.start, st.chain_of_var = n_vars, n_chain, start, chain_of_var
+    st.shared = shared
+    st.M, st.coef = M, np.asarray(compiled.objective_coef, dtype=np.float64)
+    st.constant = float(compiled.objective_constant)
+    st.live = live
+    st.d1, st.d2 = ds
+    _objective_on_shared(st)
+    _cell_hulls(st)
+    _row_bounds(st, A, B, kappa, row_chain, row_dir)
+    return st
+
+
+def _objective_on_shared(st):
+    """``gamma`` with every bin's cost ``= gamma . (d1, d2)`` on live cells (the objective reads ``R`` only), else None."""
+    c = st.M.T @ st.coef
+    d1, d2 = st.d1, st.d2
+    G = np.array([[d1 @ d1, d1 @ d2], [d1 @ d2, d2 @ d2]])
+    rhs = np.array([d1 @ c, d2 @ c])
+    st.gamma = None
+    try:
+        gamma = np.linalg.solve(G, rhs)
+    except np.linalg.LinAlgError:
+        return
+    scale = max(float(np.max(np.abs(c))) if c.size else 0.0, 1e-300)
+    if np.max(np.abs(c - gamma[0] * d1 - gamma[1] * d2), initial=0.0) <= 1e-9 * scale:
+        st.gamma = gamma
+
+
+def _cell_hulls(st):
+    """Each cell's lower (convex) and upper (concave) hull of its threshold points in ``(r1, r2)``.
+
+    Both come from :func:`rateopt._postprocess._shared_rate_lp._hulls` (the
+    lower hull of ``(r1, cost)`` points): the lower with ``cost = r2``, the
+    upper with ``cost = -r2``. Each side keeps its segments by chain and by
+    position, with the second coordinate at their ends.
+    """
+    n_chain = st.n_chain
+    for name, sign in (("lower", 1.0), ("upper", -1.0)):
+        h = _Structure()
+        h.start, h.n_chain, h.in_shared = st.start, n_chain, st.live
+        _hulls(h, st.d1, sign * st.d2)
+        order = np.lexsort((h.s_pos, h.s_ch))  # by chain, then along the chain
+        side = _Structure()
+        side.ch, side.x0, side.len = h.s_ch[order], h.s_lo[order], h.s_len[order]
+        side.slope = sign * h.slope[order]
+        side.thr_lo, side.thr_hi = h.s_thr_lo[order], h.s_thr_hi[order]
+        side.dy = side.slope * side.len
+        side.first = np.searchsorted(side.ch, np.arange(n_chain + 1))  # chain k: first[k]:first[k+1]
+        setattr(st, name, side)
+    st.top1 = np.bincount(st.chain_of_var, weights=st.d1, minlength=n_chain)
+    st.top2 = np.bincount(st.chain_of_var, weights=st.d2, minlength=n_chain)
+    _start_points(st)
+    for side in (st.lower, st.upper):
+        excl = np.cumsum(side.dy) - side.dy  # the rise before each segment, over all chains
+        side.y0 = side.y_start[side.ch] + excl - excl[side.first[side.ch]]  # the second coordinate at its start
+    st.top = np.array([st.top1[st.live].sum(), st.top2[st.live].sum()])
+
+
+def _start_points(st):
+    """The hulls' first points: lower ``(0, 0)`` (nothing on), upper ``(0, u0)`` (every top bin without d1 on)."""
+    n_chain, start = st.n_chain, st.start
+    end = start[1:]
+    # the longest run of top bins with d1 == 0: its d2 sum is u0, its first bin the threshold
+    v = np.arange(st.n_vars)
+    has1 = st.d1 > 0
+    last1 = np.full(n_chain, -1, dtype=np.int64)
+    np.maximum.at(last1, st.chain_of_var[has1], v[has1])
+    thr0 = np.where(last1 >= 0, last1 + 1, start[:-1])
+    top_run = v >= thr0[st.chain_of_var]
+    u0 = np.bincount(st.chain_of_var[top_run], weights=st.d2[top_run], minlength=n_chain)
+    st.lower.y_start, st.lower.thr_start = np.zeros(n_chain), end.copy()
+    st.upper.y_start, st.upper.thr_start = u0, thr0
+
+
+def _row_bounds(st, A, B, kappa, row_chain, row_dir):
+    """The rows as bounds on one coordinate of one cell, ``(kappa + eps - B . R) / A``; rows on ``R`` alone."""
+    alone = row_chain < 0
+    st.alone_B, st.alone_kappa = B[:, alone], kappa[alone]
+    st.rows = {}
+    for j in (0, 1):
+        for name, sel in (("hi", A > 0), ("lo", A < 0)):
+            i = np.flatnonzero(sel & (row_dir == j) & ~alone)
+            st.rows[(j, name)] = (row_chain[i], A[i], B[:, i], kappa[i])
+
+
+def _boxes(st, R, eps):
+    """Every cell's box ``lo1, hi1, lo2, hi2`` at ``R`` (the rows' bounds within the cell's own ranges)."""
+    T, F = R
+    out = {}
+    for j, top in ((0, st.top1), (1, st.top2)):
+        lo, hi = np.zeros(st.n_chain), top.copy()
+        for name, arr, fn in (("hi", hi, np.minimum), ("lo", lo, np.maximum)):
+            ch, A, B, kappa = st.rows[(j, name)]
+            if ch.size:
+                fn.at(arr, ch, (kappa + eps - B[0] * T - B[1] * F) / A)
+        out[j] = (lo, hi)
+    return out[0][0], out[0][1], out[1][0], out[1][1]
+
+
+def _alone_ok(st, R, eps):
+    """Whether the rows on ``R`` alone hold."""
+    if st.alone_kappa.size == 0:
+        return True
+    v = st.alone_kappa + eps - st.alone_B[0] * R[0] - st.alone_B[1] * R[1]
+    return bool(np.all(v >= -_TOL * max(1.0, float(np.max(np.abs(st.alone_kappa))))))
+
+
+def _value(side, x):
+    """The side's second coordinate at first coordinate ``x`` (per chain)."""
+    part = np.clip(x[side.ch] - side.x0, 0.0, side.len)
+    return side.y_start + np.bincount(side.ch, weights=side.slope * part, minlength=x.size)
+
+
+def _inverse(side, y, *, greatest):
+    """Per chain, the greatest ``x`` with ``side(x) <= y`` (``greatest``) or the least ``x`` with ``side(x) >= y``."""
+    rise = y[side.ch] - side.y0
+    flat = side.dy <= 0
+    frac = np.where(flat, (rise >= 0) if greatest else (rise > 0), 0.0)
+    np.divide(rise, side.dy, out=frac, where=~flat)
+    np.clip(frac, 0.0, 1.0, out=frac)
+    return np.bincount(side.ch, weights=side.len * frac, minlength=y.size)
+
+
+def _greedy(side, a, b, extra, *, descending, flat_first):
+    """Fill ``extra`` over each chain's pieces of ``side`` clipped to ``[a, b]`` (plus flat pieces), by slope.
+
+    ``a, b`` per chain bound the hull segments used; ``flat`` per chain (slope 0
+    pieces) is passed in ``flat_first``: ``(length per chain, first?)`` - filled
+    before the segments (ascending) or after them (descending). Returns the
+    value added and every chain's amount.
+    """
+    flat_len, = flat_first
+    lo = np.maximum(side.x0, a[side.ch])
+    hi = np.minimum(side.x0 + side.len, b[side.ch])
+    avail = np.maximum(hi - lo, 0.0)
+    order = side.order_desc if descending else side.order_asc
+    n = a.size
+    total_flat = float(flat_len.sum())
+    amount = np.zeros(n)
+    value = 0.0
+    if not descending:  # flat pieces first (slope 0 <= every slope of a non-decreasing hull)
+        take = min(extra, total_flat)
+        amount += _spread(flat_len, take)
+        extra -= take
+    av = avail[order]
+    cs = np.cumsum(av)
+    tot = float(cs[-1]) if cs.size else 0.0
+    take = min(max(extra, 0.0), tot)
+    k = int(np.searchsorted(cs, take))
+    used = np.zeros_like(av)
+    if k > 0:
+        used[:k] = av[:k]
+    if k < av.size:
+        used[k] = min(max(take - (float(cs[k - 1]) if k else 0.0), 0.0), av[k])
+    value += float((side.slope[order] * used).sum())
+    amount += np.bincount(side.ch[order], weights=used, minlength=n)
+    extra -= take
+    if descending:
+        take = min(max(extra, 0.0), total_flat)
+        amount += _spread(flat_len, take)
+    return value, amount
+
+
+def _spread(length, take):
+    """``take`` filled over the pieces ``length`` in chain order (each used fully before the next)."""
+    if take <= 0:
+        return np.zeros_like(length)
+    cs = np.cumsum(length)
+    k = int(np.searchsorted(cs, take))
+    out = np.zeros_like(length)
+    out[:k] = length[:k]
+    if k < length.size:
+        out[k] = min(take - (float(cs[k - 1]) if k else 0.0), length[k])
+    return out
+
+
+def sum_range(st, R, eps=0.0, *, always=False):
+    """The oracle at ``R``: the cut polygons' ranges, ``[F_min, F_max]`` at ``T`` and their allocations.
+
+    Parameters
+    ----------
+    st : TwoRateStructure
+    R : sequence of two floats
+        ``(T, F)``, the two shared rates.
+    eps : float, default=0.0
+        Allowed violation of every row.
+    always : bool, default=False
+        Compute the greedy fills also when ``ok`` is false (on the cells'
+        ranges made non-empty and ``T`` clipped to the reachable range).
+
+    Returns
+    -------
+    dict
+        ``ok`` (every cell's cut polygon is not empty and ``T`` is reachable),
+        ``K`` (every cell's range of ``r1``), ``f_min``, ``f_max`` (nan unless
+        ``ok``), ``x_min``, ``x_max`` (the greedy allocations of ``r1``), and the
+        boxes.
+    """
+    for side in (st.lower, st.upper):
+        if not hasattr(side, "order_asc"):
+            side.order_asc = np.lexsort((np.arange(side.slope.size), side.slope))
+            side.order_desc = side.order_asc[::-1]
+    T, F = float(R[0]), float(R[1])
+    lo1, hi1, lo2, hi2 = _boxes(st, (T, F), eps)
+    live = st.live
+    tol1 = _TOL * max(st.top[0], 1e-300)
+    tol2 = _TOL * max(st.top[1], 1e-300)
+    k_lo = np.maximum(lo1, _inverse(st.upper, lo2, greatest=False))
+    k_hi = np.minimum(hi1, _inverse(st.lower, hi2, greatest=True))
+    cell_ok = (k_lo <= k_hi + tol1) & (lo2 <= hi2 + tol2) & (hi2 >= -tol2) & (lo2 <= st.top2 + tol2)
+    cell_ok |= ~live
+    width = k_hi - k_lo
+    k_hi = np.maximum(k_hi, k_lo)
+    out = {"lo1": lo1, "hi1": hi1, "lo2": lo2, "hi2": hi2, "k_lo": k_lo, "k_hi": k_hi,
+           "f_min": np.nan, "f_max": np.nan}
+    sum_lo, sum_hi = float(k_lo[live].sum()), float(k_hi[live].sum())
+    ok = bool(cell_ok.all()) and sum_lo <= T + tol1 and T <= sum_hi + tol1 and _alone_ok(st, (T, F), eps)
+    out["ok"] = ok
+    out["t_range"] = (sum_lo, sum_hi)
+    out["cell_ok"] = cell_ok
+    out["k_width"] = width
+    if not ok and not always:
+        return out
+    extra = min(max(T - sum_lo, 0.0), sum_hi - sum_lo)
+    k_lo_l = np.where(live, k_lo, 0.0)
+    k_hi_l = np.where(live, k_hi, 0.0)
+    # least: f_k = max(lower_k, lo2_k) on K_k: flat on [K_lo, max(K_lo, xl)], then lower's segments
+    xl = np.clip(_inverse(st.lower, lo2, greatest=True), k_lo_l, k_hi_l)
+    base = np.maximum(_value(st.lower, k_lo_l), lo2)
+    v, amount = _greedy(st.lower, xl, k_hi_l, extra, descending=False, flat_first=(xl - k_lo_l,))
+    out["f_min"] = float(base[live].sum()) + v
+    out["x_min"] = k_lo_l + amount
+    # greatest: g_k = min(upper_k, hi2_k) on K_k: upper's segments on [K_lo, min(K_hi, xu)], then flat
+    xu = np.clip(_inverse(st.upper, hi2, greatest=False), k_lo_l, k_hi_l)
+    base = np.minimum(_value(st.upper, k_lo_l), hi2)
+    v, amount = _greedy(st.upper, k_lo_l, xu, extra, descending=True, flat_first=(k_hi_l - xu,))
+    out["f_max"] = float(base[live].sum()) + v
+    out["x_max"] = k_lo_l + amount
+    return out
+
+
+def feasible(st, R, eps=0.0):
+    """Whether some rule has shared rates ``R`` and meets every row (within round-off).
+
+    Parameters
+    ----------
+    st : TwoRateStructure
+    R : sequence of two floats
+    eps : float, default=0.0
+
+    Returns
+    -------
+    bool
+    """
+    o = sum_range(st, R, eps)
+    tol = _TOL * max(st.top[1], 1e-300)
+    return bool(o["ok"] and o["f_min"] <= R[1] + tol and R[1] <= o["f_max"] + tol)
+
+
+def _bounds_at(st, o, x):
+    """Every cell's least and greatest second coordinate at first coordinate ``x`` inside its cut polygon."""
+    return np.maximum(_value(st.lower, x), o["lo2"]), np.minimum(_value(st.upper, x), o["hi2"])
+
+
+def _point_rules(side, x):
+    """Per chain, the two threshold bins and the weight of the second whose mixture is the side's point at ``x``."""
+    n = x.size
+    nseg = np.diff(side.first)
+    below = np.bincount(side.ch, weights=(side.x0 + side.len <= x[side.ch]).astype(float), minlength=n)
+    j = np.minimum(below.astype(np.int64), np.maximum(nseg - 1, 0))
+    has = nseg > 0
+    g = side.first[:-1] + j
+    thr_a = side.thr_start.copy()
+    thr_b = side.thr_start.copy()
+    w = np.zeros(n)
+    if has.any():
+        gi = g[has]
+        thr_a[has] = side.thr_lo[gi]
+        thr_b[has] = side.thr_hi[gi]
+        w[has] = np.clip((x[has] - side.x0[gi]) / side.len[gi], 0.0, 1.0)
+    return thr_a, thr_b, w
+
+
+def rule_at(st, R, eps=0.0):
+    """A rule with shared rates ``R`` that meets every row, or None when ``R`` is not feasible.
+
+    Parameters
+    ----------
+    st : TwoRateStructure
+    R : sequence of two floats
+    eps : float, default=0.0
+
+    Returns
+    -------
+    ndarray of shape (n_vars,) or None
+        Every bin's probability of a positive decision: per cell a mixture of at
+        most four threshold rules (a monotone table in [0, 1]). Cells outside the
+        shared rates take nothing on.
+    """
+    o = sum_range(st, R, eps)
+    F = float(R[1])
+    tol = _TOL * max(st.top[1], 1e-300)
+    if not (o["ok"] and o["f_min"] <= F + tol and F <= o["f_max"] + tol):
+        return None
+    live = st.live
+    xa, xb = o["x_min"], o["x_max"]
+
+    def low_sum(theta):
+        x = xa + theta * (xb - xa)
+        return float(_bounds_at(st, o, x)[0][live].sum())
+
+    # the greatest theta with sum f(x(theta)) <= F (sum f is convex along the segment and <= F at 0)
+    if low_sum(1.0) <= F:
+        theta = 1.0
+    else:
+        a, b = 0.0, 1.0
+        for _ in range(100):
+            mid = (a + b) / 2
+            if low_sum(mid) <= F:
+                a = mid
+            else:
+                b = mid
+            if b - a <= 1e-16:
+                break
+        theta = a
+    x = xa + theta * (xb - xa)
+    x = np.clip(x, o["k_lo"], o["k_hi"])
+    f, g = _bounds_at(st, o, x)
+    sf, sg = float(f[live].sum()), float(g[live].sum())
+    tau = 0.0 if sg <= sf else min(max((F - sf) / (sg - sf), 0.0), 1.0)
+    r2 = f + tau * (g - f)
+    # the cell's point: between its lower and upper hull points at x
+    lo_y, up_y = _value(st.lower, x), _value(st.upper, x)
+    gap = up_y - lo_y
+    up_w = np.zeros_like(x)
+    np.divide(r2 - lo_y, gap, out=up_w, where=gap > 0)
+    np.clip(up_w, 0.0, 1.0, out=up_w)
+    parts = []
+    for side, weight in ((st.lower, 1.0 - up_w), (st.upper, up_w)):
+        thr_a, thr_b, w = _point_rules(side, x)
+        parts += [(thr_a, weight * (1.0 - w)), (thr_b, weight * w)]
+    ch = st.chain_of_var
+    v = np.arange(st.n_vars)
+    table = np.zeros(st.n_vars)
+    for thr, w in parts:
+        table += np.where(v >= thr[ch], w[ch], 0.0)
+    table[~live[ch]] = 0.0
+    return np.clip(table, 0.0, 1.0)
+
+
+def _margin(st, R, eps):
+    """A function of ``R``, concave where every cell's cut polygon is not empty, >= 0 exactly where ``R`` is feasible.
+
+    The least of the scaled slacks of every condition of :func:`feasible`: each
+    cell's range of ``r1`` and of ``r2`` (by the cell's own ranges), ``T``
+    within the reachable sums and ``F`` within ``[F_min, F_max]`` (by the shared
+    rates' ranges), the rows on ``R`` alone. Each is concave in ``R`` (the
+    bounds are convex or concave, ``F_min`` a convex LP value, ``F_max`` a
+    concave one).
+    """
+    T, F = float(R[0]), float(R[1])
+    box = min(T / st.top[0], (st.top[0] - T) / st.top[0], F / st.top[1], (st.top[1] - F) / st.top[1])
+    if box < 0:  # outside the shared rates' ranges: the margin of the nearest point in them, less the distance
+        return min(_margin(st, (min(max(T, 0.0), st.top[0]), min(max(F, 0.0), st.top[1])), eps), 0.0) + box
+    o = sum_range(st, (T, F), eps, always=True)
+    live = st.live
+    t1, t2 = st.top1[live], st.top2[live]
+    lo2, hi2 = o["lo2"][live], o["hi2"][live]
+    cell = min(float(np.min(o["k_width"][live] / t1)), float(np.min((hi2 - lo2) / t2)),
+               float(np.min(hi2 / t2)), float(np.min((t2 - lo2) / t2)))
+    sum_lo, sum_hi = o["t_range"]
+    out = min(cell, (T - sum_lo) / st.top[0], (sum_hi - T) / st.top[0],
+              (F - o["f_min"]) / st.top[1], (o["f_max"] - F) / st.top[1])
+    if st.alone_kappa.size:
+        B = st.alone_B
+        norm = np.abs(B[0]) * st.top[0] + np.abs(B[1]) * st.top[1]
+        v = st.alone_kappa + eps - B[0] * T - B[1] * F
+        nz = norm > 0
+        if np.any(v[~nz] < 0):
+            return -np.inf
+        if nz.any():
+            out = min(out, float(np.min(v[nz] / norm[nz])))
+    return out
+
+
+#: Ray searches stop at this fraction of the shared rates' range.
+_WIDTH = 1e-15
+#: The search over directions stops at this angle (radians).
+_ANGLE = 1e-13
+#: A margin this close below 0 is a point on the boundary (round-off): feasible within the oracle's tolerance.
+_ON_EDGE = -1e-14
+#: A start point is interior when its margin is at least this.
+_INTERIOR = 1e-9
+
+
+def _ray(st, R0, u, eps):
+    """The farthest feasible point of the ray ``R0 + t u`` from an interior ``R0``: secant steps from inside.
+
+    The margin is concave and piecewise linear on the feasible part of the
+    ray, so the line through two inside points crosses zero at or beyond the
+    boundary (exactly at it when both lie on the last linear piece): each step
+    either moves the inside end or shrinks the bracket from outside; a step
+    that gains less than half the bracket is followed by a bisection.
+    """
+    top = st.top
+    t_max = np.inf
+    for j in (0, 1):
+        if u[j] > 0:
+            t_max = min(t_max, (top[j] - R0[j]) / u[j])
+        elif u[j] < 0:
+            t_max = min(t_max, -R0[j] / u[j])
+
+    def c(t):
+        return _margin(st, (R0[0] + t * u[0], R0[1] + t * u[1]), eps)
+
+    p, fp = 0.0, c(0.0)
+    fb = c(t_max)
+    if fb >= _ON_EDGE:
+        return t_max
+    a, fa, b = p, fp, t_max
+    # the first step: regula falsi between the ends
+    t = a + (b - a) * (fa / (fa - fb)) if np.isfinite(fb) else a + (b - a) / 2
+    width = _WIDTH * max(1.0, t_max)
+    while b - a > width:
+        if not a < t < b:
+            t = a + (b - a) / 2
+        before = b - a
+        ft = c(t)
+        if -_ON_EDGE >= ft >= _ON_EDGE:  # on the boundary within round-off: feasible within the oracle's tolerance
+            return t if ft < 0 or t > a else a
+        if ft >= 0:
+            p, fp, a, fa = a, fa, t, ft
+        else:
+            b = t
+        # the next point: the line through the two inside points (p, a)
+        t = a + fa * (a - p) / (fp - fa) if fp > fa else a + (b - a) / 2
+        if b - a > 0.5 * before and a < t < b:
+            if (t - a) > 0.5 * (b - a):  # a long step from a slow bracket: bisect instead
+                t = a + (b - a) / 2
+    return a
+
+
+class TwoRateSolution:
+    """The solver's answer: the tables, the atom rates, the objective and the shared rates.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_vars,)
+        Every bin's probability of a positive decision (monotone, in [0, 1], per chain).
+    atom_rates : ndarray of shape (n_atoms,)
+        ``M x``.
+    objective : float
+        ``coef . atom_rates + constant``.
+    shared_rates : ndarray of shape (2,)
+        The shared rates ``R = (T, F)`` at the solution.
+    """
+
+    __slots__ = ("x", "atom_rates", "objective", "shared_rates")
+
+    def __init__(self, x, atom_rates, objective, shared_rates):
+        self.x, self.atom_rates, self.objective, self.shared_rates = x, atom_rates, objective, shared_rates
+
+
+def solve_two_rate(compiled, start, M, *, epsilon=0.0):
+    """The threshold LP's optimum when it has the two-shared-rate structure, else None.
+
+    The objective must read the two shared atoms only (``gamma . R``). Then
+    the LP is the least ``gamma . R`` over the convex set of feasible ``R``: a
+    golden-section search over the directions from an interior point (on the
+    diagonal, every cell at the same acceptance probability), each direction's
+    boundary point found by :func:`_ray` with the membership test of
+    :func:`feasible`; the objective along the boundary has one minimum on the
+    half circle of directions that decrease it.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+        A linear objective (``compiled.metric`` is None).
+    start : ndarray of shape (n_chains + 1,) of int64
+        The chains' bins (one record).
+    M : scipy.sparse matrix of shape (n_atoms, n_vars)
+        Every atom rate as a sum over bins.
+    epsilon : float, default=0.0
+        Allowed violation of every constraint.
+
+    Returns
+    -------
+    TwoRateSolution or None
+        None when the structure does not hold, the objective reads more than
+        the two shared rates, a cell lacks one of the two rates, or no interior
+        start point is found (the caller then solves the LP with HiGHS).
+    """
+    st = two_rate_structure(compiled, start, M)
+    if st is None or st.gamma is None:
+        return None
+    live = st.live
+    if not np.all(st.top1[live] > 0) or not np.all(st.top2[live] > 0) or not np.all(st.top > 0):
+        return None
+    eps = float(epsilon)
+    best = None
+    for p in (0.5, 0.25, 0.75, 0.1, 0.9):
+        R = p * st.top
+        m = _margin(st, R, eps)
+        if best is None or m > best[0]:
+            best = (m, R)
+    if best[0] < _INTERIOR:
+        # the feasible set may lie on one side of the diagonal: the greatest margin across it
+        base = best[1]
+        normal = np.array([-st.top[1], st.top[0]]) / float(np.hypot(*st.top))
+        up = min(base[0] / -normal[0], (st.top[1] - base[1]) / normal[1])  # T falls, F rises
+        down = min((st.top[0] - base[0]) / -normal[0], base[1] / normal[1])
+        off, m = _golden(lambda d: _margin(st, base + d * normal, eps), -down, up, 1e-9 * (up + down),
+                         maximize=True)
+        best = (m, base + off * normal)
+        if best[0] < _INTERIOR:
+            return None
+    R0 = best[1]
+    gamma = st.gamma
+    g_norm = float(np.hypot(*gamma))
+    if g_norm == 0:
+        R = R0
+    else:
+        center = float(np.arctan2(-gamma[1], -gamma[0]))
+        points = {}
+
+        def boundary(theta):
+            u = np.array([np.cos(theta), np.sin(theta)])
+            R = R0 + _ray(st, R0, u, eps) * u
+            points[theta] = R
+            return float(gamma @ R)
+
+        theta, _ = _golden(boundary, center - np.pi / 2, center + np.pi / 2, _ANGLE)
+        if theta not in points:
+            boundary(theta)
+        R = points[theta]
+    x = rule_at(st, R, eps)
+    if x is None:  # pragma: no cover - the ray search returns feasible points only
+        return None
+    p = st.M @ x
+    value = float(st.coef @ p + st.constant)
+    return TwoRateSolution(x=x, atom_rates=p, objective=value, shared_rates=np.asarray(R, dtype=np.float64))
