@@ -582,14 +582,17 @@ _ON_EDGE = -1e-14
 _INTERIOR = 1e-9
 
 
-def _ray(st, R0, u, eps):
+def _ray(st, R0, u, eps, *, c0=None, guess=None):
     """The farthest feasible point of the ray ``R0 + t u`` from an interior ``R0``: secant steps from inside.
 
     The margin is concave and piecewise linear on the feasible part of the
     ray, so the line through two inside points crosses zero at or beyond the
     boundary (exactly at it when both lie on the last linear piece): each step
     either moves the inside end or shrinks the bracket from outside; a step
-    that gains less than half the bracket is followed by a bisection.
+    that gains less than half the bracket is followed by a bisection. ``c0``
+    is the margin at ``R0`` when known; ``guess`` a distance near the boundary
+    (a neighbouring direction's): the line through two points just inside it
+    lands on the boundary when they lie on its last linear piece.
     """
     top = st.top
     t_max = np.inf
@@ -602,11 +605,29 @@ def _ray(st, R0, u, eps):
     def c(t):
         return _margin(st, (R0[0] + t * u[0], R0[1] + t * u[1]), eps)
 
-    p, fp = 0.0, c(0.0)
-    fb = c(t_max)
-    if fb >= _ON_EDGE:
-        return t_max
+    p, fp = 0.0, (c(0.0) if c0 is None else c0)
     a, fa, b = p, fp, t_max
+    if guess is not None and 0 < guess < t_max:
+        for t in (guess * (1 - 2e-7), guess * (1 - 1e-7)):
+            ft = c(t)
+            if ft >= 0:
+                p, fp, a, fa = a, fa, t, ft
+            else:
+                b = min(b, t)
+                break
+        if a > 0 and fp > fa:
+            t = a + fa * (a - p) / (fp - fa)
+            if a < t < b:
+                ft = c(t)
+                if -_ON_EDGE >= ft >= _ON_EDGE:
+                    return t if ft < 0 or t > a else a
+                if ft >= 0:
+                    p, fp, a, fa = a, fa, t, ft
+                else:
+                    b = t
+    fb = c(b)
+    if b == t_max and fb >= _ON_EDGE:
+        return t_max
     # the first step: regula falsi between the ends
     t = a + (b - a) * (fa / (fa - fb)) if np.isfinite(fb) else a + (b - a) / 2
     width = _WIDTH * max(1.0, t_max)
@@ -711,10 +732,13 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
     else:
         center = float(np.arctan2(-gamma[1], -gamma[0]))
         points = {}
+        c0 = _margin(st, R0, eps)
 
         def boundary(theta):
             u = np.array([np.cos(theta), np.sin(theta)])
-            R = R0 + _ray(st, R0, u, eps) * u
+            near = min(points, key=lambda th: abs(th - theta)) if points else None
+            guess = float(np.hypot(*(points[near] - R0))) if near is not None else None
+            R = R0 + _ray(st, R0, u, eps, c0=c0, guess=guess) * u
             points[theta] = R
             return float(gamma @ R)
 
