@@ -52,7 +52,8 @@ import scipy.sparse as sp
 from .._compiler._linear_map import LinearMap
 from ._bins import segment_accumulate
 
-__all__ = ["MIN_CHAINS", "SharedRateSolution", "shared_rate_structure", "solve_shared_rate"]
+__all__ = ["MIN_CHAINS", "PARALLEL_RTOL", "Reduced", "SharedRateSolution", "concat_ranges", "golden_section",
+           "present_values", "shared_rate_structure", "solve_shared_rate", "threshold_hulls"]
 
 #: ``solve_threshold_lp`` uses this solver from this many chains on (HiGHS below: its small LPs keep their
 #: exact vertices and results, and HiGHS is as fast there).
@@ -62,7 +63,7 @@ MIN_CHAINS = 512
 #: Both are sums over the same rows of a bin, divided by different totals, so their ratio carries the
 #: round-off of the bins' sums (2e-11 for 600 groups of 300 rows); it stays below HiGHS' feasibility
 #: tolerance (1e-9), which the LP it replaces is solved to.
-_PARALLEL_RTOL = 1e-9
+PARALLEL_RTOL = 1e-9
 #: Golden-section and bisection iterations stop at this fraction of the shared rate's range.
 _WIDTH = 1e-15
 #: The golden-section search for the least objective stops at this fraction, then takes the kink between
@@ -94,7 +95,7 @@ class SharedRateSolution:
         self.x, self.atom_rates, self.objective, self.shared_rate = x, atom_rates, objective, shared_rate
 
 
-class _Structure:
+class Reduced:
     """The LP reduced to chains' scalar rates: rows per chain, hull segments sorted by slope."""
 
 
@@ -111,7 +112,7 @@ def shared_rate_structure(compiled, start, M):
 
     Returns
     -------
-    _Structure or None
+    Reduced or None
     """
     M = sp.csr_matrix(M)
     n_atoms, n_vars = M.shape
@@ -139,7 +140,7 @@ def shared_rate_structure(compiled, start, M):
     atom = C.indices.astype(np.int64)
     coef = C.data
     used = full[atom]
-    shared_atoms = _present(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
+    shared_atoms = present_values(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
     if shared_atoms.size != 1:
         return None
     s = int(shared_atoms[0])
@@ -151,7 +152,7 @@ def shared_rate_structure(compiled, start, M):
     local = used & (atom != s)
     l_row, l_atom, l_coef = row_of_entry[local], atom[local], coef[local]
     # the local atoms: each a multiple alpha of d on its chain, covering d's support there
-    atoms_l = _present(l_atom, n_atoms)
+    atoms_l = present_values(l_atom, n_atoms)
     support = np.bincount(chain_of_var[d > 0], minlength=n_chain)
     alpha = np.zeros(n_atoms)
     if atoms_l.size:
@@ -159,7 +160,7 @@ def shared_rate_structure(compiled, start, M):
         a_cnt = counts[atoms_l]
         if np.any(a_cnt != support[lo_chain[atoms_l]]):
             return None
-        idx = _ranges(a_first, a_cnt)
+        idx = concat_ranges(a_first, a_cnt)
         dv = d[M.indices[idx]]
         if np.any(dv <= 0):
             return None
@@ -167,7 +168,7 @@ def shared_rate_structure(compiled, start, M):
         seg = np.concatenate([[0], np.cumsum(a_cnt)[:-1]])
         rmin = np.minimum.reduceat(ratio, seg)
         rmax = np.maximum.reduceat(ratio, seg)
-        if np.any(rmax - rmin > _PARALLEL_RTOL * np.abs(rmax)):
+        if np.any(rmax - rmin > PARALLEL_RTOL * np.abs(rmax)):
             return None
         # the ratio of the sums: exact for the chain's whole table, the bins' round-off spread otherwise
         alpha[atoms_l] = np.add.reduceat(M.data[idx], seg) / np.add.reduceat(dv, seg)
@@ -187,33 +188,33 @@ def shared_rate_structure(compiled, start, M):
     if objective is None:
         return None
     c = M.T @ np.asarray(objective, dtype=np.float64)
-    st = _Structure()
+    st = Reduced()
     st.n_vars, st.n_chain, st.start, st.chain_of_var = n_vars, n_chain, start, chain_of_var
     st.A, st.B, st.kappa, st.row_chain = A, B, kappa, row_chain
     st.constant = float(compiled.objective_constant)
     st.M = M
     st.coef = np.asarray(objective, dtype=np.float64)
     st.in_shared = in_shared
-    _hulls(st, d, c)
+    threshold_hulls(st, d, c)
     _rows(st)
     return st
 
 
-def _present(index, n):
+def present_values(index, n):
     """The distinct values of ``index`` (in ``0..n-1``), ascending, without a sort."""
     mark = np.zeros(n, dtype=bool)
     mark[index] = True
     return np.flatnonzero(mark)
 
 
-def _ranges(first, count):
+def concat_ranges(first, count):
     """The concatenated ranges ``first[i] : first[i] + count[i]``."""
     total = int(count.sum())
     offsets = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
     return np.repeat(first, count) + offsets
 
 
-def _hulls(st, d, c):
+def threshold_hulls(st, d, c):
     """Every chain's threshold points ``(r, cost)``, their lower convex hull and its segments sorted by slope.
 
     Point ``j`` of chain ``k`` switches on the chain's top ``j`` bins (threshold
@@ -428,7 +429,7 @@ def _table(st, used):
     return x
 
 
-def _golden(f, lo, hi, width, *, maximize=False):
+def golden_section(f, lo, hi, width, *, maximize=False):
     """The argument of the least (greatest) value of a convex (concave) ``f`` on ``[lo, hi]``, to ``width``."""
     sign = -1.0 if maximize else 1.0
     a, b = lo, hi
@@ -518,14 +519,14 @@ def solve_shared_rate(compiled, start, M, *, epsilon=0.0):
     elif feasible(hi):
         R0 = hi
     else:
-        R0, best = _golden(margin, lo, hi, width, maximize=True)
+        R0, best = golden_section(margin, lo, hi, width, maximize=True)
         if best < -_FEASIBLE_TOL:
             return None
 
     r_lo = lo if feasible(lo) else _edge(feasible, R0, lo, width)
     r_hi = hi if feasible(hi) else _edge(feasible, R0, hi, width)
     if r_hi > r_lo:
-        R, _ = _golden(lambda R: _phi(st, R, eps), r_lo, r_hi, _SEARCH * top)
+        R, _ = golden_section(lambda R: _phi(st, R, eps), r_lo, r_hi, _SEARCH * top)
     else:
         R = r_lo
     _, used = _phi(st, R, eps, full=True)

@@ -53,7 +53,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._compiler._linear_map import LinearMap
-from ._shared_rate_lp import MIN_CHAINS, _PARALLEL_RTOL, _golden, _hulls, _present, _ranges, _Structure
+from ._shared_rate_lp import (
+    MIN_CHAINS, PARALLEL_RTOL, Reduced, concat_ranges, golden_section, present_values, threshold_hulls,
+)
 
 __all__ = ["MIN_CHAINS", "TwoRateSolution", "TwoRateStructure", "feasible", "rule_at", "solve_two_rate", "sum_range",
            "two_rate_structure"]
@@ -96,7 +98,7 @@ def _multiples(M, atoms, d, counts, lo_chain, chain_of_var, n_chain):
     support = np.bincount(chain_of_var[d > 0], minlength=n_chain)
     a_first = M.indptr[atoms]
     a_cnt = counts[atoms]
-    idx = _ranges(a_first, a_cnt)
+    idx = concat_ranges(a_first, a_cnt)
     dv = d[M.indices[idx]]
     seg = np.concatenate([[0], np.cumsum(a_cnt)[:-1]])
     ok = a_cnt == support[lo_chain[atoms]]
@@ -106,7 +108,7 @@ def _multiples(M, atoms, d, counts, lo_chain, chain_of_var, n_chain):
     ratio = M.data[idx] / safe
     rmin = np.minimum.reduceat(ratio, seg)
     rmax = np.maximum.reduceat(ratio, seg)
-    ok &= rmax - rmin <= _PARALLEL_RTOL * np.abs(rmax)
+    ok &= rmax - rmin <= PARALLEL_RTOL * np.abs(rmax)
     den = np.add.reduceat(np.where(dv > 0, dv, 0.0), seg)
     ok &= den > 0
     alpha[ok] = np.add.reduceat(M.data[idx], seg)[ok] / den[ok]
@@ -144,7 +146,7 @@ def two_rate_structure(compiled, start, M):
     atom = C.indices.astype(np.int64)
     coef = C.data
     used = full[atom]
-    shared = _present(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
+    shared = present_values(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
     if shared.size != 2:
         return None
     ds = []
@@ -157,7 +159,7 @@ def two_rate_structure(compiled, start, M):
     B = np.stack([np.bincount(row_of_entry[atom == s], weights=coef[atom == s], minlength=m) for s in shared])
     local = used & ~np.isin(atom, shared)
     l_row, l_atom, l_coef = row_of_entry[local], atom[local], coef[local]
-    atoms_l = _present(l_atom, n_atoms)
+    atoms_l = present_values(l_atom, n_atoms)
     # every local atom: a multiple of d1 or of d2 on its chain (direction 0 or 1)
     direction = np.full(n_atoms, -1, dtype=np.int64)
     alpha = np.zeros(n_atoms)
@@ -200,7 +202,7 @@ def two_rate_structure(compiled, start, M):
 
 
 def _objective_on_shared(st):
-    """``gamma`` with every bin's cost ``= gamma . (d1, d2)`` on live cells (the objective reads ``R`` only), else None."""
+    """``gamma`` with every live bin's cost ``gamma . (d1, d2)`` (the objective reads ``R`` only), else None."""
     c = st.M.T @ st.coef
     d1, d2 = st.d1, st.d2
     G = np.array([[d1 @ d1, d1 @ d2], [d1 @ d2, d2 @ d2]])
@@ -218,18 +220,18 @@ def _objective_on_shared(st):
 def _cell_hulls(st):
     """Each cell's lower (convex) and upper (concave) hull of its threshold points in ``(r1, r2)``.
 
-    Both come from :func:`rateopt._postprocess._shared_rate_lp._hulls` (the
+    Both come from :func:`rateopt._postprocess._shared_rate_lp.threshold_hulls` (the
     lower hull of ``(r1, cost)`` points): the lower with ``cost = r2``, the
     upper with ``cost = -r2``. Each side keeps its segments by chain and by
     position, with the second coordinate at their ends.
     """
     n_chain = st.n_chain
     for name, sign in (("lower", 1.0), ("upper", -1.0)):
-        h = _Structure()
+        h = Reduced()
         h.start, h.n_chain, h.in_shared = st.start, n_chain, st.live
-        _hulls(h, st.d1, sign * st.d2)
+        threshold_hulls(h, st.d1, sign * st.d2)
         order = np.lexsort((h.s_pos, h.s_ch))  # by chain, then along the chain
-        side = _Structure()
+        side = Reduced()
         side.ch, side.x0, side.len = h.s_ch[order], h.s_lo[order], h.s_len[order]
         side.slope = sign * h.slope[order]
         side.thr_lo, side.thr_hi = h.s_thr_lo[order], h.s_thr_hi[order]
@@ -719,7 +721,7 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
         normal = np.array([-st.top[1], st.top[0]]) / float(np.hypot(*st.top))
         up = min(base[0] / -normal[0], (st.top[1] - base[1]) / normal[1])  # T falls, F rises
         down = min((st.top[0] - base[0]) / -normal[0], base[1] / normal[1])
-        off, m = _golden(lambda d: _margin(st, base + d * normal, eps), -down, up, 1e-9 * (up + down),
+        off, m = golden_section(lambda d: _margin(st, base + d * normal, eps), -down, up, 1e-9 * (up + down),
                          maximize=True)
         best = (m, base + off * normal)
         if best[0] < _INTERIOR:
@@ -742,7 +744,7 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
             points[theta] = R
             return float(gamma @ R)
 
-        theta, _ = _golden(boundary, center - np.pi / 2, center + np.pi / 2, _ANGLE)
+        theta, _ = golden_section(boundary, center - np.pi / 2, center + np.pi / 2, _ANGLE)
         if theta not in points:
             boundary(theta)
         R = points[theta]
