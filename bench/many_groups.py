@@ -257,6 +257,14 @@ def targets(cases):
     c4, c5 = get("compile", 10_000, "compile_s"), get("compile", 100_000, "compile_s")
     if c4 and c5 is not None:
         out["compile_1e5_over_1e4"] = {"value": c5 / c4, "target": 12.0, "met": c5 / c4 <= 12.0}
+    # the fit's optimum against the reference's (HiGHS on main) wherever both finished
+    for n in sorted({rec["groups"] for rec in cases.values() if rec["case"] == "fit"}):
+        rec = cases.get(f"fit_{n}", {})
+        a, b = rec.get("this", {}), rec.get("reference", {})
+        if a.get("status") == "ok" and b.get("status") == "ok" and "objective" in a and "objective" in b:
+            gap = abs(a["objective"] - b["objective"])
+            out[f"fit_{n}_objective_minus_reference"] = {"value": a["objective"] - b["objective"],
+                                                         "target": 1e-9, "met": gap <= 1e-9}
     for case in ("compile", "fit", "fit_prelp", "train"):
         mem = get(case, 100_000, "peak_mib")
         if mem is not None:
@@ -283,13 +291,15 @@ def markdown(result):
                          r.get("before_lp_s") if ok else None, r.get("lp_s") if ok else None,
                          r.get("train_s") if ok else None, r.get("map_entries") if ok else None,
                          r.get("peak_mib") if ok else None,
+                         r.get("objective") if ok else None, r.get("max_violation") if ok else None,
                          f"{r.get('loadavg_before', float('nan')):.1f}",
                          r.get("external_cores") if ok else None,
                          "ok" if ok else (r["status"] + (f" (peak so far {r['peak_at_timeout_mib']:.0f} MiB)"
                                                           if "peak_at_timeout_mib" in r else ""))])
     lines.append(markdown_table(["case", "groups", "rateopt", "compile s", "fit s", "before LP s", "LP s",
                                  "train s", "C entries",
-                                 "peak MiB", "load before", "other cores busy", "status"], rows))
+                                 "peak MiB", "objective", "max violation", "load before", "other cores busy",
+                                 "status"], rows))
     lines += ["", "## Targets", ""]
     lines.append(markdown_table(["target", "value", "limit", "met"],
                                 [[k, v["value"], v["target"], v["met"]] for k, v in result["targets"].items()]))
