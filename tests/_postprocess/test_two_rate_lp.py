@@ -93,12 +93,12 @@ def test_random_instances_match_highs_and_recount_feasible(seed, monkeypatch):
     rule, sol, p = _fit(s, y, g, w, slack, monkeypatch, structured=True)
     assert len(calls) == 1
     direct = calls[0].out
-    if slack == 0.0:
-        # zero slack: every cell's box is a point, the margin has no interior: refused, HiGHS answers
-        assert direct is None
+    if direct is None:
+        # refused only at zero slack, where the feasible rates are the intersection of the groups' ROC
+        # polygons and often a segment of the diagonal (no interior point): HiGHS answers
+        assert slack == 0.0
         assert sol.objective == ref.objective
         return
-    assert direct is not None  # the solver answered, called directly by the dispatch
     assert direct.objective == pytest.approx(ref.objective, abs=1e-9)
     # the returned tables: every constraint recounted from M x
     C = np.asarray(calls[0].compiled.C.todense() if hasattr(calls[0].compiled.C, "todense")
@@ -320,3 +320,24 @@ def test_one_or_three_shared_rates_are_not_this_structure():
     rows8 = [np.append(row, 0.0) for row in rows] + [r]
     compiled, st, Mc = _hand_problem(rows8, kappa + [0.1], M, start, [-0.5, 0.5, 0, 0, 0, 0, 0, 0])
     assert trl.two_rate_structure(compiled, st, Mc) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_zero_slack_with_an_interior_is_solved_and_matches_highs(seed, monkeypatch):
+    # every group ranks one positive above both its negatives: every ROC polygon holds the triangle
+    # (0, 0), (1/2, 0), (1, 1), so their intersection (the feasible rates at zero slack) has an interior
+    rng = np.random.default_rng(200 + seed)
+    G = int(rng.integers(2, 7))
+    g = np.repeat(np.arange(G), 4)
+    y = np.tile([1, 0, 0, 1], G)
+    s = np.column_stack([np.full(G, 5.0), rng.integers(0, 4, G), rng.integers(0, 4, G),
+                         rng.integers(0, 6, G)]).ravel().astype(float)
+    w = rng.uniform(0.5, 2.0, g.size)
+    _, ref, _ = _fit(s, y, g, w, 0.0, monkeypatch, structured=False)
+    calls = _spy(monkeypatch)
+    _, sol, p = _fit(s, y, g, w, 0.0, monkeypatch, structured=True)
+    assert calls[0].out is not None
+    assert sol.objective == pytest.approx(ref.objective, abs=1e-9)
+    error, gaps = _recount(p, y, g, w)
+    assert error == pytest.approx(ref.objective, abs=1e-9)
+    assert np.max(np.abs(gaps)) <= 1e-9

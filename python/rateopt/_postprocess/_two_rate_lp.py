@@ -396,8 +396,10 @@ def sum_range(st, R, eps=0.0, *, always=False):
     live = st.live
     tol1 = _TOL * max(st.top[0], 1e-300)
     tol2 = _TOL * max(st.top[1], 1e-300)
-    k_lo = np.maximum(lo1, _inverse(st.upper, lo2, greatest=False))
-    k_hi = np.minimum(hi1, _inverse(st.lower, hi2, greatest=True))
+    inv_up = _inverse(st.upper, lo2, greatest=False)  # the least r1 whose upper hull reaches lo2
+    inv_low = _inverse(st.lower, hi2, greatest=True)  # the greatest r1 whose lower hull stays below hi2
+    k_lo = np.maximum(lo1, inv_up)
+    k_hi = np.minimum(hi1, inv_low)
     cell_ok = (k_lo <= k_hi + tol1) & (lo2 <= hi2 + tol2) & (hi2 >= -tol2) & (lo2 <= st.top2 + tol2)
     cell_ok |= ~live
     width = k_hi - k_lo
@@ -410,6 +412,7 @@ def sum_range(st, R, eps=0.0, *, always=False):
     out["t_range"] = (sum_lo, sum_hi)
     out["cell_ok"] = cell_ok
     out["k_width"] = width
+    out["inv_up"], out["inv_low"] = inv_up, inv_low
     if not ok and not always:
         return out
     extra = min(max(T - sum_lo, 0.0), sum_hi - sum_lo)
@@ -548,6 +551,12 @@ def _margin(st, R, eps):
     rates' ranges), the rows on ``R`` alone. Each is concave in ``R`` (the
     bounds are convex or concave, ``F_min`` a convex LP value, ``F_max`` a
     concave one).
+
+    A direction whose boxes have zero width for every cell (zero slack) makes
+    some of these slacks vanish on the whole feasible set (every cell's
+    coordinate is fixed by ``R``, and its sum is ``R``'s); they are left out
+    there (``st.flat``), so that the margin still has an interior. The points
+    found are then checked by :func:`rule_at`, which reads every condition.
     """
     T, F = float(R[0]), float(R[1])
     box = min(T / st.top[0], (st.top[0] - T) / st.top[0], F / st.top[1], (st.top[1] - F) / st.top[1])
@@ -556,12 +565,20 @@ def _margin(st, R, eps):
     o = sum_range(st, (T, F), eps, always=True)
     live = st.live
     t1, t2 = st.top1[live], st.top2[live]
-    lo2, hi2 = o["lo2"][live], o["hi2"][live]
-    cell = min(float(np.min(o["k_width"][live] / t1)), float(np.min((hi2 - lo2) / t2)),
-               float(np.min(hi2 / t2)), float(np.min((t2 - lo2) / t2)))
-    sum_lo, sum_hi = o["t_range"]
-    out = min(cell, (T - sum_lo) / st.top[0], (sum_hi - T) / st.top[0],
-              (F - o["f_min"]) / st.top[1], (o["f_max"] - F) / st.top[1])
+    lo1, hi1, lo2, hi2 = (o[k][live] for k in ("lo1", "hi1", "lo2", "hi2"))
+    up, low = o["inv_up"][live], o["inv_low"][live]
+    flat1, flat2 = getattr(st, "flat", (False, False))
+    # the cell's range of r1 is [max(lo1, up), min(hi1, low)]: its width is the least of four differences
+    terms = [np.min((hi1 - up) / t1), np.min((low - lo1) / t1), np.min((low - up) / t1),
+             np.min(hi2 / t2), np.min((t2 - lo2) / t2)]
+    if not flat1:
+        terms.append(np.min((hi1 - lo1) / t1))
+        sum_lo, sum_hi = o["t_range"]
+        terms += [(T - sum_lo) / st.top[0], (sum_hi - T) / st.top[0]]
+    if not flat2:
+        terms.append(np.min((hi2 - lo2) / t2))
+        terms += [(F - o["f_min"]) / st.top[1], (o["f_max"] - F) / st.top[1]]
+    out = float(min(terms))
     if st.alone_kappa.size:
         B = st.alone_B
         norm = np.abs(B[0]) * st.top[0] + np.abs(B[1]) * st.top[1]
@@ -709,6 +726,10 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
     if not np.all(st.top1[live] > 0) or not np.all(st.top2[live] > 0) or not np.all(st.top > 0):
         return None
     eps = float(epsilon)
+    # directions whose every box has zero width (zero slack): read at a point of the diagonal
+    o = sum_range(st, 0.5 * st.top, eps, always=True)
+    st.flat = tuple(bool(np.all(o[hi][live] - o[lo][live] <= _TOL * top[live]))
+                    for lo, hi, top in (("lo1", "hi1", st.top1), ("lo2", "hi2", st.top2)))
     best = None
     for p in (0.5, 0.25, 0.75, 0.1, 0.9):
         R = p * st.top
