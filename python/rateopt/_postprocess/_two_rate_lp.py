@@ -615,6 +615,12 @@ def _margin(st, R, eps):
 _WIDTH = 1e-15
 #: The search over directions stops at this angle (radians).
 _ANGLE = 1e-13
+#: The search over directions first narrows to this angle, then tries :func:`_vertex`.
+_COARSE = 1e-6
+#: Three boundary points are on one edge when the sine of their angle is below this: the points carry the ray
+#: search's round-off (about 1e-15) over separations of about 1e-8, and a bend this small moves the vertex by
+#: less than 1e-13 at these distances.
+_COLLINEAR = 1e-6
 #: A margin this close below 0 is a point on the boundary (round-off): feasible within the oracle's tolerance.
 _ON_EDGE = -1e-14
 #: A start point is interior when its margin is at least this.
@@ -687,6 +693,56 @@ def _ray(st, R0, u, eps, *, c0=None, guess=None):
             if (t - a) > 0.5 * (b - a):  # a long step from a slow bracket: bisect instead
                 t = a + (b - a) / 2
     return a
+
+
+def _edge_line(boundary, points, theta, step):
+    """The outward normal ``n`` and offset ``n . P`` of the edge through the boundary points at ``theta``,
+    ``theta + step`` and ``theta + 2 step``, or None when the three are not on one line."""
+    P = []
+    for k in range(3):
+        th = theta + k * step
+        if th not in points:
+            boundary(th)
+        P.append(points[th])
+    d1, d2 = P[1] - P[0], P[2] - P[0]
+    spread = float(np.hypot(*d1)) * float(np.hypot(*d2))
+    if spread == 0 or abs(d1[0] * d2[1] - d1[1] * d2[0]) > _COLLINEAR * spread:
+        return None
+    n = np.array([d2[1], -d2[0]])
+    return n, float(n @ P[0])
+
+
+def _vertex(st, gamma, R0, points, boundary, theta, eps):
+    """The optimal vertex near direction ``theta`` with its certificate, or None.
+
+    The least ``gamma . R`` lies within :data:`_COARSE` of ``theta``. The
+    edges through the boundary points at both ends of that bracket (and two
+    more points beyond each end, on the same line) are
+    supporting lines of the (convex) feasible set; their intersection ``V`` is
+    optimal when it is feasible and ``-gamma`` is a non-negative combination of
+    the two outward normals (every feasible point lies in the cone of the two
+    half-planes at ``V``, on which ``gamma . R`` is least at ``V``).
+    """
+    lines = [_edge_line(boundary, points, theta - _COARSE, -_COARSE),
+             _edge_line(boundary, points, theta + _COARSE, _COARSE)]
+    if any(line is None for line in lines):
+        return None
+    normals = []
+    for n, c in lines:  # outward: R0 lies inside, n . R0 < c
+        normals.append((n, c) if n @ R0 < c else (-n, -c))
+    (na, ca), (nb, cb) = normals
+    N = np.array([na, nb])
+    det = float(np.linalg.det(N))
+    if abs(det) <= 1e-12 * float(np.hypot(*na)) * float(np.hypot(*nb)):
+        return None  # parallel edges
+    V = np.linalg.solve(N, np.array([ca, cb]))
+    weights = np.linalg.solve(N.T, -gamma)  # -gamma = wa na + wb nb
+    tol = 1e-12 * float(np.hypot(*gamma))
+    if np.any(weights * np.array([np.hypot(*na), np.hypot(*nb)]) < -tol):
+        return None
+    if _margin(st, V, eps) < _ON_EDGE or not feasible(st, V, eps):
+        return None
+    return V
 
 
 class TwoRateSolution:
@@ -785,10 +841,15 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
             points[theta] = R
             return float(gamma @ R)
 
-        theta, _ = golden_section(boundary, center - np.pi / 2, center + np.pi / 2, _ANGLE)
+        theta, _ = golden_section(boundary, center - np.pi / 2, center + np.pi / 2, _COARSE)
         if theta not in points:
             boundary(theta)
-        R = points[theta]
+        R = _vertex(st, gamma, R0, points, boundary, theta, eps)
+        if R is None:  # no certified vertex: the golden section on to its full precision
+            theta, _ = golden_section(boundary, theta - _COARSE, theta + _COARSE, _ANGLE)
+            if theta not in points:
+                boundary(theta)
+            R = points[theta]
     x = rule_at(st, R, eps)
     if x is None:  # pragma: no cover - the ray search returns feasible points only
         return None
