@@ -64,12 +64,8 @@ a segment of the diagonal).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._compiler._linear_map import LinearMap
-from ._shared_rate_lp import (
-    MIN_CHAINS, PARALLEL_RTOL, Reduced, concat_ranges, golden_section, present_values, threshold_hulls,
-)
+from ._shared_rate_lp import MIN_CHAINS, Reduced, golden_section, reduce_rows, threshold_hulls
 
 __all__ = ["MIN_CHAINS", "TwoRateSolution", "TwoRateStructure", "feasible", "rule_at", "solve_two_rate", "sum_range",
            "two_rate_structure"]
@@ -88,47 +84,6 @@ class TwoRateStructure:
     """
 
 
-def _chain_ranges(M, start, n_atoms):
-    """Every atom's least and greatest chain (-1 for an atom with no entries), and the chain of every bin."""
-    n_chain = start.size - 1
-    chain_of_var = np.repeat(np.arange(n_chain), np.diff(start))
-    counts = np.diff(M.indptr)
-    full = counts > 0
-    ent_chain = chain_of_var[M.indices]
-    lo_chain = np.full(n_atoms, -1, dtype=np.int64)
-    hi_chain = np.full(n_atoms, -1, dtype=np.int64)
-    if full.any():
-        first = M.indptr[:-1][full]
-        lo_chain[full] = np.minimum.reduceat(ent_chain, first)
-        hi_chain[full] = np.maximum.reduceat(ent_chain, first)
-    return chain_of_var, counts, full, lo_chain, hi_chain
-
-
-def _multiples(M, atoms, d, counts, lo_chain, chain_of_var, n_chain):
-    """For each atom (local to one chain), the factor ``alpha`` with ``M[a] = alpha d`` on its chain, or nan."""
-    alpha = np.full(atoms.size, np.nan)
-    if atoms.size == 0:
-        return alpha
-    support = np.bincount(chain_of_var[d > 0], minlength=n_chain)
-    a_first = M.indptr[atoms]
-    a_cnt = counts[atoms]
-    idx = concat_ranges(a_first, a_cnt)
-    dv = d[M.indices[idx]]
-    seg = np.concatenate([[0], np.cumsum(a_cnt)[:-1]])
-    ok = a_cnt == support[lo_chain[atoms]]
-    bad_entry = (dv <= 0).astype(np.int64)
-    ok &= np.add.reduceat(bad_entry, seg) == 0
-    safe = np.where(dv > 0, dv, 1.0)
-    ratio = M.data[idx] / safe
-    rmin = np.minimum.reduceat(ratio, seg)
-    rmax = np.maximum.reduceat(ratio, seg)
-    ok &= rmax - rmin <= PARALLEL_RTOL * np.abs(rmax)
-    den = np.add.reduceat(np.where(dv > 0, dv, 0.0), seg)
-    ok &= den > 0
-    alpha[ok] = np.add.reduceat(M.data[idx], seg)[ok] / den[ok]
-    return alpha
-
-
 def two_rate_structure(compiled, start, M):
     """The reduced problem when the LP has the two-shared-rate structure, else None.
 
@@ -144,74 +99,19 @@ def two_rate_structure(compiled, start, M):
     -------
     TwoRateStructure or None
     """
-    M = sp.csr_matrix(M)
-    M.eliminate_zeros()
-    n_atoms, n_vars = M.shape
-    start = np.asarray(start, dtype=np.int64)
-    n_chain = start.size - 1
-    m = np.shape(compiled.C)[0]
-    if m == 0 or n_chain == 0:
-        return None
-    C = LinearMap.from_dense(compiled.C, (m, n_atoms)).tocsr()
-    C.eliminate_zeros()
-    kappa = np.asarray(compiled.kappa, dtype=np.float64)
-    chain_of_var, counts, full, lo_chain, hi_chain = _chain_ranges(M, start, n_atoms)
-    row_of_entry = np.repeat(np.arange(m), np.diff(C.indptr))
-    atom = C.indices.astype(np.int64)
-    coef = C.data
-    used = full[atom]
-    shared = present_values(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
-    if shared.size != 2:
-        return None
-    ds = []
-    for s in shared:
-        d = np.zeros(n_vars)
-        d[M.indices[M.indptr[s]:M.indptr[s + 1]]] = M.data[M.indptr[s]:M.indptr[s + 1]]
-        if np.any(d < 0) or not np.all(np.isfinite(d)):
-            return None
-        ds.append(d)
-    B = np.stack([np.bincount(row_of_entry[atom == s], weights=coef[atom == s], minlength=m) for s in shared])
-    local = used & ~np.isin(atom, shared)
-    l_row, l_atom, l_coef = row_of_entry[local], atom[local], coef[local]
-    atoms_l = present_values(l_atom, n_atoms)
-    # every local atom: a multiple of d1 or of d2 on its chain (direction 0 or 1)
-    direction = np.full(n_atoms, -1, dtype=np.int64)
-    alpha = np.zeros(n_atoms)
-    for j, d in enumerate(ds):
-        a = _multiples(M, atoms_l, d, counts, lo_chain, chain_of_var, n_chain)
-        new = np.isfinite(a) & (direction[atoms_l] < 0)
-        direction[atoms_l[new]] = j
-        alpha[atoms_l[new]] = a[new]
-    if atoms_l.size and np.any(direction[atoms_l] < 0):
-        return None
-    # every row reads the local atoms of one chain, in one direction
-    row_chain = np.full(m, -1, dtype=np.int64)
-    row_dir = np.full(m, -1, dtype=np.int64)
-    if l_row.size:
-        ch = lo_chain[l_atom]
-        row_chain[l_row] = ch
-        row_dir[l_row] = direction[l_atom]
-        if np.any(row_chain[l_row] != ch) or np.any(row_dir[l_row] != direction[l_atom]):
-            return None
-    A = np.bincount(l_row, weights=l_coef * alpha[l_atom], minlength=m)
-    row_chain[A == 0] = -1
-    row_dir[A == 0] = -1
-    live = (np.bincount(chain_of_var, weights=ds[0], minlength=n_chain) > 0) | (
-        np.bincount(chain_of_var, weights=ds[1], minlength=n_chain) > 0)
-    if np.any(~live[row_chain[row_chain >= 0]]):
-        return None
-    if compiled.metric is not None:
+    r = reduce_rows(compiled, start, M, 2)
+    if r is None or compiled.metric is not None:
         return None
     st = TwoRateStructure()
-    st.n_vars, st.n_chain, st.start, st.chain_of_var = n_vars, n_chain, start, chain_of_var
-    st.shared = shared
-    st.M, st.coef = M, np.asarray(compiled.objective_coef, dtype=np.float64)
+    st.n_vars, st.n_chain, st.start, st.chain_of_var = r.n_vars, r.n_chain, r.start, r.chain_of_var
+    st.shared = r.shared
+    st.M, st.coef = r.M, np.asarray(compiled.objective_coef, dtype=np.float64)
     st.constant = float(compiled.objective_constant)
-    st.live = live
-    st.d1, st.d2 = ds
+    st.live = r.in_shared
+    st.d1, st.d2 = r.ds
     _objective_on_shared(st)
     _cell_hulls(st)
-    _row_bounds(st, A, B, kappa, row_chain, row_dir)
+    _row_bounds(st, r.A, r.B, r.kappa, r.row_chain, r.row_dir)
     return st
 
 
