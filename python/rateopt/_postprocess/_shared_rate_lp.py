@@ -160,7 +160,7 @@ def reduce_rows(compiled, start, M, n_shared):
     -------
     Reduced or None
         ``M`` (CSR), ``n_vars``, ``n_chain``, ``start``, ``chain_of_var``,
-        ``kappa``, ``shared`` (the atoms), ``ds`` (their bin vectors), ``B``
+        ``C`` (the rows, CSR), ``kappa``, ``shared`` (the atoms), ``ds`` (their bin vectors), ``B``
         (n_shared, m), ``A``, ``row_chain`` and ``row_dir`` (-1 for a row on
         the shared rates alone), ``in_shared`` (the chains the shared atoms
         read).
@@ -223,7 +223,7 @@ def reduce_rows(compiled, start, M, n_shared):
         return None  # a constrained chain outside the shared rates: not this structure
     r = Reduced()
     r.M, r.n_vars, r.n_chain, r.start, r.chain_of_var = M, n_vars, n_chain, start, chain_of_var
-    r.kappa = np.asarray(compiled.kappa, dtype=np.float64)
+    r.kappa, r.C = np.asarray(compiled.kappa, dtype=np.float64), C
     r.shared, r.ds, r.B, r.A, r.row_chain, r.row_dir, r.in_shared = shared, ds, B, A, row_chain, row_dir, in_shared
     return r
 

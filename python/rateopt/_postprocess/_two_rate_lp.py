@@ -107,6 +107,7 @@ def two_rate_structure(compiled, start, M):
     st.shared = r.shared
     st.M, st.coef = r.M, np.asarray(compiled.objective_coef, dtype=np.float64)
     st.constant = float(compiled.objective_constant)
+    st.C, st.kappa = r.C, r.kappa
     st.live = r.in_shared
     st.d1, st.d2 = r.ds
     _objective_on_shared(st)
@@ -525,6 +526,8 @@ def _margin(st, R, eps):
     return out
 
 
+#: The returned rule's rows, recounted from its tables, hold within this (HiGHS' feasibility tolerance).
+_RECOUNT_TOL = 1e-9
 #: Ray searches stop at this fraction of the shared rates' range.
 _WIDTH = 1e-15
 #: The search over directions stops at this angle (radians).
@@ -770,5 +773,9 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
     if x is None:  # pragma: no cover - the ray search returns feasible points only
         return None
     p = st.M @ x
+    # the rule's rows recounted from its tables: within HiGHS' feasibility tolerance, or HiGHS answers
+    scale = max(1.0, float(np.max(np.abs(st.kappa), initial=0.0)))
+    if np.max(st.C @ p - st.kappa - eps, initial=-np.inf) > _RECOUNT_TOL * scale:  # pragma: no cover
+        return None
     value = float(st.coef @ p + st.constant)
     return TwoRateSolution(x=x, atom_rates=p, objective=value, shared_rates=np.asarray(R, dtype=np.float64))
