@@ -236,12 +236,16 @@ def _value(side, x):
 
 def _inverse(side, y, *, greatest):
     """Per chain, the greatest ``x`` with ``side(x) <= y`` (``greatest``) or the least ``x`` with ``side(x) >= y``."""
-    rise = y[side.ch] - side.y0
-    flat = side.dy <= 0
-    frac = np.where(flat, (rise >= 0) if greatest else (rise > 0), 0.0)
-    np.divide(rise, side.dy, out=frac, where=~flat)
-    np.clip(frac, 0.0, 1.0, out=frac)
-    return np.bincount(side.ch, weights=side.len * frac, minlength=y.size)
+    if not hasattr(side, "inv_dy"):  # per segment: r1 per unit of r2 (0 on a flat one), a flat one's length
+        rising = side.dy > 0
+        side.inv_dy = np.divide(side.len, side.dy, out=np.zeros_like(side.dy), where=rising)
+        side.flat_len = np.where(rising, 0.0, side.len)
+    rise = np.take(y, side.ch)
+    rise -= side.y0
+    part = np.multiply(rise, side.inv_dy)  # the rising segments' r1 below y
+    np.clip(part, 0.0, side.len, out=part)
+    part += side.flat_len * ((rise >= 0) if greatest else (rise > 0))  # a flat segment: all of it or none
+    return np.bincount(side.ch, weights=part, minlength=y.size)
 
 
 def _greedy(side, a, b, extra, *, descending, flat_first):
