@@ -248,15 +248,14 @@ def _inverse(side, y, *, greatest):
     return np.bincount(side.ch, weights=part, minlength=y.size)
 
 
-def _greedy(side, a, b, extra, *, descending, flat_first):
-    """Fill ``extra`` over each chain's pieces of ``side`` clipped to ``[a, b]`` (plus flat pieces), by slope.
+def _greedy(side, a, b, extra, flat_len, *, descending):
+    """Fill ``extra`` over each chain's hull segments clipped to ``[a, b]`` and its flat piece, by slope.
 
-    ``a, b`` per chain bound the hull segments used; ``flat`` per chain (slope 0
-    pieces) is passed in ``flat_first``: ``(length per chain, first?)`` - filled
-    before the segments (ascending) or after them (descending). Returns the
-    value added and every chain's amount.
+    ``a, b`` per chain bound the hull segments used; ``flat_len`` per chain is a
+    piece of slope 0, filled before the segments (ascending: a non-decreasing
+    hull's slopes are >= 0) or after them (descending). Returns the value added
+    and every chain's amount.
     """
-    flat_len, = flat_first
     lo = np.maximum(side.x0, a[side.ch])
     hi = np.minimum(side.x0 + side.len, b[side.ch])
     avail = np.maximum(hi - lo, 0.0)
@@ -360,13 +359,13 @@ def sum_range(st, R, eps=0.0, *, always=False):
     # least: f_k = max(lower_k, lo2_k) on K_k: flat on [K_lo, max(K_lo, xl)], then lower's segments
     xl = np.clip(_inverse(st.lower, lo2, greatest=True), k_lo_l, k_hi_l)
     base = np.maximum(_value(st.lower, k_lo_l), lo2)
-    v, amount = _greedy(st.lower, xl, k_hi_l, extra, descending=False, flat_first=(xl - k_lo_l,))
+    v, amount = _greedy(st.lower, xl, k_hi_l, extra, xl - k_lo_l, descending=False)
     out["f_min"] = float(base[live].sum()) + v
     out["x_min"] = k_lo_l + amount
     # greatest: g_k = min(upper_k, hi2_k) on K_k: upper's segments on [K_lo, min(K_hi, xu)], then flat
     xu = np.clip(_inverse(st.upper, hi2, greatest=False), k_lo_l, k_hi_l)
     base = np.minimum(_value(st.upper, k_lo_l), hi2)
-    v, amount = _greedy(st.upper, k_lo_l, xu, extra, descending=True, flat_first=(k_hi_l - xu,))
+    v, amount = _greedy(st.upper, k_lo_l, xu, extra, k_hi_l - xu, descending=True)
     out["f_max"] = float(base[live].sum()) + v
     out["x_max"] = k_lo_l + amount
     return out
