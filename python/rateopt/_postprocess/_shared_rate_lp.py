@@ -197,13 +197,24 @@ def reduce_rows(compiled, start, M, n_shared):
     # every local atom: a multiple of one d_j on its chain, covering d_j's support there (direction j)
     direction = np.full(n_atoms, -1, dtype=np.int64)
     alpha = np.zeros(n_atoms)
-    for j, d in enumerate(ds):
-        a = _multiples(M, atoms_l, d, counts, lo_chain, chain_of_var, n_chain)
+    factors = [_multiples(M, atoms_l, d, counts, lo_chain, chain_of_var, n_chain) for d in ds]
+    for j, a in enumerate(factors):
         new = np.isfinite(a) & (direction[atoms_l] < 0)
         direction[atoms_l[new]] = j
         alpha[atoms_l[new]] = a[new]
     if atoms_l.size and np.any(direction[atoms_l] < 0):
         return None
+    if n_shared == 2 and atoms_l.size:
+        # an atom that is a multiple of both (a chain where d_1 and d_2 are parallel, e.g. one bin) takes the
+        # direction of the one shared atom its rows read, as equalized odds' false positive rows read F
+        both = np.isfinite(factors[0]) & np.isfinite(factors[1])
+        reads = (B[:, row_of_entry[local]] != 0)  # per local entry: which shared atoms its row reads
+        only_second = reads[1] & ~reads[0]
+        flip = np.zeros(n_atoms, dtype=bool)
+        flip[l_atom[only_second]] = True
+        flip = atoms_l[both & flip[atoms_l]]
+        direction[flip] = 1
+        alpha[flip] = factors[1][np.searchsorted(atoms_l, flip)]
     # every row reads the local atoms of one chain at most, in one direction
     row_chain = np.full(m, -1, dtype=np.int64)
     row_dir = np.full(m, -1, dtype=np.int64)
