@@ -54,11 +54,14 @@ about four oracle calls per direction with a neighbouring direction's distance
 as the guess), to an angle of 1e-6; then the vertex where the two edges at the
 ends of that bracket meet, accepted with a certificate (it is feasible and
 ``-gamma`` lies in the cone of the two edges' outward normals), else the golden
-section on to 1e-13. About 200 oracle calls, each linear in the bins. It
-returns None (the caller solves the LP with HiGHS) for other structures and
-objectives, a cell without one of the two rates, and a feasible set without
-an interior point it finds (zero slack where the groups' ROC polygons meet in
-a segment of the diagonal).
+section on to 1e-13. About 200 oracle calls, each linear in the bins. At
+zero slack (every cell's box a point, fixed by ``R``) the feasible set may
+have no interior (the groups' ROC polygons often meet in a segment of the
+diagonal); there the cells' hull lines are half-planes in ``R`` and the LP is
+one two-column LP (``_solve_pinned``). It returns None (the caller solves the
+LP with HiGHS) for other structures and objectives, a cell without one of the
+two rates, and a feasible set with no interior point it finds when the boxes
+are not points.
 """
 
 from __future__ import annotations
@@ -759,7 +762,9 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
     oracle (:func:`sum_range`); the objective along the boundary has one
     minimum on the half circle of directions that decrease it. The search
     stops at an angle of 1e-6 when ``_vertex`` certifies the vertex there, else
-    at 1e-13. The returned rule is :func:`rule_at`'s at the point found.
+    at 1e-13. When every cell's box is a point (zero slack), one two-column LP
+    in ``R`` instead (``_solve_pinned``). The returned rule is
+    :func:`rule_at`'s at the point found, its rows recounted.
 
     Parameters
     ----------
@@ -777,7 +782,8 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
     TwoRateSolution or None
         None when the structure does not hold, the objective reads more than
         the two shared rates, a cell lacks one of the two rates, or no interior
-        start point is found (the caller then solves the LP with HiGHS).
+        start point is found when the boxes are not points (the caller then
+        solves the LP with HiGHS).
     """
     st = two_rate_structure(compiled, start, M)
     if st is None or st.gamma is None:
