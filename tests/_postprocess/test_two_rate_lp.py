@@ -336,3 +336,37 @@ def test_zero_slack_with_an_interior_is_solved_and_matches_highs(seed, monkeypat
     error, gaps = _recount(p, y, g, w)
     assert error == pytest.approx(ref.objective, abs=1e-9)
     assert np.max(np.abs(gaps)) <= 1e-9
+
+
+def _fit_goals(s, y, g, w, goals, monkeypatch, structured):
+    """As ``_fit``, for a list of goals."""
+    monkeypatch.setattr(srl, "MIN_CHAINS", 1 if structured else 10**9)
+    ds = ro.Dataset(s[:, None], y, weights=w, groups={"g": g})
+    problem = ro.Problem(constraints=goals, datasets=ds)
+    codes, cells = cell_codes({"g": g}, ["g"])
+    rule, sol = fit_threshold_rule(problem.compiled, {"train": s}, {"train": codes}, cells, ["g"])
+    return rule, sol, rule.probabilities(s, codes)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("case", ["one_sided", "tpr_pinned"])
+def test_one_sided_rows_and_one_pinned_rate_match_highs(seed, case, monkeypatch):
+    # one-sided rows (a cell's box open on one side: several or no rows per cell and side), and true positive
+    # rates held exactly equal (slack 0) beside false positive rates within 0.1 (the first coordinate's boxes
+    # are points, the second's are not)
+    s, y, g, w, _ = _instance(300 + seed)
+    if case == "one_sided":
+        goals = [ro.goals.equalized_odds("g", slack=0.05, sides="upper")]
+    else:
+        goals = [ro.goals.equal_opportunity("g", slack=0.0), ro.goals.equalized_odds("g", slack=0.1)]
+    _, ref, _ = _fit_goals(s, y, g, w, goals, monkeypatch, structured=False)
+    calls = _spy(monkeypatch)
+    _, sol, p = _fit_goals(s, y, g, w, goals, monkeypatch, structured=True)
+    assert len(calls) == 1 and calls[0].out is not None
+    assert sol.objective == pytest.approx(ref.objective, abs=1e-9)
+    error, gaps = _recount(p, y, g, w)
+    assert error == pytest.approx(ref.objective, abs=1e-9)
+    if case == "one_sided":
+        assert np.max(gaps) <= 0.05 + 1e-9
+    else:
+        assert np.max(np.abs(gaps[:, 0])) <= 1e-9 and np.max(np.abs(gaps[:, 1])) <= 0.1 + 1e-9
