@@ -339,7 +339,8 @@ def main(argv=None):
         impls["reference"] = args.reference.resolve()
     goal_text = GOALS[args.goal] if args.slack == 0.02 else GOALS[args.goal].replace("at 0.02", f"at {args.slack:g}")
     result = {"name": "many_groups", "goal": goal_text, "slack": args.slack, "quick": quick, "utc": utc_now(),
-              "git": git_sha(), "machine": machine_info(), "implementations": {k: str(v) for k, v in impls.items()}, "cases": {}}
+              "git": git_sha(), "machine": machine_info(),
+              "implementations": {k: str(v) for k, v in impls.items()}, "cases": {}}
     n_iter = 30 if quick else 100
     for case in cases:
         for n in sizes:
