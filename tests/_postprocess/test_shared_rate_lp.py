@@ -107,8 +107,8 @@ def test_equalized_odds_has_two_shared_rates_and_goes_to_highs(seed, monkeypatch
     _, ref, _ = _fit(s, y, g, w, goal, monkeypatch, structured=False)
     calls = _spy(monkeypatch)
     _, sol, _ = _fit(s, y, g, w, goal, monkeypatch, structured=True)
-    assert calls == [False]
-    assert sol.objective == ref.objective
+    assert calls == [False]  # not this solver's structure (the two-rate solver's: test_two_rate_lp.py)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9, abs=1e-12)
 
 
 def _deterministic_rules(s, g):

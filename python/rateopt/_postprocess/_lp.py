@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from .._compiler._linear_map import LinearMap
 from .._utils._highs import solve_lp
 from ..exceptions import RateoptError
-from . import _shared_rate_lp
+from . import _shared_rate_lp, _two_rate_lp
 from ._bins import segment_accumulate
 
 __all__ = [
@@ -230,14 +230,16 @@ def solve_threshold_lp(compiled, chains, *, epsilon=0.0):
     _refuse_unsupported(compiled)
     objective = objective_of(compiled)
     M = _bin_matrix(compiled, chains)
-    # the one dispatch point: many chains whose rows compare each chain's rate with one shared rate are
-    # solved without HiGHS (exact, linear in the bins); None there (another structure, infeasible) -> HiGHS
+    # the one dispatch point: many chains whose rows compare each chain's rate with one shared rate (or with
+    # two, as equalized odds' do) are solved without HiGHS (exact, linear in the bins); None there (another
+    # structure, an objective beyond the shared rates, no interior point, infeasible) -> HiGHS
     if (chains.start.size - 1 >= _shared_rate_lp.MIN_CHAINS and chains.n_records == 1
             and isinstance(objective, LinearObjective)):
-        fast = _shared_rate_lp.solve_shared_rate(compiled, chains.start, M, epsilon=epsilon)
-        if fast is not None:
-            return ThresholdLPSolution(x=fast.x, mu=np.ones(1), objective=fast.objective,
-                                       atom_rates=fast.atom_rates, slack=0.0)
+        for solver in (_shared_rate_lp.solve_shared_rate, _two_rate_lp.solve_two_rate):
+            fast = solver(compiled, chains.start, M, epsilon=epsilon)
+            if fast is not None:
+                return ThresholdLPSolution(x=fast.x, mu=np.ones(1), objective=fast.objective,
+                                           atom_rates=fast.atom_rates, slack=0.0)
     lp = _Builder(compiled, chains, M)
     status, sol = lp.solve(objective, slack=epsilon)
     slack = 0.0

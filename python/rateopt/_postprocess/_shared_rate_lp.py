@@ -52,7 +52,8 @@ import scipy.sparse as sp
 from .._compiler._linear_map import LinearMap
 from ._bins import segment_accumulate
 
-__all__ = ["MIN_CHAINS", "SharedRateSolution", "shared_rate_structure", "solve_shared_rate"]
+__all__ = ["MIN_CHAINS", "PARALLEL_RTOL", "Reduced", "SharedRateSolution", "concat_ranges", "golden_section",
+           "present_values", "reduce_rows", "shared_rate_structure", "solve_shared_rate", "threshold_hulls"]
 
 #: ``solve_threshold_lp`` uses this solver from this many chains on (HiGHS below: its small LPs keep their
 #: exact vertices and results, and HiGHS is as fast there).
@@ -62,7 +63,7 @@ MIN_CHAINS = 512
 #: Both are sums over the same rows of a bin, divided by different totals, so their ratio carries the
 #: round-off of the bins' sums (2e-11 for 600 groups of 300 rows); it stays below HiGHS' feasibility
 #: tolerance (1e-9), which the LP it replaces is solved to.
-_PARALLEL_RTOL = 1e-9
+PARALLEL_RTOL = 1e-9
 #: Golden-section and bisection iterations stop at this fraction of the shared rate's range.
 _WIDTH = 1e-15
 #: The golden-section search for the least objective stops at this fraction, then takes the kink between
@@ -94,7 +95,7 @@ class SharedRateSolution:
         self.x, self.atom_rates, self.objective, self.shared_rate = x, atom_rates, objective, shared_rate
 
 
-class _Structure:
+class Reduced:
     """The LP reduced to chains' scalar rates: rows per chain, hull segments sorted by slope."""
 
 
@@ -111,7 +112,58 @@ def shared_rate_structure(compiled, start, M):
 
     Returns
     -------
-    _Structure or None
+    Reduced or None
+    """
+    r = reduce_rows(compiled, start, M, 1)
+    if r is None:
+        return None
+    objective = compiled.objective_coef if compiled.metric is None else None
+    if objective is None:
+        return None
+    c = r.M.T @ np.asarray(objective, dtype=np.float64)
+    st = Reduced()
+    st.n_vars, st.n_chain, st.start, st.chain_of_var = r.n_vars, r.n_chain, r.start, r.chain_of_var
+    st.A, st.B, st.kappa, st.row_chain = r.A, r.B[0], r.kappa, r.row_chain
+    st.constant = float(compiled.objective_constant)
+    st.M = r.M
+    st.coef = np.asarray(objective, dtype=np.float64)
+    st.in_shared = r.in_shared
+    threshold_hulls(st, r.ds[0], c)
+    _rows(st)
+    return st
+
+
+def reduce_rows(compiled, start, M, n_shared):
+    """The LP's rows reduced to chains' rates against ``n_shared`` shared rates, or None.
+
+    The structure both :func:`shared_rate_structure` (one shared rate) and the
+    two-rate solver (:mod:`rateopt._postprocess._two_rate_lp`) read: exactly
+    ``n_shared`` shared atoms (each sums bins of more than one chain) appear in
+    the rows, with non-negative restrictions ``d_j`` to every chain; every
+    other atom a row reads is local to one chain and a multiple ``alpha`` of
+    one ``d_j`` there (its *direction* ``j``; the multiple checked to a
+    relative :data:`PARALLEL_RTOL` and taken as the ratio of the chain's sums);
+    every row reads the local atoms of at most one chain, in one direction.
+    Each row is then ``A_i r_{k,j} + B_i . R <= kappa_i + eps``.
+
+    Parameters
+    ----------
+    compiled : CompiledProblem
+    start : ndarray of shape (n_chains + 1,) of int64
+        The chains' bins.
+    M : scipy.sparse matrix of shape (n_atoms, n_vars)
+        Every atom rate as a sum over bins.
+    n_shared : int
+        The number of shared atoms the structure has.
+
+    Returns
+    -------
+    Reduced or None
+        ``M`` (CSR), ``n_vars``, ``n_chain``, ``start``, ``chain_of_var``,
+        ``C`` (the rows, CSR), ``kappa``, ``shared`` (the atoms), ``ds`` (their bin vectors), ``B``
+        (n_shared, m), ``A``, ``row_chain`` and ``row_dir`` (-1 for a row on
+        the shared rates alone), ``in_shared`` (the chains the shared atoms
+        read).
     """
     M = sp.csr_matrix(M)
     n_atoms, n_vars = M.shape
@@ -122,10 +174,75 @@ def shared_rate_structure(compiled, start, M):
         return None
     C = LinearMap.from_dense(compiled.C, (m, n_atoms)).tocsr()
     C.eliminate_zeros()
-    kappa = np.asarray(compiled.kappa, dtype=np.float64)
-    chain_of_var = np.repeat(np.arange(n_chain), np.diff(start))
-    # every atom's chains: min and max over its entries (-1 / n_chain for an atom with no entries)
     M.eliminate_zeros()
+    chain_of_var, counts, full, lo_chain, hi_chain = _chain_ranges(M, start, n_atoms)
+    row_of_entry = np.repeat(np.arange(m), np.diff(C.indptr))
+    atom = C.indices.astype(np.int64)
+    coef = C.data
+    used = full[atom]
+    shared = present_values(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
+    if shared.size != n_shared:
+        return None
+    ds = []
+    for s in shared:
+        d = np.zeros(n_vars)
+        d[M.indices[M.indptr[s]:M.indptr[s + 1]]] = M.data[M.indptr[s]:M.indptr[s + 1]]
+        if np.any(d < 0) or not np.all(np.isfinite(d)):
+            return None
+        ds.append(d)
+    B = np.stack([np.bincount(row_of_entry[atom == s], weights=coef[atom == s], minlength=m) for s in shared])
+    local = used & ~np.isin(atom, shared)
+    l_row, l_atom, l_coef = row_of_entry[local], atom[local], coef[local]
+    atoms_l = present_values(l_atom, n_atoms)
+    # every local atom: a multiple of one d_j on its chain, covering d_j's support there (direction j)
+    direction = np.full(n_atoms, -1, dtype=np.int64)
+    alpha = np.zeros(n_atoms)
+    factors = [_multiples(M, atoms_l, d, counts, lo_chain, chain_of_var, n_chain) for d in ds]
+    for j, a in enumerate(factors):
+        new = np.isfinite(a) & (direction[atoms_l] < 0)
+        direction[atoms_l[new]] = j
+        alpha[atoms_l[new]] = a[new]
+    if atoms_l.size and np.any(direction[atoms_l] < 0):
+        return None
+    if n_shared == 2 and atoms_l.size:
+        # an atom that is a multiple of both (a chain where d_1 and d_2 are parallel, e.g. one bin) takes the
+        # direction of the one shared atom its rows read, as equalized odds' false positive rows read F
+        both = np.isfinite(factors[0]) & np.isfinite(factors[1])
+        reads = (B[:, row_of_entry[local]] != 0)  # per local entry: which shared atoms its row reads
+        only_second = reads[1] & ~reads[0]
+        flip = np.zeros(n_atoms, dtype=bool)
+        flip[l_atom[only_second]] = True
+        flip = atoms_l[both & flip[atoms_l]]
+        direction[flip] = 1
+        alpha[flip] = factors[1][np.searchsorted(atoms_l, flip)]
+    # every row reads the local atoms of one chain at most, in one direction
+    row_chain = np.full(m, -1, dtype=np.int64)
+    row_dir = np.full(m, -1, dtype=np.int64)
+    if l_row.size:
+        ch = lo_chain[l_atom]
+        row_chain[l_row] = ch  # one of the row's chains; all of them must be that one
+        row_dir[l_row] = direction[l_atom]
+        if np.any(row_chain[l_row] != ch) or np.any(row_dir[l_row] != direction[l_atom]):
+            return None
+    A = np.bincount(l_row, weights=l_coef * alpha[l_atom], minlength=m)
+    row_chain[A == 0] = -1  # the local terms cancel: a bound on the shared rates alone
+    row_dir[A == 0] = -1
+    in_shared = np.zeros(n_chain, dtype=bool)
+    for d in ds:
+        in_shared |= np.bincount(chain_of_var, weights=d, minlength=n_chain) > 0
+    if np.any(~in_shared[row_chain[row_chain >= 0]]):
+        return None  # a constrained chain outside the shared rates: not this structure
+    r = Reduced()
+    r.M, r.n_vars, r.n_chain, r.start, r.chain_of_var = M, n_vars, n_chain, start, chain_of_var
+    r.kappa, r.C = np.asarray(compiled.kappa, dtype=np.float64), C
+    r.shared, r.ds, r.B, r.A, r.row_chain, r.row_dir, r.in_shared = shared, ds, B, A, row_chain, row_dir, in_shared
+    return r
+
+
+def _chain_ranges(M, start, n_atoms):
+    """Every atom's least and greatest chain (-1 for an atom with no entries), and the chain of every bin."""
+    n_chain = start.size - 1
+    chain_of_var = np.repeat(np.arange(n_chain), np.diff(start))
     counts = np.diff(M.indptr)
     full = counts > 0
     ent_chain = chain_of_var[M.indices]
@@ -135,85 +252,49 @@ def shared_rate_structure(compiled, start, M):
         first = M.indptr[:-1][full]
         lo_chain[full] = np.minimum.reduceat(ent_chain, first)
         hi_chain[full] = np.maximum.reduceat(ent_chain, first)
-    row_of_entry = np.repeat(np.arange(m), np.diff(C.indptr))
-    atom = C.indices.astype(np.int64)
-    coef = C.data
-    used = full[atom]
-    shared_atoms = _present(atom[used & (lo_chain[atom] != hi_chain[atom])], n_atoms)
-    if shared_atoms.size != 1:
-        return None
-    s = int(shared_atoms[0])
-    d = np.zeros(n_vars)
-    d[M.indices[M.indptr[s]:M.indptr[s + 1]]] = M.data[M.indptr[s]:M.indptr[s + 1]]
-    if np.any(d < 0) or not np.all(np.isfinite(d)):
-        return None
-    B = np.bincount(row_of_entry[atom == s], weights=coef[atom == s], minlength=m)
-    local = used & (atom != s)
-    l_row, l_atom, l_coef = row_of_entry[local], atom[local], coef[local]
-    # the local atoms: each a multiple alpha of d on its chain, covering d's support there
-    atoms_l = _present(l_atom, n_atoms)
+    return chain_of_var, counts, full, lo_chain, hi_chain
+
+
+def _multiples(M, atoms, d, counts, lo_chain, chain_of_var, n_chain):
+    """For each atom (local to one chain), the factor ``alpha`` with ``M[a] = alpha d`` on its chain, or nan."""
+    alpha = np.full(atoms.size, np.nan)
+    if atoms.size == 0:
+        return alpha
     support = np.bincount(chain_of_var[d > 0], minlength=n_chain)
-    alpha = np.zeros(n_atoms)
-    if atoms_l.size:
-        a_first = M.indptr[atoms_l]
-        a_cnt = counts[atoms_l]
-        if np.any(a_cnt != support[lo_chain[atoms_l]]):
-            return None
-        idx = _ranges(a_first, a_cnt)
-        dv = d[M.indices[idx]]
-        if np.any(dv <= 0):
-            return None
-        ratio = M.data[idx] / dv
-        seg = np.concatenate([[0], np.cumsum(a_cnt)[:-1]])
-        rmin = np.minimum.reduceat(ratio, seg)
-        rmax = np.maximum.reduceat(ratio, seg)
-        if np.any(rmax - rmin > _PARALLEL_RTOL * np.abs(rmax)):
-            return None
-        # the ratio of the sums: exact for the chain's whole table, the bins' round-off spread otherwise
-        alpha[atoms_l] = np.add.reduceat(M.data[idx], seg) / np.add.reduceat(dv, seg)
-    # every row reads the local atoms of one chain at most
-    row_chain = np.full(m, -1, dtype=np.int64)
-    if l_row.size:
-        ch = lo_chain[l_atom]
-        row_chain[l_row] = ch  # one of the row's chains; all of them must be that one
-        if np.any(row_chain[l_row] != ch):
-            return None
-    A = np.bincount(l_row, weights=l_coef * alpha[l_atom], minlength=m)
-    row_chain[A == 0] = -1  # the local terms cancel: a bound on R alone
-    in_shared = np.bincount(chain_of_var, weights=d, minlength=n_chain) > 0
-    if np.any(~in_shared[row_chain[row_chain >= 0]]):
-        return None  # a constrained chain outside the shared rate: not this structure
-    objective = compiled.objective_coef if compiled.metric is None else None
-    if objective is None:
-        return None
-    c = M.T @ np.asarray(objective, dtype=np.float64)
-    st = _Structure()
-    st.n_vars, st.n_chain, st.start, st.chain_of_var = n_vars, n_chain, start, chain_of_var
-    st.A, st.B, st.kappa, st.row_chain = A, B, kappa, row_chain
-    st.constant = float(compiled.objective_constant)
-    st.M = M
-    st.coef = np.asarray(objective, dtype=np.float64)
-    st.in_shared = in_shared
-    _hulls(st, d, c)
-    _rows(st)
-    return st
+    a_first = M.indptr[atoms]
+    a_cnt = counts[atoms]
+    idx = concat_ranges(a_first, a_cnt)
+    dv = d[M.indices[idx]]
+    seg = np.concatenate([[0], np.cumsum(a_cnt)[:-1]])
+    ok = a_cnt == support[lo_chain[atoms]]
+    bad_entry = (dv <= 0).astype(np.int64)
+    ok &= np.add.reduceat(bad_entry, seg) == 0
+    safe = np.where(dv > 0, dv, 1.0)
+    ratio = M.data[idx] / safe
+    rmin = np.minimum.reduceat(ratio, seg)
+    rmax = np.maximum.reduceat(ratio, seg)
+    ok &= rmax - rmin <= PARALLEL_RTOL * np.abs(rmax)
+    den = np.add.reduceat(np.where(dv > 0, dv, 0.0), seg)
+    ok &= den > 0
+    alpha[ok] = np.add.reduceat(M.data[idx], seg)[ok] / den[ok]
+    return alpha
 
 
-def _present(index, n):
+def present_values(index, n):
     """The distinct values of ``index`` (in ``0..n-1``), ascending, without a sort."""
     mark = np.zeros(n, dtype=bool)
     mark[index] = True
     return np.flatnonzero(mark)
 
 
-def _ranges(first, count):
+def concat_ranges(first, count):
     """The concatenated ranges ``first[i] : first[i] + count[i]``."""
     total = int(count.sum())
     offsets = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
     return np.repeat(first, count) + offsets
 
 
-def _hulls(st, d, c):
+def threshold_hulls(st, d, c):
     """Every chain's threshold points ``(r, cost)``, their lower convex hull and its segments sorted by slope.
 
     Point ``j`` of chain ``k`` switches on the chain's top ``j`` bins (threshold
@@ -428,7 +509,7 @@ def _table(st, used):
     return x
 
 
-def _golden(f, lo, hi, width, *, maximize=False):
+def golden_section(f, lo, hi, width, *, maximize=False):
     """The argument of the least (greatest) value of a convex (concave) ``f`` on ``[lo, hi]``, to ``width``."""
     sign = -1.0 if maximize else 1.0
     a, b = lo, hi
@@ -518,14 +599,14 @@ def solve_shared_rate(compiled, start, M, *, epsilon=0.0):
     elif feasible(hi):
         R0 = hi
     else:
-        R0, best = _golden(margin, lo, hi, width, maximize=True)
+        R0, best = golden_section(margin, lo, hi, width, maximize=True)
         if best < -_FEASIBLE_TOL:
             return None
 
     r_lo = lo if feasible(lo) else _edge(feasible, R0, lo, width)
     r_hi = hi if feasible(hi) else _edge(feasible, R0, hi, width)
     if r_hi > r_lo:
-        R, _ = _golden(lambda R: _phi(st, R, eps), r_lo, r_hi, _SEARCH * top)
+        R, _ = golden_section(lambda R: _phi(st, R, eps), r_lo, r_hi, _SEARCH * top)
     else:
         R = r_lo
     _, used = _phi(st, R, eps, full=True)
