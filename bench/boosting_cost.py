@@ -20,7 +20,11 @@ Every worker imports numpy, scipy, lightgbm, xgboost and rateopt, loads the data
 ``time.process_time`` (one thread everywhere: ``num_threads=1``, ``nthread=1``, ``n_threads=1``). Peak memory
 is the memory the fit adds at its peak: the process's high-water mark is reset just before the fit
 (``/proc/self/clear_refs``) and read after it (``VmHWM`` minus the ``VmRSS`` before the fit). Its difference
-to the plain backend's, per training row, is the memory target's number. Repeats are interleaved (system
+to the plain backend's, per training row, is the memory target's number. A user pays for the fit and the
+default classifier: the rateopt workers then call ``result.solution()`` and read the high-water mark again
+(not reset: the fit + solution peak, the larger of the two), against the plain backend's fit peak (its
+booster is its classifier); the solution's ``predict_proba`` on the training rows is hashed after that (not
+part of any peak), so that a before/after shows bit-identical decisions. Repeats are interleaved (system
 order rotated each repeat); medians are reported, with the load average before and after the run.
 
 Data: Adult (sex; ``rateopt.datasets``, sparse one-hot) with equal opportunity and demographic parity at
@@ -122,6 +126,16 @@ def _fit(system, X, y, g, col, goal, rounds):
     if os.environ.get("BOOSTING_COST_SOLUTION"):  # --eg: the classifier too, as bench/boosting.py's fit_rateopt
         return result.solution()
     return result
+
+
+def _solution_hash(solution, X):
+    """sha256 (16 hex digits) of the solution's ``predict_proba`` on the training rows: the same decisions
+    before and after a change of the solution's path (bit-identical probabilities)."""
+    import hashlib
+
+    import numpy as np
+
+    return hashlib.sha256(np.ascontiguousarray(solution.predict_proba(X), dtype=np.float64).tobytes()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------- --eg: the ratio to fairlearn's EG
@@ -346,12 +360,24 @@ def worker(system, path, goal, rounds):
             fh.write("5")  # resets VmHWM to the current RSS
         rss_before = _status_kib("VmRSS")
         t0 = time.process_time()
-        _fit(system, X, y, g, col, goal, rounds)
+        fitted = _fit(system, X, y, g, col, goal, rounds)
         cpu = time.process_time() - t0
-    peak = _status_kib("VmHWM")
-    # (not ru_maxrss: Linux carries it over from the parent process across fork and exec)
+        peak = _status_kib("VmHWM")
+        # (not ru_maxrss: Linux carries it over from the parent process across fork and exec)
+        extra = {}
+        if system.startswith("rateopt") and not os.environ.get("BOOSTING_COST_SOLUTION"):
+            # the default solution, as a user calls it after the fit: the high-water mark is not reset, so
+            # this peak is the larger of the fit's and the solution's (the plain backends' booster is their
+            # classifier: their fit+solution peak is their fit peak)
+            t0 = time.process_time()
+            solution = fitted.solution()
+            extra = {"solution_cpu_s": time.process_time() - t0,
+                     "fit_solution_peak_kib": _status_kib("VmHWM") - rss_before}
+            extra["solution_hash"] = _solution_hash(solution, X)  # not part of either peak
+        else:
+            extra = {"solution_cpu_s": 0.0, "fit_solution_peak_kib": peak - rss_before}
     print(json.dumps({"cpu_s": cpu, "fit_peak_kib": peak - rss_before, "rss_before_kib": rss_before,
-                      "n_rows": int(X.shape[0]), "rateopt": str(Path(rateopt.__file__).parent)}))
+                      "n_rows": int(X.shape[0]), "rateopt": str(Path(rateopt.__file__).parent), **extra}))
 
 
 def _run_worker(system, path, goal, rounds, baseline):
@@ -388,10 +414,19 @@ def summarize(runs, datasets, systems):
                 ratios = [r["cpu_s"] / next(b["cpu_s"] for b in cell if b["system"] == plain
                                              and b["repeat"] == r["repeat"]) for r in rs]
                 peak = float(np.median([r["fit_peak_kib"] for r in rs]))
-                summary.append({"dataset": dataset, "goal": goal, "system": system, "n_rows": n_rows,
-                                "cpu_s_median": cpu, "cpu_ratio_median": float(np.median(ratios)),
-                                "cpu_ratio_of_medians": cpu / base_cpu, "fit_peak_mib": peak / 1024,
-                                "extra_bytes_per_row": (peak - base_peak) * 1024 / n_rows})
+                row = {"dataset": dataset, "goal": goal, "system": system, "n_rows": n_rows,
+                       "cpu_s_median": cpu, "cpu_ratio_median": float(np.median(ratios)),
+                       "cpu_ratio_of_medians": cpu / base_cpu, "fit_peak_mib": peak / 1024,
+                       "extra_bytes_per_row": (peak - base_peak) * 1024 / n_rows}
+                if all("fit_solution_peak_kib" in r for r in cell):  # runs that measured fit + solution
+                    # against the plain backend's fit peak (its booster is its classifier)
+                    both = float(np.median([r["fit_solution_peak_kib"] for r in rs]))
+                    hashes = sorted({r["solution_hash"] for r in rs if "solution_hash" in r})
+                    row.update({"solution_cpu_s_median": float(np.median([r["solution_cpu_s"] for r in rs])),
+                                "fit_solution_peak_mib": both / 1024,
+                                "fit_solution_extra_bytes_per_row": (both - base_peak) * 1024 / n_rows,
+                                "solution_hashes": hashes})
+                summary.append(row)
     return summary
 
 
@@ -402,8 +437,11 @@ def markdown(result):
 
     summary, rounds, repeats = result["summary"], result["rounds"], result["repeats"]
     load_before, load_after = result["load_average_before"], result["load_average_after"]
+    both = all("fit_solution_peak_mib" in s for s in summary)
     rows = [[s["dataset"], s["goal"], s["system"], s["cpu_s_median"], f"{s['cpu_ratio_median']:.2f}",
-             f"{s['fit_peak_mib']:.1f}", f"{s['extra_bytes_per_row']:+.0f}"] for s in summary]
+             f"{s['fit_peak_mib']:.1f}", f"{s['extra_bytes_per_row']:+.0f}"]
+            + ([f"{s['fit_solution_peak_mib']:.1f}", f"{s['fit_solution_extra_bytes_per_row']:+.0f}",
+                ", ".join(s["solution_hashes"]) or "-"] if both else []) for s in summary]
     return (f"# The cost of rate-constrained boosting (bench/boosting_cost.py)\n\n"
             f"{rounds} trees, {repeats} interleaved repeats, one thread, each fit in a fresh process; "
             f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1-minute).\n"
@@ -412,10 +450,17 @@ def markdown(result):
             f"Fit peak: the memory a fit adds at its peak (VmHWM reset before the fit, minus VmRSS before it); "
             f"extra bytes per row: (its fit peak - the plain backend's) / training rows. "
             f"'-baseline': the same fit with the rateopt of {result.get('baseline')} (the before of a before/after). "
-            f"Targets: CPU ratio <= 1.5, extra <= 64 bytes per row."
+            + (f"Fit + solution peak: the same high-water mark read again after the default ``solution()`` "
+               f"(not reset in between: the larger of the two peaks; the plain backends' is their fit peak), its "
+               f"extra bytes per row against the plain backend's fit peak; solution hash: sha256 of the "
+               f"solution's ``predict_proba`` on the training rows (the same in every repeat and before/after: "
+               f"bit-identical decisions). " if both else "")
+            + f"Targets: CPU ratio <= 1.5, extra <= 64 bytes per row."
             + (f" Note: {result['note']}." if result.get("note") else "") + "\n\n"
             + markdown_table(["dataset", "goal", "system", "CPU s (median)", "CPU / plain", "fit peak MiB",
-                              "extra B/row"], rows) + "\n")
+                              "extra B/row"]
+                             + (["fit + solution peak MiB", "fit + solution extra B/row", "solution hash"]
+                                if both else []), rows) + "\n")
 
 
 def main(argv=None):
@@ -497,7 +542,8 @@ def main(argv=None):
                     out = _run_worker(system, paths[dataset], goal, rounds, args.baseline)
                     runs.append({"dataset": dataset, "goal": goal, "repeat": r, "system": system, **out})
                     print(f"{dataset} {goal} repeat {r} {system}: {out['cpu_s']:.3f} CPU s, "
-                          f"fit peak +{out['fit_peak_kib'] / 1024:.1f} MiB", flush=True)
+                          f"fit peak +{out['fit_peak_kib'] / 1024:.1f} MiB, fit + solution peak "
+                          f"+{out['fit_solution_peak_kib'] / 1024:.1f} MiB", flush=True)
     load_after = os.getloadavg()
     tmp.cleanup()
     summary = summarize(runs, datasets, systems)

@@ -296,13 +296,18 @@ def _increment_matrix(M, chains):
     n_atoms, n_vars = M.shape
     start = chains.start
     n_chain = start.size - 1
-    chain_of_var = np.repeat(np.arange(n_chain), np.diff(start))
     v = np.repeat(np.arange(n_vars), np.diff(M.indptr))
     a = M.indices.astype(np.int64)
-    k = chain_of_var[v]
+    k = np.repeat(np.arange(n_chain), np.diff(start))[v]  # every entry's chain
     group = a * n_chain + k
     order = np.argsort(group, kind="stable")  # within a group, bins stay ascending
-    group, a, v, k, val = group[order], a[order], v[order], k[order], M.data[order]
+    # (one array at a time, so that at most one of them is held twice: the memory of a large exact re-fit)
+    group = group[order]
+    a = a[order]
+    v = v[order]
+    k = k[order]
+    val = M.data[order]
+    del order
     first = np.ones(group.size, dtype=bool)
     first[1:] = group[1:] != group[:-1]
     # the dense (atom, chain) blocks of the increment form: the chain's atoms times its bins
@@ -313,18 +318,26 @@ def _increment_matrix(M, chains):
         return sp.csr_matrix(M.shape)
     bounds = np.append(np.flatnonzero(first), group.size)
     suffix = segment_accumulate(np.add, val[::-1], (group.size - bounds)[::-1])[::-1]
+    del group, val, bounds
     lo = np.empty_like(v)
     lo[first] = start[k[first]]
     lo[~first] = v[np.flatnonzero(~first) - 1] + 1
+    del k, first
     length = v - lo + 1
+    del v
     keep = suffix != 0.0
     length, lo, a, suffix = length[keep], lo[keep], a[keep], suffix[keep]
-    rows = np.repeat(a, length)
-    offsets = np.arange(rows.size) - np.repeat(np.cumsum(length) - length, length)
-    cols = np.repeat(lo, length) + offsets
+    del keep
+    # every entry of D, atom by atom: a run of ``length`` columns from ``lo`` per (atom, chain) sum, built in
+    # place (the values of np.repeat(lo, length) + np.arange(n) - np.repeat(cumsum(length) - length, length))
     indptr = np.zeros(n_atoms + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n_atoms), out=indptr[1:])
-    D = sp.csr_matrix((np.repeat(suffix, length), cols.astype(np.int32), indptr), shape=(n_atoms, n_vars))
+    np.cumsum(np.bincount(a, weights=length, minlength=n_atoms).astype(np.int64), out=indptr[1:])
+    del a
+    cols = np.arange(int(indptr[-1]))
+    cols -= np.repeat(np.cumsum(length) - length, length)
+    cols += np.repeat(lo, length)
+    cols = cols.astype(np.int32)
+    D = sp.csr_matrix((np.repeat(suffix, length), cols, indptr), shape=(n_atoms, n_vars))
     D.has_sorted_indices = True
     return D
 
@@ -345,10 +358,14 @@ def _increment_rows(D, compiled, chains):
     ind, dat, cnt = [], [], []
     # atom rows: -D then the atom's own p column
     d_cnt = np.diff(D.indptr)
-    slot = np.arange(D.nnz) + np.repeat(np.arange(n_atoms), d_cnt)
+    slot = np.repeat(np.arange(n_atoms), d_cnt)
+    slot += np.arange(D.nnz)
     idx = np.empty(D.nnz + n_atoms, dtype=np.int64)
     val = np.empty(D.nnz + n_atoms)
-    idx[slot], val[slot] = D.indices, -D.data
+    idx[slot] = D.indices
+    val[slot] = D.data
+    del slot
+    np.negative(val, out=val)  # -D's entries (the own p entries are set below)
     own = np.cumsum(d_cnt + 1) - 1
     idx[own], val[own] = p0 + np.arange(n_atoms), 1.0
     ind.append(idx), dat.append(val), cnt.append(d_cnt + 1)
@@ -378,8 +395,12 @@ def _increment_rows(D, compiled, chains):
     counts = np.concatenate(cnt)
     indptr = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    A = sp.csr_matrix((np.concatenate(dat), np.concatenate(ind).astype(np.int32), indptr),
-                      shape=(counts.size, t + 1))
+    # joined one list at a time, the parts released as they are joined (the rows of a large exact re-fit)
+    data = np.concatenate(dat)
+    del dat, val
+    indices = np.concatenate(ind)
+    del ind, idx
+    A = sp.csr_matrix((data, indices.astype(np.int32), indptr), shape=(counts.size, t + 1))
     A.has_sorted_indices = True
     return A
 
@@ -413,7 +434,10 @@ class _Builder:
         D = _increment_matrix(M, chains)
         self.increments = D is not None
         if self.increments:
-            self.A = _increment_rows(D, compiled, chains).tocsc()
+            rows = _increment_rows(D, compiled, chains)
+            del D
+            self.A = rows.tocsc()
+            del rows
             n_mono = 0
         else:
             self.A, n_mono = _table_rows(M, compiled, chains)

@@ -246,16 +246,7 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         if n_bins != kept.n_bins:  # other bins than the kept ones: every candidate is scored again
             kept = scores = None
         else:
-            codes, bounds = kept.codes()
-            edges = np.concatenate([np.concatenate((lows[:1], separating_edges(below[1:], lows[1:])))
-                                    for lows, below in bounds])
-            atoms, weights = row_atoms(compiled.tables, compiled.datasets)
-            binned = bin_codes(codes, [lows.shape[0] for lows, _ in bounds], atoms, weights, compiled.n_atoms)
-            if binned is not None:  # the kept codes are the bins: no sort of the rows by code
-                mixture, sol = _fit_binned(compiled, scorer, binned.start, edges, binned.M, epsilon)
-            else:
-                *sorted_scores, _ = kept.binned_scores()
-                mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=edges)
+            mixture, sol = _fit_kept(compiled, scorer, kept, epsilon)
     if kept is None:
         sorted_scores = _sorted_scores(compiled, scorer, features, scores)
         mixture, sol = _fit(compiled, scorer, sorted_scores, n_bins, epsilon)
@@ -265,14 +256,40 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         # The support's scores and sort are the first LP's rows of those models (no re-scoring, no re-sort),
         # or, from kept bins, the kept exact scores and a fresh scoring of the other support models.
         keep = mixture.support
-        support = ((sorted_scores[0][keep], sorted_scores[1][keep]) if kept is None
-                   else _support_scores(compiled, mixture.scorer, _kept_features(kept, features, compiled),
-                                        kept.exact(keep)))
-        exact, exact_sol = _fit(compiled, mixture.scorer, support, None, epsilon)
+        if kept is None:
+            support = (sorted_scores[0][keep], sorted_scores[1][keep])
+            del sorted_scores  # the candidates' scores: not needed by the re-fit's LP
+        else:
+            support = _support_scores(compiled, mixture.scorer, _kept_features(kept, features, compiled),
+                                      kept.exact(keep))
+        # only the support's bins reach the LP: its scores, sort and per-row bins are freed before it
+        start, edges, M = _chain_bins(compiled, support, None, own=True)
+        del support
+        exact, exact_sol = _fit_binned(compiled, mixture.scorer, start, edges, M, epsilon)
         if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
             exact.support = mixture.support[exact.support]
             return exact, exact_sol
     return mixture, sol
+
+
+def _fit_kept(compiled, scorer, kept, epsilon):
+    """The first LP over every candidate from a boosted run's kept quantile bins (``KeptBins``): the kept
+    one-byte codes are the bins (no sort of the rows) where :func:`bin_codes` counts them, else the codes are
+    sorted as scores. Only the bins' counts reach the LP (the rows' atoms are freed before it)."""
+    codes, bounds = kept.codes()
+    edges = np.concatenate([np.concatenate((lows[:1], separating_edges(below[1:], lows[1:])))
+                            for lows, below in bounds])
+    atoms, weights = row_atoms(compiled.tables, compiled.datasets)
+    binned = bin_codes(codes, [lows.shape[0] for lows, _ in bounds], atoms, weights, compiled.n_atoms)
+    del atoms, weights, codes
+    if binned is not None:  # the kept codes are the bins: no sort of the rows by code
+        start, M = binned.start, binned.M
+        del binned
+        return _fit_binned(compiled, scorer, start, edges, M, epsilon)
+    *sorted_scores, _ = kept.binned_scores()
+    start, edges, M = _chain_bins(compiled, sorted_scores, kept.n_bins, edges=edges, own=True)
+    del sorted_scores
+    return _fit_binned(compiled, scorer, start, edges, M, epsilon)
 
 
 def _sorted_scores(compiled, scorer, features, scores=None, sort=True):
@@ -322,20 +339,35 @@ def _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=None):
     ``sorted_scores``: :func:`_sorted_scores` of ``scorer``'s models. ``edges``: the bins' edges, where the
     scores are bin numbers (a boosted run's kept bins) and the edges their real scores.
     """
+    return _fit_binned(compiled, scorer, *_chain_bins(compiled, sorted_scores, n_bins, edges=edges), epsilon)
+
+
+def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
+    """Every model's bins of :func:`_fit`: ``start`` (model ``r``'s bins are ``start[r]:start[r+1]``), their
+    lower edges and every atom's rate per bin ``M``; the per-row arrays of the binning are freed on return.
+
+    ``own``: the caller hands ``sorted_scores``' row order over (it is offset in place into the flat order).
+    """
     names = compiled.datasets
     by_model, by_score = sorted_scores
     R, n = by_model.shape  # model r's scores of every row are rows r*n .. r*n + n - 1 of the flat array
-    order = (by_score + (np.arange(R, dtype=np.int64) * n)[:, None]).ravel()
+    offsets = (np.arange(R, dtype=np.int64) * n)[:, None]
+    if own and by_score.dtype == np.int64 and by_score.flags.c_contiguous and by_score.flags.writeable:
+        by_score += offsets
+        order = by_score.reshape(-1)
+    else:
+        order = (by_score + offsets).ravel()
+    del by_score, sorted_scores
     atoms, weights = row_atoms(compiled.tables, names)
     # quantile bins hold rows of every membership pattern: merging runs would find next to nothing to merge
-    binned = bin_chains(by_model.ravel(), np.repeat(np.arange(R, dtype=np.int64), n), R, atoms, weights,
+    binned = bin_chains(by_model.reshape(-1), np.repeat(np.arange(R, dtype=np.int64), n), R, atoms, weights,
                         compiled.n_atoms, n_bins=n_bins, order=order, merge=n_bins is None)
     start, edges_all = binned.start, binned.edges
     if edges is not None:
         if edges.shape != edges_all.shape:
             raise ValueError(f"edges: {edges.shape[0]} given for {edges_all.shape[0]} bins")
         edges_all = edges
-    return _fit_binned(compiled, scorer, start, edges_all, binned.M, epsilon)
+    return start, edges_all, binned.M
 
 
 def _fit_binned(compiled, scorer, start, edges_all, M, epsilon):
