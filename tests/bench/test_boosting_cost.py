@@ -38,6 +38,29 @@ def test_each_system_is_compared_with_its_own_backend_repeat_by_repeat(bc):
 
 
 
+def test_fit_plus_solution_peak_is_compared_with_the_plain_fit_peak(bc):
+    # the plain backend's booster is its classifier: its fit + solution peak is its fit peak; rateopt's
+    # solution peak (read without resetting the high-water mark) is compared with the plain fit's peak
+    runs = []
+    both = {"lightgbm": [(1000, 1000), (1040, 1040), (990, 990)],
+            "rateopt-lightgbm": [(1010, 1300), (1020, 1100), (1030, 1200)]}
+    for system, peaks in both.items():
+        for r, (fit, total) in enumerate(peaks):
+            runs.append({"dataset": "d", "goal": "demographic_parity", "repeat": r, "system": system, "cpu_s": 1.0,
+                         "fit_peak_kib": fit, "fit_solution_peak_kib": total, "n_rows": 2048,
+                         "solution_cpu_s": 0.5 if system.startswith("rateopt") else 0.0,
+                         **({"solution_hash": "abc"} if system.startswith("rateopt") else {})})
+    got = {s["system"]: s for s in bc.summarize(runs, ["d"], list(both))}
+    # medians: plain fit 1000 KiB; rateopt fit 1020, fit + solution 1200 -> (1200 - 1000) * 1024 / 2048 = 100
+    assert got["rateopt-lightgbm"]["extra_bytes_per_row"] == pytest.approx(10.0)
+    assert got["rateopt-lightgbm"]["fit_solution_extra_bytes_per_row"] == pytest.approx(100.0)
+    assert got["lightgbm"]["fit_solution_extra_bytes_per_row"] == 0.0
+    assert got["rateopt-lightgbm"]["solution_hashes"] == ["abc"] and got["lightgbm"]["solution_hashes"] == []
+    md = bc.markdown({"summary": list(got.values()), "rounds": 200, "repeats": 3,
+                      "load_average_before": [1.0], "load_average_after": [1.0]})
+    assert "| d | demographic_parity | rateopt-lightgbm | 1 | 1.00 | 1.0 | +10 | 1.2 | +100 | abc |" in md
+
+
 def test_eg_cells_metrics_count_by_hand(bc):
     import numpy as np
 
