@@ -232,8 +232,9 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     Parameters
     ----------
     scores : ndarray of shape (n_rows,) of float64
-    chain : ndarray of shape (n_rows,) of int64
-        Every row's chain in ``0..n_chains-1``; every chain has rows.
+    chain : ndarray of shape (n_rows,) of int
+        Every row's chain in ``0..n_chains-1``; every chain has rows (any
+        integer dtype that holds ``n_chains - 1``).
     n_chains : int
     atoms, weights : ndarray of shape (n_rows, r) or (n_rows / R, r)
         Every row's atoms and entry weights (:func:`row_atoms`); row ``i`` reads
@@ -302,6 +303,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     if np.any(lower):
         edges[lower] = separating_edges(s[first_pos[lower] - 1].astype(np.float64), edges[lower])
     start = np.append(var[chain_first], n_vars).astype(np.int64)
+    del s, cut, distinct, cut_pos, chain_first  # only the bins' counts follow: their per-row arrays go first
     if r == 0 or n == 0:
         a = v = np.zeros(0, dtype=np.int64)
         val = np.zeros(0)
@@ -318,7 +320,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
             sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
             key = np.flatnonzero(sums > 0)
         elif positive and not padded and m == n and _columns_disjoint(atoms):
-            sums = _sums_by_column(var_of_row, atoms, weights, n_atoms, size)
+            sums = _sums_by_column(var_of_row, atoms, weights, n_atoms, size)  # (var_of_row is scaled in place)
             key = np.flatnonzero(sums > 0)
         else:
             key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
@@ -457,9 +459,9 @@ def _sums_by_column(var_of_row, atoms, weights, n_atoms, size):
     each (bin, atom) sum adds the same entries in the same (row) order as
     :func:`numpy.bincount` over all the entries at once, and the other
     columns add exact zeros to it: the same sums, with (n_rows,) temporaries
-    instead of (n_rows, r) ones.
+    instead of (n_rows, r) ones. ``var_of_row`` is overwritten (scaled by ``n_atoms``).
     """
-    base = var_of_row * n_atoms
+    base = np.multiply(var_of_row, n_atoms, out=var_of_row)  # in place: the caller is done with it
     out = None
     for j in range(atoms.shape[1]):
         key = np.add(base, atoms[:, j], out=np.empty_like(base) if out is None else key)

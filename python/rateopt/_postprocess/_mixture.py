@@ -360,8 +360,10 @@ def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
     del by_score, sorted_scores
     atoms, weights = row_atoms(compiled.tables, names)
     # quantile bins hold rows of every membership pattern: merging runs would find next to nothing to merge
-    binned = bin_chains(by_model.reshape(-1), np.repeat(np.arange(R, dtype=np.int64), n), R, atoms, weights,
-                        compiled.n_atoms, n_bins=n_bins, order=order, merge=n_bins is None)
+    # every row's model, in the narrowest dtype bin_chains reads it as (one byte for up to 256 models)
+    chain = np.repeat(np.arange(R, dtype=np.uint8 if R <= 1 << 8 else np.int64), n)
+    binned = bin_chains(by_model.reshape(-1), chain, R, atoms, weights, compiled.n_atoms, n_bins=n_bins,
+                        order=order, merge=n_bins is None)
     start, edges_all = binned.start, binned.edges
     if edges is not None:
         if edges.shape != edges_all.shape:

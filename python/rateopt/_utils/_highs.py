@@ -276,6 +276,7 @@ def solve_lp(cost, A, row_lower, row_upper, *, col_lower=0.0, col_upper=np.inf, 
                          _highs_bounds(bounds["col_upper"]), int(M.nnz), M.indptr[:-1].astype(np.int32),
                          M.indices.astype(np.int32), np.ascontiguousarray(M.data)) == highspy.HighsStatus.kError):
         raise LpSolveError(f"HiGHS rejected {what} (addRows or addCols returned kError)")
+    del M  # HiGHS holds its own copy
     run_status = h.run()
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kOptimal:
