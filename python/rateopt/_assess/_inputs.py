@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._predictors._draws import two_columns
 from .._training._arity import Arity, arity_of_labels
 from ..exceptions import RateoptError
 
@@ -143,7 +144,7 @@ def read_inputs(y, predictions, sample_weight=None, classes=None, *, where="asse
         if not np.all(np.isfinite(p)) or (p.size and (p.min() < 0 or p.max() > 1)):
             raise RateoptError(f"{where}: predictions must be 0/1 decisions or probabilities in [0, 1]")
         if p.ndim == 1:
-            P = np.column_stack([1.0 - p, p])
+            P = two_columns(p)
             classes, per_class = [0, 1], False
         else:
             K = p.shape[1]

@@ -59,7 +59,7 @@ import numpy as np
 from .._compiler import confusion_counts
 from .._predictors._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta, read_model, \
     write_model
-from .._predictors._draws import row_uniforms
+from .._predictors._draws import normalized_proba, pick_votes, row_uniforms
 from .._predictors._multiclass import MulticlassClassifier
 from .._utils._archive import damaged, real_array
 from .._utils._group_columns import split_group_columns
@@ -153,21 +153,12 @@ class ClassThresholdRule:
         -------
         ndarray of shape (n_samples, K)
         """
-        votes = self._votes(scores, cells)
         K = np.asarray(scores[self.iterate[0]]).shape[1]
-        P = np.zeros((votes.shape[0], K))
-        rows = np.arange(votes.shape[0])
-        for r, p in enumerate(self.probabilities):
-            P[rows, votes[:, r]] += p
-        return P / P.sum(axis=1, keepdims=True)
+        return normalized_proba(self._votes(scores, cells), self.probabilities, K)
 
     def decisions(self, scores, cells, uniforms) -> np.ndarray:
         """Class positions (n,): each row's rule drawn by its uniform number in [0, 1)."""
-        votes = self._votes(scores, cells)
-        cdf = np.cumsum(self.probabilities)
-        cdf[-1] = 1.0
-        pick = np.minimum(np.searchsorted(cdf, np.asarray(uniforms), side="right"), self.n_rules - 1)
-        return votes[np.arange(votes.shape[0]), pick]
+        return pick_votes(self._votes(scores, cells), self.probabilities, uniforms)
 
     def linear_models(self, coefs, intercepts, cell_map=None):
         """An offsets mixture as multinomial linear models: the offsets folded into the models.
@@ -558,7 +549,7 @@ class ClassThresholdedMixture:
         return X, self._cell_index[codes]
 
     def _scores(self, X):
-        Xm = self.scorer._raw(X)
+        Xm = self.scorer._features(X)
         A = self.scorer._all_scores(Xm)
         return Xm, [A[:, t, :] for t in range(A.shape[1])]
 
@@ -750,7 +741,7 @@ def thresholded_from_iterates(problem, coefs, intercepts, *, best=None, include=
     classes = problem.classes if classes is None else classes
     scorer = MulticlassClassifier(Wc, bc, np.full(Wc.shape[0], 1.0 / Wc.shape[0]), classes=classes,
                                   feature_map=feature_map)
-    A = scorer._all_scores(scorer._raw(problem.dataset.X))
+    A = scorer._all_scores(scorer._features(problem.dataset.X))
     fit = fit_class_thresholded_mixture(problem, [A[:, r, :] for r in range(A.shape[1])], **options)
     return ClassThresholdedMixture(fit.rule, Wc, bc, classes=classes, feature_map=feature_map,
                                    feature_names=feature_names, cell_table=group_cell_table(problem),

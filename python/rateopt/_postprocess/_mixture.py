@@ -19,11 +19,11 @@ import numpy as np
 from .._predictors._boosted_mixture import THRESHOLDED_KIND, boosted_mixture_from_file
 from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file, map_arrays, map_meta
 from .._utils._archive import write_archive
-from .._predictors._draws import pick_models, row_uniforms
+from .._predictors._draws import pick_models, row_uniforms, two_columns
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
 from ._bins import bin_chains, bin_codes, row_atoms, separating_edges
-from ._rule import ThresholdRule, check_n_bins
+from ._rule import ThresholdRule, chain_bins, check_n_bins
 
 __all__ = ["AUTO_BINS", "AUTO_EXACT_MAX", "MIXTURE_FORMAT", "ThresholdedMixture",
            "boosted_thresholded_mixture_from_file", "fit_thresholded_mixture", "thresholded_mixture_from_file"]
@@ -78,9 +78,7 @@ class ThresholdedMixture:
         S = np.asarray(self.scorer.scores(X), dtype=np.float64)
         out = np.empty_like(S)
         for r in range(self.n_models):
-            a, b = self.start[r], self.start[r + 1]
-            pos = np.clip(np.searchsorted(self.edges[a:b], S[:, r], side="right") - 1, 0, b - a - 1)
-            out[:, r] = self.table[a + pos]
+            out[:, r] = self.table[chain_bins(self.start, self.edges, r, S[:, r])]
         return out
 
     def predict_proba(self, X):
@@ -96,7 +94,7 @@ class ThresholdedMixture:
             ``[1 - p, p]`` with ``p`` the probability of a positive decision.
         """
         p = self._model_probabilities(X) @ self.mu
-        return np.column_stack([1.0 - p, p])
+        return two_columns(p)
 
     def predict(self, X, random_state=0, row_key=None):
         """0/1 decisions: a row draws a model by ``mu``, then its threshold, both from hashes of the row.

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compiler import confusion_counts
-from .._predictors._draws import pick_models
+from .._predictors._draws import normalized_proba, pick_votes
 from .._utils._highs import solve_mixture_lp
 from ..exceptions import RateoptError
 
@@ -79,18 +79,16 @@ class PlugInRule:
     costs: np.ndarray
     probabilities: np.ndarray
 
+    def _votes(self, proba, cells):
+        return np.stack([plugin_decisions(proba, cells, C) for C in self.costs], axis=1)
+
     def decisions(self, proba, cells, uniforms) -> np.ndarray:
         """Class positions: each row's rule drawn by its uniform number (``uniforms``, (n,) in [0, 1))."""
-        votes = np.stack([plugin_decisions(proba, cells, C) for C in self.costs], axis=1)
-        return votes[np.arange(proba.shape[0]), pick_models(self.probabilities, uniforms)]
+        return pick_votes(self._votes(proba, cells), self.probabilities, uniforms)
 
     def distribution(self, proba, cells) -> np.ndarray:
         """The exact decision distribution (n, K) of the mixture."""
-        K = proba.shape[1]
-        P = np.zeros((proba.shape[0], K))
-        for C, p in zip(self.costs, self.probabilities):
-            P[np.arange(proba.shape[0]), plugin_decisions(proba, cells, C)] += p
-        return P / P.sum(axis=1, keepdims=True)
+        return normalized_proba(self._votes(proba, cells), self.probabilities, proba.shape[1])
 
     def n_classes_of(self, cells, bad):
         """A saved rule's number of classes, checked against its ``cells`` (``bad(what)``: the file's error)."""

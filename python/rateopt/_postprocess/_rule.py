@@ -23,10 +23,11 @@ import numpy as np
 
 from .._language._validation import factorize
 from ..exceptions import RateoptError
+from .._predictors._draws import two_columns
 from ._bins import bin_chains, row_atoms, separating_edges
 from ._lp import Chains, solve_threshold_lp
 
-__all__ = ["ThresholdRule", "bin_edges", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
+__all__ = ["ThresholdRule", "bin_edges", "chain_bins", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
            "separating_edges", "fit_threshold_rule"]
 
 
@@ -316,9 +317,7 @@ class ThresholdRule:
         cuts = np.searchsorted(codes[order], np.arange(self.n_cells + 1)) if order is not None else None
         for k in range(self.n_cells):
             rows = order[cuts[k]:cuts[k + 1]] if order is not None else slice(None)
-            a, b = self.start[k], self.start[k + 1]
-            pos = np.searchsorted(self.edges[a:b], scores[rows], side="right") - 1
-            out[rows] = a + np.clip(pos, 0, b - a - 1)
+            out[rows] = chain_bins(self.start, self.edges, k, scores[rows])
         return out
 
     def probabilities(self, scores, codes):
@@ -348,7 +347,7 @@ class ThresholdRule:
         ndarray of shape (n, 2)
         """
         p = self.probabilities(scores, codes)
-        return np.column_stack([1.0 - p, p])
+        return two_columns(p)
 
     def decisions(self, scores, codes, uniforms):
         """Class positions (0 or 1): a row is positive iff its uniform number is below its probability.
@@ -448,6 +447,27 @@ class ThresholdRule:
 
     def __repr__(self):
         return f"ThresholdRule(columns={self.columns!r}, n_cells={self.n_cells}, n_bins={self.edges.size})"
+
+
+def chain_bins(start, edges, k, scores):
+    """The bin (index into ``edges``) of each score on chain ``k``: the last bin whose lower edge is at most
+    the score (the chain's first bin below its edges).
+
+    Parameters
+    ----------
+    start : ndarray of shape (n_chains + 1,) of int64
+        The bins of chain ``k`` are ``start[k]:start[k+1]``.
+    edges : ndarray
+        Every bin's lower score edge (ascending within a chain).
+    k : int
+    scores : ndarray of shape (n,)
+
+    Returns
+    -------
+    ndarray of shape (n,) of int64
+    """
+    a, b = start[k], start[k + 1]
+    return a + np.clip(np.searchsorted(edges[a:b], scores, side="right") - 1, 0, b - a - 1)
 
 
 def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, epsilon=0.0, merge=True):

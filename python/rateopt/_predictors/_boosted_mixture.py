@@ -18,7 +18,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._boosting import BACKENDS, BOOSTERS, KEPT_BINS, NEGATIVE_PREFIX, BoosterPrefix, KeptPrefix
-from ._draws import check_row_key, mixture_draws, mixture_proba
 from ._ensembles import EstimatorMixture
 from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
 from ._scoring import checked_feature_names
@@ -261,42 +260,6 @@ class ClassBoostedMixture(BoostedMixture):
     def kept_training_scores(self):
         """None: no training scores are kept for K-class prefixes (no thresholded solution re-fits them)."""
         return None
-
-    def predict_proba(self, X):
-        """The exact decision distribution ``P(yhat = k | x)`` over the draw of the prefix.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        return mixture_proba(self._votes(self._features(X)), self.probabilities_, self.n_classes)
-
-    def predict(self, X, random_state=0, row_key=None):
-        """The predicted class labels, one support prefix drawn per row.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        random_state : int, default=0
-            Seed of the draws.
-        row_key : array-like of shape (n_samples,), default=None
-            Row ids (see :meth:`rateopt.StochasticClassifier.predict`).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        Xm = self._features(X)
-        votes = self._votes(Xm)
-        if self.n_models == 1:
-            check_row_key(row_key, votes.shape[0])
-            return self.classes_[votes[:, 0]]
-        return self.classes_[mixture_draws(votes, self.probabilities_, Xm.data, random_state, row_key)]
 
     def subset(self, keep, probabilities):
         """The mixture of the support prefixes ``keep`` with new ``probabilities``.

@@ -20,7 +20,9 @@ number ``u(row)``:
   multiset of decisions).
 
 A mixture picks the model of a row by its uniform number against the
-cumulative mixture probabilities (:func:`pick_models`).
+cumulative mixture probabilities (:func:`pick_models`). :class:`VoteMixture`
+gives every mixture whose models each vote one class per row its
+``predict_proba`` and ``predict`` from these functions.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import numpy as np
 from .._utils._hashing import content_hashes, id_hashes, occurrence_keys, seeded_uniforms
 from .._utils._validation import check_seed
 
-__all__ = ["check_row_key", "row_uniforms", "pick_models", "mixture_proba", "mixture_draws"]
+__all__ = ["check_row_key", "row_uniforms", "pick_models", "pick_votes", "two_columns", "mixture_proba",
+           "normalized_proba", "mixture_draws", "VoteMixture"]
 
 
 def check_row_key(row_key, n_samples):
@@ -103,6 +106,29 @@ def pick_models(probabilities, uniforms):
     return np.minimum(np.searchsorted(cdf, uniforms, side="right"), probabilities.shape[0] - 1)
 
 
+def pick_votes(votes, probabilities, uniforms):
+    """Each row's vote by the model its uniform number picks (:func:`pick_models`).
+
+    Parameters
+    ----------
+    votes : ndarray of shape (n_samples, n_models)
+        Every model's class position per row.
+    probabilities : ndarray of shape (n_models,)
+    uniforms : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        ``votes[i, pick[i]]`` (``votes``' dtype).
+    """
+    return votes[np.arange(votes.shape[0]), pick_models(probabilities, np.asarray(uniforms))]
+
+
+def two_columns(p):
+    """``[1 - p, p]``: the (n_samples, 2) decision distribution of a positive-decision probability ``p``."""
+    return np.column_stack([1.0 - p, p])
+
+
 def mixture_proba(votes, probabilities, n_classes):
     """The exact decision distribution of a mixture, from every model's class (position) per row.
 
@@ -135,6 +161,31 @@ def mixture_proba(votes, probabilities, n_classes):
     return P
 
 
+def normalized_proba(votes, probabilities, n_classes):
+    """A mixture's decision distribution as the post-processing rules compute it: each model's probability
+    added to its vote's column, model by model, and every row divided by its sum.
+
+    The same distribution as :func:`mixture_proba` up to round-off (the
+    K-class plug-in and thresholded rules' saved results were computed with
+    these sums).
+
+    Parameters
+    ----------
+    votes : ndarray of int of shape (n_samples, n_models)
+    probabilities : ndarray of shape (n_models,)
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+    """
+    P = np.zeros((votes.shape[0], n_classes))
+    rows = np.arange(votes.shape[0])
+    for r, p in enumerate(probabilities):
+        P[rows, votes[:, r]] += p
+    return P / P.sum(axis=1, keepdims=True)
+
+
 def mixture_draws(votes, probabilities, content, random_state, row_key=None):
     """Each row's class position, by one model drawn per row (:func:`row_uniforms`, :func:`pick_models`).
 
@@ -150,6 +201,86 @@ def mixture_draws(votes, probabilities, content, random_state, row_key=None):
     Returns
     -------
     ndarray of int64 of shape (n_samples,)
+        One model's votes as they are (``random_state`` unread, no draw) when
+        the mixture has one model.
     """
-    pick = pick_models(probabilities, row_uniforms(content, random_state, row_key))
-    return votes[np.arange(votes.shape[0]), pick].astype(np.int64)
+    if probabilities.shape[0] == 1:
+        check_row_key(row_key, votes.shape[0])
+        return votes[:, 0].astype(np.int64)
+    return pick_votes(votes, probabilities, row_uniforms(content, random_state, row_key)).astype(np.int64)
+
+
+class VoteMixture:
+    """``predict_proba`` and ``predict`` of a mixture whose models each vote one class per row.
+
+    A subclass has ``probabilities_`` (one per model), ``classes_`` (the
+    labels of the class positions) and two methods: ``_features(X)``, the
+    validated rows (a :class:`~rateopt.FeatureMatrix`), and ``_votes(Xm)``,
+    every model's class position per row, int of shape (n_samples, n_models)
+    (0/1 for two classes).
+    """
+
+    def predict_proba(self, X):
+        """The exact probability of each class over the draw of the model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Column ``k`` is the probability of ``classes_[k]`` (two classes:
+            ``[1 - p, p]``, ``p`` the probability of a positive decision), in
+            [0, 1]: exactly 1 (0) where every model of positive probability
+            votes (does not vote) ``k``.
+
+        Notes
+        -----
+        The sum of the probabilities of the models that vote ``k`` is
+        rounded (1000 models of probability 1/1000 sum to
+        1.0000000000000007), so it is clipped to [0, 1] and rows on which the
+        models are unanimous get exactly 0 or 1.
+        """
+        return mixture_proba(self._votes(self._features(X)), self.probabilities_, len(self.classes_))
+
+    def predict_index(self, X, random_state=0, row_key=None):
+        """Each row's class position, one model drawn per row (a single model's decisions draw nothing).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to classify.
+        random_state : int or None, default=0
+            Seed of the draws (None means 0).
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (integers or strings): a row's draw is keyed on its id, so
+            its class is the same in any batch and order. None: keyed on the
+            row's content and its occurrence among identical rows of the batch.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_samples,)
+        """
+        Xm = self._features(X)
+        return mixture_draws(self._votes(Xm), self.probabilities_, Xm.data, random_state, row_key)
+
+    def predict(self, X, random_state=0, row_key=None):
+        """The drawn class labels (:meth:`predict_index`'s positions in ``classes_``; 0/1 for two classes).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to classify.
+        random_state : int or None, default=0
+            Seed of the draws (None means 0).
+        row_key : array-like of shape (n_samples,), default=None
+            Row ids (see :meth:`predict_index`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        return self.classes_[self.predict_index(X, random_state, row_key)]

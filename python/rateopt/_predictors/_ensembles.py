@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._draws import mixture_draws, mixture_proba
+from ._draws import VoteMixture
 from ._linear import BINARY_CLASSES
 from ._scoring import raw_features
 from .._language._predictions import positive_decisions
@@ -46,7 +46,7 @@ class ConstantClassifier:
         return f"ConstantClassifier(decision={self.decision})"
 
 
-class EstimatorMixture:
+class EstimatorMixture(VoteMixture):
     """A mixture of fitted classifiers (0/1 labels); each row is classified by one drawn model.
 
     Parameters
@@ -95,42 +95,12 @@ class EstimatorMixture:
         """Every support model's 0/1 decisions on validated rows (a subclass's models decide their own way)."""
         return np.column_stack([positive_decisions(e, Xm.data) for e in self.estimators_])
 
+    def _votes(self, Xm):
+        return (self._decisions(Xm) > 0).astype(np.int64)
+
     def decisions(self, X):
         """Every support model's 0/1 decisions, shape (n_samples, n_models)."""
         return self._decisions(self._features(X))
-
-    def predict_proba(self, X):
-        """Probability of each decision (exact; unanimous rows are 0 or 1).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            ``[1 - p, p]`` with ``p`` the probability of a positive decision.
-        """
-        return mixture_proba((self.decisions(X) > 0).astype(np.int64), self.probabilities_, 2)
-
-    def predict(self, X, random_state=0, row_key=None):
-        """Sampled 0/1 decisions, one support model drawn per row.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        random_state : int, default=0
-            Seed of the draws.
-        row_key : array-like of shape (n_samples,), default=None
-            Row ids (see :meth:`StochasticClassifier.predict`).
-
-        Returns
-        -------
-        ndarray of int of shape (n_samples,)
-        """
-        Xm = self._features(X)
-        return mixture_draws((self._decisions(Xm) > 0).astype(np.int64), self.probabilities_, Xm.data, random_state,
-                             row_key)
 
     def save(self, path):
         """Refused: rateopt's model files hold no pickle, and arbitrary estimators need it.

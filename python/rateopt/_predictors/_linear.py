@@ -21,7 +21,7 @@ import numpy as np
 from .._utils._archive import damaged
 from ..exceptions import RateoptError
 from ._archive import feature_map_from_file, feature_names_from_meta, map_arrays, map_meta, read_model, write_model
-from ._draws import check_row_key, mixture_draws, mixture_proba, row_uniforms
+from ._draws import VoteMixture, check_row_key, row_uniforms, two_columns
 from ._scoring import checked_feature_names, linear_scores, raw_features
 
 __all__ = ["LinearClassifier", "StochasticClassifier", "RampClassifier", "FORMAT_NAME", "BINARY_CLASSES",
@@ -32,11 +32,6 @@ FORMAT_NAME = "rateopt-model"
 
 #: The class labels of rateopt's two-class classifiers: column ``k`` of ``predict_proba`` is class ``k``.
 BINARY_CLASSES = np.array([0, 1])
-
-
-def _two_columns(p):
-    """``[1 - p, p]``: the (n_samples, 2) decision distribution of a positive-decision probability."""
-    return np.column_stack([1.0 - p, p])
 
 
 class LinearClassifier:
@@ -138,7 +133,7 @@ class LinearClassifier:
         ndarray of shape (n_samples, 2)
             Column ``k`` is the probability of decision ``k`` (``[:, 1]``: the positive one).
         """
-        return _two_columns(self.predict(X).astype(np.float64))
+        return two_columns(self.predict(X).astype(np.float64))
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`.
@@ -155,7 +150,7 @@ class LinearClassifier:
         return f"LinearClassifier(n_features={self.n_features_in_})"
 
 
-class StochasticClassifier:
+class StochasticClassifier(VoteMixture):
     """A mixture of linear models; each example is classified by one drawn model.
 
     Parameters
@@ -220,53 +215,13 @@ class StochasticClassifier:
 
     def scores(self, X):
         """Every support model's scores, shape (n_samples, n_models)."""
-        Xm = raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
-        return linear_scores(Xm, self.weights_, self.biases_, self.feature_map)
+        return linear_scores(self._features(X), self.weights_, self.biases_, self.feature_map)
 
-    def predict_proba(self, X):
-        """Probability of each decision, over the draw of the support model.
+    def _features(self, X):
+        return raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
 
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            The rows to classify.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            ``[1 - p, p]`` with ``p`` the probability of a positive decision,
-            in [0, 1]: exactly 1 (0) where every model of positive probability
-            says positive (negative).
-
-        Notes
-        -----
-        The sum of the probabilities of the positive support models is rounded
-        (1000 models of probability 1/1000 sum to 1.0000000000000007), so the
-        sum is clipped to [0, 1] and rows on which the support is unanimous get
-        exactly 0 or 1.
-        """
-        return mixture_proba((self.scores(X) >= 0).astype(np.int64), self.probabilities_, 2)
-
-    def predict(self, X, random_state=0, row_key=None):
-        """Sampled 0/1 decisions, one support model drawn per row.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        random_state : int, default=0
-            Seed of the draws.
-        row_key : array-like of shape (n_samples,), default=None
-            Row ids (integers or strings): a row's draw is keyed on its id, so
-            its decision is the same in any batch and order. None: keyed on the
-            row's content and its occurrence among identical rows of the batch.
-
-        Returns
-        -------
-        ndarray of int of shape (n_samples,)
-        """
-        Xm = raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
-        S = linear_scores(Xm, self.weights_, self.biases_, self.feature_map)
-        return mixture_draws((S >= 0).astype(np.int64), self.probabilities_, Xm.data, random_state, row_key)
+    def _votes(self, Xm):
+        return (linear_scores(Xm, self.weights_, self.biases_, self.feature_map) >= 0).astype(np.int64)
 
     def save(self, path):
         """Save to ``path`` (``.npz``; no pickle). See :func:`rateopt.load`."""
@@ -357,7 +312,7 @@ class RampClassifier(LinearClassifier):
         ndarray of shape (n_samples, 2)
             ``[1 - p, p]`` with ``p = clip(1/2 + s, 0, 1)``.
         """
-        return _two_columns(np.clip(0.5 + self.decision_function(X), 0.0, 1.0))
+        return two_columns(np.clip(0.5 + self.decision_function(X), 0.0, 1.0))
 
     def predict(self, X, random_state=0, row_key=None):
         """Sampled 0/1 decisions: positive iff the row's uniform number is below its probability.

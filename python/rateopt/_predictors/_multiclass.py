@@ -22,7 +22,7 @@ import numpy as np
 
 from .._utils._archive import damaged
 from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta, read_model, write_model
-from ._draws import check_row_key, mixture_draws, mixture_proba
+from ._draws import VoteMixture
 from ._scoring import checked_feature_names, linear_scores, raw_features
 
 __all__ = ["MulticlassClassifier", "MULTICLASS_FORMAT", "multiclass_classifier_from_file", "class_labels_meta"]
@@ -31,7 +31,7 @@ __all__ = ["MulticlassClassifier", "MULTICLASS_FORMAT", "multiclass_classifier_f
 MULTICLASS_FORMAT = "rateopt-multiclass-model"
 
 
-class MulticlassClassifier:
+class MulticlassClassifier(VoteMixture):
     """A K-class linear (or kernel) classifier, or a stochastic mixture of them.
 
     Parameters
@@ -124,7 +124,7 @@ class MulticlassClassifier:
             raise AttributeError(f"{what} belongs to a deterministic classifier; this is a mixture of "
                                  f"{self.n_models} models (see coefs_)")
 
-    def _raw(self, X):
+    def _features(self, X):
         return raw_features(X, self.n_features_in_, self.feature_map, self.feature_names_in_)
 
     def _all_scores(self, Xm):
@@ -144,63 +144,10 @@ class MulticlassClassifier:
         ndarray of shape (n_samples, n_classes)
         """
         self._need_one("decision_function")
-        return self._all_scores(self._raw(X))[:, 0, :]
+        return self._all_scores(self._features(X))[:, 0, :]
 
-    def predict_index(self, X, random_state=None, row_key=None):
-        """Each row's predicted class position (a mixture draws one model per row).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        random_state : int or None, default=None
-            Seed of a mixture's draws (None means 0).
-        row_key : array-like of shape (n_samples,), default=None
-            Row ids (integers or strings): a row's draw is keyed on its id, so
-            its class is the same in any batch and order. None: keyed on the
-            row's content and its occurrence among identical rows of the batch.
-
-        Returns
-        -------
-        ndarray of int64 of shape (n_samples,)
-        """
-        Xm = self._raw(X)
-        votes = np.argmax(self._all_scores(Xm), axis=2)  # (n, T)
-        if self.n_models == 1:
-            check_row_key(row_key, votes.shape[0])
-            return votes[:, 0].astype(np.int64)
-        return mixture_draws(votes, self.probabilities_, Xm.data, random_state, row_key)
-
-    def predict(self, X, random_state=None, row_key=None):
-        """The predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        random_state : int or None, default=None
-            Seed of a mixture's per-row draws.
-        row_key : array-like of shape (n_samples,), default=None
-            Row ids (see :meth:`predict_index`).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        return self.classes_[self.predict_index(X, random_state, row_key)]
-
-    def predict_proba(self, X):
-        """The exact decision distribution ``P(yhat = k | x)`` (one-hot for a deterministic classifier).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        votes = np.argmax(self._all_scores(self._raw(X)), axis=2)
-        return mixture_proba(votes, self.probabilities_, self.n_classes)
+    def _votes(self, Xm):
+        return np.argmax(self._all_scores(Xm), axis=2)  # (n, T)
 
     def save(self, path):
         """Save to ``path`` (``.npz``, no pickle); :func:`rateopt.load` reads it back.
