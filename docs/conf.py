@@ -82,6 +82,20 @@ def _summary(obj):
     return " ".join(doc.split("\n\n", 1)[0].split())
 
 
+#: Undocumented (private) base classes whose methods the API pages show on their public subclasses: the
+#: predict_proba/predict that every vote mixture inherits (rateopt._predictors._draws.VoteMixture).
+SHOWN_BASES = ("VoteMixture",)
+
+
+def _shown_inherited(cls):
+    """The ``:inherited-members:`` option that shows the members ``cls`` inherits from :data:`SHOWN_BASES`
+    (and from no other base), or ``""``."""
+    bases = cls.__mro__[1:]
+    if not any(b.__name__ in SHOWN_BASES for b in bases):
+        return ""
+    return f"   :inherited-members: {', '.join(b.__name__ for b in bases if b.__name__ not in SHOWN_BASES)}\n"
+
+
 def _write(path, text):
     """Write a generated page only when it changed (an unchanged page is not read again)."""
     if not path.exists() or path.read_text() != text:
@@ -130,7 +144,7 @@ def _api_pages(app, config):
                 else:
                     pages.append(f"generated/{target}")
                     if inspect.isclass(obj):
-                        body = f".. autoclass:: {target}\n   :members:\n"
+                        body = f".. autoclass:: {target}\n   :members:\n" + _shown_inherited(obj)
                     elif callable(obj):
                         body = f".. autofunction:: {target}\n"
                     else:

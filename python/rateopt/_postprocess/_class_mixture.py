@@ -59,7 +59,7 @@ import numpy as np
 from .._compiler import confusion_counts
 from .._predictors._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta, read_model, \
     write_model
-from .._predictors._draws import normalized_proba, pick_votes, row_uniforms
+from .._predictors._draws import is_distribution, normalized_proba, pick_votes, row_uniforms
 from .._predictors._multiclass import MulticlassClassifier
 from .._utils._archive import damaged, real_array
 from .._utils._group_columns import split_group_columns
@@ -826,7 +826,7 @@ def class_thresholded_mixture_from_file(meta, arrays, path):
         raise damaged(path, "metadata.rule.kinds", f"is {kinds!r}, expected {len(iterate)} of 'offsets' or "
                                                    "'plugin'")
     p = real_array(arrays, "rule_probabilities", 1, path)
-    if p.shape[0] != len(iterate) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+    if p.shape[0] != len(iterate) or not is_distribution(p):
         raise damaged(path, "rule_probabilities", f"must hold {len(iterate)} non-negative numbers summing to 1")
     offsets = real_array(arrays, "rule_offsets", 3, path)
     costs = real_array(arrays, "rule_costs", 4, path)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._predictors._boosted_mixture import THRESHOLDED_KIND, boosted_mixture_from_file
-from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file, map_arrays, map_meta
-from .._utils._archive import write_archive
+from .._predictors._archive import write_model
+from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file
 from .._predictors._draws import pick_models, row_uniforms, two_columns
 from ..exceptions import RateoptError
 from ._lp import Chains, solve_threshold_lp
@@ -132,12 +132,9 @@ class ThresholdedMixture:
         if not isinstance(sc, StochasticClassifier):  # prefixes of one booster: its trees and the rules
             sc.save_as(path, THRESHOLDED_KIND, rule, {"columns": [], "cells": [[] for _ in range(self.n_models)]})
             return
-        meta = {"kind": "stochastic", "n_features": sc.n_features_in_, "feature_map": map_meta(sc.feature_map),
-                "columns": [], "cells": [[] for _ in range(self.n_models)]}
-        if sc.feature_names_in_ is not None:
-            meta["feature_names"] = sc.feature_names_in_.tolist()
-        write_archive(path, meta, {"weights": sc.weights_, "biases": sc.biases_, "probabilities": self.mu,
-                                   **rule, **map_arrays(sc.feature_map)}, MIXTURE_FORMAT)
+        write_model(path, {"kind": "stochastic", "columns": [], "cells": [[] for _ in range(self.n_models)]},
+                    sc.weights_, sc.biases_, self.mu, sc.feature_map, MIXTURE_FORMAT, sc.feature_names_in_,
+                    extra_arrays=rule)
 
     def __repr__(self):
         return f"ThresholdedMixture(n_models={self.n_models}, n_bins={self.edges.size})"

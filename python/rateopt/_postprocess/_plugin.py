@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compiler import confusion_counts
-from .._predictors._draws import normalized_proba, pick_votes
+from .._predictors._draws import is_distribution, normalized_proba, pick_votes
 from .._utils._highs import solve_mixture_lp
 from ..exceptions import RateoptError
 
@@ -142,8 +142,7 @@ class PlugInRule:
                 or costs.shape[2] != costs.shape[3] or costs.shape[2] < 2 or not np.all(np.isfinite(costs))):
             raise bad("'plugin_costs' must be finite floats of shape (n_rules, n_cells, K, K)")
         if (probabilities.dtype.kind != "f" or probabilities.shape != (costs.shape[0],)
-                or not np.all(np.isfinite(probabilities)) or np.any(probabilities < 0)
-                or abs(float(probabilities.sum()) - 1.0) > 1e-9):
+                or not is_distribution(probabilities)):
             raise bad("'plugin_probabilities' must be one non-negative number per rule, summing to 1")
         return cls(costs=costs, probabilities=probabilities)
 

@@ -18,7 +18,8 @@ from ..exceptions import RateoptError
 from ._nystroem import KERNELS, NystroemMap
 
 __all__ = ["map_meta", "map_arrays", "feature_map_from_file", "class_labels_meta", "class_labels_from_meta",
-           "class_labels_problem", "write_model", "read_model", "feature_names_from_meta"]
+           "class_labels_problem", "write_model", "read_model", "feature_names_meta",
+           "feature_names_from_meta"]
 
 
 def map_meta(feature_map):
@@ -148,9 +149,8 @@ def write_model(path, meta, weights, biases, probabilities, feature_map, format_
         A kind's own arrays beside the model's (e.g. a K-class thresholded mixture's rules).
     """
     n_features = weights.shape[-1] if feature_map is None else feature_map.n_features_in_
-    meta = {**meta, "n_features": int(n_features), "feature_map": map_meta(feature_map)}
-    if feature_names is not None:
-        meta["feature_names"] = [str(c) for c in feature_names]
+    meta = {**meta, "n_features": int(n_features), "feature_map": map_meta(feature_map),
+            **feature_names_meta(feature_names)}
     write_archive(path, meta, {"weights": weights, "biases": biases, "probabilities": probabilities,
                                **map_arrays(feature_map), **(extra_arrays or {})}, format_name)
 
@@ -225,6 +225,12 @@ def feature_map_from_file(meta, arrays, path):
         raise damaged(path, "whitening", f"has shape {Wh.shape}, expected ({B.shape[0]}, n_components) "
                                           "(one row per landmark)")
     return NystroemMap(meta["kernel"], gamma, degree, coef0, B, Wh, np.dtype(dtype))
+
+
+def feature_names_meta(feature_names):
+    """The metadata field ``feature_names`` (the training columns, as strings) that
+    :func:`feature_names_from_meta` reads: ``{}`` when there are none."""
+    return {} if feature_names is None else {"feature_names": [str(c) for c in feature_names]}
 
 
 def feature_names_from_meta(meta, n_features, path):

@@ -17,9 +17,10 @@ import hashlib
 import numpy as np
 import scipy.sparse as sp
 
+from ._draws import is_distribution
 from ._boosting import BACKENDS, BOOSTERS, KEPT_BINS, NEGATIVE_PREFIX, BoosterPrefix, KeptPrefix
 from ._ensembles import EstimatorMixture
-from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta
+from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta, feature_names_meta
 from ._scoring import checked_feature_names
 from .._utils._archive import damaged, write_archive
 from ..exceptions import RateoptError
@@ -189,8 +190,7 @@ class BoostedMixture(EstimatorMixture):
         """
         meta_extra = meta
         meta, payload = booster_payload(self.booster, max(0, int(self.prefix_lengths_.max())), self.n_features_in_)
-        if self.feature_names_in_ is not None:
-            meta["feature_names"] = [str(c) for c in self.feature_names_in_]
+        meta.update(feature_names_meta(self.feature_names_in_))
         write_archive(path, {"kind": kind, **meta, **(meta_extra or {})},
                       {**payload, "prefix_lengths": self.prefix_lengths_, "probabilities": self.probabilities_,
                        **(arrays or {})}, BOOSTED_FORMAT)
@@ -397,8 +397,7 @@ def boosted_mixture_from_file(meta, arrays, path, kind=BoostedMixture.kind):
     p = arrays.get("probabilities")
     if p is None:
         raise damaged(path, "probabilities", "is missing")
-    if p.dtype.kind != "f" or p.shape != lengths.shape or not np.all(np.isfinite(p)) or np.any(p < 0) \
-            or abs(float(p.sum()) - 1.0) > 1e-9:
+    if p.dtype.kind != "f" or p.shape != lengths.shape or not is_distribution(p):
         raise damaged(path, "probabilities", "must be finite, non-negative, sum to 1 and have one entry per prefix")
     names = feature_names_from_meta(meta, n_features, path)
     if "classes" in meta or getattr(booster, "n_classes", 1) > 1:  # a K-class mixture: its labels, one per score

@@ -32,8 +32,22 @@ import numpy as np
 from .._utils._hashing import content_hashes, id_hashes, occurrence_keys, seeded_uniforms
 from .._utils._validation import check_seed
 
-__all__ = ["check_row_key", "row_uniforms", "pick_models", "pick_votes", "two_columns", "mixture_proba",
-           "normalized_proba", "mixture_draws", "VoteMixture"]
+__all__ = ["is_distribution", "check_row_key", "row_uniforms", "pick_models", "pick_votes", "two_columns",
+           "mixture_proba", "normalized_proba", "mixture_draws", "VoteMixture"]
+
+
+def is_distribution(p):
+    """Whether ``p`` (a mixture's probabilities) is finite, non-negative and sums to 1 (within 1e-9).
+
+    Parameters
+    ----------
+    p : ndarray
+
+    Returns
+    -------
+    bool
+    """
+    return bool(np.all(np.isfinite(p)) and not np.any(p < 0) and abs(float(p.sum()) - 1.0) <= 1e-9)
 
 
 def check_row_key(row_key, n_samples):

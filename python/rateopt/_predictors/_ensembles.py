@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._draws import VoteMixture
+from ._draws import VoteMixture, is_distribution
 from ._linear import BINARY_CLASSES
 from ._scoring import raw_features
 from .._language._predictions import positive_decisions
@@ -76,7 +76,7 @@ class EstimatorMixture(VoteMixture):
         p = np.array(probabilities, dtype=np.float64).reshape(-1)
         if not self.estimators_ or p.shape[0] != len(self.estimators_):
             raise ValueError("estimators and probabilities must describe the same, non-zero number of models")
-        if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+        if not is_distribution(p):
             raise ValueError("probabilities must be finite, non-negative and sum to 1")
         self.probabilities_ = p
         self.n_features_in_ = int(n_features)

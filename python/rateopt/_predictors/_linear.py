@@ -21,7 +21,7 @@ import numpy as np
 from .._utils._archive import damaged
 from ..exceptions import RateoptError
 from ._archive import feature_map_from_file, feature_names_from_meta, map_arrays, map_meta, read_model, write_model
-from ._draws import VoteMixture, check_row_key, row_uniforms, two_columns
+from ._draws import VoteMixture, check_row_key, is_distribution, row_uniforms, two_columns
 from ._scoring import checked_feature_names, linear_scores, raw_features
 
 __all__ = ["LinearClassifier", "StochasticClassifier", "RampClassifier", "FORMAT_NAME", "BINARY_CLASSES",
@@ -198,7 +198,7 @@ class StochasticClassifier(VoteMixture):
             raise ValueError("weights, biases and probabilities must describe the same number of models")
         if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b)) and np.all(np.isfinite(p))):
             raise ValueError("weights, biases and probabilities must be finite")
-        if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+        if not is_distribution(p):
             raise ValueError("probabilities must be non-negative and sum to 1")
         # Kept as given (validated above), so that save/load round-trips bit for bit.
         self.weights_, self.biases_, self.probabilities_ = W, b, p
@@ -247,7 +247,7 @@ def classifier_from_file(meta, arrays, path):
             raise damaged(path, "probabilities", f"is {p.tolist()}; a {kind} classifier has [1.0]")
         cls = LinearClassifier if kind == "deterministic" else RampClassifier
         return cls(W[0], float(b[0]), feature_map=fmap, feature_names=names)
-    if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+    if not is_distribution(p):
         raise damaged(path, "probabilities", f"must be non-negative and sum to 1 (sum {p.sum()!r})")
     return StochasticClassifier(W, b, p, feature_map=fmap, feature_names=names)
 

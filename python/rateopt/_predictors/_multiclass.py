@@ -22,7 +22,7 @@ import numpy as np
 
 from .._utils._archive import damaged
 from ._archive import class_labels_from_meta, class_labels_meta, feature_names_from_meta, read_model, write_model
-from ._draws import VoteMixture
+from ._draws import VoteMixture, is_distribution
 from ._scoring import checked_feature_names, linear_scores, raw_features
 
 __all__ = ["MulticlassClassifier", "MULTICLASS_FORMAT", "multiclass_classifier_from_file", "class_labels_meta"]
@@ -80,7 +80,7 @@ class MulticlassClassifier(VoteMixture):
         if b.shape != W.shape[:2]:
             raise ValueError(f"intercepts must have shape {W.shape[:2]}, got {b.shape}")
         p = np.ones(1) if probabilities is None else np.array(probabilities, dtype=np.float64).reshape(-1)
-        if p.shape != (W.shape[0],) or np.any(~np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+        if p.shape != (W.shape[0],) or not is_distribution(p):
             raise ValueError(f"probabilities must be {W.shape[0]} non-negative numbers summing to 1")
         if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):
             raise ValueError("coefs and intercepts must be finite")
@@ -171,7 +171,7 @@ def multiclass_classifier_from_file(meta, arrays, path):
     W, b, p, fmap = read_model(meta, arrays, path, 3)
     if W.shape[1] != len(classes):
         raise damaged(path, "weights", f"has shape {W.shape}, expected (n_models >= 1, {len(classes)}, n_features)")
-    if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+    if not is_distribution(p):
         raise damaged(path, "probabilities", f"must hold {W.shape[0]} non-negative numbers summing to 1")
     names = feature_names_from_meta(meta, W.shape[2] if fmap is None else fmap.n_features_in_, path)
     return MulticlassClassifier(W, b, p, classes=classes, feature_map=fmap, feature_names=names)

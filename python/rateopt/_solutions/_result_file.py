@@ -24,7 +24,7 @@ from .._predictors._boosting import BoosterPrefix
 from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
 from .._training._arity import arity_from_file
 from .._training._class_spec import ClassObjective
-from .._predictors._archive import feature_names_from_meta
+from .._predictors._archive import feature_names_from_meta, feature_names_meta
 from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
 from ..exceptions import RateoptError
 from ..metrics import metric_from_params
@@ -54,8 +54,7 @@ def result_payload(result):
              **_metric_meta(result.val_rate_map)},
             **_metric_meta(result.rate_map)}
     meta.update(result.arity.file_meta())
-    if result.feature_names is not None:
-        meta["feature_names"] = [str(c) for c in result.feature_names]
+    meta.update(feature_names_meta(result.feature_names))
     arrays = {"weights": result.weights, "biases": result.biases, "iterations": result.iterations,
               "multipliers": result.multipliers, "atom_rates": result.atom_rates, "c0": result.rate_map.c0,
               "C": np.asarray(result.rate_map.C), "kappa": result.rate_map.kappa, **map_arrays(result.feature_map),
