@@ -31,7 +31,7 @@ from ._encoding import ColumnRoles, Encoding
 from ._io import InputError
 
 __all__ = ["SIDECAR_FORMAT", "SIDECAR_VERSION", "ChainedRule", "base_scores", "sidecar_path", "result_path",
-           "write_sidecar", "read_bundle", "file_sha256", "check_tied", "check_matching"]
+           "write_sidecar", "load_input", "read_bundle", "file_sha256", "check_tied", "check_matching"]
 
 SIDECAR_FORMAT = "rateopt-cli-model"
 SIDECAR_VERSION = 2
@@ -191,15 +191,21 @@ def check_matching(clf, meta, enc, sidecar, model_path):
                          f"field encoding makes {enc.n_features}; put the matching files together, or refit")
 
 
+def load_input(path, missing):
+    """``rateopt.load(path)`` for the command line: a missing file (message ``missing``) or a file it refuses is
+    an :class:`InputError`."""
+    if not os.path.isfile(path):
+        raise InputError(missing)
+    try:
+        return load(path)
+    except RateoptError as exc:
+        raise InputError(str(exc)) from None
+
+
 def read_bundle(model_path):
     """``(classifier, meta, encoding, roles)`` of a model written by ``rateopt fit``."""
     model_path = os.fspath(model_path)
-    if not os.path.isfile(model_path):
-        raise InputError(f"{model_path}: no such model file")
-    try:
-        clf = load(model_path)
-    except RateoptError as exc:
-        raise InputError(str(exc)) from None
+    clf = load_input(model_path, f"{model_path}: no such model file")
     if not hasattr(clf, "predict_proba") or type(clf).__name__ == "TrainResult":
         raise InputError(f"{model_path}: a training result, not a classifier; give the model file written by "
                          "rateopt fit --out (or use rateopt report for results)")
@@ -220,10 +226,7 @@ def read_bundle(model_path):
                    f"{model_path}: the threshold rule was fitted on the scores of {base_path}, which has changed "
                    f"since (its SHA-256 differs from the one {path} records); refit the rule with rateopt fit "
                    f"--postprocess {base}")
-        try:
-            clf = ChainedRule(load(base_path), clf)
-        except RateoptError as exc:
-            raise InputError(str(exc)) from None
+        clf = ChainedRule(load_input(base_path, f"{base_path}: no such model file"), clf)
     enc = Encoding.from_json(meta.get("encoding"), path)
     check_matching(clf, meta, enc, path, model_path)
     r = meta.get("roles") or {}

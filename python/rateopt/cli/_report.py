@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 
-from .._io import load
 from .._utils._atomic import AtomicFiles
-from ..exceptions import RateoptError
 from ..report import build_report, write_report
-from ._bundle import check_tied, file_sha256, read_bundle, read_sidecar, result_path, sidecar_path, write_sidecar
+from ._bundle import (check_tied, file_sha256, load_input, read_bundle, read_sidecar, result_path, sidecar_path,
+                      write_sidecar)
 from ._data import load_table
 from ._decisions import group_table, proba
 from ._io import InputError, file_format
@@ -25,12 +24,7 @@ def report(args):
     path = args.result
     if not path.endswith(".result.npz") and os.path.isfile(result_path(path)):
         path = result_path(path)
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: no such result file (rateopt fit writes <model>.result.npz)")
-    try:
-        result = load(path)
-    except RateoptError as exc:
-        raise InputError(str(exc)) from None
+    result = load_input(path, f"{path}: no such result file (rateopt fit writes <model>.result.npz)")
     if type(result).__name__ != "TrainResult":
         raise InputError(f"{path}: a classifier, not a training result; give the .result.npz written by rateopt fit")
     stem = path[: -len(".result.npz")] if path.endswith(".result.npz") else os.path.splitext(path)[0]
