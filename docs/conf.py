@@ -37,7 +37,8 @@ exclude_patterns = ["_build", "build", "**/.ipynb_checkpoints", "auto_examples/*
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5", "sg_execution_times.rst"]
 
 # --------------------------------------------------------------------------- API reference
-autodoc_default_options = {"members": True, "inherited-members": False, "show-inheritance": False}
+# (no "inherited-members" default: a default, even False, overrides the pages' own :inherited-members:)
+autodoc_default_options = {"members": True, "show-inheritance": False}
 # The docstrings carry the types (numpydoc's Parameters and Returns); signatures stay plain, so no
 # annotation needs a target that only another project's inventory (no network here) could provide.
 autodoc_typehints = "none"

@@ -33,7 +33,9 @@ def _ramp_result(meta, arrays, path):
     return ramp_result_from_file(result_fields_from_file(meta, arrays, path), meta, arrays, path)
 
 
-#: ``(format name, kind or None) -> reader(meta, arrays, path)``; ``None`` is any other kind.
+#: ``(format name, kind or None) -> reader(meta, arrays, path)``; ``None`` is any other kind. A reader gets the
+#: file's metadata (dict), its array members by name and its path (named in errors); it checks every field it
+#: reads and raises a one-line :class:`~rateopt.exceptions.RateoptError` naming the file and the field.
 READERS = {
     (FORMAT_NAME, None): classifier_from_file,
     (MULTICLASS_FORMAT, None): multiclass_classifier_from_file,

@@ -569,26 +569,11 @@ _RULES = {"threshold": ThresholdRule, "plugin": PlugInRule}
 
 
 def threshold_classifier_from_file(meta, arrays, path):
-    """The :class:`ThresholdClassifier` of a saved file (the reader ``rateopt.load`` calls).
+    """The :class:`ThresholdClassifier` of a saved file (a reader of ``rateopt._io.READERS``).
 
     One reader for both arities: the file's ``rule`` field names the rule
     (``"threshold"``: two classes, the default of files written before K-class
     rules could be saved; ``"plugin"``: K classes).
-
-    Parameters
-    ----------
-    meta : dict
-    arrays : dict of str to ndarray
-    path : str
-
-    Returns
-    -------
-    ThresholdClassifier
-
-    Raises
-    ------
-    RateoptError
-        On a field that is missing or impossible (one line naming the file and the field).
     """
     def bad(what):
         return RateoptError(f"{path!r} is not a valid threshold classifier file: {what}")

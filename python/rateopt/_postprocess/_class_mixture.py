@@ -789,23 +789,7 @@ def group_cell_table(problem):
 
 
 def class_thresholded_mixture_from_file(meta, arrays, path):
-    """The :class:`ClassThresholdedMixture` of a saved file, every field checked (the reader ``rateopt.load`` calls).
-
-    Parameters
-    ----------
-    meta : dict
-    arrays : dict of str to ndarray
-    path : str
-
-    Returns
-    -------
-    ClassThresholdedMixture
-
-    Raises
-    ------
-    RateoptError
-        If a field is missing or impossible (one line naming the file and the field).
-    """
+    """The :class:`ClassThresholdedMixture` of a saved file (a reader of ``rateopt._io.READERS``)."""
     classes = class_labels_from_meta(meta.get("classes"), path)
     W, b, _, fmap = read_model(meta, arrays, path, 3)
     K, n_models = len(classes), W.shape[0]

@@ -141,24 +141,8 @@ class ThresholdedMixture:
 
 
 def thresholded_mixture_from_file(meta, arrays, path):
-    """The :class:`ThresholdedMixture` of a saved file, every field checked (the reader ``rateopt.load`` calls).
-
-    Parameters
-    ----------
-    meta : dict
-    arrays : dict of str to ndarray
-    path : str
-
-    Returns
-    -------
-    ThresholdedMixture
-
-    Raises
-    ------
-    RateoptError
-        If a field is missing or impossible (the models' arrays as a saved
-        mixture's; the tables as a threshold rule's, one chain per model).
-    """
+    """The :class:`ThresholdedMixture` of a saved file (a reader of ``rateopt._io.READERS``): the models' arrays
+    checked as a saved mixture's, the tables as a threshold rule's, one chain per model."""
     scorer = classifier_from_file(meta, arrays, path)
     if not isinstance(scorer, StochasticClassifier):  # pragma: no cover - kind "stochastic" gives one
         raise RateoptError(f"{path!r} is not a valid thresholded mixture file")
@@ -167,18 +151,7 @@ def thresholded_mixture_from_file(meta, arrays, path):
 
 def boosted_thresholded_mixture_from_file(meta, arrays, path):
     """The :class:`ThresholdedMixture` of boosted prefixes of a saved file (:data:`THRESHOLDED_KIND` under the
-    boosted model format), every field checked.
-
-    Parameters
-    ----------
-    meta : dict
-    arrays : dict of str to ndarray
-    path : str
-
-    Returns
-    -------
-    ThresholdedMixture
-    """
+    boosted model format; a reader of ``rateopt._io.READERS``)."""
     return _with_rule(boosted_mixture_from_file(meta, arrays, path, kind=THRESHOLDED_KIND), meta, arrays, path)
 
 

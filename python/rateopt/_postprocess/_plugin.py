@@ -110,26 +110,8 @@ class PlugInRule:
 
     @classmethod
     def from_arrays(cls, meta, arrays, path):
-        """The rule of a saved file, checked.
-
-        Parameters
-        ----------
-        meta : dict
-        arrays : dict of str to ndarray
-        path : str
-            Named in error messages.
-
-        Returns
-        -------
-        PlugInRule
-
-        Raises
-        ------
-        RateoptError
-            If an array is missing or impossible (costs not finite or not of
-            shape (n_rules, n_cells, K, K); probabilities negative, not
-            finite, not one per rule, or not summing to 1).
-        """
+        """The rule of a saved file, checked (as ``ThresholdRule.from_arrays``): costs finite, of shape
+        (n_rules, n_cells, K, K), probabilities one non-negative number per rule summing to 1."""
         def bad(what):
             return RateoptError(f"{path!r} is not a valid rateopt plug-in rule file: {what}")
 

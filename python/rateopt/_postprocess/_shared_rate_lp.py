@@ -75,7 +75,8 @@ _FEASIBLE_TOL = 1e-12
 
 
 class SharedRateSolution:
-    """The solver's answer: the tables, the atom rates and the objective.
+    """The answer of a shared-rate solver (one shared rate, or two: :mod:`rateopt._postprocess._two_rate_lp`):
+    the tables, the atom rates, the objective and the shared rates.
 
     Parameters
     ----------
@@ -85,14 +86,15 @@ class SharedRateSolution:
         ``M x``.
     objective : float
         ``coef . atom_rates + constant``.
-    shared_rate : float
-        The shared rate ``R`` at the solution.
+    shared_rates : ndarray of shape (n_shared,)
+        The shared rates ``R`` at the solution (``R = (T, F)`` for two).
     """
 
-    __slots__ = ("x", "atom_rates", "objective", "shared_rate")
+    __slots__ = ("x", "atom_rates", "objective", "shared_rates")
 
-    def __init__(self, x, atom_rates, objective, shared_rate):
-        self.x, self.atom_rates, self.objective, self.shared_rate = x, atom_rates, objective, shared_rate
+    def __init__(self, x, atom_rates, objective, shared_rates):
+        self.x, self.atom_rates, self.objective = x, atom_rates, objective
+        self.shared_rates = np.asarray(shared_rates, dtype=np.float64).reshape(-1)
 
 
 class Reduced:
@@ -104,11 +106,8 @@ def shared_rate_structure(compiled, start, M):
 
     Parameters
     ----------
-    compiled : CompiledProblem
-    start : ndarray of shape (n_chains + 1,) of int64
-        The chains' bins.
-    M : scipy.sparse matrix of shape (n_atoms, n_vars)
-        Every atom rate as a sum over bins.
+    compiled, start, M
+        As :func:`reduce_rows`.
 
     Returns
     -------
@@ -613,4 +612,4 @@ def solve_shared_rate(compiled, start, M, *, epsilon=0.0):
     x = _table(st, used)
     p = st.M @ x
     value = float(st.coef @ p + st.constant)
-    return SharedRateSolution(x=x, atom_rates=p, objective=value, shared_rate=float(R))
+    return SharedRateSolution(x=x, atom_rates=p, objective=value, shared_rates=float(R))

@@ -69,9 +69,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._utils._highs import solve_lp
-from ._shared_rate_lp import MIN_CHAINS, Reduced, golden_section, reduce_rows, threshold_hulls
+from ._shared_rate_lp import MIN_CHAINS, Reduced, SharedRateSolution, golden_section, reduce_rows, threshold_hulls
 
-__all__ = ["MIN_CHAINS", "TwoRateSolution", "TwoRateStructure", "feasible", "rule_at", "solve_two_rate", "sum_range",
+__all__ = ["MIN_CHAINS", "TwoRateStructure", "feasible", "rule_at", "solve_two_rate", "sum_range",
            "two_rate_structure"]
 
 #: Absolute tolerance, in units of a rate's range, of the oracle's inequalities (round-off, not a slack).
@@ -93,11 +93,8 @@ def two_rate_structure(compiled, start, M):
 
     Parameters
     ----------
-    compiled : CompiledProblem
-    start : ndarray of shape (n_chains + 1,) of int64
-        The chains' bins.
-    M : scipy.sparse matrix of shape (n_atoms, n_vars)
-        Every atom rate as a sum over bins.
+    compiled, start, M
+        As :func:`rateopt._postprocess._shared_rate_lp.reduce_rows`.
 
     Returns
     -------
@@ -388,9 +385,15 @@ def feasible(st, R, eps=0.0):
     -------
     bool
     """
+    return _feasible_range(st, R, eps) is not None
+
+
+def _feasible_range(st, R, eps):
+    """:func:`sum_range` at ``R`` when some rule has shared rates ``R`` and meets every row (within round-off),
+    else None."""
     o = sum_range(st, R, eps)
-    tol = _TOL * max(st.top[1], 1e-300)
-    return bool(o["ok"] and o["f_min"] <= R[1] + tol and R[1] <= o["f_max"] + tol)
+    F, tol = float(R[1]), _TOL * max(st.top[1], 1e-300)
+    return o if o["ok"] and o["f_min"] <= F + tol and F <= o["f_max"] + tol else None
 
 
 def _bounds_at(st, o, x):
@@ -433,11 +436,10 @@ def rule_at(st, R, eps=0.0):
         most four threshold rules (a monotone table in [0, 1]). Cells outside the
         shared rates take nothing on.
     """
-    o = sum_range(st, R, eps)
-    F = float(R[1])
-    tol = _TOL * max(st.top[1], 1e-300)
-    if not (o["ok"] and o["f_min"] <= F + tol and F <= o["f_max"] + tol):
+    o = _feasible_range(st, R, eps)
+    if o is None:
         return None
+    F = float(R[1])
     live = st.live
     xa, xb = o["x_min"], o["x_max"]
 
@@ -730,27 +732,6 @@ def _solve_pinned(st, eps):
     return np.clip(np.asarray(sol.x, dtype=np.float64), 0.0, st.top)
 
 
-class TwoRateSolution:
-    """The solver's answer: the tables, the atom rates, the objective and the shared rates.
-
-    Parameters
-    ----------
-    x : ndarray of shape (n_vars,)
-        Every bin's probability of a positive decision (monotone, in [0, 1], per chain).
-    atom_rates : ndarray of shape (n_atoms,)
-        ``M x``.
-    objective : float
-        ``coef . atom_rates + constant``.
-    shared_rates : ndarray of shape (2,)
-        The shared rates ``R = (T, F)`` at the solution.
-    """
-
-    __slots__ = ("x", "atom_rates", "objective", "shared_rates")
-
-    def __init__(self, x, atom_rates, objective, shared_rates):
-        self.x, self.atom_rates, self.objective, self.shared_rates = x, atom_rates, objective, shared_rates
-
-
 def solve_two_rate(compiled, start, M, *, epsilon=0.0):
     """The threshold LP's optimum when it has the two-shared-rate structure, else None.
 
@@ -768,18 +749,12 @@ def solve_two_rate(compiled, start, M, *, epsilon=0.0):
 
     Parameters
     ----------
-    compiled : CompiledProblem
-        A linear objective (``compiled.metric`` is None).
-    start : ndarray of shape (n_chains + 1,) of int64
-        The chains' bins (one record).
-    M : scipy.sparse matrix of shape (n_atoms, n_vars)
-        Every atom rate as a sum over bins.
-    epsilon : float, default=0.0
-        Allowed violation of every constraint.
+    compiled, start, M, epsilon
+        As :func:`rateopt._postprocess._shared_rate_lp.solve_shared_rate`.
 
     Returns
     -------
-    TwoRateSolution or None
+    SharedRateSolution or None
         None when the structure does not hold, the objective reads more than
         the two shared rates, a cell lacks one of the two rates, or no interior
         start point is found when the boxes are not points (the caller then
@@ -858,4 +833,4 @@ def _answer(st, R, eps):
     if np.max(st.C @ p - st.kappa - eps, initial=-np.inf) > _RECOUNT_TOL * scale:  # pragma: no cover
         return None
     value = float(st.coef @ p + st.constant)
-    return TwoRateSolution(x=x, atom_rates=p, objective=value, shared_rates=np.asarray(R, dtype=np.float64))
+    return SharedRateSolution(x=x, atom_rates=p, objective=value, shared_rates=R)

@@ -37,16 +37,7 @@ __all__ = ["is_distribution", "check_row_key", "row_uniforms", "pick_models", "p
 
 
 def is_distribution(p):
-    """Whether ``p`` (a mixture's probabilities) is finite, non-negative and sums to 1 (within 1e-9).
-
-    Parameters
-    ----------
-    p : ndarray
-
-    Returns
-    -------
-    bool
-    """
+    """Whether the ndarray ``p`` (a mixture's probabilities) is finite, non-negative and sums to 1 (within 1e-9)."""
     return bool(np.all(np.isfinite(p)) and not np.any(p < 0) and abs(float(p.sum()) - 1.0) <= 1e-9)
 
 
