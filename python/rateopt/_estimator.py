@@ -22,8 +22,7 @@ from ._compiler._problem import Problem
 from ._language._classes import class_positions
 from ._solutions._result import canonical_kind, warn_if_infeasible
 from ._train import default_l2_of, run_game
-from ._training._arity import arity_of_labels
-from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
+from ._training._arity import arity_of_labels, check_objective_and_goals
 from .exceptions import RateoptError
 from .oracles import EstimatorOracle
 from .games import get_game
@@ -380,12 +379,7 @@ class RateConstrainedClassifier(ClassifierMixin, BaseEstimator):
         params = self.get_params(deep=False)
         if self.method != "auto":
             get_game(self.method)
-        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES
-                or self.objective in MULTICLASS_OBJECTIVES):
-            raise ValueError(f"objective must be one of {sorted(set(OBJECTIVES) | set(MULTICLASS_OBJECTIVES))}, "
-                             f"a callable or None, got {self.objective!r}")
-        if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
-            raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
+        check_objective_and_goals(self.objective, self.goals)
         validate(MODEL_PARAMS, params)  # the model's parameters refused before the data are read
         method = self.method
         X, groups = self._split_groups(X, groups)

@@ -29,13 +29,12 @@ from ._postprocess._plugin import PlugInRule
 from ._postprocess._rule import ThresholdRule, cell_codes, check_n_bins, checked_cells
 from ._predictors._archive import class_labels_meta, class_labels_problem
 from ._predictors._draws import row_uniforms
-from ._training._arity import arity_of_labels
+from ._training._arity import arity_of_labels, check_objective_and_goals
 from ._utils._archive import write_archive
 from ._utils._group_columns import split_group_columns
 from ._utils._highs import import_highspy
 from ._utils._validation import UINT64_MAX, check_seed
 from .exceptions import InfeasibleWarning, RateoptError
-from .goals import MULTICLASS_OBJECTIVES, OBJECTIVES
 
 __all__ = ["ThresholdClassifier"]
 
@@ -215,12 +214,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         eps = self.epsilon
         if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 <= eps < np.inf):
             raise ValueError(f"epsilon must be a finite number >= 0, got {eps!r}")
-        if not (self.objective is None or callable(self.objective) or self.objective in OBJECTIVES
-                or self.objective in MULTICLASS_OBJECTIVES):
-            raise ValueError(f"objective must be one of {sorted(set(OBJECTIVES) | set(MULTICLASS_OBJECTIVES))}, "
-                             f"a callable or None, got {self.objective!r}")
-        if isinstance(self.goals, (str, bytes)) or not hasattr(self.goals, "__iter__"):
-            raise ValueError(f"goals must be a sequence of goals, got {self.goals!r}")
+        check_objective_and_goals(self.objective, self.goals)
         if self.cell_columns is not None and (isinstance(self.cell_columns, str) or not all(
                 isinstance(c, str) for c in self.cell_columns)):
             raise ValueError(f"cell_columns must be a sequence of column names or None, got {self.cell_columns!r}")

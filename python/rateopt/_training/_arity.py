@@ -49,7 +49,7 @@ from ..goals import objective as objective_on
 from ..goals._multiclass import ClassGoal
 
 __all__ = ["Arity", "CLASS_PROXIES", "KClasses", "TWO_CLASSES", "TwoClasses", "arity_of", "arity_of_classes",
-           "arity_of_labels", "arity_from_file"]
+           "arity_of_labels", "arity_from_file", "check_objective_and_goals"]
 
 #: The training parameter ``proxy`` for K classes: its core proxy (:data:`rateopt.core.MULTICLASS_PROXIES`).
 CLASS_PROXIES = {"logistic": "softmax", "hinge": "hinge"}
@@ -609,3 +609,12 @@ def arity_from_file(meta, path):
     classes = meta.get("classes")
     return arity_of_classes(None if classes is None else class_labels_from_meta(classes, path))
 
+
+def check_objective_and_goals(objective, goals):
+    """The estimators' ``objective`` (a name of either arity's objectives, a callable or None) and ``goals`` (a
+    sequence) checked before the data are read; a ValueError names the argument."""
+    if not (objective is None or callable(objective) or objective in OBJECTIVES or objective in MULTICLASS_OBJECTIVES):
+        raise ValueError(f"objective must be one of {sorted(set(OBJECTIVES) | set(MULTICLASS_OBJECTIVES))}, "
+                         f"a callable or None, got {objective!r}")
+    if isinstance(goals, (str, bytes)) or not hasattr(goals, "__iter__"):
+        raise ValueError(f"goals must be a sequence of goals, got {goals!r}")
