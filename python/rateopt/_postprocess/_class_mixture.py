@@ -65,7 +65,7 @@ from .._utils._archive import damaged, real_array
 from .._utils._group_columns import split_group_columns
 from ..exceptions import RateoptError
 from ._cell_map import fold_cell_offsets
-from ._plugin import mixture_lp, plugin_decisions
+from ._plugin import column_generation, fit_plugin_rule, plugin_decisions
 from ._rule import cell_codes, checked_cells
 
 __all__ = ["CLASS_MIXTURE_FORMAT", "ClassThresholdRule", "ClassThresholdedFit", "ClassThresholdedMixture",
@@ -367,19 +367,10 @@ def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=F
             ref = int(reference)
             if not 0 <= ref < T:
                 raise ValueError(f"reference must index one of the {T} iterates, got {reference!r}")
-        eta = softmax(S[ref])
-
-        def soft_column(Ct):
-            N = confusion_counts(c, ds, plugin_decisions(eta, cells, Ct), soft_labels=eta)
-            f, g = fg(N)
-            return {"params": Ct, "f": f, "g": g}
-
-        soft = _generate([soft_column(A0)], lambda mu, lam0: [soft_column(lam0 * A0 + np.tensordot(mu, A, axes=1))
-                                                                if m else soft_column(A0)],
-                         m, epsilon, max_rounds, tol)[0]
-        plug = [(col, p) for col, p in zip(soft["cols"], soft["x"]) if p > 0]
-        true_cols = [column(ref, "plugin", col["params"]) for col, _ in plug]
-        ref_N = sum(p * tc["N"] for (_, p), tc in zip(plug, true_cols))
+        # the reference iterate's exact plug-in mixture under its own softmax probabilities, recounted on the labels
+        soft = fit_plugin_rule(problem, softmax(S[ref]), epsilon=epsilon, max_rounds=max_rounds, tol=tol).rule
+        true_cols = [column(ref, "plugin", C) for C in soft.costs]
+        ref_N = sum(p * tc["N"] for p, tc in zip(soft.probabilities, true_cols))
         ref_obj = fg(ref_N)[0]
         cols.extend(true_cols)
 
@@ -395,7 +386,7 @@ def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=F
                 new.append(column(t, "plugin", C))
         return new
 
-    out, rounds = _generate(cols, price, m, epsilon, max_rounds, tol)
+    out, rounds = column_generation(cols, price, m, epsilon, max_rounds, tol)
     x, cols = out["x"], out["cols"]
     keep = np.flatnonzero(x)
     p = x[keep]
@@ -415,45 +406,6 @@ def _least_violating(f, G, epsilon):
     """The candidate of least objective among those with every ``g_i <= epsilon``, else of least largest ``g_i``."""
     v = np.maximum(G.max(axis=1, initial=-np.inf) - epsilon, 0.0) if G.shape[1] else np.zeros(f.shape[0])
     return int(np.lexsort((f, v))[0])
-
-
-def _generate(cols, price, m, epsilon, max_rounds, tol):
-    """Column generation over ``cols`` (dicts with ``f`` and ``g``); ``price(mu, lam0)`` proposes new columns.
-
-    Phase 1 (when the restricted LP is infeasible) minimizes the largest
-    ``g_i - epsilon``; phase 2 minimizes ``f`` with every ``g_i`` at most
-    ``epsilon`` plus the smallest achievable excess. Returns ``({"x", "cols"}, rounds)``.
-    """
-    rounds = 0
-    z = 0.0
-    if m:
-        for rounds in range(1, max_rounds + 1):
-            G = np.stack([col["g"] for col in cols])
-            x, dual = mixture_lp(np.zeros(len(cols)), G, np.full(m, epsilon), with_z=True)
-            z = x[-1]
-            if z <= 0:
-                break
-            mu = np.maximum(-dual[:m], 0.0)
-            added = [col for col in price(mu, 0.0) if col["g"] @ mu - dual[m] < -tol]
-            if not added:
-                break
-            cols = cols + added
-    bound = epsilon + max(z, 0.0) + (1e-12 if z > 0 else 0.0)
-    scale = max(1.0, abs(cols[0]["f"]))
-    for _ in range(max_rounds):
-        rounds += 1
-        f = np.array([col["f"] for col in cols])
-        G = np.stack([col["g"] for col in cols]) if m else np.zeros((len(cols), 0))
-        x, dual = mixture_lp(f, G, np.full(m, bound), with_z=False)
-        mu = np.maximum(-dual[:m], 0.0)
-        added = [col for col in price(mu, 1.0)
-                 if col["f"] + (col["g"] @ mu if m else 0.0) - dual[m] < -tol * scale]
-        if not added:
-            break
-        cols = cols + added
-    x = np.asarray(x[:len(cols)], dtype=np.float64)
-    x = np.where(x > 1e-12, x, 0.0)
-    return {"x": x / x.sum(), "cols": cols}, rounds
 
 
 class ClassThresholdedMixture:

@@ -37,7 +37,7 @@ from .._predictors._draws import is_distribution, normalized_proba, pick_votes
 from .._utils._highs import solve_mixture_lp
 from ..exceptions import RateoptError
 
-__all__ = ["PlugInRule", "PlugInFit", "fit_plugin_rule", "mixture_lp", "plugin_decisions"]
+__all__ = ["PlugInRule", "PlugInFit", "column_generation", "fit_plugin_rule", "mixture_lp", "plugin_decisions"]
 
 _OPTIONS = {"output_flag": False, "solver": "simplex", "presolve": "off",
             "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -201,44 +201,59 @@ def fit_plugin_rule(problem, proba, *, epsilon=0.0, max_rounds=500, tol=1e-10) -
         N = confusion_counts(c, ds, plugin_decisions(proba, c.cells, C), soft_labels=proba)
         f = float(np.tensordot(A0, N, axes=3) + c.objective_constant)
         g = np.tensordot(A, N, axes=([1, 2, 3], [0, 1, 2])) - b if m else np.zeros(0)
-        return C, f, g
+        return {"params": C, "f": f, "g": g}
 
-    cols = [column(A0)]
+    def price(mu, lam0):  # phase 1 (lam0 = 0) prices the constraints alone
+        if not m:
+            return [column(A0)]
+        T = np.tensordot(mu, A, axes=1)
+        return [column(A0 + T if lam0 else T)]
+
+    out, rounds = column_generation([column(A0)], price, m, epsilon, max_rounds, tol)
+    x, cols = out["x"], out["cols"]
+    keep = np.flatnonzero(x)
+    costs = np.stack([cols[i]["params"] for i in keep])
+    gvals = (x[keep] @ np.stack([cols[i]["g"] for i in keep])) if m else np.zeros(0)
+    obj = float(x[keep] @ np.array([cols[i]["f"] for i in keep]))
+    return PlugInFit(rule=PlugInRule(costs=costs, probabilities=x[keep]), objective=obj, constraint_values=gvals,
+                     max_violation=float(max(0.0, gvals.max(initial=0.0) - epsilon)), n_columns=len(cols), n_rounds=rounds)
+
+
+def column_generation(cols, price, m, epsilon, max_rounds, tol):
+    """Column generation over ``cols`` (dicts with ``f`` and ``g``); ``price(mu, lam0)`` proposes new columns
+    for the Lagrangian ``lam0 f + mu . g`` (the K-class plug-in and thresholded rules' one loop).
+
+    Phase 1 (when the restricted LP is infeasible) minimizes the largest
+    ``g_i - epsilon``; phase 2 minimizes ``f`` with every ``g_i`` at most
+    ``epsilon`` plus the smallest achievable excess. Returns ``({"x", "cols"}, rounds)``.
+    """
     rounds = 0
-    # phase 1: the smallest achievable largest constraint value beyond epsilon
     z = 0.0
     if m:
         for rounds in range(1, max_rounds + 1):
-            f = np.zeros(len(cols))
-            G = np.stack([g for _, _, g in cols])
-            x, dual = mixture_lp(f, G, np.full(m, epsilon), with_z=True)
+            G = np.stack([col["g"] for col in cols])
+            x, dual = mixture_lp(np.zeros(len(cols)), G, np.full(m, epsilon), with_z=True)
             z = x[-1]
             if z <= 0:
                 break
             mu = np.maximum(-dual[:m], 0.0)
-            C = np.tensordot(mu, A, axes=1)
-            new = column(C)
-            if new[2] @ mu - dual[m] >= -tol:
+            added = [col for col in price(mu, 0.0) if col["g"] @ mu - dual[m] < -tol]
+            if not added:
                 break
-            cols.append(new)
+            cols = cols + added
     bound = epsilon + max(z, 0.0) + (1e-12 if z > 0 else 0.0)
-    scale = max(1.0, abs(cols[0][1]))
-    for extra in range(1, max_rounds + 1):
+    scale = max(1.0, abs(cols[0]["f"]))
+    for _ in range(max_rounds):
         rounds += 1
-        f = np.array([fc for _, fc, _ in cols])
-        G = np.stack([g for _, _, g in cols]) if m else np.zeros((len(cols), 0))
+        f = np.array([col["f"] for col in cols])
+        G = np.stack([col["g"] for col in cols]) if m else np.zeros((len(cols), 0))
         x, dual = mixture_lp(f, G, np.full(m, bound), with_z=False)
         mu = np.maximum(-dual[:m], 0.0)
-        C = A0 + np.tensordot(mu, A, axes=1) if m else A0
-        new = column(C)
-        if new[1] + (new[2] @ mu if m else 0.0) - dual[m] >= -tol * scale:
+        added = [col for col in price(mu, 1.0)
+                 if col["f"] + (col["g"] @ mu if m else 0.0) - dual[m] < -tol * scale]
+        if not added:
             break
-        cols.append(new)
+        cols = cols + added
+    x = np.asarray(x[:len(cols)], dtype=np.float64)
     x = np.where(x > 1e-12, x, 0.0)
-    x /= x.sum()
-    keep = np.flatnonzero(x)
-    costs = np.stack([cols[i][0] for i in keep])
-    gvals = (x[keep] @ np.stack([cols[i][2] for i in keep])) if m else np.zeros(0)
-    obj = float(x[keep] @ np.array([cols[i][1] for i in keep]))
-    return PlugInFit(rule=PlugInRule(costs=costs, probabilities=x[keep]), objective=obj, constraint_values=gvals,
-                     max_violation=float(max(0.0, gvals.max(initial=0.0) - epsilon)), n_columns=len(cols), n_rounds=rounds)
+    return {"x": x / x.sum(), "cols": cols}, rounds
