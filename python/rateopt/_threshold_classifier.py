@@ -26,7 +26,7 @@ from ._language._data import Dataset
 from ._language._validation import check_weights, class_labels, text_columns
 from ._postprocess._certify import certify_expressions
 from ._postprocess._plugin import PlugInRule
-from ._postprocess._rule import ThresholdRule, cell_codes, check_n_bins, checked_cells
+from ._postprocess._rule import ThresholdRule, cell_codes, check_n_bins, checked_cells, is_group_columns
 from ._predictors._archive import class_labels_meta, class_labels_problem
 from ._predictors._draws import row_uniforms
 from ._training._arity import arity_of_labels, check_objective_and_goals
@@ -587,10 +587,7 @@ def threshold_classifier_from_file(meta, arrays, path):
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= UINT64_MAX):
         raise bad("'random_state' must be null or an integer in [0, 2**64 - 1]")
     group_columns = meta.get("group_columns")
-    if group_columns is not None and (
-            not isinstance(group_columns, list) or not group_columns
-            or not (all(isinstance(c, str) for c in group_columns)
-                    or all(isinstance(c, int) and not isinstance(c, bool) for c in group_columns))):
+    if not is_group_columns(group_columns):
         raise bad("'group_columns' must be a non-empty list of column names or of positions")
     n_feature_columns = meta.get("n_feature_columns")
     if n_feature_columns is not None and (not isinstance(n_feature_columns, int) or n_feature_columns < 1):

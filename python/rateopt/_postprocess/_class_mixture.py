@@ -66,7 +66,7 @@ from .._utils._group_columns import split_group_columns
 from ..exceptions import RateoptError
 from ._cell_map import fold_cell_offsets
 from ._plugin import column_generation, fit_plugin_rule, plugin_decisions
-from ._rule import cell_codes, checked_cells
+from ._rule import cell_codes, checked_cells, is_group_columns
 
 __all__ = ["CLASS_MIXTURE_FORMAT", "ClassThresholdRule", "ClassThresholdedFit", "ClassThresholdedMixture",
            "N_CANDIDATES", "class_thresholded_mixture_from_file", "fit_class_thresholded_mixture", "group_cell_table",
@@ -789,9 +789,7 @@ def class_thresholded_mixture_from_file(meta, arrays, path):
                                                        f"[0, {top})")
         table = (columns, cells, index)
     group_columns = meta.get("group_columns")
-    if group_columns is not None and (not isinstance(group_columns, list) or not group_columns or not (
-            all(isinstance(c, str) for c in group_columns)
-            or all(isinstance(c, int) and not isinstance(c, bool) for c in group_columns))):
+    if not is_group_columns(group_columns):
         raise damaged(path, "metadata.group_columns", f"is {group_columns!r}, expected a list of column names or "
                                                       "of positions")
     names = feature_names_from_meta(meta, W.shape[2] if fmap is None else fmap.n_features_in_, path)

@@ -28,7 +28,7 @@ from ._bins import bin_chains, row_atoms, separating_edges
 from ._lp import Chains, solve_threshold_lp
 
 __all__ = ["ThresholdRule", "bin_edges", "chain_bins", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
-           "separating_edges", "fit_threshold_rule"]
+           "is_group_columns", "separating_edges", "fit_threshold_rule"]
 
 
 def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
@@ -188,6 +188,12 @@ def bin_edges(scores, n_bins):
         below = distinct[np.searchsorted(distinct, cuts[1:]) - 1]  # the largest distinct score under each cut
         edges[1:] = separating_edges(below.astype(np.float64), edges[1:])
     return edges
+
+
+def is_group_columns(value):
+    """Whether a saved ``group_columns`` field is None or a non-empty list of column names or of positions."""
+    return value is None or (isinstance(value, list) and bool(value) and (
+        all(isinstance(c, str) for c in value) or all(isinstance(c, int) and not isinstance(c, bool) for c in value)))
 
 
 def checked_cells(meta, bad, *, distinct=True):
