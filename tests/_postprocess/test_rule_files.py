@@ -201,3 +201,17 @@ def test_inverted_classes_would_flip_every_decision(two_class_file, tmp_path):
     assert set(pred.tolist()) == {0, 1}
     msg = _refused(_with_field(two_class_file, tmp_path / "inv.npz", "classes", "[1, 0]"), "'classes'")
     assert "ascending" in msg
+
+
+def test_chain_bins_is_the_last_bin_whose_edge_is_at_most_the_score():
+    from rateopt._postprocess._rule import chain_bins
+
+    rng = np.random.default_rng(0)
+    start = np.array([0, 3, 4, 9])
+    edges = np.concatenate([np.sort(rng.normal(size=3)), [0.5], np.sort(rng.normal(size=5))])
+    scores = np.concatenate([rng.normal(size=200), edges])  # the edges themselves: a score on an edge is its bin's
+    for k in range(3):
+        a, b = start[k], start[k + 1]
+        # brute force: the largest i with edges[a + i] <= score, or the first bin below every edge
+        expected = [a + max([i for i in range(b - a) if edges[a + i] <= s], default=0) for s in scores]
+        assert chain_bins(start, edges, k, scores).tolist() == expected

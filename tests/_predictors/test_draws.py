@@ -20,6 +20,7 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 import rateopt as ro
+from rateopt._predictors._draws import VoteMixture, pick_votes
 from rateopt.goals import demographic_parity, multiclass_demographic_parity
 
 
@@ -224,3 +225,42 @@ def test_bad_row_key_is_refused_naming_the_argument(bad, match):
     clf = _stochastic(rng)
     with pytest.raises(ValueError, match=match):
         clf.predict(rng.normal(size=(10, 4)), row_key=bad)
+
+
+class _Votes(VoteMixture):
+    """A vote mixture whose models' votes are given: the row's features are its index into them."""
+
+    def __init__(self, votes, probabilities, classes):
+        self.votes, self.probabilities_ = np.asarray(votes), np.asarray(probabilities)
+        self.classes_ = np.asarray(classes)
+
+    def _features(self, X):
+        return ro.FeatureMatrix(np.asarray(X, dtype=np.float64))
+
+    def _votes(self, Xm):
+        return self.votes[Xm.data[:, 0].astype(np.int64)]
+
+
+def test_vote_mixture_probabilities_and_draws_against_a_per_row_count():
+    rng = np.random.default_rng(3)
+    votes = rng.integers(0, 3, size=(400, 5))
+    p = np.array([0.1, 0.25, 0.05, 0.4, 0.2])
+    clf = _Votes(votes, p, ["a", "b", "c"])
+    X = np.arange(400.0)[:, None]
+    expected = np.array([[p[votes[i] == k].sum() for k in range(3)] for i in range(400)])  # a loop per row
+    assert np.allclose(clf.predict_proba(X), expected, rtol=0, atol=1e-15)
+    labels = clf.predict(X, random_state=4)
+    # each row's label is the vote of a model of positive probability, and of the model its uniform picks
+    u = rng.random(400)  # the draw's reference: the first model whose cumulative probability exceeds u
+    first = [votes[i, next(t for t in range(5) if u[i] < p[:t + 1].sum() or t == 4)] for i in range(400)]
+    assert pick_votes(votes, p, u).tolist() == first
+    assert all(label in np.asarray(["a", "b", "c"])[votes[i]] for i, label in enumerate(labels))
+    assert_realized(labels, expected, ["a", "b", "c"], np.zeros(400))
+
+
+def test_a_single_model_decides_as_its_votes_whatever_the_seed():
+    votes = np.array([[0], [2], [1], [2]])
+    clf = _Votes(votes, [1.0], [10, 20, 30])
+    X = np.arange(4.0)[:, None]
+    assert clf.predict(X, random_state=0).tolist() == [10, 30, 20, 30] == clf.predict(X, random_state=99).tolist()
+    assert np.array_equal(clf.predict_proba(X), np.eye(3)[[0, 2, 1, 2]])
