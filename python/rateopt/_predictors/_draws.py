@@ -276,12 +276,8 @@ class VoteMixture:
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            The rows to classify.
-        random_state : int or None, default=0
-            Seed of the draws (None means 0).
-        row_key : array-like of shape (n_samples,), default=None
-            Row ids (see :meth:`predict_index`).
+        X, random_state, row_key
+            As :meth:`predict_index`.
 
         Returns
         -------
