@@ -352,8 +352,7 @@ class ThresholdRule:
         -------
         ndarray of shape (n, 2)
         """
-        p = self.probabilities(scores, codes)
-        return two_columns(p)
+        return two_columns(self.probabilities(scores, codes))
 
     def decisions(self, scores, codes, uniforms):
         """Class positions (0 or 1): a row is positive iff its uniform number is below its probability.
