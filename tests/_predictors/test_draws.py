@@ -264,3 +264,5 @@ def test_a_single_model_decides_as_its_votes_whatever_the_seed():
     X = np.arange(4.0)[:, None]
     assert clf.predict(X, random_state=0).tolist() == [10, 30, 20, 30] == clf.predict(X, random_state=99).tolist()
     assert np.array_equal(clf.predict_proba(X), np.eye(3)[[0, 2, 1, 2]])
+    with pytest.raises(ValueError, match="random_state"):  # checked as a mixture's, though nothing is drawn
+        clf.predict(X, random_state=-1)

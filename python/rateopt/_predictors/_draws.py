@@ -206,10 +206,11 @@ def mixture_draws(votes, probabilities, content, random_state, row_key=None):
     Returns
     -------
     ndarray of int64 of shape (n_samples,)
-        One model's votes as they are (``random_state`` unread, no draw) when
-        the mixture has one model.
+        One model's votes as they are (no draw; ``random_state`` and
+        ``row_key`` are still checked) when the mixture has one model.
     """
     if probabilities.shape[0] == 1:
+        check_seed("random_state", random_state)
         check_row_key(row_key, votes.shape[0])
         return votes[:, 0].astype(np.int64)
     return pick_votes(votes, probabilities, row_uniforms(content, random_state, row_key)).astype(np.int64)
@@ -251,7 +252,7 @@ class VoteMixture:
         return mixture_proba(self._votes(self._features(X)), self.probabilities_, len(self.classes_))
 
     def predict_index(self, X, random_state=0, row_key=None):
-        """Each row's class position, one model drawn per row (a single model's decisions draw nothing).
+        """Each row's class position, one model drawn per row (a single model's class, with no draw).
 
         Parameters
         ----------
