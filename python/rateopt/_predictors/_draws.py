@@ -238,16 +238,10 @@ class VoteMixture:
         -------
         ndarray of shape (n_samples, n_classes)
             Column ``k`` is the probability of ``classes_[k]`` (two classes:
-            ``[1 - p, p]``, ``p`` the probability of a positive decision), in
-            [0, 1]: exactly 1 (0) where every model of positive probability
+            ``[1 - p, p]``, ``p`` the probability of a positive decision): the
+            sum of the probabilities of the models that vote ``k``, clipped to
+            [0, 1] and exactly 1 (0) where every model of positive probability
             votes (does not vote) ``k``.
-
-        Notes
-        -----
-        The sum of the probabilities of the models that vote ``k`` is
-        rounded (1000 models of probability 1/1000 sum to
-        1.0000000000000007), so it is clipped to [0, 1] and rows on which the
-        models are unanimous get exactly 0 or 1.
         """
         return mixture_proba(self._votes(self._features(X)), self.probabilities_, len(self.classes_))
 
