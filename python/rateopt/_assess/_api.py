@@ -7,7 +7,8 @@ import numpy as np
 from ..exceptions import RateoptError
 from ._cells import group_columns, make_cells
 from ._inputs import read_inputs
-from ._intervals import clopper_pearson, effective_count, percentile_interval
+from .._postprocess._certify import clopper_pearson
+from ._intervals import effective_count, percentile_interval
 from ._metrics import RateMetric, resolve_metrics
 from ._table import Assessment
 
@@ -186,7 +187,7 @@ def compute(inp, resolved, cells, *, ci, simultaneous=False, n_boot=1000, random
             if den > 0:
                 values[i, j] = float(A @ b[rows]) / den
             if a_level is not None:
-                lower[i, j], upper[i, j] = clopper_pearson(values[i, j], n_eff[i, j], a_level)
+                lower[i, j], upper[i, j] = clopper_pearson(values[i, j] * n_eff[i, j], n_eff[i, j], a_level)
         if not boot:
             continue
         for j in boot:

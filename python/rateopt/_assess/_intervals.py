@@ -10,7 +10,8 @@ binomial count, and the interval is the exact Clopper–Pearson interval
 effective count: ``n_eff = (sum a_i)^2 / sum a_i^2`` (Kish's effective sample
 size of the weights), ``x_eff = rate * n_eff``, and the Clopper–Pearson interval
 of ``x_eff`` successes in ``n_eff`` trials, with the beta quantiles at those
-non-integer arguments. For unit weights this is exact; for expected
+non-integer arguments (the certificates' one implementation,
+``rateopt._postprocess._certify.clopper_pearson``). For unit weights this is exact; for expected
 decisions (``b_i`` strictly between 0 and 1) it is conservative, since a
 ``[0, 1]``-valued variable has at most the variance of a Bernoulli one of the
 same mean.
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clopper_pearson", "effective_count", "expanded_alpha", "percentile_interval"]
+__all__ = ["effective_count", "expanded_alpha", "percentile_interval"]
 
 
 def effective_count(a):
@@ -58,35 +59,6 @@ def effective_count(a):
     if total <= 0:
         return 0.0
     return total * total / float(a @ a)
-
-
-def clopper_pearson(rate, n_eff, alpha):
-    """The Clopper–Pearson interval of ``rate * n_eff`` successes in ``n_eff`` trials.
-
-    Parameters
-    ----------
-    rate : float
-        The observed rate in [0, 1].
-    n_eff : float
-        The (effective) number of trials, > 0.
-    alpha : float
-        One minus the confidence level (two-sided).
-
-    Returns
-    -------
-    (float, float)
-        The lower and upper bounds; ``(nan, nan)`` when ``n_eff`` is 0 or the
-        rate is NaN.
-    """
-    from scipy.special import betaincinv  # lazy: scipy.special takes ~0.4 s to import, see tests/test_layers.py
-
-    if not n_eff > 0 or not np.isfinite(rate):
-        return np.nan, np.nan
-    x = min(max(rate * n_eff, 0.0), n_eff)
-    tiny = 1e-12 * max(n_eff, 1.0)
-    lower = 0.0 if x <= tiny else float(betaincinv(x, n_eff - x + 1.0, alpha / 2))
-    upper = 1.0 if x >= n_eff - tiny else float(betaincinv(x + 1.0, n_eff - x, 1.0 - alpha / 2))
-    return lower, upper
 
 
 def expanded_alpha(alpha, n):
@@ -112,7 +84,7 @@ def expanded_alpha(alpha, n):
         ``alpha'``, at most ``alpha``; 0 when ``n <= 1`` (the formula's limit
         as ``n`` decreases to 1).
     """
-    from scipy.special import ndtr, stdtrit  # lazy, as in clopper_pearson
+    from scipy.special import ndtr, stdtrit  # lazy: scipy.special takes ~0.4 s to import
 
     if not n > 1:
         return 0.0

@@ -53,25 +53,32 @@ _MEAN_OVER_NEGATIVES = frozenset({"fpr", "tnr"})
 
 
 def clopper_pearson(k, n, alpha):
-    """The exact two-sided ``1 - alpha`` binomial interval for ``k`` successes in ``n`` trials.
+    """The exact two-sided ``1 - alpha`` binomial interval (Clopper–Pearson) for ``k`` successes in ``n`` trials.
 
     Parameters
     ----------
-    k : int
-    n : int
-        ``n >= 1``.
+    k : float
+        The successes: a count, or a weighted rate times its effective number of trials (clipped to [0, n]).
+    n : float
+        The (effective) number of trials.
     alpha : float
         In (0, 1).
 
     Returns
     -------
     (float, float)
-        ``(lo, hi)``: ``P(p in [lo, hi]) >= 1 - alpha`` for every ``p``.
+        ``(lo, hi)``: ``P(p in [lo, hi]) >= 1 - alpha`` for every ``p`` (beta quantiles; ``lo`` is 0 at no
+        success, ``hi`` 1 at all); ``(nan, nan)`` when ``n`` is not positive or ``k`` is not finite.
     """
-    from scipy.stats import beta  # lazy: `import rateopt` loads no scipy.stats
-    lo = 0.0 if k <= 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k >= n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
+    from scipy.special import betaincinv  # lazy: scipy.special takes ~0.4 s to import, see tests/test_layers.py
+
+    if not n > 0 or not np.isfinite(k):
+        return np.nan, np.nan
+    x = min(max(k, 0.0), n)
+    tiny = 1e-12 * max(n, 1.0)
+    lower = 0.0 if x <= tiny else float(betaincinv(x, n - x + 1.0, alpha / 2))
+    upper = 1.0 if x >= n - tiny else float(betaincinv(x + 1.0, n - x, 1.0 - alpha / 2))
+    return lower, upper
 
 
 def hoeffding(values, weights, alpha):
