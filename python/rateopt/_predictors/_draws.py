@@ -170,9 +170,9 @@ def normalized_proba(votes, probabilities, n_classes):
     """A mixture's decision distribution as the post-processing rules compute it: each model's probability
     added to its vote's column, model by model, and every row divided by its sum.
 
-    The same distribution as :func:`mixture_proba` up to round-off (the
-    K-class plug-in and thresholded rules' saved results were computed with
-    these sums).
+    The same distribution as :func:`mixture_proba` up to round-off; kept so
+    that the K-class plug-in and thresholded rules' probabilities stay as
+    they were, bit for bit.
 
     Parameters
     ----------
