@@ -300,6 +300,15 @@ def _label(ds, k):
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 
+def _one_class_rate(context, k, sense, short) -> ClassRate:
+    """Class ``k``'s rate among the rows whose true class is (``sense="="``), is not (``"!="``) or may be
+    (None) ``k``, named ``short(k)``."""
+    ctx = _class_context(context)
+    j = class_index(ctx.dataset, k)
+    cond = None if sense is None else (sense, j)
+    return ClassRate(ctx, j, cond, cond, f"{short}({_label(ctx.dataset, j)})")
+
+
 def class_prediction_rate(context, k) -> ClassRate:
     """``P(yhat = k | S)``: the share of ``S`` predicted as class ``k``.
 
@@ -322,9 +331,7 @@ def class_prediction_rate(context, k) -> ClassRate:
     >>> str(ro.class_prediction_rate(ds.context(), 2))
     'ppr(2)[all]'
     """
-    ctx = _class_context(context)
-    j = class_index(ctx.dataset, k)
-    return ClassRate(ctx, j, None, None, f"ppr({_label(ctx.dataset, j)})")
+    return _one_class_rate(context, k, None, "ppr")
 
 
 def class_recall(context, k) -> ClassRate:
@@ -340,9 +347,7 @@ def class_recall(context, k) -> ClassRate:
     -------
     ClassRate
     """
-    ctx = _class_context(context)
-    j = class_index(ctx.dataset, k)
-    return ClassRate(ctx, j, ("=", j), ("=", j), f"recall({_label(ctx.dataset, j)})")
+    return _one_class_rate(context, k, "=", "recall")
 
 
 def class_false_positive_rate(context, k) -> ClassRate:
@@ -358,9 +363,7 @@ def class_false_positive_rate(context, k) -> ClassRate:
     -------
     ClassRate
     """
-    ctx = _class_context(context)
-    j = class_index(ctx.dataset, k)
-    return ClassRate(ctx, j, ("!=", j), ("!=", j), f"fpr({_label(ctx.dataset, j)})")
+    return _one_class_rate(context, k, "!=", "fpr")
 
 
 def confusion_rate(context, predicted, true) -> ClassRate:

@@ -149,44 +149,44 @@ class GroupIs(Predicate):
         return (self.column, self.values)
 
 
-class LabelIs(Predicate):
-    """The rows labeled ``value`` (0 or 1)."""
+class _BinaryIs(Predicate):
+    """The rows whose 0/1 column ``_column`` (the label, the baseline's decision) is ``value``."""
 
     __slots__ = ("value",)
+    _column = ""
 
     def __init__(self, value: int):
         self.value = value
+
+    def describe(self):
+        return f"{self._column}={self.value}"
+
+    def _key(self):
+        return (self.value,)
+
+
+class LabelIs(_BinaryIs):
+    """The rows labeled ``value`` (0 or 1)."""
+
+    __slots__ = ()
+    _column = "y"
 
     def evaluate(self, ds):
         if ds.y is None:
             raise MissingLabelsError(f"dataset {ds.name!r} has no labels")
         return ds.y == self.value
 
-    def describe(self):
-        return f"y={self.value}"
 
-    def _key(self):
-        return (self.value,)
-
-
-class BaselineIs(Predicate):
+class BaselineIs(_BinaryIs):
     """The rows the baseline model decides ``value`` (0 or 1) on."""
 
-    __slots__ = ("value",)
-
-    def __init__(self, value: int):
-        self.value = value
+    __slots__ = ()
+    _column = "baseline"
 
     def evaluate(self, ds):
         if ds.baseline is None:
             raise MissingBaselineError(f"dataset {ds.name!r} has no baseline")
         return ds.baseline if self.value == 1 else ~ds.baseline
-
-    def describe(self):
-        return f"baseline={self.value}"
-
-    def _key(self):
-        return (self.value,)
 
 
 class And(Predicate):
