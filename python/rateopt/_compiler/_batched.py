@@ -547,8 +547,8 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
         js = np.concatenate([np.arange(len(leaf_names), dtype=np.int64), kept])
         return _layer(names, is_leaf, js, np.concatenate([consts, np.zeros(kept.size)]), L, n_atoms)
     consts = consts.tolist()
-    seen: dict = {}
-    names, row_of, cst = [], [], []  # row_of: ("leaf", i) or ("atom", g)
+    seen: dict = {}  # the kept rows' names
+    row_of, cst = [], []  # row_of: ("leaf", i) or ("atom", g)
 
     def same(k, idx, val, const):
         kind, j = row_of[k]
@@ -560,13 +560,9 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
         return ok and cst[k] == const
 
     def add(name, ref, idx_val, const):
-        name = rate_row_name(seen, name, lambda k: same(k, *idx_val(), const))
-        if name is None:
-            return
-        seen[name] = len(names)
-        names.append(name)
-        row_of.append(ref)
-        cst.append(const)
+        if rate_row_name(seen, name, lambda k: same(k, *idx_val(), const)) is not None:
+            row_of.append(ref)
+            cst.append(const)
 
     for i, name in enumerate(leaf_names):
         add(name, ("leaf", i), lambda i=i: (L.indices[L.indptr[i]: L.indptr[i + 1]].astype(np.int64),
@@ -575,7 +571,7 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
         add(name, ("atom", g), lambda g=g: (np.array([g], dtype=np.int64), np.ones(1)), 0.0)
     is_leaf = np.array([kind == "leaf" for kind, _ in row_of], dtype=bool)
     js = np.array([j for _, j in row_of], dtype=np.int64)
-    return _layer(names, is_leaf, js, cst, L, n_atoms)
+    return _layer(list(seen), is_leaf, js, cst, L, n_atoms)
 
 
 def _atoms_kept(leaf_set, leaf_names, atom_names, L, consts, n_atoms):
