@@ -189,46 +189,39 @@ class BaselineIs(_BinaryIs):
         return ds.baseline if self.value == 1 else ~ds.baseline
 
 
-class And(Predicate):
+class _Joined(Predicate):
+    """The intersection or union (``_combine``) of ``parts``, named by joining theirs with ``_sep``."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+
+    def evaluate(self, ds):
+        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
+        for p in self.parts[1:]:
+            self._combine(out, p.evaluate(ds), out=out)
+        return out
+
+    def describe(self):
+        return f" {self._sep} ".join(wrap(p.describe(), self._other) for p in self.parts)
+
+    def _key(self):  # intersection and union are commutative: order only matters for the name
+        return frozenset(self.parts)
+
+
+class And(_Joined):
     """The intersection of ``parts``."""
 
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: tuple):
-        self.parts = parts
-
-    def evaluate(self, ds):
-        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
-        for p in self.parts[1:]:
-            out &= p.evaluate(ds)
-        return out
-
-    def describe(self):
-        return " & ".join(wrap(p.describe(), "|") for p in self.parts)
-
-    def _key(self):  # intersection is commutative: order only matters for the name
-        return frozenset(self.parts)
+    __slots__ = ()
+    _combine, _sep, _other = np.bitwise_and, "&", "|"
 
 
-class Or(Predicate):
+class Or(_Joined):
     """The union of ``parts``."""
 
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: tuple):
-        self.parts = parts
-
-    def evaluate(self, ds):
-        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
-        for p in self.parts[1:]:
-            out |= p.evaluate(ds)
-        return out
-
-    def describe(self):
-        return " | ".join(wrap(p.describe(), "&") for p in self.parts)
-
-    def _key(self):
-        return frozenset(self.parts)
+    __slots__ = ()
+    _combine, _sep, _other = np.bitwise_or, "|", "&"
 
 
 class Not(Predicate):
@@ -262,9 +255,7 @@ def intersection(a: Predicate, b: Predicate) -> Predicate:
         return a
     if a == b:
         return a
-    pa = a.parts if isinstance(a, And) else (a,)
-    pb = b.parts if isinstance(b, And) else (b,)
-    return And(pa + tuple(p for p in pb if p not in pa))
+    return _joined(And, a, b)
 
 
 def union(a: Predicate, b: Predicate) -> Predicate:
@@ -273,6 +264,11 @@ def union(a: Predicate, b: Predicate) -> Predicate:
         return All()
     if a == b:
         return a
-    pa = a.parts if isinstance(a, Or) else (a,)
-    pb = b.parts if isinstance(b, Or) else (b,)
-    return Or(pa + tuple(p for p in pb if p not in pa))
+    return _joined(Or, a, b)
+
+
+def _joined(cls, a, b):
+    """``cls`` (And or Or) of ``a``'s and ``b``'s parts, nested ones flattened, repeats dropped."""
+    pa = a.parts if isinstance(a, cls) else (a,)
+    pb = b.parts if isinstance(b, cls) else (b,)
+    return cls(pa + tuple(p for p in pb if p not in pa))
