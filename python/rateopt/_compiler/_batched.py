@@ -44,7 +44,7 @@ from rateopt._compiler._linear_map import LinearMap
 from rateopt._compiler._rows import rows_from_terms
 from rateopt._language._families import GroupFamily
 from rateopt._language._lowering import CANCEL_RTOL, Env, WeightSum, lower
-from rateopt._language._predicates import And, GroupIs, Not, Or
+from rateopt._language._predicates import group_columns
 from rateopt._utils._lazy import LazyTuple
 from rateopt.metrics import Metric, MetricConstraint
 
@@ -54,17 +54,6 @@ __all__ = ["compile_batched", "is_family"]
 def is_family(c) -> bool:
     """Whether a constraint item is a batched family (not one :class:`Constraint`)."""
     return isinstance(c, GroupFamily)
-
-
-def _columns_of(pred, out):
-    if isinstance(pred, GroupIs):
-        out.add(pred.column)
-    elif isinstance(pred, (And, Or)):
-        for p in pred.parts:
-            _columns_of(p, out)
-    elif isinstance(pred, Not):
-        _columns_of(pred.part, out)
-    return out
 
 
 class _ConstForm:
@@ -264,7 +253,7 @@ def compile_batched(objective, pairs):
         if getattr(ctx, "threshold", None) is not None:
             return None
         cols = family_columns.get(id(ctx.dataset))
-        if cols and _columns_of(ctx._predicate, set()) & cols:
+        if cols and not cols.isdisjoint(group_columns(ctx._predicate)):
             return None
 
     seq = np.concatenate(seq)

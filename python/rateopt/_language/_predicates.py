@@ -17,7 +17,7 @@ import numpy as np
 from rateopt.exceptions import MissingBaselineError, MissingLabelsError
 
 __all__ = ["Predicate", "All", "Mask", "GroupIs", "LabelIs", "BaselineIs", "And", "Or", "Not", "wrap",
-           "intersection", "union", "describe_group_value"]
+           "intersection", "union", "describe_group_value", "group_columns"]
 
 
 def _format_value(v) -> str:
@@ -272,3 +272,13 @@ def _joined(cls, a, b):
     pa = a.parts if isinstance(a, cls) else (a,)
     pb = b.parts if isinstance(b, cls) else (b,)
     return cls(pa + tuple(p for p in pb if p not in pa))
+
+
+def group_columns(predicate) -> list:
+    """The group columns a predicate reads (its ``GroupIs`` parts), in order of first appearance."""
+    if isinstance(predicate, GroupIs):
+        return [predicate.column]
+    if isinstance(predicate, Not):
+        return group_columns(predicate.part)
+    parts = predicate.parts if isinstance(predicate, _Joined) else ()
+    return list(dict.fromkeys(c for p in parts for c in group_columns(p)))
