@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from rateopt._language._data import Context, Dataset
-from rateopt._language._expressions import Constant, Expression, sum
+from rateopt._language._expressions import Constant, Expression, RateLeaf, sum
 from rateopt._language._validation import as_1d, missing_mask, readonly, unique
 from rateopt.exceptions import RateoptError
 
@@ -217,7 +217,7 @@ def _class_context(context):
     return context
 
 
-class ClassRate(Expression):
+class ClassRate(RateLeaf):
     """A K-class rate leaf: ``W(S & label & yhat = predicted) / W(S & denominator)``.
 
     Parameters
@@ -263,10 +263,6 @@ class ClassRate(Expression):
         object.__setattr__(self, "denominator", None if denominator is None else (denominator[0], int(denominator[1])))
         object.__setattr__(self, "short_name", str(short_name))
 
-    def leaves(self):
-        """The leaf itself."""
-        yield self
-
     def label_mask(self, which="label"):
         """The true classes the numerator (or the denominator) counts.
 
@@ -285,14 +281,6 @@ class ClassRate(Expression):
         out = np.zeros(K, dtype=bool) if cond[0] == "=" else np.ones(K, dtype=bool)
         out[cond[1]] = cond[0] == "="
         return out
-
-    @property
-    def name(self) -> str:
-        """The rate's name in reports, e.g. ``"recall(2)[sex=F]"``."""
-        return f"{self.short_name}[{self.context.label}]"
-
-    def __str__(self) -> str:
-        return self.name
 
 
 def _label(ds, k):
