@@ -28,6 +28,7 @@ from rateopt._compiler._compiled import (
 )
 from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
+from rateopt._language._evaluation import datasets_by_name
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
 from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
@@ -58,22 +59,6 @@ def resolve_role(datasets, role: str):
     raise RateoptError(
         f"no dataset named {role!r}; datasets given: {[d.name for d in datasets]!r}"
     )
-
-
-def datasets_by_name(expressions) -> dict:
-    """The datasets used by ``expressions``, by name, in order of appearance."""
-    datasets: dict = {}
-    for expr in expressions:
-        for ds in expr.datasets:
-            other = datasets.get(ds.name)
-            if other is None:
-                datasets[ds.name] = ds
-            elif other is not ds:
-                raise RateoptError(
-                    f"two different datasets are both named {ds.name!r}; give them "
-                    "distinct names with Dataset(..., name=...)"
-                )
-    return datasets
 
 
 def flatten_constraints(constraints, datasets, batch=False):
