@@ -343,15 +343,23 @@ uint64_t memory_floor(const py::array& a, int n_threads) {
 // The combinations' proxies (hinge, logistic, ramp) and the k-combination
 // gradients are the core's (rate_kernel.hpp, offset_kernel.hpp).
 
+// One pass of a combination kernel: rate_kernel.hpp's, or offset_kernel.hpp's when `off` is given (which
+// also checks the bias and margin). The tuple holds the outputs, then grad_offsets (the offset kernel's),
+// then the count of non-finite scores.
 template <class Matrix>
 py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
-                     const CombinationArgs& cb, double margin, const py::object& rows_in, int n_threads) {
+                     const OffsetArgs* off, const CombinationArgs& cb, double margin, const py::object& rows_in,
+                     int n_threads) {
     auto theta = borrow<double>(theta_in, "theta", 1);
     check_len(theta.shape(0), X.n_cols, "theta (n_features)");
     const RowsArg batch(rows_in, X.n_rows);
     const int64_t* rows = batch.rows;
     const int64_t n_batch = batch.n_batch;
     check_threads(n_threads);
+    if (off != nullptr) {
+        if (!std::isfinite(bias)) value_error("bias must be finite");
+        if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
+    }
     const int64_t n_atoms = atoms.view.n_atoms;
     const int64_t k = cb.view.k;
     const int64_t n_grads = cb.view.separate_gradients ? k : 1;
@@ -360,11 +368,22 @@ py::tuple run_kernel(const Matrix& X, const py::array& theta_in, double bias, co
     rateopt::RateKernelOutput out{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
                                   proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
                                   grad_bias.mutable_data()};
+    if (off == nullptr) {
+        {
+            py::gil_scoped_release release;
+            rateopt::rate_kernel(X, theta.data(), bias, atoms.view, cb.view, margin, rows, n_batch, n_threads, out);
+        }
+        return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, out.n_nonfinite_scores);
+    }
+    darray grad_offsets({n_grads, off->view.n_offsets});
+    rateopt::OffsetKernelOutput off_out{out, grad_offsets.mutable_data()};
     {
         py::gil_scoped_release release;
-        rateopt::rate_kernel(X, theta.data(), bias, atoms.view, cb.view, margin, rows, n_batch, n_threads, out);
+        rateopt::offset_rate_kernel(X, theta.data(), bias, atoms.view, off->view, cb.view, margin, rows, n_batch,
+                                    n_threads, off_out);
     }
-    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, out.n_nonfinite_scores);
+    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets,
+                          off_out.base.n_nonfinite_scores);
 }
 
 py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double bias,
@@ -376,7 +395,7 @@ py::tuple rate_kernel_dense(const py::array& X, const py::array& theta, double b
     AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, X.shape(0));
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
     return with_dense(X, [&](const auto& Xv) {
-        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+        return run_kernel(Xv, theta, bias, atoms, nullptr, coef, margin, rows, n_threads);
     });
 }
 
@@ -389,40 +408,8 @@ py::tuple rate_kernel_csr(const py::array& data, const py::array& indices, const
     AtomArgs atoms = atom_args(atom_indptr, atom_indices, atom_weights, n_atoms, n);
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
     return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
-        return run_kernel(Xv, theta, bias, atoms, coef, margin, rows, n_threads);
+        return run_kernel(Xv, theta, bias, atoms, nullptr, coef, margin, rows, n_threads);
     });
-}
-
-template <class Matrix>
-py::tuple run_offset_kernel(const Matrix& X, const py::array& theta_in, double bias, const AtomArgs& atoms,
-                            const OffsetArgs& off, const CombinationArgs& cb, double margin,
-                            const py::object& rows_in, int n_threads) {
-    auto theta = borrow<double>(theta_in, "theta", 1);
-    check_len(theta.shape(0), X.n_cols, "theta (n_features)");
-    const RowsArg batch(rows_in, X.n_rows);
-    const int64_t* rows = batch.rows;
-    const int64_t n_batch = batch.n_batch;
-    check_threads(n_threads);
-    if (!std::isfinite(bias)) value_error("bias must be finite");
-    if (!(margin > 0.0) || !std::isfinite(margin)) value_error("margin must be a finite number > 0");
-    const int64_t n_atoms = atoms.view.n_atoms;
-    const int64_t k = cb.view.k;
-    const int64_t n_grads = cb.view.separate_gradients ? k : 1;
-    darray rates(n_atoms), ppos(n_atoms), pneg(n_atoms), proxy_values(k), values(k), grad_bias(n_grads);
-    darray grad({n_grads, X.n_cols});
-    darray grad_offsets({n_grads, off.view.n_offsets});
-    rateopt::OffsetKernelOutput out{
-        rateopt::RateKernelOutput{rates.mutable_data(), ppos.mutable_data(), pneg.mutable_data(),
-                                  proxy_values.mutable_data(), values.mutable_data(), grad.mutable_data(),
-                                  grad_bias.mutable_data()},
-        grad_offsets.mutable_data()};
-    {
-        py::gil_scoped_release release;
-        rateopt::offset_rate_kernel(X, theta.data(), bias, atoms.view, off.view, cb.view, margin, rows, n_batch,
-                                    n_threads, out);
-    }
-    return py::make_tuple(rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets,
-                          out.base.n_nonfinite_scores);
 }
 
 py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double bias,
@@ -436,7 +423,7 @@ py::tuple offset_kernel_dense(const py::array& X, const py::array& theta, double
     OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
     return with_dense(X, [&](const auto& Xv) {
-        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+        return run_kernel(Xv, theta, bias, atoms, &off, coef, margin, rows, n_threads);
     });
 }
 
@@ -450,7 +437,7 @@ py::tuple offset_kernel_csr(const py::array& data, const py::array& indices, con
     OffsetArgs off = offset_args(offset_ids, offsets, atoms.view.n_atoms);
     CombinationArgs coef = combination_args(coef_in, proxies, grad_weights, separate, atoms.view.n_atoms);
     return with_csr({data, indices, indptr, n, d}, [&](const auto& Xv) {
-        return run_offset_kernel(Xv, theta, bias, atoms, off, coef, margin, rows, n_threads);
+        return run_kernel(Xv, theta, bias, atoms, &off, coef, margin, rows, n_threads);
     });
 }
 

@@ -715,17 +715,22 @@ class _Recorder:
         r = self.rows
         if r["models"] or self.spec.n_offsets or self.rate_map.metric is not None or self.rate_map.metric_constraints:
             return None
-        out = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates")}
+        out = []
         for w, b, lam, start in window_averages(r["it"], r["w"], r["b"], r["lam"]):
             if start not in self._averages:
                 self._averages[start] = (self.rates_of(self.spec, w.T, b),
                                          None if self.val_spec is None else self.rates_of(self.val_spec, w.T, b))
-            rates, val_rates = self._averages[start]
-            for key, v in zip(("w", "b", "it", "lam", "rates"), (w, b, AVERAGE_ITERATION, lam, rates)):
-                out[key].append(v)
-            if self.val_spec is not None:
-                out["val_rates"].append(val_rates)
-        return out if out["w"] else None
+            out.append((w, b, AVERAGE_ITERATION, lam, *self._averages[start]))
+        return self._as_records(out)
+
+    def _as_records(self, rows):
+        """``(w, b, it, lam, rates, val_rates)`` rows as records (``val_rates`` empty without a validation set;
+        None if there are no rows)."""
+        if not rows:
+            return None
+        out = {k: [row[i] for row in rows] for i, k in enumerate(("w", "b", "it", "lam", "rates"))}
+        out["val_rates"] = [row[5] for row in rows] if self.val_spec is not None else []
+        return out
 
     def candidate_scores(self, fit_intercept=True):
         """The objectives (n,) and constraint values (n, m) of the candidates so far besides the records
@@ -746,7 +751,7 @@ class _Recorder:
         if self.rule_problem is None:
             return None
         r = self.rows
-        out = {k: [] for k in ("w", "b", "it", "lam", "rates", "val_rates")}
+        out = []
         for w, b, lam, start in window_averages(r["it"], r["w"], r["b"], r["lam"]):
             if not rule_window(start):
                 continue
@@ -757,12 +762,9 @@ class _Recorder:
                 self._rules[start] = [(wr, br, self.rates_of(self.spec, wr, br),
                                        None if self.val_spec is None else self.rates_of(self.val_spec, wr, br))
                                       for wr, br, _ in rules]
-            for wr, br, rates, val_rates in self._rules[start]:
-                for key, v in zip(("w", "b", "it", "lam", "rates"), (wr, br, THRESHOLD_RULE_ITERATION, lam, rates)):
-                    out[key].append(v)
-                if self.val_spec is not None:
-                    out["val_rates"].append(val_rates)
-        return out if out["w"] else None
+            out += [(wr, br, THRESHOLD_RULE_ITERATION, lam, rates, val_rates)
+                    for wr, br, rates, val_rates in self._rules[start]]
+        return self._as_records(out)
 
     def result(self, method, feature_map, settings):
         r, A = dict(self.rows), self.spec.n_atoms

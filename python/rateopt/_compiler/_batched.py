@@ -44,7 +44,7 @@ from rateopt._compiler._linear_map import LinearMap
 from rateopt._compiler._rows import rows_from_terms
 from rateopt._language._families import GroupFamily
 from rateopt._language._lowering import CANCEL_RTOL, Env, WeightSum, lower
-from rateopt._language._predicates import And, GroupIs, Not, Or
+from rateopt._language._predicates import group_columns
 from rateopt._utils._lazy import LazyTuple
 from rateopt.metrics import Metric, MetricConstraint
 
@@ -54,17 +54,6 @@ __all__ = ["compile_batched", "is_family"]
 def is_family(c) -> bool:
     """Whether a constraint item is a batched family (not one :class:`Constraint`)."""
     return isinstance(c, GroupFamily)
-
-
-def _columns_of(pred, out):
-    if isinstance(pred, GroupIs):
-        out.add(pred.column)
-    elif isinstance(pred, (And, Or)):
-        for p in pred.parts:
-            _columns_of(p, out)
-    elif isinstance(pred, Not):
-        _columns_of(pred.part, out)
-    return out
 
 
 class _ConstForm:
@@ -264,7 +253,7 @@ def compile_batched(objective, pairs):
         if getattr(ctx, "threshold", None) is not None:
             return None
         cols = family_columns.get(id(ctx.dataset))
-        if cols and _columns_of(ctx._predicate, set()) & cols:
+        if cols and not cols.isdisjoint(group_columns(ctx._predicate)):
             return None
 
     seq = np.concatenate(seq)
@@ -547,8 +536,8 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
         js = np.concatenate([np.arange(len(leaf_names), dtype=np.int64), kept])
         return _layer(names, is_leaf, js, np.concatenate([consts, np.zeros(kept.size)]), L, n_atoms)
     consts = consts.tolist()
-    seen: dict = {}
-    names, row_of, cst = [], [], []  # row_of: ("leaf", i) or ("atom", g)
+    seen: dict = {}  # the kept rows' names
+    row_of, cst = [], []  # row_of: ("leaf", i) or ("atom", g)
 
     def same(k, idx, val, const):
         kind, j = row_of[k]
@@ -560,13 +549,9 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
         return ok and cst[k] == const
 
     def add(name, ref, idx_val, const):
-        name = rate_row_name(seen, name, lambda k: same(k, *idx_val(), const))
-        if name is None:
-            return
-        seen[name] = len(names)
-        names.append(name)
-        row_of.append(ref)
-        cst.append(const)
+        if rate_row_name(seen, name, lambda k: same(k, *idx_val(), const)) is not None:
+            row_of.append(ref)
+            cst.append(const)
 
     for i, name in enumerate(leaf_names):
         add(name, ("leaf", i), lambda i=i: (L.indices[L.indptr[i]: L.indptr[i + 1]].astype(np.int64),
@@ -575,7 +560,7 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
         add(name, ("atom", g), lambda g=g: (np.array([g], dtype=np.int64), np.ones(1)), 0.0)
     is_leaf = np.array([kind == "leaf" for kind, _ in row_of], dtype=bool)
     js = np.array([j for _, j in row_of], dtype=np.int64)
-    return _layer(names, is_leaf, js, cst, L, n_atoms)
+    return _layer(list(seen), is_leaf, js, cst, L, n_atoms)
 
 
 def _atoms_kept(leaf_set, leaf_names, atom_names, L, consts, n_atoms):

@@ -28,6 +28,7 @@ from rateopt._compiler._compiled import (
 )
 from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
+from rateopt._language._evaluation import datasets_by_name
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
 from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
@@ -58,22 +59,6 @@ def resolve_role(datasets, role: str):
     raise RateoptError(
         f"no dataset named {role!r}; datasets given: {[d.name for d in datasets]!r}"
     )
-
-
-def datasets_by_name(expressions) -> dict:
-    """The datasets used by ``expressions``, by name, in order of appearance."""
-    datasets: dict = {}
-    for expr in expressions:
-        for ds in expr.datasets:
-            other = datasets.get(ds.name)
-            if other is None:
-                datasets[ds.name] = ds
-            elif other is not ds:
-                raise RateoptError(
-                    f"two different datasets are both named {ds.name!r}; give them "
-                    "distinct names with Dataset(..., name=...)"
-                )
-    return datasets
 
 
 def flatten_constraints(constraints, datasets, batch=False):
@@ -476,33 +461,33 @@ def constant_constraint_error(constraint, form, subsets):
 
 
 def rate_row_name(seen, name, is_same):
-    """The rate layer's name for a new row: ``name``, or ``name #2``, ``#3``, ... when taken; None when the row
-    already named ``name`` (index ``seen[name]``) is the same (``is_same(index)``), so nothing is added."""
+    """Name a new row of the rate layer: ``name``, or ``name #2``, ``#3``, ... when taken, entered in ``seen``
+    (name -> row index, in row order) and returned; None when the row already named ``name`` (index
+    ``seen[name]``) is the same (``is_same(index)``), so nothing is added."""
     k = seen.get(name)
-    if k is None:
-        return name
-    if is_same(k):
-        return None
-    j = 2
-    while f"{name} #{j}" in seen:
-        j += 1
-    return f"{name} #{j}"
+    if k is not None:
+        if is_same(k):
+            return None
+        j = 2
+        while f"{name} #{j}" in seen:
+            j += 1
+        name = f"{name} #{j}"
+    seen[name] = len(seen)
+    return name
 
 
 def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
     """Every rate leaf, then every atom, under unique names (``A`` a sparse :class:`LinearMap`)."""
-    names, rows, consts = [], [], []
+    rows, consts = [], []
     seen: dict = {}
 
     def add(name, coef, const):
-        name = rate_row_name(seen, name, lambda k: (np.array_equal(rows[k][0], coef[0])
-                                                  and np.array_equal(rows[k][1], coef[1]) and consts[k] == const))
-        if name is None:
-            return
-        seen[name] = len(names)
-        names.append(name)
-        rows.append(coef)
-        consts.append(const)
+        def same(k):
+            return np.array_equal(rows[k][0], coef[0]) and np.array_equal(rows[k][1], coef[1]) and consts[k] == const
+
+        if rate_row_name(seen, name, same) is not None:
+            rows.append(coef)
+            consts.append(const)
 
     leaves = form_rows(list(leaf_forms.values()), gid_of, n_atoms)
     for i, (name, f) in enumerate(leaf_forms.items()):
@@ -510,7 +495,7 @@ def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
         add(name, (leaves.indices[a:b].astype(np.int64), leaves.data[a:b]), f.const)
     for a in atoms:
         add(a.name, (np.array([a.index], dtype=np.int64), np.ones(1)), 0.0)
-    return RateLayer(names=tuple(names), A=LinearMap.from_rows(rows, n_atoms),
+    return RateLayer(names=tuple(seen), A=LinearMap.from_rows(rows, n_atoms),
                      b=frozen(np.array(consts, dtype=np.float64)))
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from rateopt._language._data import Context, Dataset
-from rateopt._language._expressions import Constant, Expression, sum
+from rateopt._language._expressions import Constant, Expression, RateLeaf, sum
 from rateopt._language._validation import as_1d, missing_mask, readonly, unique
 from rateopt.exceptions import RateoptError
 
@@ -217,7 +217,7 @@ def _class_context(context):
     return context
 
 
-class ClassRate(Expression):
+class ClassRate(RateLeaf):
     """A K-class rate leaf: ``W(S & label & yhat = predicted) / W(S & denominator)``.
 
     Parameters
@@ -263,10 +263,6 @@ class ClassRate(Expression):
         object.__setattr__(self, "denominator", None if denominator is None else (denominator[0], int(denominator[1])))
         object.__setattr__(self, "short_name", str(short_name))
 
-    def leaves(self):
-        """The leaf itself."""
-        yield self
-
     def label_mask(self, which="label"):
         """The true classes the numerator (or the denominator) counts.
 
@@ -286,18 +282,19 @@ class ClassRate(Expression):
         out[cond[1]] = cond[0] == "="
         return out
 
-    @property
-    def name(self) -> str:
-        """The rate's name in reports, e.g. ``"recall(2)[sex=F]"``."""
-        return f"{self.short_name}[{self.context.label}]"
-
-    def __str__(self) -> str:
-        return self.name
-
 
 def _label(ds, k):
     v = ds.classes[k]
     return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _one_class_rate(context, k, sense, short) -> ClassRate:
+    """Class ``k``'s rate among the rows whose true class is (``sense="="``), is not (``"!="``) or may be
+    (None) ``k``, named ``short(k)``."""
+    ctx = _class_context(context)
+    j = class_index(ctx.dataset, k)
+    cond = None if sense is None else (sense, j)
+    return ClassRate(ctx, j, cond, cond, f"{short}({_label(ctx.dataset, j)})")
 
 
 def class_prediction_rate(context, k) -> ClassRate:
@@ -322,9 +319,7 @@ def class_prediction_rate(context, k) -> ClassRate:
     >>> str(ro.class_prediction_rate(ds.context(), 2))
     'ppr(2)[all]'
     """
-    ctx = _class_context(context)
-    j = class_index(ctx.dataset, k)
-    return ClassRate(ctx, j, None, None, f"ppr({_label(ctx.dataset, j)})")
+    return _one_class_rate(context, k, None, "ppr")
 
 
 def class_recall(context, k) -> ClassRate:
@@ -340,9 +335,7 @@ def class_recall(context, k) -> ClassRate:
     -------
     ClassRate
     """
-    ctx = _class_context(context)
-    j = class_index(ctx.dataset, k)
-    return ClassRate(ctx, j, ("=", j), ("=", j), f"recall({_label(ctx.dataset, j)})")
+    return _one_class_rate(context, k, "=", "recall")
 
 
 def class_false_positive_rate(context, k) -> ClassRate:
@@ -358,9 +351,7 @@ def class_false_positive_rate(context, k) -> ClassRate:
     -------
     ClassRate
     """
-    ctx = _class_context(context)
-    j = class_index(ctx.dataset, k)
-    return ClassRate(ctx, j, ("!=", j), ("!=", j), f"fpr({_label(ctx.dataset, j)})")
+    return _one_class_rate(context, k, "!=", "fpr")
 
 
 def confusion_rate(context, predicted, true) -> ClassRate:

@@ -26,7 +26,7 @@ from ._expressions import lift
 from ._lowering import CANCEL_RTOL, Env, lower, scaled_by_max
 from ._predictions import decision_values
 
-__all__ = ["KINDS", "expression_value", "prediction_values"]
+__all__ = ["KINDS", "datasets_by_name", "expression_value", "prediction_values"]
 
 #: How an array of predictions may be read (``kind=`` of :func:`expression_value`).
 KINDS = ("auto", "decisions", "scores", "probabilities", "labels")
@@ -65,7 +65,7 @@ def expression_value(expression, predictions, *, kind="auto"):
     expr = lift(expression)
     if expr is NotImplemented or isinstance(expression, R.Constraint):
         raise TypeError(f"objective must be a rate expression or a number, got {type(expression).__name__}")
-    datasets = _datasets_by_name(expr)
+    datasets = datasets_by_name((expr,))
     for name, ds in datasets.items():
         if getattr(ds, "compile_backend", None) is not None:  # rateopt.dask.Dataset: its rows live on workers
             raise RateoptError(
@@ -88,10 +88,11 @@ def expression_value(expression, predictions, *, kind="auto"):
     return float(coef @ p + float(form.const))
 
 
-def _datasets_by_name(expr) -> dict:
-    """The expression's datasets by name, in order of appearance (distinct datasets need distinct names)."""
+def datasets_by_name(expressions) -> dict:
+    """The datasets used by ``expressions``, by name, in order of appearance (distinct datasets need distinct
+    names)."""
     datasets: dict = {}
-    for ds in expr.datasets:
+    for ds in (ds for expr in expressions for ds in expr.datasets):
         other = datasets.setdefault(ds.name, ds)
         if other is not ds:
             raise RateoptError(

@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Expression", "Constant", "Sum", "Scale", "Constraint", "equal", "sum", "as_scalar", "lift"]
+__all__ = ["Expression", "RateLeaf", "Constant", "Sum", "Scale", "Constraint", "equal", "sum", "as_scalar", "lift"]
 
 
 def _fmt(c: float) -> str:
@@ -336,6 +336,33 @@ def _rebuild(cls, state):
         object.__setattr__(obj, k, v)
     return obj
 
+
+class RateLeaf(Expression):
+    """Base of the rate leaves, two-class (``Rate``) and K-class (``ClassRate``): a rate on one subset.
+
+    A subclass holds ``context`` (the subset) and ``short_name``; the leaf is
+    its own only leaf and is named ``short_name[subset]``.
+    """
+
+    __slots__ = ()
+
+    def leaves(self):
+        """Iterate over the rate leaves: the leaf itself.
+
+        Yields
+        ------
+        Rate
+            ``self``.
+        """
+        yield self
+
+    @property
+    def name(self) -> str:
+        """The rate's name in reports, e.g. ``"tpr[sex=Female]"`` or ``"recall(2)[sex=F]"``."""
+        return f"{self.short_name}[{self.context.label}]"
+
+    def __str__(self) -> str:
+        return self.name
 
 class Constant(Expression):
     """A constant term.

@@ -17,7 +17,7 @@ import numpy as np
 from rateopt.exceptions import MissingBaselineError, MissingLabelsError
 
 __all__ = ["Predicate", "All", "Mask", "GroupIs", "LabelIs", "BaselineIs", "And", "Or", "Not", "wrap",
-           "intersection", "union", "describe_group_value"]
+           "intersection", "union", "describe_group_value", "group_columns"]
 
 
 def _format_value(v) -> str:
@@ -149,86 +149,79 @@ class GroupIs(Predicate):
         return (self.column, self.values)
 
 
-class LabelIs(Predicate):
-    """The rows labeled ``value`` (0 or 1)."""
+class _BinaryIs(Predicate):
+    """The rows whose 0/1 column ``_column`` (the label, the baseline's decision) is ``value``."""
 
     __slots__ = ("value",)
+    _column = ""
 
     def __init__(self, value: int):
         self.value = value
+
+    def describe(self):
+        return f"{self._column}={self.value}"
+
+    def _key(self):
+        return (self.value,)
+
+
+class LabelIs(_BinaryIs):
+    """The rows labeled ``value`` (0 or 1)."""
+
+    __slots__ = ()
+    _column = "y"
 
     def evaluate(self, ds):
         if ds.y is None:
             raise MissingLabelsError(f"dataset {ds.name!r} has no labels")
         return ds.y == self.value
 
-    def describe(self):
-        return f"y={self.value}"
 
-    def _key(self):
-        return (self.value,)
-
-
-class BaselineIs(Predicate):
+class BaselineIs(_BinaryIs):
     """The rows the baseline model decides ``value`` (0 or 1) on."""
 
-    __slots__ = ("value",)
-
-    def __init__(self, value: int):
-        self.value = value
+    __slots__ = ()
+    _column = "baseline"
 
     def evaluate(self, ds):
         if ds.baseline is None:
             raise MissingBaselineError(f"dataset {ds.name!r} has no baseline")
         return ds.baseline if self.value == 1 else ~ds.baseline
 
+
+class _Joined(Predicate):
+    """The intersection or union (``_combine``) of ``parts``, named by joining theirs with ``_sep``."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+
+    def evaluate(self, ds):
+        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
+        for p in self.parts[1:]:
+            self._combine(out, p.evaluate(ds), out=out)
+        return out
+
     def describe(self):
-        return f"baseline={self.value}"
+        return f" {self._sep} ".join(wrap(p.describe(), self._other) for p in self.parts)
 
-    def _key(self):
-        return (self.value,)
+    def _key(self):  # intersection and union are commutative: order only matters for the name
+        return frozenset(self.parts)
 
 
-class And(Predicate):
+class And(_Joined):
     """The intersection of ``parts``."""
 
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: tuple):
-        self.parts = parts
-
-    def evaluate(self, ds):
-        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
-        for p in self.parts[1:]:
-            out &= p.evaluate(ds)
-        return out
-
-    def describe(self):
-        return " & ".join(wrap(p.describe(), "|") for p in self.parts)
-
-    def _key(self):  # intersection is commutative: order only matters for the name
-        return frozenset(self.parts)
+    __slots__ = ()
+    _combine, _sep, _other = np.bitwise_and, "&", "|"
 
 
-class Or(Predicate):
+class Or(_Joined):
     """The union of ``parts``."""
 
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: tuple):
-        self.parts = parts
-
-    def evaluate(self, ds):
-        out = np.array(self.parts[0].evaluate(ds), dtype=bool, copy=True)
-        for p in self.parts[1:]:
-            out |= p.evaluate(ds)
-        return out
-
-    def describe(self):
-        return " | ".join(wrap(p.describe(), "&") for p in self.parts)
-
-    def _key(self):
-        return frozenset(self.parts)
+    __slots__ = ()
+    _combine, _sep, _other = np.bitwise_or, "|", "&"
 
 
 class Not(Predicate):
@@ -262,9 +255,7 @@ def intersection(a: Predicate, b: Predicate) -> Predicate:
         return a
     if a == b:
         return a
-    pa = a.parts if isinstance(a, And) else (a,)
-    pb = b.parts if isinstance(b, And) else (b,)
-    return And(pa + tuple(p for p in pb if p not in pa))
+    return _joined(And, a, b)
 
 
 def union(a: Predicate, b: Predicate) -> Predicate:
@@ -273,6 +264,21 @@ def union(a: Predicate, b: Predicate) -> Predicate:
         return All()
     if a == b:
         return a
-    pa = a.parts if isinstance(a, Or) else (a,)
-    pb = b.parts if isinstance(b, Or) else (b,)
-    return Or(pa + tuple(p for p in pb if p not in pa))
+    return _joined(Or, a, b)
+
+
+def _joined(cls, a, b):
+    """``cls`` (And or Or) of ``a``'s and ``b``'s parts, nested ones flattened, repeats dropped."""
+    pa = a.parts if isinstance(a, cls) else (a,)
+    pb = b.parts if isinstance(b, cls) else (b,)
+    return cls(pa + tuple(p for p in pb if p not in pa))
+
+
+def group_columns(predicate) -> list:
+    """The group columns a predicate reads (its ``GroupIs`` parts), in order of first appearance."""
+    if isinstance(predicate, GroupIs):
+        return [predicate.column]
+    if isinstance(predicate, Not):
+        return group_columns(predicate.part)
+    parts = predicate.parts if isinstance(predicate, _Joined) else ()
+    return list(dict.fromkeys(c for p in parts for c in group_columns(p)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rateopt._language._data import Dataset
+from rateopt._language._validation import read_label_values
 from rateopt.exceptions import RateoptError
 
 __all__ = ["decision_values", "positive_decisions"]
@@ -45,40 +46,16 @@ def decision_values(pred, kind: str, ds: Dataset) -> np.ndarray:
         raise RateoptError(
             f"predictions for dataset {name!r} must have shape ({n_samples},), got {a.shape}"
         )
-    by_label = None  # the reading as a classifier's predict output in the label values
-    if kind in ("auto", "labels") and ds.classes is not None:
-        known = np.array([c for c in ds.classes if c is not None], dtype=object)
-        if bool(np.all(np.isin(a, known))):
-            by_label = np.asarray(a == ds.classes[1], dtype=np.float64)
-    if kind == "labels":
-        if by_label is None:
-            raise RateoptError(
-                f"kind='labels' but the predictions for dataset {name!r} are not all among its "
-                f"label values {ds.classes!r}"
-                if ds.classes is not None
-                else f"kind='labels' but dataset {name!r} has no labels"
-            )
-        return by_label
-    if a.dtype.kind not in "biuf":
-        if by_label is not None:
-            return by_label
-        raise RateoptError(
-            f"predictions for dataset {name!r} must be numeric or boolean (or the dataset's "
-            f"label values), got dtype {a.dtype}"
-        )
-    try:
-        values = _numeric_decision_values(a, kind, name)
-    except RateoptError:
-        if by_label is None:
-            raise
-        values = None
-    if by_label is not None and (values is None or not np.array_equal(values, by_label)):
-        raise RateoptError(
-            f"predictions for dataset {name!r} are ambiguous: read as label values "
-            f"{ds.classes!r} (positive label {ds.classes[1]!r}) they differ from their reading "
-            "as 0/1 decisions or scores; pass kind='labels', 'decisions' or 'scores'"
-        )
-    return values
+    return read_label_values(a, kind, ds.classes, np.float64, lambda a, k: _numeric_decision_values(a, k, name), {
+        "labels": lambda: (f"kind='labels' but the predictions for dataset {name!r} are not all among its "
+                           f"label values {ds.classes!r}" if ds.classes is not None
+                           else f"kind='labels' but dataset {name!r} has no labels"),
+        "dtype": lambda: (f"predictions for dataset {name!r} must be numeric or boolean (or the dataset's "
+                          f"label values), got dtype {a.dtype}"),
+        "ambiguous": lambda: (f"predictions for dataset {name!r} are ambiguous: read as label values "
+                              f"{ds.classes!r} (positive label {ds.classes[1]!r}) they differ from their reading "
+                              "as 0/1 decisions or scores; pass kind='labels', 'decisions' or 'scores'"),
+    })
 
 
 def _numeric_decision_values(a: np.ndarray, kind: str, name: str) -> np.ndarray:

@@ -40,6 +40,7 @@ from rateopt._language._expressions import (
     Constant,
     Constraint,
     Expression,
+    RateLeaf,
     Scale,
     Sum,
     equal,
@@ -119,7 +120,7 @@ __all__ = [
 # --------------------------------------------------------------------------- leaves
 
 
-class Rate(Expression):
+class Rate(RateLeaf):
     """Base class of rate leaves: a named rate on one subset of one dataset.
 
     Parameters
@@ -157,24 +158,6 @@ class Rate(Expression):
             )
         super().__init__(())
         object.__setattr__(self, "context", context)
-
-    def leaves(self):
-        """Iterate over the rate leaves: the leaf itself.
-
-        Yields
-        ------
-        Rate
-            ``self``.
-        """
-        yield self
-
-    @property
-    def name(self) -> str:
-        """The rate's name in reports, e.g. ``"tpr[sex=Female]"``."""
-        return f"{self.short_name}[{self.context.label}]"
-
-    def __str__(self) -> str:
-        return self.name
 
 
 def _snake_case(class_name):

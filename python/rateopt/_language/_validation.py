@@ -619,40 +619,45 @@ def parse_baseline(baseline, kind: str, n_samples: int, classes):
             "baseline contains missing values (None, NaN or pd.NA): every example needs "
             "the baseline model's decision"
         )
+    return readonly(read_label_values(b, kind, classes, bool, _numeric_baseline, {
+        "labels": lambda: ("baseline_kind='labels' but the baseline values are not all among the "
+                           f"label values {classes!r}" if classes is not None
+                           else "baseline_kind='labels' but y is None"),
+        "dtype": lambda: f"baseline must hold boolean/0-1 decisions, real scores or the label values, got dtype {b.dtype}",
+        "ambiguous": lambda: (f"baseline is ambiguous: read as label values {classes!r} (positive label "
+                              f"{classes[1]!r}) it differs from its reading as 0/1 decisions or scores; "
+                              "pass baseline_kind='labels', 'decisions' or 'scores'"),
+    }))
+
+
+def read_label_values(a, kind: str, classes, dtype, numeric, messages: dict) -> np.ndarray:
+    """``a`` read as label values (``a == classes[1]`` in ``dtype``) or by ``numeric(a, kind)``: one rule for
+    predictions and baselines. ``kind="labels"`` and non-numeric arrays take the label reading only; a numeric
+    array whose two readings differ is ambiguous. ``messages["labels" | "dtype" | "ambiguous"]()`` is the
+    refusal's message.
+    """
     by_label = None  # the reading as a classifier's predict output in the label values
     if kind in ("auto", "labels") and classes is not None:
         known = np.array([c for c in classes if c is not None], dtype=object)
-        if bool(np.all(np.isin(b, known))):
-            by_label = np.asarray(b == classes[1], dtype=bool)
+        if bool(np.all(np.isin(a, known))):
+            by_label = np.asarray(a == classes[1], dtype=dtype)
     if kind == "labels":
         if by_label is None:
-            raise RateoptError(
-                "baseline_kind='labels' but the baseline values are not all among the "
-                f"label values {classes!r}"
-                if classes is not None
-                else "baseline_kind='labels' but y is None"
-            )
-        return readonly(by_label)
-    if b.dtype.kind not in "biuf":
+            raise RateoptError(messages["labels"]())
+        return by_label
+    if a.dtype.kind not in "biuf":
         if by_label is not None:
-            return readonly(by_label)
-        raise RateoptError(
-            "baseline must hold boolean/0-1 decisions, real scores or the label values, "
-            f"got dtype {b.dtype}"
-        )
+            return by_label
+        raise RateoptError(messages["dtype"]())
     try:
-        dec = _numeric_baseline(b, kind)
+        values = numeric(a, kind)
     except RateoptError:
         if by_label is None:
             raise
-        dec = None
-    if by_label is not None and (dec is None or not np.array_equal(dec, by_label)):
-        raise RateoptError(
-            f"baseline is ambiguous: read as label values {classes!r} (positive label "
-            f"{classes[1]!r}) it differs from its reading as 0/1 decisions or scores; "
-            "pass baseline_kind='labels', 'decisions' or 'scores'"
-        )
-    return readonly(dec)
+        values = None
+    if by_label is not None and (values is None or not np.array_equal(values, by_label)):
+        raise RateoptError(messages["ambiguous"]())
+    return values
 
 
 def _numeric_baseline(b, kind):

@@ -34,27 +34,19 @@ from .._compiler._linear_map import LinearMap
 from ..core._kernel_block import check_block_memory
 from ..metrics._macro_f1 import MacroF1, macro_f1_gradient, macro_f1_loss
 from ._arity import CLASS_PROXIES, KClasses
-from ._spec import Combinations, KernelPass
+from ._spec import Combinations, ConstraintMap, KernelPass, LocalRows
 
 __all__ = ["CLASS_PROXIES", "ClassBlock", "ClassGameSpec", "ClassObjective", "class_spec_from_problem"]
 
 
 
 @dataclass(frozen=True)
-class ClassBlock:
+class ClassBlock(LocalRows):
     """The one dataset of a K-class game: validated features and each row's (cell, label) cell id."""
 
     X: core.FeatureMatrix
     cells: core.ClassCells
     name: str = "train"
-
-    @property
-    def n_samples(self):
-        return self.X.n_samples
-
-    @property
-    def n_features(self):
-        return self.X.n_features
 
 
 class ClassObjective:
@@ -119,7 +111,7 @@ class ClassObjective:
 
 
 @dataclass(frozen=True)
-class ClassGameSpec:
+class ClassGameSpec(ConstraintMap):
     """Everything a K-class game needs, compiled once (the K-class twin of :class:`GameSpec`).
 
     Attributes
@@ -170,19 +162,11 @@ class ClassGameSpec:
     def n_classes(self):
         return len(self.classes)
 
-    @property
-    def n_constraints(self):
-        return self.C.shape[0]
-
     def objective(self, stats):
         """Objective at statistics ``stats``."""
         if self.metric is not None:
             return self.metric.objective(stats)
         return float(self.c0 @ stats + self.const0)
-
-    def constraints(self, stats):
-        """Constraint values ``C s - kappa`` (<= 0 means satisfied)."""
-        return self.C @ stats - self.kappa
 
     def constraint_bound(self):
         """B: a bound on every ``|g_i|`` (each row's counts sum to its weight); 1 without constraints."""

@@ -25,7 +25,7 @@ from .._language._predictions import positive_decisions
 from ..core._kernel_block import check_block_memory
 from ._arity import TWO_CLASSES, Arity, TwoClasses
 
-__all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
+__all__ = ["Block", "ConstraintMap", "GameSpec", "LocalRows", "Combinations", "KernelPass", "kernel_pass", "atom_table", "revalidated",
            "spec_from_problem"]
 
 #: Constraint rows (and the objective) with a coefficient or offset above this
@@ -33,8 +33,32 @@ __all__ = ["Block", "GameSpec", "Combinations", "KernelPass", "kernel_pass", "at
 PLAYER_MAX_MAGNITUDE = 2.0**64
 
 
+class LocalRows:
+    """``n_samples`` and ``n_features`` of a block whose features ``X`` (a FeatureMatrix) are here."""
+
+    @property
+    def n_samples(self):
+        return self.X.n_samples
+
+    @property
+    def n_features(self):
+        return self.X.n_features
+
+
+class ConstraintMap:
+    """``n_constraints`` and the constraint values ``C s - kappa`` of a spec (two-class or K-class)."""
+
+    @property
+    def n_constraints(self):
+        return self.C.shape[0]
+
+    def constraints(self, stats):
+        """0-1 constraint values ``C s - kappa`` at statistics ``s`` (<= 0 means satisfied)."""
+        return self.C @ stats - self.kappa
+
+
 @dataclass(frozen=True)
-class Block:
+class Block(LocalRows):
     """One dataset of a game: features, atom table, global ids of its atoms.
 
     A block runs the fused kernel on its rows (:meth:`run_kernel`). Blocks whose
@@ -47,14 +71,6 @@ class Block:
     atoms: core.AtomTable
     atom_ids: np.ndarray
     name: str = "data"
-
-    @property
-    def n_samples(self):
-        return self.X.n_samples
-
-    @property
-    def n_features(self):
-        return self.X.n_features
 
     def run_kernel(self, theta, bias, coefs, proxies, grad_weights, offset_ids, offsets, *, margin, rows,
                    n_threads):
@@ -75,7 +91,7 @@ class Block:
 
 
 @dataclass(frozen=True)
-class GameSpec:
+class GameSpec(ConstraintMap):
     """Everything a game needs, compiled once.
 
     Attributes
@@ -126,10 +142,6 @@ class GameSpec:
     #: The class labels of a K-class spec (None: two classes).
     classes: ClassVar = None
 
-    @property
-    def n_constraints(self):
-        return self.C.shape[0]
-
     def run_pass(self, theta, bias, combinations, *, margin=1.0, rows=None, n_threads=None, offsets=None):
         """The driver's one pass per iteration: :func:`kernel_pass` on this spec."""
         return kernel_pass(self, theta, bias, combinations, margin=margin, rows=rows, n_threads=n_threads,
@@ -148,10 +160,6 @@ class GameSpec:
     def objective(self, rates):
         """0-1 objective from atom rates."""
         return float(self.c0 @ rates + self.const0)
-
-    def constraints(self, rates):
-        """0-1 constraint values ``C rates - kappa`` (<= 0 means satisfied)."""
-        return self.C @ rates - self.kappa
 
     def proxy_constraints(self, theta, bias, *, margin=1.0, rows=None, n_threads=None, offsets=None):
         """Hinge upper bounds ``g~_i`` of every constraint at ``(theta, bias)``.

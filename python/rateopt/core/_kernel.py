@@ -260,30 +260,35 @@ def rate_kernel_multi(X, theta, bias, atoms, coefs, *, proxies="hinge", grad_wei
     threads = resolve_n_threads(n_threads)
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, coefs, codes, weights,
             bool(separate_gradients), margin, rows, threads)
-    if Xm.is_sparse:
-        out = _core.rate_kernel_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
-    else:
-        out = _core.rate_kernel_dense(Xm.data, *args)
-    rates, ppos, pneg, proxy_values, values, grad, grad_bias, n_nonfinite = out
+    return _kernel_pass(MultiKernelResult, _core.rate_kernel_csr, _core.rate_kernel_dense, Xm, args,
+                        separate_gradients, "scores x.theta + bias", "theta")
+
+
+def _kernel_pass(result, csr, dense, Xm, args, separate, scores, reduce):
+    """One pass of a multi-combination kernel over ``Xm``, its overflow checks, and its ``result``.
+
+    The core returns the atom rates, hinge rates, proxy values, values, gradients (then any further gradient)
+    and the count of non-finite ``scores``; without ``separate`` gradients the first row of each is kept. The
+    messages say to scale X or reduce ``reduce``.
+    """
+    out = csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args) if Xm.is_sparse else dense(Xm.data, *args)
+    *arrays, n_nonfinite = out
     if n_nonfinite:
-        raise NumericalError(
-            f"the scores x.theta + bias of {n_nonfinite} row(s) are not finite (overflow, or inf - inf): "
-            "scale X or reduce theta"
-        )
-    if not all(np.all(np.isfinite(a)) for a in (proxy_values, values, grad_bias, grad, ppos, pneg)):
+        raise NumericalError(f"the {scores} of {n_nonfinite} row(s) are not finite (overflow, or inf - inf): "
+                             f"scale X or reduce {reduce}")
+    if not all(np.all(np.isfinite(a)) for a in arrays[1:]):
         raise NumericalError("the proxies overflowed (a non-finite proxy value, combination value, hinge rate or "
-                             "gradient): scale X or reduce theta, or the coefficients")
-    if not separate_gradients:
-        grad, grad_bias = grad[0], float(grad_bias[0])
-    return MultiKernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_values=proxy_values,
-                             values=values, grad=grad, grad_bias=grad_bias)
+                             f"gradient): scale X or reduce {reduce}, or the coefficients")
+    if not separate:  # grad, grad_bias and any further gradient: the one weighted sum
+        arrays[5:] = [arrays[5][0], float(arrays[6][0]), *(a[0] for a in arrays[7:])]
+    return result(*arrays)
 
 
 # --- offset atoms: thresholded rates with trainable thresholds (ROC-AUC, issue 11) ---
 
 
 @dataclass(frozen=True)
-class OffsetKernelResult:
+class OffsetKernelResult(MultiKernelResult):
     """What one call of :func:`rate_kernel_offsets` returns.
 
     Parameters
@@ -309,13 +314,6 @@ class OffsetKernelResult:
         The same for the offsets.
     """
 
-    rates: np.ndarray
-    proxy_pos_rates: np.ndarray
-    proxy_neg_rates: np.ndarray
-    proxy_values: np.ndarray
-    values: np.ndarray
-    grad: np.ndarray
-    grad_bias: object
     grad_offsets: np.ndarray
 
 
@@ -412,23 +410,8 @@ def rate_kernel_offsets(X, theta, bias, atoms, coefs, offset_ids, offsets, *, pr
     threads = resolve_n_threads(n_threads)
     args = (theta, bias, atoms.indptr, atoms.indices, atoms.weights, atoms.n_atoms, ids, offsets, coefs, codes,
             weights, bool(separate_gradients), margin, rows, threads)
-    if Xm.is_sparse:
-        out = _core.offset_kernel_csr(*Xm.csr_arrays, Xm.n_samples, Xm.n_features, *args)
-    else:
-        out = _core.offset_kernel_dense(Xm.data, *args)
-    rates, ppos, pneg, proxy_values, values, grad, grad_bias, grad_offsets, n_nonfinite = out
-    if n_nonfinite:
-        raise NumericalError(
-            f"the shifted scores x.theta + bias - offset of {n_nonfinite} row(s) are not finite (overflow, or "
-            "inf - inf): scale X or reduce theta and the offsets"
-        )
-    if not all(np.all(np.isfinite(a)) for a in (proxy_values, values, grad_bias, grad, grad_offsets, ppos, pneg)):
-        raise NumericalError("the proxies overflowed (a non-finite proxy value, combination value, hinge rate or "
-                             "gradient): scale X or reduce theta and the offsets, or the coefficients")
-    if not separate_gradients:
-        grad, grad_bias, grad_offsets = grad[0], float(grad_bias[0]), grad_offsets[0]
-    return OffsetKernelResult(rates=rates, proxy_pos_rates=ppos, proxy_neg_rates=pneg, proxy_values=proxy_values,
-                              values=values, grad=grad, grad_bias=grad_bias, grad_offsets=grad_offsets)
+    return _kernel_pass(OffsetKernelResult, _core.offset_kernel_csr, _core.offset_kernel_dense, Xm, args,
+                        separate_gradients, "shifted scores x.theta + bias - offset", "theta and the offsets")
 
 
 # --- ramp rates (Goh et al., 2016): the kernel's "ramp" proxy on one combination per atom ---

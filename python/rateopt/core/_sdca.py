@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import operator
+import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._utils._validation import as_finite_scalar, as_float_vector
+from .._utils._validation import as_finite_scalar, as_float_vector, check_int
 from ..exceptions import NumericalError
 from ._matrix import FeatureMatrix
 from ._runtime import extension as _core
@@ -215,14 +215,7 @@ def sdca_two_sided_hinge(X, A, B, *, lam, tau=1.0, beta=0.0, bias="fixed", bias_
     tol = as_finite_scalar(tol, "tol")
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    if isinstance(max_epochs, bool):
-        raise ValueError(f"max_epochs must be an integer, got {max_epochs!r}")
-    try:
-        max_epochs = operator.index(max_epochs)
-    except TypeError:
-        raise ValueError(f"max_epochs must be an integer, got {max_epochs!r}") from None
-    if max_epochs < 0:
-        raise ValueError(f"max_epochs must be >= 0, got {max_epochs}")
+    max_epochs = check_int("max_epochs", max_epochs, 0, maximum=math.inf)  # the core's conversion bounds it
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) \
             or not 0 <= int(random_state) < 2**64:
         raise ValueError(f"random_state must be an integer in [0, 2**64), got {random_state!r}")

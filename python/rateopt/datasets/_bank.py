@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, document_scaling, encode, raw_columns, require_pandas
+from ._encoding import check_scaling, document_scaling, encoded, require_pandas
 from ._packages import locate
 
 __all__ = ["load_bank"]
@@ -23,17 +23,15 @@ def _build_bank(scaling):
     columns = [("num", c, df[c].to_numpy()) for c in _BANK_NUM]
     columns += [("cat", c, df[c].to_numpy(dtype=object)) for c in _BANK_CAT]
     columns += [("cat", "age", age, ["<=21", "22-64", ">=65"]), ("cat", "marital", marital)]
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "bank", "X": X, "feature_names": names, "source": source, "label": "subscribed a term deposit",
+    return encoded(columns, n, scaling, {
+        "name": "bank", "source": source, "label": "subscribed a term deposit",
         "y": (df["__y__subscription"].to_numpy(dtype=object) == "yes"),
         "groups": {"age": age, "marital": marital},
         "paper_split": (31647, 4521, 9042),
         "notes": ("UCI bank-full as shipped by fair-trees (45,203 of 45,211 rows). Age exists only in 3 "
                   "buckets (<=21 / 22-64 / >=65), not the paper's 5 quintiles; marital only as "
                   "married/non-married. Both stay in X (one-hot)."),
-    }
+    })
 
 
 @document_scaling("standard")

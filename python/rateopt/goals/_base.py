@@ -30,7 +30,8 @@ from rateopt.exceptions import EmptySubsetError, RateoptError
 from .._language._expressions import as_scalar
 
 __all__ = ["BOUND_PARAMS", "BOUND_PARAMS_HEAD", "BOUND_PARAMS_TAIL", "GOAL_PARAMS_TAIL", "BoundGoal", "Goal", "SIDES",
-           "bound_goal", "check_number", "goal_fields", "validate_group"]
+           "bound_goal", "check_number", "goal_fields", "validate_group",
+           "validate_parity"]
 
 
 #: The ``sides`` a goal may bound against the whole dataset.
@@ -265,6 +266,15 @@ def validate_group(owner, group, required):
     cols = group if isinstance(group, tuple) else (group,)
     if not cols:
         raise RateoptError(f"{owner}: group is empty")
+
+
+def validate_parity(goal, hi_open=False):
+    """Check a parity goal's ``group`` (required), ``slack`` (in [0, 1], below 1 with ``hi_open``) and ``sides``."""
+    owner = type(goal).__name__
+    validate_group(owner, goal.group, required=True)
+    check_number(owner, "slack", goal.slack, lo=0.0, hi=1.0, hi_open=hi_open)
+    if goal.sides not in SIDES:
+        raise RateoptError(f"{owner}: sides must be one of {SIDES}, got {goal.sides!r}")
 
 
 # --------------------------------------------------------------------------- the shared fields

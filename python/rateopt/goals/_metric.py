@@ -12,19 +12,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rateopt._language._auc import roc_auc
-from rateopt.exceptions import RateoptError
 from rateopt.goals._base import (
     BOUND_PARAMS,
     BOUND_PARAMS_HEAD,
     BOUND_PARAMS_TAIL,
     GOAL_PARAMS_TAIL,
-    SIDES,
     BoundGoal,
     Goal,
     bound_goal,
     check_number,
     goal_fields,
-    validate_group,
+    validate_parity,
 )
 from rateopt.metrics import f_measure, g_mean, kl_divergence, precision
 
@@ -46,11 +44,7 @@ class _MetricParityGoal(Goal):
         values: tuple | None = field(default=None, kw_only=True)
 
     def _validate(self):
-        owner = type(self).__name__
-        validate_group(owner, self.group, required=True)
-        check_number(owner, "slack", self.slack, lo=0.0, hi=1.0)
-        if self.sides not in SIDES:
-            raise RateoptError(f"{owner}: sides must be one of {SIDES}, got {self.sides!r}")
+        validate_parity(self)
 
     def _metric(self, ctx):  # pragma: no cover - abstract
         raise NotImplementedError

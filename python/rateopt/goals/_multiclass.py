@@ -28,7 +28,7 @@ from rateopt._language._classes import (
     confusion_rate,
 )
 from rateopt.exceptions import RateoptError
-from rateopt.goals._base import GOAL_PARAMS_TAIL, SIDES, Goal, check_number, goal_fields, validate_group
+from rateopt.goals._base import GOAL_PARAMS_TAIL, Goal, check_number, goal_fields, validate_group, validate_parity
 from rateopt.goals._parity import relative_bounds
 
 __all__ = ["ClassGoal", "ClassPrecisionFloor", "ClassPriorMatching", "ClassRecallFloor",
@@ -80,11 +80,7 @@ class _ClassParityGoal(ClassGoal):
         values: tuple | None = field(default=None, kw_only=True)
 
     def _validate(self):
-        owner = type(self).__name__
-        validate_group(owner, self.group, required=True)
-        check_number(owner, "slack", self.slack, lo=0.0, hi=1.0)
-        if self.sides not in SIDES:
-            raise RateoptError(f"{owner}: sides must be one of {SIDES}, got {self.sides!r}")
+        validate_parity(self)
         _check_classes(self)
 
     def _build_classes(self, ds):

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rateopt._language import _rates as R
 from rateopt._language._families import GroupFamily
-from rateopt.exceptions import RateoptError
-from rateopt.goals._base import GOAL_PARAMS_TAIL, SIDES, Goal, check_number, goal_fields, validate_group
+from rateopt.goals._base import GOAL_PARAMS_TAIL, Goal, check_number, goal_fields, validate_group, validate_parity
 
 __all__ = ["AccurateCoverage", "DemographicParity", "EqualAccuracy", "EqualOpportunity", "EqualizedOdds",
            "NoLostBenefits", "NotWorseOff", "accurate_coverage", "demographic_parity", "equal_accuracy",
@@ -54,11 +53,7 @@ class _ParityGoal(Goal):
         values: tuple | None = field(default=None, kw_only=True)
 
     def _validate(self):
-        owner = type(self).__name__
-        validate_group(owner, self.group, required=True)
-        check_number(owner, "slack", self.slack, lo=0.0, hi=1.0, hi_open=self.multiplicative)
-        if self.sides not in SIDES:
-            raise RateoptError(f"{owner}: sides must be one of {SIDES}, got {self.sides!r}")
+        validate_parity(self, hi_open=self.multiplicative)
 
     def bind_batched(self, datasets):
         """One batched family of the goal's constraints (see :meth:`Goal.bind_batched`); None when pairwise.
