@@ -1,5 +1,7 @@
 """rateopt.group_rates against a brute-force loop over groups."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -143,3 +145,15 @@ def test_without_groups_only_the_overall_row(groups):
     probs = rng.dirichlet(np.ones(3), size=50)
     k = rateopt.group_rates(rng.integers(0, 3, 50), probs, groups, as_frame=False)
     assert k["value"] == ["all"] and k["proportion[1]"][0] == pytest.approx(probs[:, 1].mean(), rel=1e-12)
+
+
+def test_as_frame_without_pandas_names_the_missing_package(monkeypatch):
+    # pandas made unimportable: as_frame=True is refused with its reason, as_frame=None falls back to a dict
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(rateopt.exceptions.RateoptError, match="needs pandas"):
+        rateopt.group_rates([0, 1, 1], [1, 0, 1], {"g": ["a", "a", "b"]}, as_frame=True)
+    t = rateopt.group_rates([0, 1, 1], [1, 0, 1], {"g": ["a", "a", "b"]}, as_frame=None)
+    ref = rateopt.group_rates([0, 1, 1], [1, 0, 1], {"g": ["a", "a", "b"]}, as_frame=False)
+    assert isinstance(t, dict) and t.keys() == ref.keys()
+    for key in ref:
+        np.testing.assert_array_equal(t[key], ref[key])

@@ -19,6 +19,7 @@ from ._assess._api import compute
 from ._assess._cells import group_columns, make_cells
 from ._assess._inputs import read_inputs
 from ._assess._metrics import resolve_metrics
+from .exceptions import RateoptError
 
 __all__ = ["group_rates", "RATE_COLUMNS", "class_rate_columns"]
 
