@@ -446,6 +446,8 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
         if stop or t == T:
             break
         game.step(result)
+    # the trees are grown: the result keeps the trees and the kept scores, not the training data
+    player.release_training()
 
 
 

@@ -260,8 +260,7 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
             support = (sorted_scores[0][keep], sorted_scores[1][keep])
             del sorted_scores  # the candidates' scores: not needed by the re-fit's LP
         else:
-            support = _support_scores(compiled, mixture.scorer, _kept_features(kept, features, compiled),
-                                      kept.exact(keep))
+            support = _support_scores(compiled, mixture.scorer, features, kept.exact(keep))
         # only the support's bins reach the LP: its scores, sort and per-row bins are freed before it
         start, edges, M = _chain_bins(compiled, support, None, own=True)
         del support
@@ -309,15 +308,6 @@ def _sorted_scores(compiled, scorer, features, scores=None, sort=True):
     pooled = np.concatenate([np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names], axis=0)
     by_model = np.ascontiguousarray(pooled.T)
     return by_model, np.argsort(by_model, axis=1) if sort else None
-
-
-def _kept_features(kept, features, compiled):
-    """The features to score a boosted run's missing support prefixes on: those the run validated (the same
-    rows, by dataset name: no second validation) where it handed them over for every dataset, else ``features``."""
-    own = getattr(kept, "features", None)
-    if own is None or any(name not in own for name in compiled.datasets):
-        return features
-    return own
 
 
 def _support_scores(compiled, scorer, features, known):
