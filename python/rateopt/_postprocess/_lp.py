@@ -485,8 +485,9 @@ class _Builder:
         out.has_sorted_indices = True
         return out
 
-    def solve(self, objective, *, slack, minimize_violation=False):
-        """``(status, column values)``; the value of ``z`` instead for ``minimize_violation``."""
+    def solve(self, objective, *, slack, minimize_violation=False, duals=False):
+        """``(status, column values)``; the value of ``z`` instead for ``minimize_violation``; with ``duals``,
+        ``(status, column values, row duals)`` (HiGHS's, None unless optimal)."""
         A = self._matrix(slack, minimize_violation)
         n_cols = self.n_cols
         row_lo, row_hi = self.row_lo, self.row_hi
@@ -521,8 +522,9 @@ class _Builder:
         sol = solve_lp(cost, A, row_lo, row_hi, col_lower=lower, col_upper=upper, options=options,
                        what="the threshold LP")
         if not sol.optimal:
-            return sol.status, None
-        return sol.status, (sol.x[-1] if minimize_violation else sol.x)
+            return (sol.status, None, None) if duals else (sol.status, None)
+        value = sol.x[-1] if minimize_violation else sol.x
+        return (sol.status, value, sol.row_dual) if duals else (sol.status, value)
 
 
 def _table_rows(M, compiled, chains):

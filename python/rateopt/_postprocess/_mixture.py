@@ -21,6 +21,7 @@ from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifi
 from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
+from ._column_generation import solve_threshold_lp_generated
 from ._lp import Chains, solve_threshold_lp
 from ._bins import bin_chains, bin_codes, row_atoms, separating_edges
 from ._rule import ThresholdRule, check_n_bins
@@ -264,7 +265,9 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         # only the support's bins reach the LP: its scores, sort and per-row bins are freed before it
         start, edges, M = _chain_bins(compiled, support, None, own=True)
         del support
-        exact, exact_sol = _fit_binned(compiled, mixture.scorer, start, edges, M, epsilon)
+        # a boosted run's support: its LP over every distinct score by column generation (its dense increment
+        # form alone would be the solution's memory peak)
+        exact, exact_sol = _fit_binned(compiled, mixture.scorer, start, edges, M, epsilon, generate=kept is not None)
         if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
             exact.support = mixture.support[exact.support]
             return exact, exact_sol
@@ -362,12 +365,13 @@ def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
     return start, edges_all, binned.M
 
 
-def _fit_binned(compiled, scorer, start, edges_all, M, epsilon):
+def _fit_binned(compiled, scorer, start, edges_all, M, epsilon, generate=False):
     """:func:`_fit`'s LP and mixture, given every model's bins: ``start`` (model ``r``'s bins are
-    ``start[r]:start[r+1]``), their lower edges and every atom's rate per bin ``M``."""
+    ``start[r]:start[r+1]``), their lower edges and every atom's rate per bin ``M``. ``generate``: the LP is
+    solved by column generation (``_column_generation``: the same optimum, on a few of the bins)."""
     R = start.shape[0] - 1
     chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=M)
-    sol = solve_threshold_lp(compiled, chains, epsilon=epsilon)
+    sol = (solve_threshold_lp_generated if generate else solve_threshold_lp)(compiled, chains, epsilon=epsilon)
     keep = np.flatnonzero(sol.mu > 1e-12)
     mu = sol.mu[keep] / sol.mu[keep].sum()
     new_start, new_edges, new_table = [0], [], []
