@@ -446,8 +446,7 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
         if stop or t == T:
             break
         game.step(result)
-    # the trees are grown: the result keeps the trees and the kept scores, not the training data
-    player.release_training()
+    player.finish()  # the scores and derivatives (the backend's buffers) are no longer read
 
 
 

@@ -297,10 +297,11 @@ def test_kept_bin_codes_refuses_bad_bounds():
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_training_state_released_after_the_run(backend, monkeypatch, tmp_path):
-    """Once the last tree is grown, the result holds no training data: the backend's training set (LightGBM's
-    ``Dataset``, XGBoost's ``DMatrix``) is collected while the result lives. The released booster predicts the
-    training scores the run kept (its running sums while the trees grew) bit for bit, and every solution kind
-    equals that of a run that kept its training state (the reference: ``release_training`` made a no-op)."""
+    """Once the result is asked for a classifier, it holds no training data: the backend's training set
+    (LightGBM's ``Dataset``, XGBoost's ``DMatrix``) is collected while the result and the solution live. The
+    released booster predicts the training scores the run kept (its running sums while the trees grew) bit for
+    bit, and every solution kind equals that of a run that kept its training state (the reference:
+    ``release_training`` made a no-op)."""
     import gc
     import weakref
 
@@ -320,7 +321,10 @@ def test_training_state_released_after_the_run(backend, monkeypatch, tmp_path):
     T = 40
     result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
     gc.collect()
-    assert len(training_sets) == 1 and training_sets[0]() is None  # collected, the result alive
+    assert len(training_sets) == 1 and training_sets[0]() is not None  # kept until a classifier is asked for
+    solution = result.solution()
+    gc.collect()
+    assert training_sets[0]() is None and solution.scorer.booster is result.models[0].booster  # collected
     booster = result.models[0].booster
     assert getattr(booster.booster, "train_set", None) is None and getattr(booster, "dtrain", None) is None
     kept = {t: booster.kept_prefix(t) for t in range(1, T + 1) if booster.kept_prefix(t) is not None}

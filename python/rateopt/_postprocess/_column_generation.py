@@ -64,19 +64,23 @@ class _Restricted:
             return status, value, None
         return status, value, self._improving(y)
 
+    def reduced_costs(self, y):
+        """Every bin's reduced cost (``delta_v``'s, shape (n_vars,)) under the row duals ``y``: the suffix sum of
+        ``M^T y_atoms`` from the bin to its chain's end, less its chain's cap dual."""
+        chains, n_atoms = self.chains, self.compiled.n_atoms
+        cap_row = n_atoms + self.builder.n_c  # the increment form has no monotone rows
+        w = self.M.T @ y[:n_atoms]
+        suffix = segment_accumulate(np.add, w[::-1], (w.size - chains.start)[::-1])[::-1]
+        return suffix - np.repeat(y[cap_row:cap_row + chains.start.size - 1], np.diff(chains.start))
+
     def _improving(self, y):
         """The bins (not chosen) of reduced cost below ``-PRICE_TOL`` under the row duals ``y``, at most
         :data:`ADD_BINS` a chain (the most negative)."""
-        chains, n_atoms = self.chains, self.compiled.n_atoms
-        n_chain = chains.start.size - 1
-        cap_row = n_atoms + self.builder.n_c  # the increment form has no monotone rows
-        w = self.M.T @ y[:n_atoms]  # every bin's atoms priced, then summed to the chain's end
-        n = w.size
-        suffix = segment_accumulate(np.add, w[::-1], (n - chains.start)[::-1])[::-1]
-        reduced = suffix - np.repeat(y[cap_row:cap_row + n_chain], np.diff(chains.start))
+        chains = self.chains
+        reduced = self.reduced_costs(y)
         reduced[self.chosen] = 0.0
         add = []
-        for k in range(n_chain):
+        for k in range(chains.start.size - 1):
             a, b = chains.start[k], chains.start[k + 1]
             neg = np.flatnonzero(reduced[a:b] < -PRICE_TOL)
             if neg.size > ADD_BINS:

@@ -189,7 +189,7 @@ class _KeptScores:
     one byte per row and the bins' bounds, which is all the first LP reads.
     The last prefix's exact scores are kept too (the support of most
     solutions); the exact re-fit scores any other support prefix again, on
-    the problem's features. Once the last tree is grown the run calls
+    the problem's features. Once the result is asked for a classifier it calls
     :meth:`release_training`: the adapter then holds the trees and these kept
     scores, no training data.
     """
@@ -223,9 +223,9 @@ class _KeptScores:
         return np.array(scores, dtype=self.score_dtype)
 
     def release_training(self):
-        """Drop the backend's training state (called once the run has grown its last tree), so that the
-        result and its solutions hold the trees and the kept scores, not the training data. The trees, hence
-        every prediction, are unchanged; no tree may be grown after it."""
+        """Drop the backend's training state (called once the trees are grown), so that the result and its
+        solutions hold the trees and the kept scores, not the training data. The trees, hence every
+        prediction, are unchanged; no tree may be grown after it."""
 
     def kept_prefix(self, n_trees):
         """The :class:`KeptPrefix` of the prefix of ``n_trees`` trees, or None if it was not kept."""
@@ -317,8 +317,8 @@ class _LightGBMBooster(_KeptScores):
         if getattr(self.booster, "train_set", None) is None:  # loaded, or released already
             return
         model = self.booster.model_to_string(num_iteration=-1)
-        self.booster.free_dataset()
         self.booster.model_from_string(model)  # frees the training booster's handle first
+        self.booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
 
     def _score_shape(self):
         """The training scores' shape: (n,), or (K, n) for a multiclass booster (LightGBM's class-major
@@ -487,17 +487,9 @@ class _XGBoostBooster(_KeptScores):
         return self.booster.predict(self.dtrain, output_margin=True) if preds is None else preds
 
     def release_training(self):
-        """As ``_KeptScores.release_training``: the training DMatrix and the direct calls on it are dropped,
-        and the booster is rebuilt from its own binary model and configuration (which frees the tree
-        method's per-row training state and the prediction cache of the training rows)."""
-        if self.dtrain is None:  # loaded, or released already
-            return
-        xgb = _import_backend("xgboost")
-        config = self.booster.save_config()
-        fresh = xgb.Booster()
-        fresh.load_model(self.booster.save_raw("ubj"))
-        fresh.load_config(config)
-        self.booster = fresh
+        """As ``_KeptScores.release_training``: the training DMatrix and the direct calls on it are dropped
+        (XGBoost frees the DMatrix, its histogram index and its prediction cache with them; the booster is
+        not rebuilt, which would free nothing more: 0.46 MB of trees on Adult)."""
         self.dtrain = self._calls = None
 
     def _direct_calls(self):

@@ -270,12 +270,11 @@ class BoostingPlayer:
         are kept. No :meth:`run_pass` may follow."""
         self.derivatives = None
 
-    def release_training(self):
-        """End the run: drop the training scores and derivatives (the backend's buffers) and the booster's
-        training state and features (``release_training`` of the booster adapters). No :meth:`run_pass` or
-        :meth:`step` may follow; the prefixes, kept scores and predictions are unchanged."""
+    def finish(self):
+        """End the run: drop the training scores and derivatives (views of the backend's buffers, which the
+        booster's ``release_training`` frees once the result is asked for a classifier). No :meth:`run_pass`
+        or :meth:`step` may follow."""
         self.scores = self.derivatives = None
-        self.booster.release_training()
 
     def prefix(self):
         """The current ensemble, as a classifier iterate."""
