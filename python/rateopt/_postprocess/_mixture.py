@@ -21,8 +21,7 @@ from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifi
 from .._utils._archive import write_archive
 from .._predictors._draws import pick_models, row_uniforms
 from ..exceptions import RateoptError
-from ._column_generation import solve_threshold_lp_generated
-from ._lp import Chains, solve_threshold_lp
+from ._lp import Chains, solve_threshold_lp, solve_threshold_lp_generated
 from ._bins import bin_chains, bin_codes, row_atoms, separating_edges
 from ._rule import ThresholdRule, check_n_bins
 
@@ -368,7 +367,7 @@ def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
 def _fit_binned(compiled, scorer, start, edges_all, M, epsilon, generate=False):
     """:func:`_fit`'s LP and mixture, given every model's bins: ``start`` (model ``r``'s bins are
     ``start[r]:start[r+1]``), their lower edges and every atom's rate per bin ``M``. ``generate``: the LP is
-    solved by column generation (``_column_generation``: the same optimum, on a few of the bins)."""
+    solved by column generation (``solve_threshold_lp_generated``: the same optimum, on a few of the bins)."""
     R = start.shape[0] - 1
     chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=M)
     sol = (solve_threshold_lp_generated if generate else solve_threshold_lp)(compiled, chains, epsilon=epsilon)

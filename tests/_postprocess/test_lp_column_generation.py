@@ -1,4 +1,4 @@
-"""The threshold LP by column generation against HiGHS on the whole LP, and a recount of its rule's rows.
+"""The threshold LP by column generation (``_lp.solve_threshold_lp_generated``) against HiGHS on the whole LP.
 
 References:
 
@@ -17,7 +17,7 @@ solutions need several pricing rounds.
 import numpy as np
 import pytest
 import rateopt as ro
-from rateopt._postprocess import _column_generation as cg
+from rateopt._postprocess import _lp as cg
 from rateopt._postprocess._lp import Chains, solve_threshold_lp
 from rateopt._postprocess._mixture import _chain_bins
 
@@ -80,18 +80,18 @@ def _violations(p, y, g, w, kind, slack):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("kind", ["dp", "eo", "infeasible"])
 def test_generated_lp_reaches_the_full_lps_optimum(seed, kind, monkeypatch):
-    monkeypatch.setattr(cg, "ADD_BINS", 2)  # a few bins a round: several pricing rounds
+    monkeypatch.setattr(cg, "_GENERATED_ADD_BINS", 2)  # a few bins a round: several pricing rounds
     scores, y, g, w = _instance(seed)
     slack = (0.0, 0.02, 0.05)[seed % 3]
     compiled, chains, edges = _lp(scores, y, g, w, _goals(kind, slack))
     rounds = []
-    real = cg._Restricted
+    real = cg._RestrictedLP
 
     def spy(*args):
         rounds.append(args[-1].size)
         return real(*args)
 
-    monkeypatch.setattr(cg, "_Restricted", spy)
+    monkeypatch.setattr(cg, "_RestrictedLP", spy)
     full = solve_threshold_lp(compiled, chains, epsilon=0.0)
     got = cg.solve_threshold_lp_generated(compiled, chains, epsilon=0.0, initial_bins=3)
     assert len(rounds) >= 2 and rounds[-1] < chains.n_vars  # priced in rounds, never the whole LP
@@ -106,26 +106,21 @@ def test_generated_lp_reaches_the_full_lps_optimum(seed, kind, monkeypatch):
     assert np.all((got.x >= 0) & (got.x <= 1)) and got.mu.sum() == pytest.approx(1.0)
 
 
-def test_pricing_matches_highs_reduced_costs():
+def test_pricing_matches_highs_reduced_costs(monkeypatch):
     """The reduced costs priced from the duals (suffix sums of ``M^T y``) are HiGHS's own on the chosen bins."""
     scores, y, g, w = _instance(3)
     compiled, chains, _ = _lp(scores, y, g, w, _goals("eo", 0.0))
-    lp = cg._Restricted(compiled, chains, chains.M, cg._initial(chains, 5))
-    from rateopt._postprocess import _lp as lpmod
-
+    lp = cg._RestrictedLP(compiled, chains, chains.M, cg._initial_bins(chains, 5))
     seen = {}
-    real = lpmod.solve_lp
+    real = cg.solve_lp
 
     def spy(*args, **kwargs):
         out = real(*args, **kwargs)
         seen["col_dual"] = out.col_dual
         return out
 
-    lpmod.solve_lp, saved = spy, lpmod.solve_lp
-    try:
-        status, _, y_rows = lp.builder.solve(lpmod.objective_of(compiled), slack=0.0, duals=True)
-    finally:
-        lpmod.solve_lp = saved
+    monkeypatch.setattr(cg, "solve_lp", spy)
+    status, _, y_rows = lp.builder.solve(cg.objective_of(compiled), slack=0.0, duals=True)
     assert status == "optimal"
     reduced = lp.reduced_costs(y_rows)
     assert np.allclose(reduced[lp.chosen], seen["col_dual"][:lp.chosen.size], atol=1e-12)
