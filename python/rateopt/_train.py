@@ -446,6 +446,7 @@ def _run_boosting_loop(game, settings, recorder, callback, bar):
         if stop or t == T:
             break
         game.step(result)
+    player.finish()  # the scores and derivatives (the backend's buffers) are no longer read
 
 
 

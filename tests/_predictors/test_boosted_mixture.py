@@ -296,47 +296,52 @@ def test_kept_bin_codes_refuses_bad_bounds():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_support_prefixes_rescored_on_the_runs_own_features(backend, monkeypatch):
-    """The default solution scores its support prefixes whose exact training scores were not kept on the run's
-    own validated features (and, with XGBoost, its training DMatrix): the same solution as scoring them on the
-    caller's features, validated again, through a new DMatrix (the reference: the run's hand-over removed)."""
+def test_training_state_released_after_the_run(backend, monkeypatch, tmp_path):
+    """Once the result is asked for a classifier, it holds no training data: the backend's training set
+    (LightGBM's ``Dataset``, XGBoost's ``DMatrix``) is collected while the result and the solution live. The
+    released booster predicts the training scores the run kept (its running sums while the trees grew) bit for
+    bit, and every solution kind equals that of a run that kept its training state (the reference:
+    ``release_training`` made a no-op)."""
+    import gc
+    import weakref
+
     from rateopt._predictors import _boosting as adapters
 
+    cls = adapters._LightGBMBooster if backend == "lightgbm" else adapters._XGBoostBooster
+    start, release = cls.start.__func__, cls.release_training
+    training_sets = []
+
+    def spy_start(klass, *args, **kwargs):
+        booster = start(klass, *args, **kwargs)
+        training_sets.append(weakref.ref(booster.booster.train_set if backend == "lightgbm" else booster.dtrain))
+        return booster
+
+    monkeypatch.setattr(cls, "start", classmethod(spy_start))
     problem, X, y, groups = _equalized_odds_problem(n=1500)
-    result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=40))
+    T = 40
+    result = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
+    gc.collect()
+    assert len(training_sets) == 1 and training_sets[0]() is not None  # kept until a classifier is asked for
+    solution = result.solution()
+    gc.collect()
+    assert training_sets[0]() is None and solution.scorer.booster is result.models[0].booster  # collected
     booster = result.models[0].booster
-    assert set(booster.training_features) == set(problem.compiled.datasets)
-    cls = type(booster)
-    scored, dmatrices = [], []
-    prefix_scores = cls.prefix_scores
+    assert getattr(booster.booster, "train_set", None) is None and getattr(booster, "dtrain", None) is None
+    kept = {t: booster.kept_prefix(t) for t in range(1, T + 1) if booster.kept_prefix(t) is not None}
+    assert T in kept and kept[T].exact is not None
+    assert np.array_equal(np.asarray(kept[T].exact, dtype=np.float64), _prefix_scores(booster, T, X))
+    for t, prefix in kept.items():  # every kept prefix's bins, recut from the released booster's predictions
+        scores = _prefix_scores(booster, t, X)
+        assert np.array_equal(prefix.codes, np.searchsorted(prefix.lows, scores, side="right") - 1)
 
-    def spy_scores(self, data, lengths):
-        scored.append(tuple(int(t) for t in lengths))
-        return prefix_scores(self, data, lengths)
-
-    monkeypatch.setattr(cls, "prefix_scores", spy_scores)
-    if backend == "xgboost":
-        dmatrix = adapters._XGBoostBooster._dmatrix
-
-        def spy(self, data):
-            out = dmatrix(self, data)
-            dmatrices.append(out is self.dtrain)
-            return out
-
-        monkeypatch.setattr(adapters._XGBoostBooster, "_dmatrix", spy)
-    got = result.solution("thresholded", problem=problem)
-    assert scored and all(0 < t < booster.n_trees for ts in scored for t in ts)  # unkept support prefixes
-    assert dmatrices == ([True] * len(scored) if backend == "xgboost" else [])  # on the training DMatrix
-    monkeypatch.setattr(booster, "training_features", None)
-    if backend == "xgboost":
-        monkeypatch.setattr(booster, "_train_data", None)
-    first = list(scored)
-    scored.clear()
-    dmatrices.clear()
-    want = result.solution("thresholded", problem=problem)
-    assert scored == first  # the reference scored the same prefixes again, on the caller's features
-    assert dmatrices == ([False] * len(scored) if backend == "xgboost" else [])  # through a new DMatrix
-    assert np.array_equal(got.scorer.prefix_lengths_, want.scorer.prefix_lengths_)
-    assert np.array_equal(got.scorer.probabilities_, want.scorer.probabilities_)
-    assert np.array_equal(got.table, want.table) and np.array_equal(got.edges, want.edges)
-    assert np.array_equal(got.predict_proba(X), want.predict_proba(X))
+    monkeypatch.setattr(cls, "release_training", lambda self: None)
+    kept_state = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
+    assert kept_state.models[0].booster.kept_prefix(T) is not None
+    monkeypatch.setattr(cls, "release_training", release)
+    for kind in (None, "thresholded", "best", "last", "m-stochastic", "T-stochastic"):
+        extra = {"problem": problem} if kind == "thresholded" else {}
+        got, want = result.solution(kind, **extra), kept_state.solution(kind, **extra)
+        assert np.array_equal(got.predict_proba(X), want.predict_proba(X)), kind
+    path = tmp_path / "solution.npz"
+    result.solution().save(path)
+    assert np.array_equal(rateopt.load(path).predict_proba(X), kept_state.solution().predict_proba(X))

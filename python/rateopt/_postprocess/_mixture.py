@@ -21,7 +21,7 @@ from .._predictors._archive import write_model
 from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file
 from .._predictors._draws import pick_models, row_uniforms, two_columns
 from ..exceptions import RateoptError
-from ._lp import Chains, solve_threshold_lp
+from ._lp import Chains, solve_threshold_lp, solve_threshold_lp_generated
 from ._bins import bin_chains, bin_codes, row_atoms, separating_edges
 from ._rule import ThresholdRule, chain_bins, check_n_bins
 
@@ -228,12 +228,13 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
             support = (sorted_scores[0][keep], sorted_scores[1][keep])
             del sorted_scores  # the candidates' scores: not needed by the re-fit's LP
         else:
-            support = _support_scores(compiled, mixture.scorer, _kept_features(kept, features, compiled),
-                                      kept.exact(keep))
+            support = _support_scores(compiled, mixture.scorer, features, kept.exact(keep))
         # only the support's bins reach the LP: its scores, sort and per-row bins are freed before it
         start, edges, M = _chain_bins(compiled, support, None, own=True)
         del support
-        exact, exact_sol = _fit_binned(compiled, mixture.scorer, start, edges, M, epsilon)
+        # a boosted run's support: its LP over every distinct score by column generation (its dense increment
+        # form alone would be the solution's memory peak)
+        exact, exact_sol = _fit_binned(compiled, mixture.scorer, start, edges, M, epsilon, generate=kept is not None)
         if exact_sol.slack <= sol.slack and exact_sol.objective <= sol.objective:
             exact.support = mixture.support[exact.support]
             return exact, exact_sol
@@ -277,15 +278,6 @@ def _sorted_scores(compiled, scorer, features, scores=None, sort=True):
     pooled = np.concatenate([np.asarray(scorer.scores(features[n]), dtype=np.float64) for n in names], axis=0)
     by_model = np.ascontiguousarray(pooled.T)
     return by_model, np.argsort(by_model, axis=1) if sort else None
-
-
-def _kept_features(kept, features, compiled):
-    """The features to score a boosted run's missing support prefixes on: those the run validated (the same
-    rows, by dataset name: no second validation) where it handed them over for every dataset, else ``features``."""
-    own = getattr(kept, "features", None)
-    if own is None or any(name not in own for name in compiled.datasets):
-        return features
-    return own
 
 
 def _support_scores(compiled, scorer, features, known):
@@ -340,12 +332,13 @@ def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
     return start, edges_all, binned.M
 
 
-def _fit_binned(compiled, scorer, start, edges_all, M, epsilon):
+def _fit_binned(compiled, scorer, start, edges_all, M, epsilon, generate=False):
     """:func:`_fit`'s LP and mixture, given every model's bins: ``start`` (model ``r``'s bins are
-    ``start[r]:start[r+1]``), their lower edges and every atom's rate per bin ``M``."""
+    ``start[r]:start[r+1]``), their lower edges and every atom's rate per bin ``M``. ``generate``: the LP is
+    solved by column generation (``solve_threshold_lp_generated``: the same optimum, on a few of the bins)."""
     R = start.shape[0] - 1
     chains = Chains(start=start, record=np.arange(R, dtype=np.int64), n_records=R, M=M)
-    sol = solve_threshold_lp(compiled, chains, epsilon=epsilon)
+    sol = (solve_threshold_lp_generated if generate else solve_threshold_lp)(compiled, chains, epsilon=epsilon)
     keep = np.flatnonzero(sol.mu > 1e-12)
     mu = sol.mu[keep] / sol.mu[keep].sum()
     new_start, new_edges, new_table = [0], [], []

@@ -150,7 +150,7 @@ class BoostedMixture(EstimatorMixture):
         prefixes = [kept[int(t)] if t > 0 else KeptPrefix(np.zeros(n, dtype=np.uint8), np.array([constant[int(t)]]),
                                                          np.array([np.nan]), np.full(n, constant[int(t)]))
                     for t in self.prefix_lengths_]
-        return KeptBins(prefixes, getattr(self.booster, "training_features", None))
+        return KeptBins(prefixes)
 
     def subset(self, keep, probabilities):
         """The mixture of the support prefixes ``keep`` with new ``probabilities``.
@@ -307,17 +307,12 @@ class KeptBins:
     ----------
     prefixes : list of KeptPrefix
         One per model of the mixture, in its order.
-    features : dict of str to FeatureMatrix or None, default=None
-        The training rows' features by dataset name as the run validated
-        them (the exact re-fit scores its missing support prefixes on these,
-        with no second validation); None: the caller's features.
     """
 
     n_bins = KEPT_BINS
 
-    def __init__(self, prefixes, features=None):
+    def __init__(self, prefixes):
         self.prefixes = list(prefixes)
-        self.features = features
 
     def binned_scores(self):
         """Every model's bin of every row (as float64, shape (n_models, n_rows)), each model's rows by bin

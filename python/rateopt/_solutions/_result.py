@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from .._postprocess._rule import check_n_bins
-from .._predictors._boosted_mixture import candidate_rounds, models_mixture, prefixes_scorer
+from .._predictors._boosted_mixture import booster_of, candidate_rounds, models_mixture, prefixes_scorer
 from .._training._arity import arity_of_classes
 from .._training._model_kind import TRIVIAL_ITERATION  # the ``iterations`` entry of a trivial rule
 from ..exceptions import RateoptError
@@ -403,6 +403,7 @@ class TrainResult:
             of one booster (a :class:`~rateopt.BoostingModel`), a
             :class:`~rateopt.BoostedMixture`.
         """
+        self._release_training()
         if kind is None:
             kind = self.default_kind(problem)
             if kind == "thresholded" and problem is None:
@@ -487,6 +488,15 @@ class TrainResult:
         keep = np.concatenate([np.arange(k, dtype=np.int64), k + np.unique(nearest)])
         return scorer.subset(keep, np.full(keep.shape[0], 1.0 / keep.shape[0]))
 
+    def _release_training(self):
+        """A boosted run's booster drops its backend's training state (training set, per-row buffers) once a
+        classifier is asked for: its predictions are unchanged, and neither the result nor its solutions keep
+        the training data alive. Not at the end of training, where rebuilding the booster would add to the
+        run's peak memory."""
+        booster = None if self.models is None else booster_of(self.models)
+        if booster is not None and hasattr(booster, "release_training"):
+            booster.release_training()
+
     def thresholded(self, problem, *, n_bins="auto", epsilon=0.0, group_blind="auto"):
         """The best mixture of the recorded iterates, each with its own exactly re-fitted threshold rule.
 
@@ -563,6 +573,7 @@ class TrainResult:
         solution, nor (group-aware) than the exact plug-in rule of the best
         iterate.
         """
+        self._release_training()
         _check_problem(problem)
         check_n_bins(n_bins, auto=True)  # refused for K classes too, where the rules are fitted on every score
         if self.models is not None and self.arity.multiclass:

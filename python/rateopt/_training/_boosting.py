@@ -233,8 +233,6 @@ class BoostingPlayer:
             X = np.vstack(data)
         self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state,
                                    inert=_inert_rows(spec.blocks) if model.backend == "xgboost" else None)
-        # the features as validated here: the thresholded solution scores a support prefix on them again
-        self.booster.training_features = {blk.name: blk.X for blk in spec.blocks}
         # the backend's own buffer, no copy of ours (LightGBM's float64, XGBoost's float32: the core pass
         # reads either at the same speed, widening each block of float32 scores as it goes)
         self.scores = self.booster.scores()
@@ -271,6 +269,12 @@ class BoostingPlayer:
         tree follows it, and the training run's peak memory is at its end, when the last prefix's scores
         are kept. No :meth:`run_pass` may follow."""
         self.derivatives = None
+
+    def finish(self):
+        """End the run: drop the training scores and derivatives (views of the backend's buffers, which the
+        booster's ``release_training`` frees once the result is asked for a classifier). No :meth:`run_pass`
+        or :meth:`step` may follow."""
+        self.scores = self.derivatives = None
 
     def prefix(self):
         """The current ensemble, as a classifier iterate."""
