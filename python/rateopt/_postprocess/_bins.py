@@ -448,8 +448,10 @@ def _columns_disjoint(atoms):
     in one column only, as a label's atoms and then a group's do)."""
     if atoms.shape[1] < 2 or atoms.shape[0] == 0:
         return True
-    lo, hi = atoms.min(axis=0), atoms.max(axis=0)
-    return bool(np.all(lo[1:] > hi[:-1]))
+    # a column at a time: NumPy reduces a narrow (n, r) array along axis 0 some 30x slower than r columns
+    lo = [int(atoms[:, j].min()) for j in range(atoms.shape[1])]
+    hi = [int(atoms[:, j].max()) for j in range(atoms.shape[1])]
+    return all(lo[j + 1] > hi[j] for j in range(atoms.shape[1] - 1))
 
 
 def _sums_by_column(var_of_row, atoms, weights, n_atoms, size):
