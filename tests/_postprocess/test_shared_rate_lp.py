@@ -42,6 +42,7 @@ def _instance(seed):
 def _fit(s, y, g, w, goal, monkeypatch, structured):
     """The rule and LP solution of ``ThresholdClassifier``'s problem, by the structured solver or by HiGHS."""
     monkeypatch.setattr(srl, "MIN_CHAINS", 1 if structured else 10**9)
+    monkeypatch.setattr(srl, "MIN_BINS", 1 if structured else 10**9)
     ds = ro.Dataset(s[:, None], y, weights=w, groups={"g": g})
     problem = ro.Problem(constraints=[goal], datasets=ds)
     codes, cells = cell_codes({"g": g}, ["g"])
@@ -184,6 +185,79 @@ def test_rows_across_two_chains_are_not_this_structure():
     rows = [[1, -1, 0, 0, 0], [1, 0, 0, -1, 0]]  # the first row reads two chains' local atoms
     compiled, st, Mc = _hand_problem(rows, [0.1, 0.1], M, start, [0, 0, 0, 0, 1])
     assert srl.shared_rate_structure(compiled, st, Mc) is None
+
+
+def _pair_gaps(p, y, g, w):
+    """Two groups' (ppr_0 - ppr_1, tpr_0 - tpr_1), counted with NumPy."""
+    out = []
+    for sel in (np.ones(y.size, dtype=bool), y == 1):
+        r = [float(w[sel & (g == k)] @ p[sel & (g == k)]) / w[sel & (g == k)].sum() for k in (0, 1)]
+        out.append(r[0] - r[1])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("goal_name,column", [("demographic_parity", 0), ("equal_opportunity", 1)])
+@pytest.mark.parametrize("seed", range(16))
+def test_two_groups_pairwise_match_highs_and_recount_feasible(seed, goal_name, column, monkeypatch):
+    # two chains whose rows compare their rates with each other (no shared atom): their sum is the shared rate
+    s, y, g, w, slack = _instance(seed)
+    g = g % 2
+    goal = getattr(ro.goals, goal_name)("g", slack=slack, pairwise=True)
+    _, ref, p_ref = _fit(s, y, g, w, goal, monkeypatch, structured=False)
+    calls = _spy(monkeypatch)
+    rule, sol, p = _fit(s, y, g, w, goal, monkeypatch, structured=True)
+    assert calls == [True]
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9, abs=1e-12)
+    for k in range(2):
+        t = rule.table[rule.start[k]:rule.start[k + 1]]
+        assert np.all((t >= 0) & (t <= 1)) and np.all(np.diff(t) >= 0)
+    error, _ = _recount(p, y, g, w)
+    assert error == pytest.approx(sol.objective, abs=1e-12)
+    assert abs(_pair_gaps(p, y, g, w)[column]) <= slack + 1e-12
+    assert abs(_pair_gaps(p_ref, y, g, w)[column]) <= slack + 1e-9
+
+
+def test_two_chains_compared_with_each_other_reach_the_optimum_by_hand():
+    # two one-bin chains, atoms 0 and 1 their rates: minimize -x0 + 0.5 x1 subject to |x0 - x1| <= 0.3;
+    # by hand x0 = 1 and x1 = 0.7 (the least x1 the row allows), objective -0.65
+    M = [[1, 0], [0, 1]]
+    compiled, start, Mc = _hand_problem([[1, -1], [-1, 1]], [0.3, 0.3], M, [0, 1, 2], [-1, 0.5])
+    assert srl.shared_rate_structure(compiled, start, Mc) is not None
+    sol = srl.solve_shared_rate(compiled, start, Mc)
+    assert sol.objective == pytest.approx(-0.65, abs=1e-12)
+    np.testing.assert_allclose(sol.x, [1.0, 0.7], atol=1e-12)
+    # three chains compared pairwise: not this structure (no one shared rate)
+    M3 = np.eye(3)
+    compiled, start, Mc = _hand_problem([[1, -1, 0], [0, 1, -1]], [0.3, 0.3], M3, [0, 1, 2, 3], [-1, 0.5, 0])
+    assert srl.shared_rate_structure(compiled, start, Mc) is None
+
+
+@pytest.mark.parametrize("pairwise", [False, True])
+@pytest.mark.parametrize("slack", [0.0, 0.02])
+def test_two_groups_of_many_bins_dispatch_to_the_structured_solver_with_the_highs_optimum(slack, pairwise,
+                                                                                        monkeypatch):
+    # two groups, MIN_BINS bins and more (after merging runs of one label): the dispatch solves it without
+    # HiGHS, to HiGHS' optimum
+    n = 3 * srl.MIN_BINS
+    rng = np.random.default_rng(5)
+    g = (rng.random(n) < 0.3).astype(int)
+    y = (rng.random(n) < 0.4).astype(int)
+    s = np.round(1 / (1 + np.exp(-(0.5 * y + rng.normal(size=n) + 0.5 * g))), 6)
+    goal = ro.goals.demographic_parity("g", slack=slack, pairwise=pairwise)
+    monkeypatch.setattr(srl, "MIN_BINS", 10**9)
+    ref = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
+    monkeypatch.undo()
+    calls = _spy(monkeypatch)
+    clf = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
+    assert clf.rule_.edges.size >= srl.MIN_BINS
+    assert calls == [True]
+    assert clf.violation_ == 0.0
+    assert clf.training_.objective == pytest.approx(ref.training_.objective, rel=1e-9)
+    p = clf.predict_proba(s, groups={"g": g})[:, 1]
+    error, gaps = _recount(p, y, g, np.ones(n))
+    assert error == pytest.approx(ref.training_.objective, rel=1e-9)
+    gap = abs(_pair_gaps(p, y, g, np.ones(n))[0]) if pairwise else np.max(np.abs(gaps[:, 0]))
+    assert gap <= slack + 1e-12
 
 
 def test_a_local_atom_not_parallel_to_the_shared_one_is_not_this_structure():
