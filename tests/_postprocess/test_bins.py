@@ -252,8 +252,8 @@ def test_sums_one_column_at_a_time_are_the_row_order_sums_bit_for_bit(seed, monk
     chain = atoms[:, 1] - 2 if seed % 2 else np.zeros(n, dtype=np.int64)
     n_chains = n_groups if seed % 2 else 1
     n_atoms = 2 + n_groups
-    assert B._columns_disjoint(atoms)
-    assert not B._columns_disjoint(np.array([[0, 2], [1, 2], [0, 1]]))  # atom 1 in both columns
+    assert B._columns_disjoint(*B._column_ranges(atoms))
+    assert not B._columns_disjoint(*B._column_ranges(np.array([[0, 2], [1, 2], [0, 1]])))  # atom 1 in both
     got = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=False)
     bins = got.bins()
     ref = np.zeros((n_atoms, got.start[-1]))

@@ -311,7 +311,8 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         # few (bin, atom) pairs: count every entry into a dense (bin, atom) table, rows in their own order
         var_of_row = np.empty(n, dtype=np.int64)
         var_of_row[order] = var
-        padded = bool(np.any(atoms < 0))
+        col_lo, col_hi = _column_ranges(atoms)
+        padded = min(col_lo) < 0
         size = n_vars * n_atoms
         # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
         positive = bool(np.all(weights[atoms >= 0] > 0) if padded else weights.min() > 0)
@@ -319,7 +320,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         if blocks is not None:
             sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
             key = np.flatnonzero(sums > 0)
-        elif positive and not padded and m == n and _columns_disjoint(atoms):
+        elif positive and not padded and m == n and _columns_disjoint(col_lo, col_hi):
             sums = _sums_by_column(var_of_row, atoms, weights, n_atoms, size)  # (var_of_row is scaled in place)
             key = np.flatnonzero(sums > 0)
         else:
@@ -443,15 +444,18 @@ def _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded):
     return out
 
 
-def _columns_disjoint(atoms):
-    """Whether every column of ``atoms`` holds atoms above all of the column before's (so every atom appears
-    in one column only, as a label's atoms and then a group's do)."""
-    if atoms.shape[1] < 2 or atoms.shape[0] == 0:
-        return True
-    # a column at a time: NumPy reduces a narrow (n, r) array along axis 0 some 30x slower than r columns
-    lo = [int(atoms[:, j].min()) for j in range(atoms.shape[1])]
-    hi = [int(atoms[:, j].max()) for j in range(atoms.shape[1])]
-    return all(lo[j + 1] > hi[j] for j in range(atoms.shape[1] - 1))
+def _column_ranges(atoms):
+    """Every column's least and greatest atom id (lists of int), a column at a time (NumPy reduces a narrow
+    (n, r) array along axis 0 some 30x slower than r columns)."""
+    cols = [atoms[:, j] for j in range(atoms.shape[1])]
+    return [int(c.min()) for c in cols], [int(c.max()) for c in cols]
+
+
+def _columns_disjoint(lo, hi):
+    """Whether every column holds atoms above all of the column before's (its ids ``lo``, ``hi`` of
+    :func:`_column_ranges`), so that every atom appears in one column only, as a label's atoms and then a
+    group's do."""
+    return all(lo[j + 1] > hi[j] for j in range(len(lo) - 1))
 
 
 def _sums_by_column(var_of_row, atoms, weights, n_atoms, size):

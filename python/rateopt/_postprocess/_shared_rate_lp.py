@@ -341,12 +341,16 @@ def threshold_hulls(st, d, c):
     # equal r within a chain (bins outside the shared atom): keep the cheapest point of each run
     key_new = np.ones(n_pts, dtype=bool)
     key_new[1:] = (chain_of_pt[1:] != chain_of_pt[:-1]) | (r[1:] != r[:-1])
-    run = np.cumsum(key_new) - 1
-    order = np.lexsort((cost, run))
-    first_of_run = np.flatnonzero(np.diff(np.concatenate([[-1], run[order]])) != 0)
-    keep = order[first_of_run]
-    keep.sort()
-    r, cost, thr, ch = r[keep], cost[keep], thr[keep], chain_of_pt[keep]
+    runs = np.flatnonzero(key_new)
+    if runs.size < n_pts:  # the first point of each run at the run's least cost (no sort: runs are contiguous)
+        run = np.cumsum(key_new) - 1
+        cheapest = np.flatnonzero(cost == np.minimum.reduceat(cost, runs)[run])
+        first = np.ones(cheapest.size, dtype=bool)
+        first[1:] = run[cheapest[1:]] != run[cheapest[:-1]]
+        keep = cheapest[first]
+        r, cost, thr, ch = r[keep], cost[keep], thr[keep], chain_of_pt[keep]
+    else:  # every point its own run (the chains' rates rise at every bin)
+        ch = chain_of_pt
     # free chains (outside the shared rate, no rows): their cheapest threshold, independently
     free = ~st.in_shared
     free_thr = np.full(n_chain, -1, dtype=np.int64)
