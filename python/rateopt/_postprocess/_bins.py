@@ -274,11 +274,17 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     if order is None:
         order = sorted_by_chain(scores, chain, n_chains)
     s = scores[order]
-    c = _narrow_codes(chain, n_chains)[order]
-    chain_first = np.empty(n, dtype=bool)
+    codes = _narrow_codes(chain, n_chains)
+    chain_first = np.zeros(n, dtype=bool)
     chain_first[:1] = True
-    np.not_equal(c[1:], c[:-1], out=chain_first[1:])
-    del c
+    if codes.dtype.itemsize <= 2:  # the sorted rows' chains change at the chains' cumulative counts: no gather
+        ends = np.cumsum(np.bincount(codes, minlength=n_chains))
+        chain_first[ends[ends < n]] = True
+    else:
+        c = codes[order]
+        np.not_equal(c[1:], c[:-1], out=chain_first[1:])
+        del c
+    del codes
     distinct = chain_first.copy()
     distinct[1:] |= s[1:] != s[:-1]
     cut = distinct if n_bins is None else _quantile_cuts(s, distinct, chain_first, n_bins)
@@ -302,11 +308,12 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         impure = np.zeros(cut_pos.size, dtype=bool)
         impure[bin_of[1:][~same & ~cut[1:]]] = True  # the pattern changes inside the bin
         pure = ~impure
-        join = np.zeros(cut_pos.size, dtype=bool)
-        inner = np.flatnonzero(~chain_first[cut_pos])  # bins that are not a chain's first
-        p = cut_pos[inner]
-        join[inner] = pure[inner] & pure[inner - 1] & same[p - 1]
-        keep = ~join
+        # a bin joins the one before it when both are pure, of one pattern, and it is not its chain's first
+        keep = np.ones(cut_pos.size, dtype=bool)
+        np.logical_and(pure[1:], pure[:-1], out=keep[1:])
+        keep[1:] &= same[cut_pos[1:] - 1]
+        keep &= ~chain_first[cut_pos]
+        np.logical_not(keep, out=keep)
         var_of_bin = np.cumsum(keep) - 1
         var = var_of_bin[bin_of]
         del bin_of
@@ -328,8 +335,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         # few (bin, atom) pairs: count every entry into a dense (bin, atom) table, rows in their own order
         var_of_row = np.empty(n, dtype=np.int64)
         var_of_row[order] = var
-        col_lo, col_hi = _column_ranges(atoms)
-        padded = min(col_lo) < 0
+        padded = bool(atoms.min() < 0)
         size = n_vars * n_atoms
         # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
         positive = bool(np.all(weights[atoms >= 0] > 0) if padded else weights.min() > 0)
@@ -337,7 +343,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         if blocks is not None:
             sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
             key = np.flatnonzero(sums > 0)
-        elif positive and not padded and m == n and _columns_disjoint(col_lo, col_hi):
+        elif positive and not padded and m == n and _columns_disjoint(*_column_ranges(atoms)):
             sums = _sums_by_column(var_of_row, atoms, weights, n_atoms, size)  # (var_of_row is scaled in place)
             key = np.flatnonzero(sums > 0)
         else:
