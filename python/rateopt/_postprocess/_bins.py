@@ -274,17 +274,14 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     if order is None:
         order = sorted_by_chain(scores, chain, n_chains)
     s = scores[order]
-    codes = _narrow_codes(chain, n_chains)
+    # the sorted rows' chains change at the chains' cumulative counts (every chain has rows): no gather
     chain_first = np.zeros(n, dtype=bool)
     chain_first[:1] = True
-    if codes.dtype.itemsize <= 2:  # the sorted rows' chains change at the chains' cumulative counts: no gather
-        ends = np.cumsum(np.bincount(codes, minlength=n_chains))
-        chain_first[ends[ends < n]] = True
-    else:
-        c = codes[order]
-        np.not_equal(c[1:], c[:-1], out=chain_first[1:])
-        del c
-    del codes
+    codes = _narrow_codes(chain, n_chains)
+    ends = np.cumsum(np.bincount(codes if codes.dtype.itemsize <= 2 else codes.astype(np.intp, copy=False),
+                                 minlength=n_chains))
+    chain_first[ends[ends < n]] = True
+    del codes, ends
     distinct = chain_first.copy()
     distinct[1:] |= s[1:] != s[:-1]
     cut = distinct if n_bins is None else _quantile_cuts(s, distinct, chain_first, n_bins)
