@@ -188,6 +188,10 @@ def segment_accumulate(ufunc, x, start):
         if length == 1:
             out[first] = x[first]
             continue
+        if first.size == 1:  # one segment of this length (a few long chains): slices, no gather
+            a = int(first[0])
+            ufunc.accumulate(x[a:a + length], out=out[a:a + length])
+            continue
         idx = first[:, None] + np.arange(length)
         out[idx] = ufunc.accumulate(x[idx], axis=1)
     return out

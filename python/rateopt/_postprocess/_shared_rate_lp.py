@@ -365,14 +365,16 @@ def threshold_hulls(st, d, c):
     # of 100,000 random points: 22 passes, each about half the last, twice one pass's work in all)
     while True:
         n = r.size
-        inner = np.zeros(n, dtype=bool)
-        if n > 2:
-            inner[1:-1] = (ch[:-2] == ch[1:-1]) & (ch[2:] == ch[1:-1])
-        i = np.flatnonzero(inner)
-        cross = (r[i] - r[i - 1]) * (cost[i + 1] - cost[i - 1]) - (cost[i] - cost[i - 1]) * (r[i + 1] - r[i - 1])
-        drop = i[cross <= 0]
+        if n <= 2:
+            break
+        # every interior point's cross product with its neighbours, by slices (no gathers); a point at a
+        # chain's end is never dropped
+        inner = (ch[:-2] == ch[1:-1]) & (ch[2:] == ch[1:-1])
+        cross = (r[1:-1] - r[:-2]) * (cost[2:] - cost[:-2]) - (cost[1:-1] - cost[:-2]) * (r[2:] - r[:-2])
+        drop = np.flatnonzero(inner & (cross <= 0))
         if drop.size == 0:
             break
+        drop += 1
         # two neighbours dropped in one pass are each on or above a chord of points of the set: still correct
         mask = np.ones(n, dtype=bool)
         mask[drop] = False
