@@ -187,6 +187,24 @@ def test_rows_across_two_chains_are_not_this_structure():
     assert srl.shared_rate_structure(compiled, st, Mc) is None
 
 
+def _dispatched_at_the_highs_optimum(s, y, g, goal, switch, monkeypatch):
+    """``ThresholdClassifier`` fitted with the default dispatch, which must take the structured solver, and
+    with HiGHS (the dispatch's ``switch`` out of reach): the optimum and the NumPy recount of the error are
+    HiGHS'. Returns the classifier, its probabilities and the recounted gaps."""
+    monkeypatch.setattr(srl, switch, 10**9)
+    ref = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
+    monkeypatch.undo()
+    calls = _spy(monkeypatch)
+    clf = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
+    assert calls == [True]
+    assert clf.violation_ == 0.0
+    assert clf.training_.objective == pytest.approx(ref.training_.objective, rel=1e-9)
+    p = clf.predict_proba(s, groups={"g": g})[:, 1]
+    error, gaps = _recount(p, y, g, np.ones(s.size))
+    assert error == pytest.approx(ref.training_.objective, rel=1e-9)
+    return clf, p, gaps
+
+
 def _pair_gaps(p, y, g, w):
     """Two groups' (ppr_0 - ppr_1, tpr_0 - tpr_1), counted with NumPy."""
     out = []
@@ -244,18 +262,8 @@ def test_two_groups_of_many_bins_dispatch_to_the_structured_solver_with_the_high
     y = (rng.random(n) < 0.4).astype(int)
     s = np.round(1 / (1 + np.exp(-(0.5 * y + rng.normal(size=n) + 0.5 * g))), 6)
     goal = ro.goals.demographic_parity("g", slack=slack, pairwise=pairwise)
-    monkeypatch.setattr(srl, "MIN_BINS", 10**9)
-    ref = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
-    monkeypatch.undo()
-    calls = _spy(monkeypatch)
-    clf = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
+    clf, p, gaps = _dispatched_at_the_highs_optimum(s, y, g, goal, "MIN_BINS", monkeypatch)
     assert clf.rule_.edges.size >= srl.MIN_BINS
-    assert calls == [True]
-    assert clf.violation_ == 0.0
-    assert clf.training_.objective == pytest.approx(ref.training_.objective, rel=1e-9)
-    p = clf.predict_proba(s, groups={"g": g})[:, 1]
-    error, gaps = _recount(p, y, g, np.ones(n))
-    assert error == pytest.approx(ref.training_.objective, rel=1e-9)
     gap = abs(_pair_gaps(p, y, g, np.ones(n))[0]) if pairwise else np.max(np.abs(gaps[:, 0]))
     assert gap <= slack + 1e-12
 
@@ -277,17 +285,7 @@ def test_many_groups_dispatch_to_the_structured_solver_with_the_highs_optimum(sl
     rng = np.random.default_rng(7)
     s, y, g = rng.random(n), rng.integers(0, 2, n), np.arange(n)
     goal = ro.goals.demographic_parity("g", slack=slack)
-    monkeypatch.setattr(srl, "MIN_CHAINS", 10**9)
-    ref = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
-    monkeypatch.undo()
-    calls = _spy(monkeypatch)
-    clf = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
-    assert calls == [True]
-    assert clf.violation_ == 0.0
-    assert clf.training_.objective == pytest.approx(ref.training_.objective, rel=1e-9)
-    p = clf.predict_proba(s, groups={"g": g})[:, 1]
-    error, gaps = _recount(p, y, g, np.ones(n))
-    assert error == pytest.approx(ref.training_.objective, rel=1e-9)
+    _, _, gaps = _dispatched_at_the_highs_optimum(s, y, g, goal, "MIN_CHAINS", monkeypatch)
     assert np.max(np.abs(gaps[:, 0])) <= slack + 1e-12
 
 
