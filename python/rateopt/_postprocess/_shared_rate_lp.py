@@ -168,13 +168,13 @@ def reduce_rows(compiled, start, M, n_shared):
         the shared rates alone), ``in_shared`` (the chains the shared atoms
         read).
     """
-    M = sp.csr_matrix(M)
-    n_atoms, n_vars = M.shape
     start = np.asarray(start, dtype=np.int64)
     n_chain = start.size - 1
     m = np.shape(compiled.C)[0]
     if m == 0 or n_chain == 0:
         return None
+    M = sp.csr_matrix(M)
+    n_atoms, n_vars = M.shape
     C = LinearMap.from_dense(compiled.C, (m, n_atoms)).tocsr()
     C.eliminate_zeros()
     M.eliminate_zeros()
