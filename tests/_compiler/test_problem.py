@@ -539,3 +539,25 @@ def test_the_membership_table_is_sealed_and_the_core_atom_table_shares_it():
         # on exact_normalized's grid: within 2**-53 of each quotient, and the atom's rate of all rows exactly 1
         np.testing.assert_allclose(V[:, a], np.where(members, w, 0.0) / w[members].sum(), rtol=0, atol=2.0 ** -52)
         assert (V[:, a] > 0).tolist() == members.tolist() and math.fsum(V[:, a]) == 1.0
+
+
+@pytest.mark.parametrize("n", [300, 20_000])
+def test_tables_without_weights_are_those_of_unit_weights_bit_for_bit(n):
+    """A dataset without weights (their broadcast 1.0: the atoms' normalized weights from their sizes alone)
+    compiles to the very tables of the same dataset with an array of ones as weights (gathered and
+    normalized as any weights are)."""
+    rng = np.random.default_rng(n)
+    g = rng.integers(0, 3, n)
+    y = rng.integers(0, 2, n)
+    X = rng.random((n, 1))
+    goals = [G.demographic_parity("g", slack=0.02), G.equal_opportunity("g", slack=0.02)]
+    tables = []
+    for w in (None, np.ones(n)):
+        ds = Dataset(X, y, weights=w, groups={"g": g})
+        if w is None:
+            assert ds.weights.strides == (0,)
+        tables.append(Problem(constraints=goals, datasets=ds).compiled.tables[ds.name])
+    a, b = tables
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    assert np.array_equal(np.asarray(a.weights).view(np.int64), np.asarray(b.weights).view(np.int64))

@@ -42,6 +42,7 @@ def _instance(seed):
 def _fit(s, y, g, w, goal, monkeypatch, structured):
     """The rule and LP solution of ``ThresholdClassifier``'s problem, by the structured solver or by HiGHS."""
     monkeypatch.setattr(srl, "MIN_CHAINS", 1 if structured else 10**9)
+    monkeypatch.setattr(srl, "MIN_BINS", 1 if structured else 10**9)
     ds = ro.Dataset(s[:, None], y, weights=w, groups={"g": g})
     problem = ro.Problem(constraints=[goal], datasets=ds)
     codes, cells = cell_codes({"g": g}, ["g"])
@@ -186,6 +187,87 @@ def test_rows_across_two_chains_are_not_this_structure():
     assert srl.shared_rate_structure(compiled, st, Mc) is None
 
 
+def _dispatched_at_the_highs_optimum(s, y, g, goal, switch, monkeypatch):
+    """``ThresholdClassifier`` fitted with the default dispatch, which must take the structured solver, and
+    with HiGHS (the dispatch's ``switch`` out of reach): the optimum and the NumPy recount of the error are
+    HiGHS'. Returns the classifier, its probabilities and the recounted gaps."""
+    monkeypatch.setattr(srl, switch, 10**9)
+    ref = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
+    monkeypatch.undo()
+    calls = _spy(monkeypatch)
+    clf = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
+    assert calls == [True]
+    assert clf.violation_ == 0.0
+    assert clf.training_.objective == pytest.approx(ref.training_.objective, rel=1e-9)
+    p = clf.predict_proba(s, groups={"g": g})[:, 1]
+    error, gaps = _recount(p, y, g, np.ones(s.size))
+    assert error == pytest.approx(ref.training_.objective, rel=1e-9)
+    return clf, p, gaps
+
+
+def _pair_gaps(p, y, g, w):
+    """Two groups' (ppr_0 - ppr_1, tpr_0 - tpr_1), counted with NumPy."""
+    out = []
+    for sel in (np.ones(y.size, dtype=bool), y == 1):
+        r = [float(w[sel & (g == k)] @ p[sel & (g == k)]) / w[sel & (g == k)].sum() for k in (0, 1)]
+        out.append(r[0] - r[1])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("goal_name,column", [("demographic_parity", 0), ("equal_opportunity", 1)])
+@pytest.mark.parametrize("seed", range(16))
+def test_two_groups_pairwise_match_highs_and_recount_feasible(seed, goal_name, column, monkeypatch):
+    # two chains whose rows compare their rates with each other (no shared atom): their sum is the shared rate
+    s, y, g, w, slack = _instance(seed)
+    g = g % 2
+    goal = getattr(ro.goals, goal_name)("g", slack=slack, pairwise=True)
+    _, ref, p_ref = _fit(s, y, g, w, goal, monkeypatch, structured=False)
+    calls = _spy(monkeypatch)
+    rule, sol, p = _fit(s, y, g, w, goal, monkeypatch, structured=True)
+    assert calls == [True]
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9, abs=1e-12)
+    for k in range(2):
+        t = rule.table[rule.start[k]:rule.start[k + 1]]
+        assert np.all((t >= 0) & (t <= 1)) and np.all(np.diff(t) >= 0)
+    error, _ = _recount(p, y, g, w)
+    assert error == pytest.approx(sol.objective, abs=1e-12)
+    assert abs(_pair_gaps(p, y, g, w)[column]) <= slack + 1e-12
+    assert abs(_pair_gaps(p_ref, y, g, w)[column]) <= slack + 1e-9
+
+
+def test_two_chains_compared_with_each_other_reach_the_optimum_by_hand():
+    # two one-bin chains, atoms 0 and 1 their rates: minimize -x0 + 0.5 x1 subject to |x0 - x1| <= 0.3;
+    # by hand x0 = 1 and x1 = 0.7 (the least x1 the row allows), objective -0.65
+    M = [[1, 0], [0, 1]]
+    compiled, start, Mc = _hand_problem([[1, -1], [-1, 1]], [0.3, 0.3], M, [0, 1, 2], [-1, 0.5])
+    assert srl.shared_rate_structure(compiled, start, Mc) is not None
+    sol = srl.solve_shared_rate(compiled, start, Mc)
+    assert sol.objective == pytest.approx(-0.65, abs=1e-12)
+    np.testing.assert_allclose(sol.x, [1.0, 0.7], atol=1e-12)
+    # three chains compared pairwise: not this structure (no one shared rate)
+    M3 = np.eye(3)
+    compiled, start, Mc = _hand_problem([[1, -1, 0], [0, 1, -1]], [0.3, 0.3], M3, [0, 1, 2, 3], [-1, 0.5, 0])
+    assert srl.shared_rate_structure(compiled, start, Mc) is None
+
+
+@pytest.mark.parametrize("pairwise", [False, True])
+@pytest.mark.parametrize("slack", [0.0, 0.02])
+def test_two_groups_of_many_bins_dispatch_to_the_structured_solver_with_the_highs_optimum(slack, pairwise,
+                                                                                        monkeypatch):
+    # two groups, MIN_BINS bins and more (after merging runs of one label): the dispatch solves it without
+    # HiGHS, to HiGHS' optimum
+    n = 3 * srl.MIN_BINS
+    rng = np.random.default_rng(5)
+    g = (rng.random(n) < 0.3).astype(int)
+    y = (rng.random(n) < 0.4).astype(int)
+    s = np.round(1 / (1 + np.exp(-(0.5 * y + rng.normal(size=n) + 0.5 * g))), 6)
+    goal = ro.goals.demographic_parity("g", slack=slack, pairwise=pairwise)
+    clf, p, gaps = _dispatched_at_the_highs_optimum(s, y, g, goal, "MIN_BINS", monkeypatch)
+    assert clf.rule_.edges.size >= srl.MIN_BINS
+    gap = abs(_pair_gaps(p, y, g, np.ones(n))[0]) if pairwise else np.max(np.abs(gaps[:, 0]))
+    assert gap <= slack + 1e-12
+
+
 def test_a_local_atom_not_parallel_to_the_shared_one_is_not_this_structure():
     # one chain of two bins: its local atom weighs the bins 1:1, the shared atom 1:2
     M = [[0.5, 0.5, 0], [1 / 6, 2 / 6, 0.5], [0, 0, 1]]
@@ -203,17 +285,7 @@ def test_many_groups_dispatch_to_the_structured_solver_with_the_highs_optimum(sl
     rng = np.random.default_rng(7)
     s, y, g = rng.random(n), rng.integers(0, 2, n), np.arange(n)
     goal = ro.goals.demographic_parity("g", slack=slack)
-    monkeypatch.setattr(srl, "MIN_CHAINS", 10**9)
-    ref = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
-    monkeypatch.undo()
-    calls = _spy(monkeypatch)
-    clf = ro.ThresholdClassifier(goals=[goal]).fit(s, y, groups={"g": g})
-    assert calls == [True]
-    assert clf.violation_ == 0.0
-    assert clf.training_.objective == pytest.approx(ref.training_.objective, rel=1e-9)
-    p = clf.predict_proba(s, groups={"g": g})[:, 1]
-    error, gaps = _recount(p, y, g, np.ones(n))
-    assert error == pytest.approx(ref.training_.objective, rel=1e-9)
+    _, _, gaps = _dispatched_at_the_highs_optimum(s, y, g, goal, "MIN_CHAINS", monkeypatch)
     assert np.max(np.abs(gaps[:, 0])) <= slack + 1e-12
 
 

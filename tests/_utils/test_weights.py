@@ -44,3 +44,14 @@ def test_out_may_be_the_input():
     expected = exact_normalized(w.copy())
     got = exact_normalized(w, out=w)
     assert got is w and np.array_equal(w, expected)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 1000, 196_003])
+def test_unit_normalized_is_exact_normalized_of_equal_weights_bit_for_bit(n):
+    from rateopt._utils._weights import unit_normalized
+
+    got = unit_normalized(n)
+    for q in (1.0, 0.5):  # a unit weight, and one rescaled by its maximum (as the compiler does)
+        want = exact_normalized(np.full(n, q))
+        assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    assert unit_normalized(0).size == 0

@@ -33,7 +33,7 @@ from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
 from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
 from rateopt._utils._sealed import sealed
-from rateopt._utils._weights import GRID_EXPONENT, exact_normalized
+from rateopt._utils._weights import GRID_EXPONENT, exact_normalized, unit_normalized
 from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
@@ -634,10 +634,15 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
     indices = np.empty(nnz, dtype=id_dtype)
     weights = np.empty(nnz, dtype=np.float64)
     written = np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written so far
+    # no weights (the dataset's broadcast 1.0): an atom's normalized weights depend on its size alone
+    unit = w.ndim == 1 and w.size > 0 and w.strides[0] == 0 and float(w[0]) == 1.0
     for a, b in chunks:
         rows = rows_of(a, b)
-        wa = w[rows]
-        _normalize_segments(wa, sizes[a:b])  # sums of them are exact: a whole atom's rate is 1, its complement 0
+        if unit and b == a + 1:
+            wa = unit_normalized(rows.size)  # what the lines below give for ones, bit for bit
+        else:
+            wa = w[rows]
+            _normalize_segments(wa, sizes[a:b])  # sums of them are exact: a whole atom's rate is 1, its complement 0
         if b == a + 1:
             done = 0
             for start in range(0, rows.size, _TABLE_BLOCK_ROWS):  # the members' slots, a block at a time

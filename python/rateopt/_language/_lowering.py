@@ -180,7 +180,12 @@ class Env:
         w = self._weights.get(ctx)
         if w is None:
             idx = self.members(ctx)
-            w = WeightSum.of(ctx.dataset.weights[idx]) if idx.size else WeightSum()
+            weights = ctx.dataset.weights
+            if idx.size and weights.ndim == 1 and weights.strides[0] == 0 and float(weights[0]) == 1.0:
+                # no weights (a broadcast 1.0): WeightSum.of's halves sum to exactly 0.5 per member
+                w = WeightSum(0.5 * idx.size, 1)
+            else:
+                w = WeightSum.of(weights[idx]) if idx.size else WeightSum()
             self._weights[ctx] = w
         return w
 

@@ -231,16 +231,21 @@ def solve_threshold_lp(compiled, chains, *, epsilon=0.0):
     _refuse_unsupported(compiled)
     objective = objective_of(compiled)
     M = _bin_matrix(compiled, chains)
-    # the one dispatch point: many chains whose rows compare each chain's rate with one shared rate (or with
-    # two, as equalized odds' do) are solved without HiGHS (exact, linear in the bins); None there (another
-    # structure, an objective beyond the shared rates, no interior point, infeasible) -> HiGHS
-    if (chains.start.size - 1 >= _shared_rate_lp.MIN_CHAINS and chains.n_records == 1
-            and isinstance(objective, LinearObjective)):
-        for solver in (_shared_rate_lp.solve_shared_rate, _two_rate_lp.solve_two_rate):
-            fast = solver(compiled, chains.start, M, epsilon=epsilon)
-            if fast is not None:
-                return ThresholdLPSolution(x=fast.x, mu=np.ones(1), objective=fast.objective,
-                                           atom_rates=fast.atom_rates, slack=0.0)
+    # the one dispatch point: many chains (or many bins) whose rows compare each chain's rate with one shared
+    # rate (or two chains' rates, pairwise), or many chains with two shared rates (as equalized odds' rows),
+    # are solved without HiGHS (exact, linear in the bins); None there (another structure, an objective
+    # beyond the shared rates, no interior point, infeasible) -> HiGHS
+    solvers = ()
+    if chains.n_records == 1 and isinstance(objective, LinearObjective):
+        if chains.start.size - 1 >= _shared_rate_lp.MIN_CHAINS:
+            solvers = (_shared_rate_lp.solve_shared_rate, _two_rate_lp.solve_two_rate)
+        elif chains.n_vars >= _shared_rate_lp.MIN_BINS:  # the two-rate search is slower than HiGHS at few chains
+            solvers = (_shared_rate_lp.solve_shared_rate,)
+    for solver in solvers:
+        fast = solver(compiled, chains.start, M, epsilon=epsilon)
+        if fast is not None:
+            return ThresholdLPSolution(x=fast.x, mu=np.ones(1), objective=fast.objective,
+                                       atom_rates=fast.atom_rates, slack=0.0)
     lp = _Builder(compiled, chains, M)
     status, sol = lp.solve(objective, slack=epsilon)
     slack = 0.0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GRID_EXPONENT", "exact_normalized"]
+__all__ = ["GRID_EXPONENT", "exact_normalized", "unit_normalized"]
 
 #: Normalized weights are multiples of ``2**-GRID_EXPONENT`` (the finest grid whose sums up to 1 are exact).
 GRID_EXPONENT = 53
@@ -53,6 +53,33 @@ def exact_normalized(w, out=None):
     c = np.cumsum(w, dtype=np.float64, out=out)
     if c.size == 0:
         return c
+    return _on_grid(c)
+
+
+def unit_normalized(n):
+    """:func:`exact_normalized` of ``n`` equal weights, bit for bit, without its running sum.
+
+    The running sums of ``n`` equal weights ``q`` (a power of two, as a unit
+    weight rescaled by its maximum is: 0.5) are ``q, 2q, ..., nq``, exactly, and
+    ``(i q) / (n q)`` rounds as ``i / n`` does: the running sums are
+    ``1, 2, ..., n`` (one pass, where a cumulative sum is a slow sequential one).
+
+    Parameters
+    ----------
+    n : int
+        The number of weights (at most ``2**53``).
+
+    Returns
+    -------
+    ndarray of shape (n,) of float64
+        The normalized weights.
+    """
+    c = np.arange(1, n + 1, dtype=np.float64)
+    return _on_grid(c) if n else c
+
+
+def _on_grid(c):
+    """Running sums ``c`` (positive total) in place -> the weights on the ``2**-53`` grid that telescope to 1."""
     total = c[-1]
     c /= total  # the last running sum becomes 1.0 exactly (x / x)
     np.ldexp(c, GRID_EXPONENT, out=c)  # exact: a power of two
