@@ -299,11 +299,11 @@ def test_trusted_pass_takes_the_curvature_coefficients_as_the_checked_pass(proxy
 @pytest.mark.parametrize("length", [1, 2, 3, 4])
 @pytest.mark.parametrize("score_dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("curvature", [False, True])
-def test_rows_of_one_length_give_the_reference_and_the_general_loops_bits(length, score_dtype, curvature):
+def test_rows_of_one_length_give_the_reference_and_zero_terms_change_no_bit(length, score_dtype, curvature):
     """A table whose rows all hold ``length`` entries (demographic parity's tables: a label's objective atom, a
-    group's atom, the overall one) runs the pass's unrolled loop for such blocks. It gives the NumPy
-    reference's rates and derivatives, and exactly the bits of the same table whose odd rows carry one more
-    entry of weight 0 (mixed lengths: the general loop; a zero term changes no sum, so the bits must agree)."""
+    group's atom, the overall one), with scores of both signs in every block, gives the NumPy reference's rates
+    and derivatives, and exactly the bits of the same table whose odd rows carry one more entry of weight 0
+    (a zero term changes no sum and no decision's count)."""
     rng = np.random.default_rng(11 + length)
     n, k = 1500, 7  # three blocks of 512 rows, the last one partial
     M = np.zeros((n, k), dtype=bool)
