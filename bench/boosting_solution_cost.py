@@ -200,6 +200,11 @@ def _summarize_cell(cell, goal, backend, systems):
     return summary
 
 
+def _part_cell(seconds, plain):
+    """A part's median CPU seconds and, in brackets, its share of the plain fit's."""
+    return f"{seconds:.3f} ({seconds / plain:.0%})"
+
+
 def markdown(result):
     """The results table of a run."""
     from _common import markdown_table
@@ -219,8 +224,8 @@ def markdown(result):
                     "differences of `derived_parts`). The wrappers add a few microseconds a call.\n\n"
                     + markdown_table(["goal", "backend", "system", "plain s"] + names,
                                      [[s.get("goal", GOAL), s["backend"], s["system"], f"{s['plain_s_median']:.3f}"]
-                                      + [f"{s['parts_median'][k]:.3f} ({s['parts_median'][k] / s['plain_s_median']:.0%})"
-                                         for k in names] for s in parts]) + "\n")
+                                      + [_part_cell(s["parts_median"][k], s["plain_s_median"]) for k in names]
+                                      for s in parts]) + "\n")
     return (f"# The cost of a boosted run's default solution (bench/boosting_solution_cost.py)\n\n"
             f"Adult (sex), {', '.join(result.get('goals', [GOAL]))} at slack {SLACK}, {result['rounds']} trees, {result['repeats']} interleaved repeats, "
             f"one thread, each fit in a fresh process; load average before {lb[0]:.2f}, after {la[0]:.2f} "
