@@ -224,10 +224,10 @@ class BoostingPlayer:
             start += blk.n_samples
         self.n_atoms = spec.n_atoms
         self.n_features = spec.n_features
-        # one dataset whose atoms are the game's, in order (the usual case): its pass reads and writes the
-        # game's vectors as they are, without a gather of the coefficients or a scatter of the rates
-        self._whole = (len(self.blocks) == 1 and self.blocks[0][2].shape[0] == spec.n_atoms
-                       and np.array_equal(self.blocks[0][2], np.arange(spec.n_atoms)))
+        if len(self.blocks) == 1 and np.array_equal(self.blocks[0][2], np.arange(spec.n_atoms)):
+            # one dataset whose atoms are the game's, in order (the usual case): the pass reads the game's
+            # coefficients as a view, not a gathered copy
+            self.blocks[0] = (self.blocks[0][0], self.blocks[0][1], slice(None))
         data = [blk.X.data for blk in spec.blocks]
         if len(data) == 1:
             X = data[0]
@@ -255,19 +255,13 @@ class BoostingPlayer:
         :meth:`step` hands the backend).
         """
         net, curv = net_coefficients(combinations), curvature_coefficients(combinations)
+        rates = np.zeros(self.n_atoms)
         scale = float(self.scores.shape[0])
         d = self.derivatives
         scores = self.scores
         if not (isinstance(scores, np.ndarray) and scores.dtype in (np.float32, np.float64)
                 and scores.flags.c_contiguous):  # what the trusted pass reads (the backends' buffers are)
             scores = np.ascontiguousarray(scores, dtype=np.float64)
-        if self._whole:  # the same call as the loop below makes, on the game's own vectors
-            atoms = self.blocks[0][1]
-            rates = core.boosting_pass_trusted(scores, atoms, np.ascontiguousarray(net), self._proxy_code, scale,
-                                               d.grad, d.hess, self._threads,
-                                               None if curv is None else np.ascontiguousarray(curv))
-            return BoostingPass(rates, d)
-        rates = np.zeros(self.n_atoms)
         for rows, atoms, atom_ids in self.blocks:  # arguments checked once (__init__): the trusted pass
             rates[atom_ids] = core.boosting_pass_trusted(scores[rows], atoms, np.ascontiguousarray(net[atom_ids]),
                                                          self._proxy_code, scale, d.grad[rows], d.hess[rows],
