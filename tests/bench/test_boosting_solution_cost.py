@@ -46,3 +46,26 @@ def test_each_goal_is_summarized_against_its_own_plain_fits():
     assert summary[("equal_opportunity", "rateopt")]["train_ratio_median"] == pytest.approx(1.35)
     assert summary[("demographic_parity", "rateopt")]["train_ratio_median"] == pytest.approx(1.25)
     assert summary[("demographic_parity", "rateopt")]["total_ratio_median"] == pytest.approx((1.6 + 1.05) / 2)
+
+
+def test_parts_are_the_timed_functions_and_their_differences():
+    """``--parts``: the derived parts are the stated differences of the timed ones, counted by hand, and each
+    system's summary holds the per-part medians over its repeats."""
+    mod = load_bench_script(SCRIPT, "bench_boosting_solution_cost")
+    timed = {"backend_start": 0.01, "trees": 0.40, "core_pass": 0.05, "kept_candidates": 0.02, "loop": 0.50,
+             "solution_first_lp": 0.015, "solution_rescoring": 0.005}
+    assert set(timed) == set(mod.PART_FUNCTIONS)
+    got = mod.derived_parts(timed, train_s=0.55, solution_s=0.045)
+    # by hand: setup 0.55 - 0.50 - 0.01; glue 0.50 - 0.40 - 0.05 - 0.02; re-fit 0.045 - 0.015 - 0.005
+    assert got["setup"] == pytest.approx(0.04)
+    assert got["loop_glue"] == pytest.approx(0.03)
+    assert got["solution_refit"] == pytest.approx(0.025)
+    assert {k: got[k] for k in timed} == timed
+    runs = [{"backend": "xgboost", "repeat": r, "system": "xgboost", "train_s": t, "solution_s": 0.0, "total_s": t}
+            for r, t in enumerate([0.4, 0.5, 0.6])]
+    runs += [{"backend": "xgboost", "repeat": r, "system": "rateopt", "train_s": 0.6, "solution_s": 0.1,
+              "total_s": 0.7, "parts": {"trees": t, "core_pass": 0.05}} for r, t in enumerate([0.3, 0.5, 0.4])]
+    summary = {s["system"]: s for s in mod.summarize(runs, ["xgboost"], ["rateopt"])}
+    assert summary["rateopt"]["parts_median"] == {"trees": pytest.approx(0.4), "core_pass": pytest.approx(0.05)}
+    assert summary["rateopt"]["plain_s_median"] == pytest.approx(0.5)
+    assert "parts_median" not in summary["xgboost"]

@@ -294,3 +294,55 @@ def test_trusted_pass_takes_the_curvature_coefficients_as_the_checked_pass(proxy
     # the curvature changes the Hessian where the net coefficient is smaller than the absolute sum
     plain = boosting_pass(scores, atoms, coef, proxy=proxy, scale=float(n), n_threads=1)[2]
     assert not np.array_equal(plain, h)
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 4])
+@pytest.mark.parametrize("score_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("curvature", [False, True])
+def test_rows_of_one_length_give_the_reference_and_zero_terms_change_no_bit(length, score_dtype, curvature):
+    """A table whose rows all hold ``length`` entries (demographic parity's tables: a label's objective atom, a
+    group's atom, the overall one), with scores of both signs in every block, gives the NumPy reference's rates
+    and derivatives, and exactly the bits of the same table whose odd rows carry one more entry of weight 0
+    (a zero term changes no sum and no decision's count)."""
+    rng = np.random.default_rng(11 + length)
+    n, k = 1500, 7  # three blocks of 512 rows, the last one partial
+    M = np.zeros((n, k), dtype=bool)
+    for j in range(n):
+        M[j, rng.choice(k, size=length, replace=False)] = True
+    for a in np.flatnonzero(~M.any(axis=0)):  # an empty atom (unlikely): swapped into a row for another
+        j = int(rng.integers(n))
+        M[j, np.flatnonzero(M[j])[0]] = False
+        M[j, a] = True
+    w = rng.uniform(0.1, 3.0, n)
+    coef = rng.normal(size=k)
+    curv = np.abs(rng.normal(size=k)) + np.abs(coef) if curvature else None
+    scores = rng.normal(scale=2.0, size=n).astype(score_dtype)
+    scores[:4] = [0.0, -0.0, 1.0, -1.0]
+    atoms = AtomTable.from_membership(M, sample_weight=w)
+    assert np.all(np.diff(atoms.indptr) == length)
+    rates, g, h = boosting_pass(scores, atoms, coef, scale=float(n), n_threads=1, hess_coef=curv)
+    want_rates, want_g, want_h, _ = _reference("logistic", M, w, coef, scores, float(n))
+    if curvature:  # the Hessian's |u| becomes the row's curvature coefficient (where u != 0)
+        V = M * w[:, None] / (M * w[:, None]).sum(axis=0)
+        s = scores.astype(np.float64)
+        sig = 0.5 * (1 + np.tanh(s / 2))
+        want_h = float(n) * (V @ curv) * sig * (1 - sig) * (V @ coef != 0)
+    np.testing.assert_allclose(rates, want_rates, rtol=1e-12, atol=1e-14)
+    tol = 2e-7  # the core's exponential (fast_exp.hpp), as the other tests' bound
+    np.testing.assert_allclose(g, want_g, rtol=tol, atol=tol * np.abs(want_g).max())
+    np.testing.assert_allclose(h, want_h, rtol=tol, atol=tol * np.abs(want_h).max())
+    # the same table, odd rows padded with a zero-weight entry of their first atom
+    counts = np.diff(atoms.indptr) + (np.arange(n) % 2)
+    indptr = np.concatenate(([0], np.cumsum(counts))).astype(atoms.indptr.dtype)
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    weights = np.zeros(indptr[-1])
+    for j in range(n):
+        a, b = atoms.indptr[j], atoms.indptr[j + 1]
+        indices[indptr[j]:indptr[j] + length] = atoms.indices[a:b]
+        weights[indptr[j]:indptr[j] + length] = atoms.weights[a:b]
+        if j % 2:
+            indices[indptr[j] + length] = atoms.indices[a]
+    padded = AtomTable(indptr, indices, weights, k)
+    assert padded.indices.dtype == atoms.indices.dtype
+    rates2, g2, h2 = boosting_pass(scores, padded, coef, scale=float(n), n_threads=1, hess_coef=curv)
+    assert np.array_equal(rates, rates2) and np.array_equal(g, g2) and np.array_equal(h, h2)

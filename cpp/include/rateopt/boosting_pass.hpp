@@ -46,8 +46,12 @@
 // own loop). Consecutive rows mostly belong to the same few atoms, so row j
 // adds into one of 4 interleaved copies of the rates (j mod 4), which breaks
 // the add-store-load chain through one rates[a]; the copies are summed in a
-// fixed order. Cost: O(n + nnz(atoms)) per call, one read of the scores and
-// the atom table and one write of grad and hess.
+// fixed order. A row's 0-1 decision is computed without a branch: with one on
+// the score's sign, phase 1 took twice as long on scores of mixed signs
+// (0.28 ms against 0.12 ms on a 34,189-row demographic-parity table with half
+// the scores negative; the same 0.11-0.12 ms with every score negative).
+// Cost: O(n + nnz(atoms)) per call, one read of the scores and the atom table
+// and one write of grad and hess.
 //
 // Parallelism: rows split into contiguous static chunks, one per requested
 // thread (parallel_chunks); each chunk accumulates the atom rates in private
@@ -194,7 +198,9 @@ inline void boosting_block_rates_typed(const S* __restrict scores, const P* __re
     std::int64_t p = static_cast<std::int64_t>(indptr[b0]);
     for (std::int64_t j = b0; j < b1; ++j) {
         const double sj = static_cast<double>(scores[j]);
-        const double positive = (sj >= 0.0 && sj <= kMax) ? 1.0 : 0.0;  // a non-finite row adds nothing
+        // a non-finite row adds nothing; '&', not '&&': no branch on the score's sign (one mispredicted
+        // in two rows where the signs are mixed cost about as much as the rest of the loop)
+        const double positive = static_cast<double>((sj >= 0.0) & (sj <= kMax));
         double* rates = acc + (j & 3) * n_atoms;
         const std::int64_t e = static_cast<std::int64_t>(indptr[j + 1]);
         double uj = 0.0, wj = 0.0;

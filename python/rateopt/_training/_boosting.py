@@ -224,6 +224,10 @@ class BoostingPlayer:
             start += blk.n_samples
         self.n_atoms = spec.n_atoms
         self.n_features = spec.n_features
+        if len(self.blocks) == 1 and np.array_equal(self.blocks[0][2], np.arange(spec.n_atoms)):
+            # one dataset whose atoms are the game's, in order (the usual case): the pass reads the game's
+            # coefficients as a view, not a gathered copy
+            self.blocks[0] = (self.blocks[0][0], self.blocks[0][1], slice(None))
         data = [blk.X.data for blk in spec.blocks]
         if len(data) == 1:
             X = data[0]
