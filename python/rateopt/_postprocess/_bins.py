@@ -493,8 +493,9 @@ def _sums_by_column(var_of_row, atoms, weights, n_atoms, size):
     """
     base = np.multiply(var_of_row, n_atoms, out=var_of_row)  # in place: the caller is done with it
     out = None
+    key = np.empty_like(base)
     for j in range(atoms.shape[1]):
-        key = np.add(base, atoms[:, j], out=np.empty_like(base) if out is None else key)
+        np.add(base, atoms[:, j], out=key)
         col = np.bincount(key, weights=weights[:, j], minlength=size)
         if out is None:
             out = col
