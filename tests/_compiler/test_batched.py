@@ -316,3 +316,32 @@ def test_group_sets_keep_int32_rows():
     for k in range(3):
         rows = gset.rows[gset.ptr[k]:gset.ptr[k + 1]]
         assert np.array_equal(rows, np.flatnonzero(g == k))
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("layout", ["two halves", "many small", "one row twice", "one row missing"])
+def test_membership_table_of_a_partition_is_the_atom_by_atom_table(layout, weighted, monkeypatch):
+    # atoms that partition the rows (each row in exactly one atom) take the direct write (row i's entry at
+    # slot i); near-partitions with as many entries as rows but one row in two atoms, or one row in none,
+    # take the counting sort: both give the row-by-row reference table, bit for bit
+    import rateopt._compiler._compile as compile_module
+
+    monkeypatch.setattr(compile_module, "_OWN_CHUNK_ROWS", 50)  # "many small": chunks of several atoms
+    rng = np.random.default_rng(11)
+    n = 2000
+    w = np.exp(rng.uniform(-20, 20, n)) if weighted else None
+    ds = ro.Dataset(np.zeros((n, 1)), rng.integers(0, 2, n), weights=w)
+    code = rng.integers(0, 2 if layout == "two halves" else 90, n)
+    members = [np.flatnonzero(code == c) for c in np.unique(code)]
+    if layout == "one row twice":  # row 0 also in the last atom, which loses one of its other rows
+        last = members[-1][members[-1] != 0]
+        members[-1] = np.sort(np.append(last[1:], 0))
+    elif layout == "one row missing":  # the last atom's first row in no atom (one entry fewer than rows)
+        members[-1] = members[-1][1:]
+    nnz = sum(m.size for m in members)
+    assert nnz == n - (layout == "one row missing")
+    t = compile_module._membership_table(ds, members, 2)
+    indptr, indices, weights = _reference_table(ds, members)
+    assert _bits(t.indptr.astype(np.int64)) == _bits(indptr.astype(np.int64))
+    assert _bits(t.indices.astype(np.int32)) == _bits(indices)
+    assert _bits(t.weights) == _bits(weights)

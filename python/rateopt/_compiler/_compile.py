@@ -630,10 +630,13 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
             counts += np.bincount(rows, minlength=n)
         else:
             np.add.at(counts, rows, 1)
+    # the atoms partition the rows (every row in exactly one atom, the common case): row i's one entry is at
+    # slot i, which is where the counting sort below puts it, so the entries are written at their rows
+    partition = nnz == n and (n == 0 or int(counts.min()) == 1)
     np.cumsum(counts, out=counts)
     indices = np.empty(nnz, dtype=id_dtype)
     weights = np.empty(nnz, dtype=np.float64)
-    written = np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written so far
+    written = None if partition else np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries written so far
     # no weights (the dataset's broadcast 1.0): an atom's normalized weights depend on its size alone
     unit = w.ndim == 1 and w.size > 0 and w.strides[0] == 0 and float(w[0]) == 1.0
     for a, b in chunks:
@@ -643,7 +646,10 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
         else:
             wa = w[rows]
             _normalize_segments(wa, sizes[a:b])  # sums of them are exact: a whole atom's rate is 1, its complement 0
-        if b == a + 1:
+        if partition:
+            indices[rows] = a if b == a + 1 else np.repeat(np.arange(a, b, dtype=np.int32), sizes[a:b])
+            weights[rows] = wa
+        elif b == a + 1:
             done = 0
             for start in range(0, rows.size, _TABLE_BLOCK_ROWS):  # the members' slots, a block at a time
                 idx = rows[start:start + _TABLE_BLOCK_ROWS]
