@@ -34,20 +34,9 @@ from _common import (  # noqa: E402
     REPO_ROOT, add_common_args, emit_json_line, git_sha, machine_info, markdown_table, median, results_paths,
     utc_now, write_results,
 )
-from postprocessing_speed import agreement, census_scores, run_worker, summarize, synthetic_scores  # noqa: E402
-
-
-def thresholded_data(path, quick):
-    """The thresholded case's rows, as ``postprocessing_speed.py`` draws them (seed 0)."""
-    rng = np.random.default_rng(0)
-    n = 4_100 if quick else 10_000
-    X = rng.normal(size=(n, 20))
-    g = rng.choice([f"r{i}" for i in range(6)], n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05])
-    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * (g == "r0") + rng.normal(size=n) > 0.3).astype(np.int64)
-    np.savez(path, X=X, y=y, g=g)
-    n_iter, every = (500, 2) if quick else (2500, 10)
-    return {"case": "thresholded", "data": str(path), "rounds": 1 if quick else 3, "n_iter": n_iter,
-            "record_every": every}
+from postprocessing_speed import (  # noqa: E402
+    agreement, census_scores, run_worker, summarize, synthetic_scores, thresholded_spec,
+)
 
 
 def main(argv=None):
@@ -75,7 +64,7 @@ def main(argv=None):
         ratio_of = {"fit / argsort": lambda r: r["median_s"]["fit"] / r["median_s"]["argsort"],
                     "fit / argsort (CPU)": lambda r: r["median_cpu_s"]["fit"] / r["median_cpu_s"]["argsort"]}
     else:
-        spec = thresholded_data(tmp / "thresholded.npz", args.quick)
+        spec = thresholded_spec(tmp / "thresholded.npz", args.quick)
         ratio_of = {"thresholded / plain": lambda r: r["median_s"]["thresholded"] / r["median_s"]["plain"]}
     runs = {name: [] for name in impls}
     for i in range(args.processes):
