@@ -31,11 +31,11 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from _common import (  # noqa: E402
-    REPO_ROOT, add_common_args, emit_json_line, git_sha, machine_info, markdown_table, median, results_paths,
+    add_common_args, emit_json_line, git_sha, machine_info, markdown_table, median, results_paths,
     utc_now, write_results,
 )
 from postprocessing_speed import (  # noqa: E402
-    agreement, census_scores, run_worker, summarize, synthetic_scores, thresholded_spec,
+    agreement, census_scores, implementations, log, run_worker, summarize, synthetic_scores, thresholded_spec,
 )
 
 
@@ -49,12 +49,7 @@ def main(argv=None):
                     help="a checkout's python/ directory with the rateopt to compare against")
     args = ap.parse_args(argv)
 
-    def log(msg):
-        print(msg, file=sys.stderr, flush=True)
-
-    impls = {"this": REPO_ROOT / "python"}
-    if args.reference is not None:
-        impls["reference"] = args.reference.resolve()
+    impls = implementations(args.reference)
     tmp = Path(tempfile.mkdtemp(prefix="ppprocs-"))
     if args.case == "census":
         data = synthetic_scores() if args.quick else census_scores(log)

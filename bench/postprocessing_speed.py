@@ -99,6 +99,19 @@ def synthetic_scores(n=209_500, seed=0):
     return {"s": s, "y": y, "g2": g}
 
 
+def log(msg):
+    """A progress line on stderr."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def implementations(reference):
+    """The rateopts to run: ``{"this": this checkout's python/}``, plus ``"reference"`` when given."""
+    impls = {"this": REPO_ROOT / "python"}
+    if reference is not None:
+        impls["reference"] = Path(reference).resolve()
+    return impls
+
+
 def thresholded_spec(path, quick):
     """The thresholded case's rows (seed 0) written to ``path``, and its worker spec."""
     rng = np.random.default_rng(0)
@@ -258,12 +271,7 @@ def main(argv=None):
     quick = args.quick
     cases = set(args.cases.split(","))
 
-    def log(msg):
-        print(msg, file=sys.stderr, flush=True)
-
-    impls = {"this": REPO_ROOT / "python"}
-    if args.reference is not None:
-        impls["reference"] = args.reference.resolve()
+    impls = implementations(args.reference)
     tmp = Path(tempfile.mkdtemp(prefix="ppspeed-"))
     result = {"name": "postprocessing_speed", "quick": quick, "utc": utc_now(), "git": git_sha(),
               "machine": machine_info(), "implementations": {k: str(v) for k, v in impls.items()},
