@@ -99,6 +99,32 @@ def synthetic_scores(n=209_500, seed=0):
     return {"s": s, "y": y, "g2": g}
 
 
+def log(msg):
+    """A progress line on stderr."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def implementations(reference):
+    """The rateopts to run: ``{"this": this checkout's python/}``, plus ``"reference"`` when given."""
+    impls = {"this": REPO_ROOT / "python"}
+    if reference is not None:
+        impls["reference"] = Path(reference).resolve()
+    return impls
+
+
+def thresholded_spec(path, quick):
+    """The thresholded case's rows (seed 0) written to ``path``, and its worker spec."""
+    rng = np.random.default_rng(0)
+    n = 4_100 if quick else 10_000  # 250 x 4,100 rows > 1e6: the binned first pass, as at 10,000
+    X = rng.normal(size=(n, 20))
+    g = rng.choice([f"r{i}" for i in range(6)], n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05])
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * (g == "r0") + rng.normal(size=n) > 0.3).astype(np.int64)
+    np.savez(path, X=X, y=y, g=g)
+    n_iter, every = (500, 2) if quick else (2500, 10)
+    return {"case": "thresholded", "data": str(path), "rounds": 1 if quick else 3, "n_iter": n_iter,
+            "record_every": every}
+
+
 # --------------------------------------------------------------------------- workers (run with -c in a subprocess)
 
 WORKER = r'''
@@ -245,12 +271,7 @@ def main(argv=None):
     quick = args.quick
     cases = set(args.cases.split(","))
 
-    def log(msg):
-        print(msg, file=sys.stderr, flush=True)
-
-    impls = {"this": REPO_ROOT / "python"}
-    if args.reference is not None:
-        impls["reference"] = args.reference.resolve()
+    impls = implementations(args.reference)
     tmp = Path(tempfile.mkdtemp(prefix="ppspeed-"))
     result = {"name": "postprocessing_speed", "quick": quick, "utc": utc_now(), "git": git_sha(),
               "machine": machine_info(), "implementations": {k: str(v) for k, v in impls.items()},
@@ -281,19 +302,10 @@ def main(argv=None):
             result["cases"][f"census_k{k}"] = rec
 
     if "thresholded" in cases:
-        rng = np.random.default_rng(0)
-        n = 4_100 if quick else 10_000  # 250 x 4,100 rows > 1e6: the binned first pass, as at 10,000
-        X = rng.normal(size=(n, 20))
-        g = rng.choice([f"r{i}" for i in range(6)], n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05])
-        y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * (g == "r0") + rng.normal(size=n) > 0.3).astype(np.int64)
-        path = tmp / "thresholded.npz"
-        np.savez(path, X=X, y=y, g=g)
-        n_iter, every = (500, 2) if quick else (2500, 10)
-        rec = {"rows": n, "features": 20, "groups": 6, "n_iter": n_iter, "record_every": every,
-               "records": n_iter // every}
+        spec = thresholded_spec(tmp / "thresholded.npz", quick)
+        rec = {"rows": 4_100 if quick else 10_000, "features": 20, "groups": 6, "n_iter": spec["n_iter"],
+               "record_every": spec["record_every"], "records": spec["n_iter"] // spec["record_every"]}
         for name, pp in impls.items():
-            spec = {"case": "thresholded", "data": str(path), "rounds": 1 if quick else 3, "n_iter": n_iter,
-                    "record_every": every}
             r = summarize(run_worker(pp, spec, args.reference_timeout * 3 if name != "this" else 900))
             if r.get("status") == "ok":
                 r["thresholded_over_plain"] = r["median_s"]["thresholded"] / r["median_s"]["plain"]

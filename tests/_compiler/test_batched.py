@@ -316,3 +316,68 @@ def test_group_sets_keep_int32_rows():
     for k in range(3):
         rows = gset.rows[gset.ptr[k]:gset.ptr[k + 1]]
         assert np.array_equal(rows, np.flatnonzero(g == k))
+
+
+def _layer(rng, n, k):
+    code = rng.integers(0, k, n)
+    return [np.flatnonzero(code == c) for c in np.unique(code)]
+
+
+def _swap_one(members, into):
+    """Row 0 also in atom ``into``, which loses one of its other rows (as many entries, one row twice)."""
+    m = members[into][members[into] != 0]
+    members[into] = np.sort(np.append(m[1:], 0))
+
+
+LAYOUTS = {  # (atoms, whether every row is in as many atoms, each run of atoms a partition)
+    "two halves": lambda rng, n: _layer(rng, n, 2),
+    "many small": lambda rng, n: _layer(rng, n, 90),
+    "labels then groups": lambda rng, n: _layer(rng, n, 2) + _layer(rng, n, 3),
+    "three layers, small atoms": lambda rng, n: _layer(rng, n, 2) + _layer(rng, n, 90) + _layer(rng, n, 40),
+    "one row twice": lambda rng, n: (lambda m: (_swap_one(m, len(m) - 1), m)[1])(_layer(rng, n, 90)),
+    "one row missing": lambda rng, n: (lambda m: m[:-1] + [m[-1][1:]])(_layer(rng, n, 90)),
+    # row 0 twice in the first run and a row missing there, made up in the second: every row in two atoms,
+    # but the runs are no partitions
+    "compensated runs": lambda rng, n: _compensated(_layer(rng, n, 2), _layer(rng, n, 3)),
+    "last run partial": lambda rng, n: _layer(rng, n, 2) + _layer(rng, n, 3)[:2],
+}
+
+
+def _compensated(first, second):
+    """Two runs of as many entries as rows, every row in two atoms, neither run a partition: row 0 also in
+    the first run's other atom (which loses a row ``gone``), row 0 out of the second run and ``gone`` in two of
+    its atoms."""
+    other = next(a for a, m in enumerate(first) if 0 not in m)
+    gone = int(first[other][0])
+    first[other] = np.sort(np.append(first[other][1:], 0))
+    b0 = next(a for a, m in enumerate(second) if 0 in m)
+    second[b0] = second[b0][second[b0] != 0]
+    b1 = next(a for a, m in enumerate(second) if gone not in m and a != b0)
+    second[b1] = np.sort(np.append(second[b1], gone))
+    return first + second
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_membership_table_of_runs_of_partitions_is_the_atom_by_atom_table(layout, weighted, monkeypatch):
+    # atoms in runs that each partition the rows (labels, then groups) take the direct write (row i's entries
+    # at c*i + run); anything else (a row twice, a row missing, runs that are no partitions but give every
+    # row as many entries, a partial last run) the counting sort: both give the row-by-row
+    # reference table, bit for bit
+    import rateopt._compiler._compile as compile_module
+
+    monkeypatch.setattr(compile_module, "_OWN_CHUNK_ROWS", 50)  # small atoms: chunks of several atoms
+    monkeypatch.setattr(compile_module, "_TABLE_BLOCK_ROWS", 300)  # large atoms: several blocks of rows
+    rng = np.random.default_rng(11)
+    n = 2000
+    w = np.exp(rng.uniform(-20, 20, n)) if weighted else None
+    ds = ro.Dataset(np.zeros((n, 1)), rng.integers(0, 2, n), weights=w)
+    members = LAYOUTS[layout](rng, n)
+    if layout == "compensated runs":
+        counts = np.bincount(np.concatenate(members), minlength=n)
+        assert (counts == 2).all() and np.bincount(np.concatenate(members[:2]), minlength=n).max() == 2
+    t = compile_module._membership_table(ds, members, 2)
+    indptr, indices, weights = _reference_table(ds, members)
+    assert _bits(t.indptr.astype(np.int64)) == _bits(indptr.astype(np.int64))
+    assert _bits(t.indices.astype(np.int32)) == _bits(indices)
+    assert _bits(t.weights) == _bits(weights)

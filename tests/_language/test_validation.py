@@ -98,3 +98,58 @@ def test_integer_columns_of_any_span_give_numpy_unique_values(a):
     keys, codes = unique_inverse(a)
     rkeys, rcodes = np.unique(a, return_inverse=True)
     assert np.array_equal(keys, rkeys) and np.array_equal(codes, rcodes.reshape(-1))
+
+
+def _random_columns(seed):
+    """Random group columns of every kind a user passes: strings (object and fixed-width), integers, floats,
+    booleans, pandas categoricals, with None / NaN / pd.NA, few or many distinct values, the first row's value
+    the smallest or not (first appearance in sorted order, or not)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    k = int(rng.choice([1, 2, 3, 17, 150]))
+    words = np.array([f"g{i:03d}" for i in rng.permutation(k)])
+    picks = rng.integers(0, k, n)
+    missing = rng.random(n) < rng.choice([0.0, 0.1])
+    cols = {
+        "object str": words[picks].astype(object),
+        "fixed str": words[picks],
+        "int": (picks * 7 - 30).astype(np.int64),
+        "float": picks / 4.0,
+        "bool": picks % 2 == 1,
+        "categorical": np.asarray(pd.Categorical(words[picks], categories=sorted(words[::-1]))),
+    }
+    out = []
+    for name, col in cols.items():
+        out.append((name, col))
+        if name in ("object str", "float", "categorical"):
+            holes = col.astype(object) if name != "float" else col.copy()
+            marks = [None, float("nan"), pd.NA] if name != "float" else [np.nan]
+            for i in np.flatnonzero(missing):
+                holes[i] = marks[i % len(marks)]
+            out.append((name + " with missing", holes))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_columns_factorize_as_the_plain_python_reference(seed):
+    # the same values in the same (sorted) order and the same codes as the reference, whatever order the
+    # values first appear in; codes int64, -1 for a missing entry
+    for name, col in _random_columns(seed):
+        values, codes = factorize(col)
+        want_values, want_codes = _reference(col)
+        assert values.tolist() == want_values, name
+        assert codes.tolist() == want_codes, name
+        assert codes.dtype == np.int64, name
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dataset_group_codes_of_random_columns_are_the_reference_codes(seed):
+    # what a Dataset stores (factorized, compact or kept as an array) gives the reference's values and codes
+    from rateopt import Dataset
+
+    for name, col in _random_columns(seed):
+        ds = Dataset(np.zeros((col.shape[0], 1)), groups={"g": col})
+        values, codes = ds.group_factorization("g")
+        want_values, want_codes = _reference(col)
+        assert list(values.tolist()) == want_values, name
+        assert np.asarray(codes).tolist() == want_codes, name

@@ -622,6 +622,10 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
     ptr_dtype, id_dtype = row_pointer_dtype(nnz), atom_id_dtype(k)
     indptr = np.zeros(n + 1, dtype=ptr_dtype)
     counts = indptr[1:]
+    # layers: the atoms in consecutive runs that each partition the rows (labels, then groups: every row in
+    # exactly one atom of each run, the common case); with c layers, row i's entries are at slots c*i to
+    # c*i + c - 1, its layer-l atom at c*i + l, which is where the counting sort below puts them
+    layer_of, entries = ([] if n else None), 0
     for a, b in chunks:
         rows = rows_of(a, b)
         if b == a + 1:
@@ -630,20 +634,39 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
             counts += np.bincount(rows, minlength=n)
         else:
             np.add.at(counts, rows, 1)
+        if layer_of is not None:
+            layer, entries = entries // n, entries + rows.size
+            if (entries - 1) // n != layer:  # the chunk ends in a later layer than it starts
+                layer_of = None
+            elif entries % n:
+                layer_of.append(layer)
+            elif int(counts.min()) == int(counts.max()) == layer + 1:  # this layer added one entry to every row
+                layer_of.append(layer)
+            else:
+                layer_of = None
+    c = entries // n if layer_of is not None and entries % n == 0 else 0  # the last layer complete too
     np.cumsum(counts, out=counts)
     indices = np.empty(nnz, dtype=id_dtype)
     weights = np.empty(nnz, dtype=np.float64)
-    written = np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written so far
+    written = None if c else np.zeros(n, dtype=np.uint8 if k < 256 else np.int32)  # entries of each row written
     # no weights (the dataset's broadcast 1.0): an atom's normalized weights depend on its size alone
     unit = w.ndim == 1 and w.size > 0 and w.strides[0] == 0 and float(w[0]) == 1.0
-    for a, b in chunks:
+    for j, (a, b) in enumerate(chunks):
         rows = rows_of(a, b)
         if unit and b == a + 1:
             wa = unit_normalized(rows.size)  # what the lines below give for ones, bit for bit
         else:
             wa = w[rows]
             _normalize_segments(wa, sizes[a:b])  # sums of them are exact: a whole atom's rate is 1, its complement 0
-        if b == a + 1:
+        if c:
+            ids = a if b == a + 1 else np.repeat(np.arange(a, b, dtype=np.int32), sizes[a:b])
+            for start in range(0, rows.size, _TABLE_BLOCK_ROWS):  # the members' slots, a block at a time
+                block = slice(start, start + _TABLE_BLOCK_ROWS)
+                idx = rows[block]
+                pos = idx if c == 1 else idx * c + layer_of[j]
+                indices[pos] = ids if b == a + 1 else ids[block]
+                weights[pos] = wa[block]
+        elif b == a + 1:
             done = 0
             for start in range(0, rows.size, _TABLE_BLOCK_ROWS):  # the members' slots, a block at a time
                 idx = rows[start:start + _TABLE_BLOCK_ROWS]

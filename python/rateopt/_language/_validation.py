@@ -195,7 +195,10 @@ def factorize(col: np.ndarray):
                 for i, v in enumerate(values.tolist()):
                     position.setdefault(v, i)
                 lookup = np.array([position.get(k, -1) for k in keys.tolist()] + [-1], dtype=np.int64)
-                return values, lookup[np.where(codes < 0, keys.size, codes)]
+                codes = codes.astype(np.int64, copy=False)
+                if np.array_equal(lookup[:-1], np.arange(keys.size)):  # first appearance is the sorted order
+                    return values, codes
+                return values, lookup[codes]  # a missing entry's -1 reads lookup's last entry, -1
         index: dict = {}
         rows = col.reshape(-1).tolist()
         try:  # each row's value -> the row of its first appearance (a C-level loop over the rows)
