@@ -316,9 +316,27 @@ class _LightGBMBooster(_KeptScores):
         self._train_scores = None
         if getattr(self.booster, "train_set", None) is None:  # loaded, or released already
             return
-        model = self.booster.model_to_string(num_iteration=-1)
-        self.booster.model_from_string(model)  # frees the training booster's handle first
-        self.booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
+        lib = _lightgbm_lib(self.booster)
+        if lib is None or not hasattr(lib[0], "LGBM_BoosterLoadModelFromString") \
+                or not hasattr(self.booster, "_free_buffer"):
+            model = self.booster.model_to_string(num_iteration=-1)
+            self.booster.model_from_string(model)  # frees the training booster's handle first
+            self.booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
+            return
+        # LightGBM's own calls, with one copy of the model text alive at a time (model_to_string holds a
+        # zeroed 1 MiB buffer, LightGBM's string, a bytes and a str copy, model_from_string one more): the
+        # text is written into one buffer of its size, the training booster and Dataset are freed, then
+        # the booster is loaded from that buffer
+        lib, safe_call = lib
+        booster = self.booster
+        model = _lightgbm_model_text(booster, lib, safe_call)
+        safe_call(lib.LGBM_BoosterFree(booster._handle))  # the training booster first (as model_from_string)
+        booster._handle = ctypes.c_void_p()
+        booster._free_buffer()
+        booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
+        handle, n_iterations = ctypes.c_void_p(), ctypes.c_int(0)
+        safe_call(lib.LGBM_BoosterLoadModelFromString(model, ctypes.byref(n_iterations), ctypes.byref(handle)))
+        booster._handle = handle  # the same trees: its classes, iterations and pandas categories are unchanged
 
     def _score_shape(self):
         """The training scores' shape: (n,), or (K, n) for a multiclass booster (LightGBM's class-major
@@ -653,6 +671,23 @@ def _lightgbm_lib(booster):
             or getattr(booster, "train_set", None) is None or not hasattr(lib, "LGBM_BoosterUpdateOneIterCustom"):
         return None
     return lib, safe_call
+
+
+def _lightgbm_model_text(booster, lib, safe_call):
+    """The booster's every tree in LightGBM's text model format, as one NUL-terminated buffer of its size
+    (``LGBM_BoosterSaveModelToString`` asked for the size first, then to fill it)."""
+    def save(size, buffer):
+        length = ctypes.c_int64(0)
+        safe_call(lib.LGBM_BoosterSaveModelToString(booster._handle, ctypes.c_int(0), ctypes.c_int(-1),
+                                                    ctypes.c_int(0), ctypes.c_int64(size), ctypes.byref(length),
+                                                    buffer))
+        return length.value  # with the terminating NUL
+
+    size = save(0, None)  # the size only: nothing is copied into a buffer of length 0
+    buffer = ctypes.create_string_buffer(size)
+    if save(size, buffer) != size:
+        raise RateoptError("LightGBM's model text changed size between two calls")
+    return buffer
 
 
 def _xgboost_lib():
