@@ -345,3 +345,31 @@ def test_training_state_released_after_the_run(backend, monkeypatch, tmp_path):
     path = tmp_path / "solution.npz"
     result.solution().save(path)
     assert np.array_equal(rateopt.load(path).predict_proba(X), kept_state.solution().predict_proba(X))
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
+    """LightGBM's release rebuilds the booster from its model text: through LightGBM's C calls (one buffer of
+    the text's size, the training booster freed before the load) or, where those are not available, through
+    ``model_to_string``/``model_from_string``. Either way the released booster's text is the training
+    booster's, character for character (the reference: ``model_to_string`` before the release), and it predicts
+    every prefix's raw scores bit for bit as the training booster did."""
+    pytest.importorskip("lightgbm")
+    from rateopt._predictors import _boosting as adapters
+
+    if not direct:
+        monkeypatch.setattr(adapters, "_lightgbm_lib", lambda booster: None)
+    problem, X, y, groups = _equalized_odds_problem(n=1200)
+    T = 12
+    result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
+    booster = result.models[0].booster
+    text = booster.booster.model_to_string(num_iteration=-1)
+    want = {t: booster.booster.predict(X, num_iteration=t, raw_score=True) for t in (1, T // 2, T)}
+    booster.release_training()
+    assert getattr(booster.booster, "train_set", None) is None
+    assert booster.booster.current_iteration() == T and booster.booster.model_to_string(num_iteration=-1) == text
+    for t, scores in want.items():
+        assert np.array_equal(booster.booster.predict(X, num_iteration=t, raw_score=True), scores), t
+    assert booster.booster._handle.value is not None
+    booster.release_training()  # released already: nothing happens
+    assert booster.booster.model_to_string(num_iteration=-1) == text
