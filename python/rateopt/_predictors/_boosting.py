@@ -325,8 +325,8 @@ class _LightGBMBooster(_KeptScores):
             return
         # LightGBM's own calls, with one copy of the model text alive at a time (model_to_string holds a
         # zeroed 1 MiB buffer, LightGBM's string, a bytes and a str copy, model_from_string one more): the
-        # text is written into one buffer of its size, the training booster and Dataset are freed, then
-        # the booster is loaded from that buffer
+        # text is written into one buffer, the training booster and Dataset are freed, then the booster is
+        # loaded from that buffer
         lib, safe_call = lib
         booster = self.booster
         model = _lightgbm_model_text(booster, lib, safe_call)
@@ -335,7 +335,8 @@ class _LightGBMBooster(_KeptScores):
         booster._free_buffer()
         booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
         handle, n_iterations = ctypes.c_void_p(), ctypes.c_int(0)
-        safe_call(lib.LGBM_BoosterLoadModelFromString(model, ctypes.byref(n_iterations), ctypes.byref(handle)))
+        text = model.ctypes.data_as(ctypes.c_char_p)
+        safe_call(lib.LGBM_BoosterLoadModelFromString(text, ctypes.byref(n_iterations), ctypes.byref(handle)))
         booster._handle = handle  # the same trees: its classes, iterations and pandas categories are unchanged
 
     def _score_shape(self):
@@ -674,20 +675,33 @@ def _lightgbm_lib(booster):
 
 
 def _lightgbm_model_text(booster, lib, safe_call):
-    """The booster's every tree in LightGBM's text model format, as one NUL-terminated buffer of its size
-    (``LGBM_BoosterSaveModelToString`` asked for the size first, then to fill it)."""
-    def save(size, buffer):
+    """The booster's every tree in LightGBM's text model format, one NUL-terminated uint8 buffer.
+
+    One ``LGBM_BoosterSaveModelToString`` into an uninitialized buffer of
+    ``_MODEL_TEXT_BYTES_PER_TREE`` a tree (at least 1 MiB; only the pages
+    the text fills become resident), and a second into a buffer of the text's
+    size where that was too short.
+    """
+    def save(buffer):
         length = ctypes.c_int64(0)
         safe_call(lib.LGBM_BoosterSaveModelToString(booster._handle, ctypes.c_int(0), ctypes.c_int(-1),
-                                                    ctypes.c_int(0), ctypes.c_int64(size), ctypes.byref(length),
-                                                    buffer))
+                                                    ctypes.c_int(0), ctypes.c_int64(buffer.shape[0]),
+                                                    ctypes.byref(length), buffer.ctypes.data_as(ctypes.c_char_p)))
         return length.value  # with the terminating NUL
 
-    size = save(0, None)  # the size only: nothing is copied into a buffer of length 0
-    buffer = ctypes.create_string_buffer(size)
-    if save(size, buffer) != size:
-        raise RateoptError("LightGBM's model text changed size between two calls")
+    n_trees = int(booster.current_iteration()) * int(booster.num_model_per_iteration())
+    buffer = np.empty(max(_MODEL_TEXT_MIN_BYTES, _MODEL_TEXT_BYTES_PER_TREE * n_trees), dtype=np.uint8)
+    size = save(buffer)
+    if size > buffer.shape[0]:  # nothing was copied: once more into a buffer of the text's size
+        buffer = np.empty(size, dtype=np.uint8)
+        if save(buffer) != size:
+            raise RateoptError("LightGBM's model text changed size between two calls")
     return buffer
+
+
+#: Bytes a tree, and at least, to allocate for LightGBM's model text (a 31-leaf tree takes about 3,300).
+_MODEL_TEXT_BYTES_PER_TREE = 8192
+_MODEL_TEXT_MIN_BYTES = 1 << 20
 
 
 def _xgboost_lib():
