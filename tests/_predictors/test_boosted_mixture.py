@@ -367,7 +367,7 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
             monkeypatch.setattr(adapters, "_MODEL_TEXT_BYTES_PER_TREE", 1)
         text_of = adapters._lightgbm_model_text
         monkeypatch.setattr(adapters, "_lightgbm_model_text", lambda *a: calls.append(text_of(*a)) or calls[-1])
-    problem, X, y, groups = _equalized_odds_problem(n=1200)
+    problem, X, _, _ = _equalized_odds_problem(n=1200)
     T = 12
     result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
     booster = result.models[0].booster
