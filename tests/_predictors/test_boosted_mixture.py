@@ -345,3 +345,44 @@ def test_training_state_released_after_the_run(backend, monkeypatch, tmp_path):
     path = tmp_path / "solution.npz"
     result.solution().save(path)
     assert np.array_equal(rateopt.load(path).predict_proba(X), kept_state.solution().predict_proba(X))
+
+
+@pytest.mark.parametrize("direct", ["one call", "two calls", False])
+def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
+    """LightGBM's release rebuilds the booster from its model text: through LightGBM's C calls (one buffer of
+    the text's size, the training booster freed before the load) or, where those are not available, through
+    ``model_to_string``/``model_from_string``; the direct route's first buffer holds the text (one call), or
+    is too short (a second call into a buffer of the text's size). Every way the released booster's text is the training
+    booster's, character for character (the reference: ``model_to_string`` before the release), and it predicts
+    every prefix's raw scores bit for bit as the training booster did."""
+    pytest.importorskip("lightgbm")
+    from rateopt._predictors import _boosting as adapters
+
+    if not direct:
+        monkeypatch.setattr(adapters, "_lightgbm_lib", lambda booster: None)
+    calls = []
+    if direct:
+        if direct == "two calls":
+            monkeypatch.setattr(adapters, "_MODEL_TEXT_MIN_BYTES", 16)
+            monkeypatch.setattr(adapters, "_MODEL_TEXT_BYTES_PER_TREE", 1)
+        text_of = adapters._lightgbm_model_text
+        monkeypatch.setattr(adapters, "_lightgbm_model_text", lambda *a: calls.append(text_of(*a)) or calls[-1])
+    problem, X, _, _ = _equalized_odds_problem(n=1200)
+    T = 12
+    result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
+    booster = result.models[0].booster
+    text = booster.booster.model_to_string(num_iteration=-1)
+    want = {t: booster.booster.predict(X, num_iteration=t, raw_score=True) for t in (1, T // 2, T)}
+    booster.release_training()
+    assert getattr(booster.booster, "train_set", None) is None
+    assert booster.booster.current_iteration() == T and booster.booster.model_to_string(num_iteration=-1) == text
+    for t, scores in want.items():
+        assert np.array_equal(booster.booster.predict(X, num_iteration=t, raw_score=True), scores), t
+    assert booster.booster._handle.value is not None
+    if direct:  # the buffer held LightGBM's text (the Python text less its pandas line) and its NUL
+        assert len(calls) == 1
+        end = int(np.flatnonzero(calls[0] == 0)[0])
+        assert end > 0 and text.startswith(bytes(calls[0][:end]).decode())
+        assert calls[0].shape[0] == (end + 1 if direct == "two calls" else 1 << 20)
+    booster.release_training()  # released already: nothing happens
+    assert booster.booster.model_to_string(num_iteration=-1) == text

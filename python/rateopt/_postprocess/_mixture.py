@@ -289,7 +289,8 @@ def _support_scores(compiled, scorer, features, known):
                                features, sort=False)[0]
         for i, j in enumerate(missing):
             known[j] = fresh[i]
-    by_model = np.stack(known)
+    # one model (the usual boosted support): its scores themselves, no stacked copy (only read from here on)
+    by_model = known[0][None, :] if len(known) == 1 else np.stack(known)
     return by_model, np.argsort(by_model, axis=1, kind="stable")
 
 

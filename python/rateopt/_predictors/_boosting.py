@@ -316,9 +316,28 @@ class _LightGBMBooster(_KeptScores):
         self._train_scores = None
         if getattr(self.booster, "train_set", None) is None:  # loaded, or released already
             return
-        model = self.booster.model_to_string(num_iteration=-1)
-        self.booster.model_from_string(model)  # frees the training booster's handle first
-        self.booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
+        lib = _lightgbm_lib(self.booster)
+        if lib is None or not hasattr(lib[0], "LGBM_BoosterLoadModelFromString") \
+                or not hasattr(self.booster, "_free_buffer"):
+            model = self.booster.model_to_string(num_iteration=-1)
+            self.booster.model_from_string(model)  # frees the training booster's handle first
+            self.booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
+            return
+        # LightGBM's own calls, with one copy of the model text alive at a time (model_to_string holds a
+        # zeroed 1 MiB buffer, LightGBM's string, a bytes and a str copy, model_from_string one more): the
+        # text is written into one buffer, the training booster and Dataset are freed, then the booster is
+        # loaded from that buffer
+        lib, safe_call = lib
+        booster = self.booster
+        model = _lightgbm_model_text(booster, lib, safe_call)
+        safe_call(lib.LGBM_BoosterFree(booster._handle))  # the training booster first (as model_from_string)
+        booster._handle = ctypes.c_void_p()
+        booster._free_buffer()
+        booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
+        handle, n_iterations = ctypes.c_void_p(), ctypes.c_int(0)
+        text = model.ctypes.data_as(ctypes.c_char_p)
+        safe_call(lib.LGBM_BoosterLoadModelFromString(text, ctypes.byref(n_iterations), ctypes.byref(handle)))
+        booster._handle = handle  # the same trees: its classes, iterations and pandas categories are unchanged
 
     def _score_shape(self):
         """The training scores' shape: (n,), or (K, n) for a multiclass booster (LightGBM's class-major
@@ -653,6 +672,36 @@ def _lightgbm_lib(booster):
             or getattr(booster, "train_set", None) is None or not hasattr(lib, "LGBM_BoosterUpdateOneIterCustom"):
         return None
     return lib, safe_call
+
+
+def _lightgbm_model_text(booster, lib, safe_call):
+    """The booster's every tree in LightGBM's text model format, one NUL-terminated uint8 buffer.
+
+    One ``LGBM_BoosterSaveModelToString`` into an uninitialized buffer of
+    ``_MODEL_TEXT_BYTES_PER_TREE`` a tree (at least 1 MiB; only the pages
+    the text fills become resident), and a second into a buffer of the text's
+    size where that was too short.
+    """
+    def save(buffer):
+        length = ctypes.c_int64(0)
+        safe_call(lib.LGBM_BoosterSaveModelToString(booster._handle, ctypes.c_int(0), ctypes.c_int(-1),
+                                                    ctypes.c_int(0), ctypes.c_int64(buffer.shape[0]),
+                                                    ctypes.byref(length), buffer.ctypes.data_as(ctypes.c_char_p)))
+        return length.value  # with the terminating NUL
+
+    n_trees = int(booster.current_iteration()) * int(booster.num_model_per_iteration())
+    buffer = np.empty(max(_MODEL_TEXT_MIN_BYTES, _MODEL_TEXT_BYTES_PER_TREE * n_trees), dtype=np.uint8)
+    size = save(buffer)
+    if size > buffer.shape[0]:  # nothing was copied: once more into a buffer of the text's size
+        buffer = np.empty(size, dtype=np.uint8)
+        if save(buffer) != size:
+            raise RateoptError("LightGBM's model text changed size between two calls")
+    return buffer
+
+
+#: Bytes a tree, and at least, to allocate for LightGBM's model text (a 31-leaf tree takes about 3,300).
+_MODEL_TEXT_BYTES_PER_TREE = 8192
+_MODEL_TEXT_MIN_BYTES = 1 << 20
 
 
 def _xgboost_lib():
