@@ -363,12 +363,14 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
             key += atoms[None]
             key = key.reshape(-1)
             del var_of_row
-            wv = np.broadcast_to(weights, (n // m, m, r)).ravel()
+            # one record: the weights themselves (np.bincount copies a broadcast view's)
+            wv = weights.reshape(-1) if m == n else np.broadcast_to(weights, (n // m, m, r)).ravel()
             if padded:
                 valid = np.broadcast_to(atoms >= 0, (n // m, m, r)).ravel()
                 key, wv = key[valid], wv[valid]
             sums = np.bincount(key, weights=wv, minlength=size)
             if positive:
+                del key, wv  # the (n_rows * r) keys go before the (bin, atom) pairs' are found
                 key = np.flatnonzero(sums > 0)
             else:  # zero weights: keep their (bin, atom) pairs as the entries they are
                 key = np.flatnonzero(np.bincount(key, minlength=size))
