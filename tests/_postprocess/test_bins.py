@@ -337,3 +337,48 @@ def test_bin_codes_is_bin_chains_of_the_codes(case):
     assert got.M.shape == want.M.shape
     for name in ("indptr", "indices", "data"):
         assert np.array_equal(getattr(got.M, name), getattr(want.M, name)), name
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_without_row_bins_the_bins_edges_and_rates_are_the_full_paths_bit_for_bit(seed):
+    """``row_bins=False`` (a boosted exact re-fit's call, which frees its per-row arrays early): the same
+    ``start``, ``edges`` and ``M`` as the full path, bit for bit, on random scores with ties, several chains,
+    padded rows, weights whose summing order matters, zero weights, and R records of the same rows; and the
+    full path's dense (bin, atom) table is a brute-force loop's over the rows in row order, bit for bit."""
+    rng = np.random.default_rng(seed)
+    m, r, n_atoms = int(rng.integers(30, 300)), int(rng.integers(1, 4)), 6
+    R = int(rng.integers(2, 4)) if seed % 3 == 2 else 1
+    n = R * m
+    atoms = rng.integers(0, n_atoms, (m, r))  # atoms of several columns: one bincount over every entry
+    if seed % 2:
+        atoms[rng.random((m, r)) < 0.3] = -1  # padding
+    weights = np.where(atoms >= 0, np.exp(rng.uniform(-30, 0, (m, r))), 0.0)
+    if seed % 4 == 3:
+        weights[rng.random((m, r)) < 0.1] = 0.0  # zero-weight entries are kept as entries
+    scores = np.round(rng.random(n), 1 + seed % 3)  # ties
+    n_chains = R if R > 1 else int(rng.integers(1, 5))
+    chain = np.repeat(np.arange(R), m) if R > 1 else rng.integers(0, n_chains, n)
+    chain[:n_chains] = np.arange(n_chains)  # every chain has rows
+    order = np.lexsort((scores, chain))
+    for n_bins in (None, 5):
+        for merge in (True, False):
+            full = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, n_bins=n_bins, merge=merge,
+                              order=order)
+            slim = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, n_bins=n_bins, merge=merge,
+                              order=order, row_bins=False)
+            assert slim.order is None and slim.bin_of_sorted is None
+            np.testing.assert_array_equal(slim.start, full.start)
+            assert np.array_equal(slim.edges.view(np.int64), full.edges.view(np.int64))
+            np.testing.assert_array_equal(slim.M.indptr, full.M.indptr)
+            np.testing.assert_array_equal(slim.M.indices, full.M.indices)
+            assert np.array_equal(slim.M.data.view(np.int64), full.M.data.view(np.int64))
+            bins = full.bins()
+            ref = np.zeros((n_atoms, full.start[-1]))
+            seen = np.zeros(ref.shape, dtype=bool)
+            for i in range(n):  # row order, slot order: the order np.bincount sums in
+                for j in range(r):
+                    if atoms[i % m, j] >= 0:
+                        ref[atoms[i % m, j], bins[i]] += weights[i % m, j]
+                        seen[atoms[i % m, j], bins[i]] = True
+            assert np.array_equal(full.M.toarray().view(np.int64), ref.view(np.int64))
+            assert full.M.nnz == np.count_nonzero(seen)

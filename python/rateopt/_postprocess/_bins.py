@@ -247,7 +247,8 @@ def _quantile_cuts(s, distinct, chain_first, n_bins):
     return cut
 
 
-def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None, merge=True, order=None):
+def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None, merge=True, order=None,
+               row_bins=True):
     """Bin every chain's rows by score, merge runs no goal separates, and sum the atom rates per bin.
 
     Parameters
@@ -269,6 +270,11 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     order : ndarray of shape (n_rows,), default=None
         The rows sorted by (chain, score), when the caller has it
         (None: :func:`sorted_by_chain`).
+    row_bins : bool, default=True
+        Return ``order`` and ``bin_of_sorted``. False: both are None, and the
+        per-row arrays are freed as soon as they are used (a lower peak of
+        memory for a caller that needs only ``start``, ``edges`` and ``M``,
+        which are the same either way).
 
     Returns
     -------
@@ -317,8 +323,9 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         np.logical_not(keep, out=keep)
         var_of_bin = np.cumsum(keep) - 1
         var = var_of_bin[bin_of]
-        del bin_of
+        del bin_of, var_of_bin, impure, pure
         first_pos = cut_pos[keep]
+        del keep
     else:
         var = bin_of
         first_pos = cut_pos
@@ -328,7 +335,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     if np.any(lower):
         edges[lower] = separating_edges(s[first_pos[lower] - 1].astype(np.float64), edges[lower])
     start = np.append(var[chain_first], n_vars).astype(np.int64)
-    del s, cut, distinct, cut_pos, chain_first  # only the bins' counts follow: their per-row arrays go first
+    del s, cut, distinct, cut_pos, chain_first, first_pos, lower  # only the bins' counts follow: per-row arrays go
     if r == 0 or n == 0:
         a = v = np.zeros(0, dtype=np.int64)
         val = np.zeros(0)
@@ -336,6 +343,9 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         # few (bin, atom) pairs: count every entry into a dense (bin, atom) table, rows in their own order
         var_of_row = np.empty(n, dtype=np.int64)
         var_of_row[order] = var
+        same = None  # the runs of one pattern are not read on this path
+        if not row_bins:
+            var = rows = None  # (``order`` is the caller's: it holds it)
         padded = bool(atoms.min() < 0)
         size = n_vars * n_atoms
         # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
@@ -348,18 +358,26 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
             sums = _sums_by_column(var_of_row, atoms, weights, n_atoms, size)  # (var_of_row is scaled in place)
             key = np.flatnonzero(sums > 0)
         else:
-            key = (var_of_row.reshape(-1, m)[:, :, None] * n_atoms + atoms[None]).ravel()
-            wv = np.broadcast_to(weights, (n // m, m, r)).ravel()
+            key = np.empty((n // m, m, r), dtype=np.int64)  # bin * n_atoms + atom, built in place
+            np.multiply(var_of_row.reshape(-1, m)[:, :, None], n_atoms, out=key)
+            key += atoms[None]
+            key = key.reshape(-1)
+            del var_of_row
+            # one record: the weights themselves (np.bincount copies a broadcast view's)
+            wv = weights.reshape(-1) if m == n else np.broadcast_to(weights, (n // m, m, r)).ravel()
             if padded:
                 valid = np.broadcast_to(atoms >= 0, (n // m, m, r)).ravel()
                 key, wv = key[valid], wv[valid]
             sums = np.bincount(key, weights=wv, minlength=size)
             if positive:
+                del key, wv  # the (n_rows * r) keys go before the (bin, atom) pairs' are found
                 key = np.flatnonzero(sums > 0)
             else:  # zero weights: keep their (bin, atom) pairs as the entries they are
                 key = np.flatnonzero(np.bincount(key, minlength=size))
-        v, a = np.divmod(key, n_atoms)
         val = sums[key]
+        del sums
+        v, a = np.divmod(key, n_atoms)
+        del key
     else:
         # many: one sum per run of rows of one bin and one pattern (a pure bin is one run)
         run = np.empty(n, dtype=bool)
@@ -372,6 +390,8 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         valid = ids >= 0
         a, v, val = ids[valid], col[valid], sums[valid]
     M = _csc(a, v, val, n_atoms, n_vars)
+    if not row_bins:
+        order = var = None
     return BinnedChains(start=start, edges=edges, order=order, bin_of_sorted=var, M=M)
 
 

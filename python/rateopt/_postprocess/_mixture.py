@@ -324,7 +324,7 @@ def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
     # every row's model, in the narrowest dtype bin_chains reads it as (one byte for up to 256 models)
     chain = np.repeat(np.arange(R, dtype=np.uint8 if R <= 1 << 8 else np.int64), n)
     binned = bin_chains(by_model.reshape(-1), chain, R, atoms, weights, compiled.n_atoms, n_bins=n_bins,
-                        order=order, merge=n_bins is None)
+                        order=order, merge=n_bins is None, row_bins=False)
     start, edges_all = binned.start, binned.edges
     if edges is not None:
         if edges.shape != edges_all.shape:
