@@ -614,7 +614,9 @@ class _RestrictedLP:
         self.compiled, self.chains, self.M = compiled, chains, M
         self.chosen = chosen
         n_vars = chains.n_vars
-        group = np.cumsum(np.isin(np.arange(n_vars), chosen)) - 1  # every bin's coarse bin (its chosen bin)
+        is_chosen = np.zeros(n_vars, dtype=bool)
+        is_chosen[chosen] = True
+        group = np.cumsum(is_chosen) - 1  # every bin's coarse bin (its chosen bin)
         G = sp.csc_matrix((np.ones(n_vars), (np.arange(n_vars), group)), shape=(n_vars, chosen.size))
         Mc = sp.csc_matrix(M @ G)
         start = np.searchsorted(chosen, chains.start).astype(np.int64)
