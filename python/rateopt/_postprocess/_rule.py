@@ -24,11 +24,11 @@ import numpy as np
 from .._language._validation import factorize
 from ..exceptions import RateoptError
 from .._predictors._draws import two_columns
-from ._bins import bin_chains, row_atoms, separating_edges
+from ._bins import bin_chains, row_atoms
 from ._lp import Chains, solve_threshold_lp
 
-__all__ = ["ThresholdRule", "bin_edges", "chain_bins", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
-           "is_group_columns", "separating_edges", "fit_threshold_rule"]
+__all__ = ["ThresholdRule", "chain_bins", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
+           "is_group_columns", "fit_threshold_rule"]
 
 
 def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
@@ -155,39 +155,6 @@ def check_n_bins(n_bins, *, auto=False):
         allowed = "a positive integer, None or 'auto'" if auto else "a positive integer or None"
         raise ValueError(f"n_bins must be {allowed}, got {n_bins!r}")
     return int(n_bins)
-
-
-def bin_edges(scores, n_bins):
-    """Lower bin edges of one cell's scores: one bin per distinct score, or ``n_bins`` quantile bins.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n,)
-    n_bins : int or None
-
-    Returns
-    -------
-    ndarray
-        Ascending edges; a score ``s`` falls in the last edge ``<= s`` (the
-        first bin for scores below every edge). The first edge is the smallest
-        score; every other edge lies halfway between two neighbouring distinct
-        scores, so that a score recomputed with round-off (another BLAS call,
-        float32) falls in the same bin. Where no double lies strictly between
-        the two scores (neighbouring doubles) the edge is the upper score
-        itself, so every pair of distinct scores is separated; edges are finite
-        for all finite scores (no overflow at +-1.5e308).
-    """
-    distinct = np.unique(scores)
-    if n_bins is None or distinct.size <= n_bins:
-        cuts = distinct
-    else:
-        q = np.quantile(scores, np.arange(n_bins) / n_bins, method="inverted_cdf")
-        cuts = np.unique(np.concatenate([[distinct[0]], q]))
-    edges = cuts.astype(np.float64, copy=True)
-    if edges.size > 1:
-        below = distinct[np.searchsorted(distinct, cuts[1:]) - 1]  # the largest distinct score under each cut
-        edges[1:] = separating_edges(below.astype(np.float64), edges[1:])
-    return edges
 
 
 def is_group_columns(value):
