@@ -37,6 +37,7 @@ from rateopt._compiler._compiled import AtomInfo, CompiledProblem, InverseData, 
 from rateopt._compiler._compile import (
     constant_constraint_error,
     datasets_by_name,
+    deduplicated,
     membership_table,
     rate_row_name,
 )
@@ -146,25 +147,14 @@ def compile_batched(objective, pairs):
         return None
     ds_index = {name: d for d, name in enumerate(datasets)}
 
-    # -- names, in row order (unique: "name #2", ... as unique_names)
+    # -- names, in row order (unique: "name #2", ...)
     raw, spans, sources = [], [], []
     for c, src in pairs:
         nm = c.names() if is_family(c) else [c.name]
         spans.append((len(raw), c))
         raw += nm
         sources += [src] * len(nm)
-    if len(set(raw)) == len(raw):
-        names = raw
-    else:
-        used: set = set()
-        names = []
-        for base in raw:
-            name, k = base, 1
-            while name in used:
-                k += 1
-                name = f"{base} #{k}"
-            used.add(name)
-            names.append(name)
+    names = deduplicated(raw)
     m = len(names)
     span_starts = np.array([s for s, _ in spans], dtype=np.int64)
 

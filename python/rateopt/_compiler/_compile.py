@@ -38,7 +38,7 @@ from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
 
-__all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints", "unique_names",
+__all__ = ["compile_problem", "resolve_role", "datasets_by_name", "deduplicated", "flatten_constraints", "unique_names",
            "merge_by_membership", "merge_contexts", "number_atoms", "constant_constraint_error", "membership_table",
            "rate_row_name"]
 
@@ -220,20 +220,26 @@ def unique_names(pairs):
     constraints, originals, sources, names : list
         The renamed constraints, the constraints as given, their goals and their unique names.
     """
+    pairs = list(pairs)
+    names = deduplicated([c.name for c, _ in pairs])
+    constraints = [c if name == c.name else c.named(name) for (c, _), name in zip(pairs, names)]
+    return constraints, [c for c, _ in pairs], [src for _, src in pairs], names
+
+
+def deduplicated(names):
+    """``names`` (a list) with repeats renamed ``name #2``, ``name #3``, ...; the first keeps its name."""
+    if len(set(names)) == len(names):
+        return names
     used: set = set()
-    constraints, originals, sources, names = [], [], [], []
-    for c, src in pairs:
-        base = name = c.name
-        k = 1
+    out = []
+    for base in names:
+        name, k = base, 1
         while name in used:
             k += 1
             name = f"{base} #{k}"
         used.add(name)
-        constraints.append(c if name == c.name else c.named(name))
-        originals.append(c)
-        sources.append(src)
-        names.append(name)
-    return constraints, originals, sources, names
+        out.append(name)
+    return out
 
 
 def _lower_all(objective, constraints, metric=None, bounded=(), *, env=None):
