@@ -71,7 +71,7 @@ def flatten_constraints(constraints, datasets, batch=False):
     if isinstance(constraints, (R.Constraint, Goal)):
         constraints = [constraints]
     for item in constraints:
-        if isinstance(item, R.Constraint) or _is_metric_constraint(item):
+        if isinstance(item, (R.Constraint, MetricConstraint)):
             yield item, None
         elif isinstance(item, Goal):
             if datasets is None:
@@ -109,12 +109,12 @@ def compile_problem(objective, pairs):
     compiled : CompiledProblem
     """
     # Metric constraints come after the affine ones (they are not rows of C).
-    pairs = sorted(pairs, key=lambda pair: _is_metric_constraint(pair[0]))
+    pairs = sorted(pairs, key=lambda pair: isinstance(pair[0], MetricConstraint))
     constraints, originals, sources, names = unique_names(pairs)
     datasets = datasets_by_name([objective] + [c.expression for c in constraints])
-    metric = objective if _is_metric(objective) else None
-    affine = [c for c in constraints if not _is_metric_constraint(c)]
-    bounded = [c for c in constraints if _is_metric_constraint(c)]
+    metric = objective if isinstance(objective, Metric) else None
+    affine = [c for c in constraints if not isinstance(c, MetricConstraint)]
+    bounded = [c for c in constraints if isinstance(c, MetricConstraint)]
     backend = _data_backend(datasets)
     env, obj_form, forms, leaf_forms, metric_forms = _lower_all(objective, affine, metric, bounded,
                                                                 env=backend.env())
@@ -191,14 +191,6 @@ def _data_backend(datasets):
             "state every dataset of one problem the same way (e.g. all as rateopt.dask.Dataset)"
         )
     return backends.pop() if backends else _InMemoryData
-
-
-def _is_metric(objective):
-    return isinstance(objective, Metric)
-
-
-def _is_metric_constraint(c):
-    return isinstance(c, MetricConstraint)
 
 
 def _metric_rows(forms, row, n_atoms):
