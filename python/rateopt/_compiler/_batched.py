@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from rateopt._compiler._compiled import AtomInfo, CompiledProblem, InverseData, RateLayer, frozen
+from rateopt._compiler._compiled import AtomInfo, CompiledProblem, InverseData, RateLayer
 from rateopt._compiler._compile import (
     constant_constraint_error,
     datasets_by_name,
@@ -46,6 +46,7 @@ from rateopt._compiler._rows import rows_from_terms
 from rateopt._language._families import GroupFamily
 from rateopt._language._lowering import CANCEL_RTOL, Env, WeightSum, lower
 from rateopt._language._predicates import group_columns
+from rateopt._language._validation import readonly
 from rateopt._utils._lazy import LazyTuple
 from rateopt.metrics import Metric, MetricConstraint
 
@@ -413,18 +414,18 @@ def compile_batched(objective, pairs):
         datasets=tuple(datasets),
         atoms=LazyTuple(n_atoms, atom_info),
         tables=tables,
-        atom_dataset=frozen(atom_dataset),
-        atom_local=frozen(atom_local),
+        atom_dataset=readonly(atom_dataset),
+        atom_local=readonly(atom_local),
         C=LinearMap(B),
-        kappa=frozen(kappa),
-        objective_coef=frozen(obj_coef),
+        kappa=readonly(kappa),
+        objective_coef=readonly(obj_coef),
         objective_constant=float(obj_form.const),
         constraint_names=tuple(names),
         rates=rates,
         inverse_data=inverse,
         metric=None,
         metric_constraints=(),
-        atom_offsets=frozen(np.full(n_atoms, -1, dtype=np.int64)),
+        atom_offsets=readonly(np.full(n_atoms, -1, dtype=np.int64)),
         thresholds=(),
         atom_contexts=LazyTuple(n_atoms, atom_contexts),
     )
@@ -599,4 +600,4 @@ def _layer(names, kinds, js, cst, L, n_atoms):
     indices[indptr[atom_rows]] = js[atom_rows]
     data[indptr[atom_rows]] = 1.0
     A = LinearMap(sp.csr_matrix((data, indices, indptr), shape=(len(names), int(n_atoms))))
-    return RateLayer(names=tuple(names), A=A, b=frozen(np.array(cst, dtype=np.float64)))
+    return RateLayer(names=tuple(names), A=A, b=readonly(np.array(cst, dtype=np.float64)))

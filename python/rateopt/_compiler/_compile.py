@@ -24,13 +24,13 @@ from rateopt._compiler._compiled import (
     MetricConstraintRows,
     MetricRows,
     RateLayer,
-    frozen,
 )
 from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._evaluation import datasets_by_name
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
+from rateopt._language._validation import readonly
 from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
 from rateopt._utils._sealed import sealed
 from rateopt._utils._weights import GRID_EXPONENT, exact_normalized, unit_normalized
@@ -143,11 +143,11 @@ def compile_problem(objective, pairs):
         datasets=tuple(datasets),
         atoms=tuple(atoms),
         tables=tables,
-        atom_dataset=frozen(atom_dataset),
-        atom_local=frozen(atom_local),
+        atom_dataset=readonly(atom_dataset),
+        atom_local=readonly(atom_local),
         C=C,
-        kappa=frozen(kappa),
-        objective_coef=frozen(obj_coef),
+        kappa=readonly(kappa),
+        objective_coef=readonly(obj_coef),
         objective_constant=float(obj_form.const),
         constraint_names=tuple(names),
         rates=_rate_layer(leaf_forms, atoms, gid_of, n_atoms),
@@ -156,7 +156,7 @@ def compile_problem(objective, pairs):
         metric_constraints=tuple(
             MetricConstraintRows(metric=c.metric, bound=c.bound, **_metric_rows(fs, row, n_atoms))
             for c, fs in zip(bounded, bounded_forms)),
-        atom_offsets=frozen(atom_offsets),
+        atom_offsets=readonly(atom_offsets),
         thresholds=thresholds,
         atom_contexts=tuple(tuple(ctxs) for name in datasets for _, ctxs in per_ds[name]),
     )
@@ -195,8 +195,8 @@ def _data_backend(datasets):
 
 def _metric_rows(forms, row, n_atoms):
     """``Z`` and ``z0`` of a metric's coordinate forms."""
-    return {"Z": frozen(np.array([row(f) for f in forms]).reshape(len(forms), n_atoms)),
-            "z0": frozen(np.array([f.const for f in forms], dtype=np.float64))}
+    return {"Z": readonly(np.array([row(f) for f in forms]).reshape(len(forms), n_atoms)),
+            "z0": readonly(np.array([f.const for f in forms], dtype=np.float64))}
 
 
 def unique_names(pairs):
@@ -494,7 +494,7 @@ def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
     for a in atoms:
         add(a.name, (np.array([a.index], dtype=np.int64), np.ones(1)), 0.0)
     return RateLayer(names=tuple(seen), A=LinearMap.from_rows(rows, n_atoms),
-                     b=frozen(np.array(consts, dtype=np.float64)))
+                     b=readonly(np.array(consts, dtype=np.float64)))
 
 
 #: Rows per block when a membership table's entries are written.
@@ -704,6 +704,6 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
         indptr=indptr,
         indices=indices,
         weights=weights,
-        atom_ids=frozen(np.arange(offset, offset + k, dtype=np.int64)),
+        atom_ids=readonly(np.arange(offset, offset + k, dtype=np.int64)),
         offset=offset,
     )
