@@ -384,12 +384,9 @@ def compile_batched(objective, pairs):
             masses.append(np.broadcast_to(ms, (k, n_sides, 2)).reshape(-1))
             kappa.append(np.broadcast_to(-consts, (k, n_sides)).reshape(-1))
 
-    def cat(parts, dtype):
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
-
-    B = rows_from_terms(cat(counts, np.int64), cat(gids, np.int64), cat(vals, np.float64),
-                        cat(masses, np.float64), n_atoms)
-    kappa = cat(kappa, np.float64).reshape(m)
+    B = rows_from_terms(_cat(counts, np.int64), _cat(gids, np.int64), _cat(vals, np.float64),
+                        _cat(masses, np.float64), n_atoms)
+    kappa = _cat(kappa, np.float64).reshape(m)
     empty = np.flatnonzero(np.diff(B.indptr) == 0)
     if empty.size:
         i = int(empty[0])
@@ -431,6 +428,11 @@ def compile_batched(objective, pairs):
     )
     env.forget_members()  # the tables hold the rows; the lazy report forms may scan them again
     return datasets, constraints, compiled
+
+
+def _cat(parts, dtype):
+    """``parts`` concatenated as ``dtype`` (empty when there are none)."""
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def _row_form(i, spans, row_parts):
@@ -513,11 +515,8 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
             masses.append(np.full(sids.size, abs(coef)))
             consts.append(np.zeros(sids.size))
 
-    def cat(parts, dtype):
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
-
-    consts = cat(consts, np.float64)
-    L = rows_from_terms(cat(counts, np.int64), cat(gids, np.int64), cat(vals, np.float64), cat(masses, np.float64),
+    consts = _cat(consts, np.float64)
+    L = rows_from_terms(_cat(counts, np.int64), _cat(gids, np.int64), _cat(vals, np.float64), _cat(masses, np.float64),
                         n_atoms)
     atom_names = [f"ppr[{lab}]" for lab in atom_labels]
     kept = _atoms_kept(leaves.seen, leaf_names, atom_names, L, consts, n_atoms)
