@@ -327,13 +327,10 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
     for it in range(max_iter):
         t0 = time.perf_counter()
         step = MMStep(data, data.scores(theta, b0), **step_kwargs)
-        if fixed_v is not None:
-            cand, lower, res = step.solve(np.concatenate([[1.0], fixed_v]))
-            new_theta, new_b, v = cand.theta, cand.bias, fixed_v
-            step_info = {"n_solves": 1, "n_inexact": step.n_inexact, "gap": res.gap}
-        elif m == 0:
-            cand, lower, res = step.solve(np.ones(1))
-            new_theta, new_b, v = cand.theta, cand.bias, np.zeros(0)
+        if fixed_v is not None or m == 0:  # one solve at the given (or no) multipliers
+            v = np.zeros(0) if fixed_v is None else fixed_v
+            cand, lower, res = step.solve(np.concatenate([[1.0], v]))
+            new_theta, new_b = cand.theta, cand.bias
             step_info = {"n_solves": 1, "n_inexact": step.n_inexact, "gap": res.gap}
         else:
             anchor = step.candidate(theta, b0)
