@@ -235,7 +235,7 @@ def _linear():
     return LinearModel(l2=0.0)  # the oracles bring their own regularization
 
 
-def _monotone(f, grid, q, K, pts):
+def _monotone(f, grid, K, pts):
     """N of Algorithm 1: 1 when ``f(r) <= f(r + q e_k)`` on every grid edge."""
     values = np.asarray(f(grid), dtype=np.float64).reshape((pts,) * K)
     for k in range(K):
@@ -331,7 +331,7 @@ def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast",
 
     axis = np.arange(c.points_per_dim) * c.q
     grid = np.array(list(itertools.product(axis, repeat=K)))
-    N = _monotone(fs, grid, c.q, K, c.points_per_dim) if monotone == "auto" else int(bool(monotone))
+    N = _monotone(fs, grid, K, c.points_per_dim) if monotone == "auto" else int(bool(monotone))
     order = np.argsort(fs(grid), kind="stable")
     run = _paper if mode == "paper" else _fast
     return run(prob, fs, grid[order], N, c, trace, decisions)

@@ -241,7 +241,7 @@ def _check_scores(scores, n, K):
     return out
 
 
-def _best_offsets(S, rowcost, cid, n_cid, o):
+def _best_offsets(S, rowcost, cid, o):
     """Coordinate search: offsets (n_cid, K) lowering ``sum_i rowcost[i, argmax_k S[i,k] + o[cid[i], k]]``."""
     n, K = S.shape
     o = o.copy()
@@ -380,7 +380,7 @@ def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=F
         new = []
         for t in range(T):
             if "offsets" in rules:
-                state[t] = _best_offsets(S[t], rowcost, cid, n_cid, state[t])
+                state[t] = _best_offsets(S[t], rowcost, cid, state[t])
                 new.append(column(t, "offsets", state[t]))
             if use_plugin:
                 new.append(column(t, "plugin", C))

@@ -202,7 +202,7 @@ def checked_cells(meta, bad, *, distinct=True):
     return columns, cells
 
 
-def checked_starts(start, n_chains, n_bins, bad, name="rule_start"):
+def checked_starts(start, n_chains, n_bins, bad):
     """A saved ``start`` array (chain ``k``'s bins are ``start[k]:start[k+1]``), checked, as int64.
 
     The bounds are checked on the stored integers before any arithmetic, so
@@ -216,7 +216,6 @@ def checked_starts(start, n_chains, n_bins, bad, name="rule_start"):
         The number of bins (``start[-1]``).
     bad : callable
         ``bad(what)`` gives the error for a problem ``what``.
-    name : str, default="rule_start"
 
     Returns
     -------
@@ -227,12 +226,12 @@ def checked_starts(start, n_chains, n_bins, bad, name="rule_start"):
     RateoptError
     """
     if start.dtype.kind not in "iu" or start.shape != (n_chains + 1,):
-        raise bad(f"{name!r} must be {n_chains + 1} integers (one start per cell, then the number of bins)")
+        raise bad(f"'rule_start' must be {n_chains + 1} integers (one start per cell, then the number of bins)")
     if not all(0 <= int(v) <= n_bins for v in start.tolist()):
-        raise bad(f"{name!r} holds a value outside [0, {n_bins}] (the number of bins)")
+        raise bad(f"'rule_start' holds a value outside [0, {n_bins}] (the number of bins)")
     start = start.astype(np.int64)
     if start[0] != 0 or np.any(np.diff(start) < 1) or start[-1] != n_bins:
-        raise bad(f"{name!r} must count at least one bin per cell")
+        raise bad("'rule_start' must count at least one bin per cell")
     return start
 
 
