@@ -213,7 +213,6 @@ class ClassThresholdedFit:
         The reference iterate whose plug-in mixture seeded the LP.
     reference_plugin_objective : float or None
         That plug-in mixture's objective recounted on the true labels (None in the group-blind variant).
-    n_columns, n_rounds : int
     """
 
     rule: ClassThresholdRule
@@ -223,8 +222,6 @@ class ClassThresholdedFit:
     counts: np.ndarray
     reference: int
     reference_plugin_objective: float | None
-    n_columns: int
-    n_rounds: int
 
 
 def _check_scores(scores, n, K):
@@ -386,7 +383,7 @@ def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=F
                 new.append(column(t, "plugin", C))
         return new
 
-    out, rounds = column_generation(cols, price, m, epsilon, max_rounds, tol)
+    out = column_generation(cols, price, m, epsilon, max_rounds, tol)
     x, cols = out["x"], out["cols"]
     keep = np.flatnonzero(x)
     p = x[keep]
@@ -398,8 +395,7 @@ def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=F
                               group_blind=group_blind)
     return ClassThresholdedFit(rule=rule, objective=f, constraint_values=g,
                                max_violation=float(max(0.0, (g - epsilon).max(initial=0.0))), counts=N,
-                               reference=ref, reference_plugin_objective=ref_obj, n_columns=len(cols),
-                               n_rounds=rounds)
+                               reference=ref, reference_plugin_objective=ref_obj)
 
 
 def _least_violating(f, G, epsilon):
