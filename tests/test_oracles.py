@@ -435,17 +435,14 @@ def _labels_as_eta(X):
     return X[:, 3]
 
 
-def _counterfactual_coefficients(spec, coef):
-    """Per block, ``u^(1), u^(0)``: each row's coefficient ``sum_a coef_a w_j / W(S_a)`` over the atoms it would
-    belong to with its label set to 1 (0), read from the counterfactual memberships and real normalizers."""
+def _counterfactual_coefficients(spec, coef, w):
+    """``u^(1), u^(0)`` of a one-dataset spec: each row's coefficient ``sum_a coef_a w_j / W(S_a)`` over the atoms
+    it would belong to with its label set to 1 (0), from the counterfactual memberships and real normalizers."""
     from rateopt._training._counterfactual import counterfactual_memberships
 
-    c = np.asarray(coef, dtype=np.float64)
-    out = []
-    for blk, m in zip(spec.blocks, counterfactual_memberships(spec)):
-        per_atom = c[blk.atom_ids] * m.inverse_normalizers()
-        out.append(tuple(m.weights * (M @ per_atom) for M in (m.M1.astype(np.float64), m.M0.astype(np.float64))))
-    return out
+    [blk], [m] = spec.blocks, counterfactual_memberships(spec)
+    per_atom = np.asarray(coef, dtype=np.float64)[blk.atom_ids] * m.inverse_normalizers()
+    return tuple(w * (M.astype(np.float64) @ per_atom) for M in (m.M1, m.M0))
 
 
 def test_counterfactual_coefficients_match_the_rates_written_out_by_hand():
@@ -463,7 +460,7 @@ def test_counterfactual_coefficients_match_the_rates_written_out_by_hand():
     W, W1, W11, W00 = w.sum(), w[g == 1].sum(), w[(g == 1) & (y == 1)].sum(), w[(g == 0) & (y == 0)].sum()
     u1 = -0.7 * w / W + (g == 1) * (-1.3 * w / W11 + 0.4 * w / W1)
     u0 = 0.7 * w / W + (g == 1) * 0.4 * w / W1 + (g == 0) * 0.9 * w / W00
-    [(got1, got0)] = _counterfactual_coefficients(spec, spec.c0)
+    got1, got0 = _counterfactual_coefficients(spec, spec.c0, w)
     np.testing.assert_allclose(got1, u1, rtol=1e-13, atol=1e-17)
     np.testing.assert_allclose(got0, u0, rtol=1e-13, atol=1e-17)
     # On each row's real label its memberships are the real atom table's.
@@ -485,7 +482,7 @@ def test_the_plug_in_rule_minimizes_the_expected_cost_over_every_decision_vector
     D = (np.arange(2**12)[:, None] >> np.arange(12)) & 1
     for _ in range(10):
         coef = rng.normal(size=spec.n_atoms)
-        [(u1, u0)] = _counterfactual_coefficients(spec, coef)
+        u1, u0 = _counterfactual_coefficients(spec, coef, ds.weights)
         cost = eta * u1 + (1 - eta) * u0
         d = best(coef).predict(X)
         assert float(cost @ d) == pytest.approx(float(np.min(D @ cost)), abs=1e-14)

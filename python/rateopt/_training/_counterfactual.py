@@ -50,8 +50,6 @@ class BlockMemberships:
     ----------
     M1, M0 : ndarray of shape (n_samples, n_local_atoms) of bool
         Row ``j`` belongs to atom ``a`` had its label been 1 (0).
-    weights : ndarray of shape (n_samples,)
-        The rows' weights ``w_j``.
     exponents : ndarray of shape (n_local_atoms,) of int64
         The power of two the atom table rescales each atom's weights by.
     totals : ndarray of shape (n_local_atoms,)
@@ -59,8 +57,8 @@ class BlockMemberships:
         weight of row ``j`` is ``ldexp(w_j, -exponents[a]) / totals[a]``.
     """
 
-    def __init__(self, M1, M0, weights, exponents, totals):
-        self.M1, self.M0, self.weights, self.exponents, self.totals = M1, M0, weights, exponents, totals
+    def __init__(self, M1, M0, exponents, totals):
+        self.M1, self.M0, self.exponents, self.totals = M1, M0, exponents, totals
 
     def inverse_normalizers(self):
         """``1 / W(S_a)`` per atom (``w_j`` times it is the atom's weight of row ``j``, up to rounding)."""
@@ -102,7 +100,7 @@ def counterfactual_memberships(spec):
         n, k = blk.X.n_samples, ids.size
         if k == 0:
             z = np.zeros((n, 0), dtype=bool)
-            out.append(BlockMemberships(z, z, np.ones(n), np.zeros(0, dtype=np.int64), np.ones(0)))
+            out.append(BlockMemberships(z, z, np.zeros(0, dtype=np.int64), np.ones(0)))
             continue
         ds = contexts[ids[0]][0].dataset
         if ds.y is None:
@@ -124,6 +122,6 @@ def counterfactual_memberships(spec):
                             f"same members but differ when labels are set to {label}: state label conditions with "
                             "positive()/negative() rather than masks computed from the labels")
                 M[label][:, local] = m
-        out.append(BlockMemberships(M[1], M[0], w, exponents, totals))
+        out.append(BlockMemberships(M[1], M[0], exponents, totals))
     return out
 
