@@ -53,6 +53,11 @@ def _value(spec, coef, theta, bias):
     return float(coef @ kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms)).rates)
 
 
+def _pool_rates(spec, pool):
+    """Every pool model's atom rates (rows), from one kernel pass each."""
+    return np.array([kernel_pass(spec, t, b, np.zeros(spec.n_atoms)).rates for t, b in pool])
+
+
 def test_net_coefficients_give_the_weighted_rates_exactly():
     X, y, g, ds = _data(300)
     rng = np.random.default_rng(1)
@@ -123,7 +128,7 @@ def _pool_game(seed=8, n_models=30):
     rng = np.random.default_rng(seed)
     pool = [(rng.normal(size=3), rng.normal()) for _ in range(n_models)]
     oracle = oracles.PoolOracle(pool)
-    R = oracle.bind(spec, _settings()).pool_rates
+    R = _pool_rates(spec, pool)
     obj, G = R @ spec.c0 + spec.const0, R @ spec.C.T - spec.kappa
     lp = linprog(obj, A_ub=G.T, b_ub=np.zeros(G.shape[1]), A_eq=np.ones((1, len(obj))), b_eq=[1.0],
                  bounds=(0, None), method="highs")
@@ -342,7 +347,7 @@ def test_three_player_oracle_approaches_the_best_mixture_of_the_pool(kind):
     pool += [(rng.normal(size=3), rng.normal()) for _ in range(10)]
     oracle = oracles.PoolOracle(pool)
     rows = problem.compiled.metric
-    Z = rows.Z @ oracle.bind(spec, _settings()).pool_rates.T + rows.z0[:, None]
+    Z = rows.Z @ _pool_rates(spec, pool).T + rows.z0[:, None]
     k = Z.shape[1]
     # psi has two coordinates, so the pool's mixtures reach exactly the polygon conv(columns of Z); psi is
     # convex with its minimum over the box at a corner no mixture reaches (perfect rates), so the optimum lies
