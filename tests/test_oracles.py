@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 import rateopt
+import scipy.sparse as sp
 from rateopt import oracles
 from rateopt._params import train_settings
 from rateopt._training._spec import kernel_pass, spec_from_problem
@@ -50,6 +51,11 @@ def _cuts(s):
 
 def _value(spec, coef, theta, bias):
     return float(coef @ kernel_pass(spec, theta, bias, np.zeros(spec.n_atoms)).rates)
+
+
+def _pool_rates(spec, pool):
+    """Every pool model's atom rates (rows), from one kernel pass each."""
+    return np.array([kernel_pass(spec, t, b, np.zeros(spec.n_atoms)).rates for t, b in pool])
 
 
 def test_net_coefficients_give_the_weighted_rates_exactly():
@@ -122,7 +128,7 @@ def _pool_game(seed=8, n_models=30):
     rng = np.random.default_rng(seed)
     pool = [(rng.normal(size=3), rng.normal()) for _ in range(n_models)]
     oracle = oracles.PoolOracle(pool)
-    R = oracle.bind(spec, _settings()).pool_rates
+    R = _pool_rates(spec, pool)
     obj, G = R @ spec.c0 + spec.const0, R @ spec.C.T - spec.kappa
     lp = linprog(obj, A_ub=G.T, b_ub=np.zeros(G.shape[1]), A_eq=np.ones((1, len(obj))), b_eq=[1.0],
                  bounds=(0, None), method="highs")
@@ -341,7 +347,7 @@ def test_three_player_oracle_approaches_the_best_mixture_of_the_pool(kind):
     pool += [(rng.normal(size=3), rng.normal()) for _ in range(10)]
     oracle = oracles.PoolOracle(pool)
     rows = problem.compiled.metric
-    Z = rows.Z @ oracle.bind(spec, _settings()).pool_rates.T + rows.z0[:, None]
+    Z = rows.Z @ _pool_rates(spec, pool).T + rows.z0[:, None]
     k = Z.shape[1]
     # psi has two coordinates, so the pool's mixtures reach exactly the polygon conv(columns of Z); psi is
     # convex with its minimum over the box at a corner no mixture reaches (perfect rates), so the optimum lies
@@ -434,10 +440,20 @@ def _labels_as_eta(X):
     return X[:, 3]
 
 
+def _counterfactual_coefficients(spec, coef, w):
+    """``u^(1), u^(0)`` of a one-dataset spec: each row's coefficient ``sum_a coef_a w_j / W(S_a)`` over the atoms
+    it would belong to with its label set to 1 (0), from the counterfactual memberships and real normalizers."""
+    from rateopt._training._counterfactual import counterfactual_memberships
+
+    [blk], [m] = spec.blocks, counterfactual_memberships(spec)
+    per_atom = np.asarray(coef, dtype=np.float64)[blk.atom_ids] * m.inverse_normalizers()
+    return tuple(w * (M.astype(np.float64) @ per_atom) for M in (m.M1, m.M0))
+
+
 def test_counterfactual_coefficients_match_the_rates_written_out_by_hand():
     """u^(1), u^(0) of 0.7 err - 1.3 tpr(g=1) + 0.4 ppr(g=1) + 0.9 fpr(g=0), from the rates' definitions: a row
     relabeled 1 (0) enters the label-1 (label-0) subsets, with the normalizers W of the real labels."""
-    from rateopt._training._counterfactual import counterfactual_coefficients
+    from rateopt._training._counterfactual import counterfactual_memberships
 
     X, y, g, ds = _cells(200)
     w = ds.weights
@@ -449,18 +465,18 @@ def test_counterfactual_coefficients_match_the_rates_written_out_by_hand():
     W, W1, W11, W00 = w.sum(), w[g == 1].sum(), w[(g == 1) & (y == 1)].sum(), w[(g == 0) & (y == 0)].sum()
     u1 = -0.7 * w / W + (g == 1) * (-1.3 * w / W11 + 0.4 * w / W1)
     u0 = 0.7 * w / W + (g == 1) * 0.4 * w / W1 + (g == 0) * 0.9 * w / W00
-    [(got1, got0)] = counterfactual_coefficients(spec, spec.c0)
+    got1, got0 = _counterfactual_coefficients(spec, spec.c0, w)
     np.testing.assert_allclose(got1, u1, rtol=1e-13, atol=1e-17)
     np.testing.assert_allclose(got0, u0, rtol=1e-13, atol=1e-17)
-    # On each row's real label it is the real net coefficient (bit for bit: the same products and sums).
-    u = oracles.net_coefficients(spec, spec.c0)[0]
-    np.testing.assert_array_equal(np.where(y == 1, got1, got0), u)
+    # On each row's real label its memberships are the real atom table's.
+    [m] = counterfactual_memberships(spec)
+    t = spec.blocks[0].atoms
+    real = sp.csr_matrix((np.ones(len(t.indices)), t.indices, t.indptr), shape=m.M1.shape).toarray() != 0
+    np.testing.assert_array_equal(np.where((y == 1)[:, None], m.M1, m.M0), real)
 
 
 def test_the_plug_in_rule_minimizes_the_expected_cost_over_every_decision_vector():
     """Brute force over all 2^n decision vectors of sum_j (eta_j u1_j + (1 - eta_j) u0_j) d_j."""
-    from rateopt._training._counterfactual import counterfactual_coefficients
-
     X, y, g, ds = _cells(12, seed=21)
     assert len({(a, b) for a, b in zip(g, y)}) == 4
     spec = spec_from_problem(_problem(ds, slack=0.05))
@@ -471,7 +487,7 @@ def test_the_plug_in_rule_minimizes_the_expected_cost_over_every_decision_vector
     D = (np.arange(2**12)[:, None] >> np.arange(12)) & 1
     for _ in range(10):
         coef = rng.normal(size=spec.n_atoms)
-        [(u1, u0)] = counterfactual_coefficients(spec, coef)
+        u1, u0 = _counterfactual_coefficients(spec, coef, ds.weights)
         cost = eta * u1 + (1 - eta) * u0
         d = best(coef).predict(X)
         assert float(cost @ d) == pytest.approx(float(np.min(D @ cost)), abs=1e-14)

@@ -63,6 +63,14 @@ def test_threshold_classifier_refuses_impossible_n_bins(n_bins):
         ro.ThresholdClassifier(n_bins=n_bins).fit(rng.random(40), np.tile([0, 1], 20))
 
 
+@pytest.mark.parametrize("method", ["proba", "", None, 1, ["predict_proba"]])
+def test_threshold_classifier_refuses_an_unknown_response_method(method):
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"^response_method must be one of \('auto', 'predict_proba', "
+                                         r"'decision_function'\), got "):
+        ro.ThresholdClassifier(response_method=method).fit(rng.random(40), np.tile([0, 1], 20))
+
+
 # --------------------------------------------------------------------------- random_state
 def _scores(seed=0):
     rng = np.random.default_rng(seed)

@@ -33,7 +33,7 @@ from ._training._arity import arity_of_labels, check_objective_and_goals
 from ._utils._archive import write_archive
 from ._utils._group_columns import split_group_columns
 from ._utils._highs import import_highspy
-from ._utils._validation import UINT64_MAX, check_seed
+from ._utils._validation import UINT64_MAX, check_choice, check_seed
 from .exceptions import InfeasibleWarning, RateoptError
 
 __all__ = ["ThresholdClassifier"]
@@ -206,9 +206,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 hasattr(self.estimator, "predict_proba") or hasattr(self.estimator, "decision_function")):
             raise ValueError(f"estimator must be a classifier with predict_proba or decision_function, "
                              f"got {type(self.estimator).__name__}")
-        if self.response_method not in ("auto", "predict_proba", "decision_function"):
-            raise ValueError("response_method must be 'auto', 'predict_proba' or 'decision_function', "
-                             f"got {self.response_method!r}")
+        check_choice("response_method", self.response_method, ("auto", "predict_proba", "decision_function"))
         check_n_bins(self.n_bins)
         check_seed("random_state", self.random_state)
         eps = self.epsilon

@@ -162,7 +162,6 @@ class PoolOracle(Oracle):
             k = int(np.argmin(R @ np.asarray(coef, dtype=np.float64)))
             return models[k][0].copy(), models[k][1]
 
-        best.pool_rates = R
         return best
 
     def __repr__(self):

@@ -16,7 +16,7 @@ import zipfile
 import numpy as np
 import pytest
 import rateopt as ro
-from rateopt._postprocess._rule import bin_edges
+from rateopt._postprocess._bins import bin_chains
 from rateopt.exceptions import RateoptError
 
 TINY = 5e-324  # the smallest subnormal double
@@ -33,6 +33,14 @@ NEIGHBOURS = [
 ]
 
 
+def bin_edges(scores):
+    """The lower edges of one chain's bins, one bin per distinct score (the live binning, unmerged)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    n = scores.shape[0]
+    return bin_chains(scores, np.zeros(n, dtype=np.int64), 1, np.zeros((n, 0), dtype=np.int64), np.zeros((n, 0)), 0,
+                      merge=False).edges
+
+
 def _bin(edges, s):
     """The bin of score ``s``: the last edge ``<= s`` (the rule's own reading, as a Python loop)."""
     return max([i for i, e in enumerate(edges) if e <= s], default=0)
@@ -41,7 +49,7 @@ def _bin(edges, s):
 @pytest.mark.parametrize("a, b", NEIGHBOURS)
 def test_an_edge_separates_neighbouring_and_extreme_scores(a, b):
     assert a < b
-    edges = bin_edges(np.array([b, a, a, b]), None)
+    edges = bin_edges(np.array([b, a, a, b]))
     assert edges.shape == (2,) and np.all(np.isfinite(edges))
     assert edges[0] == a and a < edges[1] <= b
     assert _bin(edges, a) == 0 and _bin(edges, b) == 1
@@ -49,8 +57,8 @@ def test_an_edge_separates_neighbouring_and_extreme_scores(a, b):
 
 def test_the_midpoint_is_kept_where_a_double_lies_between():
     # hand-computed midpoints: round-off of a recomputed score stays in its bin
-    assert bin_edges(np.array([0.0, 1.0, 3.0]), None).tolist() == [0.0, 0.5, 2.0]
-    assert bin_edges(np.array([1.0, 1.0 + 2.0 ** -51]), None).tolist() == [1.0, 1.0 + 2.0 ** -52]
+    assert bin_edges(np.array([0.0, 1.0, 3.0])).tolist() == [0.0, 0.5, 2.0]
+    assert bin_edges(np.array([1.0, 1.0 + 2.0 ** -51])).tolist() == [1.0, 1.0 + 2.0 ** -52]
 
 
 def test_every_distinct_score_gets_its_own_bin_among_runs_of_neighbouring_doubles():
@@ -58,7 +66,7 @@ def test_every_distinct_score_gets_its_own_bin_among_runs_of_neighbouring_double
     base = rng.normal(size=40) * 10.0 ** rng.integers(-300, 300, 40)
     scores = np.concatenate([base, np.nextafter(base, np.inf), np.nextafter(np.nextafter(base, np.inf), np.inf),
                              [0.0, TINY, 2 * TINY, -TINY, 1.5e308, -1.5e308]])
-    edges = bin_edges(scores, None)
+    edges = bin_edges(scores)
     distinct = np.unique(scores)
     assert np.all(np.isfinite(edges)) and np.all(np.diff(edges) > 0)
     bins = np.searchsorted(edges, distinct, side="right") - 1

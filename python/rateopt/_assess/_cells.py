@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._language._validation import missing_mask
 from ..exceptions import RateoptError
 
 __all__ = ["Cells", "group_columns", "make_cells"]
@@ -33,14 +34,6 @@ class Cells:
     def rows(self, i):
         """The row positions of cell ``i`` (sorted)."""
         return self._rows[i]
-
-
-def _missing_mask(values):
-    if values.dtype.kind == "f":
-        return np.isnan(values)
-    if values.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and v != v) for v in values], dtype=bool)
-    return np.zeros(values.shape, dtype=bool)
 
 
 def group_columns(groups, n, where="assess"):
@@ -80,7 +73,7 @@ def group_columns(groups, n, where="assess"):
 
 def _codes(values, as_str):
     """``(labels, codes)``: the sorted distinct non-missing values and each row's position among them (-1: missing)."""
-    missing = _missing_mask(values)
+    missing = missing_mask(values)
     codes = np.full(values.shape, -1, dtype=np.int64)
     present = values[~missing]
     if as_str:

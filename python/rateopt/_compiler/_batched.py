@@ -33,10 +33,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from rateopt._compiler._compiled import AtomInfo, CompiledProblem, InverseData, RateLayer, frozen
+from rateopt._compiler._compiled import AtomInfo, CompiledProblem, InverseData, RateLayer
 from rateopt._compiler._compile import (
     constant_constraint_error,
     datasets_by_name,
+    deduplicated,
     membership_table,
     rate_row_name,
 )
@@ -45,6 +46,7 @@ from rateopt._compiler._rows import rows_from_terms
 from rateopt._language._families import GroupFamily
 from rateopt._language._lowering import CANCEL_RTOL, Env, WeightSum, lower
 from rateopt._language._predicates import group_columns
+from rateopt._language._validation import readonly
 from rateopt._utils._lazy import LazyTuple
 from rateopt.metrics import Metric, MetricConstraint
 
@@ -146,25 +148,14 @@ def compile_batched(objective, pairs):
         return None
     ds_index = {name: d for d, name in enumerate(datasets)}
 
-    # -- names, in row order (unique: "name #2", ... as unique_names)
+    # -- names, in row order (unique: "name #2", ...)
     raw, spans, sources = [], [], []
     for c, src in pairs:
         nm = c.names() if is_family(c) else [c.name]
         spans.append((len(raw), c))
         raw += nm
         sources += [src] * len(nm)
-    if len(set(raw)) == len(raw):
-        names = raw
-    else:
-        used: set = set()
-        names = []
-        for base in raw:
-            name, k = base, 1
-            while name in used:
-                k += 1
-                name = f"{base} #{k}"
-            used.add(name)
-            names.append(name)
+    names = deduplicated(raw)
     m = len(names)
     span_starts = np.array([s for s, _ in spans], dtype=np.int64)
 
@@ -393,12 +384,9 @@ def compile_batched(objective, pairs):
             masses.append(np.broadcast_to(ms, (k, n_sides, 2)).reshape(-1))
             kappa.append(np.broadcast_to(-consts, (k, n_sides)).reshape(-1))
 
-    def cat(parts, dtype):
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
-
-    B = rows_from_terms(cat(counts, np.int64), cat(gids, np.int64), cat(vals, np.float64),
-                        cat(masses, np.float64), n_atoms)
-    kappa = cat(kappa, np.float64).reshape(m)
+    B = rows_from_terms(_cat(counts, np.int64), _cat(gids, np.int64), _cat(vals, np.float64),
+                        _cat(masses, np.float64), n_atoms)
+    kappa = _cat(kappa, np.float64).reshape(m)
     empty = np.flatnonzero(np.diff(B.indptr) == 0)
     if empty.size:
         i = int(empty[0])
@@ -423,23 +411,28 @@ def compile_batched(objective, pairs):
         datasets=tuple(datasets),
         atoms=LazyTuple(n_atoms, atom_info),
         tables=tables,
-        atom_dataset=frozen(atom_dataset),
-        atom_local=frozen(atom_local),
+        atom_dataset=readonly(atom_dataset),
+        atom_local=readonly(atom_local),
         C=LinearMap(B),
-        kappa=frozen(kappa),
-        objective_coef=frozen(obj_coef),
+        kappa=readonly(kappa),
+        objective_coef=readonly(obj_coef),
         objective_constant=float(obj_form.const),
         constraint_names=tuple(names),
         rates=rates,
         inverse_data=inverse,
         metric=None,
         metric_constraints=(),
-        atom_offsets=frozen(np.full(n_atoms, -1, dtype=np.int64)),
+        atom_offsets=readonly(np.full(n_atoms, -1, dtype=np.int64)),
         thresholds=(),
         atom_contexts=LazyTuple(n_atoms, atom_contexts),
     )
     env.forget_members()  # the tables hold the rows; the lazy report forms may scan them again
     return datasets, constraints, compiled
+
+
+def _cat(parts, dtype):
+    """``parts`` concatenated as ``dtype`` (empty when there are none)."""
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def _row_form(i, spans, row_parts):
@@ -522,11 +515,8 @@ def _rate_layer(leaves, n_atoms, gid_of_sub, ctx_id, atom_labels):
             masses.append(np.full(sids.size, abs(coef)))
             consts.append(np.zeros(sids.size))
 
-    def cat(parts, dtype):
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
-
-    consts = cat(consts, np.float64)
-    L = rows_from_terms(cat(counts, np.int64), cat(gids, np.int64), cat(vals, np.float64), cat(masses, np.float64),
+    consts = _cat(consts, np.float64)
+    L = rows_from_terms(_cat(counts, np.int64), _cat(gids, np.int64), _cat(vals, np.float64), _cat(masses, np.float64),
                         n_atoms)
     atom_names = [f"ppr[{lab}]" for lab in atom_labels]
     kept = _atoms_kept(leaves.seen, leaf_names, atom_names, L, consts, n_atoms)
@@ -609,4 +599,4 @@ def _layer(names, kinds, js, cst, L, n_atoms):
     indices[indptr[atom_rows]] = js[atom_rows]
     data[indptr[atom_rows]] = 1.0
     A = LinearMap(sp.csr_matrix((data, indices, indptr), shape=(len(names), int(n_atoms))))
-    return RateLayer(names=tuple(names), A=A, b=frozen(np.array(cst, dtype=np.float64)))
+    return RateLayer(names=tuple(names), A=A, b=readonly(np.array(cst, dtype=np.float64)))

@@ -24,13 +24,13 @@ from rateopt._compiler._compiled import (
     MetricConstraintRows,
     MetricRows,
     RateLayer,
-    frozen,
 )
 from rateopt._language import _rates as R
 from rateopt._language._data import Dataset
 from rateopt._language._evaluation import datasets_by_name
 from rateopt._language._expressions import lift
 from rateopt._language._lowering import CANCEL_RTOL, Affine, Env, lower
+from rateopt._language._validation import readonly
 from rateopt._utils._narrow import atom_id_dtype, row_pointer_dtype
 from rateopt._utils._sealed import sealed
 from rateopt._utils._weights import GRID_EXPONENT, exact_normalized, unit_normalized
@@ -38,7 +38,7 @@ from rateopt.exceptions import ConstantConstraintError, RateoptError
 from rateopt.goals import Goal
 from rateopt.metrics import Metric, MetricConstraint
 
-__all__ = ["compile_problem", "resolve_role", "datasets_by_name", "flatten_constraints", "unique_names",
+__all__ = ["compile_problem", "resolve_role", "datasets_by_name", "deduplicated", "flatten_constraints", "unique_names",
            "merge_by_membership", "merge_contexts", "number_atoms", "constant_constraint_error", "membership_table",
            "rate_row_name"]
 
@@ -71,7 +71,7 @@ def flatten_constraints(constraints, datasets, batch=False):
     if isinstance(constraints, (R.Constraint, Goal)):
         constraints = [constraints]
     for item in constraints:
-        if isinstance(item, R.Constraint) or _is_metric_constraint(item):
+        if isinstance(item, (R.Constraint, MetricConstraint)):
             yield item, None
         elif isinstance(item, Goal):
             if datasets is None:
@@ -109,12 +109,12 @@ def compile_problem(objective, pairs):
     compiled : CompiledProblem
     """
     # Metric constraints come after the affine ones (they are not rows of C).
-    pairs = sorted(pairs, key=lambda pair: _is_metric_constraint(pair[0]))
+    pairs = sorted(pairs, key=lambda pair: isinstance(pair[0], MetricConstraint))
     constraints, originals, sources, names = unique_names(pairs)
     datasets = datasets_by_name([objective] + [c.expression for c in constraints])
-    metric = objective if _is_metric(objective) else None
-    affine = [c for c in constraints if not _is_metric_constraint(c)]
-    bounded = [c for c in constraints if _is_metric_constraint(c)]
+    metric = objective if isinstance(objective, Metric) else None
+    affine = [c for c in constraints if not isinstance(c, MetricConstraint)]
+    bounded = [c for c in constraints if isinstance(c, MetricConstraint)]
     backend = _data_backend(datasets)
     env, obj_form, forms, leaf_forms, metric_forms = _lower_all(objective, affine, metric, bounded,
                                                                 env=backend.env())
@@ -143,11 +143,11 @@ def compile_problem(objective, pairs):
         datasets=tuple(datasets),
         atoms=tuple(atoms),
         tables=tables,
-        atom_dataset=frozen(atom_dataset),
-        atom_local=frozen(atom_local),
+        atom_dataset=readonly(atom_dataset),
+        atom_local=readonly(atom_local),
         C=C,
-        kappa=frozen(kappa),
-        objective_coef=frozen(obj_coef),
+        kappa=readonly(kappa),
+        objective_coef=readonly(obj_coef),
         objective_constant=float(obj_form.const),
         constraint_names=tuple(names),
         rates=_rate_layer(leaf_forms, atoms, gid_of, n_atoms),
@@ -156,7 +156,7 @@ def compile_problem(objective, pairs):
         metric_constraints=tuple(
             MetricConstraintRows(metric=c.metric, bound=c.bound, **_metric_rows(fs, row, n_atoms))
             for c, fs in zip(bounded, bounded_forms)),
-        atom_offsets=frozen(atom_offsets),
+        atom_offsets=readonly(atom_offsets),
         thresholds=thresholds,
         atom_contexts=tuple(tuple(ctxs) for name in datasets for _, ctxs in per_ds[name]),
     )
@@ -193,18 +193,10 @@ def _data_backend(datasets):
     return backends.pop() if backends else _InMemoryData
 
 
-def _is_metric(objective):
-    return isinstance(objective, Metric)
-
-
-def _is_metric_constraint(c):
-    return isinstance(c, MetricConstraint)
-
-
 def _metric_rows(forms, row, n_atoms):
     """``Z`` and ``z0`` of a metric's coordinate forms."""
-    return {"Z": frozen(np.array([row(f) for f in forms]).reshape(len(forms), n_atoms)),
-            "z0": frozen(np.array([f.const for f in forms], dtype=np.float64))}
+    return {"Z": readonly(np.array([row(f) for f in forms]).reshape(len(forms), n_atoms)),
+            "z0": readonly(np.array([f.const for f in forms], dtype=np.float64))}
 
 
 def unique_names(pairs):
@@ -220,20 +212,26 @@ def unique_names(pairs):
     constraints, originals, sources, names : list
         The renamed constraints, the constraints as given, their goals and their unique names.
     """
+    pairs = list(pairs)
+    names = deduplicated([c.name for c, _ in pairs])
+    constraints = [c if name == c.name else c.named(name) for (c, _), name in zip(pairs, names)]
+    return constraints, [c for c, _ in pairs], [src for _, src in pairs], names
+
+
+def deduplicated(names):
+    """``names`` (a list) with repeats renamed ``name #2``, ``name #3``, ...; the first keeps its name."""
+    if len(set(names)) == len(names):
+        return names
     used: set = set()
-    constraints, originals, sources, names = [], [], [], []
-    for c, src in pairs:
-        base = name = c.name
-        k = 1
+    out = []
+    for base in names:
+        name, k = base, 1
         while name in used:
             k += 1
             name = f"{base} #{k}"
         used.add(name)
-        constraints.append(c if name == c.name else c.named(name))
-        originals.append(c)
-        sources.append(src)
-        names.append(name)
-    return constraints, originals, sources, names
+        out.append(name)
+    return out
 
 
 def _lower_all(objective, constraints, metric=None, bounded=(), *, env=None):
@@ -496,7 +494,7 @@ def _rate_layer(leaf_forms, atoms, gid_of, n_atoms):
     for a in atoms:
         add(a.name, (np.array([a.index], dtype=np.int64), np.ones(1)), 0.0)
     return RateLayer(names=tuple(seen), A=LinearMap.from_rows(rows, n_atoms),
-                     b=frozen(np.array(consts, dtype=np.float64)))
+                     b=readonly(np.array(consts, dtype=np.float64)))
 
 
 #: Rows per block when a membership table's entries are written.
@@ -706,6 +704,6 @@ def membership_table(ds: Dataset, sizes, rows_of, offset: int) -> MembershipTabl
         indptr=indptr,
         indices=indices,
         weights=weights,
-        atom_ids=frozen(np.arange(offset, offset + k, dtype=np.int64)),
+        atom_ids=readonly(np.arange(offset, offset + k, dtype=np.int64)),
         offset=offset,
     )

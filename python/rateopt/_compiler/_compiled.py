@@ -20,13 +20,7 @@ import numpy as np
 from rateopt.exceptions import RateoptError
 
 __all__ = ["AtomInfo", "MembershipTable", "InverseData", "RateLayer", "MetricRows", "MetricConstraintRows",
-           "CompiledProblem", "Evaluation", "frozen"]
-
-
-def frozen(a: np.ndarray) -> np.ndarray:
-    """Mark ``a`` read-only and return it (the arrays of a compiled problem are frozen)."""
-    a.flags.writeable = False
-    return a
+           "CompiledProblem", "Evaluation"]
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,6 @@ from rateopt._compiler._compiled import (
     InverseData,
     MembershipTable,
     RateLayer,
-    frozen,
 )
 from rateopt._compiler._confusion import (
     MulticlassCompiled,
@@ -60,6 +59,7 @@ from rateopt._language import _rates as R
 from rateopt._language._evaluation import prediction_values
 from rateopt._language._expressions import as_scalar, lift
 from rateopt._language._lowering import LOWERING_RULES
+from rateopt._language._validation import readonly
 from rateopt.exceptions import RateoptError
 from rateopt.goals import objective as named_objective
 from rateopt.metrics import MacroF1, Metric
@@ -466,7 +466,7 @@ class Problem:
             violations=dict(zip(cp.constraint_names, viol.tolist())),
             max_violation=float(viol.max()) if viol.size else 0.0,
             rates=dict(zip(cp.rate_names, rates.tolist())),
-            atom_rates=frozen(p.copy()),
+            atom_rates=readonly(p.copy()),
         )
 
     #: The two-class name of :meth:`evaluate_statistics` (atom values).

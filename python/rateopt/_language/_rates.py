@@ -268,10 +268,10 @@ _CTX_DOC = """context : Context or Dataset
         The subset ``S`` (a dataset means all of it)."""
 
 
-def _doc(summary, formula, extra="", needs="", name="", short=""):
+def _doc(summary, formula, needs="", name="", short=""):
     return f"""{summary}
 
-    {formula}{extra}
+    {formula}
 
     Parameters
     ----------

@@ -58,6 +58,7 @@ from .._predictors._linear import StochasticClassifier
 from .._predictors._specs import LinearModel
 from .._solutions import _shrink
 from .._training._spec import decision_rates, kernel_pass, spec_from_problem
+from .._utils._validation import check_choice, check_int
 from ..games import Game
 
 __all__ = ["GroupOptConstants", "group_opt_constants", "GroupOptResult", "group_opt", "minimax_group_loss",
@@ -120,8 +121,7 @@ def group_opt_constants(K, eps):
     -------
     GroupOptConstants
     """
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"K must be an integer >= 1, got {K!r}")
+    check_int("K", K, 1)
     if not (isinstance(eps, (int, float)) and 0.0 < eps <= 1.0):
         raise ValueError(f"eps must lie in (0, 1], got {eps!r}")
     K = int(K)
@@ -235,7 +235,7 @@ def _linear():
     return LinearModel(l2=0.0)  # the oracles bring their own regularization
 
 
-def _monotone(f, grid, q, K, pts):
+def _monotone(f, grid, K, pts):
     """N of Algorithm 1: 1 when ``f(r) <= f(r + q e_k)`` on every grid edge."""
     values = np.asarray(f(grid), dtype=np.float64).reshape((pts,) * K)
     for k in range(K):
@@ -315,8 +315,7 @@ def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast",
     (a list) receives ``(r, t, lhat_t)``, ``decisions`` (a list, fast mode)
     ``(kind, r, value)`` for every grid point decided.
     """
-    if mode not in ("fast", "paper"):
-        raise ValueError(f"mode must be 'fast' or 'paper', got {mode!r}")
+    check_choice("mode", mode, ("fast", "paper"))
     if not (isinstance(lipschitz, (int, float)) and lipschitz > 0 and math.isfinite(lipschitz)):
         raise ValueError(f"lipschitz must be a positive number, got {lipschitz!r}")
     if isinstance(eps, bool) or not (isinstance(eps, (int, float)) and eps > 0 and math.isfinite(eps)):
@@ -332,7 +331,7 @@ def _run_group_opt(prob, f, *, eps, lipschitz=1.0, monotone="auto", mode="fast",
 
     axis = np.arange(c.points_per_dim) * c.q
     grid = np.array(list(itertools.product(axis, repeat=K)))
-    N = _monotone(fs, grid, c.q, K, c.points_per_dim) if monotone == "auto" else int(bool(monotone))
+    N = _monotone(fs, grid, K, c.points_per_dim) if monotone == "auto" else int(bool(monotone))
     order = np.argsort(fs(grid), kind="stable")
     run = _paper if mode == "paper" else _fast
     return run(prob, fs, grid[order], N, c, trace, decisions)
@@ -541,8 +540,7 @@ def fold_constraints(f, g, gamma, *, f_lipschitz=1.0, g_lipschitz=1.0, f_range=N
     if f_range is None:
         if K is None:
             raise ValueError("pass f_range (the range of f) or K (to bound it on [0, 1]^K)")
-        if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-            raise ValueError(f"K must be an integer >= 1, got {K!r}")
+        check_int("K", K, 1)
         f_range = f_lipschitz * math.sqrt(K)
     elif not (isinstance(f_range, (int, float)) and f_range >= 0 and math.isfinite(f_range)):
         raise ValueError(f"f_range must be a non-negative number, got {f_range!r}")
@@ -578,8 +576,7 @@ def minimax_group_loss(losses, oracle, *, n_iter=500, eta=None, n_threads=None):
         ``diagnostics`` holds the uniform mixture's largest loss and the bound
         ``sqrt(ln K / (2T))``.
     """
-    if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
-        raise ValueError(f"n_iter must be an integer >= 1, got {n_iter!r}")
+    check_int("n_iter", n_iter, 1)
     prob = _Losses(losses, oracle, n_threads)
     K, T = prob.K, int(n_iter)
     eta = math.sqrt(8 * math.log(K) / T) if eta is None and K > 1 else (eta or 0.0)

@@ -59,6 +59,7 @@ import numpy as np
 from .._solutions import _shrink
 from .._solutions._result import RateMap
 from .._train import prepare_specs, resolve_model
+from .._utils._validation import check_choice, check_int
 from ..core import ramp_rates
 from ..exceptions import RateoptError
 from ._cutting_plane import cutting_plane
@@ -253,13 +254,11 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
                          "metrics: use rateopt.train(method='three-player')")
     if spec.n_offsets:
         raise ValueError("ramp_mm cannot train the thresholds of ROC-AUC goals (offset atoms)")
-    if bias not in BIAS_MODES:
-        raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
+    check_choice("bias", bias, BIAS_MODES)
     if not model.fit_intercept:
         bias = "fixed"
     for name, value, lo in (("max_iter", max_iter, 0), ("max_cuts", max_cuts, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+        check_int(name, value, lo)
     for name, value in (("tol", tol), ("cut_tol", cut_tol), ("inner_tol", inner_tol), ("feas_tol", feas_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -328,13 +327,10 @@ def ramp_mm(problem, model=None, *, rule="net", multipliers=None, max_iter=10, t
     for it in range(max_iter):
         t0 = time.perf_counter()
         step = MMStep(data, data.scores(theta, b0), **step_kwargs)
-        if fixed_v is not None:
-            cand, lower, res = step.solve(np.concatenate([[1.0], fixed_v]))
-            new_theta, new_b, v = cand.theta, cand.bias, fixed_v
-            step_info = {"n_solves": 1, "n_inexact": step.n_inexact, "gap": res.gap}
-        elif m == 0:
-            cand, lower, res = step.solve(np.ones(1))
-            new_theta, new_b, v = cand.theta, cand.bias, np.zeros(0)
+        if fixed_v is not None or m == 0:  # one solve at the given (or no) multipliers
+            v = np.zeros(0) if fixed_v is None else fixed_v
+            cand, lower, res = step.solve(np.concatenate([[1.0], v]))
+            new_theta, new_b = cand.theta, cand.bias
             step_info = {"n_solves": 1, "n_inexact": step.n_inexact, "gap": res.gap}
         else:
             anchor = step.candidate(theta, b0)

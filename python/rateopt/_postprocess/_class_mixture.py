@@ -213,7 +213,6 @@ class ClassThresholdedFit:
         The reference iterate whose plug-in mixture seeded the LP.
     reference_plugin_objective : float or None
         That plug-in mixture's objective recounted on the true labels (None in the group-blind variant).
-    n_columns, n_rounds : int
     """
 
     rule: ClassThresholdRule
@@ -223,8 +222,6 @@ class ClassThresholdedFit:
     counts: np.ndarray
     reference: int
     reference_plugin_objective: float | None
-    n_columns: int
-    n_rounds: int
 
 
 def _check_scores(scores, n, K):
@@ -241,7 +238,7 @@ def _check_scores(scores, n, K):
     return out
 
 
-def _best_offsets(S, rowcost, cid, n_cid, o):
+def _best_offsets(S, rowcost, cid, o):
     """Coordinate search: offsets (n_cid, K) lowering ``sum_i rowcost[i, argmax_k S[i,k] + o[cid[i], k]]``."""
     n, K = S.shape
     o = o.copy()
@@ -380,13 +377,13 @@ def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=F
         new = []
         for t in range(T):
             if "offsets" in rules:
-                state[t] = _best_offsets(S[t], rowcost, cid, n_cid, state[t])
+                state[t] = _best_offsets(S[t], rowcost, cid, state[t])
                 new.append(column(t, "offsets", state[t]))
             if use_plugin:
                 new.append(column(t, "plugin", C))
         return new
 
-    out, rounds = column_generation(cols, price, m, epsilon, max_rounds, tol)
+    out = column_generation(cols, price, m, epsilon, max_rounds, tol)
     x, cols = out["x"], out["cols"]
     keep = np.flatnonzero(x)
     p = x[keep]
@@ -398,8 +395,7 @@ def fit_class_thresholded_mixture(problem, scores, *, epsilon=0.0, group_blind=F
                               group_blind=group_blind)
     return ClassThresholdedFit(rule=rule, objective=f, constraint_values=g,
                                max_violation=float(max(0.0, (g - epsilon).max(initial=0.0))), counts=N,
-                               reference=ref, reference_plugin_objective=ref_obj, n_columns=len(cols),
-                               n_rounds=rounds)
+                               reference=ref, reference_plugin_objective=ref_obj)
 
 
 def _least_violating(f, G, epsilon):

@@ -142,18 +142,12 @@ class PlugInFit:
     max_violation : float
         The largest constraint value beyond the allowed ``epsilon``: 0 when
         every ``g_i <= epsilon`` is met (up to the LP's tolerance).
-    n_columns : int
-        The rules generated.
-    n_rounds : int
-        Column-generation rounds.
     """
 
     rule: PlugInRule
     objective: float
     constraint_values: np.ndarray
     max_violation: float
-    n_columns: int
-    n_rounds: int
 
 
 def mixture_lp(f, G, rhs, *, with_z):
@@ -209,14 +203,14 @@ def fit_plugin_rule(problem, proba, *, epsilon=0.0, max_rounds=500, tol=1e-10) -
         T = np.tensordot(mu, A, axes=1)
         return [column(A0 + T if lam0 else T)]
 
-    out, rounds = column_generation([column(A0)], price, m, epsilon, max_rounds, tol)
+    out = column_generation([column(A0)], price, m, epsilon, max_rounds, tol)
     x, cols = out["x"], out["cols"]
     keep = np.flatnonzero(x)
     costs = np.stack([cols[i]["params"] for i in keep])
     gvals = (x[keep] @ np.stack([cols[i]["g"] for i in keep])) if m else np.zeros(0)
     obj = float(x[keep] @ np.array([cols[i]["f"] for i in keep]))
     return PlugInFit(rule=PlugInRule(costs=costs, probabilities=x[keep]), objective=obj, constraint_values=gvals,
-                     max_violation=float(max(0.0, gvals.max(initial=0.0) - epsilon)), n_columns=len(cols), n_rounds=rounds)
+                     max_violation=float(max(0.0, gvals.max(initial=0.0) - epsilon)))
 
 
 def column_generation(cols, price, m, epsilon, max_rounds, tol):
@@ -225,12 +219,11 @@ def column_generation(cols, price, m, epsilon, max_rounds, tol):
 
     Phase 1 (when the restricted LP is infeasible) minimizes the largest
     ``g_i - epsilon``; phase 2 minimizes ``f`` with every ``g_i`` at most
-    ``epsilon`` plus the smallest achievable excess. Returns ``({"x", "cols"}, rounds)``.
+    ``epsilon`` plus the smallest achievable excess. Returns ``{"x", "cols"}``.
     """
-    rounds = 0
     z = 0.0
     if m:
-        for rounds in range(1, max_rounds + 1):
+        for _ in range(max_rounds):
             G = np.stack([col["g"] for col in cols])
             x, dual = mixture_lp(np.zeros(len(cols)), G, np.full(m, epsilon), with_z=True)
             z = x[-1]
@@ -244,7 +237,6 @@ def column_generation(cols, price, m, epsilon, max_rounds, tol):
     bound = epsilon + max(z, 0.0) + (1e-12 if z > 0 else 0.0)
     scale = max(1.0, abs(cols[0]["f"]))
     for _ in range(max_rounds):
-        rounds += 1
         f = np.array([col["f"] for col in cols])
         G = np.stack([col["g"] for col in cols]) if m else np.zeros((len(cols), 0))
         x, dual = mixture_lp(f, G, np.full(m, bound), with_z=False)
@@ -256,4 +248,4 @@ def column_generation(cols, price, m, epsilon, max_rounds, tol):
         cols = cols + added
     x = np.asarray(x[:len(cols)], dtype=np.float64)
     x = np.where(x > 1e-12, x, 0.0)
-    return {"x": x / x.sum(), "cols": cols}, rounds
+    return {"x": x / x.sum(), "cols": cols}

@@ -24,11 +24,11 @@ import numpy as np
 from .._language._validation import factorize
 from ..exceptions import RateoptError
 from .._predictors._draws import two_columns
-from ._bins import bin_chains, row_atoms, separating_edges
+from ._bins import bin_chains, row_atoms
 from ._lp import Chains, solve_threshold_lp
 
-__all__ = ["ThresholdRule", "bin_edges", "chain_bins", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
-           "is_group_columns", "separating_edges", "fit_threshold_rule"]
+__all__ = ["ThresholdRule", "chain_bins", "cell_codes", "check_n_bins", "checked_cells", "checked_starts",
+           "is_group_columns", "fit_threshold_rule"]
 
 
 def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
@@ -157,39 +157,6 @@ def check_n_bins(n_bins, *, auto=False):
     return int(n_bins)
 
 
-def bin_edges(scores, n_bins):
-    """Lower bin edges of one cell's scores: one bin per distinct score, or ``n_bins`` quantile bins.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n,)
-    n_bins : int or None
-
-    Returns
-    -------
-    ndarray
-        Ascending edges; a score ``s`` falls in the last edge ``<= s`` (the
-        first bin for scores below every edge). The first edge is the smallest
-        score; every other edge lies halfway between two neighbouring distinct
-        scores, so that a score recomputed with round-off (another BLAS call,
-        float32) falls in the same bin. Where no double lies strictly between
-        the two scores (neighbouring doubles) the edge is the upper score
-        itself, so every pair of distinct scores is separated; edges are finite
-        for all finite scores (no overflow at +-1.5e308).
-    """
-    distinct = np.unique(scores)
-    if n_bins is None or distinct.size <= n_bins:
-        cuts = distinct
-    else:
-        q = np.quantile(scores, np.arange(n_bins) / n_bins, method="inverted_cdf")
-        cuts = np.unique(np.concatenate([[distinct[0]], q]))
-    edges = cuts.astype(np.float64, copy=True)
-    if edges.size > 1:
-        below = distinct[np.searchsorted(distinct, cuts[1:]) - 1]  # the largest distinct score under each cut
-        edges[1:] = separating_edges(below.astype(np.float64), edges[1:])
-    return edges
-
-
 def is_group_columns(value):
     """Whether a saved ``group_columns`` field is None or a non-empty list of column names or of positions."""
     return value is None or (isinstance(value, list) and bool(value) and (
@@ -235,7 +202,7 @@ def checked_cells(meta, bad, *, distinct=True):
     return columns, cells
 
 
-def checked_starts(start, n_chains, n_bins, bad, name="rule_start"):
+def checked_starts(start, n_chains, n_bins, bad):
     """A saved ``start`` array (chain ``k``'s bins are ``start[k]:start[k+1]``), checked, as int64.
 
     The bounds are checked on the stored integers before any arithmetic, so
@@ -249,7 +216,6 @@ def checked_starts(start, n_chains, n_bins, bad, name="rule_start"):
         The number of bins (``start[-1]``).
     bad : callable
         ``bad(what)`` gives the error for a problem ``what``.
-    name : str, default="rule_start"
 
     Returns
     -------
@@ -260,12 +226,12 @@ def checked_starts(start, n_chains, n_bins, bad, name="rule_start"):
     RateoptError
     """
     if start.dtype.kind not in "iu" or start.shape != (n_chains + 1,):
-        raise bad(f"{name!r} must be {n_chains + 1} integers (one start per cell, then the number of bins)")
+        raise bad(f"'rule_start' must be {n_chains + 1} integers (one start per cell, then the number of bins)")
     if not all(0 <= int(v) <= n_bins for v in start.tolist()):
-        raise bad(f"{name!r} holds a value outside [0, {n_bins}] (the number of bins)")
+        raise bad(f"'rule_start' holds a value outside [0, {n_bins}] (the number of bins)")
     start = start.astype(np.int64)
     if start[0] != 0 or np.any(np.diff(start) < 1) or start[-1] != n_bins:
-        raise bad(f"{name!r} must count at least one bin per cell")
+        raise bad("'rule_start' must count at least one bin per cell")
     return start
 
 

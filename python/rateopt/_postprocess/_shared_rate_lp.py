@@ -79,7 +79,7 @@ _FEASIBLE_TOL = 1e-12
 
 class SharedRateSolution:
     """The answer of a shared-rate solver (one shared rate, or two: :mod:`rateopt._postprocess._two_rate_lp`):
-    the tables, the atom rates, the objective and the shared rates.
+    the tables, the atom rates and the objective.
 
     Parameters
     ----------
@@ -89,15 +89,12 @@ class SharedRateSolution:
         ``M x``.
     objective : float
         ``coef . atom_rates + constant``.
-    shared_rates : ndarray of shape (n_shared,)
-        The shared rates ``R`` at the solution (``R = (T, F)`` for two).
     """
 
-    __slots__ = ("x", "atom_rates", "objective", "shared_rates")
+    __slots__ = ("x", "atom_rates", "objective")
 
-    def __init__(self, x, atom_rates, objective, shared_rates):
+    def __init__(self, x, atom_rates, objective):
         self.x, self.atom_rates, self.objective = x, atom_rates, objective
-        self.shared_rates = np.asarray(shared_rates, dtype=np.float64).reshape(-1)
 
 
 class Reduced:
@@ -637,4 +634,4 @@ def solve_shared_rate(compiled, start, M, *, epsilon=0.0):
     x = _table(st, used)
     p = st.M @ x
     value = float(st.coef @ p + st.constant)
-    return SharedRateSolution(x=x, atom_rates=p, objective=value, shared_rates=float(R))
+    return SharedRateSolution(x=x, atom_rates=p, objective=value)

@@ -833,4 +833,4 @@ def _answer(st, R, eps):
     if np.max(st.C @ p - st.kappa - eps, initial=-np.inf) > _RECOUNT_TOL * scale:  # pragma: no cover
         return None
     value = float(st.coef @ p + st.constant)
-    return SharedRateSolution(x=x, atom_rates=p, objective=value, shared_rates=R)
+    return SharedRateSolution(x=x, atom_rates=p, objective=value)

@@ -103,18 +103,14 @@ def class_labels_meta(classes, *, ordered=False) -> list:
     return out
 
 
-def class_labels_from_meta(classes, path, *, field="metadata.classes", n=None, ordered=False):
-    """A file's class labels, checked (:func:`class_labels_problem`), as an array.
+def class_labels_from_meta(classes, path):
+    """A file's class labels (``metadata.classes``), checked (:func:`class_labels_problem`), as an array.
 
     Parameters
     ----------
     classes : object
         As read from the file's metadata.
     path : str
-    field : str, default="metadata.classes"
-        Named in the error.
-    n : int, default=None
-    ordered : bool, default=False
 
     Returns
     -------
@@ -125,9 +121,9 @@ def class_labels_from_meta(classes, path, *, field="metadata.classes", n=None, o
     RateoptError
         One line naming the file and the field.
     """
-    problem = class_labels_problem(classes, n, ordered=ordered)
+    problem = class_labels_problem(classes)
     if problem is not None:
-        raise damaged(path, field, f"is {classes!r}, {problem}")
+        raise damaged(path, "metadata.classes", f"is {classes!r}, {problem}")
     return np.array(classes)
 
 

@@ -153,11 +153,11 @@ class NystroemMap:
             out[start:stop] = K @ self.whitening
         return out
 
-    def iter_kernel_chunks(self, Xm, *, n_threads=None, chunk_rows=CHUNK_ROWS):
+    def iter_kernel_chunks(self, Xm, *, n_threads=None):
         """Yield ``(start, stop, K(X[start:stop], B))`` so that only one chunk exists at a time."""
         D = Xm.data
-        for start in range(0, Xm.n_samples, chunk_rows):
-            stop = min(start + chunk_rows, Xm.n_samples)
+        for start in range(0, Xm.n_samples, CHUNK_ROWS):
+            stop = min(start + CHUNK_ROWS, Xm.n_samples)
             K = kernel_block(D[start:stop], self.landmarks, self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, n_threads=n_threads)
             check_kernel_values(K, self.kernel, self.gamma, self.degree, self.coef0,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .._utils._validation import check_choice
 from ._nystroem import KERNELS, NystroemMap
 
 __all__ = ["LinearModel", "KernelModel"]
@@ -122,10 +123,8 @@ class KernelModel:
 
     def __init__(self, kernel="rbf", gamma=None, degree=3, coef0=1.0, n_components=1000, landmarks="uniform",
                  exact=None, l2=0.0, fit_intercept=True, radius=None, dtype="float32", random_state=None):
-        if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {tuple(KERNELS)}, got {kernel!r}")
-        if landmarks not in ("uniform", "kmeans++"):
-            raise ValueError(f"landmarks must be 'uniform' or 'kmeans++', got {landmarks!r}")
+        check_choice("kernel", kernel, tuple(KERNELS))
+        check_choice("landmarks", landmarks, ("uniform", "kmeans++"))
         if gamma is not None and not (math.isfinite(float(gamma)) and float(gamma) > 0):
             raise ValueError(f"gamma must be a positive finite number or None, got {gamma!r}")
         if int(n_components) < 1:

@@ -25,7 +25,7 @@ from .._predictors._linear import feature_map_from_file, map_arrays, map_meta
 from .._training._arity import arity_from_file
 from .._training._class_spec import ClassObjective
 from .._predictors._archive import feature_names_from_meta, feature_names_meta
-from .._utils._archive import RATE_TOL, check_range, damaged, real_array, write_archive
+from .._utils._archive import RATE_TOL, check_range, damaged, meta_number, real_array, write_archive
 from ..exceptions import RateoptError
 from ..metrics import metric_from_params
 from ._rate_map import RateMap
@@ -131,9 +131,7 @@ def result_fields_from_file(meta, arrays, path):
         kappa = vec(prefix + "kappa", m)
         if C.shape[1] != c0.shape[0]:
             raise damaged(path, prefix + "C", f"has {C.shape[1]} columns for {c0.shape[0]} atoms")
-        const0 = mmeta.get("const0")
-        if not isinstance(const0, (int, float)) or isinstance(const0, bool):
-            raise damaged(path, where + "const0", f"is {const0!r}, expected a number")
+        const0 = meta_number(mmeta, "const0", path, where=where[:-1])
         n_atoms = c0.shape[0]
         metric = None
         saved = mmeta.get("metric")
@@ -154,7 +152,7 @@ def result_fields_from_file(meta, arrays, path):
                 raise damaged(path, field, f"is {item!r}, expected a metric and a finite bound")
             constraints.append(_metric_rows(MetricConstraintRows, item.get("metric"), arrays, path, n_atoms,
                                             f"{prefix}mc{j}_Z", f"{prefix}mc{j}_z0", field, bound=float(bound)))
-        return RateMap(c0, float(const0), C, kappa, tuple(names), metric, tuple(constraints))
+        return RateMap(c0, const0, C, kappa, tuple(names), metric, tuple(constraints))
 
     rmap = rate_map("", names, "metadata.", meta)
     R = checked_rates(vec("atom_rates", T, ndim=2), "atom_rates", path)
@@ -229,9 +227,7 @@ def checked_rates(R, name, path):
 def _class_objective(meta, arrays, path, prefix, field, n_atoms, arity):
     """A saved non-linear K-class objective (macro-F1): its subset's cells and the cells' class weights."""
     arity.check_file_class_objective(path, field)
-    scale = meta.get("scale")
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
-        raise damaged(path, field + ".scale", f"is {scale!r}, expected a finite number > 0")
+    scale = meta_number(meta, "scale", path, where=field, minimum=0.0, strict=True)
     K = arity.n_outputs
     cells_name, weights_name = prefix + "objective_cells", prefix + "objective_label_weights"
     W = check_range(real_array(arrays, weights_name, 2, path), weights_name, path, "weights >= 0", low=0.0)

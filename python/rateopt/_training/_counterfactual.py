@@ -26,13 +26,11 @@ from __future__ import annotations
 import types
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._language._lowering import scaled_by_max
 from ..exceptions import RateoptError
-from ._row_coefficients import as_coefficients
 
-__all__ = ["BlockMemberships", "counterfactual_memberships", "counterfactual_coefficients"]
+__all__ = ["BlockMemberships", "counterfactual_memberships"]
 
 
 def _relabeled(ds, label):
@@ -52,34 +50,15 @@ class BlockMemberships:
     ----------
     M1, M0 : ndarray of shape (n_samples, n_local_atoms) of bool
         Row ``j`` belongs to atom ``a`` had its label been 1 (0).
-    weights : ndarray of shape (n_samples,)
-        The rows' weights ``w_j``.
     exponents : ndarray of shape (n_local_atoms,) of int64
         The power of two the atom table rescales each atom's weights by.
     totals : ndarray of shape (n_local_atoms,)
         The sum of each atom's real members' rescaled weights: the atom's
         weight of row ``j`` is ``ldexp(w_j, -exponents[a]) / totals[a]``.
-    labels : ndarray of shape (n_samples,) or None
-        The rows' real labels.
-    real : scipy.sparse.csr_matrix of shape (n_samples, n_local_atoms) or None
-        The real atom table: on a row's real label its weights are the table's
-        own (normalized on the grid of :func:`~rateopt._utils._weights.exact_normalized`,
-        within ``2**-53`` of ``ldexp(w_j, -exponents[a]) / totals[a]``).
     """
 
-    def __init__(self, M1, M0, weights, exponents, totals, labels=None, real=None):
-        self.M1, self.M0, self.weights, self.exponents, self.totals = M1, M0, weights, exponents, totals
-        self.labels, self.real = labels, real
-
-    def table(self, label):
-        """``V[j, a] = w_j / W(S_a)`` on the counterfactual members of label ``label`` (CSR), real ``W``."""
-        M = self.M1 if label == 1 else self.M0
-        r, c = np.nonzero(M)  # row-major: ascending atoms within a row, as the atom table
-        v = np.ldexp(self.weights[r], -self.exponents[c]) / self.totals[c]
-        if self.real is not None:  # real members keep the atom table's own weights, bit for bit
-            own = self.labels[r] == label
-            v[own] = np.asarray(self.real[r[own], c[own]]).reshape(-1)
-        return sp.csr_matrix((v, (r, c)), shape=M.shape)
+    def __init__(self, M1, M0, exponents, totals):
+        self.M1, self.M0, self.exponents, self.totals = M1, M0, exponents, totals
 
     def inverse_normalizers(self):
         """``1 / W(S_a)`` per atom (``w_j`` times it is the atom's weight of row ``j``, up to rounding)."""
@@ -121,7 +100,7 @@ def counterfactual_memberships(spec):
         n, k = blk.X.n_samples, ids.size
         if k == 0:
             z = np.zeros((n, 0), dtype=bool)
-            out.append(BlockMemberships(z, z, np.ones(n), np.zeros(0, dtype=np.int64), np.ones(0)))
+            out.append(BlockMemberships(z, z, np.zeros(0, dtype=np.int64), np.ones(0)))
             continue
         ds = contexts[ids[0]][0].dataset
         if ds.y is None:
@@ -143,33 +122,6 @@ def counterfactual_memberships(spec):
                             f"same members but differ when labels are set to {label}: state label conditions with "
                             "positive()/negative() rather than masks computed from the labels")
                 M[label][:, local] = m
-        t = blk.atoms
-        real = sp.csr_matrix((t.weights, t.indices, t.indptr), shape=(n, k))
-        out.append(BlockMemberships(M[1], M[0], w, exponents, totals, np.asarray(ds.y), real))
+        out.append(BlockMemberships(M[1], M[0], exponents, totals))
     return out
 
-
-def counterfactual_coefficients(spec, coef, memberships=None):
-    """Per-row net coefficients ``(u^(1), u^(0))`` of ``sum_a coef_a p+(S_a)`` with every label set to 1 or 0.
-
-    Parameters
-    ----------
-    spec : GameSpec
-        The compiled problem.
-    coef : array-like of shape (n_atoms,)
-        Global atom coefficients.
-    memberships : list of BlockMemberships, default=None
-        :func:`counterfactual_memberships` of ``spec`` (computed when None).
-
-    Returns
-    -------
-    list of (ndarray, ndarray)
-        Per block, ``u1`` and ``u0`` of shape (n_samples,): the coefficient of
-        row ``j``'s decision had its label been 1 (0). On rows labeled ``y``,
-        ``u^(y)`` is the real net coefficient (:func:`rateopt.oracles.net_coefficients`).
-    """
-    c = as_coefficients(coef, int(spec.n_atoms))
-    if c.ndim != 1:
-        raise ValueError(f"coef must be 1-D (n_atoms,), got shape {c.shape}")
-    memberships = counterfactual_memberships(spec) if memberships is None else memberships
-    return [(m.table(1) @ c[blk.atom_ids], m.table(0) @ c[blk.atom_ids]) for blk, m in zip(spec.blocks, memberships)]

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._compiler._compiled import CompiledProblem, MembershipTable
+from .._utils._validation import as_real_array
 from ..core import AtomTable
 from ._spec import GameSpec
 
@@ -40,7 +41,7 @@ def _membership_matrix(table):
                           np.asarray(table.indptr)), shape=(int(table.n_samples), int(table.n_atoms)))
 
 
-def as_coefficients(coef, n_atoms, name="coef"):
+def as_coefficients(coef, n_atoms):
     """Atom coefficients checked and converted to float64.
 
     Parameters
@@ -49,8 +50,6 @@ def as_coefficients(coef, n_atoms, name="coef"):
         One combination of atom rates, or one per row.
     n_atoms : int
         The number of atoms.
-    name : str, default="coef"
-        The argument's name in error messages.
 
     Returns
     -------
@@ -64,20 +63,17 @@ def as_coefficients(coef, n_atoms, name="coef"):
     ValueError
         If ``coef`` has the wrong shape or a non-finite value.
     """
-    c = np.asarray(coef)
-    if c.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {c.dtype}")
-    c = np.asarray(c, dtype=np.float64)
+    c = as_real_array(coef, "coef")
     if c.ndim == 1:
         if c.shape[0] != n_atoms:
-            raise ValueError(f"{name} has length {c.shape[0]}, expected n_atoms = {n_atoms}")
+            raise ValueError(f"coef has length {c.shape[0]}, expected n_atoms = {n_atoms}")
     elif c.ndim == 2:
         if c.shape[1] != n_atoms:
-            raise ValueError(f"{name} has shape {c.shape}, expected (k, n_atoms = {n_atoms})")
+            raise ValueError(f"coef has shape {c.shape}, expected (k, n_atoms = {n_atoms})")
     else:
-        raise ValueError(f"{name} must be 1-D (n_atoms,) or 2-D (k, n_atoms), got ndim={c.ndim}")
+        raise ValueError(f"coef must be 1-D (n_atoms,) or 2-D (k, n_atoms), got ndim={c.ndim}")
     if not np.all(np.isfinite(c)):
-        raise ValueError(f"{name} holds a non-finite value (NaN or inf)")
+        raise ValueError("coef holds a non-finite value (NaN or inf)")
     return c
 
 

@@ -161,7 +161,7 @@ class GameSpec(ConstraintMap):
         """0-1 objective from atom rates."""
         return float(self.c0 @ rates + self.const0)
 
-    def proxy_constraints(self, theta, bias, *, margin=1.0, rows=None, n_threads=None, offsets=None):
+    def proxy_constraints(self, theta, bias, *, margin=1.0):
         """Hinge upper bounds ``g~_i`` of every constraint at ``(theta, bias)``.
 
         Each constraint gets the net per-example hinge of its own coefficients
@@ -175,8 +175,7 @@ class GameSpec(ConstraintMap):
         if m == 0:
             return np.zeros(0)
         combos = Combinations(np.asarray(self.C), ("hinge",) * m, np.zeros(m))
-        return kernel_pass(self, theta, bias, combos, margin=margin, rows=rows, n_threads=n_threads,
-                           offsets=offsets).proxy_values - self.kappa
+        return kernel_pass(self, theta, bias, combos, margin=margin).proxy_values - self.kappa
 
     def constraint_bound(self):
         """B: the largest ``|g_i|`` any model can produce (rates lie in [0, 1]); 1 without constraints."""

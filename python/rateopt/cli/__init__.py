@@ -83,8 +83,8 @@ def _add_params(p, tables):
                                help=f"{param.doc} (default: {param.default!r})".replace("%", "%%"))
 
 
-def _add_columns(p, label_required=False):
-    p.add_argument("--label", help="the label column (two distinct values)", required=label_required)
+def _add_columns(p):
+    p.add_argument("--label", help="the label column (two distinct values)")
     p.add_argument("--positive", help="the label value that is the positive class (default: the larger)")
     p.add_argument("--groups", type=_csv_list, default=(), help="group columns, comma-separated (LIBSVM: "
                    "feature indices)")

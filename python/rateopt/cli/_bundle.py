@@ -154,9 +154,9 @@ def _checked_classes(meta, sidecar):
     return classes
 
 
-def _short(value, limit=80):
+def _short(value):
     text = json.dumps(value) if isinstance(value, (list, dict, str, int, float, bool, type(None))) else repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def check_matching(clf, meta, enc, sidecar, model_path):

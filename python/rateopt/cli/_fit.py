@@ -131,10 +131,9 @@ def fit(args):
                        seconds=seconds, seed=args.seed,
                        title=f"rateopt report: {os.path.basename(args.data)}", context=context,
                        certificates=certificates, weights=_support_weights(result, clf))
-    saves_result = hasattr(result, "save")  # TODO(merge): one TrainResult (helper D) saves for both arities
     sidecar = {
         "rateopt_version": __version__, "model_file": os.path.basename(args.out),
-        "result_file": os.path.basename(result_path(args.out)) if saves_result else None, "input_format": fmt,
+        "result_file": os.path.basename(result_path(args.out)), "input_format": fmt,
         "roles": {"label": roles.label, "groups": list(roles.groups), "weight": roles.weight,
                   "baseline": roles.baseline, "drop": list(roles.drop)},
         "classes": train_tab.classes, "n_classes": len(train_tab.classes),
@@ -146,10 +145,9 @@ def fit(args):
         model_tmp = files.path(args.out)
         clf.save(model_tmp)
         sidecar["model_sha256"] = file_sha256(model_tmp)  # ties the files: a reader refuses another run's
-        if saves_result:
-            result_tmp = files.path(result_path(args.out))
-            result.save(result_tmp)
-            sidecar["result_sha256"] = file_sha256(result_tmp)
+        result_tmp = files.path(result_path(args.out))
+        result.save(result_tmp)
+        sidecar["result_sha256"] = file_sha256(result_tmp)
         write_sidecar(files.path(sidecar_path(args.out)), sidecar)
         if args.report:
             write_report(rep, files.path(args.report))
@@ -159,8 +157,7 @@ def fit(args):
         for b in cert.goals:
             mark = "not certifiable" if b.certified is None else ("certified" if b.certified else "NOT CERTIFIED")
             print(f"  {b.name}  {b.upper:+.6f}  {mark}")
-    written = [os.path.basename(sidecar_path(args.out))] + ([os.path.basename(result_path(args.out))]
-                                                            if saves_result else [])
+    written = [os.path.basename(sidecar_path(args.out)), os.path.basename(result_path(args.out))]
     print(f"wrote {args.out} (+ {', '.join(written)}); trained in {seconds:.2f} s")
     return EXIT_OK
 

@@ -55,10 +55,10 @@ def recorded_goals(meta, sidecar):
                          "--goals") from None
 
 
-def role_tables(spec, roles, encoding, classes, fmt_of, skip=("train",), splits=True):
+def role_tables(spec, roles, encoding, classes, fmt_of, splits=True):
     """Tables of the goals' other dataset roles, and (``splits``) of every role named in [datasets]."""
     out = {}
-    wanted = [r for r in spec.roles() if r not in skip]
+    wanted = [r for r in spec.roles() if r != "train"]
     for role in wanted:
         if role not in spec.datasets:
             raise InputError(f"{spec.path or 'the goals'}: a goal applies to dataset role {role!r}; name its file "

@@ -24,7 +24,7 @@ import numpy as np
 
 from rateopt import core
 from rateopt._compiler._compile import merge_by_membership, number_atoms
-from rateopt._compiler._compiled import frozen
+from rateopt._language._validation import readonly
 from rateopt._language._data import Context
 from rateopt._language._lowering import Env, WeightSum
 from rateopt._language._predicates import Mask
@@ -188,7 +188,7 @@ class PartitionedTable:
 
     def __init__(self, dataset, n_samples, n_atoms, offset, blocks):
         self.dataset, self.n_samples, self.n_atoms, self.offset = dataset, n_samples, n_atoms, offset
-        self.atom_ids = frozen(np.arange(offset, offset + n_atoms, dtype=np.int64))
+        self.atom_ids = readonly(np.arange(offset, offset + n_atoms, dtype=np.int64))
         self.blocks = blocks
 
     def atom_rates(self, values):

@@ -17,8 +17,10 @@ import functools
 
 import numpy as np
 
+from rateopt._language._validation import readonly
+
 from ._dataset import BenchmarkDataset
-from ._encoding import readonly, require_pandas
+from ._encoding import require_pandas
 from ._frame import build_frame
 
 __all__ = ["cached_dataset", "clear_cache"]

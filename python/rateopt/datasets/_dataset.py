@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rateopt._language._data import Dataset
+from rateopt._language._validation import readonly
 
 __all__ = ["BenchmarkDataset", "split_sizes"]
 
@@ -221,8 +222,8 @@ class BenchmarkDataset:
         """
         idx = np.asarray(indices, dtype=np.int64)
         X = self.X[idx]
-        y = _readonly(np.array(self.y[idx]))
-        w = None if self.weights is None else _readonly(np.array(self.weights[idx]))
+        y = readonly(np.array(self.y[idx]))
+        w = None if self.weights is None else readonly(np.array(self.weights[idx]))
         groups = self.groups.iloc[idx].reset_index(drop=True)
         frame = None if self.frame is None else self.frame.iloc[idx].reset_index(drop=True)
         return BenchmarkDataset(name=self.name, X=X, y=y, groups=groups, feature_names=self.feature_names,
@@ -256,8 +257,3 @@ class BenchmarkDataset:
         return (f"BenchmarkDataset(name={self.name!r}, n_samples={self.n_samples}, "
                 f"n_features={self.n_features}, nnz={self.X.nnz}, positives={int(self.y.sum())}, "
                 f"groups={list(self.groups.columns)!r}, source={self.source!r})")
-
-
-def _readonly(a):
-    a.flags.writeable = False
-    return a

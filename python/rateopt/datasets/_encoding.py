@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from rateopt._language._validation import readonly
+
 __all__ = [
     "SCALINGS",
     "age_buckets",
@@ -30,7 +32,6 @@ __all__ = [
     "encode",
     "encoded",
     "map_binary",
-    "readonly",
     "require_pandas",
 ]
 
@@ -58,12 +59,6 @@ def require_pandas():
             "rateopt.datasets needs pandas to parse the files: python -m pip install \"rateopt[datasets]\"",
             name="pandas") from exc
     return pd
-
-
-def readonly(a):
-    """Mark a NumPy array read-only (cached arrays are shared between datasets) and return it."""
-    a.flags.writeable = False
-    return a
 
 
 def _scale(v, scaling, name):
