@@ -339,6 +339,77 @@ def test_bin_codes_is_bin_chains_of_the_codes(case):
         assert np.array_equal(getattr(got.M, name), getattr(want.M, name)), name
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("narrow", [False, True])
+def test_bin_codes_one_column_at_a_time_is_the_row_order_sums_bit_for_bit(seed, narrow, monkeypatch):
+    """Kept codes whose atoms each sit in one column (a label's, then a group's): ``bin_codes`` sums a column at
+    a time, and its ``M`` is a brute-force loop's over the rows in row order, bit for bit, and that of one
+    bincount over every entry (its path where an atom sits in two columns); with the atoms as int64 or in the
+    one-byte dtype of a problem's table (``row_atoms(narrow=True)``)."""
+    import rateopt._postprocess._bins as B
+    from rateopt._postprocess._bins import bin_codes
+
+    rng = np.random.default_rng(seed)
+    m, R, n_groups = int(rng.integers(50, 500)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    atoms = np.stack([rng.integers(0, 2, m), 2 + rng.integers(0, n_groups, m)], axis=1)
+    n_atoms = 2 + n_groups
+    weights = np.exp(rng.uniform(-30, 0, (m, 2)))  # sums whose order matters
+    if narrow:
+        atoms = atoms.astype(np.uint8)
+    n_codes = rng.integers(1, 257, R)
+    codes = []
+    for k in range(R):
+        c = rng.integers(0, n_codes[k], m)
+        c[rng.permutation(m)[:min(m, n_codes[k])]] = np.arange(min(m, n_codes[k]))
+        n_codes[k] = c.max() + 1
+        codes.append(c.astype(np.uint8))
+    got = bin_codes(codes, n_codes, atoms, weights, n_atoms)
+    start = np.concatenate(([0], np.cumsum(n_codes)))
+    ref = np.zeros((n_atoms, start[-1]))
+    for k in range(R):
+        for i in range(m):
+            for j in range(2):
+                ref[int(atoms[i, j]), start[k] + codes[k][i]] += weights[i, j]
+    assert np.array_equal(got.start, start)
+    assert np.array_equal(got.M.toarray().view(np.int64), ref.view(np.int64))
+    monkeypatch.setattr(B, "_columns_disjoint", lambda *a: False)  # one bincount over every entry of a chain
+    whole = bin_codes(codes, n_codes, atoms.astype(np.int64), weights, n_atoms)
+    for name in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(got.M, name), getattr(whole.M, name)), name
+
+
+def test_row_atoms_narrow_is_the_tables_ids_and_the_same_bins():
+    """``row_atoms(narrow=True)``: one dataset of regular rows gives its table's ids themselves (a view, the
+    table's dtype), equal to the int64 copy. ``bin_chains`` and the
+    pattern keys give the same bins, edges and sums from either (an atom id of 255 in one byte included)."""
+    from rateopt._postprocess._bins import _pattern_keys
+
+    rng = np.random.default_rng(3)
+    n = 400
+    X = rng.normal(size=(n, 2))
+    y = rng.integers(0, 2, n)
+    g = rng.choice(["a", "b", "c"], n)
+    problem = ro.Problem(constraints=[ro.goals.demographic_parity("g", slack=0.05)],
+                         datasets=ro.Dataset(X, y, groups={"g": g}))
+    compiled = problem.compiled
+    wide, w_wide = row_atoms(compiled.tables, compiled.datasets)
+    narrow, w_narrow = row_atoms(compiled.tables, compiled.datasets, narrow=True)
+    table = compiled.tables[compiled.datasets[0]]
+    assert wide.dtype == np.int64 and narrow.dtype == table.indices.dtype
+    assert np.shares_memory(narrow, table.indices)
+    assert np.array_equal(narrow.astype(np.int64), wide) and np.array_equal(w_narrow, w_wide)
+    scores = np.round(rng.random(n), 2)
+    for merge in (False, True):
+        a = bin_chains(scores, np.zeros(n, dtype=np.int64), 1, wide, w_wide, compiled.n_atoms, merge=merge)
+        b = bin_chains(scores, np.zeros(n, dtype=np.int64), 1, narrow, w_narrow, compiled.n_atoms, merge=merge)
+        assert np.array_equal(a.start, b.start) and np.array_equal(a.edges, b.edges)
+        for name in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(a.M, name), getattr(b.M, name)), name
+    ids = rng.integers(0, 256, (50, 2))
+    ids[0, 1] = 255
+    assert np.array_equal(_pattern_keys(ids.astype(np.uint8), 256), _pattern_keys(ids, 256))
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_without_row_bins_the_bins_edges_and_rates_are_the_full_paths_bit_for_bit(seed):
     """``row_bins=False`` (a boosted exact re-fit's call, which frees its per-row arrays early): the same

@@ -354,7 +354,11 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
     ``model_to_string``/``model_from_string``; the direct route's first buffer holds the text (one call), or
     is too short (a second call into a buffer of the text's size). Every way the released booster's text is the training
     booster's, character for character (the reference: ``model_to_string`` before the release), and it predicts
-    every prefix's raw scores bit for bit as the training booster did."""
+    every prefix's raw scores bit for bit as the training booster did. The direct route frees the training
+    Dataset before LightGBM builds the text (whose transient then reuses the binned rows' memory)."""
+    import gc
+    import weakref
+
     pytest.importorskip("lightgbm")
     from rateopt._predictors import _boosting as adapters
 
@@ -366,11 +370,20 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
             monkeypatch.setattr(adapters, "_MODEL_TEXT_MIN_BYTES", 16)
             monkeypatch.setattr(adapters, "_MODEL_TEXT_BYTES_PER_TREE", 1)
         text_of = adapters._lightgbm_model_text
-        monkeypatch.setattr(adapters, "_lightgbm_model_text", lambda *a: calls.append(text_of(*a)) or calls[-1])
+        dataset_alive = []  # at each text call: whether the training Dataset still lived (it is freed first)
+
+        def spy_text(*a):
+            gc.collect()
+            dataset_alive.append(train_set() is not None)
+            calls.append(text_of(*a))
+            return calls[-1]
+
+        monkeypatch.setattr(adapters, "_lightgbm_model_text", spy_text)
     problem, X, _, _ = _equalized_odds_problem(n=1200)
     T = 12
     result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
     booster = result.models[0].booster
+    train_set = weakref.ref(booster.booster.train_set)
     text = booster.booster.model_to_string(num_iteration=-1)
     want = {t: booster.booster.predict(X, num_iteration=t, raw_score=True) for t in (1, T // 2, T)}
     booster.release_training()
@@ -380,7 +393,7 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
         assert np.array_equal(booster.booster.predict(X, num_iteration=t, raw_score=True), scores), t
     assert booster.booster._handle.value is not None
     if direct:  # the buffer held LightGBM's text (the Python text less its pandas line) and its NUL
-        assert len(calls) == 1
+        assert len(calls) == 1 and dataset_alive == [False]  # the binned rows went before the text was built
         end = int(np.flatnonzero(calls[0] == 0)[0])
         assert end > 0 and text.startswith(bytes(calls[0][:end]).decode())
         assert calls[0].shape[0] == (end + 1 if direct == "two calls" else 1 << 20)

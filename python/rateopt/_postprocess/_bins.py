@@ -118,7 +118,7 @@ def _narrow_codes(chain, n_chains):
     return chain
 
 
-def row_atoms(tables, names):
+def row_atoms(tables, names, narrow=False):
     """Every row's atoms (global ids, ascending, -1 padded) and entry weights, the datasets' rows pooled.
 
     Parameters
@@ -126,10 +126,14 @@ def row_atoms(tables, names):
     tables : mapping of str to MembershipTable
     names : sequence of str
         The datasets, in pooling order.
+    narrow : bool, default=False
+        One dataset whose rows all have ``r`` atoms and whose ids start at 0
+        (no padding, no offset): its table's ids themselves (a view, in the
+        table's integer dtype, often one byte) instead of an int64 copy.
 
     Returns
     -------
-    atoms : ndarray of shape (n_rows, r) of int64
+    atoms : ndarray of shape (n_rows, r) of int64 (or the table's dtype, ``narrow``)
     weights : ndarray of shape (n_rows, r) of float64
         0 where ``atoms`` is -1.
     """
@@ -143,6 +147,9 @@ def row_atoms(tables, names):
         t = tables[name]
         n = t.n_samples
         counts = np.diff(t.indptr)
+        if narrow and len(names) == 1 and t.offset == 0 and n and np.all(counts == r) \
+                and t.indices.dtype.kind in "iu":
+            return t.indices.reshape(n, r), np.asarray(t.weights, dtype=np.float64).reshape(n, r)
         ids = t.indices.astype(np.int64)
         ids += t.offset
         if n and np.all(counts == r):
@@ -435,17 +442,30 @@ def bin_codes(codes, n_codes, atoms, weights, n_atoms):
     padded = bool(np.any(atoms < 0))
     if not (bool(np.all(weights[atoms >= 0] > 0)) if padded else weights.min() > 0):
         return None
-    valid = (atoms >= 0).ravel() if padded else None
-    w = weights.ravel() if valid is None else weights.ravel()[valid]
     start = np.zeros(R + 1, dtype=np.int64)
     np.cumsum(n_codes, out=start[1:])
     sums = np.zeros(n_vars * n_atoms)
+    if not padded and _columns_disjoint(*_column_ranges(atoms)):
+        # every atom in one column (a label's atoms, then a group's): each chain's sums a column at a time,
+        # the same sums in the same row order as one bincount over all its entries (_sums_by_column), with
+        # (m,) temporaries instead of (m, r) ones
+        for k in range(R):
+            sums[start[k] * n_atoms: start[k + 1] * n_atoms] = _sums_by_column(
+                np.asarray(codes[k], dtype=np.int64), atoms, weights, n_atoms, int(n_codes[k]) * n_atoms)
+        return _binned_codes(sums, start, n_atoms, n_vars)
+    valid = (atoms >= 0).ravel() if padded else None
+    w = weights.ravel() if valid is None else weights.ravel()[valid]
     for k in range(R):
         key = (np.asarray(codes[k], dtype=np.int64)[:, None] * n_atoms + atoms).ravel()
         if valid is not None:
             key = key[valid]
         sums[start[k] * n_atoms: start[k + 1] * n_atoms] = np.bincount(key, weights=w,
                                                                        minlength=int(n_codes[k]) * n_atoms)
+    return _binned_codes(sums, start, n_atoms, n_vars)
+
+
+def _binned_codes(sums, start, n_atoms, n_vars):
+    """:func:`bin_codes`'s result from the dense (bin, atom) sums (positive where a pair is present)."""
     key = np.flatnonzero(sums > 0)
     v, a = np.divmod(key, n_atoms)
     M = _csc(a, v, sums[key], n_atoms, n_vars)
@@ -534,7 +554,8 @@ def _pattern_keys(atoms, n_atoms):
     keys = np.zeros(m, dtype=np.int64)
     for j in range(r):  # mixed radix, digits atom + 1 (0 for the padding -1)
         keys *= n_atoms + 1
-        keys += atoms[:, j] + 1
+        keys += atoms[:, j]  # in int64 (ids of a narrow dtype are not widened by ``+ 1`` alone)
+        keys += 1
     return keys
 
 

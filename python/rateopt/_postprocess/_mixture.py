@@ -230,7 +230,7 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         else:
             support = _support_scores(compiled, mixture.scorer, features, kept.exact(keep))
         # only the support's bins reach the LP: its scores, sort and per-row bins are freed before it
-        start, edges, M = _chain_bins(compiled, support, None, own=True)
+        start, edges, M = _chain_bins(compiled, support, None, own=True, narrow=kept is not None)
         del support
         # a boosted run's support: its LP over every distinct score by column generation (its dense increment
         # form alone would be the solution's memory peak)
@@ -248,7 +248,7 @@ def _fit_kept(compiled, scorer, kept, epsilon):
     codes, bounds = kept.codes()
     edges = np.concatenate([np.concatenate((lows[:1], separating_edges(below[1:], lows[1:])))
                             for lows, below in bounds])
-    atoms, weights = row_atoms(compiled.tables, compiled.datasets)
+    atoms, weights = row_atoms(compiled.tables, compiled.datasets, narrow=True)
     binned = bin_codes(codes, [lows.shape[0] for lows, _ in bounds], atoms, weights, compiled.n_atoms)
     del atoms, weights, codes
     if binned is not None:  # the kept codes are the bins: no sort of the rows by code
@@ -256,7 +256,7 @@ def _fit_kept(compiled, scorer, kept, epsilon):
         del binned
         return _fit_binned(compiled, scorer, start, edges, M, epsilon)
     *sorted_scores, _ = kept.binned_scores()
-    start, edges, M = _chain_bins(compiled, sorted_scores, kept.n_bins, edges=edges, own=True)
+    start, edges, M = _chain_bins(compiled, sorted_scores, kept.n_bins, edges=edges, own=True, narrow=True)
     del sorted_scores
     return _fit_binned(compiled, scorer, start, edges, M, epsilon)
 
@@ -303,11 +303,13 @@ def _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=None):
     return _fit_binned(compiled, scorer, *_chain_bins(compiled, sorted_scores, n_bins, edges=edges), epsilon)
 
 
-def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
+def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False, narrow=False):
     """Every model's bins of :func:`_fit`: ``start`` (model ``r``'s bins are ``start[r]:start[r+1]``), their
     lower edges and every atom's rate per bin ``M``; the per-row arrays of the binning are freed on return.
 
     ``own``: the caller hands ``sorted_scores``' row order over (it is offset in place into the flat order).
+    ``narrow``: the rows' atoms as the problem's table holds them where it can (``row_atoms(narrow=True)``:
+    no int64 copy; the same bins and sums).
     """
     names = compiled.datasets
     by_model, by_score = sorted_scores
@@ -319,7 +321,7 @@ def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
     else:
         order = (by_score + offsets).ravel()
     del by_score, sorted_scores
-    atoms, weights = row_atoms(compiled.tables, names)
+    atoms, weights = row_atoms(compiled.tables, names, narrow=narrow)
     # quantile bins hold rows of every membership pattern: merging runs would find next to nothing to merge
     # every row's model, in the narrowest dtype bin_chains reads it as (one byte for up to 256 models)
     chain = np.repeat(np.arange(R, dtype=np.uint8 if R <= 1 << 8 else np.int64), n)

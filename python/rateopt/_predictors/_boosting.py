@@ -325,15 +325,19 @@ class _LightGBMBooster(_KeptScores):
             return
         # LightGBM's own calls, with one copy of the model text alive at a time (model_to_string holds a
         # zeroed 1 MiB buffer, LightGBM's string, a bytes and a str copy, model_from_string one more): the
-        # text is written into one buffer, the training booster and Dataset are freed, then the booster is
-        # loaded from that buffer
+        # training Dataset is freed, the text is written into one buffer, the training booster is freed,
+        # then the booster is loaded from that buffer. The Dataset goes first: LightGBM builds the text from
+        # the trees alone (every tree's string, its stream and a copy: some 3x the text), and that transient
+        # reuses the binned rows' memory instead of adding to the run's peak (Adult: 0.9-1.6 MiB, issue 33).
+        # Nothing reads the Dataset once the trees are grown: the booster's destructor frees only its own
+        # buffers (lightgbm.train's own order frees the Dataset after the booster, which reads neither).
         lib, safe_call = lib
         booster = self.booster
+        booster.free_dataset()
         model = _lightgbm_model_text(booster, lib, safe_call)
-        safe_call(lib.LGBM_BoosterFree(booster._handle))  # the training booster first (as model_from_string)
+        safe_call(lib.LGBM_BoosterFree(booster._handle))
         booster._handle = ctypes.c_void_p()
         booster._free_buffer()
-        booster.free_dataset()  # then the training Dataset it pointed to (as lightgbm.train's order)
         handle, n_iterations = ctypes.c_void_p(), ctypes.c_int(0)
         text = model.ctypes.data_as(ctypes.c_char_p)
         safe_call(lib.LGBM_BoosterLoadModelFromString(text, ctypes.byref(n_iterations), ctypes.byref(handle)))
