@@ -347,6 +347,44 @@ def test_training_state_released_after_the_run(backend, monkeypatch, tmp_path):
     assert np.array_equal(rateopt.load(path).predict_proba(X), kept_state.solution().predict_proba(X))
 
 
+def test_lightgbm_kept_bins_from_its_buffer_sorted_in_place_are_the_copys(monkeypatch):
+    """LightGBM's kept prefixes: its training-score buffer is sorted in place for the bins' bounds and read
+    again from LightGBM for the codes (no sorted copy). Every kept prefix (codes, bounds, exact scores), every
+    recorded rate and the default solution equal those of the sorted copy's path bit for bit, and each kept
+    prefix's codes are its predicted scores' bins (``np.searchsorted`` of the bounds, the reference)."""
+    pytest.importorskip("lightgbm")
+    from rateopt._predictors import _boosting as adapters
+
+    cls = adapters._LightGBMBooster
+    sorted_in_place = []
+    sort_of = cls._sorted_training_scores
+
+    def spy(self, scores):
+        out = sort_of(self, scores)
+        sorted_in_place.append(out is scores)
+        return out
+
+    monkeypatch.setattr(cls, "_sorted_training_scores", spy)
+    problem, X, _, _ = _equalized_odds_problem(n=1500)
+    T = 32
+    got = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
+    assert sorted_in_place and all(sorted_in_place)
+    monkeypatch.setattr(cls, "_sorted_training_scores", adapters._KeptScores._sorted_training_scores)
+    monkeypatch.setattr(cls, "_training_scores_in_row_order", adapters._KeptScores._training_scores_in_row_order)
+    want = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
+    a, b = got.models[0].booster, want.models[0].booster
+    assert sorted(a.kept) == sorted(b.kept) and len(a.kept) == 16
+    for t in a.kept:
+        for name in ("codes", "lows", "below"):
+            assert np.array_equal(getattr(a.kept[t], name), getattr(b.kept[t], name), equal_nan=True), (t, name)
+        assert (a.kept[t].exact is None) == (b.kept[t].exact is None)
+        scores = _prefix_scores(a, t, X)
+        assert np.array_equal(a.kept[t].codes, np.searchsorted(a.kept[t].lows, scores, side="right") - 1)
+    assert np.array_equal(a.kept[T].exact, b.kept[T].exact)
+    assert np.array_equal(got.atom_rates, want.atom_rates) and np.array_equal(got.multipliers, want.multipliers)
+    assert np.array_equal(got.solution().predict_proba(X), want.solution().predict_proba(X))
+
+
 @pytest.mark.parametrize("direct", ["one call", "two calls", False])
 def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
     """LightGBM's release rebuilds the booster from its model text: through LightGBM's C calls (one buffer of
