@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._predictors._boosted_mixture import THRESHOLDED_KIND, boosted_mixture_from_file
+from .._predictors._boosting import return_free_memory
 from .._predictors._archive import write_model
 from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file
 from .._predictors._draws import pick_models, row_uniforms, two_columns
@@ -254,11 +255,14 @@ def _fit_kept(compiled, scorer, kept, epsilon):
     if binned is not None:  # the kept codes are the bins: no sort of the rows by code
         start, M = binned.start, binned.M
         del binned
-        return _fit_binned(compiled, scorer, start, edges, M, epsilon)
-    *sorted_scores, _ = kept.binned_scores()
-    start, edges, M = _chain_bins(compiled, sorted_scores, kept.n_bins, edges=edges, own=True, narrow=True)
-    del sorted_scores
-    return _fit_binned(compiled, scorer, start, edges, M, epsilon)
+    else:
+        *sorted_scores, _ = kept.binned_scores()
+        start, edges, M = _chain_bins(compiled, sorted_scores, kept.n_bins, edges=edges, own=True, narrow=True)
+        del sorted_scores
+    out = _fit_binned(compiled, scorer, start, edges, M, epsilon)
+    del start, M
+    return_free_memory()  # the LP's and the binning's freed blocks, before the exact re-fit's
+    return out
 
 
 def _sorted_scores(compiled, scorer, features, scores=None, sort=True):

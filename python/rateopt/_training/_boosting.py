@@ -56,7 +56,7 @@ import scipy.sparse as sp
 
 from .. import core
 from ..core._threads import resolve_n_threads
-from .._predictors._boosting import BoosterPrefix
+from .._predictors._boosting import BoosterPrefix, return_free_memory
 
 __all__ = ["BoostingPlayer", "BoostingPass", "ClassBoostingPlayer", "RowDerivatives", "BOOSTING_PROXY",
            "BOOSTED_LAMBDA_FLOOR", "curvature_coefficients",
@@ -235,8 +235,14 @@ class BoostingPlayer:
             X = sp.vstack([sp.csr_matrix(x) for x in data], format="csr")
         else:
             X = np.vstack(data)
+        inert = _inert_rows(spec.blocks) if model.backend == "xgboost" else None
+        # the set-up's freed blocks (the problem's compilation, the game's) go back before the backend bins
+        # the rows, and the backend's own temporaries after: neither phase's stays resident under the next
+        return_free_memory()
         self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state,
-                                   inert=_inert_rows(spec.blocks) if model.backend == "xgboost" else None)
+                                   inert=inert)
+        del inert
+        return_free_memory()
         # the backend's own buffer, no copy of ours (LightGBM's float64, XGBoost's float32: the core pass
         # reads either at the same speed, widening each block of float32 scores as it goes)
         self.scores = self.booster.scores()
