@@ -340,12 +340,12 @@ def test_bin_codes_is_bin_chains_of_the_codes(case):
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("narrow", [False, True])
-def test_bin_codes_one_column_at_a_time_is_the_row_order_sums_bit_for_bit(seed, narrow, monkeypatch):
-    """Kept codes whose atoms each sit in one column (a label's, then a group's): ``bin_codes`` sums a column at
-    a time, and its ``M`` is a brute-force loop's over the rows in row order, bit for bit, and that of one
-    bincount over every entry (its path where an atom sits in two columns); with the atoms as int64 or in the
-    one-byte dtype of a problem's table (``row_atoms(narrow=True)``)."""
+@pytest.mark.parametrize("atoms_kind", ["int64", "narrow", "padded"])
+def test_bin_codes_blocks_are_the_row_order_sums_bit_for_bit(seed, atoms_kind, monkeypatch):
+    """Kept codes: ``bin_codes`` adds the entries a block of rows at a time (``np.add.at``), and its ``M`` is a
+    brute-force loop's over the rows in row order, then slot order, bit for bit, and that of one
+    ``np.bincount`` over every entry of a chain (the sums it replaced); with the atoms as int64, in the one-byte
+    dtype of a problem's table (``row_atoms(narrow=True)``), or padded; blocks of 7 rows or 4096."""
     import rateopt._postprocess._bins as B
     from rateopt._postprocess._bins import bin_codes
 
@@ -353,8 +353,10 @@ def test_bin_codes_one_column_at_a_time_is_the_row_order_sums_bit_for_bit(seed, 
     m, R, n_groups = int(rng.integers(50, 500)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
     atoms = np.stack([rng.integers(0, 2, m), 2 + rng.integers(0, n_groups, m)], axis=1)
     n_atoms = 2 + n_groups
-    weights = np.exp(rng.uniform(-30, 0, (m, 2)))  # sums whose order matters
-    if narrow:
+    if atoms_kind == "padded":
+        atoms[rng.random(m) < 0.3, 1] = -1
+    weights = np.where(atoms >= 0, np.exp(rng.uniform(-30, 0, (m, 2))), 0.0)  # sums whose order matters
+    if atoms_kind == "narrow":
         atoms = atoms.astype(np.uint8)
     n_codes = rng.integers(1, 257, R)
     codes = []
@@ -363,19 +365,25 @@ def test_bin_codes_one_column_at_a_time_is_the_row_order_sums_bit_for_bit(seed, 
         c[rng.permutation(m)[:min(m, n_codes[k])]] = np.arange(min(m, n_codes[k]))
         n_codes[k] = c.max() + 1
         codes.append(c.astype(np.uint8))
+    if seed % 2:
+        monkeypatch.setattr(B, "_ADD_BLOCK_ROWS", 7)
     got = bin_codes(codes, n_codes, atoms, weights, n_atoms)
     start = np.concatenate(([0], np.cumsum(n_codes)))
     ref = np.zeros((n_atoms, start[-1]))
     for k in range(R):
         for i in range(m):
             for j in range(2):
-                ref[int(atoms[i, j]), start[k] + codes[k][i]] += weights[i, j]
+                if atoms[i, j] >= 0:
+                    ref[int(atoms[i, j]), start[k] + codes[k][i]] += weights[i, j]
     assert np.array_equal(got.start, start)
     assert np.array_equal(got.M.toarray().view(np.int64), ref.view(np.int64))
-    monkeypatch.setattr(B, "_columns_disjoint", lambda *a: False)  # one bincount over every entry of a chain
-    whole = bin_codes(codes, n_codes, atoms.astype(np.int64), weights, n_atoms)
-    for name in ("indptr", "indices", "data"):
-        assert np.array_equal(getattr(got.M, name), getattr(whole.M, name)), name
+    wide = atoms.astype(np.int64)
+    valid = (wide >= 0).ravel()
+    for k in range(R):  # one bincount over every entry of chain k, in row then slot order
+        key = (codes[k].astype(np.int64)[:, None] * n_atoms + wide).ravel()[valid]
+        sums = np.bincount(key, weights=weights.ravel()[valid], minlength=int(n_codes[k]) * n_atoms)
+        dense = sums.reshape(-1, n_atoms).T
+        assert np.array_equal(got.M.toarray()[:, start[k]:start[k + 1]].view(np.int64), dense.view(np.int64))
 
 
 def test_row_atoms_narrow_is_the_tables_ids_and_the_same_bins():

@@ -437,3 +437,61 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
         assert calls[0].shape[0] == (end + 1 if direct == "two calls" else 1 << 20)
     booster.release_training()  # released already: nothing happens
     assert booster.booster.model_to_string(num_iteration=-1) == text
+
+
+def test_return_free_memory_is_glibcs_malloc_trim_or_nothing(monkeypatch):
+    """``return_free_memory`` calls glibc's ``malloc_trim(0)`` where the C library has it (Linux with glibc), and
+    does nothing where it has none (the lookup fails: no error)."""
+    import ctypes
+    import platform
+
+    from rateopt._predictors import _boosting as adapters
+
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert adapters._malloc_trim() is not None
+    calls = []
+    monkeypatch.setattr(adapters, "_MALLOC_TRIM", [lambda pad: calls.append(pad) or 1])
+    adapters.return_free_memory()
+    assert calls == [0]
+
+    def no_libc(name):
+        raise OSError("no C library")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert adapters._malloc_trim() is None
+    monkeypatch.setattr(adapters, "_MALLOC_TRIM", [])
+    adapters.return_free_memory()  # looked up, none: nothing happens
+    assert adapters._MALLOC_TRIM == [None]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_free_memory_handed_back_changes_no_result(backend, monkeypatch):
+    """A boosted run and its default solution hand the heap's free pages back between phases: the kept prefixes,
+    the recorded rates and every solution kind are those of a run where that is a no-op, bit for bit."""
+    from rateopt._predictors import _boosting as adapters
+
+    problem, X, _, _ = _equalized_odds_problem(n=1500)
+    T = 24
+    calls = []
+    trim = adapters.return_free_memory
+
+    def counted():
+        calls.append(1)
+        trim()
+
+    for module in ("rateopt._predictors._boosting", "rateopt._training._boosting", "rateopt._postprocess._mixture"):
+        monkeypatch.setattr(f"{module}.return_free_memory", counted)
+    got = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
+    got_solutions = {kind: got.solution(kind, **({"problem": problem} if kind == "thresholded" else {}))
+                     for kind in (None, "thresholded", "m-stochastic")}
+    assert len(calls) >= 18  # set-up, start, 16 kept prefixes, the release, the first LP
+    for module in ("rateopt._predictors._boosting", "rateopt._training._boosting", "rateopt._postprocess._mixture"):
+        monkeypatch.setattr(f"{module}.return_free_memory", lambda: None)
+    want = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
+    assert np.array_equal(got.atom_rates, want.atom_rates)
+    a, b = got.models[0].booster, want.models[0].booster
+    for t in b.kept:
+        assert np.array_equal(a.kept[t].codes, b.kept[t].codes) and np.array_equal(a.kept[t].lows, b.kept[t].lows)
+    for kind, solution in got_solutions.items():
+        other = want.solution(kind, **({"problem": problem} if kind == "thresholded" else {}))
+        assert np.array_equal(solution.predict_proba(X), other.predict_proba(X)), kind
