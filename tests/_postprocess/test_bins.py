@@ -345,7 +345,7 @@ def test_bin_codes_blocks_are_the_row_order_sums_bit_for_bit(seed, atoms_kind, m
     """Kept codes: ``bin_codes`` adds the entries a block of rows at a time (``np.add.at``), and its ``M`` is a
     brute-force loop's over the rows in row order, then slot order, bit for bit, and that of one
     ``np.bincount`` over every entry of a chain (the sums it replaced); with the atoms as int64, in the one-byte
-    dtype of a problem's table (``row_atoms(narrow=True)``), or padded; blocks of 7 rows or 4096."""
+    dtype of a problem's table (``row_atoms(narrow=True)``), or padded; blocks of 7 rows or 8192."""
     import rateopt._postprocess._bins as B
     from rateopt._postprocess._bins import bin_codes
 

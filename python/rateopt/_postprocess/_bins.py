@@ -451,7 +451,7 @@ def bin_codes(codes, n_codes, atoms, weights, n_atoms):
 
 
 #: Rows a block of :func:`_add_rows` (its temporaries: a few times this many entries).
-_ADD_BLOCK_ROWS = 4096
+_ADD_BLOCK_ROWS = 8192
 
 
 def _add_rows(out, var_of_row, atoms, weights, n_atoms, padded):

@@ -235,13 +235,11 @@ class BoostingPlayer:
             X = sp.vstack([sp.csr_matrix(x) for x in data], format="csr")
         else:
             X = np.vstack(data)
-        inert = _inert_rows(spec.blocks) if model.backend == "xgboost" else None
-        # the set-up's freed blocks (the problem's compilation, the game's) go back before the backend bins
-        # the rows, and the backend's own temporaries after: neither phase's stays resident under the next
-        return_free_memory()
         self.booster = model.start(X, n_threads=settings.n_threads, random_state=settings.random_state,
-                                   inert=inert)
-        del inert
+                                   inert=_inert_rows(spec.blocks) if model.backend == "xgboost" else None)
+        # the backend's binning temporaries go back to the system: the trees' loop does not grow on them
+        # (before the start, the set-up's free blocks are better left for the backend's binning to reuse:
+        # measured on Adult, a lower peak than handing them back)
         return_free_memory()
         # the backend's own buffer, no copy of ours (LightGBM's float64, XGBoost's float32: the core pass
         # reads either at the same speed, widening each block of float32 scores as it goes)
