@@ -386,6 +386,46 @@ def test_bin_codes_blocks_are_the_row_order_sums_bit_for_bit(seed, atoms_kind, m
         assert np.array_equal(got.M.toarray()[:, start[k]:start[k + 1]].view(np.int64), dense.view(np.int64))
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_blocked_sums_are_the_default_paths_bit_for_bit(seed, monkeypatch):
+    """``bin_chains(..., blocked_sums=True)`` (a boosted exact re-fit's: the dense (bin, atom) sums added a
+    block of rows at a time): the same ``start``, ``edges`` and ``M`` as the default path, bit for bit, and
+    its dense table is a brute-force loop's over the rows in row order, bit for bit; one or several records,
+    padded rows, atoms in one column each or not, weights whose summing order matters, merged bins or not,
+    blocks of 5 rows or 8192."""
+    import rateopt._postprocess._bins as B
+
+    rng = np.random.default_rng(100 + seed)
+    m, n_atoms = int(rng.integers(30, 300)), 6
+    R = int(rng.integers(2, 4)) if seed % 3 == 2 else 1
+    n = R * m
+    if seed % 2:
+        atoms = np.stack([rng.integers(0, 2, m), 2 + rng.integers(0, 4, m)], axis=1)  # a column per atom set
+    else:
+        atoms = rng.integers(0, n_atoms, (m, 3))
+        atoms[rng.random((m, 3)) < 0.3] = -1  # padding
+    weights = np.where(atoms >= 0, np.exp(rng.uniform(-30, 0, atoms.shape)), 0.0)
+    scores = np.round(rng.random(n), 1 + seed % 3)
+    n_chains = R if R > 1 else int(rng.integers(1, 4))
+    chain = np.repeat(np.arange(R), m) if R > 1 else rng.integers(0, n_chains, n)
+    if seed % 4 == 1:
+        monkeypatch.setattr(B, "_ADD_BLOCK_ROWS", 5)
+    for merge in (False, True):
+        want = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=merge, row_bins=True)
+        got = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=merge, row_bins=False,
+                         blocked_sums=True)
+        assert np.array_equal(got.start, want.start) and np.array_equal(got.edges, want.edges)
+        for name in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(got.M, name), getattr(want.M, name)), (merge, name)
+        bins = want.bins()
+        ref = np.zeros((n_atoms, want.start[-1]))
+        for i in range(n):
+            for j in range(atoms.shape[1]):
+                if atoms[i % m, j] >= 0:
+                    ref[atoms[i % m, j], bins[i]] += weights[i % m, j]
+        assert np.array_equal(got.M.toarray().view(np.int64), ref.view(np.int64))
+
+
 def test_row_atoms_narrow_is_the_tables_ids_and_the_same_bins():
     """``row_atoms(narrow=True)``: one dataset of regular rows gives its table's ids themselves (a view, the
     table's dtype), equal to the int64 copy. ``bin_chains`` and the

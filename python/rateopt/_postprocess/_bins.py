@@ -255,7 +255,7 @@ def _quantile_cuts(s, distinct, chain_first, n_bins):
 
 
 def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None, merge=True, order=None,
-               row_bins=True):
+               row_bins=True, blocked_sums=False):
     """Bin every chain's rows by score, merge runs no goal separates, and sum the atom rates per bin.
 
     Parameters
@@ -282,6 +282,11 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         per-row arrays are freed as soon as they are used (a lower peak of
         memory for a caller that needs only ``start``, ``edges`` and ``M``,
         which are the same either way).
+    blocked_sums : bool, default=False
+        Where the (bin, atom) sums are dense and every entry weighs more
+        than 0: add them a block of rows at a time (``np.add.at``, the same
+        sums bit for bit) instead of in (rows x atoms per row) or (bins x
+        atoms) temporaries: a lower peak of memory (a boosted exact re-fit's).
 
     Returns
     -------
@@ -357,8 +362,14 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         size = n_vars * n_atoms
         # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
         positive = bool(np.all(weights[atoms >= 0] > 0) if padded else weights.min() > 0)
-        blocks = _record_blocks(var_of_row, m) if positive else None
-        if blocks is not None:
+        blocks = _record_blocks(var_of_row, m) if positive and not blocked_sums else None
+        if positive and blocked_sums:  # one record at a time, each a block of rows at a time
+            sums = np.zeros(size)
+            for j in range(n // m):
+                _add_rows(sums, var_of_row[j * m:(j + 1) * m], atoms, weights, n_atoms, padded)
+            del var_of_row
+            key = np.flatnonzero(sums > 0)
+        elif blocks is not None:
             sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
             key = np.flatnonzero(sums > 0)
         elif positive and not padded and m == n and _columns_disjoint(*_column_ranges(atoms)):
