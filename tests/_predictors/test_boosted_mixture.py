@@ -466,8 +466,9 @@ def test_return_free_memory_is_glibcs_malloc_trim_or_nothing(monkeypatch):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_free_memory_handed_back_changes_no_result(backend, monkeypatch):
-    """A boosted run and its default solution hand the heap's free pages back between phases: the kept prefixes,
-    the recorded rates and every solution kind are those of a run where that is a no-op, bit for bit."""
+    """A boosted run with LightGBM and its default solution hand the heap's free pages back between phases
+    (XGBoost's do not): the kept prefixes, the recorded rates and every solution kind are those of a run where
+    that is a no-op, bit for bit."""
     from rateopt._predictors import _boosting as adapters
 
     problem, X, _, _ = _equalized_odds_problem(n=1500)
@@ -484,7 +485,10 @@ def test_free_memory_handed_back_changes_no_result(backend, monkeypatch):
     got = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
     got_solutions = {kind: got.solution(kind, **({"problem": problem} if kind == "thresholded" else {}))
                      for kind in (None, "thresholded", "m-stochastic")}
-    assert len(calls) >= 18  # set-up, start, 16 kept prefixes, the release, the first LP
+    if backend == "lightgbm":  # after the start, 16 kept prefixes, the release (twice), the first LP
+        assert len(calls) >= 18
+    else:  # XGBoost's next tree would re-fault the pages: it hands none back
+        assert not calls
     for module in ("rateopt._predictors._boosting", "rateopt._training._boosting", "rateopt._postprocess._mixture"):
         monkeypatch.setattr(f"{module}.return_free_memory", lambda: None)
     want = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))

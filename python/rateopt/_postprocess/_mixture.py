@@ -261,7 +261,8 @@ def _fit_kept(compiled, scorer, kept, epsilon):
         del sorted_scores
     out = _fit_binned(compiled, scorer, start, edges, M, epsilon)
     del start, M
-    return_free_memory()  # the LP's and the binning's freed blocks, before the exact re-fit's
+    if kept.trims_heap:
+        return_free_memory()  # the LP's and the binning's freed blocks, before the exact re-fit's
     return out
 
 

@@ -240,7 +240,8 @@ class BoostingPlayer:
         # the backend's binning temporaries go back to the system: the trees' loop does not grow on them
         # (before the start, the set-up's free blocks are better left for the backend's binning to reuse:
         # measured on Adult, a lower peak than handing them back)
-        return_free_memory()
+        if getattr(self.booster, "trims_heap", False):
+            return_free_memory()
         # the backend's own buffer, no copy of ours (LightGBM's float64, XGBoost's float32: the core pass
         # reads either at the same speed, widening each block of float32 scores as it goes)
         self.scores = self.booster.scores()
