@@ -342,7 +342,8 @@ def test_bin_codes_is_bin_chains_of_the_codes(case):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("atoms_kind", ["int64", "narrow", "padded"])
 def test_bin_codes_blocks_are_the_row_order_sums_bit_for_bit(seed, atoms_kind, monkeypatch):
-    """Kept codes: ``bin_codes`` adds the entries a block of rows at a time (``np.add.at``), and its ``M`` is a
+    """Kept codes: ``bin_codes`` adds the entries a block of rows at a time (``np.add.at``; padded rows: one
+    bincount a chain over its valid entries), and its ``M`` is a
     brute-force loop's over the rows in row order, then slot order, bit for bit, and that of one
     ``np.bincount`` over every entry of a chain (the sums it replaced); with the atoms as int64, in the one-byte
     dtype of a problem's table (``row_atoms(narrow=True)``), or padded; blocks of 7 rows or 8192."""
@@ -391,7 +392,7 @@ def test_blocked_sums_are_the_default_paths_bit_for_bit(seed, monkeypatch):
     """``bin_chains(..., blocked_sums=True)`` (a boosted exact re-fit's: the dense (bin, atom) sums added a
     block of rows at a time): the same ``start``, ``edges`` and ``M`` as the default path, bit for bit, and
     its dense table is a brute-force loop's over the rows in row order, bit for bit; one or several records,
-    padded rows, atoms in one column each or not, weights whose summing order matters, merged bins or not,
+    padded rows (the default path's sums), atoms in one column each or not, weights whose summing order matters, merged bins or not,
     blocks of 5 rows or 8192."""
     import rateopt._postprocess._bins as B
 

@@ -283,10 +283,11 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         memory for a caller that needs only ``start``, ``edges`` and ``M``,
         which are the same either way).
     blocked_sums : bool, default=False
-        Where the (bin, atom) sums are dense and every entry weighs more
-        than 0: add them a block of rows at a time (``np.add.at``, the same
-        sums bit for bit) instead of in (rows x atoms per row) or (bins x
-        atoms) temporaries: a lower peak of memory (a boosted exact re-fit's).
+        Where the (bin, atom) sums are dense, no row is padded and every
+        entry weighs more than 0: add them a block of rows at a time
+        (``np.add.at``, the same sums bit for bit) instead of in (rows x
+        atoms per row) or (bins x atoms) temporaries: a lower peak of memory
+        (a boosted exact re-fit's).
 
     Returns
     -------
@@ -362,11 +363,12 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         size = n_vars * n_atoms
         # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
         positive = bool(np.all(weights[atoms >= 0] > 0) if padded else weights.min() > 0)
-        blocks = _record_blocks(var_of_row, m) if positive and not blocked_sums else None
-        if positive and blocked_sums:  # one record at a time, each a block of rows at a time
+        blocked = positive and blocked_sums and not padded
+        blocks = _record_blocks(var_of_row, m) if positive and not blocked else None
+        if blocked:  # one record at a time, each a block of rows at a time
             sums = np.zeros(size)
             for j in range(n // m):
-                _add_rows(sums, var_of_row[j * m:(j + 1) * m], atoms, weights, n_atoms, padded)
+                _add_rows(sums, var_of_row[j * m:(j + 1) * m], atoms, weights, n_atoms)
             del var_of_row
             key = np.flatnonzero(sums > 0)
         elif blocks is not None:
@@ -456,8 +458,18 @@ def bin_codes(codes, n_codes, atoms, weights, n_atoms):
     start = np.zeros(R + 1, dtype=np.int64)
     np.cumsum(n_codes, out=start[1:])
     sums = np.zeros(n_vars * n_atoms)
+    if not padded:  # a block of rows at a time: no per-row temporaries
+        for k in range(R):
+            _add_rows(sums[start[k] * n_atoms: start[k + 1] * n_atoms], codes[k], atoms, weights, n_atoms)
+        return _binned_codes(sums, start, n_atoms, n_vars)
+    # padded rows (a goal on some rows only): one bincount a chain over its valid entries (faster than
+    # masking each block; such tables are smaller)
+    valid = (atoms >= 0).ravel()
+    w = weights.ravel()[valid]
     for k in range(R):
-        _add_rows(sums[start[k] * n_atoms: start[k + 1] * n_atoms], codes[k], atoms, weights, n_atoms, padded)
+        key = (np.asarray(codes[k], dtype=np.int64)[:, None] * n_atoms + atoms).ravel()[valid]
+        sums[start[k] * n_atoms: start[k + 1] * n_atoms] = np.bincount(key, weights=w,
+                                                                       minlength=int(n_codes[k]) * n_atoms)
     return _binned_codes(sums, start, n_atoms, n_vars)
 
 
@@ -465,8 +477,9 @@ def bin_codes(codes, n_codes, atoms, weights, n_atoms):
 _ADD_BLOCK_ROWS = 8192
 
 
-def _add_rows(out, var_of_row, atoms, weights, n_atoms, padded):
-    """``out[v * n_atoms + a] += w`` for every entry ``(a, w)`` of every row, the row's bin ``v`` from ``var_of_row``.
+def _add_rows(out, var_of_row, atoms, weights, n_atoms):
+    """``out[v * n_atoms + a] += w`` for every entry ``(a, w)`` of every row, the row's bin ``v`` from ``var_of_row``
+    (rows without padding).
 
     The entries are added one at a time in row order, then slot order (``np.add.at``), a block of rows at a
     time: the sums :func:`numpy.bincount` forms over all the entries at once (it adds them in that order onto
@@ -478,12 +491,7 @@ def _add_rows(out, var_of_row, atoms, weights, n_atoms, padded):
         b = min(a + _ADD_BLOCK_ROWS, m)
         key = np.asarray(var_of_row[a:b], dtype=np.int64)[:, None] * n_atoms
         key = key + atoms[a:b]  # int64 whatever the atoms' integer dtype
-        w = weights[a:b]
-        if padded:
-            valid = atoms[a:b] >= 0
-            np.add.at(out, key[valid], w[valid])
-        else:
-            np.add.at(out, key.reshape(-1), w.reshape(-1))
+        np.add.at(out, key.reshape(-1), weights[a:b].reshape(-1))
 
 
 def _binned_codes(sums, start, n_atoms, n_vars):
