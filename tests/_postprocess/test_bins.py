@@ -339,6 +339,126 @@ def test_bin_codes_is_bin_chains_of_the_codes(case):
         assert np.array_equal(getattr(got.M, name), getattr(want.M, name)), name
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("atoms_kind", ["int64", "narrow", "padded"])
+def test_bin_codes_blocks_are_the_row_order_sums_bit_for_bit(seed, atoms_kind, monkeypatch):
+    """Kept codes: ``bin_codes`` adds the entries a block of rows at a time (``np.add.at``; padded rows: one
+    bincount a chain over its valid entries), and its ``M`` is a
+    brute-force loop's over the rows in row order, then slot order, bit for bit, and that of one
+    ``np.bincount`` over every entry of a chain (the sums it replaced); with the atoms as int64, in the one-byte
+    dtype of a problem's table (``row_atoms(narrow=True)``), or padded; blocks of 7 rows or 8192."""
+    import rateopt._postprocess._bins as B
+    from rateopt._postprocess._bins import bin_codes
+
+    rng = np.random.default_rng(seed)
+    m, R, n_groups = int(rng.integers(50, 500)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    atoms = np.stack([rng.integers(0, 2, m), 2 + rng.integers(0, n_groups, m)], axis=1)
+    n_atoms = 2 + n_groups
+    if atoms_kind == "padded":
+        atoms[rng.random(m) < 0.3, 1] = -1
+    weights = np.where(atoms >= 0, np.exp(rng.uniform(-30, 0, (m, 2))), 0.0)  # sums whose order matters
+    if atoms_kind == "narrow":
+        atoms = atoms.astype(np.uint8)
+    n_codes = rng.integers(1, 257, R)
+    codes = []
+    for k in range(R):
+        c = rng.integers(0, n_codes[k], m)
+        c[rng.permutation(m)[:min(m, n_codes[k])]] = np.arange(min(m, n_codes[k]))
+        n_codes[k] = c.max() + 1
+        codes.append(c.astype(np.uint8))
+    if seed % 2:
+        monkeypatch.setattr(B, "_ADD_BLOCK_ROWS", 7)
+    got = bin_codes(codes, n_codes, atoms, weights, n_atoms)
+    start = np.concatenate(([0], np.cumsum(n_codes)))
+    ref = np.zeros((n_atoms, start[-1]))
+    for k in range(R):
+        for i in range(m):
+            for j in range(2):
+                if atoms[i, j] >= 0:
+                    ref[int(atoms[i, j]), start[k] + codes[k][i]] += weights[i, j]
+    assert np.array_equal(got.start, start)
+    assert np.array_equal(got.M.toarray().view(np.int64), ref.view(np.int64))
+    wide = atoms.astype(np.int64)
+    valid = (wide >= 0).ravel()
+    for k in range(R):  # one bincount over every entry of chain k, in row then slot order
+        key = (codes[k].astype(np.int64)[:, None] * n_atoms + wide).ravel()[valid]
+        sums = np.bincount(key, weights=weights.ravel()[valid], minlength=int(n_codes[k]) * n_atoms)
+        dense = sums.reshape(-1, n_atoms).T
+        assert np.array_equal(got.M.toarray()[:, start[k]:start[k + 1]].view(np.int64), dense.view(np.int64))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_blocked_sums_are_the_default_paths_bit_for_bit(seed, monkeypatch):
+    """``bin_chains(..., blocked_sums=True)`` (a boosted exact re-fit's: the dense (bin, atom) sums added a
+    block of rows at a time): the same ``start``, ``edges`` and ``M`` as the default path, bit for bit, and
+    its dense table is a brute-force loop's over the rows in row order, bit for bit; one or several records,
+    padded rows (the default path's sums), atoms in one column each or not, weights whose summing order matters, merged bins or not,
+    blocks of 5 rows or 8192."""
+    import rateopt._postprocess._bins as B
+
+    rng = np.random.default_rng(100 + seed)
+    m, n_atoms = int(rng.integers(30, 300)), 6
+    R = int(rng.integers(2, 4)) if seed % 3 == 2 else 1
+    n = R * m
+    if seed % 2:
+        atoms = np.stack([rng.integers(0, 2, m), 2 + rng.integers(0, 4, m)], axis=1)  # a column per atom set
+    else:
+        atoms = rng.integers(0, n_atoms, (m, 3))
+        atoms[rng.random((m, 3)) < 0.3] = -1  # padding
+    weights = np.where(atoms >= 0, np.exp(rng.uniform(-30, 0, atoms.shape)), 0.0)
+    scores = np.round(rng.random(n), 1 + seed % 3)
+    n_chains = R if R > 1 else int(rng.integers(1, 4))
+    chain = np.repeat(np.arange(R), m) if R > 1 else rng.integers(0, n_chains, n)
+    if seed % 4 == 1:
+        monkeypatch.setattr(B, "_ADD_BLOCK_ROWS", 5)
+    for merge in (False, True):
+        want = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=merge, row_bins=True)
+        got = bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, merge=merge, row_bins=False,
+                         blocked_sums=True)
+        assert np.array_equal(got.start, want.start) and np.array_equal(got.edges, want.edges)
+        for name in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(got.M, name), getattr(want.M, name)), (merge, name)
+        bins = want.bins()
+        ref = np.zeros((n_atoms, want.start[-1]))
+        for i in range(n):
+            for j in range(atoms.shape[1]):
+                if atoms[i % m, j] >= 0:
+                    ref[atoms[i % m, j], bins[i]] += weights[i % m, j]
+        assert np.array_equal(got.M.toarray().view(np.int64), ref.view(np.int64))
+
+
+def test_row_atoms_narrow_is_the_tables_ids_and_the_same_bins():
+    """``row_atoms(narrow=True)``: one dataset of regular rows gives its table's ids themselves (a view, the
+    table's dtype), equal to the int64 copy. ``bin_chains`` and the
+    pattern keys give the same bins, edges and sums from either (an atom id of 255 in one byte included)."""
+    from rateopt._postprocess._bins import _pattern_keys
+
+    rng = np.random.default_rng(3)
+    n = 400
+    X = rng.normal(size=(n, 2))
+    y = rng.integers(0, 2, n)
+    g = rng.choice(["a", "b", "c"], n)
+    problem = ro.Problem(constraints=[ro.goals.demographic_parity("g", slack=0.05)],
+                         datasets=ro.Dataset(X, y, groups={"g": g}))
+    compiled = problem.compiled
+    wide, w_wide = row_atoms(compiled.tables, compiled.datasets)
+    narrow, w_narrow = row_atoms(compiled.tables, compiled.datasets, narrow=True)
+    table = compiled.tables[compiled.datasets[0]]
+    assert wide.dtype == np.int64 and narrow.dtype == table.indices.dtype
+    assert np.shares_memory(narrow, table.indices)
+    assert np.array_equal(narrow.astype(np.int64), wide) and np.array_equal(w_narrow, w_wide)
+    scores = np.round(rng.random(n), 2)
+    for merge in (False, True):
+        a = bin_chains(scores, np.zeros(n, dtype=np.int64), 1, wide, w_wide, compiled.n_atoms, merge=merge)
+        b = bin_chains(scores, np.zeros(n, dtype=np.int64), 1, narrow, w_narrow, compiled.n_atoms, merge=merge)
+        assert np.array_equal(a.start, b.start) and np.array_equal(a.edges, b.edges)
+        for name in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(a.M, name), getattr(b.M, name)), name
+    ids = rng.integers(0, 256, (50, 2))
+    ids[0, 1] = 255
+    assert np.array_equal(_pattern_keys(ids.astype(np.uint8), 256), _pattern_keys(ids, 256))
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_without_row_bins_the_bins_edges_and_rates_are_the_full_paths_bit_for_bit(seed):
     """``row_bins=False`` (a boosted exact re-fit's call, which frees its per-row arrays early): the same

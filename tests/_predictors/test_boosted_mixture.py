@@ -347,6 +347,44 @@ def test_training_state_released_after_the_run(backend, monkeypatch, tmp_path):
     assert np.array_equal(rateopt.load(path).predict_proba(X), kept_state.solution().predict_proba(X))
 
 
+def test_lightgbm_kept_bins_from_its_buffer_sorted_in_place_are_the_copys(monkeypatch):
+    """LightGBM's kept prefixes: its training-score buffer is sorted in place for the bins' bounds and read
+    again from LightGBM for the codes (no sorted copy). Every kept prefix (codes, bounds, exact scores), every
+    recorded rate and the default solution equal those of the sorted copy's path bit for bit, and each kept
+    prefix's codes are its predicted scores' bins (``np.searchsorted`` of the bounds, the reference)."""
+    pytest.importorskip("lightgbm")
+    from rateopt._predictors import _boosting as adapters
+
+    cls = adapters._LightGBMBooster
+    sorted_in_place = []
+    sort_of = cls._sorted_training_scores
+
+    def spy(self, scores):
+        out = sort_of(self, scores)
+        sorted_in_place.append(out is scores)
+        return out
+
+    monkeypatch.setattr(cls, "_sorted_training_scores", spy)
+    problem, X, _, _ = _equalized_odds_problem(n=1500)
+    T = 32
+    got = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
+    assert sorted_in_place and all(sorted_in_place)
+    monkeypatch.setattr(cls, "_sorted_training_scores", adapters._KeptScores._sorted_training_scores)
+    monkeypatch.setattr(cls, "_training_scores_in_row_order", adapters._KeptScores._training_scores_in_row_order)
+    want = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
+    a, b = got.models[0].booster, want.models[0].booster
+    assert sorted(a.kept) == sorted(b.kept) and len(a.kept) == 16
+    for t in a.kept:
+        for name in ("codes", "lows", "below"):
+            assert np.array_equal(getattr(a.kept[t], name), getattr(b.kept[t], name), equal_nan=True), (t, name)
+        assert (a.kept[t].exact is None) == (b.kept[t].exact is None)
+        scores = _prefix_scores(a, t, X)
+        assert np.array_equal(a.kept[t].codes, np.searchsorted(a.kept[t].lows, scores, side="right") - 1)
+    assert np.array_equal(a.kept[T].exact, b.kept[T].exact)
+    assert np.array_equal(got.atom_rates, want.atom_rates) and np.array_equal(got.multipliers, want.multipliers)
+    assert np.array_equal(got.solution().predict_proba(X), want.solution().predict_proba(X))
+
+
 @pytest.mark.parametrize("direct", ["one call", "two calls", False])
 def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
     """LightGBM's release rebuilds the booster from its model text: through LightGBM's C calls (one buffer of
@@ -354,7 +392,11 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
     ``model_to_string``/``model_from_string``; the direct route's first buffer holds the text (one call), or
     is too short (a second call into a buffer of the text's size). Every way the released booster's text is the training
     booster's, character for character (the reference: ``model_to_string`` before the release), and it predicts
-    every prefix's raw scores bit for bit as the training booster did."""
+    every prefix's raw scores bit for bit as the training booster did. The direct route frees the training
+    Dataset before LightGBM builds the text (whose transient then reuses the binned rows' memory)."""
+    import gc
+    import weakref
+
     pytest.importorskip("lightgbm")
     from rateopt._predictors import _boosting as adapters
 
@@ -366,11 +408,20 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
             monkeypatch.setattr(adapters, "_MODEL_TEXT_MIN_BYTES", 16)
             monkeypatch.setattr(adapters, "_MODEL_TEXT_BYTES_PER_TREE", 1)
         text_of = adapters._lightgbm_model_text
-        monkeypatch.setattr(adapters, "_lightgbm_model_text", lambda *a: calls.append(text_of(*a)) or calls[-1])
+        dataset_alive = []  # at each text call: whether the training Dataset still lived (it is freed first)
+
+        def spy_text(*a):
+            gc.collect()
+            dataset_alive.append(train_set() is not None)
+            calls.append(text_of(*a))
+            return calls[-1]
+
+        monkeypatch.setattr(adapters, "_lightgbm_model_text", spy_text)
     problem, X, _, _ = _equalized_odds_problem(n=1200)
     T = 12
     result = rateopt.train(problem, rateopt.BoostingModel("lightgbm", n_rounds=T))
     booster = result.models[0].booster
+    train_set = weakref.ref(booster.booster.train_set)
     text = booster.booster.model_to_string(num_iteration=-1)
     want = {t: booster.booster.predict(X, num_iteration=t, raw_score=True) for t in (1, T // 2, T)}
     booster.release_training()
@@ -380,9 +431,71 @@ def test_lightgbm_release_keeps_the_model_text(direct, monkeypatch):
         assert np.array_equal(booster.booster.predict(X, num_iteration=t, raw_score=True), scores), t
     assert booster.booster._handle.value is not None
     if direct:  # the buffer held LightGBM's text (the Python text less its pandas line) and its NUL
-        assert len(calls) == 1
+        assert len(calls) == 1 and dataset_alive == [False]  # the binned rows went before the text was built
         end = int(np.flatnonzero(calls[0] == 0)[0])
         assert end > 0 and text.startswith(bytes(calls[0][:end]).decode())
         assert calls[0].shape[0] == (end + 1 if direct == "two calls" else 1 << 20)
     booster.release_training()  # released already: nothing happens
     assert booster.booster.model_to_string(num_iteration=-1) == text
+
+
+def test_return_free_memory_is_glibcs_malloc_trim_or_nothing(monkeypatch):
+    """``return_free_memory`` calls glibc's ``malloc_trim(0)`` where the C library has it (Linux with glibc), and
+    does nothing where it has none (the lookup fails: no error)."""
+    import ctypes
+    import platform
+
+    from rateopt._predictors import _boosting as adapters
+
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert adapters._malloc_trim() is not None
+    calls = []
+    monkeypatch.setattr(adapters, "_MALLOC_TRIM", [lambda pad: calls.append(pad) or 1])
+    adapters.return_free_memory()
+    assert calls == [0]
+
+    def no_libc(name):
+        raise OSError("no C library")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert adapters._malloc_trim() is None
+    monkeypatch.setattr(adapters, "_MALLOC_TRIM", [])
+    adapters.return_free_memory()  # looked up, none: nothing happens
+    assert adapters._MALLOC_TRIM == [None]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_free_memory_handed_back_changes_no_result(backend, monkeypatch):
+    """A boosted run with LightGBM and its default solution hand the heap's free pages back between phases
+    (XGBoost's do not): the kept prefixes, the recorded rates and every solution kind are those of a run where
+    that is a no-op, bit for bit."""
+    from rateopt._predictors import _boosting as adapters
+
+    problem, X, _, _ = _equalized_odds_problem(n=1500)
+    T = 24
+    calls = []
+    trim = adapters.return_free_memory
+
+    def counted():
+        calls.append(1)
+        trim()
+
+    for module in ("rateopt._predictors._boosting", "rateopt._training._boosting", "rateopt._postprocess._mixture"):
+        monkeypatch.setattr(f"{module}.return_free_memory", counted)
+    got = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
+    got_solutions = {kind: got.solution(kind, **({"problem": problem} if kind == "thresholded" else {}))
+                     for kind in (None, "thresholded", "m-stochastic")}
+    if backend == "lightgbm":  # after the start, 16 kept prefixes, the release (twice), the first LP
+        assert len(calls) >= 18
+    else:  # XGBoost's next tree would re-fault the pages: it hands none back
+        assert not calls
+    for module in ("rateopt._predictors._boosting", "rateopt._training._boosting", "rateopt._postprocess._mixture"):
+        monkeypatch.setattr(f"{module}.return_free_memory", lambda: None)
+    want = rateopt.train(problem, rateopt.BoostingModel(backend, n_rounds=T))
+    assert np.array_equal(got.atom_rates, want.atom_rates)
+    a, b = got.models[0].booster, want.models[0].booster
+    for t in b.kept:
+        assert np.array_equal(a.kept[t].codes, b.kept[t].codes) and np.array_equal(a.kept[t].lows, b.kept[t].lows)
+    for kind, solution in got_solutions.items():
+        other = want.solution(kind, **({"problem": problem} if kind == "thresholded" else {}))
+        assert np.array_equal(solution.predict_proba(X), other.predict_proba(X)), kind

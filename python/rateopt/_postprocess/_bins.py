@@ -118,7 +118,7 @@ def _narrow_codes(chain, n_chains):
     return chain
 
 
-def row_atoms(tables, names):
+def row_atoms(tables, names, narrow=False):
     """Every row's atoms (global ids, ascending, -1 padded) and entry weights, the datasets' rows pooled.
 
     Parameters
@@ -126,10 +126,14 @@ def row_atoms(tables, names):
     tables : mapping of str to MembershipTable
     names : sequence of str
         The datasets, in pooling order.
+    narrow : bool, default=False
+        One dataset whose rows all have ``r`` atoms and whose ids start at 0
+        (no padding, no offset): its table's ids themselves (a view, in the
+        table's integer dtype, often one byte) instead of an int64 copy.
 
     Returns
     -------
-    atoms : ndarray of shape (n_rows, r) of int64
+    atoms : ndarray of shape (n_rows, r) of int64 (or the table's dtype, ``narrow``)
     weights : ndarray of shape (n_rows, r) of float64
         0 where ``atoms`` is -1.
     """
@@ -143,6 +147,9 @@ def row_atoms(tables, names):
         t = tables[name]
         n = t.n_samples
         counts = np.diff(t.indptr)
+        if narrow and len(names) == 1 and t.offset == 0 and n and np.all(counts == r) \
+                and t.indices.dtype.kind in "iu":
+            return t.indices.reshape(n, r), np.asarray(t.weights, dtype=np.float64).reshape(n, r)
         ids = t.indices.astype(np.int64)
         ids += t.offset
         if n and np.all(counts == r):
@@ -248,7 +255,7 @@ def _quantile_cuts(s, distinct, chain_first, n_bins):
 
 
 def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None, merge=True, order=None,
-               row_bins=True):
+               row_bins=True, blocked_sums=False):
     """Bin every chain's rows by score, merge runs no goal separates, and sum the atom rates per bin.
 
     Parameters
@@ -275,6 +282,12 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         per-row arrays are freed as soon as they are used (a lower peak of
         memory for a caller that needs only ``start``, ``edges`` and ``M``,
         which are the same either way).
+    blocked_sums : bool, default=False
+        Where the (bin, atom) sums are dense, no row is padded and every
+        entry weighs more than 0: add them a block of rows at a time
+        (``np.add.at``, the same sums bit for bit) instead of in (rows x
+        atoms per row) or (bins x atoms) temporaries: a lower peak of memory
+        (a boosted exact re-fit's).
 
     Returns
     -------
@@ -350,8 +363,15 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
         size = n_vars * n_atoms
         # positive entries: a pair is present iff its sum is positive (no padding: every weight is an entry's)
         positive = bool(np.all(weights[atoms >= 0] > 0) if padded else weights.min() > 0)
-        blocks = _record_blocks(var_of_row, m) if positive else None
-        if blocks is not None:
+        blocked = positive and blocked_sums and not padded
+        blocks = _record_blocks(var_of_row, m) if positive and not blocked else None
+        if blocked:  # one record at a time, each a block of rows at a time
+            sums = np.zeros(size)
+            for j in range(n // m):
+                _add_rows(sums, var_of_row[j * m:(j + 1) * m], atoms, weights, n_atoms)
+            del var_of_row
+            key = np.flatnonzero(sums > 0)
+        elif blocks is not None:
             sums = _sums_by_record(var_of_row, blocks, atoms, weights, n_atoms, size, padded)
             key = np.flatnonzero(sums > 0)
         elif positive and not padded and m == n and _columns_disjoint(*_column_ranges(atoms)):
@@ -435,17 +455,47 @@ def bin_codes(codes, n_codes, atoms, weights, n_atoms):
     padded = bool(np.any(atoms < 0))
     if not (bool(np.all(weights[atoms >= 0] > 0)) if padded else weights.min() > 0):
         return None
-    valid = (atoms >= 0).ravel() if padded else None
-    w = weights.ravel() if valid is None else weights.ravel()[valid]
     start = np.zeros(R + 1, dtype=np.int64)
     np.cumsum(n_codes, out=start[1:])
     sums = np.zeros(n_vars * n_atoms)
+    if not padded:  # a block of rows at a time: no per-row temporaries
+        for k in range(R):
+            _add_rows(sums[start[k] * n_atoms: start[k + 1] * n_atoms], codes[k], atoms, weights, n_atoms)
+        return _binned_codes(sums, start, n_atoms, n_vars)
+    # padded rows (a goal on some rows only): one bincount a chain over its valid entries (faster than
+    # masking each block; such tables are smaller)
+    valid = (atoms >= 0).ravel()
+    w = weights.ravel()[valid]
     for k in range(R):
-        key = (np.asarray(codes[k], dtype=np.int64)[:, None] * n_atoms + atoms).ravel()
-        if valid is not None:
-            key = key[valid]
+        key = (np.asarray(codes[k], dtype=np.int64)[:, None] * n_atoms + atoms).ravel()[valid]
         sums[start[k] * n_atoms: start[k + 1] * n_atoms] = np.bincount(key, weights=w,
                                                                        minlength=int(n_codes[k]) * n_atoms)
+    return _binned_codes(sums, start, n_atoms, n_vars)
+
+
+#: Rows a block of :func:`_add_rows` (its temporaries: a few times this many entries).
+_ADD_BLOCK_ROWS = 8192
+
+
+def _add_rows(out, var_of_row, atoms, weights, n_atoms):
+    """``out[v * n_atoms + a] += w`` for every entry ``(a, w)`` of every row, the row's bin ``v`` from ``var_of_row``
+    (rows without padding).
+
+    The entries are added one at a time in row order, then slot order (``np.add.at``), a block of rows at a
+    time: the sums :func:`numpy.bincount` forms over all the entries at once (it adds them in that order onto
+    zeros), bit for bit, with temporaries of one block's entries instead of every row's (issue 33: 3 to 4
+    arrays of 8 bytes a row, and the bincount's copies of a strided column of weights).
+    """
+    m = atoms.shape[0]
+    for a in range(0, m, _ADD_BLOCK_ROWS):
+        b = min(a + _ADD_BLOCK_ROWS, m)
+        key = np.asarray(var_of_row[a:b], dtype=np.int64)[:, None] * n_atoms
+        key = key + atoms[a:b]  # int64 whatever the atoms' integer dtype
+        np.add.at(out, key.reshape(-1), weights[a:b].reshape(-1))
+
+
+def _binned_codes(sums, start, n_atoms, n_vars):
+    """:func:`bin_codes`'s result from the dense (bin, atom) sums (positive where a pair is present)."""
     key = np.flatnonzero(sums > 0)
     v, a = np.divmod(key, n_atoms)
     M = _csc(a, v, sums[key], n_atoms, n_vars)
@@ -534,7 +584,8 @@ def _pattern_keys(atoms, n_atoms):
     keys = np.zeros(m, dtype=np.int64)
     for j in range(r):  # mixed radix, digits atom + 1 (0 for the padding -1)
         keys *= n_atoms + 1
-        keys += atoms[:, j] + 1
+        keys += atoms[:, j]  # in int64 (ids of a narrow dtype are not widened by ``+ 1`` alone)
+        keys += 1
     return keys
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._predictors._boosted_mixture import THRESHOLDED_KIND, boosted_mixture_from_file
+from .._predictors._boosting import return_free_memory
 from .._predictors._archive import write_model
 from .._predictors._linear import BINARY_CLASSES, StochasticClassifier, classifier_from_file
 from .._predictors._draws import pick_models, row_uniforms, two_columns
@@ -230,7 +231,7 @@ def fit_thresholded_mixture(compiled, scorer, features, *, n_bins="auto", epsilo
         else:
             support = _support_scores(compiled, mixture.scorer, features, kept.exact(keep))
         # only the support's bins reach the LP: its scores, sort and per-row bins are freed before it
-        start, edges, M = _chain_bins(compiled, support, None, own=True)
+        start, edges, M = _chain_bins(compiled, support, None, own=True, narrow=kept is not None)
         del support
         # a boosted run's support: its LP over every distinct score by column generation (its dense increment
         # form alone would be the solution's memory peak)
@@ -248,17 +249,21 @@ def _fit_kept(compiled, scorer, kept, epsilon):
     codes, bounds = kept.codes()
     edges = np.concatenate([np.concatenate((lows[:1], separating_edges(below[1:], lows[1:])))
                             for lows, below in bounds])
-    atoms, weights = row_atoms(compiled.tables, compiled.datasets)
+    atoms, weights = row_atoms(compiled.tables, compiled.datasets, narrow=True)
     binned = bin_codes(codes, [lows.shape[0] for lows, _ in bounds], atoms, weights, compiled.n_atoms)
     del atoms, weights, codes
     if binned is not None:  # the kept codes are the bins: no sort of the rows by code
         start, M = binned.start, binned.M
         del binned
-        return _fit_binned(compiled, scorer, start, edges, M, epsilon)
-    *sorted_scores, _ = kept.binned_scores()
-    start, edges, M = _chain_bins(compiled, sorted_scores, kept.n_bins, edges=edges, own=True)
-    del sorted_scores
-    return _fit_binned(compiled, scorer, start, edges, M, epsilon)
+    else:
+        *sorted_scores, _ = kept.binned_scores()
+        start, edges, M = _chain_bins(compiled, sorted_scores, kept.n_bins, edges=edges, own=True, narrow=True)
+        del sorted_scores
+    out = _fit_binned(compiled, scorer, start, edges, M, epsilon)
+    del start, M
+    if kept.trims_heap:
+        return_free_memory()  # the LP's and the binning's freed blocks, before the exact re-fit's
+    return out
 
 
 def _sorted_scores(compiled, scorer, features, scores=None, sort=True):
@@ -303,11 +308,14 @@ def _fit(compiled, scorer, sorted_scores, n_bins, epsilon, edges=None):
     return _fit_binned(compiled, scorer, *_chain_bins(compiled, sorted_scores, n_bins, edges=edges), epsilon)
 
 
-def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
+def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False, narrow=False):
     """Every model's bins of :func:`_fit`: ``start`` (model ``r``'s bins are ``start[r]:start[r+1]``), their
     lower edges and every atom's rate per bin ``M``; the per-row arrays of the binning are freed on return.
 
     ``own``: the caller hands ``sorted_scores``' row order over (it is offset in place into the flat order).
+    ``narrow``: the rows' atoms as the problem's table holds them where it can (``row_atoms(narrow=True)``:
+    no int64 copy), and the bins' sums added a block of rows at a time (``blocked_sums``): the same bins
+    and sums, a lower peak of memory (a boosted run's).
     """
     names = compiled.datasets
     by_model, by_score = sorted_scores
@@ -319,12 +327,12 @@ def _chain_bins(compiled, sorted_scores, n_bins, edges=None, own=False):
     else:
         order = (by_score + offsets).ravel()
     del by_score, sorted_scores
-    atoms, weights = row_atoms(compiled.tables, names)
+    atoms, weights = row_atoms(compiled.tables, names, narrow=narrow)
     # quantile bins hold rows of every membership pattern: merging runs would find next to nothing to merge
     # every row's model, in the narrowest dtype bin_chains reads it as (one byte for up to 256 models)
     chain = np.repeat(np.arange(R, dtype=np.uint8 if R <= 1 << 8 else np.int64), n)
     binned = bin_chains(by_model.reshape(-1), chain, R, atoms, weights, compiled.n_atoms, n_bins=n_bins,
-                        order=order, merge=n_bins is None, row_bins=False)
+                        order=order, merge=n_bins is None, row_bins=False, blocked_sums=narrow)
     start, edges_all = binned.start, binned.edges
     if edges is not None:
         if edges.shape != edges_all.shape:

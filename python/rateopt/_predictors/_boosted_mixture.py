@@ -150,7 +150,7 @@ class BoostedMixture(EstimatorMixture):
         prefixes = [kept[int(t)] if t > 0 else KeptPrefix(np.zeros(n, dtype=np.uint8), np.array([constant[int(t)]]),
                                                          np.array([np.nan]), np.full(n, constant[int(t)]))
                     for t in self.prefix_lengths_]
-        return KeptBins(prefixes)
+        return KeptBins(prefixes, trims_heap=getattr(self.booster, "trims_heap", False))
 
     def subset(self, keep, probabilities):
         """The mixture of the support prefixes ``keep`` with new ``probabilities``.
@@ -307,12 +307,16 @@ class KeptBins:
     ----------
     prefixes : list of KeptPrefix
         One per model of the mixture, in its order.
+    trims_heap : bool, default=False
+        Whether the solution hands the heap's free pages back after its first LP (the booster's
+        ``trims_heap``: :func:`rateopt._predictors._boosting.return_free_memory`).
     """
 
     n_bins = KEPT_BINS
 
-    def __init__(self, prefixes):
+    def __init__(self, prefixes, trims_heap=False):
         self.prefixes = list(prefixes)
+        self.trims_heap = bool(trims_heap)
 
     def binned_scores(self):
         """Every model's bin of every row (as float64, shape (n_models, n_rows)), each model's rows by bin
