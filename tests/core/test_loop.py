@@ -373,6 +373,22 @@ def test_numerical_failures_raise_like_the_driver():
             run_game(problem, n_iter=20, eta_lambda=0.5, optimizer="sgd", learning_rate=1.0, loop=loop)
 
 
+def test_non_finite_scores_are_counted_across_the_logistic_pass_blocks():
+    """The core loop's logistic-objective pass runs in blocks of 64 rows (rate_kernel.hpp): rows whose score
+    overflows, spread over several blocks and mixed with finite ones, are all counted, as the driver counts
+    them, and the loop stops with the driver's error."""
+    n, huge = 300, np.r_[40:110, 150:151, 299:300]  # 72 rows in blocks 0, 1, 2 and the last (partial) one
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 3))
+    X[huge] = 1e300 * np.where(np.arange(huge.size) % 2, 1.0, -1.0)[:, None]
+    ds = rateopt.Dataset(X, np.arange(n) % 2)
+    problem = rateopt.Problem(constraints=[rateopt.positive_prediction_rate(ds.context()) <= 0.5])
+    for loop in ("python", "core"):
+        with pytest.raises(NumericalError, match=f"scores x.theta \\+ bias of {huge.size} row"):
+            run_game(problem, n_iter=20, eta_lambda=0.5, optimizer="sgd", learning_rate=1.0, proxy="logistic",
+                     loop=loop, n_threads=1)
+
+
 def test_bad_arguments_give_clear_errors():
     problem = _problem()
     with pytest.raises(ValueError, match="loop"):
