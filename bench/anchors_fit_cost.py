@@ -65,6 +65,10 @@ FITS = {
     "adult_tpr4": {"problem": "adult_tpr4", "learning_rate": 0.1, "n_iter": 250, "batch_size": None},
     "adult_eo_sex": {"problem": "adult_eo_sex", "learning_rate": 0.1, "n_iter": 500, "batch_size": "n/8",
                      "record_every": 10},
+    # adult_tpr4 at the settings an earlier grid selected (bench/results/anchors_adult_tpr4_after_omp_fix.md):
+    # four times the iterations of the current selection
+    "adult_tpr4_n1000": {"problem": "adult_tpr4", "learning_rate": 0.2, "n_iter": 1000, "batch_size": None,
+                         "eta_lambda": 1.0},
     # bench/multiclass.py (b): multiclass demographic parity at slack 0.05, LinearModel(l2=1e-4), proxy-swap
     "edu4_race_sex": {"setting": "edu4_race_sex"},
     "edu5_sex": {"setting": "edu5_sex"},

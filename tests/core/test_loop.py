@@ -179,6 +179,22 @@ def test_minibatch_segments_draw_the_same_rows(monkeypatch):
     np.testing.assert_array_equal(seg.multipliers, one.multipliers)
 
 
+@pytest.mark.parametrize("n, batch", [(600, 64), (34_190, 4_273), (5, 1), (2**33 + 7, 9)],
+                         ids=["even", "odd", "batch-1", "64-bit-range"])
+def test_one_draw_of_a_segment_is_the_per_iteration_draws(n, batch):
+    """The core loop draws a segment of one sampled dataset's minibatches in one generator call
+    (``_train.draw_segment``): the same rows as one ``draw_rows`` call per iteration, in order, and the
+    generator left in the same state."""
+    from rateopt._train import draw_rows, draw_segment
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    one = draw_segment(a, n, batch, 7)
+    each = np.stack([draw_rows(b, n, batch, sort=False) for _ in range(7)])
+    assert one.shape == (7, batch) and one.dtype == np.int64
+    np.testing.assert_array_equal(one, each)
+    assert a.integers(0, 2**62) == b.integers(0, 2**62)
+    assert len(np.unique(one)) > 1 or batch == 1 or n < 2  # rows really are drawn
+
+
 @pytest.mark.parametrize("n, batch", [(600, 64), (700, 1), (70_000, 5000)], ids=["2-byte", "batch-1", "3-byte"])
 def test_the_core_loop_sorts_minibatch_rows_as_numpy_does(monkeypatch, n, batch):
     """train() hands the core loop unsorted draws with sort_rows=True (its radix sort, one byte of the row ids per
@@ -355,6 +371,22 @@ def test_numerical_failures_raise_like_the_driver():
     for loop in ("python", "core"):
         with pytest.raises(NumericalError, match="scores x.theta \\+ bias of 50 row"):
             run_game(problem, n_iter=20, eta_lambda=0.5, optimizer="sgd", learning_rate=1.0, loop=loop)
+
+
+def test_non_finite_scores_are_counted_across_the_logistic_pass_blocks():
+    """The core loop's logistic-objective pass runs in blocks of 64 rows (rate_kernel.hpp): rows whose score
+    overflows, spread over several blocks and mixed with finite ones, are all counted, as the driver counts
+    them, and the loop stops with the driver's error."""
+    n, huge = 300, np.r_[40:110, 150:151, 299:300]  # 72 rows in blocks 0, 1, 2 and the last (partial) one
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 3))
+    X[huge] = 1e300 * np.where(np.arange(huge.size) % 2, 1.0, -1.0)[:, None]
+    ds = rateopt.Dataset(X, np.arange(n) % 2)
+    problem = rateopt.Problem(constraints=[rateopt.positive_prediction_rate(ds.context()) <= 0.5])
+    for loop in ("python", "core"):
+        with pytest.raises(NumericalError, match=f"scores x.theta \\+ bias of {huge.size} row"):
+            run_game(problem, n_iter=20, eta_lambda=0.5, optimizer="sgd", learning_rate=1.0, proxy="logistic",
+                     loop=loop, n_threads=1)
 
 
 def test_bad_arguments_give_clear_errors():

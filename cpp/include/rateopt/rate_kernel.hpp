@@ -265,6 +265,19 @@ inline int process_row_single(const Matrix& X, std::int64_t j, const double* the
     return 0;
 }
 
+// c ? a : b without a branch, bit for bit the ternary (one compare mask).
+inline double select(bool c, double a, double b) {
+#if defined(ROPT_CSR_SSE2)
+    const __m128d m = _mm_castsi128_pd(_mm_set1_epi64x(-static_cast<long long>(c)));
+    return _mm_cvtsd_f64(_mm_or_pd(_mm_and_pd(m, _mm_set_sd(a)), _mm_andnot_pd(m, _mm_set_sd(b))));
+#else
+    return c ? a : b;
+#endif
+}
+
+// Rows per block of process_block_logistic_hinge (its per-row arrays live on the stack).
+constexpr int kLogisticBlockRows = 64;
+
 // The core loop's default pair (train_loop.hpp, a logistic objective): combination 0
 // a logistic proxy whose value no player reads (slope only), combination 1 the
 // constraints' hinge, their gradients summed. Both net coefficients, the hinge's
@@ -274,37 +287,61 @@ inline int process_row_single(const Matrix& X, std::int64_t j, const double* the
 // exact +0 or -0 to d and +0 to the hinge's value, and neither sum ever holds -0
 // (they start at +0, and an exact zero sum of nonzero terms is +0), so the sums
 // are the same bits.
+// It runs over a block of nb <= kLogisticBlockRows visits (visit r is row rows[r],
+// or row r without rows) in three phases: the scores, then exp(-|s|) and the
+// sigmoids, then the rows' atoms, proxies and gradient axpys in visit order. Each
+// accumulator sees the same terms in the same order as a row-by-row pass, so
+// the sums are the same bits; what the phases save is the exp call's spills of
+// the row state and the wait of each row's sigmoid on its own score (issue 35:
+// about 1.15x on the Adult pass).
 template <class Matrix>
-inline int process_row_logistic_hinge(const Matrix& X, std::int64_t j, const double* theta, double bias,
-                                      const AtomView& atoms, const double* coef0, const double* coef1, double w0,
-                                      double w1, double margin, KernelScratch& acc, double& proxy1,
-                                      double& grad_bias) {
+inline std::int64_t process_block_logistic_hinge(const Matrix& X, const std::int64_t* rows, std::int64_t r0, int nb,
+                                                 const double* theta, double bias, const AtomView& atoms,
+                                                 const double* coef0, const double* coef1, double w0, double w1,
+                                                 double margin, KernelScratch& acc, double& proxy1,
+                                                 double& grad_bias) {
     constexpr double inv_ln2 = 1.4426950408889634;  // proxy.hpp's
-    double s;
-    if (!row_score(X, j, theta, bias, s)) return 1;
-    const RowHinges h(s, margin);
-    double u0 = 0.0, u1 = 0.0;
-    atoms.for_each_entry(j, [&](std::int32_t a, double v) {
-        add_atom_rates(acc, a, v, h);
-        u0 += coef0[a] * v;
-        u1 += coef1[a] * v;
-    });
-    // proxy_slope(logistic, u0, s): u0 (s >= 0 ? big : small) / ln 2 for u0 > 0,
-    // u0 (s >= 0 ? small : big) / ln 2 otherwise.
-    const double e = std::exp(-std::fabs(s));
-    const double big = 1.0 / (1.0 + e), small = e * big;
-    const double f = (u0 > 0.0) == (s >= 0.0) ? big : small;
-    double d = 0.0;
-    d += w0 * (u0 * f * inv_ln2);
-    // proxy_term(hinge, u1, s): as process_row_single.
-    const double up = pos_part(u1), un = neg_part(u1);
-    proxy1 += up * h.pos - un * h.neg + un;
-    d += w1 * (if_positive(margin + s, up) + if_positive(margin - s, un));
-    if (d != 0.0) {
-        X.axpy(j, d, acc.grad.data());
-        grad_bias += d;
+    std::int64_t row[kLogisticBlockRows];
+    double score[kLogisticBlockRows], big[kLogisticBlockRows], small[kLogisticBlockRows];
+    for (int q = 0; q < nb; ++q) row[q] = rows ? rows[r0 + q] : r0 + q;
+    for (int q = 0; q < nb; ++q) score[q] = X.dot(row[q], theta) + bias;  // row_score's s
+    // proxy_slope(logistic, ...)'s e = exp(-|s|), big = sigmoid(|s|), small = sigmoid(-|s|)
+    // (a non-finite score gives NaN or 0 here, never read: its row is skipped below)
+    for (int q = 0; q < nb; ++q) small[q] = std::exp(-std::fabs(score[q]));
+    for (int q = 0; q < nb; ++q) {
+        big[q] = 1.0 / (1.0 + small[q]);
+        small[q] *= big[q];
     }
-    return 0;
+    std::int64_t nonfinite = 0;
+    for (int q = 0; q < nb; ++q) {
+        const double s = score[q];
+        if (!std::isfinite(s)) {  // row_score's test: the row's terms are skipped
+            ++nonfinite;
+            continue;
+        }
+        const std::int64_t j = row[q];
+        const RowHinges h(s, margin);
+        double u0 = 0.0, u1 = 0.0;
+        atoms.for_each_entry(j, [&](std::int32_t a, double v) {
+            add_atom_rates(acc, a, v, h);
+            u0 += coef0[a] * v;
+            u1 += coef1[a] * v;
+        });
+        // proxy_slope(logistic, u0, s): u0 (s >= 0 ? big : small) / ln 2 for u0 > 0,
+        // u0 (s >= 0 ? small : big) / ln 2 otherwise.
+        const double f = select((u0 > 0.0) == (s >= 0.0), big[q], small[q]);
+        double d = 0.0;
+        d += w0 * (u0 * f * inv_ln2);
+        // proxy_term(hinge, u1, s): as process_row_single.
+        const double up = pos_part(u1), un = neg_part(u1);
+        proxy1 += up * h.pos - un * h.neg + un;
+        d += w1 * (if_positive(margin + s, up) + if_positive(margin - s, un));
+        if (d != 0.0) {
+            X.axpy(j, d, acc.grad.data());
+            grad_bias += d;
+        }
+    }
+    return nonfinite;
 }
 
 // coef_t is the combinations' coefficients atom-major, (n_atoms, k), so that a
@@ -413,14 +450,10 @@ void rate_kernel(const Matrix& X,
             const double* c0 = cb.coef;
             const double* c1 = cb.coef + n_atoms;
             const double w0 = cb.grad_weights[0], w1 = cb.grad_weights[1];
-            if (rows) {
-                for (std::int64_t r = begin; r < end; ++r)
-                    nonfinite += detail::process_row_logistic_hinge(X, rows[r], theta, bias, atoms, c0, c1, w0, w1,
-                                                                    margin, acc, proxy1, grad_bias);
-            } else {
-                for (std::int64_t j = begin; j < end; ++j)
-                    nonfinite += detail::process_row_logistic_hinge(X, j, theta, bias, atoms, c0, c1, w0, w1, margin,
-                                                                    acc, proxy1, grad_bias);
+            for (std::int64_t r = begin; r < end; r += detail::kLogisticBlockRows) {
+                const int nb = static_cast<int>(std::min<std::int64_t>(detail::kLogisticBlockRows, end - r));
+                nonfinite += detail::process_block_logistic_hinge(X, rows, r, nb, theta, bias, atoms, c0, c1, w0, w1,
+                                                                  margin, acc, proxy1, grad_bias);
             }
             acc.proxy[1] = proxy1;
             acc.grad_bias[0] = grad_bias;
