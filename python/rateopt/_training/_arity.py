@@ -446,7 +446,7 @@ class KClasses(Arity):
         return np.asarray(P)
 
     def evaluate_decisions(self, problem, decisions):
-        # TODO(merge): one Problem (helper P) evaluates {name: predictions} for both arities.
+        # A K-class problem is measured on its training dataset only (goals_refusal below refuses others).
         return problem.evaluate(decisions["train"])
 
     def goals_refusal(self, goals, objective, labels):

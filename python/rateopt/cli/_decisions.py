@@ -26,7 +26,7 @@ __all__ = ["check_goals", "drawn", "group_table", "header", "predict_keyed", "pr
 
 def predict_keyed(predict, X, row_key, **kwargs):
     """``predict(X, **kwargs)``, with ``row_key=`` (each row's draw keyed on its id) when ``predict`` takes it."""
-    # TODO(merge): every classifier's predict takes row_key (helper K); the lead drops this check.
+    # Deterministic models (a booster prefix, a constant rule) have no draw to key and take no row_key.
     params = inspect.signature(predict).parameters
     if row_key is not None and ("row_key" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())):
         kwargs["row_key"] = row_key

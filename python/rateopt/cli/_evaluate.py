@@ -48,7 +48,7 @@ def row_keys(table):
 def expected(arity, problem, clf, tables_by_name, kind="expected", seed=0):
     """The problem's values of the model's expected (or, ``kind="drawn"``, one seeded draw of its) decisions."""
     preds = {}
-    for name in getattr(problem, "datasets", None) or ("train",):  # TODO(merge): problem.datasets (helper P)
+    for name in problem.datasets:
         t = tables_by_name[name]
         preds[name] = (proba(arity, clf, t.X, t.groups) if kind == "expected"
                        else drawn(arity, clf, t.X, t.groups, seed, row_keys(t)))
