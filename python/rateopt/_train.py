@@ -387,8 +387,8 @@ def draw_segment(rng, n, batch, n_draws):
     NumPy's bounded integers take their words from the bit generator one after another, with
     no state of their own between calls, so one draw of ``n_draws * batch`` integers is the
     same sequence (and leaves the generator in the same state) as ``n_draws`` draws of
-    ``batch``; one call saves the per-call overhead (about 30% of the draws' time at Adult's
-    eighth, 4,273 rows).
+    ``batch``; one call saves the per-call overhead (500 draws of Adult's eighth, 4,273 rows:
+    5.9 ms of CPU instead of 11.7).
     """
     return rng.integers(0, n, (n_draws, batch))
 
