@@ -392,8 +392,8 @@ def test_blocked_sums_are_the_default_paths_bit_for_bit(seed, monkeypatch):
     """``bin_chains(..., blocked_sums=True)`` (a boosted exact re-fit's: the dense (bin, atom) sums added a
     block of rows at a time): the same ``start``, ``edges`` and ``M`` as the default path, bit for bit, and
     its dense table is a brute-force loop's over the rows in row order, bit for bit; one or several records,
-    padded rows (the default path's sums), atoms in one column each or not, weights whose summing order matters, merged bins or not,
-    blocks of 5 rows or 8192."""
+    padded rows (the default path's sums), atoms in one column each or not, weights whose summing order
+    matters, merged bins or not, blocks of 5 rows or 8192."""
     import rateopt._postprocess._bins as B
 
     rng = np.random.default_rng(100 + seed)

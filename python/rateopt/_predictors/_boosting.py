@@ -28,7 +28,8 @@ from .._utils._quantiles import quantile_positions
 from ..core._boosting import kept_bin_codes
 from ..exceptions import RateoptError
 
-__all__ = ["BoostingModel", "BoosterPrefix", "BACKENDS", "BOOSTERS", "KEPT_BINS", "KeptPrefix", "return_free_memory"]
+__all__ = ["BoostingModel", "BoosterPrefix", "BACKENDS", "BOOSTERS", "KEPT_BINS", "KeptPrefix",
+           "return_free_memory"]
 
 #: The supported backends and the package each needs.
 BACKENDS = {"lightgbm": "lightgbm", "xgboost": "xgboost"}
@@ -351,8 +352,8 @@ class _LightGBMBooster(_KeptScores):
         # then the booster is loaded from that buffer. The Dataset goes first: LightGBM builds the text from
         # the trees alone (every tree's string, its stream and a copy: some 3x the text), and that transient
         # reuses the binned rows' memory instead of adding to the run's peak (Adult: 0.9-1.6 MiB, issue 33).
-        # Nothing reads the Dataset once the trees are grown: the booster's destructor frees only its own
-        # buffers (lightgbm.train's own order frees the Dataset after the booster, which reads neither).
+        # Nothing reads the Dataset once the trees are grown: LightGBM writes the text from the trees and the
+        # booster's own fields, and the booster's destructor frees only its own buffers.
         lib, safe_call = lib
         booster = self.booster
         booster.free_dataset()
@@ -376,7 +377,7 @@ class _LightGBMBooster(_KeptScores):
 
     def _sorted_training_scores(self, scores):
         """``scores`` sorted: this adapter's own score buffer (LightGBM's running sums, read by the direct call)
-        sorted in place, no copy (8 bytes a row less at a kept prefix, the training run's peak); else a copy."""
+        sorted in place, no copy (8 bytes a row less at each kept prefix); else a copy."""
         if scores is self._train_scores and scores.dtype == self.score_dtype and scores.ndim == 1:
             scores.sort()  # the sort of a copy: the same sorted values
             return scores
