@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from .._language._predicates import And, GroupIs, Not, Or
 from ..core import FeatureMatrix
 from ..exceptions import RateoptError
+from ._bins import row_atoms, sorted_by_chain
 from ._cell_map import cell_indicator_map, fold_cell_offsets
 from ._rule import cell_codes, fit_threshold_rule
 
@@ -61,6 +62,10 @@ class RuleCells:
         Per dataset, its features (what the models score).
     cell_map : tuple or None
         ``(A, b)`` of :func:`~rateopt._postprocess._cell_map.cell_indicator_map` (None when group-blind).
+    atoms : tuple of (ndarray, ndarray) or None
+        :func:`~rateopt._postprocess._bins.row_atoms` of the compiled problem's
+        datasets (the same for every rule of a run, so computed once; None:
+        each rule computes it).
     """
 
     columns: tuple
@@ -68,6 +73,7 @@ class RuleCells:
     codes: dict
     features: dict
     cell_map: object
+    atoms: tuple = None
 
 
 def _group_columns(predicate, out):
@@ -104,11 +110,13 @@ def rule_cells(problem):
     by_name = {ds.name: ds for ds in problem.datasets.values()}
     names = list(compiled.datasets)
     features = {n: FeatureMatrix(by_name[n].X).data for n in names}
+    atoms = row_atoms(compiled.tables, names)
     columns = []
     for ctxs in compiled.atom_contexts:
         for ctx in ctxs:
             _group_columns(ctx._predicate, columns)
-    blind = RuleCells((), [()], {n: np.zeros(by_name[n].n_samples, dtype=np.int64) for n in names}, features, None)
+    blind = RuleCells((), [()], {n: np.zeros(by_name[n].n_samples, dtype=np.int64) for n in names}, features, None,
+                      atoms)
     if not columns or any(c not in by_name[n].groups for n in names for c in columns):
         return blind
     try:
@@ -126,7 +134,7 @@ def rule_cells(problem):
     cell_map = cell_indicator_map(X, np.concatenate([codes[n] for n in names]), len(cells))
     if cell_map is None:
         return blind
-    return RuleCells(tuple(columns), list(cells), codes, features, cell_map)
+    return RuleCells(tuple(columns), list(cells), codes, features, cell_map, atoms)
 
 
 def deterministic_rules(table, start):
@@ -203,16 +211,18 @@ def folded_threshold_rules(compiled, cells, weights, bias):
     b = float(bias)
     names = list(compiled.datasets)
     scores = {n: np.asarray(cells.features[n] @ w, dtype=np.float64).reshape(-1) + b for n in names}
-    try:
-        rule, _ = fit_threshold_rule(compiled, scores, cells.codes, cells.cells, cells.columns, n_bins=None)
-    except RateoptError:  # an objective or constraint the threshold LP does not lower
-        return []
-    firsts, probs = deterministic_rules(rule.table, rule.start)
     pooled = np.concatenate([scores[n] for n in names])
     pooled_codes = np.concatenate([cells.codes[n] for n in names])
     n_cells = len(cells.cells)
-    # each cell's scores in ascending order: one sort of (code, score), split by the cells' counts
-    order = np.lexsort((pooled, pooled_codes))
+    # one sort of the rows by (cell, score): the LP's bins and the thresholds' neighbouring scores both read it
+    order = sorted_by_chain(pooled, pooled_codes, n_cells)
+    try:
+        rule, _ = fit_threshold_rule(compiled, scores, cells.codes, cells.cells, cells.columns, n_bins=None,
+                                     order=order, atoms=cells.atoms)
+    except RateoptError:  # an objective or constraint the threshold LP does not lower
+        return []
+    firsts, probs = deterministic_rules(rule.table, rule.start)
+    # each cell's scores in ascending order, split by the cells' counts
     counts = np.bincount(pooled_codes, minlength=n_cells)
     cell_scores = np.split(pooled[order], np.cumsum(counts)[:-1])
     edges = [rule.edges[rule.start[c]:rule.start[c + 1]] for c in range(n_cells)]

@@ -441,7 +441,8 @@ def chain_bins(start, edges, k, scores):
     return a + np.clip(np.searchsorted(edges[a:b], scores, side="right") - 1, 0, b - a - 1)
 
 
-def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, epsilon=0.0, merge=True):
+def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, epsilon=0.0, merge=True, order=None,
+                       atoms=None):
     """The best randomized per-cell threshold rule for a compiled problem.
 
     The rows of every dataset are pooled and sorted once by (cell, score)
@@ -467,6 +468,15 @@ def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, 
     merge : bool, default=True
         Merge neighbouring bins whose rows all belong to the same atoms (the
         optimum is unchanged; False keeps every bin, for comparisons).
+    order : ndarray of shape (n_rows,) of int, default=None
+        The pooled rows sorted by (cell, score)
+        (:func:`rateopt._postprocess._bins.sorted_by_chain`), when the caller
+        has it (None: sorted here). The rule does not depend on the order of
+        equal scores within a cell.
+    atoms : tuple of (ndarray, ndarray), default=None
+        ``row_atoms(compiled.tables, compiled.datasets)``
+        (:func:`rateopt._postprocess._bins.row_atoms`), when the caller has
+        it (None: computed here).
 
     Returns
     -------
@@ -485,9 +495,9 @@ def fit_threshold_rule(compiled, scores, codes, cells, columns, *, n_bins=None, 
     empty = np.flatnonzero(np.bincount(pooled_codes, minlength=n_cells) == 0)
     if empty.size:
         raise RateoptError(f"the group cell {dict(zip(columns, cells[int(empty[0])]))!r} has no rows")
-    atoms, weights = row_atoms(compiled.tables, names)
+    atoms, weights = row_atoms(compiled.tables, names) if atoms is None else atoms
     binned = bin_chains(pooled, pooled_codes, n_cells, atoms, weights, compiled.n_atoms, n_bins=n_bins,
-                        merge=merge)
+                        merge=merge, order=order)
     chains = Chains(start=binned.start, record=np.zeros(n_cells, dtype=np.int64), n_records=1, M=binned.M)
     solution = solve_threshold_lp(compiled, chains, epsilon=epsilon)
     return ThresholdRule(columns, cells, binned.start, binned.edges, solution.x), solution
