@@ -130,7 +130,10 @@ def rule_cells(problem):
     if len(cells) < 2:
         return blind
     blocks = [features[n] for n in names]
-    X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
+    if len(blocks) == 1:  # one dataset: its features themselves (the map only reads them)
+        X = blocks[0]
+    else:
+        X = sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
     cell_map = cell_indicator_map(X, np.concatenate([codes[n] for n in names]), len(cells))
     if cell_map is None:
         return blind

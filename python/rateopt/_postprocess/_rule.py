@@ -86,9 +86,19 @@ def cell_codes(groups, columns, cells=None, *, where="groups", factorized=None):
     else:
         # one code per distinct combination of the columns' codes (mixed radix), then the combinations' cells
         combined = np.zeros(n, dtype=np.int64)
+        size = 1
         for values, inv in per_column:
             combined = combined * len(values) + inv
-        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+            size *= len(values)
+        if size <= max(n, 1 << 16):
+            # few combinations: np.unique's (first row, inverse) by counting, with no sort of the rows
+            present = np.bincount(combined, minlength=size) > 0
+            first = np.empty(size, dtype=np.int64)
+            first[combined[::-1]] = np.arange(n - 1, -1, -1)  # the last write of a value is its first row
+            first = first[present]
+            inverse = np.cumsum(present)[combined] - 1
+        else:
+            _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
         keys = [tuple(values[inv[i]] for values, inv in per_column) for i in first]
     if cells is None:
         cells = sorted(set(keys), key=lambda k: tuple((type(v).__name__, v) for v in k))
