@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from .._utils._quantiles import quantile_positions
 
-__all__ = ["BinnedChains", "bin_chains", "bin_codes", "row_atoms", "segment_accumulate", "separating_edges",
+__all__ = ["BinnedChains", "bin_chains", "bin_codes", "narrow_codes", "row_atoms", "segment_accumulate", "separating_edges",
            "sorted_by_chain"]
 
 
@@ -95,7 +95,7 @@ def sorted_by_chain(scores, chain, n_chains):
     """
     if n_chains <= 1:
         return np.argsort(scores)
-    codes = _narrow_codes(chain, n_chains)
+    codes = narrow_codes(chain, n_chains)
     if n_chains > 1 << 8:
         order = np.argsort(scores)
         return order[np.argsort(codes[order], kind="stable")]
@@ -109,7 +109,7 @@ def sorted_by_chain(scores, chain, n_chains):
     return order
 
 
-def _narrow_codes(chain, n_chains):
+def narrow_codes(chain, n_chains):
     """The chain codes as uint8 (up to 256 chains) or uint16 (up to 65,536), else as given: equal where they are."""
     if n_chains <= 1 << 8:
         return chain.astype(np.uint8)
@@ -300,7 +300,7 @@ def bin_chains(scores, chain, n_chains, atoms, weights, n_atoms, *, n_bins=None,
     # the sorted rows' chains change at the chains' cumulative counts (every chain has rows): no gather
     chain_first = np.zeros(n, dtype=bool)
     chain_first[:1] = True
-    codes = _narrow_codes(chain, n_chains)
+    codes = narrow_codes(chain, n_chains)
     ends = np.cumsum(np.bincount(codes if codes.dtype.itemsize <= 2 else codes.astype(np.intp, copy=False),
                                  minlength=n_chains))
     chain_first[ends[ends < n]] = True

@@ -37,7 +37,7 @@ from .._compiler._linear_map import LinearMap
 from .._utils._highs import solve_lp
 from ..exceptions import RateoptError
 from . import _shared_rate_lp, _two_rate_lp
-from ._bins import _narrow_codes, segment_accumulate
+from ._bins import narrow_codes, segment_accumulate
 
 __all__ = [
     "Chains",
@@ -308,7 +308,7 @@ def _increment_matrix(M, chains):
     group = a * n_chain + k
     # within a group, bins stay ascending; the keys in the narrowest unsigned type that holds them (a radix sort
     # up to 65,536 (atom, chain) groups: the same permutation, a stable sort's is unique)
-    order = np.argsort(_narrow_codes(group, n_atoms * n_chain), kind="stable")
+    order = np.argsort(narrow_codes(group, n_atoms * n_chain), kind="stable")
     # (one array at a time, so that at most one of them is held twice: the memory of a large exact re-fit)
     group = group[order]
     a = a[order]
