@@ -29,8 +29,8 @@ import scipy.sparse as sp
 
 from .._utils._quantiles import quantile_positions
 
-__all__ = ["BinnedChains", "bin_chains", "bin_codes", "narrow_codes", "row_atoms", "segment_accumulate", "separating_edges",
-           "sorted_by_chain"]
+__all__ = ["BinnedChains", "bin_chains", "bin_codes", "narrow_codes", "row_atoms", "segment_accumulate",
+           "separating_edges", "sorted_by_chain"]
 
 
 @dataclass(frozen=True)
