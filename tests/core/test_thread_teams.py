@@ -18,11 +18,13 @@ import numpy as np
 import pytest
 
 import _thread_probe
+import rateopt
 from rateopt import _core
 
 pytestmark = pytest.mark.skipif(not _core.openmp_enabled(), reason="built without OpenMP")
 
 PROBE = pathlib.Path(_thread_probe.__file__)
+PACKAGE_ROOT = str(pathlib.Path(rateopt.__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +55,9 @@ def expected_positions():
 def test_smaller_teams_give_identical_results(reference, tmp_path, env, context):
     out = tmp_path / "probe.npz"
     full_env = dict(os.environ, **env)
+    # The probe runs from its own folder: it imports the rateopt this test imported, whichever
+    # way that one was found (an installed package, or a relative PYTHONPATH to a source tree).
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
     proc = subprocess.run([sys.executable, str(PROBE), str(out), context], env=full_env,
                           capture_output=True, text=True, cwd=PROBE.parent, timeout=300)
     assert proc.returncode == 0, f"probe died (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
